@@ -1,0 +1,46 @@
+/* util: small helpers shared by the tool and the daemon: durable file
+ * replacement, number parsing, clocks. Any thread. */
+#ifndef BLOOMGATE_UTIL_H
+#define BLOOMGATE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Open a temporary file beside `path` (same directory, so rename is atomic).
+ * Returns the fd and writes the temporary name into tmp. */
+int util_tmpfile_beside(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);
+
+/* fsync the file, rename tmp over path, fsync the directory: after this a
+ * reader sees either the old file or the whole new one, even after a crash. */
+int util_commit_file(int fd, const char *tmp, const char *path, char *err, size_t errlen);
+
+/* Write all of buf, retrying on short writes and EINTR. */
+int util_write_all(int fd, const void *buf, size_t len);
+/* pread exactly len bytes; returns 0, or -1 with errno (EIO-like 0 for EOF). */
+int util_pread_all(int fd, void *buf, size_t len, off_t off);
+
+/* Strict unsigned / double parsing: the whole string, no sign, no overflow.
+ * util_parse_count also takes k/M/G decimal suffixes (1e3, 1e6, 1e9) and
+ * plain exponent forms like 1e10. */
+int util_parse_u64(const char *s, uint64_t *out);
+int util_parse_count(const char *s, uint64_t *out);
+int util_parse_double(const char *s, double *out);
+
+double util_now(void);           /* monotonic seconds */
+int64_t util_wall_seconds(void); /* unix time */
+
+/* Human-readable byte count ("25.6 GiB") into buf. */
+const char *util_human_bytes(uint64_t bytes, char *buf, size_t len);
+
+
+
+/* Run fn(ctx, i) for i in [0, n) on up to `threads` threads (the caller's
+ * included); tasks are handed out one at a time, so uneven tasks balance.
+ * Returns 0, or -1 if no thread could be started (then it ran them all itself). */
+int util_parallel_for(unsigned threads, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+/* The number of CPUs this process may run on (at least 1). */
+unsigned util_ncpus(void);
+
+#endif
