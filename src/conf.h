@@ -84,7 +84,7 @@ struct conf {
     struct conf_filter *filters; /* in file order */
     size_t n_filters;
 
-    char *path; /* the file as named by the caller, for messages */
+    char *path; /* the file as the caller named it; NULL if conf_parse got none */
     char *dir;  /* absolute directory relative paths were resolved against */
 };
 
