@@ -217,7 +217,7 @@ int daemon_main(int argc, char **argv)
         conf_free(conf);
         return 1;
     }
-    struct catalog *cat = loader_build(conf, 0, err, sizeof(err));
+    struct catalog *cat = loader_build(d.reg, conf, 0, err, sizeof(err));
     if (!cat) {
         log_error("%s", err);
         conf_free(conf);

@@ -77,7 +77,8 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
     return v;
 }
 
-struct catalog *loader_build(struct conf *conf, unsigned threads, char *err, size_t errlen)
+struct catalog *loader_build(struct registry *reg, struct conf *conf, unsigned threads, char *err,
+                             size_t errlen)
 {
     struct catalog *c = calloc(1, sizeof(*c));
     if (!c || (conf->n_filters && !(c->entries = calloc(conf->n_filters, sizeof(*c->entries))))) {
@@ -98,8 +99,19 @@ struct catalog *loader_build(struct conf *conf, unsigned threads, char *err, siz
         }
         snprintf(e->name, sizeof(e->name), "%s", cf->name);
         e->name_len = strlen(e->name);
-        e->id = (unsigned)i;
         c->n++;
+        bool fresh;
+        int id = registry_filter_id(reg, cf->name, &fresh);
+        if (id < 0) {
+            snprintf(err, errlen, "filter %s: more than %u filters", cf->name,
+                     REGISTRY_MAX_FILTERS);
+            for (size_t j = 0; j < c->n; j++)
+                fversion_free(c->entries[j].v);
+            free(c->entries);
+            free(c);
+            return NULL;
+        }
+        e->id = (unsigned)id;
     }
     c->conf = conf;
     return c;

@@ -12,8 +12,10 @@
 struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threads, char *err,
                                     size_t errlen);
 
-/* A catalog for conf (which it takes over on success), every filter loaded.
- * On any error nothing is kept and NULL comes back with the first error. */
-struct catalog *loader_build(struct conf *conf, unsigned threads, char *err, size_t errlen);
+/* A catalog for conf (which it takes over on success), every filter loaded and
+ * given its id. On any error nothing is kept and NULL comes back with the first
+ * error. Writer thread of reg. */
+struct catalog *loader_build(struct registry *reg, struct conf *conf, unsigned threads, char *err,
+                             size_t errlen);
 
 #endif

@@ -36,6 +36,8 @@ void registry_free(struct registry *reg)
         for (size_t i = 0; i < c->n; i++)
             fversion_free(c->entries[i].v);
     catalog_free(c);
+    for (unsigned i = 0; i < REGISTRY_MAX_FILTERS; i++)
+        free(reg->id_names[i]);
     free(reg->readers);
     free(reg);
 }
@@ -70,6 +72,18 @@ void registry_publish(struct registry *reg, struct catalog *next)
             nanosleep(&ts, NULL);
         }
     }
+    /* Ids of names no longer served become free once the grace period is over. */
+    for (unsigned id = 0; id < REGISTRY_MAX_FILTERS; id++) {
+        if (!reg->id_names[id])
+            continue;
+        bool used = false;
+        for (size_t j = 0; j < next->n && !used; j++)
+            used = next->entries[j].id == id;
+        if (!used) {
+            free(reg->id_names[id]);
+            reg->id_names[id] = NULL;
+        }
+    }
     if (!old)
         return;
     for (size_t i = 0; i < old->n; i++) {
@@ -80,6 +94,25 @@ void registry_publish(struct registry *reg, struct catalog *next)
             fversion_free(old->entries[i].v);
     }
     catalog_free(old);
+}
+
+int registry_filter_id(struct registry *reg, const char *name, bool *fresh)
+{
+    int free_id = -1;
+    for (int id = 0; id < (int)REGISTRY_MAX_FILTERS; id++) {
+        if (reg->id_names[id] && strcmp(reg->id_names[id], name) == 0) {
+            *fresh = false;
+            return id;
+        }
+        if (!reg->id_names[id] && free_id < 0)
+            free_id = id;
+    }
+    if (free_id < 0 || !(reg->id_names[free_id] = strdup(name)))
+        return -1;
+    *fresh = true;
+    if (reg->on_fresh_id)
+        reg->on_fresh_id(reg->on_fresh_ctx, (unsigned)free_id);
+    return free_id;
 }
 
 struct fversion *fversion_new(struct filter *f, const char *file)

@@ -18,6 +18,7 @@
 #include "filter.h"
 
 #define REGISTRY_NAME_MAX 64
+#define REGISTRY_MAX_FILTERS 1024 /* filters served at once; ids are below this */
 
 /* One loaded filter: immutable in shape; its bits change only by ADD. */
 struct fversion {
@@ -38,7 +39,7 @@ struct fentry {
     char name[REGISTRY_NAME_MAX + 1];
     size_t name_len;
     struct fversion *v;
-    unsigned id; /* stable small index for per-filter counters */
+    unsigned id; /* stable while the name is served: indexes per-filter counters */
 };
 
 /* What is being served: the config in force and its filters, replaced whole. */
@@ -52,6 +53,9 @@ struct registry {
     _Atomic(struct catalog *) current;
     _Atomic uint64_t epoch;    /* bumped by each publish */
     unsigned n_readers;
+    char *id_names[REGISTRY_MAX_FILTERS]; /* writer-only: which name holds each id */
+    void (*on_fresh_id)(void *ctx, unsigned id); /* an id starts a new name: zero its counters */
+    void *on_fresh_ctx;
     struct reader_slot {
         _Atomic uint64_t seen; /* last epoch this reader was quiescent in; 0 = offline */
         char pad[56];          /* one cache line each: readers never share a line */
@@ -84,6 +88,11 @@ void registry_offline(struct registry *reg, unsigned reader);
  * with the current catalog), wait until every online reader has been
  * quiescent since, then free the old catalog and the versions only it held. */
 void registry_publish(struct registry *reg, struct catalog *next);
+
+/* Writer side: the id for a filter name, the same one for as long as the name
+ * stays in the catalog; -1 when all REGISTRY_MAX_FILTERS are taken. `fresh`
+ * says the id was unused (its counters should start from zero). */
+int registry_filter_id(struct registry *reg, const char *name, bool *fresh);
 
 struct fversion *fversion_new(struct filter *f, const char *file);
 void fversion_free(struct fversion *v);

@@ -64,6 +64,8 @@ struct worker {
     struct conn *conns;
     unsigned n_conns;
     struct stats stats;
+    struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries */
+    struct latency latency[2]; /* by enum stats_proto */
     /* Scratch reused by every request (sized for the largest max_items). */
     size_t scratch_items;
     struct proto_token *tokens;
@@ -218,6 +220,41 @@ void server_sum_stats(const struct server *srv, struct stats *out)
     }
 }
 
+void server_sum_filter_stats(const struct server *srv, unsigned id, struct fstats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < srv->n_workers && id < REGISTRY_MAX_FILTERS; i++) {
+        const struct fstats *f = &srv->workers[i].fstats[id];
+        for (int p = 0; p < 2; p++) {
+            STAT_ADD(out, checks[p], STAT_GET(f, checks[p]));
+            STAT_ADD(out, hits[p], STAT_GET(f, hits[p]));
+            STAT_ADD(out, adds[p], STAT_GET(f, adds[p]));
+            STAT_ADD(out, added_new[p], STAT_GET(f, added_new[p]));
+        }
+    }
+}
+
+void server_sum_latency(const struct server *srv, enum stats_proto proto, struct latency *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < srv->n_workers; i++) {
+        const struct latency *l = &srv->workers[i].latency[proto];
+        for (int b = 0; b < STATS_LAT_BUCKETS; b++)
+            STAT_ADD(out, buckets[b], STAT_GET(l, buckets[b]));
+        STAT_ADD(out, count, STAT_GET(l, count));
+        STAT_ADD(out, sum_ns, STAT_GET(l, sum_ns));
+    }
+}
+
+/* Registry hook (writer thread): an id now names a different filter, so its
+ * counters start again from zero. No worker uses an unassigned id. */
+static void zero_filter_id(void *ctx, unsigned id)
+{
+    struct server *srv = ctx;
+    for (unsigned i = 0; i < srv->n_workers; i++)
+        memset((void *)&srv->workers[i].fstats[id], 0, sizeof(struct fstats));
+}
+
 unsigned server_connections_open(const struct server *srv)
 {
     return atomic_load_explicit(&((struct server *)srv)->conns_open, memory_order_relaxed);
@@ -286,12 +323,17 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     }
     for (size_t i = 0; i < r->n_items; i++)
         yes += w->bools[i];
+    struct fstats *fs = &w->fstats[e->id];
     if (add) {
         STAT_ADD(&w->stats, items_new, yes);
+        STAT_ADD(fs, adds[STATS_LINE], r->n_items);
+        STAT_ADD(fs, added_new[STATS_LINE], yes);
     } else {
         STAT_ADD(&w->stats, check_requests, 1);
         STAT_ADD(&w->stats, items_checked, r->n_items);
         STAT_ADD(&w->stats, items_hit, yes);
+        STAT_ADD(fs, checks[STATS_LINE], r->n_items);
+        STAT_ADD(fs, hits[STATS_LINE], yes);
     }
     size_t n = proto_format_bools(w->reply, w->reply_cap, w->bools, r->n_items,
                                   add ? "NEW" : "YES", add ? "EXISTS" : "NO");
@@ -527,8 +569,15 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->in_len += (size_t)n;
+    double t0 = util_now();
+    uint64_t before = STAT_GET(&w->stats, commands);
     conn_process(c, false);
     conn_flush(c);
+    /* Latency per read: every request answered from it is counted with the
+     * time from the read to the write, two clock reads per read not per request. */
+    uint64_t answered = STAT_GET(&w->stats, commands) - before;
+    if (answered)
+        stats_latency_add(&w->latency[STATS_LINE], util_now() - t0, answered);
     registry_quiescent(w->srv->reg, w->id);
 }
 
@@ -787,8 +836,10 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
         w->reply_cap = PROTO_BOOLS_CAP(items) + 1024;
         w->reply = malloc(w->reply_cap);
         w->listeners = calloc(cf->n_listen ? cf->n_listen : 1, sizeof(*w->listeners));
+        w->fstats = calloc(REGISTRY_MAX_FILTERS, sizeof(*w->fstats));
         w->base = event_base_new();
-        if (!w->tokens || !w->keys || !w->bools || !w->reply || !w->listeners || !w->base) {
+        if (!w->tokens || !w->keys || !w->bools || !w->reply || !w->listeners || !w->fstats ||
+            !w->base) {
             snprintf(err, errlen, "out of memory setting up worker %u", t);
             goto fail;
         }
@@ -809,6 +860,8 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
             goto fail;
         }
     }
+    reg->on_fresh_id = zero_filter_id;
+    reg->on_fresh_ctx = srv;
     return srv;
 fail:
     server_free(srv);
@@ -859,6 +912,8 @@ void server_free(struct server *srv)
 {
     if (!srv)
         return;
+    if (srv->reg && srv->reg->on_fresh_ctx == srv)
+        srv->reg->on_fresh_id = NULL;
     for (unsigned t = 0; srv->workers && t < srv->n_workers; t++) {
         struct worker *w = &srv->workers[t];
         if (w->listeners)
@@ -874,6 +929,7 @@ void server_free(struct server *srv)
         if (w->base)
             event_base_free(w->base);
         free(w->listeners);
+        free(w->fstats);
         free(w->tokens);
         free(w->keys);
         free(w->bools);

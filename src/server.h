@@ -37,6 +37,8 @@ int server_line_port(const struct server *srv, size_t listen_idx);
 /* Figures summed over the workers (any thread). */
 void server_sum_stats(const struct server *srv, struct stats *out);
 unsigned server_connections_open(const struct server *srv);
+void server_sum_filter_stats(const struct server *srv, unsigned id, struct fstats *out);
+void server_sum_latency(const struct server *srv, enum stats_proto proto, struct latency *out);
 
 /* JSON for INFO and the HTTP API (any thread that may read the registry). */
 json_t *server_info_json(struct server *srv, const struct catalog *cat);
