@@ -33,6 +33,12 @@
 #define LISTEN_BACKLOG 1024
 
 struct worker;
+struct conn;
+
+/* A RELOAD waiting for the reload thread; outlives its connection if need be. */
+struct pending_reload {
+    struct conn *c; /* NULL once the connection is gone */
+};
 
 struct conn {
     struct worker *w;
@@ -47,6 +53,7 @@ struct conn {
     bool authed;             /* AUTH succeeded on this connection */
     bool paused;             /* reading stopped: too much unread output */
     bool closing;            /* close once out is written (QUIT, fatal error, EOF) */
+    struct pending_reload *reload; /* a RELOAD awaiting its answer: later requests wait */
     struct conn *prev, *next;
     char peer[64];
 };
@@ -340,6 +347,8 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     evbuffer_add(c->out, w->reply, n);
 }
 
+static void conn_start_reload(struct conn *c);
+
 static void do_request(struct conn *c, const struct catalog *cat, const struct proto_request *r)
 {
     struct worker *w = c->w;
@@ -393,14 +402,13 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         break;
     case PROTO_RELOAD: {
         const char *tok = cat->conf->admin_token;
-        if (tok ? !c->authed : !c->loopback) {
-            reply_err(c, PROTO_ERR_AUTH_REQUIRED, "RELOAD needs AUTH (or a loopback client without admin_token)");
-        } else if (!w->srv->reload_fn) {
+        if (tok ? !c->authed : !c->loopback)
+            reply_err(c, PROTO_ERR_AUTH_REQUIRED,
+                      "RELOAD needs AUTH (or a loopback client without admin_token)");
+        else if (!w->srv->reload_fn)
             reply_err(c, PROTO_ERR_INTERNAL, "reload is not available");
-        } else {
-            size_t n = w->srv->reload_fn(w->srv->reload_ctx, w->reply, w->reply_cap);
-            evbuffer_add(c->out, w->reply, n);
-        }
+        else
+            conn_start_reload(c);
         break;
     }
     }
@@ -412,6 +420,8 @@ static void conn_close(struct conn *c, const char *why)
 {
     struct worker *w = c->w;
     log_debug("connection %s closed: %s", c->peer, why);
+    if (c->reload)
+        c->reload->c = NULL; /* the reload's answer will find nobody */
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -450,7 +460,7 @@ static void conn_process(struct conn *c, bool draining)
     if (lim.max_items > w->scratch_items)
         lim.max_items = w->scratch_items; /* a reload raised it: takes effect on restart */
     size_t off = 0;
-    while (!c->closing && off < c->in_len) {
+    while (!c->closing && !c->reload && off < c->in_len) {
         if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
             if (!c->paused) {
                 c->paused = true;
@@ -651,6 +661,75 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     STAT_ADD(&w->stats, connections_accepted, 1);
     log_debug("connection from %s on worker %u", c->peer, w->id);
     conn_arm_read(c);
+}
+
+/* ---- RELOAD: answered when the reload is over, without blocking the worker ---- */
+
+/* Format the report as the one reply line: OK with per-filter statuses, or
+ * ERR reload_failed naming the first failed filter and its reason. */
+static void reload_done(json_t *report, void *arg)
+{
+    struct pending_reload *p = arg;
+    struct conn *c = p->c;
+    free(p);
+    if (!c) {
+        json_decref(report);
+        return;
+    }
+    c->reload = NULL;
+    bool ok = json_is_true(json_object_get(report, "ok"));
+    json_t *filters = json_object_get(report, "filters");
+    char line[1024];
+    size_t len = 0;
+    if (ok) {
+        len += (size_t)snprintf(line, sizeof(line), "OK");
+        size_t i;
+        json_t *f;
+        json_array_foreach(filters, i, f)
+        {
+            if (len < sizeof(line))
+                len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%s",
+                                        json_string_value(json_object_get(f, "name")),
+                                        json_string_value(json_object_get(f, "status")));
+        }
+        if (len >= sizeof(line) - 1)
+            len = sizeof(line) - 2;
+        line[len++] = '\n';
+        evbuffer_add(c->out, line, len);
+    } else {
+        const char *msg = json_string_value(json_object_get(report, "error"));
+        size_t i;
+        json_t *f;
+        json_array_foreach(filters, i, f)
+        {
+            if (!msg && strcmp(json_string_value(json_object_get(f, "status")), "failed") == 0) {
+                snprintf(line, sizeof(line), "%s: %s",
+                         json_string_value(json_object_get(f, "name")),
+                         json_string_value(json_object_get(f, "error")));
+                msg = line;
+            }
+        }
+        reply_err(c, PROTO_ERR_RELOAD_FAILED, msg ? msg : "reload failed");
+    }
+    json_decref(report);
+    /* Requests that came after RELOAD waited for it (replies stay in order). */
+    conn_process(c, false);
+    conn_flush(c);
+    if (!c->paused && !c->closing && c->in_len < c->in_cap && !c->reload)
+        conn_arm_read(c);
+}
+
+static void conn_start_reload(struct conn *c)
+{
+    struct pending_reload *p = calloc(1, sizeof(*p));
+    if (!p) {
+        reply_err(c, PROTO_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    p->c = c;
+    c->reload = p;
+    event_del(c->rev); /* later requests wait in the kernel, not in our buffer */
+    c->w->srv->reload_fn(c->w->srv->reload_ctx, c->w->base, reload_done, p);
 }
 
 /* ---- workers ---- */

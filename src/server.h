@@ -17,9 +17,18 @@
 
 struct server;
 
-/* Called on a worker thread for RELOAD; writes the one-line reply (with LF)
- * into reply and returns its length. Set by the reload machinery. */
-typedef size_t (*server_reload_fn)(void *ctx, char *reply, size_t cap);
+/* The reload hook (set by the reload machinery; NULL until then). A worker
+ * calls it for RELOAD or POST /v1/reload; it starts a reload (or joins the one
+ * running) and returns at once. When the reload has finished, done(report, arg)
+ * runs on the thread of `base` (the calling worker), which owns `report`:
+ *   {"ok": true|false, "error": "...",            (error only when a global step failed)
+ *    "filters": [{"name": "urls", "status": "reloaded"|"unchanged"|"added"|"removed"|"failed",
+ *                 "error": "..." (failed only), "generation": N}, ...]}
+ * The worker must not block while it waits: its other connections go on. */
+struct event_base;
+typedef void (*server_reload_done)(json_t *report, void *arg);
+typedef void (*server_reload_fn)(void *ctx, struct event_base *base, server_reload_done done,
+                                 void *arg);
 
 /* Bind every listener of conf (the catalog's config) for `threads` workers.
  * NULL with the reason (naming the address) in err. */
