@@ -115,22 +115,6 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
         STAT_ADD(&c->w->stats, errors_by_code[code], 1);
 }
 
-static bool addr_is_loopback(const struct sockaddr_storage *ss)
-{
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    }
-    if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
-            return true;
-        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-            return in6->sin6_addr.s6_addr[12] == 127;
-    }
-    return false;
-}
-
 static void addr_text(const struct sockaddr *sa, char *buf, size_t len)
 {
     char host[INET6_ADDRSTRLEN] = "?";
@@ -148,17 +132,6 @@ static void addr_text(const struct sockaddr *sa, char *buf, size_t len)
     } else {
         snprintf(buf, len, "?");
     }
-}
-
-/* Compare a client's token with the configured one in time that depends only
- * on the configured token's length, so response timing leaks nothing of it. */
-static bool token_equal(const char *given, size_t glen, const char *want)
-{
-    size_t wlen = strlen(want);
-    unsigned diff = (unsigned)(glen != wlen);
-    for (size_t i = 0; i < wlen; i++)
-        diff |= (unsigned char)(glen ? given[i % glen] : 0) ^ (unsigned char)want[i];
-    return diff == 0;
 }
 
 /* ---- JSON for INFO ---- */
@@ -386,7 +359,7 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         const char *tok = cat->conf->admin_token;
         if (!tok) {
             reply_err(c, PROTO_ERR_AUTH_FAILED, "no admin_token is configured on this server");
-        } else if (token_equal(r->arg.p, r->arg.len, tok)) {
+        } else if (util_token_equal(r->arg.p, r->arg.len, tok)) {
             c->authed = true;
             reply_str(c, "OK\n");
         } else {
@@ -651,7 +624,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->w = w;
     c->fd = fd;
     c->in_cap = IN_START;
-    c->loopback = addr_is_loopback((const struct sockaddr_storage *)sa);
+    c->loopback = util_addr_is_loopback(sa);
     addr_text(sa, c->peer, sizeof(c->peer));
     c->next = w->conns;
     if (w->conns)
