@@ -195,8 +195,12 @@ void server_sum_stats(const struct server *srv, struct stats *out)
 #define STATS_SUM_(name, help) STAT_ADD(out, name, STAT_GET(s, name));
         STATS_COUNTERS(STATS_SUM_)
 #undef STATS_SUM_
-        for (int c = 0; c < 16; c++)
+        for (int c = 0; c < 16; c++) {
             STAT_ADD(out, errors_by_code[c], STAT_GET(s, errors_by_code[c]));
+            STAT_ADD(out, http_errors_by_code[c], STAT_GET(s, http_errors_by_code[c]));
+        }
+        for (int c = 0; c < STATS_HTTP_SLOTS; c++)
+            STAT_ADD(out, http_responses[c], STAT_GET(s, http_responses[c]));
     }
 }
 
