@@ -231,6 +231,9 @@ int daemon_main(int argc, char **argv)
     for (size_t i = 0; i < cat->conf->n_listen; i++)
         log_info("line protocol listening on %s (port %d)", cat->conf->listen[i].text,
                  server_line_port(d.srv, i));
+    for (size_t i = 0; !cat->conf->http_off && i < cat->conf->n_http_listen; i++)
+        log_info("HTTP listening on %s (port %d)", cat->conf->http_listen[i].text,
+                 server_http_port(d.srv, i));
     if (cat->conf->pidfile) {
         if (write_pidfile(cat->conf->pidfile, err, sizeof(err)) != 0) {
             log_error("%s", err);

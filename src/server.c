@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http.h"
 #include "log.h"
 #include "proto.h"
 #include "util.h"
@@ -65,6 +66,7 @@ struct worker {
     bool started;
     struct event_base *base;
     struct evconnlistener **listeners; /* one per line-protocol address */
+    struct http_front *http;           /* the HTTP API; NULL with http_listen off */
     struct event *tick;
     struct event *ctl;       /* activated by server_stop from the main thread */
     bool stopping;
@@ -89,6 +91,9 @@ struct server {
     size_t n_addrs;
     evutil_socket_t *fds;    /* n_workers x n_addrs listening sockets */
     int *ports;              /* bound port per address */
+    size_t n_http_addrs;       /* 0 with http_listen off */
+    evutil_socket_t *http_fds; /* n_workers x n_http_addrs, until the evhttps take them */
+    int *http_ports;           /* bound port per HTTP address */
     _Atomic unsigned conns_open;
     double started;          /* monotonic */
     int64_t started_wall;
@@ -97,6 +102,12 @@ struct server {
 };
 
 /* ---- small helpers ---- */
+
+/* Shutdown may end the worker's loop: no line or HTTP connection is left. */
+static bool worker_drained(const struct worker *w)
+{
+    return w->n_conns == 0 && http_front_drained(w->http);
+}
 
 static const struct catalog *cat_now(struct worker *w) { return registry_read(w->srv->reg); }
 
@@ -414,7 +425,7 @@ static void conn_close(struct conn *c, const char *why)
     free(c);
     atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
     STAT_ADD(&w->stats, connections_closed, 1);
-    if (w->stopping && w->n_conns == 0)
+    if (w->stopping && worker_drained(w))
         event_base_loopexit(w->base, NULL);
 }
 
@@ -744,6 +755,7 @@ static void ctl_cb(evutil_socket_t fd, short what, void *arg)
             w->listeners[i] = NULL;
         }
     }
+    http_front_stop(w->http);
     struct conn *c = w->conns;
     while (c) {
         struct conn *next = c->next;
@@ -760,7 +772,15 @@ static void ctl_cb(evutil_socket_t fd, short what, void *arg)
         conn_flush(c); /* may close (and free) c */
         c = next;
     }
-    if (w->n_conns == 0)
+    if (worker_drained(w))
+        event_base_loopexit(w->base, NULL);
+}
+
+/* The HTTP side of a stopping worker closed its last connection. */
+static void http_drained(void *arg)
+{
+    struct worker *w = arg;
+    if (w->stopping && worker_drained(w))
         event_base_loopexit(w->base, NULL);
 }
 
@@ -839,6 +859,31 @@ static int bound_port(evutil_socket_t fd)
     return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
+/* Bind every address of addrs once per worker: fds[t * n + a] for worker t,
+ * address a. Port 0 is resolved by the first bind and shared by the others. */
+static int bind_addrs(const struct conf_addr *addrs, size_t n, unsigned threads,
+                      evutil_socket_t *fds, int *ports, char *err, size_t errlen)
+{
+    for (size_t a = 0; a < n; a++) {
+        const struct conf_addr *addr = &addrs[a];
+        if (probe_free(addr, err, errlen) != 0)
+            return -1;
+        int port = addr->ss.ss_family == AF_INET
+                       ? ntohs(((const struct sockaddr_in *)&addr->ss)->sin_port)
+                       : ntohs(((const struct sockaddr_in6 *)&addr->ss)->sin6_port);
+        for (unsigned t = 0; t < threads; t++) {
+            evutil_socket_t fd = listen_socket(addr, port, err, errlen);
+            if (fd < 0)
+                return -1;
+            fds[t * n + a] = fd;
+            if (port == 0)
+                port = bound_port(fd); /* the others join the port the kernel chose */
+        }
+        ports[a] = port;
+    }
+    return 0;
+}
+
 struct server *server_create(struct registry *reg, unsigned threads, char *err, size_t errlen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -863,23 +908,20 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
     }
     for (size_t i = 0; i < threads * cf->n_listen; i++)
         srv->fds[i] = -1;
-    for (size_t a = 0; a < cf->n_listen; a++) {
-        const struct conf_addr *addr = &cf->listen[a];
-        if (probe_free(addr, err, errlen) != 0)
-            goto fail;
-        int port = addr->ss.ss_family == AF_INET
-                       ? ntohs(((const struct sockaddr_in *)&addr->ss)->sin_port)
-                       : ntohs(((const struct sockaddr_in6 *)&addr->ss)->sin6_port);
-        for (unsigned t = 0; t < threads; t++) {
-            evutil_socket_t fd = listen_socket(addr, port, err, errlen);
-            if (fd < 0)
-                goto fail;
-            srv->fds[t * cf->n_listen + a] = fd;
-            if (port == 0)
-                port = bound_port(fd); /* the others join the port the kernel chose */
-        }
-        srv->ports[a] = port;
+    if (bind_addrs(cf->listen, cf->n_listen, threads, srv->fds, srv->ports, err, errlen) != 0)
+        goto fail;
+    srv->n_http_addrs = cf->http_off ? 0 : cf->n_http_listen;
+    size_t nh = srv->n_http_addrs;
+    srv->http_fds = malloc(sizeof(*srv->http_fds) * threads * (nh ? nh : 1));
+    srv->http_ports = calloc(nh ? nh : 1, sizeof(int));
+    if (!srv->http_fds || !srv->http_ports) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
     }
+    for (size_t i = 0; i < threads * nh; i++)
+        srv->http_fds[i] = -1;
+    if (bind_addrs(cf->http_listen, nh, threads, srv->http_fds, srv->http_ports, err, errlen) != 0)
+        goto fail;
     size_t items = cf->max_items;
     for (unsigned t = 0; t < threads; t++) {
         struct worker *w = &srv->workers[t];
@@ -907,6 +949,16 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
                 goto fail;
             }
             srv->fds[t * cf->n_listen + a] = -1; /* owned by the listener now */
+        }
+        if (nh) {
+            struct http_env env = {
+                .srv = srv, .reg = reg, .worker_id = t, .base = w->base,
+                .stats = &w->stats, .fstats = w->fstats, .latency = w->latency,
+                .keys = w->keys, .bools = w->bools, .scratch_items = w->scratch_items,
+                .drained = http_drained, .drained_arg = w};
+            w->http = http_front_create(&env, srv->http_fds + (size_t)t * nh, nh, err, errlen);
+            if (!w->http)
+                goto fail;
         }
         struct timeval tick = {0, TICK_MS * 1000};
         w->tick = event_new(w->base, -1, EV_PERSIST, tick_cb, w);
@@ -978,6 +1030,8 @@ void server_free(struct server *srv)
                     evconnlistener_free(w->listeners[a]);
         while (w->conns)
             conn_close(w->conns, "server freed");
+        http_front_free(w->http);
+        w->http = NULL;
         if (w->tick)
             event_free(w->tick);
         if (w->ctl)
@@ -997,6 +1051,12 @@ void server_free(struct server *srv)
                 close(srv->fds[i]);
     free(srv->fds);
     free(srv->ports);
+    if (srv->http_fds)
+        for (size_t i = 0; i < srv->n_workers * srv->n_http_addrs; i++)
+            if (srv->http_fds[i] >= 0)
+                close(srv->http_fds[i]);
+    free(srv->http_fds);
+    free(srv->http_ports);
     free(srv->workers);
     free(srv);
 }
@@ -1005,3 +1065,37 @@ int server_line_port(const struct server *srv, size_t idx)
 {
     return idx < srv->n_addrs ? srv->ports[idx] : -1;
 }
+
+/* ---- for the HTTP front end and the metrics ---- */
+
+int server_http_port(const struct server *srv, size_t idx)
+{
+    return idx < srv->n_http_addrs ? srv->http_ports[idx] : -1;
+}
+
+bool server_conn_admit(struct server *srv, unsigned max)
+{
+    unsigned open = atomic_fetch_add_explicit(&srv->conns_open, 1, memory_order_relaxed) + 1;
+    if (open <= max)
+        return true;
+    atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+    return false;
+}
+
+void server_conn_release(struct server *srv)
+{
+    atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+}
+
+bool server_reload(struct server *srv, struct event_base *base, server_reload_done done,
+                   void *arg)
+{
+    if (!srv->reload_fn)
+        return false;
+    srv->reload_fn(srv->reload_ctx, base, done, arg);
+    return true;
+}
+
+unsigned server_threads(const struct server *srv) { return srv->n_workers; }
+
+int64_t server_started_wall(const struct server *srv) { return srv->started_wall; }

@@ -2,7 +2,9 @@
  * event_base, its own SO_REUSEPORT listener on every line-protocol address (the
  * kernel spreads connections over them), and the connections it accepted; no
  * connection ever moves between threads. The line protocol's libevent glue is
- * here; parsing is proto.c, the filters are reached through the registry.
+ * here; parsing is proto.c, the filters are reached through the registry. The
+ * same workers serve the HTTP API (http.c): each runs its own evhttp, on its
+ * own SO_REUSEPORT socket per http_listen address, bound here beside the others.
  * server_create binds (main thread, before privileges are dropped);
  * server_start runs the workers; server_stop drains them (main thread). */
 #ifndef BLOOMGATE_SERVER_H
@@ -11,6 +13,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "registry.h"
 #include "stats.h"
@@ -52,5 +55,23 @@ void server_sum_latency(const struct server *srv, enum stats_proto proto, struct
 /* JSON for INFO and the HTTP API (any thread that may read the registry). */
 json_t *server_info_json(struct server *srv, const struct catalog *cat);
 json_t *server_filter_json(const struct fentry *e);
+
+/* ---- for the HTTP front end (http.c) and the metrics (metrics.c) ---- */
+
+/* The port an HTTP listener was bound to (after port 0 was resolved). */
+int server_http_port(const struct server *srv, size_t listen_idx);
+
+/* Count one more open connection (of either protocol) against max; false,
+ * counting nothing, when max are open already. Any worker thread. */
+bool server_conn_admit(struct server *srv, unsigned max);
+void server_conn_release(struct server *srv);
+
+/* Start a reload through the hook (see server_reload_fn); false when no hook
+ * is set. Worker thread of base. */
+bool server_reload(struct server *srv, struct event_base *base, server_reload_done done,
+                   void *arg);
+
+unsigned server_threads(const struct server *srv);
+int64_t server_started_wall(const struct server *srv); /* unix seconds */
 
 #endif
