@@ -112,6 +112,7 @@ struct catalog *loader_build(struct registry *reg, struct conf *conf, unsigned t
             return NULL;
         }
         e->id = (unsigned)id;
+        e->st = registry_state(reg, e->id);
     }
     c->conf = conf;
     return c;
