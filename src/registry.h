@@ -42,7 +42,7 @@ struct journal;
  * journal and its reload history. Lives while the name is served. */
 struct fstate {
     char *name;
-    struct journal *journal;   /* NULL with `journal off`; appended to by workers */
+    _Atomic(struct journal *) journal; /* NULL with `journal off`; workers append to it */
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */
