@@ -46,7 +46,7 @@ struct fstate {
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */
-    char last_error[512];      /* why the last reload failed; "" if it did not */
+    char last_error[2048];     /* why the last reload failed; "" if it did not */
 };
 
 struct fentry {

@@ -101,7 +101,11 @@ static void set_status(struct fstate *st, const char *status, const char *error)
     pthread_mutex_lock(&st->mu);
     st->last_reload_at = util_wall_seconds();
     snprintf(st->last_status, sizeof(st->last_status), "%s", status);
-    snprintf(st->last_error, sizeof(st->last_error), "%s", error ? error : "");
+    size_t n = error ? strlen(error) : 0;
+    if (n >= sizeof(st->last_error))
+        n = sizeof(st->last_error) - 1;
+    memcpy(st->last_error, error ? error : "", n);
+    st->last_error[n] = '\0';
     pthread_mutex_unlock(&st->mu);
 }
 
