@@ -125,7 +125,8 @@ static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *las
             *cap = ncap;
         }
         size_t have = rd->carry_len;
-        memcpy(*buf, rd->carry, have);
+        if (have)
+            memcpy(*buf, rd->carry, have);
         rd->carry_len = 0;
         ssize_t n;
         do
@@ -157,7 +158,8 @@ static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *las
             rd->carry = nc;
             rd->carry_cap = rest;
         }
-        memcpy(rd->carry, *buf + cut, rest);
+        if (rest)
+            memcpy(rd->carry, *buf + cut, rest);
         rd->carry_len = rest;
         rd->cur_offset += cut;
         if (cut > 0)

@@ -242,30 +242,58 @@ static inline uint64_t splitmix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* The k positions: 9-bit fields taken from splitmix64 outputs (7 per output),
+ * the generator seeded from both hash halves. Plain double hashing inside a
+ * 512-bit block measured 4x the target rate at 1e-4: the positions must look
+ * independent for the sizing model to hold. */
+#define BLOCKED_PROBES(h, k, BODY)                                                         \
+    do {                                                                                   \
+        uint64_t s_ = (h).hi ^ ((h).lo * MIX_B), z_ = 0;                                   \
+        for (unsigned i_ = 0, left_ = 0; i_ < (k); i_++, left_--, z_ <<= 9) {              \
+            if (left_ == 0) {                                                              \
+                s_ += MIX_A;                                                               \
+                z_ = splitmix64(s_);                                                       \
+                left_ = 7;                                                                 \
+            }                                                                              \
+            unsigned pos = (unsigned)(z_ >> 55);                                           \
+            BODY;                                                                          \
+        }                                                                                  \
+    } while (0)
+
 static inline void blocked_masks(struct hash128 h, unsigned k, uint64_t m[8])
 {
-    uint64_t s = h.hi ^ (h.lo * MIX_B);
-    uint64_t z = 0;
     for (unsigned i = 0; i < 8; i++)
         m[i] = 0;
-    for (unsigned i = 0; i < k; i++) {
-        unsigned j = i % 7;
-        if (j == 0) {
-            s += MIX_A;
-            z = splitmix64(s);
-        }
-        unsigned pos = (unsigned)(z >> (55 - 9 * j)) & 511;
-        m[pos >> 6] |= 1ull << (pos & 63);
-    }
+    BLOCKED_PROBES(h, k, m[pos >> 6] |= 1ull << (pos & 63));
 }
 
+/* Branch-free: all k bits sit in one cache line, so testing them all costs
+ * less than the mispredicted branch an early exit would take on half the
+ * absent keys. k <= 14 (every rate down to ~1e-6) takes an unrolled path that
+ * tests 14 positions from two generator words and masks off the unused ones:
+ * ~100 instructions instead of ~250 for the loop. */
 static inline bool blocked_test(const _Atomic uint64_t *blk, struct hash128 h, unsigned k)
 {
-    uint64_t m[8], miss = 0;
-    blocked_masks(h, k, m);
-    for (unsigned i = 0; i < 8; i++)
-        miss |= m[i] & ~atomic_load_explicit(&blk[i], memory_order_relaxed);
-    return miss == 0;
+    if (k <= 14) {
+        uint64_t s = h.hi ^ (h.lo * MIX_B);
+        uint64_t z1 = splitmix64(s + MIX_A), z2 = splitmix64(s + 2 * MIX_A), r = 0;
+#define PROBE(z, j, i)                                                                         \
+    do {                                                                                       \
+        unsigned pos = (unsigned)((z) >> (55 - 9 * (j))) & 511;                                \
+        r |= ((atomic_load_explicit(&blk[pos >> 6], memory_order_relaxed) >> (pos & 63)) & 1)  \
+             << (i);                                                                           \
+    } while (0)
+        PROBE(z1, 0, 0); PROBE(z1, 1, 1); PROBE(z1, 2, 2); PROBE(z1, 3, 3); PROBE(z1, 4, 4);
+        PROBE(z1, 5, 5); PROBE(z1, 6, 6); PROBE(z2, 0, 7); PROBE(z2, 1, 8); PROBE(z2, 2, 9);
+        PROBE(z2, 3, 10); PROBE(z2, 4, 11); PROBE(z2, 5, 12); PROBE(z2, 6, 13);
+#undef PROBE
+        uint64_t need = (1ull << k) - 1;
+        return (r & need) == need;
+    }
+    uint64_t ok = 1;
+    BLOCKED_PROBES(h, k,
+                   ok &= atomic_load_explicit(&blk[pos >> 6], memory_order_relaxed) >> (pos & 63));
+    return ok & 1;
 }
 
 static inline unsigned blocked_set(_Atomic uint64_t *blk, struct hash128 h, unsigned k)

@@ -33,7 +33,10 @@ static struct filter *make_filter(enum filter_layout layout, uint64_t capacity, 
     return f;
 }
 
-static enum filter_layout layout_of(int i) { return i ? FILTER_CLASSIC : FILTER_BLOCKED; }
+static enum filter_layout layout_of(int i)
+{
+    return i ? FILTER_CLASSIC : FILTER_BLOCKED;
+}
 
 /* A batch of numbered keys "<prefix><first + j>" in one arena. */
 struct keybatch {
@@ -438,4 +441,7 @@ static Suite *filter_suite(void)
     return s;
 }
 
-int main(void) { return tu_run(filter_suite()); }
+int main(void)
+{
+    return tu_run(filter_suite());
+}

@@ -87,7 +87,10 @@ static void write_ok(struct filter *f, const char *path)
     ck_assert_msg(format_write(f, path, 2, err, sizeof(err)) == 0, "write: %s", err);
 }
 
-static int has_word(const char *err, const char *word) { return strstr(err, word) != NULL; }
+static int has_word(const char *err, const char *word)
+{
+    return strstr(err, word) != NULL;
+}
 
 /* The file must be refused by the loader and the verifier (and by the header
  * reader too when `header` is set: the fault is in the header or the size),
@@ -552,20 +555,20 @@ START_TEST(test_absurd_fields)
     memcpy(buf, s.buf, s.len);
     uint64_t v = p->value, old = get_le(buf + p->off, p->width);
     switch (p->how) {
-        case SET:
-            break;
-        case ADD:
-            v += old;
-            break;
-        case MUL:
-            v *= old;
-            break;
-        case BITS_PLUS:
-            v += get_le(buf + OFF_BITS_PER_SHARD, 8);
-            break;
-        case SETF:
-            memcpy(&v, &p->fvalue, sizeof(v));
-            break;
+    case SET:
+        break;
+    case ADD:
+        v += old;
+        break;
+    case MUL:
+        v *= old;
+        break;
+    case BITS_PLUS:
+        v += get_le(buf + OFF_BITS_PER_SHARD, 8);
+        break;
+    case SETF:
+        memcpy(&v, &p->fvalue, sizeof(v));
+        break;
     }
     ck_assert_msg(v != old, "%s: patch changes nothing", p->what);
     put_le(buf + p->off, p->width, v);
@@ -738,4 +741,7 @@ static Suite *format_suite(void)
     return s;
 }
 
-int main(void) { return tu_run(format_suite()); }
+int main(void)
+{
+    return tu_run(format_suite());
+}

@@ -376,7 +376,10 @@ static void check_estimate_monotone(double slack)
     }
 }
 
-START_TEST(test_estimate_monotone) { check_estimate_monotone(1e-15); }
+START_TEST(test_estimate_monotone)
+{
+    check_estimate_monotone(1e-15);
+}
 END_TEST
 
 START_TEST(test_estimate_monotone_strict)
@@ -482,4 +485,7 @@ static Suite *sizing_suite(void)
     return s;
 }
 
-int main(void) { return tu_run(sizing_suite()); }
+int main(void)
+{
+    return tu_run(sizing_suite());
+}

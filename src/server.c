@@ -1,0 +1,1102 @@
+/* Workers, listeners and line-protocol connections. See server.h for the
+ * threading model. Memory per connection: an input buffer that grows only as a
+ * line needs (to max_line + 1 bytes, then the line is refused) and shrinks when
+ * idle, and an output evbuffer that stops the reading of its connection once it
+ * passes max_output. */
+#include "config.h"
+
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/thread.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "journal.h"
+#include "log.h"
+#include "proto.h"
+#include "util.h"
+
+#define IN_START 4096        /* first input buffer of a connection */
+#define IN_IDLE_KEEP 16384   /* a larger one is given back when it empties */
+#define TICK_MS 100          /* quiescent-state report and shutdown checks */
+#define LISTEN_BACKLOG 1024
+#define WORKER_MAX_DIRTY 8   /* journals awaiting one group commit per batch */
+
+struct worker;
+struct conn;
+
+/* A RELOAD waiting for the reload thread; outlives its connection if need be. */
+struct pending_reload {
+    struct conn *c; /* NULL once the connection is gone */
+};
+
+struct conn {
+    struct worker *w;
+    evutil_socket_t fd;
+    struct event *rev;       /* readable, with the idle timeout */
+    struct event *wev;       /* writable, while output is pending */
+    char *in;                /* bytes received and not yet parsed */
+    size_t in_len, in_cap;
+    size_t scanned;          /* proto_next's resume hint */
+    struct evbuffer *out;    /* replies not yet written */
+    bool loopback;           /* peer on 127.0.0.0/8 or ::1: may ADD without a token */
+    bool authed;             /* AUTH succeeded on this connection */
+    bool paused;             /* reading stopped: too much unread output */
+    bool closing;            /* close once out is written (QUIT, fatal error, EOF) */
+    struct pending_reload *reload; /* a RELOAD awaiting its answer: later requests wait */
+    struct conn *prev, *next;
+    char peer[64];
+};
+
+struct worker {
+    unsigned id;
+    struct server *srv;
+    pthread_t tid;
+    bool started;
+    struct event_base *base;
+    struct evconnlistener **listeners; /* one per line-protocol address */
+    struct event *tick;
+    struct event *ctl;       /* activated by server_stop from the main thread */
+    bool stopping;
+    struct conn *conns;
+    unsigned n_conns;
+    struct stats stats;
+    struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries */
+    struct latency latency[2]; /* by enum stats_proto */
+    struct journal *dirty[WORKER_MAX_DIRTY]; /* journals appended to in this batch */
+    unsigned n_dirty;
+    /* Scratch reused by every request (sized for the largest max_items). */
+    size_t scratch_items;
+    struct proto_token *tokens;
+    struct filter_key *keys;
+    bool *bools;
+    char *reply;
+    size_t reply_cap;
+};
+
+struct server {
+    struct registry *reg;
+    unsigned n_workers;
+    struct worker *workers;
+    size_t n_addrs;
+    evutil_socket_t *fds;    /* n_workers x n_addrs listening sockets */
+    int *ports;              /* bound port per address */
+    _Atomic unsigned conns_open;
+    double started;          /* monotonic */
+    int64_t started_wall;
+    server_reload_fn reload_fn;
+    void *reload_ctx;
+};
+
+/* ---- small helpers ---- */
+
+static const struct catalog *cat_now(struct worker *w) { return registry_read(w->srv->reg); }
+
+static void reply_str(struct conn *c, const char *s) { evbuffer_add(c->out, s, strlen(s)); }
+
+static void reply_err(struct conn *c, enum proto_err code, const char *msg)
+{
+    char buf[512];
+    size_t n = proto_format_error(buf, sizeof(buf), code, msg);
+    if (n > sizeof(buf)) {
+        n = proto_format_error(buf, sizeof(buf), code, "(message too long)");
+    }
+    evbuffer_add(c->out, buf, n);
+    STAT_ADD(&c->w->stats, errors, 1);
+    if ((unsigned)code < 16)
+        STAT_ADD(&c->w->stats, errors_by_code[code], 1);
+}
+
+static bool addr_is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+            return true;
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+            return in6->sin6_addr.s6_addr[12] == 127;
+    }
+    return false;
+}
+
+static void addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+        port = ntohs(in->sin_port);
+        snprintf(buf, len, "%s:%d", host, port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+        port = ntohs(in6->sin6_port);
+        snprintf(buf, len, "[%s]:%d", host, port);
+    } else {
+        snprintf(buf, len, "?");
+    }
+}
+
+/* Compare a client's token with the configured one in time that depends only
+ * on the configured token's length, so response timing leaks nothing of it. */
+static bool token_equal(const char *given, size_t glen, const char *want)
+{
+    size_t wlen = strlen(want);
+    unsigned diff = (unsigned)(glen != wlen);
+    for (size_t i = 0; i < wlen; i++)
+        diff |= (unsigned char)(glen ? given[i % glen] : 0) ^ (unsigned char)want[i];
+    return diff == 0;
+}
+
+/* ---- JSON for INFO ---- */
+
+static json_t *iso_time(int64_t t)
+{
+    char ts[32];
+    struct tm tm;
+    time_t tt = (time_t)t;
+    gmtime_r(&tt, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(ts);
+}
+
+json_t *server_filter_json(const struct fentry *e)
+{
+    struct fversion *v = e->v;
+    const struct filter *f = v->f;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(e->name));
+    json_object_set_new(o, "layout", json_string(filter_layout_name(f->layout)));
+    json_object_set_new(o, "capacity", json_integer((json_int_t)f->capacity));
+    json_object_set_new(o, "fpr_target", json_real(f->fpr_target));
+    json_object_set_new(o, "fpr_estimated", json_real(fversion_estimated_fpr(v)));
+    json_object_set_new(o, "items", json_integer((json_int_t)filter_items(f)));
+    json_object_set_new(o, "k", json_integer(f->k));
+    json_object_set_new(o, "shards", json_integer(f->shard_count));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)filter_bytes(f)));
+    json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
+    json_object_set_new(o, "generation", json_integer((json_int_t)v->generation));
+    json_object_set_new(o, "loaded_at", iso_time(v->loaded_at));
+    struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
+    json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
+    if (e->st) {
+        pthread_mutex_lock(&e->st->mu);
+        json_object_set_new(o, "last_reload_at", e->st->last_reload_at
+                                                     ? iso_time(e->st->last_reload_at)
+                                                     : json_null());
+        json_object_set_new(o, "last_reload_status", json_string(e->st->last_status));
+        json_object_set_new(o, "last_reload_error",
+                            e->st->last_error[0] ? json_string(e->st->last_error) : json_null());
+        pthread_mutex_unlock(&e->st->mu);
+    }
+    return o;
+}
+
+json_t *server_info_json(struct server *srv, const struct catalog *cat)
+{
+    struct stats s;
+    server_sum_stats(srv, &s);
+    json_t *o = json_object();
+    json_object_set_new(o, "version", json_string(PACKAGE_VERSION));
+    json_object_set_new(o, "pid", json_integer(getpid()));
+    json_object_set_new(o, "uptime_s", json_integer((json_int_t)(util_now() - srv->started)));
+    json_object_set_new(o, "started_at", iso_time(srv->started_wall));
+    json_object_set_new(o, "threads", json_integer(srv->n_workers));
+    json_object_set_new(o, "connections", json_integer(server_connections_open(srv)));
+#define STATS_JSON_(name, help) json_object_set_new(o, #name, json_integer((json_int_t)STAT_GET(&s, name)));
+    STATS_COUNTERS(STATS_JSON_)
+#undef STATS_JSON_
+    json_t *arr = json_array();
+    for (size_t i = 0; i < cat->n; i++)
+        json_array_append_new(arr, server_filter_json(&cat->entries[i]));
+    json_object_set_new(o, "filters", arr);
+    return o;
+}
+
+void server_sum_stats(const struct server *srv, struct stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < srv->n_workers; i++) {
+        const struct stats *s = &srv->workers[i].stats;
+#define STATS_SUM_(name, help) STAT_ADD(out, name, STAT_GET(s, name));
+        STATS_COUNTERS(STATS_SUM_)
+#undef STATS_SUM_
+        for (int c = 0; c < 16; c++)
+            STAT_ADD(out, errors_by_code[c], STAT_GET(s, errors_by_code[c]));
+    }
+}
+
+void server_sum_filter_stats(const struct server *srv, unsigned id, struct fstats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < srv->n_workers && id < REGISTRY_MAX_FILTERS; i++) {
+        const struct fstats *f = &srv->workers[i].fstats[id];
+        for (int p = 0; p < 2; p++) {
+            STAT_ADD(out, checks[p], STAT_GET(f, checks[p]));
+            STAT_ADD(out, hits[p], STAT_GET(f, hits[p]));
+            STAT_ADD(out, adds[p], STAT_GET(f, adds[p]));
+            STAT_ADD(out, added_new[p], STAT_GET(f, added_new[p]));
+        }
+    }
+}
+
+void server_sum_latency(const struct server *srv, enum stats_proto proto, struct latency *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < srv->n_workers; i++) {
+        const struct latency *l = &srv->workers[i].latency[proto];
+        for (int b = 0; b < STATS_LAT_BUCKETS; b++)
+            STAT_ADD(out, buckets[b], STAT_GET(l, buckets[b]));
+        STAT_ADD(out, count, STAT_GET(l, count));
+        STAT_ADD(out, sum_ns, STAT_GET(l, sum_ns));
+    }
+}
+
+/* Registry hook (writer thread): an id now names a different filter, so its
+ * counters start again from zero. No worker uses an unassigned id. */
+static void zero_filter_id(void *ctx, unsigned id)
+{
+    struct server *srv = ctx;
+    for (unsigned i = 0; i < srv->n_workers; i++)
+        memset((void *)&srv->workers[i].fstats[id], 0, sizeof(struct fstats));
+}
+
+unsigned server_connections_open(const struct server *srv)
+{
+    return atomic_load_explicit(&((struct server *)srv)->conns_open, memory_order_relaxed);
+}
+
+/* ---- requests ---- */
+
+static void reply_json(struct conn *c, json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    json_decref(j);
+    if (!s) {
+        reply_err(c, PROTO_ERR_INTERNAL, "cannot encode JSON");
+        return;
+    }
+    evbuffer_add(c->out, s, strlen(s));
+    evbuffer_add(c->out, "\n", 1);
+    free(s);
+}
+
+/* Record an add in the filter's journal before it touches the filter, and
+ * remember the journal so the batch's replies wait for one group commit
+ * (fsync always). -1 with the reason: the add must then be refused. */
+int server_journal_add(struct worker *w, const struct fentry *e, const struct filter_key *keys,
+                       size_t n, char *err, size_t errlen)
+{
+    struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_acquire);
+    if (!j)
+        return 0;
+    if (journal_append(j, keys, n, err, errlen) != 0) {
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    for (unsigned i = 0; i < w->n_dirty; i++)
+        if (w->dirty[i] == j)
+            return 0;
+    if (w->n_dirty < WORKER_MAX_DIRTY) {
+        w->dirty[w->n_dirty++] = j;
+        return 0;
+    }
+    /* More journals in one batch than we track: commit this one now. */
+    if (journal_commit(j, err, errlen) != 0) {
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Group commit: before any reply of a batch is written, make its journal
+ * records durable (a no-op unless a journal's policy is `always`). False if a
+ * commit failed: then no reply of the batch may go out. */
+bool server_journal_commit(struct worker *w)
+{
+    bool ok = true;
+    char err[512];
+    for (unsigned i = 0; i < w->n_dirty; i++) {
+        if (journal_commit(w->dirty[i], err, sizeof(err)) != 0) {
+            log_error("journal commit failed: %s; the replies of this batch are withheld", err);
+            ok = false;
+        }
+    }
+    w->n_dirty = 0;
+    return ok;
+}
+
+static const struct fentry *find_filter(struct conn *c, const struct catalog *cat,
+                                        const struct proto_token *name)
+{
+    const struct fentry *e = catalog_find(cat, name->p, name->len);
+    if (!e) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "no such filter '%.*s'", (int)name->len, name->p);
+        reply_err(c, PROTO_ERR_UNKNOWN_FILTER, msg);
+    }
+    return e;
+}
+
+/* CHECK/MCHECK/ADD/MADD: the items go through the filter's batch call (hash
+ * all, prefetch all, then test or set), and the reply is built in the worker's
+ * scratch buffer and added to the output in one piece. */
+static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                     bool add)
+{
+    struct worker *w = c->w;
+    const struct fentry *e = find_filter(c, cat, &r->filter);
+    if (!e)
+        return;
+    if (add) {
+        const char *tok = cat->conf->admin_token;
+        if (tok ? !c->authed : !c->loopback) {
+            reply_err(c, PROTO_ERR_AUTH_REQUIRED,
+                      tok ? "ADD needs AUTH <token> first on this connection"
+                          : "ADD is accepted only from loopback clients when no admin_token is set");
+            return;
+        }
+    }
+    for (size_t i = 0; i < r->n_items; i++) {
+        w->keys[i].data = r->items[i].p;
+        w->keys[i].len = r->items[i].len;
+    }
+    struct filter *f = e->v->f;
+    size_t yes = 0;
+    if (add) {
+        char why[512];
+        if (server_journal_add(w, e, w->keys, r->n_items, why, sizeof(why)) != 0) {
+            reply_err(c, PROTO_ERR_INTERNAL, why);
+            return;
+        }
+        filter_add_batch(f, w->keys, r->n_items, w->bools);
+        STAT_ADD(&w->stats, add_requests, 1);
+        STAT_ADD(&w->stats, items_added, r->n_items);
+    } else if (r->n_items == 1) {
+        w->bools[0] = filter_check(f, w->keys[0].data, w->keys[0].len);
+    } else {
+        filter_check_batch(f, w->keys, r->n_items, w->bools);
+    }
+    for (size_t i = 0; i < r->n_items; i++)
+        yes += w->bools[i];
+    struct fstats *fs = &w->fstats[e->id];
+    if (add) {
+        STAT_ADD(&w->stats, items_new, yes);
+        STAT_ADD(fs, adds[STATS_LINE], r->n_items);
+        STAT_ADD(fs, added_new[STATS_LINE], yes);
+    } else {
+        STAT_ADD(&w->stats, check_requests, 1);
+        STAT_ADD(&w->stats, items_checked, r->n_items);
+        STAT_ADD(&w->stats, items_hit, yes);
+        STAT_ADD(fs, checks[STATS_LINE], r->n_items);
+        STAT_ADD(fs, hits[STATS_LINE], yes);
+    }
+    size_t n = proto_format_bools(w->reply, w->reply_cap, w->bools, r->n_items,
+                                  add ? "NEW" : "YES", add ? "EXISTS" : "NO");
+    evbuffer_add(c->out, w->reply, n);
+}
+
+static void conn_start_reload(struct conn *c);
+
+static void do_request(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+{
+    struct worker *w = c->w;
+    STAT_ADD(&w->stats, commands, 1);
+    switch (r->cmd) {
+    case PROTO_PING:
+        reply_str(c, "PONG\n");
+        break;
+    case PROTO_CHECK:
+    case PROTO_MCHECK:
+        do_items(c, cat, r, false);
+        break;
+    case PROTO_ADD:
+    case PROTO_MADD:
+        do_items(c, cat, r, true);
+        break;
+    case PROTO_INFO:
+        if (r->has_filter) {
+            const struct fentry *e = find_filter(c, cat, &r->filter);
+            if (e)
+                reply_json(c, server_filter_json(e));
+        } else {
+            reply_json(c, server_info_json(w->srv, cat));
+        }
+        break;
+    case PROTO_FILTERS:
+        for (size_t i = 0; i < cat->n; i++) {
+            if (i)
+                evbuffer_add(c->out, " ", 1);
+            evbuffer_add(c->out, cat->entries[i].name, cat->entries[i].name_len);
+        }
+        evbuffer_add(c->out, "\n", 1);
+        break;
+    case PROTO_AUTH: {
+        const char *tok = cat->conf->admin_token;
+        if (!tok) {
+            reply_err(c, PROTO_ERR_AUTH_FAILED, "no admin_token is configured on this server");
+        } else if (token_equal(r->arg.p, r->arg.len, tok)) {
+            c->authed = true;
+            reply_str(c, "OK\n");
+        } else {
+            c->authed = false;
+            log_warn("AUTH failed from %s", c->peer);
+            reply_err(c, PROTO_ERR_AUTH_FAILED, "wrong token");
+        }
+        break;
+    }
+    case PROTO_QUIT:
+        reply_str(c, "BYE\n");
+        c->closing = true;
+        break;
+    case PROTO_RELOAD: {
+        const char *tok = cat->conf->admin_token;
+        if (tok ? !c->authed : !c->loopback)
+            reply_err(c, PROTO_ERR_AUTH_REQUIRED,
+                      "RELOAD needs AUTH (or a loopback client without admin_token)");
+        else if (!w->srv->reload_fn)
+            reply_err(c, PROTO_ERR_INTERNAL, "reload is not available");
+        else
+            conn_start_reload(c);
+        break;
+    }
+    }
+}
+
+/* ---- connections ---- */
+
+static void conn_close(struct conn *c, const char *why)
+{
+    struct worker *w = c->w;
+    log_debug("connection %s closed: %s", c->peer, why);
+    if (c->reload)
+        c->reload->c = NULL; /* the reload's answer will find nobody */
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        w->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    w->n_conns--;
+    event_free(c->rev);
+    event_free(c->wev);
+    evbuffer_free(c->out);
+    evutil_closesocket(c->fd);
+    free(c->in);
+    free(c);
+    atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
+    STAT_ADD(&w->stats, connections_closed, 1);
+    if (w->stopping && w->n_conns == 0)
+        event_base_loopexit(w->base, NULL);
+}
+
+static void conn_arm_read(struct conn *c)
+{
+    unsigned idle = cat_now(c->w)->conf->idle_timeout;
+    struct timeval tv = {(time_t)idle, 0};
+    event_add(c->rev, idle ? &tv : NULL);
+}
+
+/* Parse and answer every complete request in the input buffer, unless the
+ * unread output passes max_output (then stop and stop reading: the client is
+ * not reading its replies). `draining` ignores that limit (shutdown). */
+static void conn_process(struct conn *c, bool draining)
+{
+    struct worker *w = c->w;
+    const struct catalog *cat = cat_now(w);
+    const struct conf *cf = cat->conf;
+    struct proto_limits lim = {cf->max_line, cf->max_item, cf->max_items};
+    if (lim.max_items > w->scratch_items)
+        lim.max_items = w->scratch_items; /* a reload raised it: takes effect on restart */
+    size_t off = 0;
+    while (!c->closing && !c->reload && off < c->in_len) {
+        if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
+            if (!c->paused) {
+                c->paused = true;
+                event_del(c->rev);
+                STAT_ADD(&w->stats, output_pauses, 1);
+            }
+            break;
+        }
+        struct proto_request req;
+        size_t used = 0;
+        enum proto_status st =
+            proto_next(c->in + off, c->in_len - off, &lim, &req, w->tokens, &used, &c->scanned);
+        if (st == PROTO_NEED_MORE)
+            break;
+        if (st == PROTO_FATAL) {
+            reply_err(c, req.err, req.errmsg);
+            c->closing = true;
+            off = c->in_len;
+            break;
+        }
+        off += used;
+        if (st == PROTO_ERROR)
+            reply_err(c, req.err, req.errmsg);
+        else if (st == PROTO_REQUEST)
+            do_request(c, cat, &req);
+    }
+    if (off > 0) {
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+    }
+    if (c->in_len == 0 && c->in_cap > IN_IDLE_KEEP) {
+        char *small = realloc(c->in, IN_START);
+        if (small) {
+            c->in = small;
+            c->in_cap = IN_START;
+        }
+    }
+}
+
+/* Write what is pending with one writev; arm the write event for the rest.
+ * First the group commit of the batch's journal records: a reply that says
+ * NEW must not leave before its add is durable as the policy promises. */
+static void conn_flush(struct conn *c)
+{
+    if (c->w->n_dirty && !server_journal_commit(c->w)) {
+        conn_close(c, "journal commit failed: replies withheld");
+        return;
+    }
+    if (evbuffer_get_length(c->out) > 0) {
+        int n = evbuffer_write(c->out, c->fd);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            conn_close(c, "write failed");
+            return;
+        }
+    }
+    if (evbuffer_get_length(c->out) > 0) {
+        unsigned idle = cat_now(c->w)->conf->idle_timeout;
+        struct timeval tv = {(time_t)idle, 0};
+        event_add(c->wev, idle ? &tv : NULL);
+        return;
+    }
+    event_del(c->wev);
+    if (c->closing) {
+        conn_close(c, "done");
+        return;
+    }
+    if (c->paused) {
+        /* The client caught up: answer what it already sent, then read again. */
+        c->paused = false;
+        conn_process(c, false);
+        if (evbuffer_get_length(c->out) > 0) {
+            conn_flush(c);
+            return;
+        }
+        if (!c->paused && !c->closing)
+            conn_arm_read(c);
+    }
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    struct worker *w = c->w;
+    if (what & EV_TIMEOUT) {
+        STAT_ADD(&w->stats, idle_timeouts, 1);
+        conn_close(c, "idle timeout");
+        return;
+    }
+    size_t max_line = cat_now(w)->conf->max_line;
+    if (c->in_len == c->in_cap) {
+        size_t ncap = c->in_cap * 2;
+        if (ncap > max_line + 1)
+            ncap = max_line + 1;
+        if (ncap <= c->in_cap) {
+            /* Cannot happen: a full buffer of max_line + 1 bytes without an LF
+             * was refused by the parser. Close rather than spin. */
+            conn_close(c, "input buffer full");
+            return;
+        }
+        char *nb = realloc(c->in, ncap);
+        if (!nb) {
+            conn_close(c, "out of memory");
+            return;
+        }
+        c->in = nb;
+        c->in_cap = ncap;
+    }
+    ssize_t n = recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            return;
+        conn_close(c, strerror(errno));
+        return;
+    }
+    if (n == 0) {
+        /* The client shut down its side: answer what it sent, then close. */
+        event_del(c->rev);
+        conn_process(c, true);
+        c->closing = true;
+        conn_flush(c);
+        registry_quiescent(w->srv->reg, w->id);
+        return;
+    }
+    c->in_len += (size_t)n;
+    double t0 = util_now();
+    uint64_t before = STAT_GET(&w->stats, commands);
+    conn_process(c, false);
+    conn_flush(c);
+    /* Latency per read: every request answered from it is counted with the
+     * time from the read to the write, two clock reads per read not per request. */
+    uint64_t answered = STAT_GET(&w->stats, commands) - before;
+    if (answered)
+        stats_latency_add(&w->latency[STATS_LINE], util_now() - t0, answered);
+    registry_quiescent(w->srv->reg, w->id);
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    (void)fd;
+    if (what & EV_TIMEOUT) {
+        STAT_ADD(&c->w->stats, idle_timeouts, 1);
+        conn_close(c, "client did not read its replies");
+        return;
+    }
+    conn_flush(c);
+    registry_quiescent(c->w->srv->reg, c->w->id);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct worker *w = arg;
+    struct server *srv = w->srv;
+    (void)l;
+    (void)salen;
+    const struct conf *cf = cat_now(w)->conf;
+    unsigned open = atomic_fetch_add_explicit(&srv->conns_open, 1, memory_order_relaxed) + 1;
+    if (open > cf->max_connections) {
+        static const char msg[] = "ERR too_many_connections the server is at max_connections\n";
+        ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)ignored;
+        evutil_closesocket(fd);
+        atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+        STAT_ADD(&w->stats, connections_rejected, 1);
+        STAT_ADD(&w->stats, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
+        return;
+    }
+    struct conn *c = calloc(1, sizeof(*c));
+    if (c) {
+        c->in = malloc(IN_START);
+        c->out = evbuffer_new();
+        c->rev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+        c->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
+    }
+    if (!c || !c->in || !c->out || !c->rev || !c->wev) {
+        log_error("out of memory accepting a connection");
+        if (c) {
+            free(c->in);
+            if (c->out)
+                evbuffer_free(c->out);
+            if (c->rev)
+                event_free(c->rev);
+            if (c->wev)
+                event_free(c->wev);
+            free(c);
+        }
+        evutil_closesocket(fd);
+        atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->w = w;
+    c->fd = fd;
+    c->in_cap = IN_START;
+    c->loopback = addr_is_loopback((const struct sockaddr_storage *)sa);
+    addr_text(sa, c->peer, sizeof(c->peer));
+    c->next = w->conns;
+    if (w->conns)
+        w->conns->prev = c;
+    w->conns = c;
+    w->n_conns++;
+    STAT_ADD(&w->stats, connections_accepted, 1);
+    log_debug("connection from %s on worker %u", c->peer, w->id);
+    conn_arm_read(c);
+}
+
+/* ---- RELOAD: answered when the reload is over, without blocking the worker ---- */
+
+/* Format the report as the one reply line: OK with per-filter statuses, or
+ * ERR reload_failed naming the first failed filter and its reason. */
+static void reload_done(json_t *report, void *arg)
+{
+    struct pending_reload *p = arg;
+    struct conn *c = p->c;
+    free(p);
+    if (!c) {
+        json_decref(report);
+        return;
+    }
+    c->reload = NULL;
+    bool ok = json_is_true(json_object_get(report, "ok"));
+    json_t *filters = json_object_get(report, "filters");
+    char line[1024];
+    size_t len = 0;
+    if (ok) {
+        len += (size_t)snprintf(line, sizeof(line), "OK");
+        size_t i;
+        json_t *f;
+        json_array_foreach(filters, i, f)
+        {
+            if (len < sizeof(line))
+                len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%s",
+                                        json_string_value(json_object_get(f, "name")),
+                                        json_string_value(json_object_get(f, "status")));
+        }
+        if (len >= sizeof(line) - 1)
+            len = sizeof(line) - 2;
+        line[len++] = '\n';
+        evbuffer_add(c->out, line, len);
+    } else {
+        const char *msg = json_string_value(json_object_get(report, "error"));
+        size_t i;
+        json_t *f;
+        json_array_foreach(filters, i, f)
+        {
+            if (!msg && strcmp(json_string_value(json_object_get(f, "status")), "failed") == 0) {
+                snprintf(line, sizeof(line), "%s: %s",
+                         json_string_value(json_object_get(f, "name")),
+                         json_string_value(json_object_get(f, "error")));
+                msg = line;
+            }
+        }
+        reply_err(c, PROTO_ERR_RELOAD_FAILED, msg ? msg : "reload failed");
+    }
+    json_decref(report);
+    /* Requests that came after RELOAD waited for it (replies stay in order). */
+    conn_process(c, false);
+    conn_flush(c);
+    if (!c->paused && !c->closing && c->in_len < c->in_cap && !c->reload)
+        conn_arm_read(c);
+}
+
+static void conn_start_reload(struct conn *c)
+{
+    struct pending_reload *p = calloc(1, sizeof(*p));
+    if (!p) {
+        reply_err(c, PROTO_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    p->c = c;
+    c->reload = p;
+    event_del(c->rev); /* later requests wait in the kernel, not in our buffer */
+    c->w->srv->reload_fn(c->w->srv->reload_ctx, c->w->base, reload_done, p);
+}
+
+/* ---- workers ---- */
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+    (void)fd;
+    (void)what;
+    registry_quiescent(w->srv->reg, w->id);
+}
+
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+    (void)fd;
+    (void)what;
+    log_warn("worker %u: %u connection(s) still open at the shutdown deadline; closing them",
+             w->id, w->n_conns);
+    event_base_loopbreak(w->base);
+}
+
+/* Shutdown, on the worker's own thread: stop accepting, read what clients have
+ * already sent (up to what the buffer holds), answer it, and close each
+ * connection once its replies are written. The loop ends when none is left. */
+static void ctl_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+    (void)fd;
+    (void)what;
+    w->stopping = true;
+    for (size_t i = 0; i < w->srv->n_addrs; i++) {
+        if (w->listeners[i]) {
+            evconnlistener_free(w->listeners[i]);
+            w->listeners[i] = NULL;
+        }
+    }
+    struct conn *c = w->conns;
+    while (c) {
+        struct conn *next = c->next;
+        event_del(c->rev);
+        while (c->in_len < c->in_cap) {
+            ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+            if (n <= 0)
+                break;
+            c->in_len += (size_t)n;
+        }
+        c->paused = false;
+        conn_process(c, true);
+        c->closing = true;
+        conn_flush(c); /* may close (and free) c */
+        c = next;
+    }
+    if (w->n_conns == 0)
+        event_base_loopexit(w->base, NULL);
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    registry_quiescent(w->srv->reg, w->id);
+    event_base_dispatch(w->base);
+    /* Whatever is left (deadline passed) is closed without further ado. */
+    while (w->conns)
+        conn_close(w->conns, "shutdown");
+    registry_offline(w->srv->reg, w->id);
+    return NULL;
+}
+
+/* Open one listening socket. SO_REUSEPORT lets every worker bind the same
+ * address; the kernel then spreads new connections over the workers. */
+static evutil_socket_t listen_socket(const struct conf_addr *a, int port, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss = a->ss;
+    if (ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+    evutil_socket_t fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "listen %s: socket: %s", a->text, strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    if (ss.ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, a->len) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+        snprintf(err, errlen, "listen %s: %s", a->text, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* SO_REUSEPORT would let a second bloomgated (same user) bind the same port and
+ * silently take half the connections. Probe first with a plain bind, which
+ * fails if anything listens there. */
+static int probe_free(const struct conf_addr *a, char *err, size_t errlen)
+{
+    if ((a->ss.ss_family == AF_INET && ((const struct sockaddr_in *)&a->ss)->sin_port == 0) ||
+        (a->ss.ss_family == AF_INET6 && ((const struct sockaddr_in6 *)&a->ss)->sin6_port == 0))
+        return 0;
+    evutil_socket_t fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (a->ss.ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    int rc = bind(fd, (const struct sockaddr *)&a->ss, a->len);
+    int e = errno;
+    close(fd);
+    if (rc != 0) {
+        snprintf(err, errlen, "listen %s: %s", a->text, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+static int bound_port(evutil_socket_t fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return -1;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+struct server *server_create(struct registry *reg, unsigned threads, char *err, size_t errlen)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, (void (*)(void))evthread_use_pthreads);
+    const struct conf *cf = registry_read(reg)->conf;
+    struct server *srv = calloc(1, sizeof(*srv));
+    if (!srv) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    srv->reg = reg;
+    srv->n_workers = threads;
+    srv->n_addrs = cf->n_listen;
+    srv->started = util_now();
+    srv->started_wall = util_wall_seconds();
+    srv->workers = calloc(threads, sizeof(*srv->workers));
+    srv->fds = malloc(sizeof(*srv->fds) * threads * (cf->n_listen ? cf->n_listen : 1));
+    srv->ports = calloc(cf->n_listen ? cf->n_listen : 1, sizeof(int));
+    if (!srv->workers || !srv->fds || !srv->ports) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < threads * cf->n_listen; i++)
+        srv->fds[i] = -1;
+    for (size_t a = 0; a < cf->n_listen; a++) {
+        const struct conf_addr *addr = &cf->listen[a];
+        if (probe_free(addr, err, errlen) != 0)
+            goto fail;
+        int port = addr->ss.ss_family == AF_INET
+                       ? ntohs(((const struct sockaddr_in *)&addr->ss)->sin_port)
+                       : ntohs(((const struct sockaddr_in6 *)&addr->ss)->sin6_port);
+        for (unsigned t = 0; t < threads; t++) {
+            evutil_socket_t fd = listen_socket(addr, port, err, errlen);
+            if (fd < 0)
+                goto fail;
+            srv->fds[t * cf->n_listen + a] = fd;
+            if (port == 0)
+                port = bound_port(fd); /* the others join the port the kernel chose */
+        }
+        srv->ports[a] = port;
+    }
+    size_t items = cf->max_items;
+    for (unsigned t = 0; t < threads; t++) {
+        struct worker *w = &srv->workers[t];
+        w->id = t;
+        w->srv = srv;
+        w->scratch_items = items;
+        w->tokens = calloc(items, sizeof(*w->tokens));
+        w->keys = calloc(items, sizeof(*w->keys));
+        w->bools = calloc(items, sizeof(*w->bools));
+        w->reply_cap = PROTO_BOOLS_CAP(items) + 1024;
+        w->reply = malloc(w->reply_cap);
+        w->listeners = calloc(cf->n_listen ? cf->n_listen : 1, sizeof(*w->listeners));
+        w->fstats = calloc(REGISTRY_MAX_FILTERS, sizeof(*w->fstats));
+        w->base = event_base_new();
+        if (!w->tokens || !w->keys || !w->bools || !w->reply || !w->listeners || !w->fstats ||
+            !w->base) {
+            snprintf(err, errlen, "out of memory setting up worker %u", t);
+            goto fail;
+        }
+        for (size_t a = 0; a < cf->n_listen; a++) {
+            w->listeners[a] = evconnlistener_new(w->base, accept_cb, w, LEV_OPT_CLOSE_ON_FREE,
+                                                 -1, srv->fds[t * cf->n_listen + a]);
+            if (!w->listeners[a]) {
+                snprintf(err, errlen, "listen %s: cannot set up the listener", cf->listen[a].text);
+                goto fail;
+            }
+            srv->fds[t * cf->n_listen + a] = -1; /* owned by the listener now */
+        }
+        struct timeval tick = {0, TICK_MS * 1000};
+        w->tick = event_new(w->base, -1, EV_PERSIST, tick_cb, w);
+        w->ctl = event_new(w->base, -1, 0, ctl_cb, w);
+        if (!w->tick || !w->ctl || event_add(w->tick, &tick) != 0 || event_add(w->ctl, NULL) != 0) {
+            snprintf(err, errlen, "cannot set up worker %u events", t);
+            goto fail;
+        }
+    }
+    reg->on_fresh_id = zero_filter_id;
+    reg->on_fresh_ctx = srv;
+    return srv;
+fail:
+    server_free(srv);
+    return NULL;
+}
+
+void server_set_reload(struct server *srv, server_reload_fn fn, void *ctx)
+{
+    srv->reload_fn = fn;
+    srv->reload_ctx = ctx;
+}
+
+int server_start(struct server *srv, char *err, size_t errlen)
+{
+    for (unsigned t = 0; t < srv->n_workers; t++) {
+        struct worker *w = &srv->workers[t];
+        if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+            snprintf(err, errlen, "cannot start worker thread %u: %s", t, strerror(errno));
+            return -1;
+        }
+        w->started = true;
+    }
+    return 0;
+}
+
+void server_stop(struct server *srv, double timeout_s)
+{
+    struct timeval tv = {(time_t)timeout_s, (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)};
+    for (unsigned t = 0; t < srv->n_workers; t++) {
+        struct worker *w = &srv->workers[t];
+        if (!w->started)
+            continue;
+        /* The deadline is armed from here: event_base_once is thread-safe with
+         * evthread_use_pthreads, and so is event_active. */
+        event_base_once(w->base, -1, EV_TIMEOUT, deadline_cb, w, &tv);
+        event_active(w->ctl, EV_TIMEOUT, 0);
+    }
+    for (unsigned t = 0; t < srv->n_workers; t++) {
+        struct worker *w = &srv->workers[t];
+        if (w->started) {
+            pthread_join(w->tid, NULL);
+            w->started = false;
+        }
+    }
+}
+
+void server_free(struct server *srv)
+{
+    if (!srv)
+        return;
+    if (srv->reg && srv->reg->on_fresh_ctx == srv)
+        srv->reg->on_fresh_id = NULL;
+    for (unsigned t = 0; srv->workers && t < srv->n_workers; t++) {
+        struct worker *w = &srv->workers[t];
+        if (w->listeners)
+            for (size_t a = 0; a < srv->n_addrs; a++)
+                if (w->listeners[a])
+                    evconnlistener_free(w->listeners[a]);
+        while (w->conns)
+            conn_close(w->conns, "server freed");
+        if (w->tick)
+            event_free(w->tick);
+        if (w->ctl)
+            event_free(w->ctl);
+        if (w->base)
+            event_base_free(w->base);
+        free(w->listeners);
+        free(w->fstats);
+        free(w->tokens);
+        free(w->keys);
+        free(w->bools);
+        free(w->reply);
+    }
+    if (srv->fds)
+        for (size_t i = 0; i < srv->n_workers * srv->n_addrs; i++)
+            if (srv->fds[i] >= 0)
+                close(srv->fds[i]);
+    free(srv->fds);
+    free(srv->ports);
+    free(srv->workers);
+    free(srv);
+}
+
+int server_line_port(const struct server *srv, size_t idx)
+{
+    return idx < srv->n_addrs ? srv->ports[idx] : -1;
+}

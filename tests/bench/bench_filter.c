@@ -1,0 +1,229 @@
+/* bench_filter: lookup and build throughput of the filter core, printed as a
+ * table (a benchmark prints figures; nothing here is asserted). Run with
+ *   ./tests/bench/bench_filter [--big N] [--queries N] [--build N]
+ * Defaults follow issue #2: p = 1e-4, in-cache filter of 1M items, out-of-cache
+ * filter of 100M items, build of 10M URL-like items with 1 and 2 threads. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "filter.h"
+#include "util.h"
+
+#define FPR 1e-4
+#define BATCH 100 /* items per batched call, like an MCHECK of 100 */
+
+static uint64_t opt_big = 100000000, opt_queries = 4000000, opt_build = 10000000;
+
+/* A URL-like item of 40-64 bytes for index i of a namespace ('p' present,
+ * 'a' absent). Deterministic, so runs compare. */
+static size_t make_url(char *buf, char ns, uint64_t i)
+{
+    uint64_t h = i * 0x9E3779B97F4A7C15ull;
+    return (size_t)snprintf(buf, 80, "https://%c%llx.example-%02u.com/path/%llu/item.html?id=%llu",
+                            ns, (unsigned long long)(h >> 40), (unsigned)(i % 97),
+                            (unsigned long long)(h & 0xfffff), (unsigned long long)i);
+}
+
+struct fill_ctx {
+    struct filter *f;
+    uint64_t n, tasks;
+};
+
+static void fill_task(void *arg, size_t t)
+{
+    struct fill_ctx *c = arg;
+    char buf[96];
+    uint64_t lo = c->n * t / c->tasks, hi = c->n * (t + 1) / c->tasks;
+    for (uint64_t i = lo; i < hi; i++) {
+        size_t len = make_url(buf, 'p', i);
+        filter_add(c->f, buf, len);
+    }
+}
+
+struct keyset {
+    char *arena;
+    struct filter_key *keys;
+    size_t n;
+};
+
+/* Queries: `n` keys, half present (from the filled range), half absent,
+ * shuffled deterministically, stored contiguously. */
+static void make_keys(struct keyset *ks, size_t n, uint64_t filled, int present_share_pct)
+{
+    ks->arena = malloc(n * 80);
+    ks->keys = malloc(n * sizeof(*ks->keys));
+    ks->n = n;
+    uint64_t x = 88172645463325252ull;
+    char *p = ks->arena;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        bool present = (int)(x % 100) < present_share_pct;
+        size_t len = present ? make_url(p, 'p', (x >> 8) % filled) : make_url(p, 'a', x >> 8);
+        ks->keys[i].data = p;
+        ks->keys[i].len = len;
+        p += len;
+    }
+}
+
+static void free_keys(struct keyset *ks)
+{
+    free(ks->arena);
+    free(ks->keys);
+}
+
+static volatile uint64_t sink;
+
+static double run_single(const struct filter *f, const struct keyset *ks)
+{
+    uint64_t hits = 0;
+    double t0 = util_now();
+    for (size_t i = 0; i < ks->n; i++)
+        hits += filter_check(f, ks->keys[i].data, ks->keys[i].len);
+    double dt = util_now() - t0;
+    sink += hits;
+    return (double)ks->n / dt;
+}
+
+static double run_batched(const struct filter *f, const struct keyset *ks)
+{
+    bool out[BATCH];
+    uint64_t hits = 0;
+    double t0 = util_now();
+    for (size_t i = 0; i < ks->n; i += BATCH) {
+        size_t m = ks->n - i < BATCH ? ks->n - i : BATCH;
+        filter_check_batch(f, ks->keys + i, m, out);
+        for (size_t j = 0; j < m; j++)
+            hits += out[j];
+    }
+    double dt = util_now() - t0;
+    sink += hits;
+    return (double)ks->n / dt;
+}
+
+static void bench_lookups(enum filter_layout layout, uint64_t n, const char *label,
+                          double results[2][2])
+{
+    struct filter_plan plan;
+    char err[256];
+    if (filter_plan_make(layout, n, FPR, 0, &plan, err, sizeof(err)) != 0) {
+        fprintf(stderr, "plan: %s\n", err);
+        exit(1);
+    }
+    struct filter *f = filter_create(&plan, 42, err, sizeof(err));
+    if (!f) {
+        fprintf(stderr, "create: %s\n", err);
+        exit(1);
+    }
+    struct fill_ctx fc = {f, n, 64};
+    double t0 = util_now();
+    util_parallel_for(util_ncpus(), fc.tasks, fill_task, &fc);
+    double fill_s = util_now() - t0;
+    for (int present = 0; present < 2; present++) {
+        struct keyset ks;
+        make_keys(&ks, opt_queries, n, present ? 100 : 0);
+        run_batched(f, &ks); /* warm-up: page in, settle the caches */
+        results[present][0] = run_single(f, &ks);
+        results[present][1] = run_batched(f, &ks);
+        free_keys(&ks);
+    }
+    printf("%-8s %-13s %11.1f MB %7u %11.2f %11.2f %11.2f %11.2f   (filled in %.1f s)\n",
+           filter_layout_name(layout), label, (double)filter_bytes(f) / 1e6, f->shard_count,
+           results[0][0] / 1e6, results[0][1] / 1e6, results[1][0] / 1e6, results[1][1] / 1e6,
+           fill_s);
+    fflush(stdout);
+    filter_free(f);
+}
+
+static void bench_build(void)
+{
+    const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/bench_filter.XXXXXX", tmpdir);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    char in[4200], out[4200];
+    snprintf(in, sizeof(in), "%s/urls.txt", dir);
+    snprintf(out, sizeof(out), "%s/urls.bloom", dir);
+    FILE *fp = fopen(in, "w");
+    char buf[96];
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; i < opt_build; i++) {
+        size_t len = make_url(buf, 'p', i);
+        buf[len] = '\n';
+        fwrite(buf, 1, len + 1, fp);
+        bytes += len + 1;
+    }
+    fclose(fp);
+    printf("\nbuild: %llu URL-like items (%.0f MB, mean %.1f bytes), blocked, p = 1e-4, "
+           "file in page cache\n",
+           (unsigned long long)opt_build, (double)bytes / 1e6, (double)bytes / opt_build - 1);
+    printf("%-8s %-12s %14s %14s %12s\n", "threads", "sizing", "insert M/s", "total M/s",
+           "total s");
+    for (int sized = 1; sized >= 0; sized--) {
+        for (unsigned t = 1; t <= 2; t++) {
+            const char *inputs[] = {in};
+            struct build_opts o = {.inputs = inputs, .n_inputs = 1, .output = out,
+                                   .layout = FILTER_BLOCKED, .fpr = FPR,
+                                   .capacity = sized ? opt_build : 0, .threads = t, .seed = 7};
+            struct build_result r;
+            char err[512];
+            if (build_run(&o, &r, err, sizeof(err)) != 0) {
+                fprintf(stderr, "build: %s\n", err);
+                exit(1);
+            }
+            printf("%-8u %-12s %14.2f %14.2f %12.2f\n", t, sized ? "--capacity" : "counted",
+                   (double)r.lines / r.insert_seconds / 1e6, (double)r.lines / r.seconds / 1e6,
+                   r.seconds);
+            fflush(stdout);
+        }
+    }
+    unlink(in);
+    unlink(out);
+    rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        uint64_t *dst = NULL;
+        if (strcmp(argv[i], "--big") == 0)
+            dst = &opt_big;
+        else if (strcmp(argv[i], "--queries") == 0)
+            dst = &opt_queries;
+        else if (strcmp(argv[i], "--build") == 0)
+            dst = &opt_build;
+        if (!dst || i + 1 >= argc || util_parse_count(argv[++i], dst) != 0 || *dst == 0) {
+            fprintf(stderr, "usage: %s [--big N] [--queries N] [--build N]\n", argv[0]);
+            return 2;
+        }
+    }
+    printf("bench_filter: p = 1e-4, %llu queries per figure, batches of %d, %u CPUs\n",
+           (unsigned long long)opt_queries, BATCH, util_ncpus());
+    printf("lookups per second, single thread, in millions\n");
+    printf("%-8s %-13s %14s %7s %11s %11s %11s %11s\n", "layout", "filter", "size", "shards",
+           "absent/1", "absent/bat", "present/1", "present/bat");
+    double r[2][2][2][2]; /* layout, size, present, batched */
+    enum filter_layout layouts[2] = {FILTER_BLOCKED, FILTER_CLASSIC};
+    char big_label[32];
+    snprintf(big_label, sizeof(big_label), "%lluM items", (unsigned long long)(opt_big / 1000000));
+    for (int l = 0; l < 2; l++) {
+        bench_lookups(layouts[l], 1000000, "1M items", r[l][0]);
+        bench_lookups(layouts[l], opt_big, big_label, r[l][1]);
+    }
+    printf("\nout-of-cache ratio, blocked batched / classic single: absent %.2fx, present %.2fx, "
+           "half-and-half %.2fx\n",
+           r[0][1][0][1] / r[1][1][0][0], r[0][1][1][1] / r[1][1][1][0],
+           (2 / (1 / r[1][1][0][0] + 1 / r[1][1][1][0])) > 0
+               ? (2 / (1 / r[0][1][0][1] + 1 / r[0][1][1][1])) /
+                     (2 / (1 / r[1][1][0][0] + 1 / r[1][1][1][0]))
+               : 0.0);
+    bench_build();
+    return 0;
+}
