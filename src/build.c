@@ -107,11 +107,20 @@ __attribute__((format(printf, 2, 3))) static int reader_fail(struct reader *rd, 
     return -1;
 }
 
+/* Where a chunk came from, so an error in it can name the input and offset. */
+struct chunk_origin {
+    const char *name;
+    uint64_t offset;
+};
+
 /* Fill *buf (growing it if a line is longer than the buffer) with whole lines:
  * the carried partial line, then one read. Returns the chunk length, with
  * *last set when the chunk ends an input without a final LF; 0 at the end of
- * all inputs; -1 on error. Called with rd->mu held. */
-static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *last)
+ * all inputs; -1 on error. Called with rd->mu held. Only the unfinished tail
+ * is checked against BUILD_MAX_LINE here (it bounds the carry); complete lines
+ * are checked by whoever scans the chunk, outside the lock. */
+static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *last,
+                           struct chunk_origin *origin)
 {
     *last = false;
     while (rd->cur < rd->n_inputs && !rd->failed) {
@@ -135,6 +144,8 @@ static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *las
         if (n < 0)
             return reader_fail(rd, "%s: read failed: %s", in->name, strerror(errno));
         if (n == 0) { /* end of this input: what is carried is its last line */
+            origin->name = in->name;
+            origin->offset = rd->cur_offset;
             rd->cur++;
             rd->cur_offset = 0;
             if (have > 0) {
@@ -161,6 +172,8 @@ static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *las
         if (rest)
             memcpy(rd->carry, *buf + cut, rest);
         rd->carry_len = rest;
+        origin->name = in->name;
+        origin->offset = rd->cur_offset;
         rd->cur_offset += cut;
         if (cut > 0)
             return (ssize_t)cut;
@@ -179,8 +192,9 @@ static void *worker_main(void *arg)
     size_t cap = 0;
     for (;;) {
         bool last;
+        struct chunk_origin origin;
         pthread_mutex_lock(&b->rd.mu);
-        ssize_t n = reader_next(&b->rd, &buf, &cap, &last);
+        ssize_t n = reader_next(&b->rd, &buf, &cap, &last, &origin);
         pthread_mutex_unlock(&b->rd.mu);
         if (n <= 0)
             break;
@@ -188,6 +202,14 @@ static void *worker_main(void *arg)
         uint64_t lines = 0;
         struct filter_key it;
         while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
+            if (it.len > BUILD_MAX_LINE) {
+                pthread_mutex_lock(&b->rd.mu);
+                reader_fail(&b->rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
+                            (unsigned long long)(origin.offset +
+                                                 (uint64_t)((const char *)it.data - buf)));
+                pthread_mutex_unlock(&b->rd.mu);
+                break;
+            }
             uint32_t shard;
             if (filter_add_hash_raw(f, filter_hash(f, it.data, it.len), &shard))
                 w->new_per_shard[shard]++;
@@ -255,11 +277,22 @@ static int count_items(struct input *in, uint64_t *count, char *err, size_t errl
     bool last;
     ssize_t n;
     pthread_mutex_init(&rd.mu, NULL);
-    while ((n = reader_next(&rd, &buf, &cap, &last)) > 0) {
+    struct chunk_origin origin;
+    while ((n = reader_next(&rd, &buf, &cap, &last, &origin)) > 0) {
         size_t pos = 0;
         struct filter_key it;
-        while (build_next_item(buf, (size_t)n, last, &pos, &it))
+        while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
+            if (it.len > BUILD_MAX_LINE) {
+                reader_fail(&rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
+                            (unsigned long long)(origin.offset +
+                                                 (uint64_t)((const char *)it.data - buf)));
+                n = -1;
+                break;
+            }
             (*count)++;
+        }
+        if (n < 0)
+            break;
     }
     free(buf);
     free(rd.carry);

@@ -436,9 +436,9 @@ END_TEST
 
 START_TEST(test_build_line_limit_inside_read)
 {
-    /* Known bug (tests/knownbug-long-line.sh): the limit is checked only on the
-     * unfinished tail of each 4 MiB read. A 2 MiB line ending inside a read,
-     * and a 1.5 MiB line straddling two reads, both get through. */
+    /* Once a bug: the limit was checked only on the unfinished tail of each
+     * 4 MiB read, so a 2 MiB line ending inside a read, and a 1.5 MiB line
+     * straddling two reads, both got through. */
     const char *in = tmp_path("long2.txt"), *out = tmp_path("long2.bgf");
     write_long_line_file(in, 10, 2u << 20, true);
     expect_line_refused(in, out);
@@ -534,10 +534,7 @@ static Suite *build_suite(void)
     tcase_add_test(tc, test_build_threads_same_bits);
     suite_add_tcase(s, tc);
 
-    /* Known bug: tagged out of the main run, run by tests/knownbug-long-line.sh
-     * as an expected failure. */
-    tc = tcase_create("knownbug_long_line");
-    tcase_set_tags(tc, "knownbug");
+    tc = tcase_create("long_line");
     tcase_add_unchecked_fixture(tc, tu_dir_setup, tu_dir_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_build_line_limit_inside_read);

@@ -188,8 +188,8 @@ START_TEST(test_dry_run_ten_billion)
 }
 END_TEST
 
-/* The expected rate at capacity never exceeds the target. The classic half
- * is a known bug (see tests/knownbug-classic-fpr.sh). */
+/* The expected rate at capacity never exceeds the target (for classic, this
+ * once failed: k was rounded after m was fixed). */
 static void check_expected_within_target(enum filter_layout layout, double p)
 {
     const uint64_t caps[] = {1000, 200000, BIG_N};
@@ -344,8 +344,8 @@ END_TEST
 /* ---- estimates from the fill ---- */
 
 /* Monotone in bits_set: strictly (slack 0), or allowing `slack` of absolute
- * noise, far below any rate a plan can ask for. The strict sweep is a known
- * bug (see tests/knownbug-poisson-tail.sh). */
+ * noise, far below any rate a plan can ask for. The strict sweep once failed
+ * (rounding noise was counted as a tail of certain hits). */
 static void check_estimate_monotone(double slack)
 {
     const uint64_t total = 512ull * 4096; /* 256 KiB */
@@ -469,16 +469,12 @@ static Suite *sizing_suite(void)
     tcase_add_test(tc, test_estimate_blocked_matches_model);
     suite_add_tcase(s, tc);
 
-    /* Known bugs: tagged out of the main run, each run by its own script
-     * (tests/knownbug-*.sh) as an expected failure. */
-    tc = tcase_create("knownbug_classic_fpr");
-    tcase_set_tags(tc, "knownbug");
+    tc = tcase_create("classic_fpr");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_classic_expected_within_target, 0, N_ALL_RATES);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("knownbug_poisson_tail");
-    tcase_set_tags(tc, "knownbug");
+    tc = tcase_create("poisson_tail");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_estimate_monotone_strict);
     suite_add_tcase(s, tc);
