@@ -89,7 +89,7 @@ struct coll {
     struct {
         unsigned char *d;
         size_t len;
-    } *v;
+    } * v;
     size_t stop_after; /* 0: never stop */
 };
 
@@ -127,7 +127,10 @@ static void coll_expect(const struct coll *c, const struct filter_key *want, siz
     }
 }
 
-static struct filter_key key(const char *s) { return (struct filter_key){s, strlen(s)}; }
+static struct filter_key key(const char *s)
+{
+    return (struct filter_key){s, strlen(s)};
+}
 
 static struct journal *open_ok(const char *path, enum conf_fsync pol, struct journal_scan *s)
 {
@@ -151,8 +154,7 @@ static void open_fails(const char *path, const char *part)
     memset(err, 0, sizeof(err));
     ck_assert_ptr_null(journal_open(path, CONF_FSYNC_EVERYSEC, NULL, err, sizeof(err)));
     ck_assert_msg(strstr(err, part) != NULL, "want \"%s\" in: %s", part, err);
-    ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "message does not name the file: %s",
-                  err);
+    ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "message does not name the file: %s", err);
 }
 
 /* Replay everything of an open journal into c. */
@@ -213,8 +215,8 @@ START_TEST(test_binary_round_trip)
     };
     size_t n = sizeof(want) / sizeof(want[0]);
     struct journal *j = open_ok(p, CONF_FSYNC_ALWAYS, NULL);
-    append_ok(j, want, 3);         /* one batch */
-    append_ok(j, want + 3, 1);     /* single items */
+    append_ok(j, want, 3);     /* one batch */
+    append_ok(j, want + 3, 1); /* single items */
     append_ok(j, want + 4, 1);
     append_ok(j, want + 5, n - 5); /* a batch holding the 1 MiB item */
     ck_assert_int_eq(journal_commit(j, err, sizeof(err)), 0);
@@ -385,12 +387,18 @@ static void run_concurrent(enum conf_fsync pol, bool commit, int per_thread)
     remove_dir();
 }
 
-START_TEST(test_concurrent_appends) { run_concurrent(CONF_FSYNC_EVERYSEC, false, PER_THREAD); }
+START_TEST(test_concurrent_appends)
+{
+    run_concurrent(CONF_FSYNC_EVERYSEC, false, PER_THREAD);
+}
 END_TEST
 
 /* The daemon's `always` path: append, then commit before replying. Committers
  * share fdatasyncs; nothing here asserts how many (that would be a timing). */
-START_TEST(test_concurrent_commits) { run_concurrent(CONF_FSYNC_ALWAYS, true, PER_THREAD); }
+START_TEST(test_concurrent_commits)
+{
+    run_concurrent(CONF_FSYNC_ALWAYS, true, PER_THREAD);
+}
 END_TEST
 
 /* ---- torn tails and corruption ---- */
@@ -713,7 +721,8 @@ END_TEST
 START_TEST(test_open_errors)
 {
     make_dir();
-    open_fails(path_in("no/such/dir/x.journal"), "cannot create journal: No such file or directory");
+    open_fails(path_in("no/such/dir/x.journal"),
+               "cannot create journal: No such file or directory");
     write_all(path_in("plain"), "x", 1);
     open_fails(path_in("plain/x.journal"), "Not a directory");
     ck_assert_int_eq(mkdir(path_in("adir"), 0700), 0);
@@ -827,8 +836,7 @@ START_TEST(test_replay_ranges)
     ck_assert_int_eq(journal_replay(j, 0, e1, collect, &c, err, sizeof(err)), 2);
     coll_expect(&c, a, 2);
     coll_free(&c);
-    ck_assert_int_eq(journal_replay(j, JOURNAL_HEADER_BYTES, e1, collect, &c, err, sizeof(err)),
-                     2);
+    ck_assert_int_eq(journal_replay(j, JOURNAL_HEADER_BYTES, e1, collect, &c, err, sizeof(err)), 2);
     coll_free(&c);
     struct filter_key bc[] = {b, c3};
     ck_assert_int_eq(journal_replay(j, e1, e3, collect, &c, err, sizeof(err)), 2);
