@@ -687,6 +687,20 @@ const char *journal_path(const struct journal *j)
     return j->path;
 }
 
+/* Compares the inode the path names now with the open one. */
+int journal_replaced(const struct journal *j, char *err, size_t errlen)
+{
+    struct stat open_st, path_st;
+    if (fstat(j->fd, &open_st) != 0)
+        return fail(err, errlen, "%s: fstat failed: %s", j->path, strerror(errno));
+    if (stat(j->path, &path_st) != 0) {
+        if (errno == ENOENT)
+            return 1;
+        return fail(err, errlen, "%s: stat failed: %s", j->path, strerror(errno));
+    }
+    return path_st.st_dev != open_st.st_dev || path_st.st_ino != open_st.st_ino;
+}
+
 int journal_close(struct journal *j, char *err, size_t errlen)
 {
     if (!j)

@@ -109,4 +109,10 @@ int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
 
 const char *journal_path(const struct journal *j);
 
+/* Whether the path no longer names the open journal: 1 if it was moved aside,
+ * deleted or replaced by another file (appends still go to the open one, so a
+ * reload should open the path again), 0 if it still does, -1 with err if it
+ * cannot be told. The reload thread; never blocks on the disk beyond stat. */
+int journal_replaced(const struct journal *j, char *err, size_t errlen);
+
 #endif

@@ -873,6 +873,31 @@ START_TEST(test_replay_ranges)
 }
 END_TEST
 
+/* The operator retires a journal by moving it aside; the open handle still
+ * writes to the moved file, and journal_replaced tells the reload to reopen. */
+START_TEST(test_replaced)
+{
+    make_dir();
+    const char *p = path_in("live.journal");
+    const char *aside = path_in("live.journal.old");
+    struct journal *j = open_ok(p, CONF_FSYNC_EVERYSEC, NULL);
+    ck_assert_int_eq(journal_replaced(j, err, sizeof(err)), 0);
+    ck_assert_int_eq(rename(p, aside), 0);
+    ck_assert_int_eq(journal_replaced(j, err, sizeof(err)), 1); /* gone */
+    struct journal *fresh =
+        open_ok(p, CONF_FSYNC_EVERYSEC, NULL);                  /* another inode: no lock clash */
+    ck_assert_int_eq(journal_replaced(j, err, sizeof(err)), 1); /* another file */
+    ck_assert_int_eq(journal_replaced(fresh, err, sizeof(err)), 0);
+    struct filter_key k = key("late");
+    append_ok(j, &k, 1);
+    close_ok(j);
+    close_ok(fresh);
+    ck_assert_int_eq(journal_read_file(aside, NULL, NULL, NULL, err, sizeof(err)), 1);
+    ck_assert_int_eq(journal_read_file(p, NULL, NULL, NULL, err, sizeof(err)), 0);
+    remove_dir();
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
     Suite *s = suite_create("journal");
@@ -895,6 +920,7 @@ static Suite *journal_suite(void)
     tcase_add_test(tc, test_write_failure);
     tcase_add_test(tc, test_policies);
     tcase_add_test(tc, test_replay_ranges);
+    tcase_add_test(tc, test_replaced);
     suite_add_tcase(s, tc);
     return s;
 }
