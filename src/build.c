@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "journal.h"
 #include "util.h"
 
 #define READ_CHUNK (4u << 20)
@@ -308,6 +309,44 @@ static int count_items(struct input *in, uint64_t *count, char *err, size_t errl
     return 0;
 }
 
+/* Journal items go in after the lists, on the calling thread (journals are
+ * small next to lists), with the same per-shard tallies as the workers. */
+struct journal_fold {
+    struct filter *f;
+    uint64_t *new_per_shard;
+};
+
+static int fold_item(void *ctx, const void *item, size_t len)
+{
+    struct journal_fold *jf = ctx;
+    uint32_t shard;
+    if (filter_add_hash_raw(jf->f, filter_hash(jf->f, item, len), &shard))
+        jf->new_per_shard[shard]++;
+    return 0;
+}
+
+static int fold_journals(const struct build_opts *o, struct filter *f, uint64_t *items, char *err,
+                         size_t errlen)
+{
+    struct journal_fold jf = {f, calloc(f->shard_count, sizeof(uint64_t))};
+    if (!jf.new_per_shard) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < o->n_journals && rc == 0; i++) {
+        int64_t n = journal_read_file(o->journals[i], fold_item, &jf, NULL, err, errlen);
+        if (n < 0)
+            rc = -1;
+        else
+            *items += (uint64_t)n;
+    }
+    for (uint32_t s = 0; s < f->shard_count; s++)
+        atomic_fetch_add(&f->shards[s].items, jf.new_per_shard[s]);
+    free(jf.new_per_shard);
+    return rc;
+}
+
 static void close_inputs(struct input *in, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -335,11 +374,11 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
 {
     static const char *const stdin_only[] = {"-"};
     const char *const *names = o->n_inputs ? o->inputs : stdin_only;
-    size_t n_in = o->n_inputs ? o->n_inputs : 1;
+    size_t n_in = o->n_inputs ? o->n_inputs : o->n_journals ? 0 : 1;
     double t0 = util_now();
     memset(res, 0, sizeof(*res));
 
-    struct input *in = calloc(n_in, sizeof(*in));
+    struct input *in = calloc(n_in ? n_in : 1, sizeof(*in));
     if (!in) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -376,12 +415,22 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
             (void)posix_fadvise(in[i].fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
 
+    /* Check every journal before anything is built: a corrupt one fails the
+     * build, and their items count toward the size. */
+    uint64_t journal_items = 0;
+    for (size_t i = 0; i < o->n_journals; i++) {
+        int64_t n = journal_read_file(o->journals[i], NULL, NULL, NULL, err, errlen);
+        if (n < 0)
+            goto fail_inputs;
+        journal_items += (uint64_t)n;
+    }
     uint64_t capacity = o->capacity;
     if (capacity == 0) {
         double tc = util_now();
         for (size_t i = 0; i < n_in; i++)
             if (count_items(&in[i], &capacity, err, errlen) != 0)
                 goto fail_inputs;
+        capacity += journal_items;
         res->count_seconds = util_now() - tc;
         if (capacity == 0)
             capacity = 1; /* an empty list still makes a valid (empty) filter */
@@ -446,12 +495,14 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     free(ws);
     if (o->progress)
         print_progress(b, total_bytes, ti, true);
-    res->insert_seconds = util_now() - ti;
     res->bytes_read = atomic_load(&b->bytes);
     if (b->rd.failed) {
         snprintf(err, errlen, "%s", b->rd.err);
         goto fail_builder;
     }
+    if (fold_journals(o, b->f, &res->journal_items, err, errlen) != 0)
+        goto fail_builder;
+    res->insert_seconds = util_now() - ti;
     res->items = filter_items(b->f);
     double tw = util_now();
     if (format_write(b->f, o->output, nt, err, errlen) != 0)

@@ -45,7 +45,9 @@ enum { H_MAGIC = 0, H_VERSION = 8, H_FLAGS = 12, H_SALT = 16, H_SUM = 24 };
 
 struct journal {
     char *path;
-    int fd;                  /* O_RDWR | O_APPEND, holding an exclusive flock */
+    /* O_RDWR | O_APPEND, holding an exclusive flock; appends write() to it,
+     * replays pread() from it, both at once. */
+    int fd;
     enum conf_fsync policy;
     uint64_t salt;           /* seed of every record checksum (from the header) */
     pthread_mutex_t mu;      /* orders appends; guards failed and failure */
@@ -82,11 +84,17 @@ static uint32_t get32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static uint64_t get64(const unsigned char *p)
+{
+    return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
 
-static const char *errno_text(int e) { return e ? strerror(e) : "the file ended early"; }
+static const char *errno_text(int e)
+{
+    return e ? strerror(e) : "the file ended early";
+}
 
-/* ---- pure encoding and decoding ---- */
+/* ---- pure encoding and decoding: any thread ---- */
 
 /* XXH3-64, seeded with the salt, over a record's magic and length, then its
  * payload. The salt is random per journal, so an item whose bytes happen to be a
@@ -201,7 +209,8 @@ static int64_t payload_items(const unsigned char *p, size_t len, journal_item_fn
     return n;
 }
 
-/* ---- reading records ---- */
+/* ---- reading records: pread only, through a window of the caller's own, so
+ * any thread may read while others append ---- */
 
 /* A read-ahead window over the file, so a journal of many small records costs
  * one pread per megabyte rather than two per record. */
@@ -577,8 +586,10 @@ int journal_append(struct journal *j, const struct filter_key *items, size_t n, 
         return 0;
     for (size_t i = 0; i < n; i++)
         if (items[i].len > JOURNAL_MAX_ITEM)
-            return fail(err, errlen, "%s: an item of %zu bytes is longer than the journal's limit "
-                        "(1 MiB)", j->path, items[i].len);
+            return fail(err, errlen,
+                        "%s: an item of %zu bytes is longer than the journal's limit "
+                        "(1 MiB)",
+                        j->path, items[i].len);
     size_t total = batch_encode(NULL, 0, items, n);
     unsigned char stack[STACK_BATCH];
     unsigned char *buf = total <= sizeof(stack) ? stack : malloc(total);
@@ -597,8 +608,7 @@ int journal_append(struct journal *j, const struct filter_key *items, size_t n, 
          * next record would land after a torn one, and the journal would no
          * longer load. */
         if (ftruncate(j->fd, (off_t)end) == 0) {
-            rc = fail(err, errlen, "%s: cannot append %zu bytes: %s", j->path, total,
-                      strerror(e));
+            rc = fail(err, errlen, "%s: cannot append %zu bytes: %s", j->path, total, strerror(e));
         } else {
             int e2 = errno;
             j->failed = true;
@@ -617,9 +627,10 @@ int journal_append(struct journal *j, const struct filter_key *items, size_t n, 
     return rc;
 }
 
-/* Make every byte before target durable, unless a sync already did. One
- * fdatasync at a time; whoever gets the lock syncs everything appended so far,
- * so the threads queued behind it usually find their bytes covered. */
+/* Make every byte before target durable, unless a sync already did. Worker
+ * threads (commit), the ticking thread and the closing one may all call it.
+ * One fdatasync at a time; whoever gets the lock syncs everything appended so
+ * far, so the threads queued behind it usually find their bytes covered. */
 static int sync_to(struct journal *j, uint64_t target, char *err, size_t errlen)
 {
     if (atomic_load_explicit(&j->synced, memory_order_acquire) >= target)
@@ -671,7 +682,24 @@ uint64_t journal_end(struct journal *j)
     return atomic_load_explicit(&j->end, memory_order_acquire);
 }
 
-const char *journal_path(const struct journal *j) { return j->path; }
+const char *journal_path(const struct journal *j)
+{
+    return j->path;
+}
+
+/* Compares the inode the path names now with the open one. */
+int journal_replaced(const struct journal *j, char *err, size_t errlen)
+{
+    struct stat open_st, path_st;
+    if (fstat(j->fd, &open_st) != 0)
+        return fail(err, errlen, "%s: fstat failed: %s", j->path, strerror(errno));
+    if (stat(j->path, &path_st) != 0) {
+        if (errno == ENOENT)
+            return 1;
+        return fail(err, errlen, "%s: stat failed: %s", j->path, strerror(errno));
+    }
+    return path_st.st_dev != open_st.st_dev || path_st.st_ino != open_st.st_ino;
+}
 
 int journal_close(struct journal *j, char *err, size_t errlen)
 {
@@ -696,9 +724,9 @@ int64_t journal_replay(struct journal *j, uint64_t from, uint64_t to, journal_it
     if (from < JOURNAL_HEADER_BYTES)
         from = JOURNAL_HEADER_BYTES;
     if (to > end || from > to)
-        return fail(err, errlen, "%s: replay range [%llu, %llu) is outside the journal (%llu bytes)",
-                    j->path, (unsigned long long)from, (unsigned long long)to,
-                    (unsigned long long)end);
+        return fail(err, errlen,
+                    "%s: replay range [%llu, %llu) is outside the journal (%llu bytes)", j->path,
+                    (unsigned long long)from, (unsigned long long)to, (unsigned long long)end);
     return replay_range(j->path, j->fd, j->salt, from, to, fn, ctx, err, errlen);
 }
 

@@ -15,24 +15,24 @@
 /* The on-disk format is in docs/file-format.md, "The journal file". */
 #define JOURNAL_MAGIC "BGJOURN\x1a"
 #define JOURNAL_VERSION 1u
-#define JOURNAL_HEADER_BYTES 32u           /* offset of the first record */
-#define JOURNAL_RECORD_MAGIC "JRN\x1e"      /* first 4 bytes of every record */
-#define JOURNAL_RECORD_HEADER 16u           /* magic, length, checksum */
-#define JOURNAL_MAX_ITEM (1u << 20)         /* longest item: 1 MiB, as BUILD_MAX_LINE */
-#define JOURNAL_MAX_PAYLOAD (16u << 20)     /* longest record payload; bigger batches split */
+#define JOURNAL_HEADER_BYTES 32u        /* offset of the first record */
+#define JOURNAL_RECORD_MAGIC "JRN\x1e"  /* first 4 bytes of every record */
+#define JOURNAL_RECORD_HEADER 16u       /* magic, length, checksum */
+#define JOURNAL_MAX_ITEM (1u << 20)     /* longest item: 1 MiB, as BUILD_MAX_LINE */
+#define JOURNAL_MAX_PAYLOAD (16u << 20) /* longest record payload; bigger batches split */
 #define JOURNAL_NO_TEAR UINT64_MAX
 
 struct journal;
 
 /* What a scan of a whole journal found (journal_open, journal_read_file). */
 struct journal_scan {
-    uint64_t records;    /* complete, checksummed records */
-    uint64_t items;      /* items in them */
-    uint64_t end;        /* offset just past the last complete record */
-    uint64_t torn_at;    /* offset of a torn tail, or JOURNAL_NO_TEAR */
-    uint64_t torn_bytes; /* bytes from torn_at to the end of the file */
+    uint64_t records;     /* complete, checksummed records */
+    uint64_t items;       /* items in them */
+    uint64_t end;         /* offset just past the last complete record */
+    uint64_t torn_at;     /* offset of a torn tail, or JOURNAL_NO_TEAR */
+    uint64_t torn_bytes;  /* bytes from torn_at to the end of the file */
     const char *torn_why; /* what was wrong at torn_at (a string constant); NULL if none */
-    int created;         /* journal_open made a new file, or gave a 0-byte one its header */
+    int created;          /* journal_open made a new file, or gave a 0-byte one its header */
 };
 
 /* Called once per replayed item, in journal order. Return 0 to go on; anything
@@ -49,7 +49,8 @@ typedef int journal_item_fn(void *ctx, const void *item, size_t len);
  * record followed by valid ones, a checksummed record whose payload is
  * malformed. Takes an exclusive flock(): a second open of the same file fails,
  * even from this process, so close the old handle before reopening a path.
- * scan may be NULL. NULL on failure with "PATH: reason" in err. */
+ * Then replay with journal_replay(j, 0, journal_end(j), ...). scan may be
+ * NULL. NULL on failure with "PATH: reason" in err. */
 struct journal *journal_open(const char *path, enum conf_fsync policy, struct journal_scan *scan,
                              char *err, size_t errlen);
 
@@ -64,20 +65,25 @@ int journal_close(struct journal *j, char *err, size_t errlen);
  * nothing of the batch stays in the file (a partial write is truncated away)
  * and the caller must refuse the ADD. If even that truncation, or an earlier
  * fdatasync, failed, the journal takes no more appends until it is reopened.
- * n = 0 writes nothing and succeeds. */
+ * n = 0 writes nothing and succeeds. A process that appends should ignore
+ * SIGXFSZ, so that a file-size limit fails the append (EFBIG) instead of
+ * killing the process. */
 int journal_append(struct journal *j, const struct filter_key *items, size_t n, char *err,
                    size_t errlen);
 
 /* Policy `always`: make everything appended so far durable (fdatasync) unless a
  * concurrent commit already covered it, so callers that commit once per batch of
  * requests, before sending any reply of the batch, share one fdatasync (group
- * commit). On failure the caller must refuse every ADD of the batch. Policies
- * `everysec` and `no`: returns 0 at once. Worker threads; blocks for the sync. */
+ * commit). On failure the caller must refuse every ADD of the batch (its items
+ * are in the file, not known to be on disk), and the journal takes no more
+ * appends until reopened. Policies `everysec` and `no`: returns 0 at once.
+ * Worker threads; blocks for the sync. */
 int journal_commit(struct journal *j, char *err, size_t errlen);
 
 /* Policy `everysec`: fdatasync if anything was appended since the last sync;
  * call once a second. Other policies: nothing. Blocks for the sync, so call it
- * from a thread that may wait on the disk (not a worker). */
+ * from a thread that may wait on the disk (not a worker). A failed sync is
+ * sticky, as for journal_commit: later appends fail, so ADDs are refused. */
 int journal_tick(struct journal *j, char *err, size_t errlen);
 
 /* Offset just past the last appended record: take it as `to` for a replay.
@@ -102,5 +108,11 @@ int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
                           struct journal_scan *scan, char *err, size_t errlen);
 
 const char *journal_path(const struct journal *j);
+
+/* Whether the path no longer names the open journal: 1 if it was moved aside,
+ * deleted or replaced by another file (appends still go to the open one, so a
+ * reload should open the path again), 0 if it still does, -1 with err if it
+ * cannot be told. The reload thread; never blocks on the disk beyond stat. */
+int journal_replaced(const struct journal *j, char *err, size_t errlen);
 
 #endif

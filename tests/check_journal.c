@@ -89,7 +89,7 @@ struct coll {
     struct {
         unsigned char *d;
         size_t len;
-    } *v;
+    } * v;
     size_t stop_after; /* 0: never stop */
 };
 
@@ -127,7 +127,10 @@ static void coll_expect(const struct coll *c, const struct filter_key *want, siz
     }
 }
 
-static struct filter_key key(const char *s) { return (struct filter_key){s, strlen(s)}; }
+static struct filter_key key(const char *s)
+{
+    return (struct filter_key){s, strlen(s)};
+}
 
 static struct journal *open_ok(const char *path, enum conf_fsync pol, struct journal_scan *s)
 {
@@ -151,8 +154,7 @@ static void open_fails(const char *path, const char *part)
     memset(err, 0, sizeof(err));
     ck_assert_ptr_null(journal_open(path, CONF_FSYNC_EVERYSEC, NULL, err, sizeof(err)));
     ck_assert_msg(strstr(err, part) != NULL, "want \"%s\" in: %s", part, err);
-    ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "message does not name the file: %s",
-                  err);
+    ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "message does not name the file: %s", err);
 }
 
 /* Replay everything of an open journal into c. */
@@ -213,8 +215,8 @@ START_TEST(test_binary_round_trip)
     };
     size_t n = sizeof(want) / sizeof(want[0]);
     struct journal *j = open_ok(p, CONF_FSYNC_ALWAYS, NULL);
-    append_ok(j, want, 3);         /* one batch */
-    append_ok(j, want + 3, 1);     /* single items */
+    append_ok(j, want, 3);     /* one batch */
+    append_ok(j, want + 3, 1); /* single items */
     append_ok(j, want + 4, 1);
     append_ok(j, want + 5, n - 5); /* a batch holding the 1 MiB item */
     ck_assert_int_eq(journal_commit(j, err, sizeof(err)), 0);
@@ -385,12 +387,18 @@ static void run_concurrent(enum conf_fsync pol, bool commit, int per_thread)
     remove_dir();
 }
 
-START_TEST(test_concurrent_appends) { run_concurrent(CONF_FSYNC_EVERYSEC, false, PER_THREAD); }
+START_TEST(test_concurrent_appends)
+{
+    run_concurrent(CONF_FSYNC_EVERYSEC, false, PER_THREAD);
+}
 END_TEST
 
 /* The daemon's `always` path: append, then commit before replying. Committers
  * share fdatasyncs; nothing here asserts how many (that would be a timing). */
-START_TEST(test_concurrent_commits) { run_concurrent(CONF_FSYNC_ALWAYS, true, PER_THREAD); }
+START_TEST(test_concurrent_commits)
+{
+    run_concurrent(CONF_FSYNC_ALWAYS, true, PER_THREAD);
+}
 END_TEST
 
 /* ---- torn tails and corruption ---- */
@@ -713,7 +721,8 @@ END_TEST
 START_TEST(test_open_errors)
 {
     make_dir();
-    open_fails(path_in("no/such/dir/x.journal"), "cannot create journal: No such file or directory");
+    open_fails(path_in("no/such/dir/x.journal"),
+               "cannot create journal: No such file or directory");
     write_all(path_in("plain"), "x", 1);
     open_fails(path_in("plain/x.journal"), "Not a directory");
     ck_assert_int_eq(mkdir(path_in("adir"), 0700), 0);
@@ -827,8 +836,7 @@ START_TEST(test_replay_ranges)
     ck_assert_int_eq(journal_replay(j, 0, e1, collect, &c, err, sizeof(err)), 2);
     coll_expect(&c, a, 2);
     coll_free(&c);
-    ck_assert_int_eq(journal_replay(j, JOURNAL_HEADER_BYTES, e1, collect, &c, err, sizeof(err)),
-                     2);
+    ck_assert_int_eq(journal_replay(j, JOURNAL_HEADER_BYTES, e1, collect, &c, err, sizeof(err)), 2);
     coll_free(&c);
     struct filter_key bc[] = {b, c3};
     ck_assert_int_eq(journal_replay(j, e1, e3, collect, &c, err, sizeof(err)), 2);
@@ -865,6 +873,31 @@ START_TEST(test_replay_ranges)
 }
 END_TEST
 
+/* The operator retires a journal by moving it aside; the open handle still
+ * writes to the moved file, and journal_replaced tells the reload to reopen. */
+START_TEST(test_replaced)
+{
+    make_dir();
+    const char *p = path_in("live.journal");
+    const char *aside = path_in("live.journal.old");
+    struct journal *j = open_ok(p, CONF_FSYNC_EVERYSEC, NULL);
+    ck_assert_int_eq(journal_replaced(j, err, sizeof(err)), 0);
+    ck_assert_int_eq(rename(p, aside), 0);
+    ck_assert_int_eq(journal_replaced(j, err, sizeof(err)), 1); /* gone */
+    struct journal *fresh =
+        open_ok(p, CONF_FSYNC_EVERYSEC, NULL);                  /* another inode: no lock clash */
+    ck_assert_int_eq(journal_replaced(j, err, sizeof(err)), 1); /* another file */
+    ck_assert_int_eq(journal_replaced(fresh, err, sizeof(err)), 0);
+    struct filter_key k = key("late");
+    append_ok(j, &k, 1);
+    close_ok(j);
+    close_ok(fresh);
+    ck_assert_int_eq(journal_read_file(aside, NULL, NULL, NULL, err, sizeof(err)), 1);
+    ck_assert_int_eq(journal_read_file(p, NULL, NULL, NULL, err, sizeof(err)), 0);
+    remove_dir();
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
     Suite *s = suite_create("journal");
@@ -887,6 +920,7 @@ static Suite *journal_suite(void)
     tcase_add_test(tc, test_write_failure);
     tcase_add_test(tc, test_policies);
     tcase_add_test(tc, test_replay_ranges);
+    tcase_add_test(tc, test_replaced);
     suite_add_tcase(s, tc);
     return s;
 }
