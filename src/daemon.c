@@ -210,6 +210,7 @@ int daemon_main(int argc, char **argv)
     }
     log_set_level(level_arg ? forced : verbose ? LOG_DEBUG : (enum log_level)conf->log_level);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit fails the journal write, not the daemon */
     d.threads = conf->threads ? conf->threads : util_ncpus();
     log_info("bloomgated %s starting: config %s, %u worker threads", PACKAGE_VERSION,
              d.config_path, d.threads);

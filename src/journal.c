@@ -48,7 +48,7 @@ struct journal {
     /* O_RDWR | O_APPEND, holding an exclusive flock; appends write() to it,
      * replays pread() from it, both at once. */
     int fd;
-    enum conf_fsync policy;
+    _Atomic int policy;      /* enum conf_fsync; a reload may change it */
     uint64_t salt;           /* seed of every record checksum (from the header) */
     pthread_mutex_t mu;      /* orders appends; guards failed and failure */
     _Atomic uint64_t end;    /* bytes of complete records: the logical end */
@@ -485,7 +485,7 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
         fail(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    j->policy = policy;
+    atomic_init(&j->policy, (int)policy);
     j->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
     if (j->fd < 0 && errno == ENOENT) {
         j->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL, 0640);
@@ -665,14 +665,14 @@ static int sync_to(struct journal *j, uint64_t target, char *err, size_t errlen)
 
 int journal_commit(struct journal *j, char *err, size_t errlen)
 {
-    if (j->policy != CONF_FSYNC_ALWAYS)
+    if (atomic_load_explicit(&j->policy, memory_order_relaxed) != CONF_FSYNC_ALWAYS)
         return 0;
     return sync_to(j, atomic_load_explicit(&j->end, memory_order_acquire), err, errlen);
 }
 
 int journal_tick(struct journal *j, char *err, size_t errlen)
 {
-    if (j->policy != CONF_FSYNC_EVERYSEC)
+    if (atomic_load_explicit(&j->policy, memory_order_relaxed) != CONF_FSYNC_EVERYSEC)
         return 0;
     return sync_to(j, atomic_load_explicit(&j->end, memory_order_acquire), err, errlen);
 }
@@ -680,6 +680,11 @@ int journal_tick(struct journal *j, char *err, size_t errlen)
 uint64_t journal_end(struct journal *j)
 {
     return atomic_load_explicit(&j->end, memory_order_acquire);
+}
+
+void journal_set_policy(struct journal *j, enum conf_fsync policy)
+{
+    atomic_store(&j->policy, (int)policy);
 }
 
 const char *journal_path(const struct journal *j)
@@ -706,7 +711,7 @@ int journal_close(struct journal *j, char *err, size_t errlen)
     if (!j)
         return 0;
     int rc = 0;
-    if (j->policy != CONF_FSYNC_NO)
+    if (atomic_load(&j->policy) != CONF_FSYNC_NO)
         rc = sync_to(j, atomic_load(&j->end), err, errlen);
     if (close(j->fd) != 0 && rc == 0)
         rc = fail(err, errlen, "%s: close failed: %s", j->path, strerror(errno));

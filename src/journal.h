@@ -109,6 +109,10 @@ int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
 
 const char *journal_path(const struct journal *j);
 
+/* Change the fsync policy of an open journal (a reload changed `fsync`); it
+ * applies to the next commit or tick. Any thread. */
+void journal_set_policy(struct journal *j, enum conf_fsync policy);
+
 /* Whether the path no longer names the open journal: 1 if it was moved aside,
  * deleted or replaced by another file (appends still go to the open one, so a
  * reload should open the path again), 0 if it still does, -1 with err if it

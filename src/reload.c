@@ -267,7 +267,13 @@ static json_t *reload_run(struct reloader *r)
         }
         struct fstate *st = registry_state(r->reg, (unsigned)id);
         struct journal *cur_j = atomic_load(&st->journal);
-        bool journal_moved = !same_str(cur_j ? journal_path(cur_j) : NULL, cf->journal);
+        /* A new path, or the file at the path is no longer the open one (an
+         * operator moved the journal aside to retire it): open a new journal. */
+        char statwhy[1024];
+        bool journal_moved = !same_str(cur_j ? journal_path(cur_j) : NULL, cf->journal) ||
+                             (cur_j && journal_replaced(cur_j, statwhy, sizeof(statwhy)) == 1);
+        if (cur_j && !journal_moved)
+            journal_set_policy(cur_j, cf->fsync);
         if (old && !journal_moved && !version_stale(old->v, cf, old_cf)) {
             next->entries[next->n++] = *old;
             set_status(st, "unchanged", NULL);
