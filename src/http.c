@@ -633,10 +633,25 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         h->env.keys[i].len = len;
     }
     struct filter *f = e->v->f;
-    if (add)
+    if (add) {
+        /* Into the journal before the filter, and durable (as the filter's
+         * fsync policy promises) before a reply says "new". */
+        char why[512];
+        if (server_journal_add(h->env.worker, e, h->env.keys, n, why, sizeof(why)) != 0) {
+            json_decref(root);
+            reply_error(r, HTTP_ERR_INTERNAL, "%s", why);
+            return;
+        }
         filter_add_batch(f, h->env.keys, n, h->env.bools);
-    else
+        if (!server_journal_commit(h->env.worker)) {
+            json_decref(root);
+            reply_error(r, HTTP_ERR_INTERNAL,
+                        "the journal could not be synced; the add may be lost");
+            return;
+        }
+    } else {
         filter_check_batch(f, h->env.keys, n, h->env.bools);
+    }
     json_decref(root);
     size_t yes = 0;
     for (size_t i = 0; i < n; i++)

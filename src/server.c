@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "journal.h"
 #include "log.h"
 #include "proto.h"
 #include "util.h"
@@ -32,6 +33,7 @@
 #define IN_IDLE_KEEP 16384   /* a larger one is given back when it empties */
 #define TICK_MS 100          /* quiescent-state report and shutdown checks */
 #define LISTEN_BACKLOG 1024
+#define WORKER_MAX_DIRTY 8   /* journals awaiting one group commit per batch */
 
 struct worker;
 struct conn;
@@ -75,6 +77,8 @@ struct worker {
     struct stats stats;
     struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries */
     struct latency latency[2]; /* by enum stats_proto */
+    struct journal *dirty[WORKER_MAX_DIRTY]; /* journals appended to in this batch */
+    unsigned n_dirty;
     /* Scratch reused by every request (sized for the largest max_items). */
     size_t scratch_items;
     struct proto_token *tokens;
@@ -174,6 +178,18 @@ json_t *server_filter_json(const struct fentry *e)
     json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
     json_object_set_new(o, "generation", json_integer((json_int_t)v->generation));
     json_object_set_new(o, "loaded_at", iso_time(v->loaded_at));
+    struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
+    json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
+    if (e->st) {
+        pthread_mutex_lock(&e->st->mu);
+        json_object_set_new(o, "last_reload_at", e->st->last_reload_at
+                                                     ? iso_time(e->st->last_reload_at)
+                                                     : json_null());
+        json_object_set_new(o, "last_reload_status", json_string(e->st->last_status));
+        json_object_set_new(o, "last_reload_error",
+                            e->st->last_error[0] ? json_string(e->st->last_error) : json_null());
+        pthread_mutex_unlock(&e->st->mu);
+    }
     return o;
 }
 
@@ -270,6 +286,51 @@ static void reply_json(struct conn *c, json_t *j)
     free(s);
 }
 
+/* Record an add in the filter's journal before it touches the filter, and
+ * remember the journal so the batch's replies wait for one group commit
+ * (fsync always). -1 with the reason: the add must then be refused. */
+int server_journal_add(struct worker *w, const struct fentry *e, const struct filter_key *keys,
+                       size_t n, char *err, size_t errlen)
+{
+    struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_acquire);
+    if (!j)
+        return 0;
+    if (journal_append(j, keys, n, err, errlen) != 0) {
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    for (unsigned i = 0; i < w->n_dirty; i++)
+        if (w->dirty[i] == j)
+            return 0;
+    if (w->n_dirty < WORKER_MAX_DIRTY) {
+        w->dirty[w->n_dirty++] = j;
+        return 0;
+    }
+    /* More journals in one batch than we track: commit this one now. */
+    if (journal_commit(j, err, errlen) != 0) {
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Group commit: before any reply of a batch is written, make its journal
+ * records durable (a no-op unless a journal's policy is `always`). False if a
+ * commit failed: then no reply of the batch may go out. */
+bool server_journal_commit(struct worker *w)
+{
+    bool ok = true;
+    char err[512];
+    for (unsigned i = 0; i < w->n_dirty; i++) {
+        if (journal_commit(w->dirty[i], err, sizeof(err)) != 0) {
+            log_error("journal commit failed: %s; the replies of this batch are withheld", err);
+            ok = false;
+        }
+    }
+    w->n_dirty = 0;
+    return ok;
+}
+
 static const struct fentry *find_filter(struct conn *c, const struct catalog *cat,
                                         const struct proto_token *name)
 {
@@ -308,6 +369,11 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     struct filter *f = e->v->f;
     size_t yes = 0;
     if (add) {
+        char why[512];
+        if (server_journal_add(w, e, w->keys, r->n_items, why, sizeof(why)) != 0) {
+            reply_err(c, PROTO_ERR_INTERNAL, why);
+            return;
+        }
         filter_add_batch(f, w->keys, r->n_items, w->bools);
         STAT_ADD(&w->stats, add_requests, 1);
         STAT_ADD(&w->stats, items_added, r->n_items);
@@ -488,9 +554,15 @@ static void conn_process(struct conn *c, bool draining)
     }
 }
 
-/* Write what is pending with one writev; arm the write event for the rest. */
+/* Write what is pending with one writev; arm the write event for the rest.
+ * First the group commit of the batch's journal records: a reply that says
+ * NEW must not leave before its add is durable as the policy promises. */
 static void conn_flush(struct conn *c)
 {
+    if (c->w->n_dirty && !server_journal_commit(c->w)) {
+        conn_close(c, "journal commit failed: replies withheld");
+        return;
+    }
     if (evbuffer_get_length(c->out) > 0) {
         int n = evbuffer_write(c->out, c->fd);
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -952,7 +1024,7 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
         }
         if (nh) {
             struct http_env env = {
-                .srv = srv, .reg = reg, .worker_id = t, .base = w->base,
+                .srv = srv, .worker = w, .reg = reg, .worker_id = t, .base = w->base,
                 .stats = &w->stats, .fstats = w->fstats, .latency = w->latency,
                 .keys = w->keys, .bools = w->bools, .scratch_items = w->scratch_items,
                 .drained = http_drained, .drained_arg = w};

@@ -7,14 +7,15 @@
  * Each test stops its daemon with SIGTERM and requires exit status 0, so a
  * sanitizer report (a leak, a use after free) fails the test that caused it.
  *
- * What the daemon cannot show yet (the reload hook is not wired in; every
- * configured filter is always loaded) is tested in process: a server built
- * from the library with a fake reload hook. The query-string parser and the
+ * What the daemon cannot show on demand (a reload that takes its time, or
+ * fails; a configured filter missing from the catalog) is tested in process:
+ * a server built from the library with a fake reload hook. The query-string parser and the
  * auth helpers are tested as pure functions. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,7 +37,7 @@
 
 #include "conf.h"
 #include "http.h"
-#include "loader.h"
+#include "reload.h"
 #include "registry.h"
 #include "server.h"
 #include "util.h"
@@ -100,24 +102,20 @@ static void parse_ports(struct daemon *d, const char *log)
     }
 }
 
-static void daemon_start(struct daemon *d, const char *conf)
+/* Run bloomgated on the config already in d->dir and wait until it is ready. */
+static void daemon_launch(struct daemon *d)
 {
     d->exit_status = 0;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(d->dir, sizeof(d->dir), "%s/bg-http.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(d->dir));
     char path[512];
     snprintf(path, sizeof(path), "%s/bloomgate.conf", d->dir);
-    snprintf(d->log, sizeof(d->log), "%s/log", d->dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(conf, f);
-    fclose(f);
     const char *bin = getenv("BLOOMGATED");
     ck_assert_msg(bin != NULL, "BLOOMGATED is not set: run through make check");
+    unlink(d->log); /* a restart must not read the last run's "ready" */
     d->pid = fork();
     ck_assert_int_ge(d->pid, 0);
     if (d->pid == 0) {
+        /* A test that fails stops where it is: its daemon must not outlive it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         int lfd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int nul = open("/dev/null", O_RDWR);
         dup2(nul, 0);
@@ -142,6 +140,23 @@ static void daemon_start(struct daemon *d, const char *conf)
         sleep_ms(10);
     }
     ck_abort_msg("bloomgated did not get ready");
+}
+
+/* A fresh directory with conf in it (filters' journals land there too), and
+ * the daemon on it. */
+static void daemon_start(struct daemon *d, const char *conf)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(d->dir, sizeof(d->dir), "%s/bg-http.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(d->dir));
+    char path[512];
+    snprintf(path, sizeof(path), "%s/bloomgate.conf", d->dir);
+    snprintf(d->log, sizeof(d->log), "%s/log", d->dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(conf, f);
+    fclose(f);
+    daemon_launch(d);
 }
 
 /* Reap the daemon (signalled already), waiting at most IO_TIMEOUT_S. Its
@@ -173,15 +188,22 @@ static int daemon_stop(struct daemon *d)
         kill(d->pid, SIGTERM);
         rc = daemon_wait(d);
     }
-    char path[512];
-    snprintf(path, sizeof(path), "%s/bloomgate.conf", d->dir);
-    unlink(path);
     if (rc != 0) {
         char *log = slurp(d->log);
         fprintf(stderr, "bloomgated exited with %d; its log:\n%s\n", rc, log);
         free(log);
     }
-    unlink(d->log);
+    /* The config, the log and the journals: plain files, no subdirectories. */
+    DIR *dir = opendir(d->dir);
+    for (struct dirent *de; dir && (de = readdir(dir)) != NULL;) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s", d->dir, de->d_name);
+        unlink(path);
+    }
+    if (dir)
+        closedir(dir);
     rmdir(d->dir);
     return rc;
 }
@@ -887,11 +909,43 @@ START_TEST(test_stalled_body_times_out)
 }
 END_TEST
 
-START_TEST(test_reload_unavailable)
+/* Nothing changed on disk: a successful reload that keeps both filters
+ * (loopback, no token: allowed). */
+START_TEST(test_reload)
 {
-    /* This daemon has no reload hook yet (loopback, no token: allowed). */
-    struct resp r = req1("POST", "/v1/reload", NULL, NULL);
-    expect_error(&r, 503, "unavailable");
+    struct client *c = client_open();
+    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+    json_t *j = resp_json(&r);
+    ck_assert(json_is_true(json_object_get(j, "ok")));
+    json_t *fs = json_object_get(j, "filters");
+    ck_assert_uint_eq(json_array_size(fs), 2);
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(fs, i), "status")),
+                         "unchanged");
+    json_decref(j);
+    resp_free(&r);
+    /* The connection goes on after the deferred answer. */
+    r = request(c, "GET", "/healthz", NULL, NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+}
+END_TEST
+
+/* An add over HTTP goes to the filter's journal: it survives a restart. */
+START_TEST(test_http_adds_are_journaled)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                     "filter urls {\n    capacity 1000\n    fsync always\n}\n");
+    struct resp r =
+        req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"kept\",\"nul\\u0000kept\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true],\"added\":2}");
+    kill(D.pid, SIGTERM);
+    ck_assert_int_eq(daemon_wait(&D), 0);
+    daemon_launch(&D);
+    r = req1("POST", "/v1/filters/urls/check", NULL,
+             "{\"items\":[\"kept\",\"nul\\u0000kept\",\"nul\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,true,false]}");
 }
 END_TEST
 
@@ -935,7 +989,8 @@ START_TEST(test_auth_token)
     r = req1("POST", "/v1/filters/urls/check", NULL, body);
     expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
     r = req1("POST", "/v1/reload", "Authorization: Bearer s3cret-token\r\n", NULL);
-    expect_error(&r, 503, "unavailable");
+    ck_assert_int_eq(r.status, 200);
+    resp_free(&r);
 }
 END_TEST
 
@@ -1290,22 +1345,28 @@ static struct inproc P;
 static void inproc_start(bool drop_last)
 {
     static const char text[] = "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                               "filter urls {\n    capacity 1000\n}\n"
-                               "filter gone {\n    capacity 1000\n}\n";
+                               "filter urls {\n    capacity 1000\n    journal off\n}\n"
+                               "filter gone {\n    capacity 1000\n    journal off\n}\n";
     char err[512];
     struct conf *cf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
     ck_assert_msg(cf != NULL, "%s", err);
     P.reg = registry_create(2);
-    struct catalog *cat = loader_build(P.reg, cf, 1, err, sizeof(err));
-    ck_assert_msg(cat != NULL, "%s", err);
+    ck_assert_msg(reload_initial(P.reg, cf, 1, err, sizeof(err)) == 0, "%s", err);
     if (drop_last) {
-        fversion_free(cat->entries[cat->n - 1].v);
-        cat->n--;
+        /* The same config, the filters but the last: versions are shared
+         * with the catalog it replaces, which frees the one it alone held. */
+        const struct catalog *cur = registry_read(P.reg);
+        struct catalog *next = calloc(1, sizeof(*next));
+        next->conf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
+        ck_assert_ptr_nonnull(next->conf);
+        next->n = cur->n - 1;
+        next->entries = calloc(next->n, sizeof(*next->entries));
+        memcpy(next->entries, cur->entries, next->n * sizeof(*next->entries));
+        registry_publish(P.reg, next);
     }
-    registry_publish(P.reg, cat);
     P.srv = server_create(P.reg, 2, err, sizeof(err));
     ck_assert_msg(P.srv != NULL, "%s", err);
-    memset(&P.fake, 0, sizeof(P.fake));
+    memset((void *)&P.fake, 0, sizeof(P.fake));
     server_set_reload(P.srv, fake_reload_fn, &P.fake);
     ck_assert_int_eq(server_start(P.srv, err, sizeof(err)), 0);
     D.http_port[0] = server_http_port(P.srv, 0);
@@ -1513,7 +1574,7 @@ static Suite *http_suite(void)
     tcase_add_test(api, test_405);
     tcase_add_test(api, test_oversized);
     tcase_add_test(api, test_half_body);
-    tcase_add_test(api, test_reload_unavailable);
+    tcase_add_test(api, test_reload);
     tcase_add_test(api, test_loopback_may_add);
     tcase_add_test(api, test_metrics);
     suite_add_tcase(s, api);
@@ -1527,6 +1588,7 @@ static Suite *http_suite(void)
     tcase_add_test(own, test_two_addresses);
     tcase_add_test(own, test_stalled_body_times_out);
     tcase_add_test(own, test_shutdown_with_keepalive);
+    tcase_add_test(own, test_http_adds_are_journaled);
     suite_add_tcase(s, own);
 
     TCase *inproc = tcase_create("in_process");
