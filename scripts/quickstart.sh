@@ -32,7 +32,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 grep -q 'ready:' _demo/bloomgated.log || { cat _demo/bloomgated.log >&2; exit 1; }
-listed=$(grep -v '^#' data/sample-blocklist.txt | head -1)
+listed=$(awk '!/^#/ { print; exit }' data/sample-blocklist.txt)
 session="PING
 CHECK urls $listed
 CHECK urls www.debian.org
