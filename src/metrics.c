@@ -232,6 +232,23 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
     filter_gauges(o, cat, "bloomgate_filter_load_duration_seconds", G_LOAD_SECONDS,
                   "How long loading the filter being served took");
 
+    struct registry *reg = server_registry(srv);
+    family(o, "bloomgate_reloads_total", "counter",
+           "Reloads (SIGHUP, RELOAD, POST /v1/reload) by result: failed if any filter or the "
+           "config failed");
+    evbuffer_add_printf(o, "bloomgate_reloads_total{result=\"ok\"} %" PRIu64 "\n",
+                        (uint64_t)atomic_load(&reg->reloads_ok));
+    evbuffer_add_printf(o, "bloomgate_reloads_total{result=\"failed\"} %" PRIu64 "\n",
+                        (uint64_t)atomic_load(&reg->reloads_failed));
+    family(o, "bloomgate_last_reload_timestamp_seconds", "gauge",
+           "When the last reload ended, in unix seconds; 0 before the first");
+    evbuffer_add_printf(o, "bloomgate_last_reload_timestamp_seconds %" PRId64 "\n",
+                        (int64_t)atomic_load(&reg->last_reload_at));
+    family(o, "bloomgate_last_reload_success", "gauge",
+           "1 if the last reload changed everything it meant to, else 0");
+    evbuffer_add_printf(o, "bloomgate_last_reload_success %d\n",
+                        atomic_load(&reg->last_reload_at) ? atomic_load(&reg->last_reload_ok) : 1);
+
     latency_histogram(o, srv);
     return 0;
 }

@@ -72,6 +72,11 @@ struct registry {
     void (*on_fresh_id)(void *ctx, unsigned id); /* an id starts a new name: zero its counters */
     void *on_fresh_ctx;
     void (*on_state_release)(struct fstate *st); /* a name left: close its journal */
+    /* Reload outcomes (the reload thread writes; INFO and /metrics read). */
+    _Atomic uint64_t reloads_ok;     /* reloads in which nothing failed */
+    _Atomic uint64_t reloads_failed; /* reloads in which something failed */
+    _Atomic int64_t last_reload_at;  /* unix seconds the last reload ended; 0 = none */
+    _Atomic int last_reload_ok;
     struct reader_slot {
         _Atomic uint64_t seen; /* last epoch this reader was quiescent in; 0 = offline */
         char pad[56];          /* one cache line each: readers never share a line */

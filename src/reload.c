@@ -37,9 +37,6 @@ struct reloader {
     bool pending;            /* a reload was asked for and has not started */
     bool stop;
     struct waiter *waiters;  /* who wants the answer of the next run */
-    _Atomic uint64_t ok, failed;
-    _Atomic int64_t last_at;
-    _Atomic int last_ok;
 };
 
 /* ---- journals ---- */
@@ -411,9 +408,9 @@ static void *reloader_main(void *arg)
         log_info("reload: reading %s", r->config_path);
         json_t *report = reload_run(r);
         bool ok = json_is_true(json_object_get(report, "ok"));
-        atomic_fetch_add(ok ? &r->ok : &r->failed, 1);
-        atomic_store(&r->last_at, util_wall_seconds());
-        atomic_store(&r->last_ok, ok);
+        atomic_fetch_add(ok ? &r->reg->reloads_ok : &r->reg->reloads_failed, 1);
+        atomic_store(&r->reg->last_reload_at, util_wall_seconds());
+        atomic_store(&r->reg->last_reload_ok, ok);
         char status[160];
         snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %zu filter(s); last reload %s",
                  registry_read(r->reg)->n, ok ? "ok" : "failed");
@@ -498,12 +495,4 @@ void reloader_stop(struct reloader *r)
     pthread_cond_destroy(&r->cv);
     free(r->config_path);
     free(r);
-}
-
-void reloader_get_stats(struct reloader *r, struct reload_stats *out)
-{
-    out->ok = atomic_load(&r->ok);
-    out->failed = atomic_load(&r->failed);
-    out->last_at = atomic_load(&r->last_at);
-    out->last_ok = atomic_load(&r->last_ok);
 }

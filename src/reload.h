@@ -32,14 +32,6 @@ void reloader_hook(void *ctx, struct event_base *base, server_reload_done done, 
 /* Main thread, at shutdown: finish the reload in progress and stop. */
 void reloader_stop(struct reloader *r);
 
-struct reload_stats {
-    uint64_t ok;          /* reloads in which nothing failed */
-    uint64_t failed;      /* reloads in which something failed */
-    int64_t last_at;      /* unix seconds the last reload ended; 0 = none yet */
-    int last_ok;          /* how it ended */
-};
-void reloader_get_stats(struct reloader *r, struct reload_stats *out);
-
 /* Close a filter's journal when its name leaves the catalog (registry hook). */
 void reload_release_state(struct fstate *st);
 

@@ -207,6 +207,14 @@ json_t *server_info_json(struct server *srv, const struct catalog *cat)
 #define STATS_JSON_(name, help) json_object_set_new(o, #name, json_integer((json_int_t)STAT_GET(&s, name)));
     STATS_COUNTERS(STATS_JSON_)
 #undef STATS_JSON_
+    struct registry *reg = srv->reg;
+    json_object_set_new(o, "reloads_ok", json_integer((json_int_t)atomic_load(&reg->reloads_ok)));
+    json_object_set_new(o, "reloads_failed",
+                        json_integer((json_int_t)atomic_load(&reg->reloads_failed)));
+    int64_t last = atomic_load(&reg->last_reload_at);
+    json_object_set_new(o, "last_reload_at", last ? iso_time(last) : json_null());
+    json_object_set_new(o, "last_reload_ok",
+                        last ? json_boolean(atomic_load(&reg->last_reload_ok)) : json_null());
     json_t *arr = json_array();
     for (size_t i = 0; i < cat->n; i++)
         json_array_append_new(arr, server_filter_json(&cat->entries[i]));
@@ -1131,6 +1139,11 @@ void server_free(struct server *srv)
     free(srv->http_ports);
     free(srv->workers);
     free(srv);
+}
+
+struct registry *server_registry(const struct server *srv)
+{
+    return srv->reg;
 }
 
 int server_line_port(const struct server *srv, size_t idx)

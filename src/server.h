@@ -42,6 +42,7 @@ int server_start(struct server *srv, char *err, size_t errlen);
  * on connections still open after timeout_s. */
 void server_stop(struct server *srv, double timeout_s);
 void server_free(struct server *srv);
+struct registry *server_registry(const struct server *srv);
 
 /* The port a line listener was bound to (after port 0 was resolved). */
 int server_line_port(const struct server *srv, size_t listen_idx);
