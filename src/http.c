@@ -581,6 +581,30 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
                json_pack("{s:s,s:o,s:b}", "filter", e->name, "item", js, "present", (int)yes));
 }
 
+/* An upper bound on the values in a JSON text: commas outside strings, plus
+ * one. jansson builds the whole tree before we can count the array, at ~50
+ * bytes a value, so an 8 MiB body of "1,1,1,..." would take ~200 MB; counting
+ * first keeps a request's memory within a small multiple of max_items. */
+static size_t json_elements_upper_bound(const char *p, size_t n)
+{
+    size_t commas = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == ',') {
+            commas++;
+        }
+    }
+    return commas + 1;
+}
+
 /* POST .../check and .../add: {"items":[...]} through the filter's batch call
  * (hash all, prefetch all, then test or set), the reply written directly. */
 static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
@@ -592,6 +616,13 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     const char *body = blen ? (const char *)evbuffer_pullup(in, -1) : "";
     if (!body) {
         reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    size_t max = cf->max_items < h->env.scratch_items ? cf->max_items : h->env.scratch_items;
+    size_t elements = json_elements_upper_bound(body, blen);
+    if (elements > max + 8) {
+        reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "about %zu items, the limit is max_items %zu",
+                    elements, max);
         return;
     }
     json_error_t jerr;
@@ -608,7 +639,6 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         return;
     }
     size_t n = json_array_size(items);
-    size_t max = cf->max_items < h->env.scratch_items ? cf->max_items : h->env.scratch_items;
     if (n > max) {
         json_decref(root);
         reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%zu items, the limit is max_items %zu", n, max);
@@ -639,14 +669,14 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         char why[512];
         if (server_journal_add(h->env.worker, e, h->env.keys, n, why, sizeof(why)) != 0) {
             json_decref(root);
-            reply_error(r, HTTP_ERR_INTERNAL, "%s", why);
+            reply_error(r, HTTP_ERR_UNAVAILABLE, "%s", why);
             return;
         }
         filter_add_batch(f, h->env.keys, n, h->env.bools);
         if (!server_journal_commit(h->env.worker)) {
             json_decref(root);
-            reply_error(r, HTTP_ERR_INTERNAL,
-                        "the journal could not be synced; the add may be lost");
+            reply_error(r, HTTP_ERR_UNAVAILABLE,
+                        "the journal could not be synced; the add was not acknowledged");
             return;
         }
     } else {
