@@ -548,6 +548,90 @@ START_TEST(test_garbage)
 }
 END_TEST
 
+/* ---- 7. a client that never reads ---- */
+
+START_TEST(test_slow_reader)
+{
+    struct dh_daemon *d = start_std("idle_timeout 0\n");
+    /* One request: MCHECK f x x ... x (500 items), reply "NO NO ... NO". */
+    enum { ITEMS = 500, TOTAL = 50 << 20 };
+    char req[16 + 2 * ITEMS];
+    size_t rl = (size_t)sprintf(req, "MCHECK f");
+    for (int i = 0; i < ITEMS; i++)
+        rl += (size_t)sprintf(req + rl, " x");
+    req[rl++] = '\n';
+    char want[3 * ITEMS + 1];
+    size_t wl = 0;
+    for (int i = 0; i < ITEMS; i++)
+        wl += (size_t)sprintf(want + wl, i ? " NO" : "NO");
+
+    enum { CHUNK = 64 * 1024 };
+    /* Whole requests back to back; a send starts at most rl - 1 bytes in. */
+    size_t chunk_len = CHUNK + 2 * rl;
+    char *chunk = malloc(chunk_len);
+    ck_assert_ptr_nonnull(chunk);
+    for (size_t off = 0; off + rl <= chunk_len; off += rl)
+        memcpy(chunk + off, req, rl);
+
+    /* The slow client: non-blocking, sends until send() stays blocked. */
+    struct dh_conn *slow = dh_connect(d);
+    int fl = fcntl(slow->fd, F_GETFL);
+    ck_assert_int_eq(fcntl(slow->fd, F_SETFL, fl | O_NONBLOCK), 0);
+    size_t sent = 0;
+    bool blocked = false;
+    while (sent < TOTAL) {
+        size_t at = sent % rl; /* keep the stream a sequence of whole requests */
+        ssize_t n = send(slow->fd, chunk + at, CHUNK, MSG_NOSIGNAL);
+        if (n > 0) {
+            sent += (size_t)n;
+            continue;
+        }
+        ck_assert_msg(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK),
+                      "send to the daemon failed: %s", strerror(errno));
+        /* Blocked: is the daemon still reading? Give it 2 s to make room. */
+        struct pollfd pfd = {slow->fd, POLLOUT, 0};
+        if (poll(&pfd, 1, 2000) == 0) {
+            blocked = true;
+            break;
+        }
+    }
+    ck_assert_msg(blocked, "sent all %d bytes: the daemon never stopped reading", TOTAL);
+
+    /* Meanwhile another client is served. */
+    struct dh_conn *c = dh_connect(d);
+    for (int i = 0; i < 20; i++) {
+        DH_EXPECT(c, "PING", "PONG");
+        DH_EXPECT(c, "MCHECK f item-1 x", "YES NO");
+    }
+    long rss = dh_rss_kib(d->pid);
+    fprintf(stderr, "test_slow_reader: send() blocked after %zu bytes; daemon RSS %ld KiB\n", sent,
+            rss);
+    ck_assert_msg(rss > 0 && rss < 200 * 1024,
+                  "daemon RSS %ld KiB with a client not reading (sent %zu bytes)", rss, sent);
+    /* The daemon says it stopped reading that client (not that it was slow). */
+    ck_assert_int_ge(info_counter(c, "output_pauses"), 1);
+
+    /* The slow client now finishes its last request and reads everything: each
+     * request it sent gets its reply, in order, and the connection works. */
+    ck_assert_int_eq(fcntl(slow->fd, F_SETFL, fl), 0);
+    size_t n_req = (sent + rl - 1) / rl;
+    size_t rest = n_req * rl - sent;
+    ck_assert_int_eq(dh_send(slow, req + (rl - rest), rest, 30000), 0);
+    for (size_t i = 0; i < n_req; i++) {
+        const char *r = dh_read_line(slow, DH_TIMEOUT_MS);
+        ck_assert_msg(r != NULL, "slow client: reply %zu of %zu missing", i + 1, n_req);
+        if (strcmp(r, want) != 0)
+            ck_abort_msg("slow client: reply %zu of %zu is wrong: %.100s", i + 1, n_req, r);
+    }
+    DH_EXPECT(slow, "PING", "PONG");
+    dh_close(slow);
+    DH_EXPECT(c, "PING", "PONG");
+    dh_close(c);
+    free(chunk);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- 8. two clients adding and checking at once ---- */
 
 enum { CC_ITEMS = 20000, CC_BATCH = 100 };
@@ -1011,6 +1095,7 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_tiny_writes);
     tcase_add_test(tc, test_long_line);
     tcase_add_test(tc, test_garbage);
+    tcase_add_test(tc, test_slow_reader);
     tcase_add_test(tc, test_concurrent_add_check);
     tcase_add_test(tc, test_auth);
     tcase_add_test(tc, test_sigterm_stuck_client);
