@@ -522,15 +522,15 @@ static void conn_flush(struct conn *c)
         return;
     }
     if (c->paused) {
-        /* The client caught up: answer what it already sent, then read again. */
+        /* The client caught up: answer what it already sent, then read again.
+         * Arm the read before the flush: the flush may write it all, and then
+         * nothing else would ever arm it. */
         c->paused = false;
         conn_process(c, false);
-        if (evbuffer_get_length(c->out) > 0) {
-            conn_flush(c);
-            return;
-        }
-        if (!c->paused && !c->closing)
+        if (!c->paused && !c->closing && !c->reload)
             conn_arm_read(c);
+        if (evbuffer_get_length(c->out) > 0)
+            conn_flush(c); /* may close (and free) c */
     }
 }
 
