@@ -792,6 +792,61 @@ START_TEST(test_auth)
 }
 END_TEST
 
+/* ---- 10. SIGTERM with requests in flight ----
+ * The daemon is frozen (SIGSTOP) while the clients send, so every request is
+ * surely in flight, sent but unread, when SIGTERM arrives. */
+
+START_TEST(test_sigterm_in_flight)
+{
+    enum { N = 100000, CLIENTS = 3 };
+    struct dh_daemon *d = start_std("shutdown_timeout 5\n");
+    char *buf = malloc((size_t)N * 48);
+    const char **want = malloc(sizeof(*want) * N);
+    ck_assert(buf && want);
+    size_t len = 0;
+    for (int i = 0; i < N; i++) {
+        if (i % 2) {
+            len += (size_t)sprintf(buf + len, "CHECK f item-%d\n", i % N_KNOWN);
+            want[i] = "YES";
+        } else {
+            len += (size_t)sprintf(buf + len, "PING\n");
+            want[i] = "PONG";
+        }
+    }
+    struct dh_conn *c[CLIENTS];
+    for (int k = 0; k < CLIENTS; k++)
+        c[k] = dh_connect(d);
+    for (int k = 0; k < CLIENTS; k++)
+        DH_EXPECT(c[k], "PING", "PONG"); /* accepted before the signal */
+    ck_assert_int_eq(dh_freeze(d), 0);
+    for (int k = 0; k < CLIENTS; k++)
+        ck_assert_int_eq(dh_send(c[k], buf, len, DH_TIMEOUT_MS), 0);
+    ck_assert_int_eq(dh_signal(d, SIGTERM), 0);
+    ck_assert_int_eq(dh_thaw(d), 0);
+    for (int k = 0; k < CLIENTS; k++) {
+        for (int i = 0; i < N; i++) {
+            const char *r = dh_read_line(c[k], DH_TIMEOUT_MS);
+            ck_assert_msg(r != NULL, "client %d: reply %d of %d lost at shutdown (%s)", k, i + 1, N,
+                          c[k]->eof   ? "closed"
+                          : c[k]->err ? strerror(c[k]->err)
+                                      : "timeout");
+            if (strcmp(r, want[i]) != 0)
+                ck_abort_msg("client %d: reply %d: got '%s', want '%s'", k, i + 1, r, want[i]);
+        }
+        expect_closed(c[k], false, "at shutdown");
+        dh_close(c[k]);
+    }
+    int st = dh_wait_exit(d, 5000 + DH_TIMEOUT_MS);
+    ck_assert_msg(st != -1, "the daemon did not exit after SIGTERM");
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x", st);
+    dh_assert_log_clean(d);
+    ck_assert(dh_log_contains(d, "stopped"));
+    free(buf);
+    free(want);
+    dh_free(d);
+}
+END_TEST
+
 /* A client that does not read its replies does not hold up the shutdown
  * past shutdown_timeout; the daemon still exits 0. */
 START_TEST(test_sigterm_stuck_client)
@@ -1098,6 +1153,7 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_slow_reader);
     tcase_add_test(tc, test_concurrent_add_check);
     tcase_add_test(tc, test_auth);
+    tcase_add_test(tc, test_sigterm_in_flight);
     tcase_add_test(tc, test_sigterm_stuck_client);
     tcase_add_test(tc, test_bad_config);
     tcase_add_test(tc, test_command_line);
