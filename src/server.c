@@ -752,9 +752,10 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(w->base);
 }
 
-/* Shutdown, on the worker's own thread: stop accepting, read what clients have
- * already sent (up to what the buffer holds), answer it, and close each
- * connection once its replies are written. The loop ends when none is left. */
+/* Shutdown, on the worker's own thread: stop accepting, read and answer what
+ * clients have already sent (until their sockets are empty, or max_output of
+ * replies is queued), and close each connection once its replies are written.
+ * The loop ends when none is left. */
 static void ctl_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct worker *w = arg;
@@ -767,18 +768,23 @@ static void ctl_cb(evutil_socket_t fd, short what, void *arg)
             w->listeners[i] = NULL;
         }
     }
+    size_t max_output = cat_now(w)->conf->max_output;
     struct conn *c = w->conns;
     while (c) {
         struct conn *next = c->next;
         event_del(c->rev);
-        while (c->in_len < c->in_cap) {
+        c->paused = false;
+        conn_process(c, true);
+        /* Read and answer until the socket is empty, a buffer at a time. Nothing
+         * is written before the loop ends, so max_output bounds the replies
+         * queued, and the loop even if the client keeps sending. */
+        while (!c->closing && c->in_len < c->in_cap && evbuffer_get_length(c->out) < max_output) {
             ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
             if (n <= 0)
                 break;
             c->in_len += (size_t)n;
+            conn_process(c, true);
         }
-        c->paused = false;
-        conn_process(c, true);
         c->closing = true;
         conn_flush(c); /* may close (and free) c */
         c = next;
