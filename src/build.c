@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "journal.h"
 #include "util.h"
 
 #define READ_CHUNK (4u << 20)
@@ -107,11 +108,20 @@ __attribute__((format(printf, 2, 3))) static int reader_fail(struct reader *rd, 
     return -1;
 }
 
+/* Where a chunk came from, so an error in it can name the input and offset. */
+struct chunk_origin {
+    const char *name;
+    uint64_t offset;
+};
+
 /* Fill *buf (growing it if a line is longer than the buffer) with whole lines:
  * the carried partial line, then one read. Returns the chunk length, with
  * *last set when the chunk ends an input without a final LF; 0 at the end of
- * all inputs; -1 on error. Called with rd->mu held. */
-static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *last)
+ * all inputs; -1 on error. Called with rd->mu held. Only the unfinished tail
+ * is checked against BUILD_MAX_LINE here (it bounds the carry); complete lines
+ * are checked by whoever scans the chunk, outside the lock. */
+static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *last,
+                           struct chunk_origin *origin)
 {
     *last = false;
     while (rd->cur < rd->n_inputs && !rd->failed) {
@@ -135,6 +145,8 @@ static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *las
         if (n < 0)
             return reader_fail(rd, "%s: read failed: %s", in->name, strerror(errno));
         if (n == 0) { /* end of this input: what is carried is its last line */
+            origin->name = in->name;
+            origin->offset = rd->cur_offset;
             rd->cur++;
             rd->cur_offset = 0;
             if (have > 0) {
@@ -161,6 +173,8 @@ static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *las
         if (rest)
             memcpy(rd->carry, *buf + cut, rest);
         rd->carry_len = rest;
+        origin->name = in->name;
+        origin->offset = rd->cur_offset;
         rd->cur_offset += cut;
         if (cut > 0)
             return (ssize_t)cut;
@@ -179,8 +193,9 @@ static void *worker_main(void *arg)
     size_t cap = 0;
     for (;;) {
         bool last;
+        struct chunk_origin origin;
         pthread_mutex_lock(&b->rd.mu);
-        ssize_t n = reader_next(&b->rd, &buf, &cap, &last);
+        ssize_t n = reader_next(&b->rd, &buf, &cap, &last, &origin);
         pthread_mutex_unlock(&b->rd.mu);
         if (n <= 0)
             break;
@@ -188,6 +203,14 @@ static void *worker_main(void *arg)
         uint64_t lines = 0;
         struct filter_key it;
         while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
+            if (it.len > BUILD_MAX_LINE) {
+                pthread_mutex_lock(&b->rd.mu);
+                reader_fail(&b->rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
+                            (unsigned long long)(origin.offset +
+                                                 (uint64_t)((const char *)it.data - buf)));
+                pthread_mutex_unlock(&b->rd.mu);
+                break;
+            }
             uint32_t shard;
             if (filter_add_hash_raw(f, filter_hash(f, it.data, it.len), &shard))
                 w->new_per_shard[shard]++;
@@ -255,11 +278,22 @@ static int count_items(struct input *in, uint64_t *count, char *err, size_t errl
     bool last;
     ssize_t n;
     pthread_mutex_init(&rd.mu, NULL);
-    while ((n = reader_next(&rd, &buf, &cap, &last)) > 0) {
+    struct chunk_origin origin;
+    while ((n = reader_next(&rd, &buf, &cap, &last, &origin)) > 0) {
         size_t pos = 0;
         struct filter_key it;
-        while (build_next_item(buf, (size_t)n, last, &pos, &it))
+        while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
+            if (it.len > BUILD_MAX_LINE) {
+                reader_fail(&rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
+                            (unsigned long long)(origin.offset +
+                                                 (uint64_t)((const char *)it.data - buf)));
+                n = -1;
+                break;
+            }
             (*count)++;
+        }
+        if (n < 0)
+            break;
     }
     free(buf);
     free(rd.carry);
@@ -273,6 +307,44 @@ static int count_items(struct input *in, uint64_t *count, char *err, size_t errl
         return -1;
     }
     return 0;
+}
+
+/* Journal items go in after the lists, on the calling thread (journals are
+ * small next to lists), with the same per-shard tallies as the workers. */
+struct journal_fold {
+    struct filter *f;
+    uint64_t *new_per_shard;
+};
+
+static int fold_item(void *ctx, const void *item, size_t len)
+{
+    struct journal_fold *jf = ctx;
+    uint32_t shard;
+    if (filter_add_hash_raw(jf->f, filter_hash(jf->f, item, len), &shard))
+        jf->new_per_shard[shard]++;
+    return 0;
+}
+
+static int fold_journals(const struct build_opts *o, struct filter *f, uint64_t *items, char *err,
+                         size_t errlen)
+{
+    struct journal_fold jf = {f, calloc(f->shard_count, sizeof(uint64_t))};
+    if (!jf.new_per_shard) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < o->n_journals && rc == 0; i++) {
+        int64_t n = journal_read_file(o->journals[i], fold_item, &jf, NULL, err, errlen);
+        if (n < 0)
+            rc = -1;
+        else
+            *items += (uint64_t)n;
+    }
+    for (uint32_t s = 0; s < f->shard_count; s++)
+        atomic_fetch_add(&f->shards[s].items, jf.new_per_shard[s]);
+    free(jf.new_per_shard);
+    return rc;
 }
 
 static void close_inputs(struct input *in, size_t n)
@@ -302,11 +374,11 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
 {
     static const char *const stdin_only[] = {"-"};
     const char *const *names = o->n_inputs ? o->inputs : stdin_only;
-    size_t n_in = o->n_inputs ? o->n_inputs : 1;
+    size_t n_in = o->n_inputs ? o->n_inputs : o->n_journals ? 0 : 1;
     double t0 = util_now();
     memset(res, 0, sizeof(*res));
 
-    struct input *in = calloc(n_in, sizeof(*in));
+    struct input *in = calloc(n_in ? n_in : 1, sizeof(*in));
     if (!in) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -343,12 +415,22 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
             (void)posix_fadvise(in[i].fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
 
+    /* Check every journal before anything is built: a corrupt one fails the
+     * build, and their items count toward the size. */
+    uint64_t journal_items = 0;
+    for (size_t i = 0; i < o->n_journals; i++) {
+        int64_t n = journal_read_file(o->journals[i], NULL, NULL, NULL, err, errlen);
+        if (n < 0)
+            goto fail_inputs;
+        journal_items += (uint64_t)n;
+    }
     uint64_t capacity = o->capacity;
     if (capacity == 0) {
         double tc = util_now();
         for (size_t i = 0; i < n_in; i++)
             if (count_items(&in[i], &capacity, err, errlen) != 0)
                 goto fail_inputs;
+        capacity += journal_items;
         res->count_seconds = util_now() - tc;
         if (capacity == 0)
             capacity = 1; /* an empty list still makes a valid (empty) filter */
@@ -413,12 +495,14 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     free(ws);
     if (o->progress)
         print_progress(b, total_bytes, ti, true);
-    res->insert_seconds = util_now() - ti;
     res->bytes_read = atomic_load(&b->bytes);
     if (b->rd.failed) {
         snprintf(err, errlen, "%s", b->rd.err);
         goto fail_builder;
     }
+    if (fold_journals(o, b->f, &res->journal_items, err, errlen) != 0)
+        goto fail_builder;
+    res->insert_seconds = util_now() - ti;
     res->items = filter_items(b->f);
     double tw = util_now();
     if (format_write(b->f, o->output, nt, err, errlen) != 0)

@@ -17,7 +17,7 @@
 
 #include "conf.h"
 #include "format.h"
-#include "loader.h"
+#include "reload.h"
 #include "log.h"
 #include "notify.h"
 #include "registry.h"
@@ -43,6 +43,7 @@ struct daemon {
     unsigned threads;
     const char *config_path;
     char *pidfile;
+    struct reloader *reloader;
     bool stopping;
 };
 
@@ -136,12 +137,14 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
     event_base_loopexit(d->base, NULL);
 }
 
+/* SIGHUP returns at once: the reload runs on its own thread. */
 static void on_hup(evutil_socket_t sig, short what, void *arg)
 {
+    struct daemon *d = arg;
     (void)sig;
     (void)what;
-    (void)arg;
-    log_warn("SIGHUP: reload is not implemented in this version; nothing changed");
+    log_info("SIGHUP: reload requested");
+    reloader_request(d->reloader, NULL, NULL, NULL);
 }
 
 int daemon_main(int argc, char **argv)
@@ -207,6 +210,7 @@ int daemon_main(int argc, char **argv)
     }
     log_set_level(level_arg ? forced : verbose ? LOG_DEBUG : (enum log_level)conf->log_level);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit fails the journal write, not the daemon */
     d.threads = conf->threads ? conf->threads : util_ncpus();
     log_info("bloomgated %s starting: config %s, %u worker threads", PACKAGE_VERSION,
              d.config_path, d.threads);
@@ -217,13 +221,12 @@ int daemon_main(int argc, char **argv)
         conf_free(conf);
         return 1;
     }
-    struct catalog *cat = loader_build(d.reg, conf, 0, err, sizeof(err));
-    if (!cat) {
+    if (reload_initial(d.reg, conf, 0, err, sizeof(err)) != 0) {
         log_error("%s", err);
         conf_free(conf);
         goto out;
     }
-    registry_publish(d.reg, cat);
+    const struct catalog *cat = registry_read(d.reg);
     if (!(d.srv = server_create(d.reg, d.threads, err, sizeof(err)))) {
         log_error("%s", err);
         goto out;
@@ -231,6 +234,9 @@ int daemon_main(int argc, char **argv)
     for (size_t i = 0; i < cat->conf->n_listen; i++)
         log_info("line protocol listening on %s (port %d)", cat->conf->listen[i].text,
                  server_line_port(d.srv, i));
+    for (size_t i = 0; !cat->conf->http_off && i < cat->conf->n_http_listen; i++)
+        log_info("HTTP listening on %s (port %d)", cat->conf->http_listen[i].text,
+                 server_http_port(d.srv, i));
     if (cat->conf->pidfile) {
         if (write_pidfile(cat->conf->pidfile, err, sizeof(err)) != 0) {
             log_error("%s", err);
@@ -248,6 +254,11 @@ int daemon_main(int argc, char **argv)
         evsignal_new(d.base, SIGHUP, on_hup, &d), NULL};
     for (int i = 0; sigs[i]; i++)
         event_add(sigs[i], NULL);
+    if (!(d.reloader = reloader_start(d.reg, d.config_path, d.threads))) {
+        log_error("cannot start the reload thread");
+        goto out_sigs;
+    }
+    server_set_reload(d.srv, reloader_hook, d.reloader);
     if (server_start(d.srv, err, sizeof(err)) != 0) {
         log_error("%s", err);
         goto out_sigs;
@@ -260,11 +271,16 @@ int daemon_main(int argc, char **argv)
 
     event_base_dispatch(d.base);
 
+    /* The reload in progress (if any) finishes and answers first, while the
+     * workers still run; then the workers drain. */
+    reloader_stop(d.reloader);
+    d.reloader = NULL;
     unsigned timeout = registry_read(d.reg)->conf->shutdown_timeout;
     server_stop(d.srv, timeout);
     log_info("stopped");
     rc = 0;
 out_sigs:
+    reloader_stop(d.reloader);
     for (int i = 0; sigs[i]; i++)
         event_free(sigs[i]);
 out:

@@ -385,28 +385,36 @@ bool filter_check(const struct filter *f, const void *item, size_t len)
     return filter_check_hash(f, filter_hash(f, item, len));
 }
 
-/* Batch lookup: hash up to BATCH keys and prefetch the line each will touch
- * (the block; for classic, the first probe, which settles most absent keys),
- * then test them. A lone lookup into a filter far larger than the cache waits
- * ~100 ns for DRAM; a batch keeps ~10 such misses in flight at once. */
+/* Batch lookup, software-pipelined: keep the next BATCH keys hashed and their
+ * cache lines prefetched (the block; for classic, the first probe, which
+ * settles most absent keys) while testing the current one. A lone lookup into
+ * a filter far larger than the cache waits ~100 ns for DRAM; the window keeps
+ * about BATCH misses in flight, continuously rather than in bursts. */
+static inline const void *first_line(const struct filter *f, struct hash128 h)
+{
+    if (f->layout == FILTER_BLOCKED)
+        return (const void *)blocked_block(f, h);
+    const _Atomic uint64_t *w = f->shards[filter_shard_of(f, h)].words;
+    return (const void *)&w[reduce64(h.lo, f->bits_per_shard) >> 6];
+}
+
 void filter_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                         bool *present)
 {
-    struct hash128 h[BATCH];
-    for (size_t base = 0; base < n; base += BATCH) {
-        size_t m = n - base < BATCH ? n - base : BATCH;
-        for (size_t i = 0; i < m; i++) {
-            h[i] = filter_hash(f, keys[base + i].data, keys[base + i].len);
-            if (f->layout == FILTER_BLOCKED) {
-                __builtin_prefetch((const void *)blocked_block(f, h[i]), 0, 0);
-            } else {
-                const _Atomic uint64_t *w = f->shards[filter_shard_of(f, h[i])].words;
-                __builtin_prefetch((const void *)&w[reduce64(h[i].lo, f->bits_per_shard) >> 6], 0,
-                                   0);
-            }
+    struct hash128 ring[BATCH];
+    size_t ahead = n < BATCH ? n : BATCH;
+    for (size_t i = 0; i < ahead; i++) {
+        ring[i] = filter_hash(f, keys[i].data, keys[i].len);
+        __builtin_prefetch(first_line(f, ring[i]), 0, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct hash128 h = ring[i % BATCH];
+        if (i + BATCH < n) {
+            struct hash128 next = filter_hash(f, keys[i + BATCH].data, keys[i + BATCH].len);
+            __builtin_prefetch(first_line(f, next), 0, 0);
+            ring[i % BATCH] = next;
         }
-        for (size_t i = 0; i < m; i++)
-            present[base + i] = filter_check_hash(f, h[i]);
+        present[i] = filter_check_hash(f, h);
     }
 }
 

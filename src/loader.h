@@ -1,7 +1,7 @@
-/* loader: turn a config into a catalog of loaded filters. A filter with a
- * `file` is read and verified (shards in parallel); one with only a
- * `capacity` starts empty. Runs off the request path: at start-up on the main
- * thread, on reload on the reload thread. */
+/* loader: load one filter as its config block says. A filter with a `file`
+ * is read and verified (shards in parallel); one with only a `capacity` starts
+ * empty. Runs off the request path: at start-up on the main thread, on reload
+ * on the reload thread. */
 #ifndef BLOOMGATE_LOADER_H
 #define BLOOMGATE_LOADER_H
 
@@ -11,11 +11,5 @@
 /* Load one filter as its config block says. NULL with "filter NAME: ..." in err. */
 struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threads, char *err,
                                     size_t errlen);
-
-/* A catalog for conf (which it takes over on success), every filter loaded and
- * given its id. On any error nothing is kept and NULL comes back with the first
- * error. Writer thread of reg. */
-struct catalog *loader_build(struct registry *reg, struct conf *conf, unsigned threads, char *err,
-                             size_t errlen);
 
 #endif

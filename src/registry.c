@@ -8,6 +8,17 @@
 
 #include "util.h"
 
+static void state_free(struct registry *reg, struct fstate *st)
+{
+    if (!st)
+        return;
+    if (reg->on_state_release)
+        reg->on_state_release(st);
+    pthread_mutex_destroy(&st->mu);
+    free(st->name);
+    free(st);
+}
+
 struct registry *registry_create(unsigned n_readers)
 {
     struct registry *reg = calloc(1, sizeof(*reg));
@@ -37,7 +48,7 @@ void registry_free(struct registry *reg)
             fversion_free(c->entries[i].v);
     catalog_free(c);
     for (unsigned i = 0; i < REGISTRY_MAX_FILTERS; i++)
-        free(reg->id_names[i]);
+        state_free(reg, reg->states[i]);
     free(reg->readers);
     free(reg);
 }
@@ -74,14 +85,14 @@ void registry_publish(struct registry *reg, struct catalog *next)
     }
     /* Ids of names no longer served become free once the grace period is over. */
     for (unsigned id = 0; id < REGISTRY_MAX_FILTERS; id++) {
-        if (!reg->id_names[id])
+        if (!reg->states[id])
             continue;
         bool used = false;
         for (size_t j = 0; j < next->n && !used; j++)
             used = next->entries[j].id == id;
         if (!used) {
-            free(reg->id_names[id]);
-            reg->id_names[id] = NULL;
+            state_free(reg, reg->states[id]);
+            reg->states[id] = NULL;
         }
     }
     if (!old)
@@ -100,15 +111,22 @@ int registry_filter_id(struct registry *reg, const char *name, bool *fresh)
 {
     int free_id = -1;
     for (int id = 0; id < (int)REGISTRY_MAX_FILTERS; id++) {
-        if (reg->id_names[id] && strcmp(reg->id_names[id], name) == 0) {
+        if (reg->states[id] && strcmp(reg->states[id]->name, name) == 0) {
             *fresh = false;
             return id;
         }
-        if (!reg->id_names[id] && free_id < 0)
+        if (!reg->states[id] && free_id < 0)
             free_id = id;
     }
-    if (free_id < 0 || !(reg->id_names[free_id] = strdup(name)))
+    if (free_id < 0)
         return -1;
+    struct fstate *st = calloc(1, sizeof(*st));
+    if (!st || !(st->name = strdup(name))) {
+        free(st);
+        return -1;
+    }
+    pthread_mutex_init(&st->mu, NULL);
+    reg->states[free_id] = st;
     *fresh = true;
     if (reg->on_fresh_id)
         reg->on_fresh_id(reg->on_fresh_ctx, (unsigned)free_id);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "conf.h"
@@ -35,10 +36,24 @@ struct fversion {
     _Atomic uint64_t est_fpr;  /* cached fill-based estimate, as double bits */
 };
 
+struct journal;
+
+/* What belongs to a filter name rather than to one loaded version: its
+ * journal and its reload history. Lives while the name is served. */
+struct fstate {
+    char *name;
+    _Atomic(struct journal *) journal; /* NULL with `journal off`; workers append to it */
+    pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
+    int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
+    char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */
+    char last_error[2048];     /* why the last reload failed; "" if it did not */
+};
+
 struct fentry {
     char name[REGISTRY_NAME_MAX + 1];
     size_t name_len;
     struct fversion *v;
+    struct fstate *st;
     unsigned id; /* stable while the name is served: indexes per-filter counters */
 };
 
@@ -53,9 +68,10 @@ struct registry {
     _Atomic(struct catalog *) current;
     _Atomic uint64_t epoch;    /* bumped by each publish */
     unsigned n_readers;
-    char *id_names[REGISTRY_MAX_FILTERS]; /* writer-only: which name holds each id */
+    struct fstate *states[REGISTRY_MAX_FILTERS]; /* writer-only: which name holds each id */
     void (*on_fresh_id)(void *ctx, unsigned id); /* an id starts a new name: zero its counters */
     void *on_fresh_ctx;
+    void (*on_state_release)(struct fstate *st); /* a name left: close its journal */
     struct reader_slot {
         _Atomic uint64_t seen; /* last epoch this reader was quiescent in; 0 = offline */
         char pad[56];          /* one cache line each: readers never share a line */
@@ -89,10 +105,15 @@ void registry_offline(struct registry *reg, unsigned reader);
  * quiescent since, then free the old catalog and the versions only it held. */
 void registry_publish(struct registry *reg, struct catalog *next);
 
-/* Writer side: the id for a filter name, the same one for as long as the name
- * stays in the catalog; -1 when all REGISTRY_MAX_FILTERS are taken. `fresh`
- * says the id was unused (its counters should start from zero). */
+/* Writer side: the id (and state) for a filter name, the same for as long as
+ * the name stays in the catalog; -1 when all REGISTRY_MAX_FILTERS are taken.
+ * `fresh` says the id was unused (its counters start from zero). */
 int registry_filter_id(struct registry *reg, const char *name, bool *fresh);
+static inline struct fstate *registry_state(struct registry *reg, unsigned id)
+{
+    return reg->states[id];
+}
+
 
 struct fversion *fversion_new(struct filter *f, const char *file);
 void fversion_free(struct fversion *v);

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http.h"
+#include "journal.h"
 #include "log.h"
 #include "proto.h"
 #include "util.h"
@@ -31,6 +33,7 @@
 #define IN_IDLE_KEEP 16384   /* a larger one is given back when it empties */
 #define TICK_MS 100          /* quiescent-state report and shutdown checks */
 #define LISTEN_BACKLOG 1024
+#define WORKER_MAX_DIRTY 8   /* journals awaiting one group commit per batch */
 
 struct worker;
 struct conn;
@@ -65,6 +68,7 @@ struct worker {
     bool started;
     struct event_base *base;
     struct evconnlistener **listeners; /* one per line-protocol address */
+    struct http_front *http;           /* the HTTP API; NULL with http_listen off */
     struct event *tick;
     struct event *ctl;       /* activated by server_stop from the main thread */
     bool stopping;
@@ -73,6 +77,8 @@ struct worker {
     struct stats stats;
     struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries */
     struct latency latency[2]; /* by enum stats_proto */
+    struct journal *dirty[WORKER_MAX_DIRTY]; /* journals appended to in this batch */
+    unsigned n_dirty;
     /* Scratch reused by every request (sized for the largest max_items). */
     size_t scratch_items;
     struct proto_token *tokens;
@@ -89,6 +95,9 @@ struct server {
     size_t n_addrs;
     evutil_socket_t *fds;    /* n_workers x n_addrs listening sockets */
     int *ports;              /* bound port per address */
+    size_t n_http_addrs;       /* 0 with http_listen off */
+    evutil_socket_t *http_fds; /* n_workers x n_http_addrs, until the evhttps take them */
+    int *http_ports;           /* bound port per HTTP address */
     _Atomic unsigned conns_open;
     double started;          /* monotonic */
     int64_t started_wall;
@@ -97,6 +106,12 @@ struct server {
 };
 
 /* ---- small helpers ---- */
+
+/* Shutdown may end the worker's loop: no line or HTTP connection is left. */
+static bool worker_drained(const struct worker *w)
+{
+    return w->n_conns == 0 && http_front_drained(w->http);
+}
 
 static const struct catalog *cat_now(struct worker *w) { return registry_read(w->srv->reg); }
 
@@ -113,22 +128,6 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
     STAT_ADD(&c->w->stats, errors, 1);
     if ((unsigned)code < 16)
         STAT_ADD(&c->w->stats, errors_by_code[code], 1);
-}
-
-static bool addr_is_loopback(const struct sockaddr_storage *ss)
-{
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    }
-    if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
-            return true;
-        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-            return in6->sin6_addr.s6_addr[12] == 127;
-    }
-    return false;
 }
 
 static void addr_text(const struct sockaddr *sa, char *buf, size_t len)
@@ -148,17 +147,6 @@ static void addr_text(const struct sockaddr *sa, char *buf, size_t len)
     } else {
         snprintf(buf, len, "?");
     }
-}
-
-/* Compare a client's token with the configured one in time that depends only
- * on the configured token's length, so response timing leaks nothing of it. */
-static bool token_equal(const char *given, size_t glen, const char *want)
-{
-    size_t wlen = strlen(want);
-    unsigned diff = (unsigned)(glen != wlen);
-    for (size_t i = 0; i < wlen; i++)
-        diff |= (unsigned char)(glen ? given[i % glen] : 0) ^ (unsigned char)want[i];
-    return diff == 0;
 }
 
 /* ---- JSON for INFO ---- */
@@ -190,6 +178,18 @@ json_t *server_filter_json(const struct fentry *e)
     json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
     json_object_set_new(o, "generation", json_integer((json_int_t)v->generation));
     json_object_set_new(o, "loaded_at", iso_time(v->loaded_at));
+    struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
+    json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
+    if (e->st) {
+        pthread_mutex_lock(&e->st->mu);
+        json_object_set_new(o, "last_reload_at", e->st->last_reload_at
+                                                     ? iso_time(e->st->last_reload_at)
+                                                     : json_null());
+        json_object_set_new(o, "last_reload_status", json_string(e->st->last_status));
+        json_object_set_new(o, "last_reload_error",
+                            e->st->last_error[0] ? json_string(e->st->last_error) : json_null());
+        pthread_mutex_unlock(&e->st->mu);
+    }
     return o;
 }
 
@@ -222,8 +222,12 @@ void server_sum_stats(const struct server *srv, struct stats *out)
 #define STATS_SUM_(name, help) STAT_ADD(out, name, STAT_GET(s, name));
         STATS_COUNTERS(STATS_SUM_)
 #undef STATS_SUM_
-        for (int c = 0; c < 16; c++)
+        for (int c = 0; c < 16; c++) {
             STAT_ADD(out, errors_by_code[c], STAT_GET(s, errors_by_code[c]));
+            STAT_ADD(out, http_errors_by_code[c], STAT_GET(s, http_errors_by_code[c]));
+        }
+        for (int c = 0; c < STATS_HTTP_SLOTS; c++)
+            STAT_ADD(out, http_responses[c], STAT_GET(s, http_responses[c]));
     }
 }
 
@@ -282,6 +286,51 @@ static void reply_json(struct conn *c, json_t *j)
     free(s);
 }
 
+/* Record an add in the filter's journal before it touches the filter, and
+ * remember the journal so the batch's replies wait for one group commit
+ * (fsync always). -1 with the reason: the add must then be refused. */
+int server_journal_add(struct worker *w, const struct fentry *e, const struct filter_key *keys,
+                       size_t n, char *err, size_t errlen)
+{
+    struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_acquire);
+    if (!j)
+        return 0;
+    if (journal_append(j, keys, n, err, errlen) != 0) {
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    for (unsigned i = 0; i < w->n_dirty; i++)
+        if (w->dirty[i] == j)
+            return 0;
+    if (w->n_dirty < WORKER_MAX_DIRTY) {
+        w->dirty[w->n_dirty++] = j;
+        return 0;
+    }
+    /* More journals in one batch than we track: commit this one now. */
+    if (journal_commit(j, err, errlen) != 0) {
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Group commit: before any reply of a batch is written, make its journal
+ * records durable (a no-op unless a journal's policy is `always`). False if a
+ * commit failed: then no reply of the batch may go out. */
+bool server_journal_commit(struct worker *w)
+{
+    bool ok = true;
+    char err[512];
+    for (unsigned i = 0; i < w->n_dirty; i++) {
+        if (journal_commit(w->dirty[i], err, sizeof(err)) != 0) {
+            log_error("journal commit failed: %s; the replies of this batch are withheld", err);
+            ok = false;
+        }
+    }
+    w->n_dirty = 0;
+    return ok;
+}
+
 static const struct fentry *find_filter(struct conn *c, const struct catalog *cat,
                                         const struct proto_token *name)
 {
@@ -320,6 +369,11 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     struct filter *f = e->v->f;
     size_t yes = 0;
     if (add) {
+        char why[512];
+        if (server_journal_add(w, e, w->keys, r->n_items, why, sizeof(why)) != 0) {
+            reply_err(c, PROTO_ERR_INTERNAL, why);
+            return;
+        }
         filter_add_batch(f, w->keys, r->n_items, w->bools);
         STAT_ADD(&w->stats, add_requests, 1);
         STAT_ADD(&w->stats, items_added, r->n_items);
@@ -386,7 +440,7 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         const char *tok = cat->conf->admin_token;
         if (!tok) {
             reply_err(c, PROTO_ERR_AUTH_FAILED, "no admin_token is configured on this server");
-        } else if (token_equal(r->arg.p, r->arg.len, tok)) {
+        } else if (util_token_equal(r->arg.p, r->arg.len, tok)) {
             c->authed = true;
             reply_str(c, "OK\n");
         } else {
@@ -437,7 +491,7 @@ static void conn_close(struct conn *c, const char *why)
     free(c);
     atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
     STAT_ADD(&w->stats, connections_closed, 1);
-    if (w->stopping && w->n_conns == 0)
+    if (w->stopping && worker_drained(w))
         event_base_loopexit(w->base, NULL);
 }
 
@@ -500,9 +554,15 @@ static void conn_process(struct conn *c, bool draining)
     }
 }
 
-/* Write what is pending with one writev; arm the write event for the rest. */
+/* Write what is pending with one writev; arm the write event for the rest.
+ * First the group commit of the batch's journal records: a reply that says
+ * NEW must not leave before its add is durable as the policy promises. */
 static void conn_flush(struct conn *c)
 {
+    if (c->w->n_dirty && !server_journal_commit(c->w)) {
+        conn_close(c, "journal commit failed: replies withheld");
+        return;
+    }
     if (evbuffer_get_length(c->out) > 0) {
         int n = evbuffer_write(c->out, c->fd);
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -651,7 +711,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->w = w;
     c->fd = fd;
     c->in_cap = IN_START;
-    c->loopback = addr_is_loopback((const struct sockaddr_storage *)sa);
+    c->loopback = util_addr_is_loopback(sa);
     addr_text(sa, c->peer, sizeof(c->peer));
     c->next = w->conns;
     if (w->conns)
@@ -768,6 +828,7 @@ static void ctl_cb(evutil_socket_t fd, short what, void *arg)
             w->listeners[i] = NULL;
         }
     }
+    http_front_stop(w->http);
     size_t max_output = cat_now(w)->conf->max_output;
     struct conn *c = w->conns;
     while (c) {
@@ -789,7 +850,15 @@ static void ctl_cb(evutil_socket_t fd, short what, void *arg)
         conn_flush(c); /* may close (and free) c */
         c = next;
     }
-    if (w->n_conns == 0)
+    if (worker_drained(w))
+        event_base_loopexit(w->base, NULL);
+}
+
+/* The HTTP side of a stopping worker closed its last connection. */
+static void http_drained(void *arg)
+{
+    struct worker *w = arg;
+    if (w->stopping && worker_drained(w))
         event_base_loopexit(w->base, NULL);
 }
 
@@ -868,6 +937,31 @@ static int bound_port(evutil_socket_t fd)
     return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
+/* Bind every address of addrs once per worker: fds[t * n + a] for worker t,
+ * address a. Port 0 is resolved by the first bind and shared by the others. */
+static int bind_addrs(const struct conf_addr *addrs, size_t n, unsigned threads,
+                      evutil_socket_t *fds, int *ports, char *err, size_t errlen)
+{
+    for (size_t a = 0; a < n; a++) {
+        const struct conf_addr *addr = &addrs[a];
+        if (probe_free(addr, err, errlen) != 0)
+            return -1;
+        int port = addr->ss.ss_family == AF_INET
+                       ? ntohs(((const struct sockaddr_in *)&addr->ss)->sin_port)
+                       : ntohs(((const struct sockaddr_in6 *)&addr->ss)->sin6_port);
+        for (unsigned t = 0; t < threads; t++) {
+            evutil_socket_t fd = listen_socket(addr, port, err, errlen);
+            if (fd < 0)
+                return -1;
+            fds[t * n + a] = fd;
+            if (port == 0)
+                port = bound_port(fd); /* the others join the port the kernel chose */
+        }
+        ports[a] = port;
+    }
+    return 0;
+}
+
 struct server *server_create(struct registry *reg, unsigned threads, char *err, size_t errlen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -892,23 +986,20 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
     }
     for (size_t i = 0; i < threads * cf->n_listen; i++)
         srv->fds[i] = -1;
-    for (size_t a = 0; a < cf->n_listen; a++) {
-        const struct conf_addr *addr = &cf->listen[a];
-        if (probe_free(addr, err, errlen) != 0)
-            goto fail;
-        int port = addr->ss.ss_family == AF_INET
-                       ? ntohs(((const struct sockaddr_in *)&addr->ss)->sin_port)
-                       : ntohs(((const struct sockaddr_in6 *)&addr->ss)->sin6_port);
-        for (unsigned t = 0; t < threads; t++) {
-            evutil_socket_t fd = listen_socket(addr, port, err, errlen);
-            if (fd < 0)
-                goto fail;
-            srv->fds[t * cf->n_listen + a] = fd;
-            if (port == 0)
-                port = bound_port(fd); /* the others join the port the kernel chose */
-        }
-        srv->ports[a] = port;
+    if (bind_addrs(cf->listen, cf->n_listen, threads, srv->fds, srv->ports, err, errlen) != 0)
+        goto fail;
+    srv->n_http_addrs = cf->http_off ? 0 : cf->n_http_listen;
+    size_t nh = srv->n_http_addrs;
+    srv->http_fds = malloc(sizeof(*srv->http_fds) * threads * (nh ? nh : 1));
+    srv->http_ports = calloc(nh ? nh : 1, sizeof(int));
+    if (!srv->http_fds || !srv->http_ports) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
     }
+    for (size_t i = 0; i < threads * nh; i++)
+        srv->http_fds[i] = -1;
+    if (bind_addrs(cf->http_listen, nh, threads, srv->http_fds, srv->http_ports, err, errlen) != 0)
+        goto fail;
     size_t items = cf->max_items;
     for (unsigned t = 0; t < threads; t++) {
         struct worker *w = &srv->workers[t];
@@ -936,6 +1027,16 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
                 goto fail;
             }
             srv->fds[t * cf->n_listen + a] = -1; /* owned by the listener now */
+        }
+        if (nh) {
+            struct http_env env = {
+                .srv = srv, .worker = w, .reg = reg, .worker_id = t, .base = w->base,
+                .stats = &w->stats, .fstats = w->fstats, .latency = w->latency,
+                .keys = w->keys, .bools = w->bools, .scratch_items = w->scratch_items,
+                .drained = http_drained, .drained_arg = w};
+            w->http = http_front_create(&env, srv->http_fds + (size_t)t * nh, nh, err, errlen);
+            if (!w->http)
+                goto fail;
         }
         struct timeval tick = {0, TICK_MS * 1000};
         w->tick = event_new(w->base, -1, EV_PERSIST, tick_cb, w);
@@ -1007,6 +1108,8 @@ void server_free(struct server *srv)
                     evconnlistener_free(w->listeners[a]);
         while (w->conns)
             conn_close(w->conns, "server freed");
+        http_front_free(w->http);
+        w->http = NULL;
         if (w->tick)
             event_free(w->tick);
         if (w->ctl)
@@ -1026,6 +1129,12 @@ void server_free(struct server *srv)
                 close(srv->fds[i]);
     free(srv->fds);
     free(srv->ports);
+    if (srv->http_fds)
+        for (size_t i = 0; i < srv->n_workers * srv->n_http_addrs; i++)
+            if (srv->http_fds[i] >= 0)
+                close(srv->http_fds[i]);
+    free(srv->http_fds);
+    free(srv->http_ports);
     free(srv->workers);
     free(srv);
 }
@@ -1034,3 +1143,37 @@ int server_line_port(const struct server *srv, size_t idx)
 {
     return idx < srv->n_addrs ? srv->ports[idx] : -1;
 }
+
+/* ---- for the HTTP front end and the metrics ---- */
+
+int server_http_port(const struct server *srv, size_t idx)
+{
+    return idx < srv->n_http_addrs ? srv->http_ports[idx] : -1;
+}
+
+bool server_conn_admit(struct server *srv, unsigned max)
+{
+    unsigned open = atomic_fetch_add_explicit(&srv->conns_open, 1, memory_order_relaxed) + 1;
+    if (open <= max)
+        return true;
+    atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+    return false;
+}
+
+void server_conn_release(struct server *srv)
+{
+    atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+}
+
+bool server_reload(struct server *srv, struct event_base *base, server_reload_done done,
+                   void *arg)
+{
+    if (!srv->reload_fn)
+        return false;
+    srv->reload_fn(srv->reload_ctx, base, done, arg);
+    return true;
+}
+
+unsigned server_threads(const struct server *srv) { return srv->n_workers; }
+
+int64_t server_started_wall(const struct server *srv) { return srv->started_wall; }

@@ -2,7 +2,9 @@
  * event_base, its own SO_REUSEPORT listener on every line-protocol address (the
  * kernel spreads connections over them), and the connections it accepted; no
  * connection ever moves between threads. The line protocol's libevent glue is
- * here; parsing is proto.c, the filters are reached through the registry.
+ * here; parsing is proto.c, the filters are reached through the registry. The
+ * same workers serve the HTTP API (http.c): each runs its own evhttp, on its
+ * own SO_REUSEPORT socket per http_listen address, bound here beside the others.
  * server_create binds (main thread, before privileges are dropped);
  * server_start runs the workers; server_stop drains them (main thread). */
 #ifndef BLOOMGATE_SERVER_H
@@ -11,6 +13,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "registry.h"
 #include "stats.h"
@@ -49,8 +52,34 @@ unsigned server_connections_open(const struct server *srv);
 void server_sum_filter_stats(const struct server *srv, unsigned id, struct fstats *out);
 void server_sum_latency(const struct server *srv, enum stats_proto proto, struct latency *out);
 
+/* Journal an add before it reaches the filter (worker thread); the worker's
+ * next flush group-commits it. Used by the line protocol and HTTP alike. */
+struct worker;
+struct filter_key;
+int server_journal_add(struct worker *w, const struct fentry *e, const struct filter_key *keys,
+                       size_t n, char *err, size_t errlen);
+bool server_journal_commit(struct worker *w);
+
 /* JSON for INFO and the HTTP API (any thread that may read the registry). */
 json_t *server_info_json(struct server *srv, const struct catalog *cat);
 json_t *server_filter_json(const struct fentry *e);
+
+/* ---- for the HTTP front end (http.c) and the metrics (metrics.c) ---- */
+
+/* The port an HTTP listener was bound to (after port 0 was resolved). */
+int server_http_port(const struct server *srv, size_t listen_idx);
+
+/* Count one more open connection (of either protocol) against max; false,
+ * counting nothing, when max are open already. Any worker thread. */
+bool server_conn_admit(struct server *srv, unsigned max);
+void server_conn_release(struct server *srv);
+
+/* Start a reload through the hook (see server_reload_fn); false when no hook
+ * is set. Worker thread of base. */
+bool server_reload(struct server *srv, struct event_base *base, server_reload_done done,
+                   void *arg);
+
+unsigned server_threads(const struct server *srv);
+int64_t server_started_wall(const struct server *srv); /* unix seconds */
 
 #endif

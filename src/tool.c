@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "build.h"
 #include "filter.h"
 #include "format.h"
+#include "journal.h"
 #include "sizing.h"
 #include "util.h"
 
@@ -27,7 +29,8 @@ static const char usage_text[] =
     "\n"
     "commands:\n"
     "  build -o FILE [options] [INPUT...]   build a filter file from lists (one item per line;\n"
-    "                                       '-' or no INPUT reads stdin)\n"
+    "                                       '-' reads stdin, as does no INPUT without --journal)\n"
+    "      --journal J       also add every item of journal J, exact bytes (repeatable)\n"
     "      --capacity N      items to size for (default: the number of items in the input)\n"
     "      --fpr P           target false-positive rate at capacity (default 0.0001)\n"
     "      --layout L        blocked (default: one cache line per lookup) or classic (least memory)\n"
@@ -39,6 +42,8 @@ static const char usage_text[] =
     "  info FILE                            print the header as JSON\n"
     "  verify FILE [--threads T]            check every checksum\n"
     "  check FILE [--with-items] [ITEM...]  print YES or NO per item (items from stdin if none)\n"
+    "  journal dump [--count] FILE          print a journal's items, one per line (raw bytes),\n"
+    "                                       or with --count only how many there are\n"
     "\n"
     "  --help, --version\n"
     "exit status: 0 success, 1 runtime error, 2 usage error\n";
@@ -116,7 +121,7 @@ static int parse_threads(const char *s, unsigned *out)
     return 0;
 }
 
-static int cmd_build(int argc, char **argv)
+static int build_main(int argc, char **argv, const char ***journals_out)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},  {"capacity", required_argument, NULL, 'n'},
@@ -124,16 +129,25 @@ static int cmd_build(int argc, char **argv)
         {"shards", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
         {"seed", required_argument, NULL, 'S'},    {"dry-run", no_argument, NULL, 'd'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"journal", required_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
     struct build_opts o = {.layout = FILTER_BLOCKED, .fpr = 1e-4};
     bool dry = false, quiet = false;
     uint64_t v;
     int c;
+    /* Each --journal takes one argument, so argc bounds their number. */
+    const char **journals = calloc((size_t)argc, sizeof(*journals));
+    if (!journals)
+        return runtime_error("out of memory");
+    *journals_out = journals;
+    o.journals = journals;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             o.output = optarg;
+            break;
+        case 'j':
+            journals[o.n_journals++] = optarg;
             break;
         case 'n':
             if (util_parse_count(optarg, &o.capacity) != 0 || o.capacity == 0)
@@ -181,7 +195,7 @@ static int cmd_build(int argc, char **argv)
     if (dry) {
         if (o.capacity == 0)
             return usage_error("build --dry-run needs --capacity");
-        if (optind < argc)
+        if (optind < argc || o.n_journals)
             return usage_error("build --dry-run takes no input");
         struct filter_plan plan;
         if (filter_plan_make(o.layout, o.capacity, o.fpr, o.shards, &plan, err, sizeof(err)) != 0)
@@ -196,14 +210,27 @@ static int cmd_build(int argc, char **argv)
     o.inputs = (const char *const *)argv + optind;
     o.n_inputs = (size_t)(argc - optind);
     o.progress = !quiet && isatty(STDERR_FILENO);
+    /* A torn tail is not an error (a crash mid-write, or a daemon writing
+     * now), but say what was left out. build_run checks the journals again. */
+    for (size_t i = 0; i < o.n_journals; i++) {
+        struct journal_scan js;
+        if (journal_read_file(o.journals[i], NULL, NULL, &js, err, sizeof(err)) < 0)
+            return runtime_error(err);
+        if (js.torn_at != JOURNAL_NO_TEAR)
+            fprintf(stderr, "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out\n",
+                    o.journals[i], (unsigned long long)js.torn_at,
+                    (unsigned long long)js.torn_bytes, js.torn_why);
+    }
     struct build_result r;
     if (build_run(&o, &r, err, sizeof(err)) != 0)
         return runtime_error(err);
     if (!quiet) {
         uint64_t bytes = filter_plan_bytes(&r.plan);
-        char hb[64];
-        printf("built %s: %llu items (%llu lines read), capacity %llu, layout %s, %u shards\n",
-               o.output, (unsigned long long)r.items, (unsigned long long)r.lines,
+        char hb[64], jn[64] = "";
+        if (o.n_journals)
+            snprintf(jn, sizeof(jn), ", %llu journal items", (unsigned long long)r.journal_items);
+        printf("built %s: %llu items (%llu lines read%s), capacity %llu, layout %s, %u shards\n",
+               o.output, (unsigned long long)r.items, (unsigned long long)r.lines, jn,
                (unsigned long long)r.plan.capacity, filter_layout_name(r.plan.layout),
                r.plan.shard_count);
         printf("size %s, %.2f bits/item, k=%u, expected false-positive rate %.3g at capacity\n",
@@ -211,10 +238,20 @@ static int cmd_build(int argc, char **argv)
                r.plan.k, r.plan.fpr_expected);
         printf("%.3f s (insert %.3f s, %.2f M items/s; write %.3f s)\n", r.seconds,
                r.insert_seconds,
-               r.insert_seconds > 0 ? (double)r.lines / r.insert_seconds / 1e6 : 0.0,
+               r.insert_seconds > 0
+                   ? (double)(r.lines + r.journal_items) / r.insert_seconds / 1e6
+                   : 0.0,
                r.write_seconds);
     }
     return 0;
+}
+
+static int cmd_build(int argc, char **argv)
+{
+    const char **journals = NULL;
+    int rc = build_main(argc, argv, &journals);
+    free(journals);
+    return rc;
 }
 
 static int one_file_arg(int argc, char **argv, const char *cmd, const char **file)
@@ -381,6 +418,93 @@ static int cmd_check(int argc, char **argv)
     return 0;
 }
 
+/* What `journal dump` counts: items a list file cannot carry unchanged, because
+ * build reads lines (ending at LF, trailing whitespace trimmed, empty and '#'
+ * lines skipped). CR and NUL also trip up the text tools a dump is piped to. */
+static bool list_safe(const unsigned char *p, size_t len)
+{
+    if (len == 0 || p[0] == '#')
+        return false;
+    unsigned char last = p[len - 1];
+    if (last == ' ' || last == '\t' || last == '\r' || last == '\v' || last == '\f')
+        return false;
+    return !memchr(p, '\n', len) && !memchr(p, '\r', len) && !memchr(p, '\0', len);
+}
+
+struct dump {
+    bool print;
+    uint64_t unsafe;
+};
+
+static int dump_item(void *ctx, const void *item, size_t len)
+{
+    struct dump *d = ctx;
+    if (!list_safe(item, len))
+        d->unsafe++;
+    if (d->print) {
+        fwrite(item, 1, len, stdout);
+        putchar('\n');
+    }
+    return 0;
+}
+
+static int cmd_journal(int argc, char **argv)
+{
+    static const struct option opts[] = {{"count", no_argument, NULL, 'c'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    if (argc < 2)
+        return usage_error("journal: a subcommand is required (dump)");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "dump") != 0)
+        return usage_error("journal: unknown subcommand '%s'", argv[1]);
+    argc--, argv++;
+    bool count = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
+        if (c == 'c') {
+            count = true;
+        } else if (c == 'h') {
+            fputs(usage_text, stdout);
+            return 0;
+        } else {
+            return usage_error("journal dump: bad option");
+        }
+    }
+    const char *file = NULL;
+    if (one_file_arg(argc, argv, "journal dump", &file))
+        return EXIT_USAGE;
+    if (optind < argc)
+        return usage_error("journal dump: one FILE only");
+    char err[1024];
+    struct dump d = {.print = !count};
+    struct journal_scan js;
+    int64_t n = journal_read_file(file, dump_item, &d, &js, err, sizeof(err));
+    if (n < 0)
+        return runtime_error(err);
+    if (count)
+        printf("%lld\n", (long long)n);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return runtime_error("writing to stdout failed");
+    if (js.torn_at != JOURNAL_NO_TEAR)
+        fprintf(stderr,
+                "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out: a crash "
+                "mid-write, or a write in progress\n",
+                file, (unsigned long long)js.torn_at, (unsigned long long)js.torn_bytes,
+                js.torn_why);
+    if (d.unsafe && !count)
+        fprintf(stderr,
+                "bloomgate: warning: %s: %llu of %lld items cannot round-trip through a list "
+                "file (empty, starting with '#', trailing whitespace, or holding LF, CR or NUL); "
+                "use `bloomgate build --journal %s` to keep their exact bytes\n",
+                file, (unsigned long long)d.unsafe, (long long)n, file);
+    return 0;
+}
+
 int tool_main(int argc, char **argv)
 {
     if (argc < 2)
@@ -402,5 +526,7 @@ int tool_main(int argc, char **argv)
         return cmd_verify(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "journal") == 0)
+        return cmd_journal(argc - 1, argv + 1);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -2,16 +2,19 @@
 
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -239,4 +242,31 @@ unsigned util_ncpus(void)
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
+}
+
+bool util_token_equal(const char *given, size_t glen, const char *want)
+{
+    size_t wlen = strlen(want);
+    unsigned diff = (unsigned)(glen != wlen);
+    for (size_t i = 0; i < wlen; i++)
+        diff |= (unsigned char)(glen ? given[i % glen] : 0) ^ (unsigned char)want[i];
+    return diff == 0;
+}
+
+bool util_addr_is_loopback(const struct sockaddr *sa)
+{
+    if (!sa)
+        return false;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+            return true;
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+            return in6->sin6_addr.s6_addr[12] == 127;
+    }
+    return false;
 }

@@ -3,6 +3,7 @@
 #ifndef BLOOMGATE_UTIL_H
 #define BLOOMGATE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,6 +30,16 @@ int util_parse_double(const char *s, double *out);
 
 double util_now(void);           /* monotonic seconds */
 int64_t util_wall_seconds(void); /* unix time */
+
+/* Compare a client's token with the configured one (NUL-terminated) in time
+ * that depends only on the configured token's length, so response timing
+ * leaks nothing of it. given may hold any bytes. */
+bool util_token_equal(const char *given, size_t glen, const char *want);
+
+/* Whether a peer address is 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104: the
+ * clients that may change filters when no admin_token is set. */
+struct sockaddr;
+bool util_addr_is_loopback(const struct sockaddr *sa);
 
 /* Human-readable byte count ("25.6 GiB") into buf. */
 const char *util_human_bytes(uint64_t bytes, char *buf, size_t len);

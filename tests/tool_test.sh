@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end tests of the `bloomgate` tool: build from files and stdin, CRLF,
-# comments, empty and unreadable input, dry run, info, verify, check, and the
-# exit codes (0 ok, 1 runtime error, 2 usage error).
+# comments, empty and unreadable input, dry run, info, verify, check, journal
+# dump, build --journal, and the exit codes (0 ok, 1 runtime error, 2 usage error).
 set -u
 BG=${BLOOMGATE:-./bloomgate}
+MJ=${MAKE_JOURNAL:-./tests/make_journal} # writes journals: a shell cannot compute XXH3
 SAMPLE=${srcdir:-.}/data/sample-blocklist.txt
 T=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-tool.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -106,6 +107,70 @@ expect 0 "info classic" -- "$BG" info "$T/c.bloom"
 [ "$(json "$T/out" layout),$(json "$T/out" shards),$(json "$T/out" capacity)" = "classic,4,100000" ] && ok || bad "options not honoured: $(cat "$T/out")"
 "$BG" check "$T/c.bloom" <"$T/items" | grep -c '^YES$' >"$T/n"
 [ "$(cat "$T/n")" = "$items" ] && ok || bad "classic: not every item found"
+
+# --- journal dump: items one per line, exact bytes
+printf 'alpha\nbeta\ngamma\n' | "$MJ" "$T/j1.journal"
+expect 0 "journal dump" -- "$BG" journal dump "$T/j1.journal"
+[ "$(tr '\n' ' ' <"$T/out")" = "alpha beta gamma " ] && ok || bad "journal dump: $(cat "$T/out")"
+[ ! -s "$T/err" ] && ok || bad "clean journal dump wrote to stderr: $(cat "$T/err")"
+expect 0 "journal dump --count" -- "$BG" journal dump --count "$T/j1.journal"
+[ "$(cat "$T/out")" = 3 ] && ok || bad "journal dump --count: $(cat "$T/out")"
+# Items a list file cannot carry: trailing space, LF, NUL, empty, '#'; then one that can.
+printf '%s\n' 7769746820737061636520 6c660a696e73696465 6e756c0078 '' 2368617368 66696e65 |
+    "$MJ" --hex --batch 2 "$T/bin.journal"
+expect 0 "journal dump binary" -- "$BG" journal dump "$T/bin.journal"
+printf 'with space \nlf\ninside\nnul\000x\n\n#hash\nfine\n' >"$T/bin.want"
+cmp -s "$T/out" "$T/bin.want" && ok || bad "journal dump binary: bytes differ: $(od -c "$T/out" | head -5)"
+contains "$T/err" "5 of 6 items cannot round-trip" "unsafe items warning"
+contains "$T/err" "build --journal" "unsafe items advice"
+[ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "unsafe items warning is not one line"
+expect 0 "journal dump --count binary" -- "$BG" journal dump --count "$T/bin.journal"
+[ "$(cat "$T/out")" = 6 ] && ok || bad "journal dump --count binary: $(cat "$T/out")"
+
+# A torn tail is reported with its offset (exit 0); the file is not modified.
+size=$(wc -c <"$T/j1.journal")
+head -c $((size - 3)) "$T/j1.journal" >"$T/torn.journal"
+expect 0 "journal dump torn" -- "$BG" journal dump "$T/torn.journal"
+[ "$(tr '\n' ' ' <"$T/out")" = "alpha beta " ] && ok || bad "torn dump: $(cat "$T/out")"
+contains "$T/err" "torn tail at offset [0-9]" "torn tail message"
+[ "$(wc -c <"$T/torn.journal")" -eq $((size - 3)) ] && ok || bad "journal dump modified the file"
+# A bad record with valid ones after it is not a torn tail: exit 1, naming it.
+cp "$T/j1.journal" "$T/mid.journal"
+printf '\xff' | dd of="$T/mid.journal" bs=1 seek=53 conv=notrunc status=none
+expect 1 "journal dump corrupt" -- "$BG" journal dump "$T/mid.journal"
+contains "$T/err" "corrupt record at offset 32" "corrupt journal message"
+contains "$T/err" "not a torn tail" "corrupt journal message"
+expect 1 "journal dump not a journal" -- "$BG" journal dump "$SAMPLE"
+contains "$T/err" "not a bloomgate journal" "wrong magic journal message"
+expect 1 "journal dump missing" -- "$BG" journal dump "$T/nope.journal"
+contains "$T/err" "nope.journal" "missing journal message"
+expect 2 "journal without subcommand" -- "$BG" journal
+expect 2 "journal unknown subcommand" -- "$BG" journal frob "$T/j1.journal"
+expect 2 "journal dump without file" -- "$BG" journal dump
+expect 2 "journal dump two files" -- "$BG" journal dump "$T/j1.journal" "$T/j1.journal"
+
+# --- build --journal: exact bytes, sized with the lists
+expect 0 "build --journal" -- "$BG" build --quiet --seed 11 -o "$T/j.bloom" --journal "$T/bin.journal" --journal "$T/j1.journal" "$SAMPLE"
+expect 0 "info build --journal" -- "$BG" info "$T/j.bloom"
+[ "$(json "$T/out" capacity)" = $((items + 9)) ] && ok || bad "journal items not in the sized capacity: $(json "$T/out" capacity)"
+expect 0 "check journal items" -- "$BG" check "$T/j.bloom" "with space " "$(printf 'lf\ninside')" "#hash" fine alpha "$(head -1 "$T/items")" "certainly-not-listed.example"
+[ "$(tr '\n' ' ' <"$T/out")" = "YES YES YES YES YES YES NO " ] && ok || bad "journal items not found: $(cat "$T/out")"
+# Journal only: no INPUT does not mean stdin when there are journals.
+expect 0 "build journal only" -- "$BG" build --seed 3 -o "$T/jo.bloom" --journal "$T/j1.journal" <"$T/items"
+contains "$T/out" "3 journal items" "build summary counts journal items"
+expect 0 "info journal only" -- "$BG" info "$T/jo.bloom"
+[ "$(json "$T/out" items),$(json "$T/out" capacity)" = "3,3" ] && ok || bad "journal-only build: $(cat "$T/out")"
+# An explicit capacity wins; a torn journal builds with a warning.
+expect 0 "build torn journal" -- "$BG" build --quiet --capacity 1000 -o "$T/jt.bloom" --journal "$T/torn.journal"
+contains "$T/err" "torn tail at offset" "build torn journal warning"
+expect 0 "check torn journal build" -- "$BG" check "$T/jt.bloom" alpha beta gamma
+[ "$(tr '\n' ' ' <"$T/out")" = "YES YES NO " ] && ok || bad "torn journal build: $(cat "$T/out")"
+# A corrupt journal fails the build and leaves no output.
+expect 1 "build corrupt journal" -- "$BG" build --quiet -o "$T/jc.bloom" --journal "$T/mid.journal" "$SAMPLE"
+contains "$T/err" "mid.journal: corrupt record at offset 32" "build corrupt journal message"
+[ ! -e "$T/jc.bloom" ] && ok || bad "failed journal build left an output file"
+expect 1 "build missing journal" -- "$BG" build --quiet -o "$T/jc.bloom" --journal "$T/nope.journal" "$SAMPLE"
+expect 2 "dry run with journal" -- "$BG" build --dry-run --capacity 10 --journal "$T/j1.journal"
 
 echo "tool_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
