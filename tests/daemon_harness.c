@@ -556,19 +556,28 @@ bool dh_log_contains(const struct dh_daemon *d, const char *needle)
     return found;
 }
 
-void dh_assert_log_clean(const struct dh_daemon *d)
+/* The first sanitizer report in log, or NULL. */
+static const char *sanitizer_report(const char *log)
 {
     static const char *const bad[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                                       "runtime error:"};
-    char *log = read_log(d, 0);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *hit = strstr(log, bad[i]);
-        if (hit) {
-            char excerpt[LOG_TAIL + 1];
-            snprintf(excerpt, sizeof(excerpt), "%s", hit);
-            free(log);
-            ck_abort_msg("sanitizer report in the daemon's log %s:\n%s", d->log, excerpt);
-        }
+        if (hit)
+            return hit;
+    }
+    return NULL;
+}
+
+void dh_assert_log_clean(const struct dh_daemon *d)
+{
+    char *log = read_log(d, 0);
+    const char *hit = sanitizer_report(log);
+    if (hit) {
+        char excerpt[LOG_TAIL + 1];
+        snprintf(excerpt, sizeof(excerpt), "%s", hit);
+        free(log);
+        ck_abort_msg("sanitizer report in the daemon's log %s:\n%s", d->log, excerpt);
     }
     free(log);
 }
@@ -822,11 +831,17 @@ static const char *no_reply_why(struct dh_conn *c)
 {
     static char why[LOG_TAIL + 128];
     const char *what = c->eof ? "the server closed" : c->err ? strerror(c->err) : "timed out";
-    if (c->d && c->d->pid && !dh_alive(c->d))
+    char *log = c->d ? read_log(c->d, 0) : NULL;
+    const char *report = log ? sanitizer_report(log) : NULL;
+    if (report) /* the daemon may still be writing it, and not dead yet */
+        snprintf(why, sizeof(why), "%s; the daemon's log holds a sanitizer report:\n%.*s", what,
+                 LOG_TAIL, report);
+    else if (c->d && c->d->pid && !dh_alive(c->d))
         snprintf(why, sizeof(why), "%s; the daemon died (status 0x%x); its log:\n%s", what,
                  c->d->status, log_tail(c->d));
     else
         snprintf(why, sizeof(why), "%s", what);
+    free(log);
     return why;
 }
 
