@@ -1138,6 +1138,42 @@ START_TEST(test_sighup)
 }
 END_TEST
 
+/* RELOAD is answered when the reload is over, and the requests pipelined
+ * behind it wait for it, in order; QUIT right behind it then closes the
+ * connection. Twice: once with QUIT alone after RELOAD. */
+START_TEST(test_reload_pipelined)
+{
+    struct dh_daemon *d = start_std(NULL);
+    struct dh_conn *c = dh_connect(d);
+    static const char reqs[] = "PING\nRELOAD\nPING\nCHECK f item-1\nQUIT\n";
+    ck_assert_int_eq(dh_send(c, reqs, sizeof(reqs) - 1, DH_TIMEOUT_MS), 0);
+    char **got = dh_read_lines(c, 5, DH_TIMEOUT_MS);
+    ck_assert_str_eq(got[0], "PONG");
+    ck_assert_str_eq(got[1], "OK f=unchanged dyn=unchanged");
+    ck_assert_str_eq(got[2], "PONG");
+    ck_assert_str_eq(got[3], "YES");
+    ck_assert_str_eq(got[4], "BYE");
+    dh_lines_free(got);
+    expect_closed(c, false, "after RELOAD and QUIT");
+    dh_close(c);
+
+    c = dh_connect(d);
+    ck_assert_int_eq(dh_send(c, "RELOAD\nQUIT\n", 12, DH_TIMEOUT_MS), 0);
+    got = dh_read_lines(c, 2, DH_TIMEOUT_MS);
+    ck_assert_str_eq(got[0], "OK f=unchanged dyn=unchanged");
+    ck_assert_str_eq(got[1], "BYE");
+    dh_lines_free(got);
+    expect_closed(c, false, "after RELOAD and QUIT");
+    dh_close(c);
+
+    ck_assert(dh_alive(d));
+    c = dh_connect(d);
+    DH_EXPECT(c, "PING", "PONG");
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
     Suite *s = suite_create("daemon");
@@ -1161,6 +1197,7 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_two_listeners);
     tcase_add_test(tc, test_idle_timeout);
     tcase_add_test(tc, test_sighup);
+    tcase_add_test(tc, test_reload_pipelined);
     suite_add_tcase(s, tc);
     return s;
 }
