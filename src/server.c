@@ -772,11 +772,12 @@ static void reload_done(json_t *report, void *arg)
         reply_err(c, PROTO_ERR_RELOAD_FAILED, msg ? msg : "reload failed");
     }
     json_decref(report);
-    /* Requests that came after RELOAD waited for it (replies stay in order). */
+    /* Requests that came after RELOAD waited for it (replies stay in order).
+     * Arm the read before the flush: the flush may close and free c. */
     conn_process(c, false);
-    conn_flush(c);
     if (!c->paused && !c->closing && c->in_len < c->in_cap && !c->reload)
         conn_arm_read(c);
+    conn_flush(c); /* may close (and free) c */
 }
 
 static void conn_start_reload(struct conn *c)
