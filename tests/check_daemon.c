@@ -912,8 +912,6 @@ static void expect_start_fails(struct dh_daemon *d, const char *want)
     ck_assert_msg(strstr(log, " ready: ") == NULL, "it said ready:\n%s", log);
     free(log);
     dh_assert_log_clean(d);
-    d->pid = 0; /* may spawn again */
-    d->status = -1;
 }
 
 START_TEST(test_bad_config)
@@ -1174,6 +1172,27 @@ START_TEST(test_reload_pipelined)
 }
 END_TEST
 
+/* What was added survives a restart (the journal is replayed), and only the
+ * latest run's log is searched for `ready:`. */
+START_TEST(test_restart_keeps_adds)
+{
+    struct dh_daemon *d = start_std(NULL);
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "MADD f kept-1 kept-2", "NEW NEW");
+    DH_EXPECT(c, "ADD dyn kept-3", "NEW");
+    dh_close(c);
+    int st = dh_stop(d, DH_TIMEOUT_MS);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+    dh_start(d, NULL);
+    c = dh_connect(d);
+    DH_EXPECT(c, "MCHECK f kept-1 kept-2 item-1 other-1", "YES YES YES NO");
+    DH_EXPECT(c, "CHECK dyn kept-3", "YES");
+    DH_EXPECT(c, "ADD f kept-1", "EXISTS");
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
     Suite *s = suite_create("daemon");
@@ -1198,6 +1217,7 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_idle_timeout);
     tcase_add_test(tc, test_sighup);
     tcase_add_test(tc, test_reload_pipelined);
+    tcase_add_test(tc, test_restart_keeps_adds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -305,7 +305,7 @@ void dh_build_filter(struct dh_daemon *d, const char *name, const char *const *i
 
 void dh_spawn(struct dh_daemon *d, const char *const *args)
 {
-    ck_assert_msg(d->pid == 0, "daemon already running (pid %d)", (int)d->pid);
+    ck_assert_msg(d->pid == 0 || d->status != -1, "daemon already running (pid %d)", (int)d->pid);
     const char *argv[64];
     size_t n = 0;
     argv[n++] = dh_daemon_path();

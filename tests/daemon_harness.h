@@ -75,7 +75,8 @@ void dh_build_filter(struct dh_daemon *d, const char *name, const char *const *i
 /* ---- starting and stopping ---- */
 
 /* Spawn `bloomgated -c CONF [args...]` (args NULL-terminated, may be NULL),
- * output to the log, and return without waiting. */
+ * output to the log, and return without waiting. Again after it has exited:
+ * a restart in the same directory. */
 void dh_spawn(struct dh_daemon *d, const char *const *args);
 /* Wait for `ready:` in the log and read the port. 0, or -1 if the daemon
  * exited first or the time ran out (the log says why). */
