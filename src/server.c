@@ -590,15 +590,15 @@ static void conn_flush(struct conn *c)
         return;
     }
     if (c->paused) {
-        /* The client caught up: answer what it already sent, then read again. */
+        /* The client caught up: answer what it already sent, then read again.
+         * Arm the read before the flush: the flush may write it all, and then
+         * nothing else would ever arm it. */
         c->paused = false;
         conn_process(c, false);
-        if (evbuffer_get_length(c->out) > 0) {
-            conn_flush(c);
-            return;
-        }
-        if (!c->paused && !c->closing)
+        if (!c->paused && !c->closing && !c->reload)
             conn_arm_read(c);
+        if (evbuffer_get_length(c->out) > 0)
+            conn_flush(c); /* may close (and free) c */
     }
 }
 
@@ -780,11 +780,12 @@ static void reload_done(json_t *report, void *arg)
         reply_err(c, PROTO_ERR_RELOAD_FAILED, msg ? msg : "reload failed");
     }
     json_decref(report);
-    /* Requests that came after RELOAD waited for it (replies stay in order). */
+    /* Requests that came after RELOAD waited for it (replies stay in order).
+     * Arm the read before the flush: the flush may close and free c. */
     conn_process(c, false);
-    conn_flush(c);
     if (!c->paused && !c->closing && c->in_len < c->in_cap && !c->reload)
         conn_arm_read(c);
+    conn_flush(c); /* may close (and free) c */
 }
 
 static void conn_start_reload(struct conn *c)
@@ -820,9 +821,10 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(w->base);
 }
 
-/* Shutdown, on the worker's own thread: stop accepting, read what clients have
- * already sent (up to what the buffer holds), answer it, and close each
- * connection once its replies are written. The loop ends when none is left. */
+/* Shutdown, on the worker's own thread: stop accepting, read and answer what
+ * clients have already sent (until their sockets are empty, or max_output of
+ * replies is queued), and close each connection once its replies are written.
+ * The loop ends when none is left. */
 static void ctl_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct worker *w = arg;
@@ -836,18 +838,23 @@ static void ctl_cb(evutil_socket_t fd, short what, void *arg)
         }
     }
     http_front_stop(w->http);
+    size_t max_output = cat_now(w)->conf->max_output;
     struct conn *c = w->conns;
     while (c) {
         struct conn *next = c->next;
         event_del(c->rev);
-        while (c->in_len < c->in_cap) {
+        c->paused = false;
+        conn_process(c, true);
+        /* Read and answer until the socket is empty, a buffer at a time. Nothing
+         * is written before the loop ends, so max_output bounds the replies
+         * queued, and the loop even if the client keeps sending. */
+        while (!c->closing && c->in_len < c->in_cap && evbuffer_get_length(c->out) < max_output) {
             ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
             if (n <= 0)
                 break;
             c->in_len += (size_t)n;
+            conn_process(c, true);
         }
-        c->paused = false;
-        conn_process(c, true);
         c->closing = true;
         conn_flush(c); /* may close (and free) c */
         c = next;

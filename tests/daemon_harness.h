@@ -1,0 +1,179 @@
+/* daemon_harness: start the real bloomgated for an integration test, talk to it
+ * over the line protocol, stop it and clean up. For Check tests: the set-up calls
+ * (dh_new ... dh_start) fail the running test with ck_abort_msg, quoting the
+ * daemon's log, instead of returning an error. Call the daemon functions from
+ * the test's main thread (a daemon dies with the thread that spawned it); a
+ * dh_conn may be used by any one thread at a time.
+ *
+ * Cleanup when an assertion fails. Check runs each test in a forked child and
+ * a failed assertion ends it with _exit, so no teardown runs. Therefore:
+ *   - each daemon runs in its own process group with PR_SET_PDEATHSIG(SIGKILL):
+ *     it is killed as soon as the test process ends, however it ends;
+ *   - dh_root_init (call it from main, before srunner_run_all) makes one
+ *     directory for the whole run, under which every daemon gets its own
+ *     mkdtemp directory; dh_root_cleanup (after the run) removes it all, so the
+ *     directories of failed tests go too. Set DH_KEEP=1 in the environment to
+ *     keep them for a post-mortem (the path is printed);
+ *   - dh_cleanup_all is a checked-fixture teardown for the passing path and for
+ *     CK_FORK=no runs: it kills and frees whatever the test left.
+ * Every wait is bounded (DH_TIMEOUT_MS unless given), so a test never hangs. */
+#ifndef BLOOMGATE_DAEMON_HARNESS_H
+#define BLOOMGATE_DAEMON_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DH_PATH_MAX 1024
+#define DH_TIMEOUT_MS 10000 /* start-up, a reply, a stop: long, since ASan is slow */
+
+struct dh_daemon {
+    char dir[DH_PATH_MAX];  /* this daemon's temporary directory (absolute) */
+    char conf[DH_PATH_MAX]; /* dir/bloomgate.conf, written by dh_write_config */
+    char log[DH_PATH_MAX];  /* dir/daemon.log: the daemon's stdout and stderr */
+    pid_t pid;              /* the running daemon, leader of its own group; 0 if none */
+    int port;               /* its first line-protocol port, from the log; 0 until ready */
+    int status;             /* waitpid status once it has exited; -1 before */
+    long log_from;          /* where the latest run's output starts in the log */
+};
+
+/* ---- the run ---- */
+
+/* One temporary directory for the whole run under $TMPDIR (or /tmp); 0 or -1.
+ * Without it, dh_new makes each directory straight under $TMPDIR. */
+int dh_root_init(void);
+/* Remove the run's directory recursively (unless DH_KEEP is set). */
+void dh_root_cleanup(void);
+/* Kill, reap and free every daemon still registered (a checked teardown). */
+void dh_cleanup_all(void);
+
+/* The programs under test: $BLOOMGATED (set by Makefile.am) or ./bloomgated,
+ * and $BLOOMGATE or ./bloomgate. */
+const char *dh_daemon_path(void);
+const char *dh_tool_path(void);
+
+/* ---- a daemon's directory, config and filters ---- */
+
+/* A fresh temporary directory (mkdtemp) and a registered, not yet started daemon. */
+struct dh_daemon *dh_new(void);
+/* dir/name into out (DH_PATH_MAX bytes); returns out. */
+char *dh_path(const struct dh_daemon *d, const char *name, char *out);
+/* Write data to dir/name (created or truncated). */
+void dh_write_file(struct dh_daemon *d, const char *name, const void *data, size_t len);
+/* Write the config: `listen 127.0.0.1:0` unless body has a listen line,
+ * `http_listen off` unless body has an http_listen line, `log_level debug`
+ * unless body has a log_level line (every connection is logged), then body. The
+ * string "@DIR@" in body is replaced by the daemon's directory. */
+void dh_write_config(struct dh_daemon *d, const char *body);
+/* Build dir/name from items[0..n) with the library's builder (build_run): a fixed
+ * seed, so the filter and every answer it gives are the same on every run.
+ * capacity 0 sizes it for n; fpr 0 means 1e-4. */
+void dh_build_filter(struct dh_daemon *d, const char *name, const char *const *items, size_t n,
+                     uint64_t capacity, double fpr);
+
+/* ---- starting and stopping ---- */
+
+/* Spawn `bloomgated -c CONF [args...]` (args NULL-terminated, may be NULL),
+ * output to the log, and return without waiting. Again after it has exited:
+ * a restart in the same directory. */
+void dh_spawn(struct dh_daemon *d, const char *const *args);
+/* Wait for `ready:` in the log and read the port. 0, or -1 if the daemon
+ * exited first or the time ran out (the log says why). */
+int dh_wait_ready(struct dh_daemon *d, int timeout_ms);
+/* The port of the idx-th `listen` (from 0) of a ready daemon, from its log; 0 if none. */
+int dh_port(const struct dh_daemon *d, unsigned idx);
+/* dh_spawn + dh_wait_ready; fails the test (quoting the log) if it is not ready. */
+void dh_start(struct dh_daemon *d, const char *const *args);
+/* Wait for the daemon to exit. Its waitpid status, or -1 if still running. */
+int dh_wait_exit(struct dh_daemon *d, int timeout_ms);
+/* Whether the daemon is still running (reaps it if it has exited). */
+bool dh_alive(struct dh_daemon *d);
+/* Send a signal to the daemon; 0 or -1. */
+int dh_signal(struct dh_daemon *d, int sig);
+/* SIGSTOP the daemon and wait until every thread of it has stopped, so that
+ * what a test sends next waits in the kernel, unread; 0 or -1. dh_thaw sends
+ * SIGCONT (signals sent in between are handled then). */
+int dh_freeze(struct dh_daemon *d);
+int dh_thaw(struct dh_daemon *d);
+/* SIGTERM (and SIGCONT, in case it is frozen), wait up to timeout_ms, then
+ * SIGKILL the group. The waitpid status. */
+int dh_stop(struct dh_daemon *d, int timeout_ms);
+/* dh_stop, then fail the test unless it exited 0 with a clean log. */
+void dh_finish(struct dh_daemon *d);
+/* Kill (if running), reap, remove the directory, unregister, free. */
+void dh_free(struct dh_daemon *d);
+
+/* ---- the log ---- */
+
+/* The latest run's part of the log (a daemon spawned again in the same
+ * directory appends to it), NUL-terminated (malloc'd; never NULL). */
+char *dh_log_read(const struct dh_daemon *d);
+bool dh_log_contains(const struct dh_daemon *d, const char *needle);
+/* Fail the test if the log (every run's) holds a sanitizer report ("ERROR:
+ * AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"). dh_finish calls it. */
+void dh_assert_log_clean(const struct dh_daemon *d);
+
+/* Resident memory of a process in KiB (VmRSS in /proc/PID/status); -1 if unknown. */
+long dh_rss_kib(pid_t pid);
+
+/* Run argv (argv[0] a path) with stdout and stderr to out_path (may be NULL:
+ * /dev/null), bounded by timeout_ms. The waitpid status, or -1 on timeout. */
+int dh_run(const char *const *argv, const char *out_path, int timeout_ms);
+
+/* ---- a client ---- */
+
+enum dh_closed {
+    DH_EOF = 0,     /* read returned 0: the server closed cleanly */
+    DH_RESET = 1,   /* read failed, mostly ECONNRESET: closed with our bytes unread */
+    DH_TIMEOUT = 2, /* still open when the time ran out */
+    DH_DATA = 3,    /* bytes arrived instead */
+};
+
+struct dh_conn {
+    int fd;
+    struct dh_daemon *d; /* the daemon it talks to (its log explains a failure); may be NULL */
+    char *buf;           /* received bytes; buf[off..len) not yet returned as lines */
+    size_t off, len, cap;
+    size_t scanned; /* buf[off..scanned) is known to hold no LF */
+    char *line;     /* the line dh_read_line last returned */
+    size_t line_cap;
+    bool eof;       /* the server closed (read returned 0) */
+    int err;        /* errno of a failed read or send, else 0 */
+    size_t n_lines; /* lines returned so far */
+};
+
+/* A TCP socket connected to ip:port, IPv4 or IPv6 (blocking, TCP_NODELAY,
+ * close-on-exec); -1 with errno on error. dh_connect_fd connects to 127.0.0.1. */
+int dh_connect_to(const char *ip, int port);
+int dh_connect_fd(int port);
+/* A connection to the daemon; fails the test if it cannot connect. Registered:
+ * dh_cleanup_all closes what a failed test left open. */
+struct dh_conn *dh_connect(struct dh_daemon *d);
+/* The same for a socket the caller connected (taken over; d may be NULL). */
+struct dh_conn *dh_conn_wrap(int fd, struct dh_daemon *d);
+void dh_close(struct dh_conn *c);
+
+/* Send all of buf within timeout_ms. While the socket is not writable, replies
+ * are read into the connection's buffer, so a long pipeline cannot deadlock.
+ * 0, or -1 with c->err (ETIMEDOUT, EPIPE, ECONNRESET, ...). */
+int dh_send(struct dh_conn *c, const void *buf, size_t len, int timeout_ms);
+int dh_sendf(struct dh_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The next reply line without its LF, or NULL on EOF, error or timeout. The
+ * pointer stays valid until the next read on c. */
+const char *dh_read_line(struct dh_conn *c, int timeout_ms);
+/* The next n lines (NULL-terminated array of malloc'd strings, free with
+ * dh_lines_free), all within timeout_ms; fails the test if fewer arrive. */
+char **dh_read_lines(struct dh_conn *c, size_t n, int timeout_ms);
+void dh_lines_free(char **lines);
+/* Send `req\n` and return the reply line; fails the test if none comes
+ * (quoting the daemon's log if it died). */
+const char *dh_cmd(struct dh_conn *c, const char *req);
+/* Wait for the server to close the connection. Lines still buffered or
+ * arriving count as DH_DATA. */
+enum dh_closed dh_wait_closed(struct dh_conn *c, int timeout_ms);
+
+/* Assert that req gets exactly the reply want (include <check.h> first). */
+#define DH_EXPECT(c, req, want) ck_assert_str_eq(dh_cmd((c), (req)), (want))
+
+#endif
