@@ -494,10 +494,12 @@ static void conn_close(struct conn *c, const char *why)
     event_free(c->rev);
     event_free(c->wev);
     evbuffer_free(c->out);
+    /* Give the slot back before the client can see the close: a client that
+     * reconnects at once must find it free. */
+    atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
     evutil_closesocket(c->fd);
     free(c->in);
     free(c);
-    atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
     STAT_ADD(&w->stats, connections_closed, 1);
     if (w->stopping && worker_drained(w))
         event_base_loopexit(w->base, NULL);
@@ -685,8 +687,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         static const char msg[] = "ERR too_many_connections the server is at max_connections\n";
         ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)ignored;
-        evutil_closesocket(fd);
         atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+        evutil_closesocket(fd);
         STAT_ADD(&w->stats, connections_rejected, 1);
         STAT_ADD(&w->stats, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
         return;
@@ -710,8 +712,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
                 event_free(c->wev);
             free(c);
         }
-        evutil_closesocket(fd);
         atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+        evutil_closesocket(fd);
         return;
     }
     int one = 1;
