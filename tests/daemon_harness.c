@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -316,6 +317,30 @@ void dh_spawn(struct dh_daemon *d, const char *const *args)
         argv[n++] = args[i];
     }
     argv[n] = NULL;
+    /* The environment is built here, not in the child: between fork and exec
+     * only async-signal-safe calls are allowed (no malloc). */
+    extern char **environ;
+    size_t n_env = 0, n_extra = 0;
+    while (environ[n_env])
+        n_env++;
+    while (n_extra < sizeof(d->env) / sizeof(d->env[0]) && d->env[n_extra])
+        n_extra++;
+    const char **envp = calloc(n_env + n_extra + 1, sizeof(*envp));
+    ck_assert_ptr_nonnull(envp);
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++) {
+        bool overridden = false;
+        for (size_t e = 0; e < n_extra && !overridden; e++) {
+            const char *eq = strchr(d->env[e], '=');
+            size_t nl = eq ? (size_t)(eq - d->env[e]) : strlen(d->env[e]);
+            overridden = strncmp(environ[i], d->env[e], nl) == 0 && environ[i][nl] == '=';
+        }
+        if (!overridden)
+            envp[k++] = environ[i];
+    }
+    for (size_t e = 0; e < n_extra; e++)
+        envp[k++] = d->env[e];
+    envp[k] = NULL;
     int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     ck_assert_msg(fd >= 0, "cannot open %s: %s", d->log, strerror(errno));
     struct stat st;
@@ -326,7 +351,11 @@ void dh_spawn(struct dh_daemon *d, const char *const *args)
     ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
     if (pid == 0) {
         child_setup(parent, fd);
-        execv(argv[0], (char *const *)argv);
+        if (d->fsize_limit > 0) {
+            struct rlimit rl = {(rlim_t)d->fsize_limit, (rlim_t)d->fsize_limit};
+            setrlimit(RLIMIT_FSIZE, &rl);
+        }
+        execve(argv[0], (char *const *)argv, (char *const *)envp);
         static const char msg[] = "daemon_harness: exec failed\n";
         ssize_t ignored = write(2, msg, sizeof(msg) - 1);
         (void)ignored;
@@ -334,15 +363,15 @@ void dh_spawn(struct dh_daemon *d, const char *const *args)
     }
     setpgid(pid, pid); /* also here: a signal to the group must not race the child */
     close(fd);
+    free(envp);
     d->pid = pid;
     d->port = 0;
     d->status = -1;
 }
 
-/* The port in the idx-th "line protocol listening on ADDR (port N)", or 0. */
-static int parse_port(const char *log, unsigned idx)
+/* The port in the idx-th "<tag>ADDR (port N)", or 0. */
+static int parse_tagged_port(const char *log, const char *tag, unsigned idx)
 {
-    static const char tag[] = "line protocol listening on ";
     const char *p = strstr(log, tag);
     for (unsigned i = 0; p && i < idx; i++)
         p = strstr(p + 1, tag);
@@ -355,10 +384,24 @@ static int parse_port(const char *log, unsigned idx)
     return atoi(q + 6);
 }
 
+/* The port in the idx-th "line protocol listening on ADDR (port N)", or 0. */
+static int parse_port(const char *log, unsigned idx)
+{
+    return parse_tagged_port(log, "line protocol listening on ", idx);
+}
+
 int dh_port(const struct dh_daemon *d, unsigned idx)
 {
     char *log = dh_log_read(d);
     int port = parse_port(log, idx);
+    free(log);
+    return port;
+}
+
+int dh_http_port(const struct dh_daemon *d, unsigned idx)
+{
+    char *log = dh_log_read(d);
+    int port = parse_tagged_port(log, "HTTP listening on ", idx);
     free(log);
     return port;
 }

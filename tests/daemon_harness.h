@@ -36,6 +36,9 @@ struct dh_daemon {
     int port;               /* its first line-protocol port, from the log; 0 until ready */
     int status;             /* waitpid status once it has exited; -1 before */
     long log_from;          /* where the latest run's output starts in the log */
+    /* Set before dh_spawn; they apply to every later spawn of this daemon. */
+    const char *env[8];    /* extra "NAME=VALUE" entries for its environment, NULL-ended */
+    long long fsize_limit; /* RLIMIT_FSIZE in bytes for the daemon (0: inherited) */
 };
 
 /* ---- the run ---- */
@@ -83,6 +86,8 @@ void dh_spawn(struct dh_daemon *d, const char *const *args);
 int dh_wait_ready(struct dh_daemon *d, int timeout_ms);
 /* The port of the idx-th `listen` (from 0) of a ready daemon, from its log; 0 if none. */
 int dh_port(const struct dh_daemon *d, unsigned idx);
+/* The same for the idx-th `http_listen`. */
+int dh_http_port(const struct dh_daemon *d, unsigned idx);
 /* dh_spawn + dh_wait_ready; fails the test (quoting the log) if it is not ready. */
 void dh_start(struct dh_daemon *d, const char *const *args);
 /* Wait for the daemon to exit. Its waitpid status, or -1 if still running. */
