@@ -1,0 +1,673 @@
+/* check_reload: reloads, the journal and crashes, against the real bloomgated
+ * (issue #5). Each test starts the daemon with tests/daemon_harness.h in its
+ * own temporary directory and talks to it over the line protocol and HTTP
+ * (tests/http_client.h, whose calls never abort, so client threads can use it).
+ *
+ * Filters are built with the library's builder and a fixed seed, so the
+ * answers of a file are known in advance: the tests load the same file in
+ * process (format_load) and compare the daemon's every answer with it, false
+ * positives included. No test asserts a timing; every wait is bounded. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon_harness.h"
+#include "filter.h"
+#include "format.h"
+#include "http_client.h"
+
+#define LONG_MS 120000 /* a reload of a 100 MB filter under ASan, a client's reply */
+#define HTTP_MS 30000  /* one HTTP response */
+
+/* ---- small helpers ---- */
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static uint64_t xorshift64(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* Copy dir/src to dir/dst byte for byte (dst created or truncated). */
+static void copy_file(struct dh_daemon *d, const char *src, const char *dst)
+{
+    char from[DH_PATH_MAX], to[DH_PATH_MAX];
+    dh_path(d, src, from);
+    dh_path(d, dst, to);
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    ck_assert_msg(in >= 0, "open %s: %s", from, strerror(errno));
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_msg(out >= 0, "open %s: %s", to, strerror(errno));
+    static char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof(buf))) > 0)
+        ck_assert_int_eq(write(out, buf, (size_t)n), n);
+    ck_assert_int_eq(n, 0);
+    close(in);
+    /* On disk now, not when it is renamed over the served file (ext4 flushes
+     * a file renamed over another at the rename, which can take a while). */
+    ck_assert_int_eq(fdatasync(out), 0);
+    ck_assert_int_eq(close(out), 0);
+}
+
+/* rename dir/from to dir/to. */
+static void rename_in(struct dh_daemon *d, const char *from, const char *to)
+{
+    char a[DH_PATH_MAX], b[DH_PATH_MAX];
+    dh_path(d, from, a);
+    dh_path(d, to, b);
+    ck_assert_msg(rename(a, b) == 0, "rename %s: %s", a, strerror(errno));
+}
+
+/* Ship dir/src as dir/dst the way docs/operations.md says: a copy beside the
+ * target under another name, then one rename() over it (a new inode). */
+static void install_copy(struct dh_daemon *d, const char *src, const char *dst)
+{
+    char tmp_name[256];
+    snprintf(tmp_name, sizeof(tmp_name), "%s.new", dst);
+    copy_file(d, src, tmp_name);
+    rename_in(d, tmp_name, dst);
+}
+
+/* Load dir/name in process: the answers the daemon must give when serving it. */
+static struct filter *load_truth(struct dh_daemon *d, const char *name)
+{
+    char path[DH_PATH_MAX], err[1024];
+    dh_path(d, name, path);
+    struct filter *f = format_load(path, 1, err, sizeof(err));
+    ck_assert_msg(f != NULL, "loading %s in process: %s", path, err);
+    return f;
+}
+
+/* Send req, wait (up to LONG_MS) for the reply: a copy of it. */
+static char *cmd_long(struct dh_conn *c, const char *req)
+{
+    ck_assert_msg(dh_sendf(c, "%s\n", req) == 0, "cannot send %s", req);
+    const char *r = dh_read_line(c, LONG_MS);
+    ck_assert_msg(r != NULL, "no reply to %s (%s)", req,
+                  c->eof   ? "closed"
+                  : c->err ? strerror(c->err)
+                           : "timeout");
+    char *s = strdup(r);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/* ---- INFO and /metrics ---- */
+
+static json_t *info_json(struct dh_conn *c, const char *filter)
+{
+    char req[128];
+    snprintf(req, sizeof(req), filter ? "INFO %s" : "INFO", filter);
+    const char *line = dh_cmd(c, req);
+    json_error_t jerr;
+    json_t *j = json_loads(line, 0, &jerr);
+    ck_assert_msg(json_is_object(j), "%s: not a JSON object (%s): %.300s", req, jerr.text, line);
+    return j;
+}
+
+static long long info_int(struct dh_conn *c, const char *filter, const char *key)
+{
+    json_t *j = info_json(c, filter);
+    json_t *v = json_object_get(j, key);
+    ck_assert_msg(json_is_integer(v), "INFO %s has no integer \"%s\"", filter ? filter : "", key);
+    long long n = json_integer_value(v);
+    json_decref(j);
+    return n;
+}
+
+/* Reloads the daemon has finished, ok or failed. */
+static long long reloads_done(struct dh_conn *c)
+{
+    json_t *j = info_json(c, NULL);
+    long long n = json_integer_value(json_object_get(j, "reloads_ok")) +
+                  json_integer_value(json_object_get(j, "reloads_failed"));
+    json_decref(j);
+    return n;
+}
+
+/* The value of one series of /metrics ("name{labels}"), over conn h. */
+static double metric(struct hc_conn *h, const char *series)
+{
+    struct hc_resp r;
+    ck_assert_msg(hc_request(h, "GET", "/metrics", NULL, NULL, 0, &r, HTTP_MS) == 0,
+                  "GET /metrics: %s", h->err);
+    ck_assert_int_eq(r.status, 200);
+    size_t sl = strlen(series);
+    double v = -1;
+    bool found = false;
+    for (const char *p = r.body; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, series, sl) == 0 && p[sl] == ' ') {
+            v = strtod(p + sl + 1, NULL);
+            found = true;
+            break;
+        }
+    }
+    hc_resp_free(&r);
+    ck_assert_msg(found, "/metrics has no series %s", series);
+    return v;
+}
+
+/* ---- the three ways to reload ---- */
+
+enum trigger { BY_SIGHUP, BY_RELOAD, BY_HTTP };
+static const char *const trigger_name[] = {"SIGHUP", "RELOAD", "POST /v1/reload"};
+
+struct reload_out {
+    int status;   /* HTTP status (BY_HTTP) */
+    char *text;   /* RELOAD's reply line, or the HTTP body; "" for SIGHUP (malloc'd) */
+    json_t *json; /* the HTTP body parsed */
+};
+
+static void reload_out_free(struct reload_out *o)
+{
+    free(o->text);
+    json_decref(o->json);
+    memset(o, 0, sizeof(*o));
+}
+
+/* Reload by `how` and wait (bounded) until it has finished. ctl is a line
+ * connection (RELOAD, and INFO to see a SIGHUP's reload end); h an HTTP one. */
+static struct reload_out reload_by(struct dh_daemon *d, struct dh_conn *ctl, struct hc_conn *h,
+                                   enum trigger how)
+{
+    struct reload_out o = {0};
+    if (how == BY_SIGHUP) {
+        long long before = reloads_done(ctl);
+        ck_assert_int_eq(dh_signal(d, SIGHUP), 0);
+        long long deadline = mono_ms() + LONG_MS;
+        while (reloads_done(ctl) <= before) {
+            ck_assert_msg(mono_ms() < deadline, "the reload after SIGHUP did not finish");
+            sleep_ms(5);
+        }
+        o.text = strdup("");
+    } else if (how == BY_RELOAD) {
+        o.text = cmd_long(ctl, "RELOAD");
+    } else {
+        struct hc_resp r;
+        ck_assert_msg(hc_request(h, "POST", "/v1/reload", NULL, NULL, 0, &r, LONG_MS) == 0,
+                      "POST /v1/reload: %s", h->err);
+        o.status = r.status;
+        o.text = strdup(r.body);
+        json_error_t jerr;
+        o.json = json_loads(r.body, 0, &jerr);
+        ck_assert_msg(json_is_object(o.json), "POST /v1/reload: not JSON: %s", r.body);
+        ck_assert_msg(!r.conn_close, "POST /v1/reload answered with Connection: close");
+        hc_resp_free(&r);
+    }
+    ck_assert_ptr_nonnull(o.text);
+    return o;
+}
+
+/* The element of a reload report's "filters" named name. */
+static json_t *report_filter(json_t *report, const char *name)
+{
+    json_t *arr = json_object_get(report, "filters");
+    size_t i;
+    json_t *f;
+    json_array_foreach(arr, i, f)
+    {
+        const char *n = json_string_value(json_object_get(f, "name"));
+        if (n && strcmp(n, name) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+static void http_open(struct dh_daemon *d, struct hc_conn *h)
+{
+    int port = dh_http_port(d, 0);
+    ck_assert_int_gt(port, 0);
+    ck_assert_msg(hc_open(h, "127.0.0.1", port) == 0, "%s", h->err);
+}
+
+/* ---- 1. reloads under load: no request dropped, each sees one version ----
+ *
+ * Files A and B share the items both-*; only-a-* are in A alone, only-b-* in B
+ * alone, neither-* in none. They are sized with a 1% false-positive rate, so
+ * that false positives really occur: the test knows them, because it loads A
+ * and B itself and computes what each answers for every item. A batch (one
+ * MCHECK, one HTTP POST) must be answered exactly as A answers it or exactly
+ * as B does; a single check, as one of them. */
+
+enum {
+    L_PER = 1000,      /* items per category */
+    L_N = 4 * L_PER,   /* both, only A, only B, neither */
+    L_BATCH = 100,     /* items per MCHECK */
+    L_WINDOW = 10,     /* MCHECKs in flight per line client */
+    L_HTTP_BATCH = 50, /* items per HTTP POST check */
+    L_LINE_CLIENTS = 3,
+    L_HTTP_CLIENTS = 2,
+    L_RELOADS = 20,
+};
+static const char *const l_prefix[4] = {"both-", "only-a-", "only-b-", "neither-"};
+
+struct l_shared {
+    int line_port, http_port;
+    atomic_bool stop;
+    char names[L_N][24];
+    bool ans[2][L_N]; /* what A and B answer for each item */
+};
+
+struct l_client {
+    struct l_shared *sh;
+    pthread_t tid;
+    int id;
+    bool http;
+    uint64_t seed;
+    atomic_long requests; /* answered and judged */
+    long items, as_a, as_b, as_either, fn_both;
+    char fail[1024];
+};
+
+/* Judge one answered batch: items idx[0..n) got got[0..n). 0, or -1 with fail set. */
+static int l_judge(struct l_client *cl, const int *idx, const bool *got, size_t n)
+{
+    const struct l_shared *sh = cl->sh;
+    bool a = true, b = true;
+    int bad_a = -1, bad_b = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] < L_PER && !got[i])
+            cl->fn_both++;
+        if (got[i] != sh->ans[0][idx[i]] && a) {
+            a = false;
+            bad_a = (int)i;
+        }
+        if (got[i] != sh->ans[1][idx[i]] && b) {
+            b = false;
+            bad_b = (int)i;
+        }
+    }
+    cl->items += (long)n;
+    if (cl->fn_both) {
+        snprintf(cl->fail, sizeof(cl->fail),
+                 "client %d: a false negative for an item of both files", cl->id);
+        return -1;
+    }
+    if (!a && !b) {
+        snprintf(cl->fail, sizeof(cl->fail),
+                 "client %d: a batch of %zu answered by neither version: item %d (%s) got %s, A "
+                 "says %s; item %d (%s) got %s, B says %s",
+                 cl->id, n, bad_a, sh->names[idx[bad_a]], got[bad_a] ? "YES" : "NO",
+                 sh->ans[0][idx[bad_a]] ? "YES" : "NO", bad_b, sh->names[idx[bad_b]],
+                 got[bad_b] ? "YES" : "NO", sh->ans[1][idx[bad_b]] ? "YES" : "NO");
+        return -1;
+    }
+    if (a && b)
+        cl->as_either++;
+    else if (a)
+        cl->as_a++;
+    else
+        cl->as_b++;
+    atomic_fetch_add(&cl->requests, 1);
+    return 0;
+}
+
+/* Exactly n words, each yes or no, into got. */
+static bool parse_words(const char *line, const char *yes, const char *no, bool *got, size_t n)
+{
+    size_t yl = strlen(yes), nl = strlen(no);
+    const char *p = line;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(p, yes, yl) == 0 && (p[yl] == ' ' || p[yl] == '\0')) {
+            got[i] = true;
+            p += yl;
+        } else if (strncmp(p, no, nl) == 0 && (p[nl] == ' ' || p[nl] == '\0')) {
+            got[i] = false;
+            p += nl;
+        } else {
+            return false;
+        }
+        if (i + 1 < n) {
+            if (*p != ' ')
+                return false;
+            p++;
+        }
+    }
+    return *p == '\0';
+}
+
+/* A line client: MCHECK batches, L_WINDOW in flight, on one connection. */
+static void *l_line_main(void *arg)
+{
+    struct l_client *cl = arg;
+    struct l_shared *sh = cl->sh;
+    int fd = dh_connect_fd(sh->line_port);
+    if (fd < 0) {
+        snprintf(cl->fail, sizeof(cl->fail), "client %d: connect: %s", cl->id, strerror(errno));
+        return NULL;
+    }
+    struct dh_conn *c = dh_conn_wrap(fd, NULL);
+    int(*ring)[L_BATCH] = malloc(sizeof(int[L_WINDOW][L_BATCH]));
+    char *req = malloc(L_BATCH * 32 + 32);
+    bool got[L_BATCH];
+    size_t head = 0, inflight = 0;
+    while (!cl->fail[0]) {
+        while (inflight < L_WINDOW && !atomic_load(&sh->stop)) {
+            int *idx = ring[(head + inflight) % L_WINDOW];
+            size_t len = (size_t)sprintf(req, "MCHECK f");
+            for (int i = 0; i < L_BATCH; i++) {
+                idx[i] = (int)(xorshift64(&cl->seed) % L_N);
+                len += (size_t)sprintf(req + len, " %s", sh->names[idx[i]]);
+            }
+            req[len++] = '\n';
+            if (dh_send(c, req, len, LONG_MS) != 0) {
+                snprintf(cl->fail, sizeof(cl->fail), "client %d: send: %s", cl->id,
+                         strerror(c->err));
+                break;
+            }
+            inflight++;
+        }
+        if (cl->fail[0] || inflight == 0)
+            break;
+        const char *line = dh_read_line(c, LONG_MS);
+        if (!line) {
+            snprintf(cl->fail, sizeof(cl->fail),
+                     "client %d: no reply after %ld requests (%s): a dropped request", cl->id,
+                     atomic_load(&cl->requests),
+                     c->eof   ? "the server closed"
+                     : c->err ? strerror(c->err)
+                              : "timeout");
+            break;
+        }
+        if (!parse_words(line, "YES", "NO", got, L_BATCH)) {
+            snprintf(cl->fail, sizeof(cl->fail), "client %d: malformed reply: %.200s", cl->id,
+                     line);
+            break;
+        }
+        if (l_judge(cl, ring[head], got, L_BATCH) != 0)
+            break;
+        head = (head + 1) % L_WINDOW;
+        inflight--;
+    }
+    /* The connection is still the same one, still open. */
+    if (!cl->fail[0]) {
+        const char *r = dh_send(c, "PING\n", 5, LONG_MS) == 0 ? dh_read_line(c, LONG_MS) : NULL;
+        if (!r || strcmp(r, "PONG") != 0)
+            snprintf(cl->fail, sizeof(cl->fail), "client %d: connection lost at the end (%s)",
+                     cl->id, r ? r : "no PONG");
+    }
+    free(req);
+    free(ring);
+    dh_close(c);
+    return NULL;
+}
+
+/* An HTTP client: keep-alive GET (one item) and POST (a batch) checks. */
+static void *l_http_main(void *arg)
+{
+    struct l_client *cl = arg;
+    struct l_shared *sh = cl->sh;
+    struct hc_conn h;
+    if (hc_open(&h, "127.0.0.1", sh->http_port) != 0) {
+        snprintf(cl->fail, sizeof(cl->fail), "client %d: %s", cl->id, h.err);
+        return NULL;
+    }
+    char *body = malloc(L_HTTP_BATCH * 32 + 32);
+    int idx[L_HTTP_BATCH];
+    bool got[L_HTTP_BATCH];
+    for (long k = 0; !atomic_load(&sh->stop) && !cl->fail[0]; k++) {
+        size_t n = k % 2 ? L_HTTP_BATCH : 1;
+        for (size_t i = 0; i < n; i++)
+            idx[i] = (int)(xorshift64(&cl->seed) % L_N);
+        struct hc_resp r;
+        int rc;
+        if (n == 1) {
+            char target[128];
+            snprintf(target, sizeof(target), "/v1/filters/f/check?item=%s", sh->names[idx[0]]);
+            rc = hc_request(&h, "GET", target, NULL, NULL, 0, &r, LONG_MS);
+        } else {
+            size_t len = (size_t)sprintf(body, "{\"items\":[");
+            for (size_t i = 0; i < n; i++)
+                len += (size_t)sprintf(body + len, "%s\"%s\"", i ? "," : "", sh->names[idx[i]]);
+            len += (size_t)sprintf(body + len, "]}");
+            rc = hc_request(&h, "POST", "/v1/filters/f/check", NULL, body, len, &r, LONG_MS);
+        }
+        if (rc != 0) {
+            snprintf(cl->fail, sizeof(cl->fail), "client %d: request %ld failed: %s", cl->id, k,
+                     h.err);
+            break;
+        }
+        json_t *j = r.status == 200 ? json_loadb(r.body, r.blen, 0, NULL) : NULL;
+        json_t *present = json_object_get(j, "present");
+        bool ok = j && !r.conn_close;
+        if (ok && n == 1) {
+            ok = json_is_boolean(present);
+            got[0] = json_is_true(present);
+        } else if (ok) {
+            ok = json_is_array(present) && json_array_size(present) == n;
+            for (size_t i = 0; ok && i < n; i++) {
+                json_t *v = json_array_get(present, i);
+                ok = json_is_boolean(v);
+                got[i] = json_is_true(v);
+            }
+        }
+        if (!ok)
+            snprintf(cl->fail, sizeof(cl->fail), "client %d: bad response %d%s: %.200s", cl->id,
+                     r.status, r.conn_close ? " (Connection: close)" : "", r.body);
+        json_decref(j);
+        hc_resp_free(&r);
+        if (!ok || l_judge(cl, idx, got, n) != 0)
+            break;
+    }
+    if (!cl->fail[0]) {
+        struct hc_resp r;
+        if (hc_request(&h, "GET", "/healthz", NULL, NULL, 0, &r, LONG_MS) != 0)
+            snprintf(cl->fail, sizeof(cl->fail), "client %d: connection lost at the end: %s",
+                     cl->id, h.err);
+        else if (r.status != 200)
+            snprintf(cl->fail, sizeof(cl->fail), "client %d: /healthz %d", cl->id, r.status);
+        hc_resp_free(&r);
+    }
+    free(body);
+    hc_close(&h);
+    return NULL;
+}
+
+/* Wait (bounded) until every client has had `more` requests answered since `base`. */
+static void l_wait_progress(struct l_client *cls, int n, const long *base, long more)
+{
+    long long deadline = mono_ms() + LONG_MS;
+    for (int i = 0; i < n; i++) {
+        while (atomic_load(&cls[i].requests) < base[i] + more && !cls[i].fail[0]) {
+            ck_assert_msg(mono_ms() < deadline, "client %d made no progress", i);
+            sleep_ms(1);
+        }
+    }
+}
+
+START_TEST(test_reload_under_load)
+{
+    struct dh_daemon *d = dh_new();
+    struct l_shared *sh = calloc(1, sizeof(*sh));
+    ck_assert_ptr_nonnull(sh);
+    for (int i = 0; i < L_N; i++)
+        snprintf(sh->names[i], sizeof(sh->names[i]), "%s%d", l_prefix[i / L_PER], i % L_PER);
+    const char *in_a[2 * L_PER], *in_b[2 * L_PER];
+    for (int i = 0; i < L_PER; i++) {
+        in_a[i] = in_b[i] = sh->names[i];
+        in_a[L_PER + i] = sh->names[L_PER + i];
+        in_b[L_PER + i] = sh->names[2 * L_PER + i];
+    }
+    /* Sized for exactly their items at 1e-2: false positives do occur. */
+    dh_build_filter(d, "A.bloom", in_a, 2 * L_PER, 2 * L_PER, 0.01);
+    dh_build_filter(d, "B.bloom", in_b, 2 * L_PER, 2 * L_PER, 0.01);
+    struct filter *fa = load_truth(d, "A.bloom"), *fb = load_truth(d, "B.bloom");
+    int fp[2] = {0, 0};
+    for (int i = 0; i < L_N; i++) {
+        sh->ans[0][i] = filter_check(fa, sh->names[i], strlen(sh->names[i]));
+        sh->ans[1][i] = filter_check(fb, sh->names[i], strlen(sh->names[i]));
+        ck_assert_msg(i >= L_PER || (sh->ans[0][i] && sh->ans[1][i]), "truth: %s", sh->names[i]);
+        int cat = i / L_PER; /* A holds categories 0 and 1, B 0 and 2 */
+        fp[0] += (cat == 2 || cat == 3) && sh->ans[0][i];
+        fp[1] += (cat == 1 || cat == 3) && sh->ans[1][i];
+    }
+    filter_free(fa);
+    filter_free(fb);
+
+    install_copy(d, "A.bloom", "f.bloom");
+    /* Every copy to be shipped is made before the load starts. */
+    for (int r = 1; r <= L_RELOADS; r++) {
+        char name[32];
+        snprintf(name, sizeof(name), "f.bloom.%d", r);
+        copy_file(d, r % 2 ? "B.bloom" : "A.bloom", name);
+    }
+    dh_write_config(d, "threads 2\n"
+                       "http_listen 127.0.0.1:0\n"
+                       "log_level info\n"
+                       "filter f {\n"
+                       "    file @DIR@/f.bloom\n"
+                       "    journal off\n"
+                       "}\n");
+    dh_start(d, NULL);
+    sh->line_port = d->port;
+    sh->http_port = dh_http_port(d, 0);
+    ck_assert_int_gt(sh->http_port, 0);
+    struct dh_conn *ctl = dh_connect(d);
+    struct hc_conn h;
+    http_open(d, &h);
+
+    enum { NC = L_LINE_CLIENTS + L_HTTP_CLIENTS };
+    struct l_client cls[NC];
+    memset(cls, 0, sizeof(cls));
+    for (int i = 0; i < NC; i++) {
+        cls[i].sh = sh;
+        cls[i].id = i;
+        cls[i].http = i >= L_LINE_CLIENTS;
+        cls[i].seed = 0x243f6a8885a308d3ull + (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        ck_assert_int_eq(
+            pthread_create(&cls[i].tid, NULL, cls[i].http ? l_http_main : l_line_main, &cls[i]), 0);
+    }
+    long base[NC] = {0};
+    l_wait_progress(cls, NC, base, 5);
+
+    long long t0 = mono_ms();
+    for (int r = 1; r <= L_RELOADS; r++) {
+        char name[32];
+        snprintf(name, sizeof(name), "f.bloom.%d", r);
+        rename_in(d, name, "f.bloom");
+        enum trigger how = (enum trigger)(r % 3);
+        struct reload_out o = reload_by(d, ctl, &h, how);
+        if (how == BY_RELOAD) {
+            ck_assert_msg(strcmp(o.text, "OK f=reloaded") == 0, "reload %d by %s: %s", r,
+                          trigger_name[how], o.text);
+        } else if (how == BY_HTTP) {
+            ck_assert_msg(o.status == 200, "reload %d by %s: %d %s", r, trigger_name[how], o.status,
+                          o.text);
+            json_t *f = report_filter(o.json, "f");
+            ck_assert_str_eq(json_string_value(json_object_get(f, "status")), "reloaded");
+            ck_assert_int_eq(json_integer_value(json_object_get(f, "generation")), r + 1);
+        }
+        reload_out_free(&o);
+        ck_assert_int_eq(info_int(ctl, "f", "generation"), r + 1);
+        /* Serve this version under load for a while before the next swap. */
+        for (int i = 0; i < NC; i++)
+            base[i] = atomic_load(&cls[i].requests);
+        l_wait_progress(cls, NC, base, 20);
+    }
+    long long reload_ms = mono_ms() - t0;
+
+    /* The daemon's side: no connection closed, no error reply, every reload ok. */
+    json_t *info = info_json(ctl, NULL);
+    long long line_closed = json_integer_value(json_object_get(info, "connections_closed"));
+    long long http_closed = json_integer_value(json_object_get(info, "http_connections_closed"));
+    long long errors = json_integer_value(json_object_get(info, "errors"));
+    json_decref(info);
+
+    atomic_store(&sh->stop, true);
+    for (int i = 0; i < NC; i++)
+        pthread_join(cls[i].tid, NULL);
+    long total = 0, items = 0, as_a = 0, as_b = 0, either = 0;
+    for (int i = 0; i < NC; i++) {
+        ck_assert_msg(cls[i].fail[0] == '\0', "%s", cls[i].fail);
+        total += atomic_load(&cls[i].requests);
+        items += cls[i].items;
+        as_a += cls[i].as_a;
+        as_b += cls[i].as_b;
+        either += cls[i].as_either;
+        ck_assert_int_eq(cls[i].fn_both, 0);
+    }
+    fprintf(stderr,
+            "test_reload_under_load: %d reloads in %lld ms under load; %ld requests (%ld items) "
+            "answered, none failed; batches answered as A %ld, as B %ld, as either %ld; false "
+            "positives: A %d, B %d of %d items not in the file\n",
+            L_RELOADS, reload_ms, total, items, as_a, as_b, either, fp[0], fp[1], 2 * L_PER);
+    ck_assert_int_eq(line_closed, 0);
+    ck_assert_int_eq(http_closed, 0);
+    ck_assert_int_eq(errors, 0);
+    /* Both versions were really served, each batch by one of them. */
+    ck_assert_int_gt(as_a, 0);
+    ck_assert_int_gt(as_b, 0);
+
+    ck_assert_int_eq(info_int(ctl, "f", "generation"), 1 + L_RELOADS);
+    ck_assert_int_eq(info_int(ctl, NULL, "reloads_ok"), L_RELOADS);
+    ck_assert_int_eq(info_int(ctl, NULL, "reloads_failed"), 0);
+    ck_assert(metric(&h, "bloomgate_reloads_total{result=\"ok\"}") == L_RELOADS);
+    ck_assert(metric(&h, "bloomgate_reloads_total{result=\"failed\"}") == 0);
+    ck_assert(metric(&h, "bloomgate_filter_generation{filter=\"f\"}") == 1 + L_RELOADS);
+    hc_close(&h);
+    dh_close(ctl);
+    free(sh);
+    dh_finish(d);
+}
+END_TEST
+
+/* ---- the suite ---- */
+
+static Suite *reload_suite(void)
+{
+    Suite *s = suite_create("reload");
+    TCase *tc = tcase_create("reload");
+    tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_reload_under_load);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    if (dh_root_init() != 0) {
+        fprintf(stderr, "check_reload: cannot make a temporary directory\n");
+        return EXIT_FAILURE;
+    }
+    SRunner *sr = srunner_create(reload_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    dh_root_cleanup();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
