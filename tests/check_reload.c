@@ -36,6 +36,8 @@
 #define LONG_MS 120000 /* a reload of a 100 MB filter under ASan, a client's reply */
 #define HTTP_MS 30000  /* one HTTP response */
 
+static char msgbuf[16384];
+
 /* ---- small helpers ---- */
 
 static long long mono_ms(void)
@@ -59,6 +61,13 @@ static uint64_t xorshift64(uint64_t *s)
     x ^= x >> 7;
     x ^= x << 17;
     return *s = x;
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    ck_assert_msg(stat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
+    return (long long)st.st_size;
 }
 
 /* Copy dir/src to dir/dst byte for byte (dst created or truncated). */
@@ -102,6 +111,47 @@ static void install_copy(struct dh_daemon *d, const char *src, const char *dst)
     rename_in(d, tmp_name, dst);
 }
 
+/* XOR one byte of dir/name at off with 0x10. */
+static void flip_byte(struct dh_daemon *d, const char *name, long long off)
+{
+    char path[DH_PATH_MAX];
+    dh_path(d, name, path);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+    unsigned char b;
+    ck_assert_int_eq(pread(fd, &b, 1, (off_t)off), 1);
+    b ^= 0x10;
+    ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)off), 1);
+    close(fd);
+}
+
+/* Items "<prefix><i>" for i in [from, to), malloc'd (free with free_items). */
+static char **make_items(const char *prefix, int from, int to)
+{
+    char **v = calloc((size_t)(to - from) + 1, sizeof(*v));
+    ck_assert_ptr_nonnull(v);
+    for (int i = from; i < to; i++) {
+        ck_assert_int_ge(asprintf(&v[i - from], "%s%d", prefix, i), 0);
+    }
+    return v;
+}
+
+static void free_items(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Build dir/name from "<prefix><i>", i in [from, to). */
+static void build_range(struct dh_daemon *d, const char *name, const char *prefix, int from, int to,
+                        uint64_t capacity, double fpr)
+{
+    char **items = make_items(prefix, from, to);
+    dh_build_filter(d, name, (const char *const *)items, (size_t)(to - from), capacity, fpr);
+    free_items(items);
+}
+
 /* Load dir/name in process: the answers the daemon must give when serving it. */
 static struct filter *load_truth(struct dh_daemon *d, const char *name)
 {
@@ -110,6 +160,33 @@ static struct filter *load_truth(struct dh_daemon *d, const char *name)
     struct filter *f = format_load(path, 1, err, sizeof(err));
     ck_assert_msg(f != NULL, "loading %s in process: %s", path, err);
     return f;
+}
+
+/* "YES NO ..." as the filter answers items[0..n). */
+static char *truth_line(const struct filter *f, char *const *items, size_t n)
+{
+    char *s = malloc(n * 4 + 1);
+    ck_assert_ptr_nonnull(s);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(s + len, "%s%s", i ? " " : "",
+                               filter_check(f, items[i], strlen(items[i])) ? "YES" : "NO");
+    s[len] = '\0';
+    return s;
+}
+
+/* "<cmd> <filter> items[0] items[1] ..." (malloc'd, no LF). */
+static char *join_request(const char *cmd, const char *filter, char *const *items, size_t n)
+{
+    size_t cap = strlen(cmd) + strlen(filter) + 2;
+    for (size_t i = 0; i < n; i++)
+        cap += strlen(items[i]) + 1;
+    char *s = malloc(cap + 1);
+    ck_assert_ptr_nonnull(s);
+    size_t len = (size_t)sprintf(s, "%s %s", cmd, filter);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(s + len, " %s", items[i]);
+    return s;
 }
 
 /* Send req, wait (up to LONG_MS) for the reply: a copy of it. */
@@ -124,6 +201,32 @@ static char *cmd_long(struct dh_conn *c, const char *req)
     char *s = strdup(r);
     ck_assert_ptr_nonnull(s);
     return s;
+}
+
+/* Index of the first differing word of a and b, for messages. */
+static int first_diff_word(const char *a, const char *b)
+{
+    int w = 0;
+    for (; *a && *a == *b; a++, b++)
+        w += *a == ' ';
+    return w;
+}
+
+/* The line of the daemon's config file that holds needle (from 1). */
+static int conf_line_of(const struct dh_daemon *d, const char *needle)
+{
+    FILE *f = fopen(d->conf, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    int n = 0, found = 0;
+    while (!found && fgets(line, sizeof(line), f)) {
+        n++;
+        if (strstr(line, needle))
+            found = n;
+    }
+    fclose(f);
+    ck_assert_msg(found, "%s has no line with '%s'", d->conf, needle);
+    return found;
 }
 
 /* ---- INFO and /metrics ---- */
@@ -147,6 +250,18 @@ static long long info_int(struct dh_conn *c, const char *filter, const char *key
     long long n = json_integer_value(v);
     json_decref(j);
     return n;
+}
+
+/* A string of INFO (malloc'd), or NULL for null. */
+static char *info_str(struct dh_conn *c, const char *filter, const char *key)
+{
+    json_t *j = info_json(c, filter);
+    json_t *v = json_object_get(j, key);
+    ck_assert_msg(json_is_string(v) || json_is_null(v), "INFO %s: \"%s\" is not a string or null",
+                  filter ? filter : "", key);
+    char *s = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+    json_decref(j);
+    return s;
 }
 
 /* Reloads the daemon has finished, ok or failed. */
@@ -645,6 +760,209 @@ START_TEST(test_reload_under_load)
 }
 END_TEST
 
+/* ---- 2. a failed reload changes nothing ---- */
+
+/* The probe: 20 items of good.bloom and 20 of next.bloom, and what the daemon
+ * must answer for them when serving each file. */
+struct probe {
+    char **items;
+    size_t n;
+    char *req;
+    char *want_good, *want_next;
+};
+
+static void probe_make(struct dh_daemon *d, struct probe *p)
+{
+    char **g = make_items("good-", 0, 20), **x = make_items("next-", 0, 20);
+    p->n = 40;
+    p->items = calloc(p->n + 1, sizeof(char *));
+    ck_assert_ptr_nonnull(p->items);
+    for (size_t i = 0; i < 20; i++) {
+        p->items[i] = g[i];
+        p->items[20 + i] = x[i];
+    }
+    free(g);
+    free(x);
+    p->req = join_request("MCHECK", "f", p->items, p->n);
+    struct filter *fg = load_truth(d, "good.bloom"), *fx = load_truth(d, "next.bloom");
+    p->want_good = truth_line(fg, p->items, p->n);
+    p->want_next = truth_line(fx, p->items, p->n);
+    filter_free(fg);
+    filter_free(fx);
+    ck_assert_str_ne(p->want_good, p->want_next);
+}
+
+static void probe_free(struct probe *p)
+{
+    free_items(p->items);
+    free(p->req);
+    free(p->want_good);
+    free(p->want_next);
+}
+
+/* The old version still serves: the same answers, the same generation. */
+static void expect_unchanged(struct dh_conn *c, const struct probe *p, long long gen,
+                             const char *when)
+{
+    const char *r = dh_cmd(c, p->req);
+    ck_assert_msg(strcmp(r, p->want_good) == 0, "%s: the answers changed (word %d): %s", when,
+                  first_diff_word(r, p->want_good), r);
+    ck_assert_int_eq(info_int(c, "f", "generation"), gen);
+}
+
+/* INFO f says the last reload failed, with an error holding each needle. */
+static void expect_failed_status(struct dh_conn *c, const char *when, const char *const *needles)
+{
+    char *status = info_str(c, "f", "last_reload_status");
+    char *error = info_str(c, "f", "last_reload_error");
+    ck_assert_msg(status && strcmp(status, "failed") == 0, "%s: last_reload_status %s", when,
+                  status ? status : "null");
+    ck_assert_msg(error != NULL, "%s: no last_reload_error", when);
+    for (size_t i = 0; needles[i]; i++)
+        ck_assert_msg(strstr(error, needles[i]) != NULL, "%s: last_reload_error lacks '%s': %s",
+                      when, needles[i], error);
+    free(status);
+    free(error);
+}
+
+START_TEST(test_failed_reloads)
+{
+    struct dh_daemon *d = dh_new();
+    build_range(d, "good.bloom", "good-", 0, 1000, 10000, 1e-4);
+    build_range(d, "next.bloom", "next-", 0, 1000, 10000, 1e-4);
+    struct probe p;
+    probe_make(d, &p);
+    install_copy(d, "good.bloom", "f.bloom");
+    static const char good_conf[] = "threads 2\n"
+                                    "http_listen 127.0.0.1:0\n"
+                                    "filter f {\n"
+                                    "    file @DIR@/f.bloom\n"
+                                    "}\n"
+                                    "filter g {\n"
+                                    "    capacity 1000\n"
+                                    "}\n";
+    dh_write_config(d, good_conf);
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    struct hc_conn h;
+    http_open(d, &h);
+    char fpath[DH_PATH_MAX];
+    dh_path(d, "f.bloom", fpath);
+    expect_unchanged(c, &p, 1, "at start");
+    const char *fail_series = "bloomgate_reloads_total{result=\"failed\"}";
+    ck_assert(metric(&h, fail_series) == 0);
+
+    /* (a) A truncated file, by SIGHUP. */
+    long long size = file_size(fpath);
+    copy_file(d, "good.bloom", "trunc.bloom");
+    char tpath[DH_PATH_MAX];
+    ck_assert_int_eq(truncate(dh_path(d, "trunc.bloom", tpath), size / 2), 0);
+    install_copy(d, "trunc.bloom", "f.bloom");
+    struct reload_out o = reload_by(d, c, &h, BY_SIGHUP);
+    reload_out_free(&o);
+    expect_unchanged(c, &p, 1, "after a truncated file");
+    expect_failed_status(c, "truncated", (const char *const[]){fpath, "truncated", NULL});
+    ck_assert(metric(&h, fail_series) == 1);
+    ck_assert_int_eq(info_int(c, NULL, "reloads_failed"), 1);
+    snprintf(msgbuf, sizeof(msgbuf), "filter f: %s: truncated", fpath);
+    ck_assert_msg(dh_log_contains(d, msgbuf), "the log lacks '%s'", msgbuf);
+
+    /* (b) A flipped byte in the payload, by RELOAD. */
+    copy_file(d, "good.bloom", "corrupt.bloom");
+    flip_byte(d, "corrupt.bloom", 4096 + 100);
+    install_copy(d, "corrupt.bloom", "f.bloom");
+    o = reload_by(d, c, &h, BY_RELOAD);
+    snprintf(msgbuf, sizeof(msgbuf),
+             "ERR reload_failed f: filter f: %s: shard 0: checksum mismatch", fpath);
+    ck_assert_msg(strncmp(o.text, msgbuf, strlen(msgbuf)) == 0, "RELOAD: want '%s...', got '%s'",
+                  msgbuf, o.text);
+    reload_out_free(&o);
+    expect_unchanged(c, &p, 1, "after a corrupt file");
+    expect_failed_status(c, "corrupt", (const char *const[]){fpath, "checksum mismatch", NULL});
+    ck_assert(metric(&h, fail_series) == 2);
+
+    /* (c) The file is gone and there is no capacity to start empty, by POST. */
+    ck_assert_int_eq(unlink(fpath), 0);
+    o = reload_by(d, c, &h, BY_HTTP);
+    ck_assert_msg(o.status == 500, "POST /v1/reload with a missing file: %d %s", o.status, o.text);
+    ck_assert(json_is_false(json_object_get(o.json, "ok")));
+    json_t *rf = report_filter(o.json, "f"), *rg = report_filter(o.json, "g");
+    ck_assert_msg(rf && rg, "the report lacks a filter: %s", o.text);
+    ck_assert_str_eq(json_string_value(json_object_get(rf, "status")), "failed");
+    ck_assert_int_eq(json_integer_value(json_object_get(rf, "generation")), 1);
+    const char *ferr = json_string_value(json_object_get(rf, "error"));
+    ck_assert_msg(ferr && strstr(ferr, fpath) && strstr(ferr, "No such file or directory"),
+                  "report: %s", o.text);
+    ck_assert_str_eq(json_string_value(json_object_get(rg, "status")), "unchanged");
+    reload_out_free(&o);
+    expect_unchanged(c, &p, 1, "after a missing file");
+    expect_failed_status(c, "missing", (const char *const[]){fpath, "No such file", NULL});
+    ck_assert(metric(&h, fail_series) == 3);
+
+    /* (d) A bad config, by RELOAD, then by POST: nothing changes, although a
+     * good new file is in place by now. */
+    install_copy(d, "next.bloom", "f.bloom");
+    static const char bad_conf[] = "threads 2\n"
+                                   "http_listen 127.0.0.1:0\n"
+                                   "filter f {\n"
+                                   "    file @DIR@/f.bloom\n"
+                                   "    capacity lots\n"
+                                   "}\n";
+    dh_write_config(d, bad_conf);
+    int bad_line = conf_line_of(d, "capacity lots");
+    snprintf(msgbuf, sizeof(msgbuf), "ERR reload_failed %s:%d: ", d->conf, bad_line);
+    o = reload_by(d, c, &h, BY_RELOAD);
+    ck_assert_msg(strncmp(o.text, msgbuf, strlen(msgbuf)) == 0 && strstr(o.text, "capacity"),
+                  "RELOAD: want '%s...capacity...', got '%s'", msgbuf, o.text);
+    reload_out_free(&o);
+    expect_unchanged(c, &p, 1, "after a bad config");
+    ck_assert(metric(&h, fail_series) == 4);
+    o = reload_by(d, c, &h, BY_HTTP);
+    ck_assert_msg(o.status == 500, "POST /v1/reload with a bad config: %d %s", o.status, o.text);
+    ck_assert(json_is_false(json_object_get(o.json, "ok")));
+    const char *gerr = json_string_value(json_object_get(o.json, "error"));
+    snprintf(msgbuf, sizeof(msgbuf), "%s:%d: ", d->conf, bad_line);
+    ck_assert_msg(gerr && strncmp(gerr, msgbuf, strlen(msgbuf)) == 0, "report: %s", o.text);
+    /* The report gives every filter's status, as for any failed reload. */
+    rf = report_filter(o.json, "f");
+    rg = report_filter(o.json, "g");
+    ck_assert_msg(rf && rg, "the report lacks a filter: %s", o.text);
+    ck_assert_str_eq(json_string_value(json_object_get(rf, "status")), "failed");
+    ck_assert_int_eq(json_integer_value(json_object_get(rf, "generation")), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(rf, "error")), gerr);
+    ck_assert_str_eq(json_string_value(json_object_get(rg, "status")), "failed");
+    reload_out_free(&o);
+    expect_unchanged(c, &p, 1, "after a bad config");
+    snprintf(msgbuf, sizeof(msgbuf), "%s:%d", d->conf, bad_line);
+    expect_failed_status(c, "bad config", (const char *const[]){msgbuf, NULL});
+    ck_assert(metric(&h, fail_series) == 5);
+    ck_assert(metric(&h, "bloomgate_last_reload_success") == 0);
+
+    /* Fixed: the next reload succeeds and serves the new file. */
+    dh_write_config(d, good_conf);
+    o = reload_by(d, c, &h, BY_RELOAD);
+    ck_assert_str_eq(o.text, "OK f=reloaded g=unchanged");
+    reload_out_free(&o);
+    const char *r = dh_cmd(c, p.req);
+    ck_assert_msg(strcmp(r, p.want_next) == 0, "after the good reload (word %d): %s",
+                  first_diff_word(r, p.want_next), r);
+    ck_assert_int_eq(info_int(c, "f", "generation"), 2);
+    char *status = info_str(c, "f", "last_reload_status");
+    char *error = info_str(c, "f", "last_reload_error");
+    ck_assert_str_eq(status, "reloaded");
+    ck_assert_ptr_null(error);
+    free(status);
+    ck_assert(metric(&h, fail_series) == 5);
+    ck_assert(metric(&h, "bloomgate_reloads_total{result=\"ok\"}") == 1);
+    ck_assert(metric(&h, "bloomgate_last_reload_success") == 1);
+
+    probe_free(&p);
+    hc_close(&h);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *reload_suite(void)
@@ -654,6 +972,7 @@ static Suite *reload_suite(void)
     tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_reload_under_load);
+    tcase_add_test(tc, test_failed_reloads);
     suite_add_tcase(s, tc);
     return s;
 }
