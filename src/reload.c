@@ -226,6 +226,14 @@ static json_t *reload_run(struct reloader *r)
     struct conf *conf = conf_load(r->config_path, err, sizeof(err));
     if (!conf) {
         log_error("reload failed: %s; nothing changed", err);
+        /* No filter could be reloaded: each says so (INFO <filter>, the
+         * report), or INFO would keep showing an older reload's outcome. */
+        const struct catalog *cur = registry_read(r->reg);
+        for (size_t i = 0; i < cur->n; i++) {
+            const struct fentry *e = &cur->entries[i];
+            set_status(e->st, "failed", err);
+            json_array_append_new(arr, status_json(e->name, "failed", e->v->generation, err));
+        }
         json_object_set_new(report, "ok", json_false());
         json_object_set_new(report, "error", json_string(err));
         return report;
