@@ -1230,6 +1230,141 @@ START_TEST(test_crash_durability)
 }
 END_TEST
 
+/* ---- 5. a damaged journal ---- */
+
+static const char journal_conf[] = "threads 1\n"
+                                   "log_level info\n"
+                                   "filter d {\n"
+                                   "    capacity 100000\n"
+                                   "    journal @DIR@/d.journal\n"
+                                   "}\n";
+
+/* n MADDs of 10 items "<prefix><batch>-<i>"; the journal's size after each in sizes[]. */
+static void add_batches(struct dh_conn *c, const char *jpath, const char *prefix, int n,
+                        long long *sizes)
+{
+    for (int b = 0; b < n; b++) {
+        char req[512];
+        size_t len = (size_t)sprintf(req, "MADD d");
+        for (int i = 0; i < 10; i++)
+            len += (size_t)sprintf(req + len, " %s%d-%d", prefix, b, i);
+        DH_EXPECT(c, req, "NEW NEW NEW NEW NEW NEW NEW NEW NEW NEW");
+        sizes[b] = file_size(jpath);
+    }
+}
+
+/* Every item of add_batches' batches [from, to) is found. */
+static void expect_batches(struct dh_conn *c, const char *prefix, int from, int to)
+{
+    for (int b = from; b < to; b++) {
+        char req[512];
+        size_t len = (size_t)sprintf(req, "MCHECK d");
+        for (int i = 0; i < 10; i++)
+            len += (size_t)sprintf(req + len, " %s%d-%d", prefix, b, i);
+        DH_EXPECT(c, req, "YES YES YES YES YES YES YES YES YES YES");
+    }
+}
+
+static void stop_ok(struct dh_daemon *d)
+{
+    int st = dh_stop(d, DH_TIMEOUT_MS);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+}
+
+/* (a) A torn tail: junk after the last complete record, or the last record
+ * cut short. The daemon starts, says where it cut, and keeps every complete
+ * record. */
+START_TEST(test_journal_torn_tail)
+{
+    struct dh_daemon *d = dh_new();
+    dh_write_config(d, journal_conf);
+    char jpath[DH_PATH_MAX];
+    dh_path(d, "d.journal", jpath);
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    long long sizes[6];
+    add_batches(c, jpath, "t", 5, sizes);
+    dh_close(c);
+    stop_ok(d);
+
+    /* A partial record after the last complete one: a record magic and 7
+     * bytes of a header (a crash while writing it). */
+    int fd = open(jpath, O_WRONLY | O_APPEND | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "JRN\x1e\x05\0\0\0\xaa\xbb\xcc", 11), 11);
+    close(fd);
+    dh_start(d, NULL);
+    snprintf(msgbuf, sizeof(msgbuf), "journal %s: a torn record at offset %lld (11 bytes", jpath,
+             sizes[4]);
+    ck_assert_msg(dh_log_contains(d, msgbuf), "the log lacks '%s'", msgbuf);
+    c = dh_connect(d);
+    expect_batches(c, "t", 0, 5);
+    ck_assert_int_eq(file_size(jpath), sizes[4]); /* cut off */
+    /* The journal goes on after the cut. */
+    add_batches(c, jpath, "u", 1, sizes + 5);
+    dh_close(c);
+    stop_ok(d);
+
+    /* The last record cut short: 3 bytes of its payload are missing. */
+    ck_assert_int_eq(truncate(jpath, (off_t)(sizes[5] - 3)), 0);
+    dh_start(d, NULL);
+    snprintf(msgbuf, sizeof(msgbuf), "journal %s: a torn record at offset %lld (%lld bytes", jpath,
+             sizes[4], sizes[5] - 3 - sizes[4]);
+    ck_assert_msg(dh_log_contains(d, msgbuf), "the log lacks '%s'", msgbuf);
+    c = dh_connect(d);
+    expect_batches(c, "t", 0, 5);
+    ck_assert_int_eq(file_size(jpath), sizes[4]);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
+/* (b) A flipped byte inside a record that has valid records after it: that is
+ * not a crash mid-write; the daemon refuses to start, names the journal and
+ * the offset, and leaves the file alone. */
+START_TEST(test_journal_corrupt_middle)
+{
+    struct dh_daemon *d = dh_new();
+    dh_write_config(d, journal_conf);
+    char jpath[DH_PATH_MAX];
+    dh_path(d, "d.journal", jpath);
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    long long sizes[3];
+    add_batches(c, jpath, "m", 3, sizes);
+    dh_close(c);
+    stop_ok(d);
+
+    /* The second record is [sizes[0], sizes[1]); its payload starts 16 bytes in. */
+    long long off = sizes[0] + 16 + (sizes[1] - sizes[0] - 16) / 2;
+    flip_byte(d, "d.journal", off);
+    char before[DH_PATH_MAX];
+    dh_path(d, "d.journal.damaged", before);
+    copy_file(d, "d.journal", "d.journal.damaged");
+
+    dh_spawn(d, NULL);
+    int st = dh_wait_exit(d, DH_TIMEOUT_MS);
+    char *log = dh_log_read(d);
+    ck_assert_msg(st != -1, "bloomgated started on a corrupt journal; its log:\n%s", log);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "exit status 0x%x; log:\n%s", st, log);
+    ck_assert_msg(strstr(log, " ready: ") == NULL, "it said ready:\n%s", log);
+    snprintf(msgbuf, sizeof(msgbuf),
+             "%s: corrupt record at offset %lld (checksum mismatch); a valid record follows at "
+             "offset %lld",
+             jpath, sizes[0], sizes[1]);
+    ck_assert_msg(strstr(log, msgbuf) != NULL, "the log lacks '%s':\n%s", msgbuf, log);
+    free(log);
+    dh_assert_log_clean(d);
+    /* Not one byte was changed: not cut, not rewritten. */
+    ck_assert_int_eq(file_size(jpath), sizes[2]);
+    char cmp_out[DH_PATH_MAX];
+    const char *cmp[] = {"/usr/bin/cmp", jpath, before, NULL};
+    st = dh_run(cmp, dh_path(d, "cmp.out", cmp_out), DH_TIMEOUT_MS);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "the journal was modified");
+    dh_free(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *reload_suite(void)
@@ -1242,6 +1377,8 @@ static Suite *reload_suite(void)
     tcase_add_test(tc, test_failed_reloads);
     tcase_add_test(tc, test_reload_memory);
     tcase_add_test(tc, test_crash_durability);
+    tcase_add_test(tc, test_journal_torn_tail);
+    tcase_add_test(tc, test_journal_corrupt_middle);
     suite_add_tcase(s, tc);
     return s;
 }
