@@ -1365,6 +1365,155 @@ START_TEST(test_journal_corrupt_middle)
 }
 END_TEST
 
+/* ---- 6. adds survive a reload onto a file without them, and a restart ---- */
+
+START_TEST(test_adds_survive_reload)
+{
+    struct dh_daemon *d = dh_new();
+    build_range(d, "x.bloom", "x-", 0, 1000, 100000, 1e-4);
+    build_range(d, "y.bloom", "y-", 0, 1000, 100000, 1e-4);
+    /* The same items, in a 100 MB filter: a load that takes a while. */
+    build_range(d, "big-y.bloom", "y-", 0, 1000, M_CAPACITY, 1e-4);
+    install_copy(d, "x.bloom", "f.bloom");
+    dh_write_config(d, "threads 2\n"
+                       "http_listen 127.0.0.1:0\n"
+                       "log_level info\n"
+                       "filter f {\n"
+                       "    file @DIR@/f.bloom\n"
+                       "}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    struct hc_conn h;
+    http_open(d, &h);
+
+    /* Adds onto x: MADD, ADD and HTTP. */
+    DH_EXPECT(c, "MADD f p-0 p-1 p-2 p-3 p-4 p-5 p-6 p-7 p-8 p-9",
+              "NEW NEW NEW NEW NEW NEW NEW NEW NEW NEW");
+    DH_EXPECT(c, "ADD f p-10", "NEW");
+    struct hc_resp r;
+    static const char body[] = "{\"items\":[\"p-11\"]}";
+    ck_assert_msg(
+        hc_request(&h, "POST", "/v1/filters/f/add", NULL, body, sizeof(body) - 1, &r, HTTP_MS) == 0,
+        "%s", h.err);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"filter\":\"f\",\"new\":[true],\"added\":1}");
+    hc_resp_free(&r);
+
+    /* What the daemon must answer once it serves y with the journal replayed:
+     * y's answers with p-0..p-11 added, for x-*, y-* and p-* alike. */
+    char **xs = make_items("x-", 0, 300), **ys = make_items("y-", 0, 300),
+         **ps = make_items("p-", 0, 12);
+    struct filter *want = load_truth(d, "y.bloom");
+    for (int i = 0; i < 12; i++)
+        filter_add(want, ps[i], strlen(ps[i]));
+    char *want_x = truth_line(want, xs, 300), *want_y = truth_line(want, ys, 300);
+    filter_free(want);
+    ck_assert_msg(!all_words(want_x, "YES"), "y answers YES for every x item?");
+    char *px = join_request("MCHECK", "f", xs, 300), *py = join_request("MCHECK", "f", ys, 300),
+         *pp = join_request("MCHECK", "f", ps, 12);
+
+    install_copy(d, "y.bloom", "f.bloom");
+    struct reload_out o = reload_by(d, c, &h, BY_RELOAD);
+    ck_assert_str_eq(o.text, "OK f=reloaded");
+    reload_out_free(&o);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *when = pass ? "after a restart" : "after the reload";
+        char *got = cmd_long(c, pp);
+        ck_assert_msg(all_words(got, "YES"), "%s: an add was lost: %s", when, got);
+        free(got);
+        got = cmd_long(c, px);
+        ck_assert_msg(strcmp(got, want_x) == 0, "%s: x-%d answered otherwise than y + adds", when,
+                      first_diff_word(got, want_x));
+        free(got);
+        got = cmd_long(c, py);
+        ck_assert_msg(strcmp(got, want_y) == 0, "%s: y-%d answered otherwise than y + adds", when,
+                      first_diff_word(got, want_y));
+        free(got);
+        if (pass == 0) {
+            dh_close(c);
+            hc_close(&h);
+            stop_ok(d);
+            dh_start(d, NULL);
+            c = dh_connect(d);
+            http_open(d, &h);
+        }
+    }
+
+    /* Adds while a reload runs: RELOAD a 100 MB file on one connection and
+     * stream MADDs on another until its answer arrives. */
+    install_link(d, "big-y.bloom", "f.bloom");
+    struct dh_conn *ctl = dh_connect(d);
+    ck_assert_int_eq(dh_send(ctl, "RELOAD\n", 7, DH_TIMEOUT_MS), 0);
+    /* Paced (a pause after each reply) so that the adds spread over the
+     * whole load instead of piling up in its first milliseconds. */
+    enum { Q_BATCH = 10, Q_WINDOW = 2, Q_MAX = 1000000 };
+    long sent = 0, acked = 0;
+    int inflight = 0;
+    const char *reply = NULL;
+    char req[Q_BATCH * 16 + 16];
+    long long deadline = mono_ms() + LONG_MS;
+    while (!reply || inflight > 0) {
+        while (!reply && inflight < Q_WINDOW && sent < Q_MAX) {
+            size_t len = (size_t)sprintf(req, "MADD f");
+            for (int i = 0; i < Q_BATCH; i++)
+                len += (size_t)sprintf(req + len, " q-%ld", sent + i);
+            req[len++] = '\n';
+            ck_assert_int_eq(dh_send(c, req, len, DH_TIMEOUT_MS), 0);
+            sent += Q_BATCH;
+            inflight++;
+        }
+        if (inflight > 0) {
+            const char *l = dh_read_line(c, DH_TIMEOUT_MS);
+            ck_assert_msg(l != NULL, "an add during the reload got no reply");
+            ck_assert_msg(strncmp(l, "NEW", 3) == 0 || strncmp(l, "EXISTS", 6) == 0, "%s", l);
+            acked += Q_BATCH;
+            inflight--;
+            struct timespec pause = {0, 200 * 1000};
+            nanosleep(&pause, NULL);
+        }
+        if (!reply)
+            reply = dh_read_line(ctl, 0);
+        ck_assert_msg(mono_ms() < deadline, "the reload did not finish");
+    }
+    ck_assert_str_eq(reply, "OK f=reloaded");
+    dh_close(ctl);
+    ck_assert_int_gt(acked, 0);
+    ck_assert_int_eq(info_int(c, "f", "generation"), 2); /* the restart began again at 1 */
+    char **qs = make_items("q-", 0, (int)acked);
+    for (int pass = 0; pass < 2; pass++) {
+        char *got = batched(c, "MCHECK", "f", qs, (size_t)acked);
+        ck_assert_msg(all_words(got, "YES"), "%s: q-%d, added during the reload, is missing",
+                      pass ? "after a restart" : "after the reload", first_diff_word(got, "YES"));
+        free(got);
+        got = cmd_long(c, pp);
+        ck_assert_msg(all_words(got, "YES"), "an add before the first reload was lost: %s", got);
+        free(got);
+        if (pass == 0) {
+            dh_close(c);
+            stop_ok(d);
+            dh_start(d, NULL);
+            c = dh_connect(d);
+        }
+    }
+    fprintf(stderr,
+            "test_adds_survive_reload: %ld items added (MADD of %d, %d in flight) while a 100 "
+            "MB filter reloaded; all found after it and after a restart\n",
+            acked, Q_BATCH, Q_WINDOW);
+    free_items(qs);
+    free_items(xs);
+    free_items(ys);
+    free_items(ps);
+    free(want_x);
+    free(want_y);
+    free(px);
+    free(py);
+    free(pp);
+    dh_close(c);
+    hc_close(&h);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *reload_suite(void)
@@ -1379,6 +1528,7 @@ static Suite *reload_suite(void)
     tcase_add_test(tc, test_crash_durability);
     tcase_add_test(tc, test_journal_torn_tail);
     tcase_add_test(tc, test_journal_corrupt_middle);
+    tcase_add_test(tc, test_adds_survive_reload);
     suite_add_tcase(s, tc);
     return s;
 }
