@@ -1514,6 +1514,139 @@ START_TEST(test_adds_survive_reload)
 }
 END_TEST
 
+/* ---- 7. a journal that cannot be written ----
+ *
+ * The daemon runs with RLIMIT_FSIZE at 64 KiB (it ignores SIGXFSZ), so the
+ * journal's write fails with EFBIG once the file would pass it, while the
+ * log (info level, a few KiB) stays below it. */
+
+enum { J_LIMIT = 64 * 1024, J_ITEM = 8000 };
+
+/* An item of J_ITEM bytes: tag, then 'x's. */
+static char *big_item(const char *tag)
+{
+    char *s = malloc(J_ITEM + 1);
+    ck_assert_ptr_nonnull(s);
+    memset(s, 'x', J_ITEM);
+    memcpy(s, tag, strlen(tag));
+    s[J_ITEM] = '\0';
+    return s;
+}
+
+START_TEST(test_journal_unwritable)
+{
+    struct dh_daemon *d = dh_new();
+    dh_write_config(d, "threads 2\n"
+                       "http_listen 127.0.0.1:0\n"
+                       "log_level info\n"
+                       "filter d {\n"
+                       "    capacity 100000\n"
+                       "    journal @DIR@/d.journal\n"
+                       "}\n");
+    char jpath[DH_PATH_MAX];
+    dh_path(d, "d.journal", jpath);
+    d->fsize_limit = J_LIMIT;
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    struct hc_conn h;
+    http_open(d, &h);
+    DH_EXPECT(c, "ADD d ok-1", "NEW");
+
+    /* Big single ADDs until one does not fit. */
+    char *items[16] = {0};
+    int acked = 0;
+    const char *r = NULL;
+    char tag[32];
+    for (; acked < 16; acked++) {
+        snprintf(tag, sizeof(tag), "big-%d-", acked);
+        items[acked] = big_item(tag);
+        char *req = join_request("ADD", "d", &items[acked], 1);
+        r = dh_cmd(c, req);
+        free(req);
+        if (strcmp(r, "NEW") != 0)
+            break;
+    }
+    ck_assert_msg(acked > 0 && acked < 16, "%d big adds fit under %d bytes", acked, J_LIMIT);
+    snprintf(msgbuf, sizeof(msgbuf), "ERR internal %s: cannot append %d bytes: %s", jpath,
+             16 + 4 + J_ITEM, strerror(EFBIG));
+    ck_assert_str_eq(r, msgbuf);
+    long long jsize = file_size(jpath);
+    ck_assert_int_le(jsize, J_LIMIT); /* the part that was written is gone again */
+    char *failed = items[acked];
+
+    /* Not acknowledged, so not added: the filter never saw it. */
+    char *req = join_request("CHECK", "d", &failed, 1);
+    DH_EXPECT(c, req, "NO");
+    free(req);
+    /* A MADD with a small item and a big one: all or nothing. */
+    char *madd_items[2] = {"small-1", failed};
+    req = join_request("MADD", "d", madd_items, 2);
+    snprintf(msgbuf, sizeof(msgbuf), "ERR internal %s: cannot append %d bytes: %s", jpath,
+             16 + 4 + 7 + 4 + J_ITEM, strerror(EFBIG));
+    ck_assert_str_eq(dh_cmd(c, req), msgbuf);
+    free(req);
+    DH_EXPECT(c, "CHECK d small-1", "NO");
+
+    /* HTTP: 503 naming the journal. */
+    size_t blen = strlen(failed) + 32;
+    char *body = malloc(blen);
+    blen = (size_t)snprintf(body, blen, "{\"items\":[\"%s\"]}", failed);
+    struct hc_resp hr;
+    ck_assert_msg(hc_request(&h, "POST", "/v1/filters/d/add", NULL, body, blen, &hr, HTTP_MS) == 0,
+                  "%s", h.err);
+    ck_assert_msg(hr.status == 503, "HTTP add with the journal full: %d %s", hr.status, hr.body);
+    json_t *j = json_loadb(hr.body, hr.blen, 0, NULL);
+    json_t *e = json_object_get(j, "error");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "code")), "unavailable");
+    const char *m = json_string_value(json_object_get(e, "message"));
+    ck_assert_msg(m && strstr(m, jpath) && strstr(m, strerror(EFBIG)), "message: %s", hr.body);
+    json_decref(j);
+    hc_resp_free(&hr);
+    free(body);
+
+    /* Checks keep working, on both protocols, and the acknowledged adds are there. */
+    DH_EXPECT(c, "CHECK d ok-1", "YES");
+    req = join_request("MCHECK", "d", items, (size_t)acked);
+    char *got = cmd_long(c, req);
+    ck_assert_msg(all_words(got, "YES"), "%s", got);
+    free(got);
+    free(req);
+    ck_assert_msg(
+        hc_request(&h, "GET", "/v1/filters/d/check?item=ok-1", NULL, NULL, 0, &hr, HTTP_MS) == 0,
+        "%s", h.err);
+    ck_assert_str_eq(hr.body, "{\"filter\":\"d\",\"item\":\"ok-1\",\"present\":true}");
+    hc_resp_free(&hr);
+    snprintf(msgbuf, sizeof(msgbuf), "filter d: %s: cannot append", jpath);
+    ck_assert_msg(dh_log_contains(d, msgbuf), "the log lacks '%s'", msgbuf);
+    hc_close(&h);
+    dh_close(c);
+
+    /* Restarted without the limit: what was acknowledged is there, what was
+     * refused is not, and adds work again. */
+    stop_ok(d);
+    ck_assert_int_eq(file_size(jpath), jsize);
+    d->fsize_limit = 0;
+    dh_start(d, NULL);
+    c = dh_connect(d);
+    DH_EXPECT(c, "CHECK d ok-1", "YES");
+    req = join_request("MCHECK", "d", items, (size_t)acked);
+    got = cmd_long(c, req);
+    ck_assert_msg(all_words(got, "YES"), "after a restart: %s", got);
+    free(got);
+    free(req);
+    req = join_request("MCHECK", "d", madd_items, 2);
+    DH_EXPECT(c, req, "NO NO");
+    free(req);
+    req = join_request("ADD", "d", &failed, 1);
+    DH_EXPECT(c, req, "NEW");
+    free(req);
+    for (int i = 0; i <= acked; i++)
+        free(items[i]);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *reload_suite(void)
@@ -1529,6 +1662,7 @@ static Suite *reload_suite(void)
     tcase_add_test(tc, test_journal_torn_tail);
     tcase_add_test(tc, test_journal_corrupt_middle);
     tcase_add_test(tc, test_adds_survive_reload);
+    tcase_add_test(tc, test_journal_unwritable);
     suite_add_tcase(s, tc);
     return s;
 }
