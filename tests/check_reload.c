@@ -47,6 +47,13 @@ static long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static unsigned long long mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
+
 static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -1647,6 +1654,119 @@ START_TEST(test_journal_unwritable)
 }
 END_TEST
 
+/* ---- 8. systemd notify ---- */
+
+/* The next datagram on fd (NUL-terminated, static), or NULL after timeout_ms. */
+static const char *notify_next(int fd, int timeout_ms)
+{
+    static char buf[4096];
+    struct pollfd pfd = {fd, POLLIN, 0};
+    if (poll(&pfd, 1, timeout_ms) <= 0)
+        return NULL;
+    ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+    if (n < 0)
+        return NULL;
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The next datagram must start with want. */
+static void expect_notify(int fd, const char *want, const char *when)
+{
+    const char *m = notify_next(fd, LONG_MS);
+    ck_assert_msg(m != NULL, "%s: no notification (wanted %s)", when, want);
+    ck_assert_msg(strncmp(m, want, strlen(want)) == 0, "%s: got '%s', wanted '%s...'", when, m,
+                  want);
+}
+
+/* RELOADING=1 with a MONOTONIC_USEC taken between t0 and t1 (same clock). */
+static void expect_reloading(int fd, unsigned long long t0, unsigned long long t1, const char *when)
+{
+    const char *m = notify_next(fd, LONG_MS);
+    ck_assert_msg(m != NULL, "%s: no RELOADING=1", when);
+    unsigned long long us = 0;
+    ck_assert_msg(sscanf(m, "RELOADING=1\nMONOTONIC_USEC=%llu", &us) == 1, "%s: got '%s'", when, m);
+    ck_assert_msg(us >= t0 && us <= t1, "%s: MONOTONIC_USEC=%llu, not within [%llu, %llu]", when,
+                  us, t0, t1);
+}
+
+START_TEST(test_systemd_notify)
+{
+    struct dh_daemon *d = dh_new();
+    static char env[DH_PATH_MAX + 16];
+    char sock_path[DH_PATH_MAX];
+    dh_path(d, "notify.sock", sock_path);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    socklen_t salen = sizeof(sa);
+    if (strlen(sock_path) < sizeof(sa.sun_path)) {
+        strcpy(sa.sun_path, sock_path);
+    } else {
+        /* A long $TMPDIR: an abstract socket ("@name" in NOTIFY_SOCKET). */
+        snprintf(sock_path, sizeof(sock_path), "@bloomgate-check-reload-%d", (int)getpid());
+        memcpy(sa.sun_path, sock_path, strlen(sock_path));
+        sa.sun_path[0] = '\0';
+        salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(sock_path));
+    }
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_msg(bind(fd, (struct sockaddr *)&sa, salen) == 0, "bind %s: %s", sock_path,
+                  strerror(errno));
+    snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", sock_path);
+    d->env[0] = env;
+
+    build_range(d, "good.bloom", "good-", 0, 100, 1000, 1e-4);
+    install_copy(d, "good.bloom", "f.bloom");
+    dh_write_config(d, "threads 2\n"
+                       "filter f {\n"
+                       "    file @DIR@/f.bloom\n"
+                       "}\n");
+    dh_start(d, NULL);
+    const char *m = notify_next(fd, LONG_MS);
+    ck_assert_msg(m != NULL, "no READY=1 at start");
+    snprintf(msgbuf, sizeof(msgbuf), "MAINPID=%d", (int)d->pid);
+    ck_assert_msg(strncmp(m, "READY=1\n", 8) == 0 && strstr(m, msgbuf), "at start: '%s'", m);
+
+    /* RELOAD: RELOADING=1 and READY=1 are both sent before the answer. */
+    struct dh_conn *c = dh_connect(d);
+    install_copy(d, "good.bloom", "f.bloom");
+    unsigned long long t0 = mono_us();
+    DH_EXPECT(c, "RELOAD", "OK f=reloaded");
+    unsigned long long t1 = mono_us();
+    expect_reloading(fd, t0, t1, "RELOAD");
+    expect_notify(fd, "READY=1\nSTATUS=serving 1 filter(s); last reload ok", "after RELOAD");
+
+    /* SIGHUP. */
+    t0 = mono_us();
+    struct reload_out o = reload_by(d, c, NULL, BY_SIGHUP);
+    reload_out_free(&o);
+    t1 = mono_us();
+    expect_reloading(fd, t0, t1, "SIGHUP");
+    expect_notify(fd, "READY=1\nSTATUS=serving 1 filter(s); last reload ok", "after SIGHUP");
+
+    /* A failed reload ends in READY=1 too (the old version serves), and says so. */
+    char fpath[DH_PATH_MAX];
+    ck_assert_int_eq(truncate(dh_path(d, "f.bloom", fpath), 4096), 0);
+    t0 = mono_us();
+    ck_assert_msg(strncmp(dh_cmd(c, "RELOAD"), "ERR reload_failed f: ", 21) == 0, "RELOAD");
+    t1 = mono_us();
+    expect_reloading(fd, t0, t1, "a failed RELOAD");
+    expect_notify(fd, "READY=1\nSTATUS=serving 1 filter(s); last reload failed",
+                  "after a failed RELOAD");
+    dh_close(c);
+
+    /* SIGTERM: STOPPING=1, and nothing else since. */
+    ck_assert_int_eq(dh_signal(d, SIGTERM), 0);
+    expect_notify(fd, "STOPPING=1", "SIGTERM");
+    int st = dh_wait_exit(d, DH_TIMEOUT_MS);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+    m = notify_next(fd, 0);
+    ck_assert_msg(m == NULL, "after STOPPING=1: '%s'", m);
+    dh_assert_log_clean(d);
+    close(fd);
+    dh_free(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *reload_suite(void)
@@ -1663,6 +1783,7 @@ static Suite *reload_suite(void)
     tcase_add_test(tc, test_journal_corrupt_middle);
     tcase_add_test(tc, test_adds_survive_reload);
     tcase_add_test(tc, test_journal_unwritable);
+    tcase_add_test(tc, test_systemd_notify);
     suite_add_tcase(s, tc);
     return s;
 }
