@@ -1767,6 +1767,103 @@ START_TEST(test_systemd_notify)
 }
 END_TEST
 
+/* ---- a known bug: an acknowledged add is missed right after a reload ----
+ *
+ * reload_run (src/reload.c) replays the journal onto the new version up to
+ * `end`, publishes it, waits out the grace period, and only then replays the
+ * records appended after `end` (adds that went to the old version during the
+ * load). Between the publish and that catch-up, the new version is served
+ * without those adds: a client whose ADD was acknowledged gets NO for it on
+ * its very next CHECK. A NO is documented as always right, so this is a false
+ * negative. This test shows it within a few reloads; it runs only with
+ * BLOOMGATE_TEST_KNOWN_BUGS=1 in the environment until it is fixed (one way:
+ * make the new version receive the adds, besides the old one, from before
+ * the catch-up until the publish is over; see the commit that added this). */
+
+struct ryw {
+    int port;
+    atomic_bool stop;
+    long adds, misses;
+    char first_miss[256];
+    char fail[256];
+};
+
+static void *ryw_main(void *arg)
+{
+    struct ryw *s = arg;
+    int fd = dh_connect_fd(s->port);
+    if (fd < 0) {
+        snprintf(s->fail, sizeof(s->fail), "connect: %s", strerror(errno));
+        return NULL;
+    }
+    struct dh_conn *c = dh_conn_wrap(fd, NULL);
+    char req[1024];
+    for (long b = 0; !atomic_load(&s->stop); b++) {
+        size_t len = (size_t)sprintf(req, "MADD f");
+        for (int i = 0; i < 20; i++)
+            len += (size_t)sprintf(req + len, " w-%ld-%d", b, i);
+        req[len++] = '\n';
+        const char *l = dh_send(c, req, len, LONG_MS) == 0 ? dh_read_line(c, LONG_MS) : NULL;
+        if (!l) {
+            snprintf(s->fail, sizeof(s->fail), "MADD: no reply");
+            break;
+        }
+        s->adds += 20;
+        len = (size_t)sprintf(req, "MCHECK f");
+        for (int i = 0; i < 20; i++)
+            len += (size_t)sprintf(req + len, " w-%ld-%d", b, i);
+        req[len++] = '\n';
+        l = dh_send(c, req, len, LONG_MS) == 0 ? dh_read_line(c, LONG_MS) : NULL;
+        if (!l) {
+            snprintf(s->fail, sizeof(s->fail), "MCHECK: no reply");
+            break;
+        }
+        if (!all_words(l, "YES")) {
+            if (!s->misses)
+                snprintf(s->first_miss, sizeof(s->first_miss), "batch %ld: %s", b, l);
+            s->misses++;
+        }
+    }
+    dh_close(c);
+    return NULL;
+}
+
+START_TEST(test_read_your_writes_across_reload)
+{
+    struct dh_daemon *d = dh_new();
+    build_range(d, "a.bloom", "a-", 0, 1000, M_CAPACITY / 4, 1e-4);
+    build_range(d, "b.bloom", "b-", 0, 1000, M_CAPACITY / 4, 1e-4);
+    install_link(d, "a.bloom", "f.bloom");
+    dh_write_config(d, "threads 2\n"
+                       "log_level info\n"
+                       "filter f {\n"
+                       "    file @DIR@/f.bloom\n"
+                       "}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    struct ryw s = {.port = d->port};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, ryw_main, &s), 0);
+    for (int r = 1; r <= 10; r++) {
+        install_link(d, r % 2 ? "b.bloom" : "a.bloom", "f.bloom");
+        struct reload_out o = reload_by(d, c, NULL, BY_RELOAD);
+        ck_assert_str_eq(o.text, "OK f=reloaded");
+        reload_out_free(&o);
+    }
+    atomic_store(&s.stop, true);
+    pthread_join(t, NULL);
+    fprintf(stderr,
+            "test_read_your_writes_across_reload: %ld items added; %ld checks right after an "
+            "add missed it%s%s\n",
+            s.adds, s.misses, s.misses ? ", the first: " : "", s.first_miss);
+    ck_assert_msg(s.fail[0] == '\0', "%s", s.fail);
+    ck_assert_msg(s.misses == 0, "%ld checks right after an acknowledged add missed it: %s",
+                  s.misses, s.first_miss);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *reload_suite(void)
@@ -1784,6 +1881,9 @@ static Suite *reload_suite(void)
     tcase_add_test(tc, test_adds_survive_reload);
     tcase_add_test(tc, test_journal_unwritable);
     tcase_add_test(tc, test_systemd_notify);
+    const char *known = getenv("BLOOMGATE_TEST_KNOWN_BUGS");
+    if (known && *known && strcmp(known, "0") != 0)
+        tcase_add_test(tc, test_read_your_writes_across_reload);
     suite_add_tcase(s, tc);
     return s;
 }
