@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "le.h"
 #include "util.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -44,37 +45,6 @@ enum {
 
 #define CHUNK (8u << 20) /* bytes read per pread while verifying */
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-static double getf64(const unsigned char *p)
-{
-    uint64_t v = get64(p);
-    double d;
-    memcpy(&d, &v, sizeof(d));
-    return d;
-}
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 /* XXH3-64 over the header with its own checksum field counted as zero. */
@@ -113,7 +83,7 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
                  (unsigned long long)file_size, FORMAT_FIXED_HEADER);
         return -1;
     }
-    info->version = get32(fixed + OFF_VERSION);
+    info->version = le_get32(fixed + OFF_VERSION);
     if (info->version > FORMAT_VERSION) {
         snprintf(err, errlen,
                  "%s: format version %u is newer than this bloomgate reads (%u); upgrade bloomgate",
@@ -124,8 +94,8 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         snprintf(err, errlen, "%s: corrupt header: format version 0", path);
         return -1;
     }
-    uint32_t shards = get32(fixed + OFF_SHARDS);
-    uint32_t header_bytes = get32(fixed + OFF_HEADER_BYTES);
+    uint32_t shards = le_get32(fixed + OFF_SHARDS);
+    uint32_t header_bytes = le_get32(fixed + OFF_HEADER_BYTES);
     if (shards < 1 || shards > FILTER_MAX_SHARDS || (shards & (shards - 1)) != 0 ||
         header_bytes != FORMAT_FIXED_HEADER + (uint64_t)shards * FORMAT_SHARD_ENTRY) {
         snprintf(err, errlen, "%s: corrupt header: shard count %u with header size %u", path,
@@ -148,30 +118,30 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         free(hdr);
         return -1;
     }
-    if (header_checksum(hdr, header_bytes) != get64(hdr + OFF_HEADER_SUM)) {
+    if (header_checksum(hdr, header_bytes) != le_get64(hdr + OFF_HEADER_SUM)) {
         snprintf(err, errlen, "%s: corrupt header: checksum mismatch", path);
         free(hdr);
         return -1;
     }
     struct filter_plan *p = &info->plan;
-    p->layout = (enum filter_layout)get32(hdr + OFF_LAYOUT);
-    p->k = get32(hdr + OFF_K);
-    p->capacity = get64(hdr + OFF_CAPACITY);
-    p->fpr_target = getf64(hdr + OFF_FPR);
+    p->layout = (enum filter_layout)le_get32(hdr + OFF_LAYOUT);
+    p->k = le_get32(hdr + OFF_K);
+    p->capacity = le_get64(hdr + OFF_CAPACITY);
+    p->fpr_target = le_getf64(hdr + OFF_FPR);
     p->shard_count = shards;
-    p->bits_per_shard = get64(hdr + OFF_BITS_PER_SHARD);
-    info->items = get64(hdr + OFF_ITEMS);
-    info->seed = get64(hdr + OFF_SEED);
-    info->build_time = (int64_t)get64(hdr + OFF_BUILD_TIME);
-    info->payload_offset = get64(hdr + OFF_PAYLOAD);
-    info->shard_stride = get64(hdr + OFF_STRIDE);
+    p->bits_per_shard = le_get64(hdr + OFF_BITS_PER_SHARD);
+    info->items = le_get64(hdr + OFF_ITEMS);
+    info->seed = le_get64(hdr + OFF_SEED);
+    info->build_time = (int64_t)le_get64(hdr + OFF_BUILD_TIME);
+    info->payload_offset = le_get64(hdr + OFF_PAYLOAD);
+    info->shard_stride = le_get64(hdr + OFF_STRIDE);
     char why[200];
     if (filter_plan_validate(p, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s: corrupt header: %s", path, why);
         free(hdr);
         return -1;
     }
-    int nonzero = get32(hdr + OFF_FLAGS) != 0;
+    int nonzero = le_get32(hdr + OFF_FLAGS) != 0;
     for (int i = OFF_RESERVED; i < OFF_HEADER_SUM; i++)
         nonzero |= hdr[i] != 0;
     if (nonzero) {
@@ -207,10 +177,10 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
     for (uint32_t i = 0; i < shards; i++) {
         const unsigned char *e = hdr + FORMAT_FIXED_HEADER + (size_t)i * FORMAT_SHARD_ENTRY;
         struct format_shard *s = &info->shards[i];
-        s->items = get64(e);
-        s->bits_set = get64(e + 8);
-        s->checksum = get64(e + 16);
-        if (s->bits_set > p->bits_per_shard || get64(e + 24) != 0 || s->items > p->bits_per_shard) {
+        s->items = le_get64(e);
+        s->bits_set = le_get64(e + 8);
+        s->checksum = le_get64(e + 16);
+        if (s->bits_set > p->bits_per_shard || le_get64(e + 24) != 0 || s->items > p->bits_per_shard) {
             snprintf(err, errlen, "%s: corrupt header: shard %u counts out of range", path, i);
             free(hdr);
             format_info_free(info);
@@ -443,28 +413,28 @@ int format_write(struct filter *f, const char *path, unsigned threads, char *err
     if (f->build_time == 0)
         f->build_time = util_wall_seconds();
     memcpy(hdr + OFF_MAGIC, FORMAT_MAGIC, 8);
-    put32(hdr + OFF_VERSION, FORMAT_VERSION);
-    put32(hdr + OFF_HEADER_BYTES, (uint32_t)header_bytes);
-    put32(hdr + OFF_LAYOUT, (uint32_t)f->layout);
-    put32(hdr + OFF_K, f->k);
-    put64(hdr + OFF_CAPACITY, f->capacity);
+    le_put32(hdr + OFF_VERSION, FORMAT_VERSION);
+    le_put32(hdr + OFF_HEADER_BYTES, (uint32_t)header_bytes);
+    le_put32(hdr + OFF_LAYOUT, (uint32_t)f->layout);
+    le_put32(hdr + OFF_K, f->k);
+    le_put64(hdr + OFF_CAPACITY, f->capacity);
     uint64_t fpr_bits;
     memcpy(&fpr_bits, &f->fpr_target, 8);
-    put64(hdr + OFF_FPR, fpr_bits);
-    put64(hdr + OFF_ITEMS, items);
-    put32(hdr + OFF_SHARDS, S);
-    put64(hdr + OFF_BITS_PER_SHARD, f->bits_per_shard);
-    put64(hdr + OFF_SEED, f->seed);
-    put64(hdr + OFF_BUILD_TIME, (uint64_t)f->build_time);
-    put64(hdr + OFF_PAYLOAD, payload);
-    put64(hdr + OFF_STRIDE, stride);
+    le_put64(hdr + OFF_FPR, fpr_bits);
+    le_put64(hdr + OFF_ITEMS, items);
+    le_put32(hdr + OFF_SHARDS, S);
+    le_put64(hdr + OFF_BITS_PER_SHARD, f->bits_per_shard);
+    le_put64(hdr + OFF_SEED, f->seed);
+    le_put64(hdr + OFF_BUILD_TIME, (uint64_t)f->build_time);
+    le_put64(hdr + OFF_PAYLOAD, payload);
+    le_put64(hdr + OFF_STRIDE, stride);
     for (uint32_t i = 0; i < S; i++) {
         unsigned char *e = hdr + FORMAT_FIXED_HEADER + (size_t)i * FORMAT_SHARD_ENTRY;
-        put64(e, sh[i].items);
-        put64(e + 8, sh[i].bits_set);
-        put64(e + 16, sh[i].checksum);
+        le_put64(e, sh[i].items);
+        le_put64(e + 8, sh[i].bits_set);
+        le_put64(e + 16, sh[i].checksum);
     }
-    put64(hdr + OFF_HEADER_SUM, header_checksum(hdr, header_bytes));
+    le_put64(hdr + OFF_HEADER_SUM, header_checksum(hdr, header_bytes));
 
     if ((fd = util_tmpfile_beside(path, tmp, sizeof(tmp), err, errlen)) < 0)
         goto fail;

@@ -667,12 +667,12 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         /* Into the journal before the filter, and durable (as the filter's
          * fsync policy promises) before a reply says "new". */
         char why[512];
-        if (server_journal_add(h->env.worker, e, h->env.keys, n, why, sizeof(why)) != 0) {
+        if (server_add_items(h->env.worker, e, h->env.keys, n, h->env.bools, why, sizeof(why)) !=
+            0) {
             json_decref(root);
             reply_error(r, HTTP_ERR_UNAVAILABLE, "%s", why);
             return;
         }
-        filter_add_batch(f, h->env.keys, n, h->env.bools);
         if (!server_journal_commit(h->env.worker)) {
             json_decref(root);
             reply_error(r, HTTP_ERR_UNAVAILABLE,

@@ -57,7 +57,7 @@ int http_err_status(enum http_err err);
  * line protocol's too: both run on the one worker thread, never at once). */
 struct http_env {
     struct server *srv;
-    struct worker *worker; /* for server_journal_add / server_journal_commit */
+    struct worker *worker; /* for server_add_items / server_journal_commit */
     struct registry *reg;
     unsigned worker_id;         /* the worker's reader slot in reg */
     struct event_base *base;    /* the worker's */

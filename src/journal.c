@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "le.h"
 #include "util.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -70,24 +71,6 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
     return -1;
 }
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const unsigned char *p)
-{
-    return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static const char *errno_text(int e)
 {
@@ -117,9 +100,9 @@ static void header_encode(unsigned char *h, uint64_t salt)
 {
     memset(h, 0, JOURNAL_HEADER_BYTES);
     memcpy(h + H_MAGIC, JOURNAL_MAGIC, 8);
-    put32(h + H_VERSION, JOURNAL_VERSION);
-    put64(h + H_SALT, salt);
-    put64(h + H_SUM, hash_checksum(h, H_SUM));
+    le_put32(h + H_VERSION, JOURNAL_VERSION);
+    le_put64(h + H_SALT, salt);
+    le_put64(h + H_SUM, hash_checksum(h, H_SUM));
 }
 
 /* Check the len bytes of a header read from the file. Returns 0 with the salt;
@@ -133,7 +116,7 @@ static int header_check(const char *path, const unsigned char *h, size_t len, ui
         return fail(err, errlen, "%s: not a bloomgate journal (wrong magic)", path);
     if (len < JOURNAL_HEADER_BYTES)
         return 1;
-    uint32_t version = get32(h + H_VERSION);
+    uint32_t version = le_get32(h + H_VERSION);
     if (version > JOURNAL_VERSION)
         return fail(err, errlen,
                     "%s: journal format version %u is newer than this bloomgate reads (%u); "
@@ -141,11 +124,11 @@ static int header_check(const char *path, const unsigned char *h, size_t len, ui
                     path, version, JOURNAL_VERSION);
     if (version == 0)
         return fail(err, errlen, "%s: corrupt journal header: version 0", path);
-    if (hash_checksum(h, H_SUM) != get64(h + H_SUM))
+    if (hash_checksum(h, H_SUM) != le_get64(h + H_SUM))
         return fail(err, errlen, "%s: corrupt journal header: checksum mismatch", path);
-    if (get32(h + H_FLAGS) != 0)
+    if (le_get32(h + H_FLAGS) != 0)
         return fail(err, errlen, "%s: corrupt journal header: flags are not zero", path);
-    *salt = get64(h + H_SALT);
+    *salt = le_get64(h + H_SALT);
     return 0;
 }
 
@@ -161,7 +144,7 @@ static size_t batch_encode(unsigned char *out, uint64_t salt, const struct filte
         size_t plen = 0;
         while (i < n && (plen == 0 || plen + 4 + items[i].len <= JOURNAL_MAX_PAYLOAD)) {
             if (rec) {
-                put32(rec + JOURNAL_RECORD_HEADER + plen, (uint32_t)items[i].len);
+                le_put32(rec + JOURNAL_RECORD_HEADER + plen, (uint32_t)items[i].len);
                 if (items[i].len)
                     memcpy(rec + JOURNAL_RECORD_HEADER + plen + 4, items[i].data, items[i].len);
             }
@@ -170,8 +153,8 @@ static size_t batch_encode(unsigned char *out, uint64_t salt, const struct filte
         }
         if (rec) {
             memcpy(rec, JOURNAL_RECORD_MAGIC, 4);
-            put32(rec + 4, (uint32_t)plen);
-            put64(rec + 8, record_sum(salt, rec, rec + JOURNAL_RECORD_HEADER, plen));
+            le_put32(rec + 4, (uint32_t)plen);
+            le_put64(rec + 8, record_sum(salt, rec, rec + JOURNAL_RECORD_HEADER, plen));
         }
         total += JOURNAL_RECORD_HEADER + plen;
     }
@@ -191,7 +174,7 @@ static int64_t payload_items(const unsigned char *p, size_t len, journal_item_fn
             *why = "malformed payload: a truncated item length";
             return -1;
         }
-        uint32_t il = get32(p + pos);
+        uint32_t il = le_get32(p + pos);
         pos += 4;
         if (il > JOURNAL_MAX_ITEM) {
             *why = "malformed payload: an item longer than 1 MiB";
@@ -272,8 +255,8 @@ static enum rec record_at(struct rbuf *r, uint64_t salt, uint64_t off, uint64_t 
     }
     unsigned char head8[8];
     memcpy(head8, h, 8);
-    uint32_t n = get32(h + 4);
-    uint64_t sum = get64(h + 8);
+    uint32_t n = le_get32(h + 4);
+    uint64_t sum = le_get64(h + 8);
     if (n > JOURNAL_MAX_PAYLOAD) {
         *why = "record length out of range";
         return REC_BAD;
@@ -429,32 +412,6 @@ static int64_t replay_range(const char *path, int fd, uint64_t salt, uint64_t fr
 
 /* ---- the writer ---- */
 
-/* The new file's name is durable only once its directory is. */
-static int fsync_dir_of(const char *path, char *err, size_t errlen)
-{
-    char dir[PATH_MAX];
-    int len = snprintf(dir, sizeof(dir), "%s", path);
-    if (len < 0 || (size_t)len >= sizeof(dir))
-        return fail(err, errlen, "%s: path too long", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof(dir), ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return fail(err, errlen, "%s: cannot open its directory %s: %s", path, dir,
-                    strerror(errno));
-    int rc = fsync(dfd), e = errno;
-    close(dfd);
-    if (rc != 0 && e != EINVAL) /* EINVAL: this file system cannot sync directories */
-        return fail(err, errlen, "%s: fsync of its directory %s failed: %s", path, dir,
-                    strerror(e));
-    return 0;
-}
-
 /* Give an empty (or torn-header) file a fresh header with a new salt. */
 static int header_init(const char *path, int fd, uint64_t *salt, char *err, size_t errlen)
 {
@@ -472,7 +429,7 @@ static int header_init(const char *path, int fd, uint64_t *salt, char *err, size
     }
     if (fdatasync(fd) != 0)
         return fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
-    return fsync_dir_of(path, err, errlen);
+    return util_fsync_dir_of(path, err, errlen);
 }
 
 struct journal *journal_open(const char *path, enum conf_fsync policy, struct journal_scan *scan,

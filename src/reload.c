@@ -206,16 +206,12 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
            old_cf->layout != cf->layout || old_cf->file != NULL;
 }
 
-struct changed {
-    size_t idx;       /* entry in the new catalog */
-    struct journal *j;
-    uint64_t replayed_to;
-};
 
 /* The reload proper (reload thread). Builds the next catalog beside the
- * current one; a filter that fails keeps its old version; publishes once;
- * then replays the journal records that arrived during the load (adds that
- * went to the old version) onto the new versions. */
+ * current one: each changed filter is loaded, gets its journal replayed, and
+ * from then on receives every add the old version receives (st->pending), so
+ * that when the catalog is published, once, the new version already holds
+ * every acknowledged add. A filter that fails keeps its old version. */
 static json_t *reload_run(struct reloader *r)
 {
     char err[2048];
@@ -244,14 +240,17 @@ static json_t *reload_run(struct reloader *r)
     log_set_level((enum log_level)conf->log_level);
 
     struct catalog *next = calloc(1, sizeof(*next));
-    struct changed *changed = calloc(conf->n_filters ? conf->n_filters : 1, sizeof(*changed));
-    struct journal **retired = calloc(conf->n_filters ? conf->n_filters : 1, sizeof(*retired));
-    size_t n_changed = 0, n_retired = 0;
+    size_t slots = conf->n_filters ? conf->n_filters : 1;
+    struct fstate **pending = calloc(slots, sizeof(*pending)); /* states with st->pending set */
+    struct fversion **doomed = calloc(slots, sizeof(*doomed));  /* failed after pending was set */
+    struct journal **retired = calloc(slots, sizeof(*retired)); /* journals replaced */
+    size_t n_pending = 0, n_doomed = 0, n_retired = 0;
     bool ok = true;
-    if (!next || !changed || !retired ||
+    if (!next || !pending || !doomed || !retired ||
         (conf->n_filters && !(next->entries = calloc(conf->n_filters, sizeof(*next->entries))))) {
         free(next);
-        free(changed);
+        free(pending);
+        free(doomed);
         free(retired);
         conf_free(conf);
         json_object_set_new(report, "ok", json_false());
@@ -295,28 +294,41 @@ static json_t *reload_run(struct reloader *r)
         if (!(v = loader_load_filter(cf, r->threads, err, sizeof(err))))
             goto failed;
         uint64_t end = j ? journal_end(j) : 0;
+        char why[1024];
+        if (j && replay(j, v->f, 0, end, why, sizeof(why)) < 0) {
+            snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name, journal_path(j), why);
+            goto failed;
+        }
+        if (journal_moved) {
+            struct journal *was = atomic_exchange(&st->journal, new_j);
+            if (was)
+                retired[n_retired++] = was;
+            new_j = NULL; /* st owns it now */
+        }
+        /* From here on every add reaches v too (server_add_items); the fence
+         * orders this store before the read of the journal's end, so an add
+         * that missed `pending` has its record before that end. */
+        atomic_store(&st->pending, v);
+        atomic_thread_fence(memory_order_seq_cst);
         if (j) {
-            char why[1024];
-            if (replay(j, v->f, 0, end, why, sizeof(why)) < 0) {
+            uint64_t end2 = journal_end(j);
+            if (replay(j, v->f, end, end2, why, sizeof(why)) < 0) {
                 snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name,
                          journal_path(j), why);
+                atomic_store(&st->pending, NULL);
+                doomed[n_doomed++] = v; /* a worker may be adding to it: free after the grace */
+                v = NULL;
                 goto failed;
             }
         }
+        pending[n_pending++] = st;
         v->generation = old ? old->v->generation + 1 : 1;
-        struct fentry *e = &next->entries[next->n];
+        struct fentry *e = &next->entries[next->n++];
         snprintf(e->name, sizeof(e->name), "%s", cf->name);
         e->name_len = strlen(e->name);
         e->v = v;
         e->id = (unsigned)id;
         e->st = st;
-        changed[n_changed++] = (struct changed){next->n, j, end};
-        next->n++;
-        if (journal_moved) {
-            struct journal *was = atomic_exchange(&st->journal, new_j);
-            if (was)
-                retired[n_retired++] = was;
-        }
         set_status(st, old ? "reloaded" : "loaded", NULL);
         json_array_append_new(arr, status_json(cf->name, old ? "reloaded" : "added", v->generation,
                                                NULL));
@@ -328,9 +340,15 @@ static json_t *reload_run(struct reloader *r)
         log_error("reload: %s; %s", err, old ? "the old version keeps serving" : "not served");
         close_journal(new_j);
         fversion_free(v);
-        set_status(st, "failed", err);
+        /* The report names the filter already: drop the "filter NAME: " prefix. */
+        const char *reason = err;
+        size_t nl = strlen(cf->name);
+        if (strncmp(reason, "filter ", 7) == 0 && strncmp(reason + 7, cf->name, nl) == 0 &&
+            strncmp(reason + 7 + nl, ": ", 2) == 0)
+            reason += 9 + nl;
+        set_status(st, "failed", reason);
         json_array_append_new(arr, status_json(cf->name, "failed", old ? old->v->generation : 0,
-                                               err));
+                                               reason));
         if (old)
             next->entries[next->n++] = *old;
     }
@@ -341,21 +359,15 @@ static json_t *reload_run(struct reloader *r)
         }
     next->conf = conf;
     registry_publish(r->reg, next); /* waits out the grace period, frees the old */
-    /* Adds that reached the old versions while the new ones loaded are in the
-     * journal past where the first replay stopped: replay that stretch too. No
-     * worker can still be adding to an old version now. */
-    for (size_t i = 0; i < n_changed; i++) {
-        if (!changed[i].j)
-            continue;
-        char why[1024];
-        struct fentry *e = &next->entries[changed[i].idx];
-        if (replay(changed[i].j, e->v->f, changed[i].replayed_to, journal_end(changed[i].j), why,
-                   sizeof(why)) < 0)
-            log_error("filter %s: journal catch-up: %s", e->name, why);
-    }
+    /* Every worker now holds the new versions: they take adds directly. */
+    for (size_t i = 0; i < n_pending; i++)
+        atomic_store(&pending[i]->pending, NULL);
+    for (size_t i = 0; i < n_doomed; i++)
+        fversion_free(doomed[i]);
     for (size_t i = 0; i < n_retired; i++)
         close_journal(retired[i]);
-    free(changed);
+    free(pending);
+    free(doomed);
     free(retired);
     json_object_set_new(report, "ok", json_boolean(ok));
     log_info("reload %s in %.3f s", ok ? "done" : "finished with errors", util_now() - t0);

@@ -294,31 +294,44 @@ static void reply_json(struct conn *c, json_t *j)
     free(s);
 }
 
-/* Record an add in the filter's journal before it touches the filter, and
- * remember the journal so the batch's replies wait for one group commit
- * (fsync always). -1 with the reason: the add must then be refused. */
-int server_journal_add(struct worker *w, const struct fentry *e, const struct filter_key *keys,
-                       size_t n, char *err, size_t errlen)
+/* An add, for both protocols: into the filter's journal first (a record the
+ * batch's replies will wait for, through one group commit under fsync
+ * always), then into the version this request holds, then into the version a
+ * reload is preparing, if any. -1 with the reason if the journal refused the
+ * add: nothing was added, and the add must be refused.
+ *
+ * Why the third step: a reload replays the journal onto its new version and
+ * then publishes it; an add that reaches only the old version after the
+ * replay read the journal's end would be missing from the new one, and a
+ * client that was told NEW would get NO. The reload thread publishes
+ * st->pending before it reads the journal's end; this thread appends before
+ * it reads st->pending. With a full fence on both sides, either this thread
+ * sees the pending version (and adds to it) or the replay sees the record. */
+int server_add_items(struct worker *w, const struct fentry *e, const struct filter_key *keys,
+                     size_t n, bool *added, char *err, size_t errlen)
 {
     struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_acquire);
-    if (!j)
-        return 0;
-    if (journal_append(j, keys, n, err, errlen) != 0) {
-        log_error("filter %s: %s", e->name, err);
-        return -1;
+    if (j) {
+        if (journal_append(j, keys, n, err, errlen) != 0) {
+            log_error("filter %s: %s", e->name, err);
+            return -1;
+        }
+        bool seen = false;
+        for (unsigned i = 0; i < w->n_dirty && !seen; i++)
+            seen = w->dirty[i] == j;
+        if (!seen && w->n_dirty < WORKER_MAX_DIRTY) {
+            w->dirty[w->n_dirty++] = j;
+        } else if (!seen && journal_commit(j, err, errlen) != 0) {
+            /* More journals in one batch than we track: this one commits now. */
+            log_error("filter %s: %s", e->name, err);
+            return -1;
+        }
     }
-    for (unsigned i = 0; i < w->n_dirty; i++)
-        if (w->dirty[i] == j)
-            return 0;
-    if (w->n_dirty < WORKER_MAX_DIRTY) {
-        w->dirty[w->n_dirty++] = j;
-        return 0;
-    }
-    /* More journals in one batch than we track: commit this one now. */
-    if (journal_commit(j, err, errlen) != 0) {
-        log_error("filter %s: %s", e->name, err);
-        return -1;
-    }
+    filter_add_batch(e->v->f, keys, n, added);
+    atomic_thread_fence(memory_order_seq_cst);
+    struct fversion *pending = atomic_load_explicit(&e->st->pending, memory_order_acquire);
+    if (pending && pending != e->v)
+        filter_add_batch(pending->f, keys, n, NULL);
     return 0;
 }
 
@@ -378,11 +391,10 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     size_t yes = 0;
     if (add) {
         char why[512];
-        if (server_journal_add(w, e, w->keys, r->n_items, why, sizeof(why)) != 0) {
+        if (server_add_items(w, e, w->keys, r->n_items, w->bools, why, sizeof(why)) != 0) {
             reply_err(c, PROTO_ERR_INTERNAL, why);
             return;
         }
-        filter_add_batch(f, w->keys, r->n_items, w->bools);
         STAT_ADD(&w->stats, add_requests, 1);
         STAT_ADD(&w->stats, items_added, r->n_items);
     } else if (r->n_items == 1) {

@@ -53,12 +53,13 @@ unsigned server_connections_open(const struct server *srv);
 void server_sum_filter_stats(const struct server *srv, unsigned id, struct fstats *out);
 void server_sum_latency(const struct server *srv, enum stats_proto proto, struct latency *out);
 
-/* Journal an add before it reaches the filter (worker thread); the worker's
- * next flush group-commits it. Used by the line protocol and HTTP alike. */
+/* Add items (worker thread): journal first, then the filter (and the version
+ * a reload is preparing). added[i] says whether item i was new. The worker's
+ * next flush group-commits the journal. The line protocol and HTTP alike. */
 struct worker;
 struct filter_key;
-int server_journal_add(struct worker *w, const struct fentry *e, const struct filter_key *keys,
-                       size_t n, char *err, size_t errlen);
+int server_add_items(struct worker *w, const struct fentry *e, const struct filter_key *keys,
+                     size_t n, bool *added, char *err, size_t errlen);
 bool server_journal_commit(struct worker *w);
 
 /* JSON for INFO and the HTTP API (any thread that may read the registry). */

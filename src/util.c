@@ -53,8 +53,24 @@ int util_commit_file(int fd, const char *tmp, const char *path, char *err, size_
         goto fail;
     }
     /* The rename is durable only once the directory entry is on disk. */
+    if (util_fsync_dir_of(path, err, errlen) != 0)
+        return -1;
+    return 0;
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return -1;
+}
+
+int util_fsync_dir_of(const char *path, char *err, size_t errlen)
+{
     char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", path);
+    int len = snprintf(dir, sizeof(dir), "%s", path);
+    if (len < 0 || (size_t)len >= sizeof(dir)) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return -1;
+    }
     char *slash = strrchr(dir, '/');
     if (!slash)
         snprintf(dir, sizeof(dir), ".");
@@ -62,17 +78,18 @@ int util_commit_file(int fd, const char *tmp, const char *path, char *err, size_
         dir[1] = '\0';
     else
         *slash = '\0';
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        snprintf(err, errlen, "%s: cannot open its directory %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    int rc = fsync(dfd), e = errno;
+    close(dfd);
+    if (rc != 0 && e != EINVAL) { /* EINVAL: this file system cannot sync directories */
+        snprintf(err, errlen, "%s: fsync of its directory %s failed: %s", path, dir, strerror(e));
+        return -1;
     }
     return 0;
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    return -1;
 }
 
 int util_write_all(int fd, const void *buf, size_t len)

@@ -16,6 +16,9 @@ int util_tmpfile_beside(const char *path, char *tmp, size_t tmplen, char *err, s
  * reader sees either the old file or the whole new one, even after a crash. */
 int util_commit_file(int fd, const char *tmp, const char *path, char *err, size_t errlen);
 
+/* fsync the directory holding path, so a new or renamed entry is durable. */
+int util_fsync_dir_of(const char *path, char *err, size_t errlen);
+
 /* Write all of buf, retrying on short writes and EINTR. */
 int util_write_all(int fd, const void *buf, size_t len);
 /* pread exactly len bytes; returns 0, or -1 with errno (EIO-like 0 for EOF). */
