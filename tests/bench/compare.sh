@@ -5,17 +5,19 @@
 # prints the figures and the ratios against the targets, and stops everything
 # it started. Not run by `make check`: it takes ~25 minutes (--quick: ~5).
 #
-#   tests/bench/compare.sh [--quick] [--out FILE] [--repeat N] [--pin none|split|shared]
-#                          [--build-dir DIR] [--keep]
+#   tests/bench/compare.sh [--quick] [--out FILE] [--repeat N] [--build-dir DIR] [--keep]
 #
 #   --quick       short runs, a 20M-item filter for case 5, one repetition
 #   --out FILE    also write every raw JSON line (bench_net's and wrk's) to FILE
 #   --repeat N    runs per figure, the median (by items/s) is shown (default 3)
-#   --pin P       none (default): the scheduler places client and servers;
-#                 split: single-threaded servers on CPU 1, the client on CPU 0;
-#                 shared: both on CPU 1 (see docs/benchmarks.md for why none)
 #   --build-dir   where the project is built (default _build, built if needed)
 #   --keep        keep the temporary directory (configs, logs, filters)
+#
+# Placement (2 CPUs shared by client and server): case 1 (one request per
+# round trip) is run twice, "split" (server on CPU 1, client on CPU 0) and
+# "shared" (both on CPU 1), because left to the scheduler it flips between the
+# two from run to run. The throughput cases run unpinned: split pinning made
+# the loopback TCP stall there (docs/benchmarks.md).
 #
 # Needs redis-server, nginx, wrk and jq: installed from Debian if missing.
 set -euo pipefail
@@ -24,7 +26,6 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 quick=0
 out=""
 repeat=""
-pin=none
 build_dir="$top/_build"
 keep=0
 while [ $# -gt 0 ]; do
@@ -32,15 +33,13 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --out) out=$(realpath -m "$2"); shift ;;
     --repeat) repeat=$2; shift ;;
-    --pin) pin=$2; shift ;;
     --build-dir) build_dir=$(realpath -m "$2"); shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
-case "$pin" in none | split | shared) ;; *) echo "compare.sh: --pin none|split|shared" >&2; exit 2 ;; esac
 
 if [ "$quick" = 1 ]; then
     dur=2; warm=0.5; big=20000000; repeat=${repeat:-1}
@@ -141,13 +140,23 @@ wait_port() {
     return 1
 }
 
-# Placement of single-threaded servers and of the client (--pin).
-srv_pin=()
-cli_pin=()
-case "$pin" in
-split) srv_pin=(taskset -c 1); cli_pin=(taskset -c 0) ;;
-shared) srv_pin=(taskset -c 1); cli_pin=(taskset -c 1) ;;
-esac
+# place PLACEMENT SERVER: pin a server's threads for one figure and set the
+# client's prefix (cli); unplace undoes it.
+cli=()
+all_cpus="0-$(($(nproc) - 1))"
+place() {
+    cli=()
+    case "$1" in
+    split) cli=(taskset -c 0) ;;
+    shared) cli=(taskset -c 1) ;;
+    *) return 0 ;;
+    esac
+    taskset -apc 1 "${pid[$2]}" >/dev/null
+}
+unplace() {
+    [ "$1" = none ] || taskset -apc "$all_cpus" "${pid[$2]}" >/dev/null
+    cli=()
+}
 
 # Every command that produces a figure is echoed before it runs.
 show_raw() { printf '  $ %s\n' "$*"; }
@@ -158,12 +167,11 @@ show() { # CMD ARGS...: shell-quoted, so it can be pasted back
 }
 
 declare -A pid
-# start NAME PINNED(0/1) CMD...: start a server in the background, logs in $tmp.
+# start NAME CMD...: start a server in the background, logs in $tmp.
 start() {
-    local name=$1 pinned=$2
-    shift 2
+    local name=$1
+    shift
     local cmd=("$@")
-    [ "$pinned" = 1 ] && cmd=("${srv_pin[@]}" "${cmd[@]}")
     show "${cmd[@]}"
     "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
     pids+=($!)
@@ -177,11 +185,9 @@ say "loopback: TCP congestion control $(cat /proc/sys/net/ipv4/tcp_congestion_co
 say "tree:     $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?') ($(git -C "$top" rev-parse --abbrev-ref HEAD 2>/dev/null || echo '?'))"
 say "servers:  $(redis-server --version | awk '{print $1, $2, $3}'), $(nginx -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}')"
 say "settings: runs of ${dur} s after ${warm} s warm-up, median of $repeat; items of $item_len bytes, present share $share; client: bench_net, 1 thread"
-case "$pin" in
-none) say "placement: no pinning (--pin none): the scheduler places clients and servers on the 2 CPUs" ;;
-split) say "placement: single-threaded servers on CPU 1, client on CPU 0 (taskset); 2-thread servers unpinned" ;;
-shared) say "placement: single-threaded servers and the client all on CPU 1 (taskset); 2-thread servers unpinned" ;;
-esac
+say "placement: case 1 pinned two ways (split: server CPU 1, client CPU 0; shared: both CPU 1,"
+say "           with taskset), every other case unpinned"
+say "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) before the run"
 say "temp dir: $tmp"
 say
 
@@ -218,9 +224,9 @@ bg_conf "$tmp/bg1.conf" "${port[bg1]}" "${port[bg1_http]}" 1 "$tmp/bench.bloom"
 bg_conf "$tmp/bg2.conf" "${port[bg2]}" "${port[bg2_http]}" 2 "$tmp/bench.bloom"
 bg_conf "$tmp/big1.conf" "${port[big1]}" "${port[big1_http]}" 1 "$tmp/big.bloom"
 bg_conf "$tmp/big2.conf" "${port[big2]}" "${port[big2_http]}" 2 "$tmp/big.bloom"
-start bg1 1 "$B/bloomgated" -c "$tmp/bg1.conf"
-start bg2 0 "$B/bloomgated" -c "$tmp/bg2.conf"
-start redis 1 redis-server --port "${port[redis]}" --bind 127.0.0.1 --save '' --appendonly no \
+start bg1 "$B/bloomgated" -c "$tmp/bg1.conf"
+start bg2 "$B/bloomgated" -c "$tmp/bg2.conf"
+start redis redis-server --port "${port[redis]}" --bind 127.0.0.1 --save '' --appendonly no \
     --daemonize no --dir "$tmp" --logfile "$tmp/redis-server.log"
 mkdir -p "$tmp/nginx"
 nginx_user=""
@@ -248,9 +254,9 @@ http {
     }
 }
 EOF
-start nginx 1 nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf"
-start null1 1 "$B/tests/bench/null_server" --port "${port[null1]}" --threads 1
-start null2 0 "$B/tests/bench/null_server" --port "${port[null2]}" --threads 2
+start nginx nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf"
+start null1 "$B/tests/bench/null_server" --port "${port[null1]}" --threads 1
+start null2 "$B/tests/bench/null_server" --port "${port[null2]}" --threads 2
 say "  bloomgated's configuration (bg1; bg2 differs in threads 2, big1 and big2 in big.bloom):"
 sed 's/^/    /' "$tmp/bg1.conf"
 say "  nginx's configuration:"
@@ -261,14 +267,14 @@ done
 
 say
 say "== loading Redis: $small keys for GET/MGET, and a bitmap Bloom filter of $bloom_bits bits, k = $bloom_k"
-net() { "${cli_pin[@]}" "$B/tests/bench/bench_net" "$@"; }
+net() { "$B/tests/bench/bench_net" "$@"; }
 record() { # KEY JSON: keep a result line
     printf '%s\n' "$2" >>"$tmp/results/$1.jsonl"
     [ -n "$out" ] && printf '%s\n' "$2" >>"$out"
     return 0
 }
 for mode in redis-get redis-bloom; do
-    show "${cli_pin[@]}" "$B/tests/bench/bench_net" --proto $mode --port "${port[redis]}" --load $small \
+    show "$B/tests/bench/bench_net" --proto $mode --port "${port[redis]}" --load $small \
         --item-len $item_len --bloom-bits "$bloom_bits" --bloom-k $bloom_k
     line=$(net --proto $mode --port "${port[redis]}" --load $small --item-len $item_len \
         --bloom-bits "$bloom_bits" --bloom-k $bloom_k --label "load-$mode") || die "loading Redis ($mode) failed"
@@ -277,8 +283,8 @@ for mode in redis-get redis-bloom; do
 done
 
 # Case 5's daemons load 2 x 275 MB: started now, measured later.
-start big1 1 "$B/bloomgated" -c "$tmp/big1.conf"
-start big2 0 "$B/bloomgated" -c "$tmp/big2.conf"
+start big1 "$B/bloomgated" -c "$tmp/big1.conf"
+start big2 "$B/bloomgated" -c "$tmp/big2.conf"
 for s in big1 big2; do
     wait_port "${port[$s]}" "${pid[$s]}" 300 || { cat "$tmp/$s.log" >&2; die "$s did not start"; }
 done
@@ -300,32 +306,33 @@ fi
 common=(--item-len "$item_len" --present-share "$share" --duration "$dur" --warmup "$warm" --filter bench)
 c3=(--items 100 --connections 1 --pipeline 8)   # case 3, 5 and 6 (MCHECK of 100)
 specs=()
-spec() { specs+=("$*"); }  # KEY PORT ARGS...
-spec c1_bg_1     "${port[bg1]}"   --proto line --connections 1 --keyspace $small
-spec c1_get_1    "${port[redis]}" --proto redis-get --connections 1 --keyspace $small
-spec c1_bloom_1  "${port[redis]}" --proto redis-bloom --connections 1 --keyspace $small --bloom-bits $bloom_bits --bloom-k $bloom_k
-spec c1_bg_50    "${port[bg1]}"   --proto line --connections 50 --keyspace $small
-spec c1_get_50   "${port[redis]}" --proto redis-get --connections 50 --keyspace $small
-spec c1_bloom_50 "${port[redis]}" --proto redis-bloom --connections 50 --keyspace $small --bloom-bits $bloom_bits --bloom-k $bloom_k
-spec c2_bg_1     "${port[bg1]}"   --proto line --connections 1 --pipeline 100 --keyspace $small
-spec c2_get_1    "${port[redis]}" --proto redis-get --connections 1 --pipeline 100 --keyspace $small
-spec c2_null_1   "${port[null1]}" --proto line --connections 1 --pipeline 100 --keyspace $small --no-verify
-spec c2_bg_4     "${port[bg1]}"   --proto line --connections 4 --pipeline 100 --keyspace $small
-spec c2_get_4    "${port[redis]}" --proto redis-get --connections 4 --pipeline 100 --keyspace $small
-spec c2_null_4   "${port[null1]}" --proto line --connections 4 --pipeline 100 --keyspace $small --no-verify
-spec c3_bg1      "${port[bg1]}"   --proto line "${c3[@]}" --keyspace $small
-spec c3_bg2      "${port[bg2]}"   --proto line "${c3[@]}" --keyspace $small
-spec c3_null1    "${port[null1]}" --proto line "${c3[@]}" --keyspace $small --no-verify
-spec c3_null2    "${port[null2]}" --proto line "${c3[@]}" --keyspace $small --no-verify
-spec c3_mget     "${port[redis]}" --proto redis-mget "${c3[@]}" --keyspace $small
-for p in 16 64 256; do
-    spec "c3_bloom_p$p" "${port[redis]}" --proto redis-bloom --connections 1 --pipeline $p --keyspace $small --bloom-bits $bloom_bits --bloom-k $bloom_k
+spec() { specs+=("$*"); } # KEY PLACEMENT SERVER ARGS...
+bl=(--bloom-bits "$bloom_bits" --bloom-k "$bloom_k")
+for pl in split shared; do
+    for c in 1 50; do
+        spec "c1_${pl}_bg_$c" $pl bg1 --proto line --connections $c --keyspace $small
+        spec "c1_${pl}_get_$c" $pl redis --proto redis-get --connections $c --keyspace $small
+        spec "c1_${pl}_bloom_$c" $pl redis --proto redis-bloom --connections $c --keyspace $small "${bl[@]}"
+    done
 done
-spec c5_big1     "${port[big1]}"  --proto line "${c3[@]}" --keyspace $big
-spec c5_big2     "${port[big2]}"  --proto line "${c3[@]}" --keyspace $big
+for c in 1 4; do
+    spec "c2_bg_$c" none bg1 --proto line --connections $c --pipeline 100 --keyspace $small
+    spec "c2_get_$c" none redis --proto redis-get --connections $c --pipeline 100 --keyspace $small
+    spec "c2_null_$c" none null1 --proto line --connections $c --pipeline 100 --keyspace $small --no-verify
+done
+spec c3_bg1 none bg1 --proto line "${c3[@]}" --keyspace $small
+spec c3_bg2 none bg2 --proto line "${c3[@]}" --keyspace $small
+spec c3_null1 none null1 --proto line "${c3[@]}" --keyspace $small --no-verify
+spec c3_null2 none null2 --proto line "${c3[@]}" --keyspace $small --no-verify
+spec c3_mget none redis --proto redis-mget "${c3[@]}" --keyspace $small
+for p in 16 64 256; do
+    spec "c3_bloom_p$p" none redis --proto redis-bloom --connections 1 --pipeline $p --keyspace $small "${bl[@]}"
+done
+spec c5_big1 none big1 --proto line "${c3[@]}" --keyspace $big
+spec c5_big2 none big2 --proto line "${c3[@]}" --keyspace $big
 if [ $http_ok = 1 ]; then
-    spec c4_http_get "${port[bg1_http]}" --proto http --connections 50 --keyspace $small
-    spec c4_http_post "${port[bg1_http]}" --proto http --items 100 --connections 1 --pipeline 1 --keyspace $small
+    spec c4_http_get none bg1_http --proto http --connections 50 --keyspace $small
+    spec c4_http_post none bg1_http --proto http --items 100 --connections 1 --pipeline 1 --keyspace $small
 fi
 
 # wrk for case 4: the same 10,000 requests (half present items) for both servers.
@@ -356,13 +363,38 @@ wrk_json() { # LABEL < wrk output
                      label, dur, rps, rps, p50, p99, non2xx + 0, errs }' dur="$dur"
 }
 wrk_run() { # KEY PORT
-    local cmd=("${cli_pin[@]}" wrk -t1 -c50 -d"${dur}s" --latency -s "$wrk_script" "http://127.0.0.1:$2/")
+    local cmd=(wrk -t1 -c50 -d"${dur}s" --latency -s "$wrk_script" "http://127.0.0.1:$2/")
     [ "$rep" = 1 ] && show "${cmd[@]}"
     # wrk has no warm-up: a short unrecorded run first.
-    "${cli_pin[@]}" wrk -t1 -c50 -d"${warm}s" -s "$wrk_script" "http://127.0.0.1:$2/" >/dev/null 2>&1 || true
+    wrk -t1 -c50 -d"${warm}s" -s "$wrk_script" "http://127.0.0.1:$2/" >/dev/null 2>&1 || true
     local txt
+    wait_quiet
     txt=$(timeout $((${dur%.*} + 60)) "${cmd[@]}" 2>&1) || true
     record "$1" "$(wrk_json "$1" <<<"$txt")"
+}
+
+# Other jobs on the machine skew a figure: before each run wait (up to 2 min)
+# until the CPUs are at least 85 % idle over half a second, and count the runs
+# that had to start anyway.
+busy_starts=0
+cpu_busy() { # percent busy over 0.5 s
+    local a b
+    read -r -a a < <(head -1 /proc/stat)
+    sleep 0.5
+    read -r -a b < <(head -1 /proc/stat)
+    awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+        n = split(a, x, " "); split(b, y, " "); t = 0
+        for (i = 2; i <= n; i++) t += y[i] - x[i]
+        idle = (y[5] - x[5]) + (y[6] - x[6])
+        printf "%d\n", (t > 0) ? 100 * (t - idle) / t : 0 }'
+}
+wait_quiet() {
+    local _
+    for _ in $(seq 120); do
+        [ "$(cpu_busy)" -le 15 ] && return 0
+        sleep 0.5
+    done
+    busy_starts=$((busy_starts + 1))
 }
 
 say
@@ -370,11 +402,17 @@ say "== running ${#specs[@]} bench_net figures$([ $http_ok = 1 ] && echo ' and 2
 for rep in $(seq "$repeat"); do
     for s in "${specs[@]}"; do
         set -- $s
-        key=$1 p=$2
-        shift 2
-        args=(--port "$p" "${common[@]}" "$@" --label "$key")
-        [ "$rep" = 1 ] && show "${cli_pin[@]}" "$B/tests/bench/bench_net" "${args[@]}"
-        line=$(timeout $((${dur%.*} + ${warm%.*} + 120)) "${cli_pin[@]}" "$B/tests/bench/bench_net" "${args[@]}") || true
+        key=$1 pl=$2 srv=$3
+        shift 3
+        args=(--port "${port[$srv]}" "${common[@]}" "$@" --label "$key")
+        wait_quiet
+        place "$pl" "${srv%_http}"
+        if [ "$rep" = 1 ]; then
+            [ "$pl" = none ] || show taskset -apc 1 "${pid[${srv%_http}]}"
+            show "${cli[@]}" "$B/tests/bench/bench_net" "${args[@]}"
+        fi
+        line=$(timeout $((${dur%.*} + ${warm%.*} + 120)) "${cli[@]}" "$B/tests/bench/bench_net" "${args[@]}") || true
+        unplace "$pl" "${srv%_http}"
         if [ -z "$line" ]; then
             say "  $key: no result (see stderr above)"
             continue
@@ -387,6 +425,7 @@ for rep in $(seq "$repeat"); do
     fi
     say "  repetition $rep of $repeat done"
 done
+say "  $busy_starts run(s) started while other jobs kept the CPUs over 15 % busy for 2 minutes"
 
 # Case 5's memory: the daemon's resident set against the filter file.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
@@ -406,23 +445,24 @@ fmt_row() { # KEY DESCRIPTION
     local m f
     m=$(med "$1")
     if [ "$m" = '{}' ]; then
-        printf '%-14s %-46s %s\n' "$1" "$2" "(no result)"
+        printf '%-20s %-46s %s\n' "$1" "$2" "(no result)"
         return
     fi
     IFS=$'\t' read -r -a f < <(jq -r '[(.items_per_s // 0), (.commands_per_s // 0),
         (.p50_us // "-"), (.p99_us // "-"), (.p999_us // "-"), (.errors // .non_2xx // 0),
         (.false_positive_rate // "-"), (.client_cpu_cores // "-")] | @tsv' <<<"$m")
-    printf '%-14s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' "$1" "$2" "${f[@]}"
+    printf '%-20s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' "$1" "$2" "${f[@]}"
 }
 say
 say "== figures (median of $repeat; latency per command in microseconds; client CPU in cores)"
-printf '%-14s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' key case items/s cmds/s p50 p99 p99.9 errors fpr client
-fmt_row c1_bg_1 "1: CHECK, 1 conn, 1 in flight (bloomgate t1)"
-fmt_row c1_get_1 "1: Redis GET, 1 conn"
-fmt_row c1_bloom_1 "1: Redis 13 GETBITs per lookup, 1 conn"
-fmt_row c1_bg_50 "1: CHECK, 50 conns, 1 in flight each"
-fmt_row c1_get_50 "1: Redis GET, 50 conns"
-fmt_row c1_bloom_50 "1: Redis 13 GETBITs, 50 conns"
+printf '%-20s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' key case items/s cmds/s p50 p99 p99.9 errors fpr client
+for pl in split shared; do
+    for c in 1 50; do
+        fmt_row "c1_${pl}_bg_$c" "1 ($pl): CHECK, $c conn(s), 1 in flight each"
+        fmt_row "c1_${pl}_get_$c" "1 ($pl): Redis GET, $c conn(s)"
+        fmt_row "c1_${pl}_bloom_$c" "1 ($pl): Redis 13 GETBITs/lookup, $c conn(s)"
+    done
+done
 fmt_row c2_bg_1 "2: CHECK, 1 conn x 100 in flight"
 fmt_row c2_get_1 "2: Redis GET, 1 conn x 100"
 fmt_row c2_null_1 "6: null server, 1 conn x 100"
@@ -459,20 +499,25 @@ for p in 16 64 256; do
 done
 say
 say "== targets (ratios within this run)"
-printf '%-52s %-16s %-9s %s\n' target measured ratio verdict
+printf '%-56s %-22s %-7s %s\n' target measured ratio verdict
 target() { # TEXT A B MIN [FORMAT]: A / B >= MIN?
     local r verdict
     if [ -z "$2" ] || [ -z "$3" ] || [ "$3" = 0 ]; then
-        printf '%-52s %-16s %-9s %s\n' "$1" "-" "-" "no figure"
+        printf '%-56s %-22s %-7s %s\n' "$1" "-" "-" "no figure"
         return
     fi
     r=$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')
     verdict=$(awk -v r="$r" -v m="$4" 'BEGIN { print (r >= m ? "met" : "MISSED") }')
-    printf '%-52s %-16s %-9s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)"
+    printf '%-56s %-22s %-7s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)"
 }
-target "1: CHECK/round trip vs Redis GET, 1 conn" "$(get c1_bg_1 commands_per_s)" "$(get c1_get_1 commands_per_s)" 0.95
-target "1: CHECK/round trip vs Redis GET, 50 conns" "$(get c1_bg_50 commands_per_s)" "$(get c1_get_50 commands_per_s)" 0.95
-target "1: (info) vs hand-built Redis filter, 1 conn" "$(get c1_bg_1 commands_per_s)" "$(get c1_bloom_1 commands_per_s)" 1
+for pl in split shared; do
+    for c in 1 50; do
+        target "1 ($pl): CHECK/round trip vs Redis GET, $c conn(s)" "$(get "c1_${pl}_bg_$c" commands_per_s)" "$(get "c1_${pl}_get_$c" commands_per_s)" 0.95
+    done
+done
+for pl in split shared; do
+    target "1 ($pl): (info) vs hand-built Redis filter, 1 conn" "$(get "c1_${pl}_bg_1" commands_per_s)" "$(get "c1_${pl}_bloom_1" commands_per_s)" 1
+done
 target "2: pipelined CHECK vs Redis GET, 1 conn x 100" "$(get c2_bg_1 commands_per_s)" "$(get c2_get_1 commands_per_s)" 1.2
 target "2: pipelined CHECK vs Redis GET, 4 conns x 100" "$(get c2_bg_4 commands_per_s)" "$(get c2_get_4 commands_per_s)" 1.2
 target "3: MCHECK items/s vs hand-built Redis ($best_bloom_key)" "$(get c3_bg1 items_per_s)" "$best_bloom" 20
@@ -481,7 +526,7 @@ target "3: MCHECK items/s, one worker, vs 3.2 M/s" "$(get c3_bg1 items_per_s)" 3
 if [ $http_ok = 1 ]; then
     target "4: wrk GET check vs nginx return 204" "$(get c4_wrk_bg items_per_s)" "$(get c4_wrk_nginx items_per_s)" 0.8
 else
-    printf '%-52s %-16s %-9s %s\n' "4: wrk GET check vs nginx return 204" "-" "-" "skipped (no HTTP API)"
+    printf '%-56s %-22s %-7s %s\n' "4: wrk GET check vs nginx return 204" "-" "-" "skipped (no HTTP API)"
 fi
 target "5: ${big} items vs case 3, threads 1" "$(get c5_big1 items_per_s)" "$(get c3_bg1 items_per_s)" 0.7
 target "5: ${big} items vs case 3, threads 2" "$(get c5_big2 items_per_s)" "$(get c3_bg2 items_per_s)" 0.7
