@@ -1,0 +1,541 @@
+#!/usr/bin/env bash
+# compare.sh: bloomgated against Redis, nginx and a null server on this machine
+# (issue #6). Starts every server on 127.0.0.1 in a temporary directory, loads
+# the same items into each, runs the cases with the same client settings,
+# prints the figures and the ratios against the targets, and stops everything
+# it started. Not run by `make check`: it takes ~25 minutes (--quick: ~5).
+#
+#   tests/bench/compare.sh [--quick] [--out FILE] [--repeat N] [--build-dir DIR] [--keep]
+#
+#   --quick       short runs, a 20M-item filter for case 5, one repetition
+#   --out FILE    also write every raw JSON line (bench_net's and wrk's) to FILE
+#   --repeat N    runs per figure, the median (by items/s) is shown (default 3)
+#   --build-dir   where the project is built (default _build, built if needed)
+#   --keep        keep the temporary directory (configs, logs, filters)
+#
+# Placement (2 CPUs shared by client and server): case 1 (one request per
+# round trip) is run twice, "split" (server on CPU 1, client on CPU 0) and
+# "shared" (both on CPU 1), because left to the scheduler it flips between the
+# two from run to run. The throughput cases run unpinned: split pinning made
+# the loopback TCP stall there (docs/benchmarks.md).
+#
+# Needs redis-server, nginx, wrk and jq: installed from Debian if missing.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+quick=0
+out=""
+repeat=""
+build_dir="$top/_build"
+keep=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) quick=1 ;;
+    --out) out=$(realpath -m "$2"); shift ;;
+    --repeat) repeat=$2; shift ;;
+    --build-dir) build_dir=$(realpath -m "$2"); shift ;;
+    --keep) keep=1 ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "compare.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ "$quick" = 1 ]; then
+    dur=2; warm=0.5; big=20000000; repeat=${repeat:-1}
+else
+    dur=10; warm=2; big=100000000; repeat=${repeat:-3}
+fi
+small=1000000        # items loaded everywhere
+item_len=48
+share=0.5
+fpr=0.0001
+bloom_k=13
+# The hand-built Redis filter: classic sizing m = -n ln p / (ln 2)^2 for n, p.
+bloom_bits=$(awk -v n=$small -v p=$fpr 'BEGIN { printf "%d", -n * log(p) / (log(2) ^ 2) + 1 }')
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'compare.sh: %s\n' "$*" >&2; exit 1; }
+
+# ---- dependencies ----
+need=()
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-cli >/dev/null || need+=(redis-tools)
+command -v nginx >/dev/null || need+=(nginx-light)
+command -v wrk >/dev/null || need+=(wrk)
+command -v jq >/dev/null || need+=(jq)
+command -v taskset >/dev/null || need+=(util-linux)
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    say "installing ${need[*]}"
+    # Keep the packages' services from starting (and taking ports): the same
+    # policy-rc.d that Debian container images ship, only if there is none.
+    made_policy=0
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+        $sudo chmod 755 /usr/sbin/policy-rc.d
+        made_policy=1
+    fi
+    $sudo apt-get update -qq || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null ||
+        { [ $made_policy = 1 ] && $sudo rm -f /usr/sbin/policy-rc.d; die "apt-get install failed"; }
+    [ $made_policy = 1 ] && $sudo rm -f /usr/sbin/policy-rc.d
+fi
+
+# ---- build ----
+if [ -f "$build_dir/Makefile" ]; then
+    make -s -C "$build_dir" -j2 >/dev/null
+else
+    "$top/scripts/build.sh" "$build_dir" >/dev/null
+fi
+B=$build_dir
+for p in bloomgate bloomgated tests/bench/bench_net tests/bench/null_server; do
+    [ -x "$B/$p" ] || die "$B/$p was not built"
+done
+if grep -q -- '-fsanitize' "$B/Makefile" 2>/dev/null && grep -q '^SAN_CFLAGS = -f' "$B/Makefile"; then
+    say "WARNING: $B is a sanitizer build; figures from it are not benchmarks"
+fi
+
+# ---- temporary directory, processes, clean-up ----
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-compare.XXXXXX")
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    if [ "$keep" = 1 ]; then say "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$tmp/results"
+[ -n "$out" ] && : >"$out"
+
+used_ports=" "
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 40000))
+        case "$used_ports" in *" $p "*) continue ;; esac
+        if [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; then
+            used_ports+="$p "
+            echo "$p"
+            return
+        fi
+    done
+}
+
+# wait_port PORT PID SECONDS: until something accepts on PORT (the process alive).
+wait_port() {
+    local _
+    for _ in $(seq $(($3 * 10))); do
+        kill -0 "$2" 2>/dev/null || return 1
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# place PLACEMENT SERVER: pin a server's threads for one figure and set the
+# client's prefix (cli); unplace undoes it.
+cli=()
+all_cpus="0-$(($(nproc) - 1))"
+place() {
+    cli=()
+    case "$1" in
+    split) cli=(taskset -c 0) ;;
+    shared) cli=(taskset -c 1) ;;
+    *) return 0 ;;
+    esac
+    taskset -apc 1 "${pid[$2]}" >/dev/null
+}
+unplace() {
+    [ "$1" = none ] || taskset -apc "$all_cpus" "${pid[$2]}" >/dev/null
+    cli=()
+}
+
+# Every command that produces a figure is echoed before it runs.
+show_raw() { printf '  $ %s\n' "$*"; }
+show() { # CMD ARGS...: shell-quoted, so it can be pasted back
+    local q
+    q=$(printf '%q ' "$@")
+    show_raw "${q% }"
+}
+
+declare -A pid
+# start NAME CMD...: start a server in the background, logs in $tmp.
+start() {
+    local name=$1
+    shift
+    local cmd=("$@")
+    show "${cmd[@]}"
+    "${cmd[@]}" >"$tmp/$name.log" 2>&1 &
+    pids+=($!)
+    pid[$name]=$!
+}
+
+say "== bloomgate network benchmark (tests/bench/compare.sh)"
+say "date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+say "machine:  $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
+say "loopback: TCP congestion control $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo '?')"
+say "tree:     $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?') ($(git -C "$top" rev-parse --abbrev-ref HEAD 2>/dev/null || echo '?'))"
+say "servers:  $(redis-server --version | awk '{print $1, $2, $3}'), $(nginx -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}')"
+say "settings: runs of ${dur} s after ${warm} s warm-up, median of $repeat; items of $item_len bytes, present share $share; client: bench_net, 1 thread"
+say "placement: case 1 pinned two ways (split: server CPU 1, client CPU 0; shared: both CPU 1,"
+say "           with taskset), every other case unpinned"
+say "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) before the run"
+say "temp dir: $tmp"
+say
+
+# ---- data ----
+say "== loading the same items everywhere"
+show_raw "$B/tests/bench/bench_net --dump $small --item-len $item_len | $B/bloomgate build -o $tmp/bench.bloom --capacity $small --fpr $fpr --quiet -"
+"$B/tests/bench/bench_net" --dump $small --item-len $item_len |
+    "$B/bloomgate" build -o "$tmp/bench.bloom" --capacity $small --fpr $fpr --quiet -
+show_raw "$B/tests/bench/bench_net --dump $big --item-len $item_len | $B/bloomgate build -o $tmp/big.bloom --capacity $big --fpr $fpr --quiet -"
+t0=$(date +%s)
+"$B/tests/bench/bench_net" --dump $big --item-len $item_len |
+    "$B/bloomgate" build -o "$tmp/big.bloom" --capacity $big --fpr $fpr --quiet -
+say "  (built in $(($(date +%s) - t0)) s)"
+
+# ---- servers ----
+say
+say "== servers (127.0.0.1, temporary directory)"
+bg_conf() { # FILE PORT HTTP_PORT THREADS FILTER_FILE
+    cat >"$1" <<EOF
+listen 127.0.0.1:$2
+http_listen 127.0.0.1:$3
+threads $4
+log_level warn
+filter bench {
+    file $5
+    journal off
+}
+EOF
+}
+declare -A port
+for s in bg1 bg2 big1 big2; do port[$s]=$(free_port); port[${s}_http]=$(free_port); done
+for s in redis nginx null1 null2; do port[$s]=$(free_port); done
+bg_conf "$tmp/bg1.conf" "${port[bg1]}" "${port[bg1_http]}" 1 "$tmp/bench.bloom"
+bg_conf "$tmp/bg2.conf" "${port[bg2]}" "${port[bg2_http]}" 2 "$tmp/bench.bloom"
+bg_conf "$tmp/big1.conf" "${port[big1]}" "${port[big1_http]}" 1 "$tmp/big.bloom"
+bg_conf "$tmp/big2.conf" "${port[big2]}" "${port[big2_http]}" 2 "$tmp/big.bloom"
+start bg1 "$B/bloomgated" -c "$tmp/bg1.conf"
+start bg2 "$B/bloomgated" -c "$tmp/bg2.conf"
+start redis redis-server --port "${port[redis]}" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no --dir "$tmp" --logfile "$tmp/redis-server.log"
+mkdir -p "$tmp/nginx"
+nginx_user=""
+[ "$(id -u)" = 0 ] && nginx_user="user $(id -un) $(id -gn);"
+cat >"$tmp/nginx/nginx.conf" <<EOF
+# One worker, like bloomgated with threads 1; keep-alive for wrk.
+$nginx_user
+worker_processes 1;
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $tmp/nginx/body;
+    proxy_temp_path $tmp/nginx/proxy;
+    fastcgi_temp_path $tmp/nginx/fastcgi;
+    uwsgi_temp_path $tmp/nginx/uwsgi;
+    scgi_temp_path $tmp/nginx/scgi;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    server {
+        listen 127.0.0.1:${port[nginx]};
+        location / { return 204; }
+    }
+}
+EOF
+start nginx nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf"
+start null1 "$B/tests/bench/null_server" --port "${port[null1]}" --threads 1
+start null2 "$B/tests/bench/null_server" --port "${port[null2]}" --threads 2
+say "  bloomgated's configuration (bg1; bg2 differs in threads 2, big1 and big2 in big.bloom):"
+sed 's/^/    /' "$tmp/bg1.conf"
+say "  nginx's configuration:"
+grep -v '^ *$' "$tmp/nginx/nginx.conf" | sed 's/^/    /'
+for s in bg1 bg2 redis nginx null1 null2; do
+    wait_port "${port[$s]}" "${pid[$s]}" 60 || { cat "$tmp/$s.log" >&2; die "$s did not start"; }
+done
+
+say
+say "== loading Redis: $small keys for GET/MGET, and a bitmap Bloom filter of $bloom_bits bits, k = $bloom_k"
+net() { "$B/tests/bench/bench_net" "$@"; }
+record() { # KEY JSON: keep a result line
+    printf '%s\n' "$2" >>"$tmp/results/$1.jsonl"
+    [ -n "$out" ] && printf '%s\n' "$2" >>"$out"
+    return 0
+}
+for mode in redis-get redis-bloom; do
+    show "$B/tests/bench/bench_net" --proto $mode --port "${port[redis]}" --load $small \
+        --item-len $item_len --bloom-bits "$bloom_bits" --bloom-k $bloom_k
+    line=$(net --proto $mode --port "${port[redis]}" --load $small --item-len $item_len \
+        --bloom-bits "$bloom_bits" --bloom-k $bloom_k --label "load-$mode") || die "loading Redis ($mode) failed"
+    record load "$line"
+    say "  $(jq -r '"\(.items) items in \(.seconds) s, \(.errors) errors"' <<<"$line")"
+done
+
+# Case 5's daemons load 2 x 275 MB: started now, measured later.
+start big1 "$B/bloomgated" -c "$tmp/big1.conf"
+start big2 "$B/bloomgated" -c "$tmp/big2.conf"
+for s in big1 big2; do
+    wait_port "${port[$s]}" "${pid[$s]}" 300 || { cat "$tmp/$s.log" >&2; die "$s did not start"; }
+done
+
+# Does the daemon speak HTTP (the API is being written on another branch)?
+http_ok=0
+probe=$("$B/tests/bench/bench_net" --dump 1 --item-len $item_len)
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' \
+    "http://127.0.0.1:${port[bg1_http]}/v1/filters/bench/check?item=$probe" 2>/dev/null || true)
+[ "$code" = 200 ] && http_ok=1
+if [ $http_ok = 1 ]; then
+    say "bloomgated answers HTTP on http_listen: case 4 runs"
+else
+    say "bloomgated does not answer HTTP on http_listen (GET .../check: '${code:-none}'): case 4 is skipped"
+fi
+
+# ---- the cases ----
+# Common client settings; every run is bounded by --duration + --warmup.
+common=(--item-len "$item_len" --present-share "$share" --duration "$dur" --warmup "$warm" --filter bench)
+c3=(--items 100 --connections 1 --pipeline 8)   # case 3, 5 and 6 (MCHECK of 100)
+specs=()
+spec() { specs+=("$*"); } # KEY PLACEMENT SERVER ARGS...
+bl=(--bloom-bits "$bloom_bits" --bloom-k "$bloom_k")
+for pl in split shared; do
+    for c in 1 50; do
+        spec "c1_${pl}_bg_$c" $pl bg1 --proto line --connections $c --keyspace $small
+        spec "c1_${pl}_get_$c" $pl redis --proto redis-get --connections $c --keyspace $small
+        spec "c1_${pl}_bloom_$c" $pl redis --proto redis-bloom --connections $c --keyspace $small "${bl[@]}"
+    done
+done
+for c in 1 4; do
+    spec "c2_bg_$c" none bg1 --proto line --connections $c --pipeline 100 --keyspace $small
+    spec "c2_get_$c" none redis --proto redis-get --connections $c --pipeline 100 --keyspace $small
+    spec "c2_null_$c" none null1 --proto line --connections $c --pipeline 100 --keyspace $small --no-verify
+done
+spec c3_bg1 none bg1 --proto line "${c3[@]}" --keyspace $small
+spec c3_bg2 none bg2 --proto line "${c3[@]}" --keyspace $small
+spec c3_null1 none null1 --proto line "${c3[@]}" --keyspace $small --no-verify
+spec c3_null2 none null2 --proto line "${c3[@]}" --keyspace $small --no-verify
+spec c3_mget none redis --proto redis-mget "${c3[@]}" --keyspace $small
+for p in 16 64 256; do
+    spec "c3_bloom_p$p" none redis --proto redis-bloom --connections 1 --pipeline $p --keyspace $small "${bl[@]}"
+done
+spec c5_big1 none big1 --proto line "${c3[@]}" --keyspace $big
+spec c5_big2 none big2 --proto line "${c3[@]}" --keyspace $big
+if [ $http_ok = 1 ]; then
+    spec c4_http_get none bg1_http --proto http --connections 50 --keyspace $small
+    spec c4_http_post none bg1_http --proto http --items 100 --connections 1 --pipeline 1 --keyspace $small
+fi
+
+# wrk for case 4: the same 10,000 requests (half present items) for both servers.
+wrk_script="$tmp/wrk.lua"
+{
+    "$B/tests/bench/bench_net" --dump 5000 --item-len $item_len
+    "$B/tests/bench/bench_net" --dump-absent 5000 --item-len $item_len
+} | sed 's|^|/v1/filters/bench/check?item=|' >"$tmp/wrk-paths.txt"
+cat >"$wrk_script" <<EOF
+-- Requests formatted once per thread (in init, once wrk has set the Host
+-- header: nginx answers 400 to an HTTP/1.1 request without one), then sent in turn.
+local reqs, i = {}, 0
+function init(args)
+    for path in io.lines("$tmp/wrk-paths.txt") do reqs[#reqs + 1] = wrk.format("GET", path) end
+end
+request = function() i = i % #reqs + 1; return reqs[i] end
+EOF
+# wrk prints text: make it one JSON line like bench_net's.
+wrk_json() { # LABEL < wrk output
+    awk -v label="$1" '
+        function us(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1000;
+                         if (v ~ /s$/) return v * 1e6; return v }
+        /Requests\/sec:/ { rps = $2 }
+        /^ +50%/ { p50 = us($2) } /^ +99%/ { p99 = us($2) }
+        /Non-2xx/ { non2xx = $NF }
+        /Socket errors/ { errs = $0; sub(/.*Socket errors: /, "", errs) }
+        END { printf "{\"tool\":\"wrk\",\"label\":\"%s\",\"proto\":\"http-get\",\"connections\":50,\"threads\":1,\"duration_s\":%s,\"items_per_s\":%.0f,\"commands_per_s\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"non_2xx\":%d,\"socket_errors\":\"%s\"}\n",
+                     label, dur, rps, rps, p50, p99, non2xx + 0, errs }' dur="$dur"
+}
+wrk_run() { # KEY PORT
+    local cmd=(wrk -t1 -c50 -d"${dur}s" --latency -s "$wrk_script" "http://127.0.0.1:$2/")
+    [ "$rep" = 1 ] && show "${cmd[@]}"
+    # wrk has no warm-up: a short unrecorded run first.
+    wrk -t1 -c50 -d"${warm}s" -s "$wrk_script" "http://127.0.0.1:$2/" >/dev/null 2>&1 || true
+    local txt
+    wait_quiet
+    txt=$(timeout $((${dur%.*} + 60)) "${cmd[@]}" 2>&1) || true
+    record "$1" "$(wrk_json "$1" <<<"$txt")"
+}
+
+# Other jobs on the machine skew a figure: before each run wait (up to 2 min)
+# until the CPUs are at least 85 % idle over half a second, and count the runs
+# that had to start anyway.
+busy_starts=0
+cpu_busy() { # percent busy over 0.5 s
+    local a b
+    read -r -a a < <(head -1 /proc/stat)
+    sleep 0.5
+    read -r -a b < <(head -1 /proc/stat)
+    awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+        n = split(a, x, " "); split(b, y, " "); t = 0
+        for (i = 2; i <= n; i++) t += y[i] - x[i]
+        idle = (y[5] - x[5]) + (y[6] - x[6])
+        printf "%d\n", (t > 0) ? 100 * (t - idle) / t : 0 }'
+}
+wait_quiet() {
+    local _
+    for _ in $(seq 120); do
+        [ "$(cpu_busy)" -le 15 ] && return 0
+        sleep 0.5
+    done
+    busy_starts=$((busy_starts + 1))
+}
+
+say
+say "== running ${#specs[@]} bench_net figures$([ $http_ok = 1 ] && echo ' and 2 wrk figures') x $repeat"
+for rep in $(seq "$repeat"); do
+    for s in "${specs[@]}"; do
+        set -- $s
+        key=$1 pl=$2 srv=$3
+        shift 3
+        args=(--port "${port[$srv]}" "${common[@]}" "$@" --label "$key")
+        wait_quiet
+        place "$pl" "${srv%_http}"
+        if [ "$rep" = 1 ]; then
+            [ "$pl" = none ] || show taskset -apc 1 "${pid[${srv%_http}]}"
+            show "${cli[@]}" "$B/tests/bench/bench_net" "${args[@]}"
+        fi
+        line=$(timeout $((${dur%.*} + ${warm%.*} + 120)) "${cli[@]}" "$B/tests/bench/bench_net" "${args[@]}") || true
+        unplace "$pl" "${srv%_http}"
+        if [ -z "$line" ]; then
+            say "  $key: no result (see stderr above)"
+            continue
+        fi
+        record "$key" "$line"
+    done
+    if [ $http_ok = 1 ]; then
+        wrk_run c4_wrk_bg "${port[bg1_http]}"
+        wrk_run c4_wrk_nginx "${port[nginx]}"
+    fi
+    say "  repetition $rep of $repeat done"
+done
+say "  $busy_starts run(s) started while other jobs kept the CPUs over 15 % busy for 2 minutes"
+
+# Case 5's memory: the daemon's resident set against the filter file.
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+big_file=$(stat -c %s "$tmp/big.bloom")
+rss1=$(($(rss_kb "${pid[big1]}") * 1024))
+rss2=$(($(rss_kb "${pid[big2]}") * 1024))
+record c5_rss "{\"tool\":\"compare.sh\",\"label\":\"c5_rss\",\"file_bytes\":$big_file,\"rss_threads1_bytes\":$rss1,\"rss_threads2_bytes\":$rss2}"
+
+# ---- the table ----
+# med KEY: the median run (by items/s) of a figure, as a JSON line.
+med() {
+    [ -s "$tmp/results/$1.jsonl" ] || { echo '{}'; return; }
+    jq -s -c 'sort_by(.items_per_s) | .[(length - 1) / 2 | floor]' "$tmp/results/$1.jsonl"
+}
+get() { jq -r ".$2 // empty" <<<"$(med "$1")"; }
+fmt_row() { # KEY DESCRIPTION
+    local m f
+    m=$(med "$1")
+    if [ "$m" = '{}' ]; then
+        printf '%-20s %-46s %s\n' "$1" "$2" "(no result)"
+        return
+    fi
+    IFS=$'\t' read -r -a f < <(jq -r '[(.items_per_s // 0), (.commands_per_s // 0),
+        (.p50_us // "-"), (.p99_us // "-"), (.p999_us // "-"), (.errors // .non_2xx // 0),
+        (.false_positive_rate // "-"), (.client_cpu_cores // "-")] | @tsv' <<<"$m")
+    printf '%-20s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' "$1" "$2" "${f[@]}"
+}
+say
+say "== figures (median of $repeat; latency per command in microseconds; client CPU in cores)"
+printf '%-20s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' key case items/s cmds/s p50 p99 p99.9 errors fpr client
+for pl in split shared; do
+    for c in 1 50; do
+        fmt_row "c1_${pl}_bg_$c" "1 ($pl): CHECK, $c conn(s), 1 in flight each"
+        fmt_row "c1_${pl}_get_$c" "1 ($pl): Redis GET, $c conn(s)"
+        fmt_row "c1_${pl}_bloom_$c" "1 ($pl): Redis 13 GETBITs/lookup, $c conn(s)"
+    done
+done
+fmt_row c2_bg_1 "2: CHECK, 1 conn x 100 in flight"
+fmt_row c2_get_1 "2: Redis GET, 1 conn x 100"
+fmt_row c2_null_1 "6: null server, 1 conn x 100"
+fmt_row c2_bg_4 "2: CHECK, 4 conns x 100 in flight"
+fmt_row c2_get_4 "2: Redis GET, 4 conns x 100"
+fmt_row c2_null_4 "6: null server, 4 conns x 100"
+fmt_row c3_bg1 "3: MCHECK 100, 1 conn x 8, bloomgate t1"
+fmt_row c3_bg2 "3: MCHECK 100, 1 conn x 8, bloomgate t2"
+fmt_row c3_null1 "6: null server t1, MCHECK 100, 1 x 8"
+fmt_row c3_null2 "6: null server t2, MCHECK 100, 1 x 8"
+fmt_row c3_mget "3: Redis MGET 100, 1 conn x 8"
+for p in 16 64 256; do fmt_row "c3_bloom_p$p" "3: Redis 13 GETBITs/lookup, 1 conn x $p"; done
+fmt_row c5_big1 "5: MCHECK 100, ${big} items, t1"
+fmt_row c5_big2 "5: MCHECK 100, ${big} items, t2"
+if [ $http_ok = 1 ]; then
+    fmt_row c4_http_get "4: HTTP GET check, 50 conns (bench_net)"
+    fmt_row c4_http_post "4: HTTP POST check of 100, 1 conn"
+    fmt_row c4_wrk_bg "4: wrk -t1 -c50 GET check, bloomgate t1"
+    fmt_row c4_wrk_nginx "4: wrk -t1 -c50, nginx return 204, 1 worker"
+else
+    say "case 4 skipped: bloomgated does not answer HTTP on http_listen (GET .../check gave '${code:-no answer}'); the HTTP API is not merged in this tree"
+fi
+say "case 5 memory: filter file $(awk -v b=$big_file 'BEGIN { printf "%.1f MiB", b / 1048576 }'), RSS $(awk -v b=$rss1 'BEGIN { printf "%.1f MiB", b / 1048576 }') (threads 1), $(awk -v b=$rss2 'BEGIN { printf "%.1f MiB", b / 1048576 }') (threads 2)"
+
+# ---- targets ----
+best_bloom=0
+best_bloom_key=""
+for p in 16 64 256; do
+    v=$(get "c3_bloom_p$p" items_per_s)
+    if [ -n "$v" ] && awk -v a="$v" -v b="$best_bloom" 'BEGIN { exit !(a > b) }'; then
+        best_bloom=$v
+        best_bloom_key="c3_bloom_p$p"
+    fi
+done
+say
+say "== targets (ratios within this run)"
+printf '%-56s %-22s %-7s %s\n' target measured ratio verdict
+target() { # TEXT A B MIN [FORMAT]: A / B >= MIN?
+    local r verdict
+    if [ -z "$2" ] || [ -z "$3" ] || [ "$3" = 0 ]; then
+        printf '%-56s %-22s %-7s %s\n' "$1" "-" "-" "no figure"
+        return
+    fi
+    r=$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')
+    verdict=$(awk -v r="$r" -v m="$4" 'BEGIN { print (r >= m ? "met" : "MISSED") }')
+    printf '%-56s %-22s %-7s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)"
+}
+for pl in split shared; do
+    for c in 1 50; do
+        target "1 ($pl): CHECK/round trip vs Redis GET, $c conn(s)" "$(get "c1_${pl}_bg_$c" commands_per_s)" "$(get "c1_${pl}_get_$c" commands_per_s)" 0.95
+    done
+done
+for pl in split shared; do
+    target "1 ($pl): (info) vs hand-built Redis filter, 1 conn" "$(get "c1_${pl}_bg_1" commands_per_s)" "$(get "c1_${pl}_bloom_1" commands_per_s)" 1
+done
+target "2: pipelined CHECK vs Redis GET, 1 conn x 100" "$(get c2_bg_1 commands_per_s)" "$(get c2_get_1 commands_per_s)" 1.2
+target "2: pipelined CHECK vs Redis GET, 4 conns x 100" "$(get c2_bg_4 commands_per_s)" "$(get c2_get_4 commands_per_s)" 1.2
+target "3: MCHECK items/s vs hand-built Redis ($best_bloom_key)" "$(get c3_bg1 items_per_s)" "$best_bloom" 20
+target "3: MCHECK items/s vs Redis MGET 100" "$(get c3_bg1 items_per_s)" "$(get c3_mget items_per_s)" 1.5
+target "3: MCHECK items/s, one worker, vs 3.2 M/s" "$(get c3_bg1 items_per_s)" 3200000 1
+if [ $http_ok = 1 ]; then
+    target "4: wrk GET check vs nginx return 204" "$(get c4_wrk_bg items_per_s)" "$(get c4_wrk_nginx items_per_s)" 0.8
+else
+    printf '%-56s %-22s %-7s %s\n' "4: wrk GET check vs nginx return 204" "-" "-" "skipped (no HTTP API)"
+fi
+target "5: ${big} items vs case 3, threads 1" "$(get c5_big1 items_per_s)" "$(get c3_bg1 items_per_s)" 0.7
+target "5: ${big} items vs case 3, threads 2" "$(get c5_big2 items_per_s)" "$(get c3_bg2 items_per_s)" 0.7
+target "5: (file + 64 MiB) / RSS, threads 1" $((big_file + 64 * 1048576)) "$rss1" 1
+target "5: (file + 64 MiB) / RSS, threads 2" $((big_file + 64 * 1048576)) "$rss2" 1
+target "6: case 2 vs null server, 1 conn x 100" "$(get c2_bg_1 commands_per_s)" "$(get c2_null_1 commands_per_s)" 0.8
+target "6: case 2 vs null server, 4 conns x 100" "$(get c2_bg_4 commands_per_s)" "$(get c2_null_4 commands_per_s)" 0.8
+target "6: case 3 vs null server, threads 1" "$(get c3_bg1 items_per_s)" "$(get c3_null1 items_per_s)" 0.8
+target "6: case 3 vs null server, threads 2" "$(get c3_bg2 items_per_s)" "$(get c3_null2 items_per_s)" 0.8
+
+[ -n "$out" ] && say "raw JSON lines: $out"
+exit 0
