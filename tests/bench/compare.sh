@@ -304,7 +304,9 @@ fi
 # ---- the cases ----
 # Common client settings; every run is bounded by --duration + --warmup.
 common=(--item-len "$item_len" --present-share "$share" --duration "$dur" --warmup "$warm" --filter bench)
-c3=(--items 100 --connections 1 --pipeline 8)   # case 3, 5 and 6 (MCHECK of 100)
+# Cases 3, 5 and 6 (MCHECK of 100): 4 connections, so that a 2-thread server
+# gets work on both threads (SO_REUSEPORT spreads connections, not requests).
+c3=(--items 100 --connections 4 --pipeline 4)
 specs=()
 spec() { specs+=("$*"); } # KEY PLACEMENT SERVER ARGS...
 bl=(--bloom-bits "$bloom_bits" --bloom-k "$bloom_k")
@@ -313,6 +315,7 @@ for pl in split shared; do
         spec "c1_${pl}_bg_$c" $pl bg1 --proto line --connections $c --keyspace $small
         spec "c1_${pl}_get_$c" $pl redis --proto redis-get --connections $c --keyspace $small
         spec "c1_${pl}_bloom_$c" $pl redis --proto redis-bloom --connections $c --keyspace $small "${bl[@]}"
+        spec "c1_${pl}_null_$c" $pl null1 --proto line --connections $c --keyspace $small --no-verify
     done
 done
 for c in 1 4; do
@@ -461,6 +464,7 @@ for pl in split shared; do
         fmt_row "c1_${pl}_bg_$c" "1 ($pl): CHECK, $c conn(s), 1 in flight each"
         fmt_row "c1_${pl}_get_$c" "1 ($pl): Redis GET, $c conn(s)"
         fmt_row "c1_${pl}_bloom_$c" "1 ($pl): Redis 13 GETBITs/lookup, $c conn(s)"
+        fmt_row "c1_${pl}_null_$c" "1 ($pl): null server, $c conn(s)"
     done
 done
 fmt_row c2_bg_1 "2: CHECK, 1 conn x 100 in flight"
@@ -469,14 +473,14 @@ fmt_row c2_null_1 "6: null server, 1 conn x 100"
 fmt_row c2_bg_4 "2: CHECK, 4 conns x 100 in flight"
 fmt_row c2_get_4 "2: Redis GET, 4 conns x 100"
 fmt_row c2_null_4 "6: null server, 4 conns x 100"
-fmt_row c3_bg1 "3: MCHECK 100, 1 conn x 8, bloomgate t1"
-fmt_row c3_bg2 "3: MCHECK 100, 1 conn x 8, bloomgate t2"
-fmt_row c3_null1 "6: null server t1, MCHECK 100, 1 x 8"
-fmt_row c3_null2 "6: null server t2, MCHECK 100, 1 x 8"
-fmt_row c3_mget "3: Redis MGET 100, 1 conn x 8"
+fmt_row c3_bg1 "3: MCHECK 100, 4 conns x 4, bloomgate t1"
+fmt_row c3_bg2 "3: MCHECK 100, 4 conns x 4, bloomgate t2"
+fmt_row c3_null1 "6: null server t1, MCHECK 100, 4 x 4"
+fmt_row c3_null2 "6: null server t2, MCHECK 100, 4 x 4"
+fmt_row c3_mget "3: Redis MGET 100, 4 conns x 4"
 for p in 16 64 256; do fmt_row "c3_bloom_p$p" "3: Redis 13 GETBITs/lookup, 1 conn x $p"; done
-fmt_row c5_big1 "5: MCHECK 100, ${big} items, t1"
-fmt_row c5_big2 "5: MCHECK 100, ${big} items, t2"
+fmt_row c5_big1 "5: MCHECK 100, ${big} items, t1, 4 x 4"
+fmt_row c5_big2 "5: MCHECK 100, ${big} items, t2, 4 x 4"
 if [ $http_ok = 1 ]; then
     fmt_row c4_http_get "4: HTTP GET check, 50 conns (bench_net)"
     fmt_row c4_http_post "4: HTTP POST check of 100, 1 conn"
@@ -513,6 +517,11 @@ target() { # TEXT A B MIN [FORMAT]: A / B >= MIN?
 for pl in split shared; do
     for c in 1 50; do
         target "1 ($pl): CHECK/round trip vs Redis GET, $c conn(s)" "$(get "c1_${pl}_bg_$c" commands_per_s)" "$(get "c1_${pl}_get_$c" commands_per_s)" 0.95
+    done
+done
+for pl in split shared; do
+    for c in 1 50; do
+        target "1 ($pl): (info) vs null server, $c conn(s)" "$(get "c1_${pl}_bg_$c" commands_per_s)" "$(get "c1_${pl}_null_$c" commands_per_s)" 0.8
     done
 done
 for pl in split shared; do
