@@ -1,9 +1,10 @@
 /* http: the HTTP/1.1 JSON API (docs/http-api.md), served by the same worker
- * threads, on the same filters, as the line protocol. Each worker runs its own
- * evhttp on its own event_base and accepts on its own SO_REUSEPORT sockets, so
- * a request never leaves the thread that accepted it. Every http_front_*
- * call runs on the owning worker's thread and never blocks (http_front_free
- * also after that thread has been joined); http_query_param is pure. */
+ * threads, on the same filters, as the line protocol. Each worker accepts on
+ * its own SO_REUSEPORT sockets and serves those connections on its own
+ * event_base (parsing: httpparse.c), so a request never leaves the thread
+ * that accepted it. Every http_front_* call runs on the owning worker's
+ * thread and never blocks (http_front_free also after that thread has been
+ * joined); http_query_param is pure. */
 #ifndef BLOOMGATE_HTTP_H
 #define BLOOMGATE_HTTP_H
 
@@ -21,8 +22,8 @@ struct worker;
 
 /* The codes of {"error":{"code":..., "message":...}}, with their statuses,
  * defined once so the enum, the wire names, the docs table and the metrics
- * cannot drift. body_too_large is libevent's own 413 (see docs/http-api.md):
- * it is listed for the docs and never counted. */
+ * cannot drift. The last five are framing errors: answered, then the
+ * connection is closed. */
 #define HTTP_ERRORS(X)                                                                             \
     X(BAD_REQUEST, "bad_request", 400)                                                             \
     X(BAD_JSON, "bad_json", 400)                                                                   \
@@ -35,10 +36,13 @@ struct worker;
     X(UNKNOWN_FILTER, "unknown_filter", 404)                                                       \
     X(NOT_FOUND, "not_found", 404)                                                                 \
     X(METHOD_NOT_ALLOWED, "method_not_allowed", 405)                                               \
-    X(BODY_TOO_LARGE, "body_too_large", 413)                                                       \
     X(INTERNAL, "internal", 500)                                                                   \
     X(UNAVAILABLE, "unavailable", 503)                                                             \
-    X(TOO_MANY_CONNECTIONS, "too_many_connections", 503)
+    X(TOO_MANY_CONNECTIONS, "too_many_connections", 503)                                           \
+    X(BODY_TOO_LARGE, "body_too_large", 413)                                                       \
+    X(HEADERS_TOO_LARGE, "headers_too_large", 431)                                                 \
+    X(NOT_IMPLEMENTED, "not_implemented", 501)                                                     \
+    X(VERSION_NOT_SUPPORTED, "version_not_supported", 505)
 
 /* clang-format off */
 #define HTTP_ERR_ENUM_(sym, name, status) HTTP_ERR_##sym,
@@ -48,7 +52,7 @@ enum http_err {
 };
 #undef HTTP_ERR_ENUM_
 /* clang-format on */
-_Static_assert(HTTP_ERR_COUNT_ <= 16, "struct stats holds 16 HTTP error counters");
+_Static_assert(HTTP_ERR_COUNT_ <= STATS_HTTP_ERRS, "struct stats holds STATS_HTTP_ERRS HTTP error counters");
 
 const char *http_err_name(enum http_err err);
 int http_err_status(enum http_err err);
@@ -73,7 +77,7 @@ struct http_env {
 
 struct http_front;
 
-/* An evhttp on env->base accepting on the n_fds listening sockets in fds
+/* The HTTP API on env->base, accepting on the n_fds listening sockets in fds
  * (bound and listening already). Each socket taken over is set to -1 in fds;
  * the caller closes what is left. NULL with the reason in err. */
 struct http_front *http_front_create(const struct http_env *env, evutil_socket_t *fds, size_t n_fds,

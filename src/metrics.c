@@ -153,13 +153,13 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
     evbuffer_add_printf(o, "bloomgate_worker_threads %u\n", server_threads(srv));
 
     family(o, "bloomgate_connections_open", "gauge",
-           "Client connections open (HTTP: those that have sent a request)");
+           "Client connections open (HTTP: admitted under max_connections)");
     evbuffer_add_printf(
         o, "bloomgate_connections_open{protocol=\"line\"} %" PRIu64 "\n",
         diff0(STAT_GET(&s, connections_accepted), STAT_GET(&s, connections_closed)));
     evbuffer_add_printf(
         o, "bloomgate_connections_open{protocol=\"http\"} %" PRIu64 "\n",
-        diff0(STAT_GET(&s, http_connections_seen), STAT_GET(&s, http_connections_closed)));
+        diff0(STAT_GET(&s, http_connections_admitted), STAT_GET(&s, http_connections_closed)));
     family(o, "bloomgate_connections_accepted_total", "counter", "Client connections accepted");
     evbuffer_add_printf(o, "bloomgate_connections_accepted_total{protocol=\"line\"} %" PRIu64 "\n",
                         STAT_GET(&s, connections_accepted));
@@ -187,7 +187,7 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
     evbuffer_add_printf(o, "bloomgate_requests_total{protocol=\"http\"} %" PRIu64 "\n",
                         STAT_GET(&s, http_requests));
     family(o, "bloomgate_http_responses_total", "counter",
-           "HTTP responses by status (not libevent's own 400 and 413)");
+           "HTTP responses by status");
     for (int i = 1; i < STATS_HTTP_SLOTS; i++)
         if (stats_http_codes[i])
             evbuffer_add_printf(o, "bloomgate_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
@@ -200,13 +200,10 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
         evbuffer_add_printf(o,
                             "bloomgate_errors_total{protocol=\"line\",code=\"%s\"} %" PRIu64 "\n",
                             proto_err_name((enum proto_err)e), STAT_GET(&s, errors_by_code[e]));
-    for (int e = 0; e < HTTP_ERR_COUNT_; e++) {
-        if (e == HTTP_ERR_BODY_TOO_LARGE)
-            continue; /* libevent answers those; bloomgate never sees them */
+    for (int e = 0; e < HTTP_ERR_COUNT_; e++)
         evbuffer_add_printf(o,
                             "bloomgate_errors_total{protocol=\"http\",code=\"%s\"} %" PRIu64 "\n",
                             http_err_name((enum http_err)e), STAT_GET(&s, http_errors_by_code[e]));
-    }
 
     filter_counters(o, cat, sums, "bloomgate_items_checked_total", F_CHECKS,
                     "Items looked up, by filter and protocol");

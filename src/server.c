@@ -130,25 +130,6 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
         STAT_ADD(&c->w->stats, errors_by_code[code], 1);
 }
 
-static void addr_text(const struct sockaddr *sa, char *buf, size_t len)
-{
-    char host[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-        port = ntohs(in->sin_port);
-        snprintf(buf, len, "%s:%d", host, port);
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-        port = ntohs(in6->sin6_port);
-        snprintf(buf, len, "[%s]:%d", host, port);
-    } else {
-        snprintf(buf, len, "?");
-    }
-}
-
 /* ---- JSON for INFO ---- */
 
 static json_t *iso_time(int64_t t)
@@ -230,10 +211,10 @@ void server_sum_stats(const struct server *srv, struct stats *out)
 #define STATS_SUM_(name, help) STAT_ADD(out, name, STAT_GET(s, name));
         STATS_COUNTERS(STATS_SUM_)
 #undef STATS_SUM_
-        for (int c = 0; c < 16; c++) {
+        for (int c = 0; c < 16; c++)
             STAT_ADD(out, errors_by_code[c], STAT_GET(s, errors_by_code[c]));
+        for (int c = 0; c < STATS_HTTP_ERRS; c++)
             STAT_ADD(out, http_errors_by_code[c], STAT_GET(s, http_errors_by_code[c]));
-        }
         for (int c = 0; c < STATS_HTTP_SLOTS; c++)
             STAT_ADD(out, http_responses[c], STAT_GET(s, http_responses[c]));
     }
@@ -734,7 +715,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->fd = fd;
     c->in_cap = IN_START;
     c->loopback = util_addr_is_loopback(sa);
-    addr_text(sa, c->peer, sizeof(c->peer));
+    util_addr_text(sa, c->peer, sizeof(c->peer));
     c->next = w->conns;
     if (w->conns)
         w->conns->prev = c;

@@ -23,16 +23,18 @@
     X(errors, "Error replies")                                                            \
     X(idle_timeouts, "Connections closed for idleness")                                   \
     X(output_pauses, "Times a client's unread replies stopped reading from it")            \
-    X(http_requests, "HTTP requests answered (not those libevent refused by itself)")     \
+    X(http_requests, "HTTP requests answered")                                            \
     X(http_connections_accepted, "HTTP connections accepted")                             \
-    X(http_connections_seen, "HTTP connections that sent a request (tracked from then on)") \
-    X(http_connections_closed, "Tracked HTTP connections closed")                         \
+    X(http_connections_admitted, "HTTP connections admitted under max_connections")       \
+    X(http_connections_closed, "Admitted HTTP connections closed")                        \
     X(http_connections_rejected, "HTTP connections refused over max_connections")
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other. (413 and libevent's own 400s never reach bloomgate.) */
-#define STATS_HTTP_STATUSES(X) X(200) X(400) X(401) X(404) X(405) X(500) X(503)
-#define STATS_HTTP_SLOTS 8
+#define STATS_HTTP_STATUSES(X)                                                             \
+    X(200) X(400) X(401) X(404) X(405) X(413) X(431) X(500) X(501) X(503) X(505)
+#define STATS_HTTP_SLOTS 12
+#define STATS_HTTP_ERRS 24 /* enum http_err fits */
 #define STATS_HTTP_CODE_(code) code,
 static const int stats_http_codes[STATS_HTTP_SLOTS] = {0, STATS_HTTP_STATUSES(STATS_HTTP_CODE_)};
 #undef STATS_HTTP_CODE_
@@ -51,7 +53,7 @@ struct stats {
     STATS_COUNTERS(STATS_FIELD_)
 #undef STATS_FIELD_
     _Atomic uint64_t errors_by_code[16];      /* indexed by enum proto_err */
-    _Atomic uint64_t http_errors_by_code[16]; /* indexed by enum http_err */
+    _Atomic uint64_t http_errors_by_code[STATS_HTTP_ERRS]; /* indexed by enum http_err */
     _Atomic uint64_t http_responses[STATS_HTTP_SLOTS]; /* by status, see STATS_HTTP_STATUSES */
 };
 

@@ -43,6 +43,8 @@ bool util_token_equal(const char *given, size_t glen, const char *want);
  * clients that may change filters when no admin_token is set. */
 struct sockaddr;
 bool util_addr_is_loopback(const struct sockaddr *sa);
+/* "1.2.3.4:5" or "[::1]:5" into buf (for logs). */
+void util_addr_text(const struct sockaddr *sa, char *buf, size_t len);
 
 /* Human-readable byte count ("25.6 GiB") into buf. */
 const char *util_human_bytes(uint64_t bytes, char *buf, size_t len);
