@@ -78,8 +78,8 @@ struct conf {
     unsigned idle_timeout;     /* close a silent connection after this; 0 = never */
     size_t max_output;         /* pending output at which we stop reading a connection */
     unsigned shutdown_timeout; /* grace for connections to drain on shutdown */
-    size_t http_max_body;      /* evhttp_set_max_body_size */
-    size_t http_max_headers;   /* evhttp_set_max_headers_size */
+    size_t http_max_body;      /* bytes of one HTTP request body (413 beyond) */
+    size_t http_max_headers;   /* bytes of an HTTP request line + headers (431 beyond) */
 
     struct conf_filter *filters; /* in file order */
     size_t n_filters;

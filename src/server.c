@@ -96,7 +96,7 @@ struct server {
     evutil_socket_t *fds;    /* n_workers x n_addrs listening sockets */
     int *ports;              /* bound port per address */
     size_t n_http_addrs;       /* 0 with http_listen off */
-    evutil_socket_t *http_fds; /* n_workers x n_http_addrs, until the evhttps take them */
+    evutil_socket_t *http_fds; /* n_workers x n_http_addrs, until the HTTP fronts take them */
     int *http_ports;           /* bound port per HTTP address */
     _Atomic unsigned conns_open;
     double started;          /* monotonic */

@@ -3,7 +3,7 @@
  * kernel spreads connections over them), and the connections it accepted; no
  * connection ever moves between threads. The line protocol's libevent glue is
  * here; parsing is proto.c, the filters are reached through the registry. The
- * same workers serve the HTTP API (http.c): each runs its own evhttp, on its
+ * same workers serve the HTTP API (http.c): each serves HTTP connections on its
  * own SO_REUSEPORT socket per http_listen address, bound here beside the others.
  * server_create binds (main thread, before privileges are dropped);
  * server_start runs the workers; server_stop drains them (main thread). */

@@ -30,7 +30,7 @@
     X(http_connections_rejected, "HTTP connections refused over max_connections")
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
- * counts any other. (413 and libevent's own 400s never reach bloomgate.) */
+ * counts any other (100 Continue is not a response of its own). */
 #define STATS_HTTP_STATUSES(X)                                                             \
     X(200) X(400) X(401) X(404) X(405) X(413) X(431) X(500) X(501) X(503) X(505)
 #define STATS_HTTP_SLOTS 12

@@ -861,6 +861,149 @@ END_TEST
 /* A client that sends half a body and goes away, or stops halfway; a client
  * that connects and never speaks. The daemon answers everyone else, and
  * (teardown) exits cleanly with nothing leaked. */
+/* Read exactly the bytes `want` (an interim response, say) from c. */
+static void expect_raw(struct client *c, const char *want)
+{
+    size_t n = strlen(want);
+    while (c->len < n)
+        ck_assert_msg(client_fill(c), "closed before '%s'", want);
+    ck_assert_msg(memcmp(c->buf, want, n) == 0, "got '%.*s', wanted '%s'", (int)n, c->buf, want);
+    memmove(c->buf, c->buf + n, c->len - n);
+    c->len -= n;
+}
+
+/* The HTTP/1.1 framing our own parser handles (src/httpparse.c): chunked
+ * bodies, 100-continue, pipelining, HTTP/1.0, absolute-form targets, bare-LF
+ * lines, a request trickling in a byte at a time; and the framing it refuses,
+ * each with a JSON error and a close. */
+START_TEST(test_framing)
+{
+    struct resp r;
+    /* Chunked, with an extension and a trailer, sent in pieces. */
+    struct client *c = client_open();
+    const char *parts[] = {"POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n",
+                           "6;ext=1\r\n{\"item\r\n", "f\r\ns\":[\"ch1\",\"ch2\"\r\n", "2\r\n]}\r\n",
+                           "0\r\nX-Trailer: y\r\n\r\n"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        send_all(c->fd, parts[i], strlen(parts[i]));
+        usleep(2000);
+    }
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true],\"added\":2}");
+    /* The same connection goes on; the same body a byte at a time. */
+    const char *one = "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n"
+                      "b\r\n{\"items\":[\"\r\n9\r\nch1\",\"no\"\r\n2\r\n]}\r\n0\r\n\r\n";
+    for (const char *p = one; *p; p++)
+        send_all(c->fd, p, 1);
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,false]}");
+
+    /* Expect: 100-continue: the interim response, then the real one. */
+    const char *body = "{\"items\":[\"ch2\"]}";
+    char head[256];
+    snprintf(head, sizeof(head),
+             "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             strlen(body));
+    send_all(c->fd, head, strlen(head));
+    expect_raw(c, "HTTP/1.1 100 Continue\r\n\r\n");
+    send_all(c->fd, body, strlen(body));
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
+
+    /* Three requests in one write: three responses, in order. */
+    const char *pipe3 = "GET /v1/filters/urls/check?item=ch1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /v1/filters/urls/check?item=zz HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "HEAD /v1/filters/urls/check?item=ch2 HTTP/1.1\r\nHost: x\r\n\r\n";
+    send_all(c->fd, pipe3, strlen(pipe3));
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"ch1\",\"present\":true}");
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"zz\",\"present\":false}");
+    ck_assert(read_resp(c, true, &r));
+    char cl[32];
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(header_value(r.head, "Content-Length", cl, sizeof(cl)));
+    ck_assert_int_eq(atoi(cl), (int)strlen("{\"filter\":\"urls\",\"item\":\"ch2\",\"present\":true}"));
+    resp_free(&r);
+    /* Absolute-form target and bare-LF lines. */
+    send_all(c->fd, "GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: x\r\n\r\n", 50);
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    send_all(c->fd, "GET /healthz HTTP/1.1\nHost: x\n\n", 31);
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+
+    /* HTTP/1.0: closed after the response unless it asks for keep-alive. */
+    c = client_open();
+    send_all(c->fd, "GET /healthz HTTP/1.0\r\n\r\n", 25);
+    ck_assert(read_resp(c, false, &r));
+    ck_assert(header_value(r.head, "Connection", cl, sizeof(cl)));
+    ck_assert_str_eq(cl, "close");
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert(client_closed(c));
+    client_close(c);
+    c = client_open();
+    for (int i = 0; i < 2; i++) {
+        send_all(c->fd, "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 49);
+        ck_assert(read_resp(c, false, &r));
+        ck_assert(header_value(r.head, "Connection", cl, sizeof(cl)));
+        ck_assert_str_eq(cl, "keep-alive");
+        expect_body(&r, 200, "{\"status\":\"ok\"}");
+    }
+    client_close(c);
+    /* Connection: close on 1.1 is honoured. */
+    c = client_open();
+    r = request(c, "GET", "/healthz", "Connection: close\r\n", NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert(client_closed(c));
+    client_close(c);
+
+    /* Refused framing: answered in JSON, then closed. */
+    struct {
+        const char *req;
+        int status;
+        const char *code;
+    } bad[] = {
+        {"GET /healthz HTTP/2.0\r\n\r\n", 505, "version_not_supported"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501,
+         "not_implemented"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nContent-Length: 3\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+         400, "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+         400, "bad_request"},
+        {"GET /healthz HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n", 400, "bad_request"},
+        {"GET /healthz HTTP/1.1\r\nHost : x\r\n\r\n", 400, "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400,
+         "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+         "40001\r\n",
+         413, "body_too_large"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        c = client_open();
+        send_all(c->fd, bad[i].req, strlen(bad[i].req));
+        ck_assert_msg(read_resp(c, false, &r), "no response to case %zu", i);
+        expect_error(&r, bad[i].status, bad[i].code);
+        ck_assert_msg(client_closed(c), "case %zu: not closed", i);
+        client_close(c);
+    }
+    /* Every one of those was counted. */
+    r = req1("GET", "/metrics", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "bloomgate_errors_total{protocol=\"http\",code=\"version_not_supported\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "bloomgate_errors_total{protocol=\"http\",code=\"not_implemented\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "bloomgate_http_responses_total{code=\"505\"} 1\n"));
+    resp_free(&r);
+}
+END_TEST
+
 START_TEST(test_half_body)
 {
     for (int i = 0; i < 20; i++) {
@@ -1573,6 +1716,7 @@ static Suite *http_suite(void)
     tcase_add_test(api, test_errors_404);
     tcase_add_test(api, test_405);
     tcase_add_test(api, test_oversized);
+    tcase_add_test(api, test_framing);
     tcase_add_test(api, test_half_body);
     tcase_add_test(api, test_reload);
     tcase_add_test(api, test_loopback_may_add);
