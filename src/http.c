@@ -231,7 +231,23 @@ static const char *date_now(struct http_front *h)
 static char *put_json_escaped(char *p, const char *s, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     for (size_t i = 0; i < len; i++) {
+        /* Eight bytes at a time while none is a control, '"' or '\\'. */
+        while (len - i >= 8) {
+            uint64_t w, q, b;
+            memcpy(&w, s + i, 8);
+            q = w ^ (ones * '"');
+            b = w ^ (ones * '\\');
+            if (((w - ones * 0x20) & ~w) & highs || ((q - ones) & ~q & highs) ||
+                ((b - ones) & ~b & highs))
+                break;
+            memcpy(p, s + i, 8);
+            p += 8;
+            i += 8;
+        }
+        if (i >= len)
+            break;
         unsigned char ch = (unsigned char)s[i];
         if (ch >= 0x20 && ch != '"' && ch != '\\') {
             *p++ = (char)ch;
