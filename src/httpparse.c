@@ -99,6 +99,7 @@ static bool conn_token(const char *t, size_t n, void *arg)
 struct length_list {
     bool seen;
     uint64_t value;
+    unsigned n; /* elements seen, so that a field with none (", ,") is refused */
 };
 
 /* One element of Content-Length: digits, the same value as any before it. */
@@ -115,6 +116,7 @@ static bool length_element(const char *t, size_t n, void *arg)
         return false;
     ll->seen = true;
     ll->value = v;
+    ll->n++;
     return true;
 }
 
@@ -230,7 +232,7 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
 
     /* Header fields. */
     struct conn_tokens ct = {false, false};
-    struct length_list ll = {false, 0};
+    struct length_list ll = {false, 0, 0};
     struct te_list te = {0, false, false};
     bool has_te = false;
     const char *p = lf + 1, *stop = buf + end;
@@ -278,7 +280,8 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
             break;
         case 14:
             if (name_is(p, nlen, "content-length")) {
-                if (vl == 0 || !each_element(v, vl, length_element, &ll))
+                unsigned before = ll.n;
+                if (vl == 0 || !each_element(v, vl, length_element, &ll) || ll.n == before)
                     return fail(status, 400, err, errlen, "bad or conflicting Content-Length");
             }
             break;

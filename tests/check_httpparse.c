@@ -431,6 +431,10 @@ START_TEST(test_head_content_length)
         "POST / HTTP/1.1\r\nContent-Length: \r\n\r\n",
         "POST / HTTP/1.1\r\nContent-Length:\r\n\r\n",
         "POST / HTTP/1.1\r\nContent-Length:  \t \r\n\r\n",
+        /* a list with no element at all is no length either, not "no Content-Length" */
+        "POST / HTTP/1.1\r\nContent-Length: ,\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: , ,\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: ,\r\n\r\n",
         "POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
         "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
         "POST / HTTP/1.1\r\nContent-Length: 5a\r\n\r\n",
