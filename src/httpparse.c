@@ -302,8 +302,10 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
         if (ll.seen)
             return fail(status, 400, err, errlen,
                         "both Content-Length and Transfer-Encoding: the body's end is ambiguous");
+        /* 501 when a coding we lack is named ("gzip, chunked" too), else 400 (empty, or
+         * "chunked, chunked") */
         if (te.n != 1 || !te.last_chunked)
-            return fail(status, te.last_chunked || te.n == 0 ? 400 : 501, err, errlen,
+            return fail(status, te.other ? 501 : 400, err, errlen,
                         "only Transfer-Encoding: chunked is supported");
         h->chunked = true;
     }

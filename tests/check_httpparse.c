@@ -471,6 +471,9 @@ START_TEST(test_head_transfer_encoding)
     ck_head_err("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501);
     ck_head_err("POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n", 501);
     ck_head_err("POST / HTTP/1.1\r\nTransfer-Encoding: chunkedx\r\n\r\n", 501);
+    ck_head_err("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501);
+    ck_head_err("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+                501);
     ck_head_err("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 501);
 
     /* Malformed framing: 400. */
