@@ -119,6 +119,7 @@ static bool conn_token(const char *t, size_t n, void *arg)
 struct length_list {
     bool seen;
     uint64_t value;
+    unsigned n; /* elements seen, so that a field with none (", ,") is refused */
 };
 
 /* One element of Content-Length: digits, the same value as any before it. */
@@ -135,6 +136,7 @@ static bool length_element(const char *t, size_t n, void *arg)
         return false;
     ll->seen = true;
     ll->value = v;
+    ll->n++;
     return true;
 }
 
@@ -256,7 +258,7 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
 
     /* Header fields. */
     struct conn_tokens ct = {false, false};
-    struct length_list ll = {false, 0};
+    struct length_list ll = {false, 0, 0};
     struct te_list te = {0, false, false};
     bool has_te = false;
     const char *p = lf + 1, *stop = buf + end;
@@ -304,7 +306,8 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
             break;
         case 14:
             if (name_is(p, nlen, "content-length")) {
-                if (vl == 0 || !each_element(v, vl, length_element, &ll))
+                unsigned before = ll.n;
+                if (vl == 0 || !each_element(v, vl, length_element, &ll) || ll.n == before)
                     return fail(status, 400, err, errlen, "bad or conflicting Content-Length");
             }
             break;
@@ -325,8 +328,10 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
         if (ll.seen)
             return fail(status, 400, err, errlen,
                         "both Content-Length and Transfer-Encoding: the body's end is ambiguous");
+        /* 501 when a coding we lack is named ("gzip, chunked" too), else 400 (empty, or
+         * "chunked, chunked") */
         if (te.n != 1 || !te.last_chunked)
-            return fail(status, te.last_chunked || te.n == 0 ? 400 : 501, err, errlen,
+            return fail(status, te.other ? 501 : 400, err, errlen,
                         "only Transfer-Encoding: chunked is supported");
         h->chunked = true;
     }
