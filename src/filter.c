@@ -22,12 +22,7 @@
 #define MIX_B 0xC2B2AE3D27D4EB4Full
 #define BATCH 16 /* keys hashed and prefetched ahead of testing */
 
-static inline uint64_t reduce64(uint64_t x, uint64_t n)
-{
-    /* Lemire's multiply-shift: maps x uniformly onto [0, n) without a division,
-     * so shard and block counts need not be powers of two. */
-    return (uint64_t)(((unsigned __int128)x * n) >> 64);
-}
+static inline uint64_t reduce64(uint64_t x, uint64_t n) { return filter_reduce64(x, n); }
 
 const char *filter_layout_name(enum filter_layout layout)
 {
@@ -392,10 +387,7 @@ bool filter_check(const struct filter *f, const void *item, size_t len)
  * about BATCH misses in flight, continuously rather than in bursts. */
 static inline const void *first_line(const struct filter *f, struct hash128 h)
 {
-    if (f->layout == FILTER_BLOCKED)
-        return (const void *)blocked_block(f, h);
-    const _Atomic uint64_t *w = f->shards[filter_shard_of(f, h)].words;
-    return (const void *)&w[reduce64(h.lo, f->bits_per_shard) >> 6];
+    return filter_first_line(f, h);
 }
 
 void filter_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,

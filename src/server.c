@@ -36,6 +36,7 @@
 #define WORKER_MAX_DIRTY 8   /* journals awaiting one group commit per batch */
 #define REPLY_BATCH 65536    /* the reply batch holds at least this much */
 #define REPLY_SLACK 1024     /* and an error line (512) or a short reply besides */
+#define CHECK_AHEAD 8        /* one-item CHECKs hashed and prefetched before answered */
 
 struct worker;
 struct conn;
@@ -109,6 +110,18 @@ struct worker {
      * one. Reset on every call, so it never outlives its catalog's grace period. */
     const struct catalog *last_cat;
     const struct fentry *last_e;
+    /* One-item CHECKs of the connection being processed, hashed and their
+     * blocks prefetched, not yet answered: a ring, oldest at ahead_head. They
+     * are the latest requests parsed, so they are answered (in order) before
+     * any other reply is written, and all of them by the end of conn_process.
+     * A lone probe waits for its cache line (the filter rarely fits in L2);
+     * CHECK_AHEAD of them overlap those waits, as filter_check_batch does
+     * within an MCHECK. */
+    struct {
+        const struct fentry *e;
+        struct hash128 h;
+    } ahead[CHECK_AHEAD];
+    unsigned n_ahead, ahead_head;
 };
 
 struct server {
@@ -440,26 +453,105 @@ static inline void tally_checks(struct worker *w, const struct fentry *e, size_t
     w->tally.fhits += yes;
 }
 
+/* a[0..n) == b[0..n) with a few overlapping word loads (filter names are
+ * short; a memcmp call cost ~20 instructions of a CHECK's ~1,200). Reads only
+ * inside both ranges. */
+static inline bool name_eq(const char *a, const char *b, size_t n)
+{
+    if (n >= 8) {
+        uint64_t x, y, d = 0;
+        size_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            d |= x ^ y;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return (d | (x ^ y)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t x1, y1, x2, y2;
+        memcpy(&x1, a, 4);
+        memcpy(&y1, b, 4);
+        memcpy(&x2, a + n - 4, 4);
+        memcpy(&y2, b + n - 4, 4);
+        return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/* Worker thread: the filter a request names, or NULL. The last one found in
+ * this conn_process call is tried first (see struct worker). */
+static inline const struct fentry *lookup_filter(struct worker *w, const struct catalog *cat,
+                                                 const struct proto_token *name)
+{
+    const struct fentry *e = w->last_e;
+    if (e && w->last_cat == cat && e->name_len == name->len && name_eq(e->name, name->p, name->len))
+        return e;
+    e = catalog_find(cat, name->p, name->len);
+    if (e) {
+        w->last_cat = cat;
+        w->last_e = e;
+    }
+    return e;
+}
+
 /* Worker thread: the filter a request names, or NULL after replying
- * unknown_filter. The last one found is tried first (see struct worker). */
+ * unknown_filter. */
 static const struct fentry *find_filter(struct conn *c, const struct catalog *cat,
                                         const struct proto_token *name)
 {
-    struct worker *w = c->w;
-    const struct fentry *e = w->last_e;
-    if (e && w->last_cat == cat && e->name_len == name->len &&
-        memcmp(e->name, name->p, name->len) == 0)
-        return e;
-    e = catalog_find(cat, name->p, name->len);
+    const struct fentry *e = lookup_filter(c->w, cat, name);
     if (!e) {
         char msg[128];
         snprintf(msg, sizeof(msg), "no such filter '%.*s'", (int)name->len, name->p);
         reply_err(c, PROTO_ERR_UNKNOWN_FILTER, msg);
-        return NULL;
     }
-    w->last_cat = cat;
-    w->last_e = e;
     return e;
+}
+
+/* Worker thread: answer the oldest one-item CHECK waiting in the ring. */
+static inline void ahead_answer(struct conn *c)
+{
+    struct worker *w = c->w;
+    const struct fentry *e = w->ahead[w->ahead_head].e;
+    bool hit = filter_check_hash(e->v->f, w->ahead[w->ahead_head].h);
+    w->ahead_head = (w->ahead_head + 1) % CHECK_AHEAD;
+    w->n_ahead--;
+    tally_checks(w, e, 1, hit);
+    memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
+    w->reply_len += 3 + hit;
+}
+
+/* Worker thread: answer every CHECK waiting in the ring, oldest first. Before
+ * any other reply is written, and at the end of conn_process. */
+static void ahead_drain(struct conn *c)
+{
+    while (c->w->n_ahead)
+        ahead_answer(c);
+}
+
+/* Worker thread: a one-item CHECK of filter e: hash it and prefetch its first
+ * cache line now, answer it once CHECK_AHEAD later ones are parsed (or at a
+ * drain). The hash is all that is kept of the item, so the input buffer may
+ * move under the ring. */
+static inline void check_ahead(struct conn *c, const struct fentry *e, const struct proto_token *item)
+{
+    struct worker *w = c->w;
+    const struct filter *f = e->v->f;
+    struct hash128 h = filter_hash(f, item->p, item->len);
+    __builtin_prefetch(filter_first_line(f, h), 0, 0);
+    if (w->n_ahead == CHECK_AHEAD)
+        ahead_answer(c);
+    unsigned slot = (w->ahead_head + w->n_ahead) % CHECK_AHEAD;
+    w->ahead[slot].e = e;
+    w->ahead[slot].h = h;
+    w->n_ahead++;
+    w->tally.commands++;
 }
 
 /* CHECK/MCHECK/ADD/MADD, worker thread: the items go through the filter's
@@ -653,6 +745,9 @@ static void conn_process(struct conn *c, bool draining)
     w->last_e = NULL;
     size_t off = 0;
     while (!c->closing && !c->reload && off < c->in_len) {
+        /* The waiting CHECKs are answered before the limit is judged exactly. */
+        if (!draining && w->out_queued + w->reply_len + 4 * w->n_ahead >= max_output)
+            ahead_drain(c);
         if (!draining && w->out_queued + w->reply_len >= max_output) {
             if (!c->paused) {
                 c->paused = true;
@@ -667,6 +762,15 @@ static void conn_process(struct conn *c, bool draining)
             proto_next(c->in + off, c->in_len - off, &lim, &req, w->tokens, &used, &c->scanned);
         if (st == PROTO_NEED_MORE)
             break;
+        if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK) {
+            const struct fentry *e = lookup_filter(w, cat, &req.filter);
+            if (e) {
+                off += used;
+                check_ahead(c, e, &req.items[0]);
+                continue;
+            }
+        }
+        ahead_drain(c);
         if (st == PROTO_FATAL) {
             reply_err(c, req.err, req.errmsg);
             c->closing = true;
@@ -685,6 +789,7 @@ static void conn_process(struct conn *c, bool draining)
             }
         }
     }
+    ahead_drain(c);
     tally_flush(w);
     reply_flush(c);
     if (off > 0) {
