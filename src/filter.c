@@ -408,9 +408,43 @@ static inline const void *first_line(const struct filter *f, struct hash128 h)
     return filter_first_line(f, h);
 }
 
+/* The blocked layout's batch loop: the ring keeps each key's block address
+ * with its hash, so the block is located once (for the prefetch) rather than
+ * again at the test: 522 -> 498 instructions per item of an MCHECK of 100
+ * (callgrind). */
+static void blocked_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
+                                bool *present)
+{
+    struct {
+        struct hash128 h;
+        const _Atomic uint64_t *blk;
+    } ring[BATCH];
+    unsigned k = f->k;
+    size_t ahead = n < BATCH ? n : BATCH;
+    for (size_t i = 0; i < ahead; i++) {
+        ring[i].h = filter_hash(f, keys[i].data, keys[i].len);
+        ring[i].blk = blocked_block(f, ring[i].h);
+        __builtin_prefetch((const void *)ring[i].blk, 0, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t slot = i % BATCH;
+        bool yes = blocked_test(ring[slot].blk, ring[slot].h, k);
+        if (i + BATCH < n) {
+            ring[slot].h = filter_hash(f, keys[i + BATCH].data, keys[i + BATCH].len);
+            ring[slot].blk = blocked_block(f, ring[slot].h);
+            __builtin_prefetch((const void *)ring[slot].blk, 0, 0);
+        }
+        present[i] = yes;
+    }
+}
+
 void filter_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                         bool *present)
 {
+    if (f->layout == FILTER_BLOCKED) {
+        blocked_check_batch(f, keys, n, present);
+        return;
+    }
     struct hash128 ring[BATCH];
     size_t ahead = n < BATCH ? n : BATCH;
     for (size_t i = 0; i < ahead; i++) {
