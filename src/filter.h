@@ -85,6 +85,24 @@ static inline uint32_t filter_shard_of(const struct filter *f, struct hash128 h)
     return (uint32_t)(((h.hi >> 32) * (uint64_t)f->shard_count) >> 32);
 }
 
+/* Lemire's multiply-shift: maps x uniformly onto [0, n) without a division,
+ * so shard and block counts need not be powers of two. */
+static inline uint64_t filter_reduce64(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+/* The cache line a check of h reads first (blocked: the whole block; classic:
+ * the first probe's word, which settles most absent keys). A caller that knows
+ * its next hashes prefetches these lines so the misses overlap. */
+static inline const void *filter_first_line(const struct filter *f, struct hash128 h)
+{
+    const _Atomic uint64_t *w = f->shards[filter_shard_of(f, h)].words;
+    if (f->layout == FILTER_BLOCKED)
+        return (const void *)(w + filter_reduce64(h.lo, f->blocks_per_shard) * 8);
+    return (const void *)&w[filter_reduce64(h.lo, f->bits_per_shard) >> 6];
+}
+
 static inline struct hash128 filter_hash(const struct filter *f, const void *item, size_t len)
 {
     return hash_item(item, len, f->seed);

@@ -385,6 +385,20 @@ size_t proto_format_bools(char *out, size_t cap, const bool *v, size_t n, const 
         return need;
 
     char *o = out;
+    if (n && yes_len < 8 && no_len < 8 && cap - need >= 8) {
+        /* With 8 bytes to spare, each word and its space go out as one 8-byte
+         * store of a padded pattern, the pointer advancing by the real length:
+         * no call and no branch per item (~6 instructions instead of ~25). */
+        char py[8] = "        ", pn[8] = "        ";
+        memcpy(py, yes, yes_len);
+        memcpy(pn, no, no_len);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(o, v[i] ? py : pn, 8);
+            o += v[i] ? yes_len + 1 : no_len + 1;
+        }
+        o[-1] = '\n';
+        return need;
+    }
     for (size_t i = 0; i < n; i++) {
         if (i)
             *o++ = ' ';

@@ -130,7 +130,9 @@ size_t proto_format_error(char *out, size_t cap, enum proto_err err, const char 
 
 /* Write v[0..n) as `yes`/`no` words separated by single spaces, then LF (n = 0
  * gives a bare LF). Returns the bytes needed; if that exceeds cap, nothing is
- * written. For YES/NO and NEW/EXISTS, PROTO_BOOLS_CAP(n) always suffices. */
+ * written. For YES/NO and NEW/EXISTS, PROTO_BOOLS_CAP(n) always suffices.
+ * Bytes of out past the reply but within cap may be overwritten: with 8 to
+ * spare, words shorter than 8 bytes are written a padded word at a time. */
 size_t proto_format_bools(char *out, size_t cap, const bool *v, size_t n, const char *yes,
                           const char *no);
 

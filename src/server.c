@@ -34,6 +34,9 @@
 #define TICK_MS 100          /* quiescent-state report and shutdown checks */
 #define LISTEN_BACKLOG 1024
 #define WORKER_MAX_DIRTY 8   /* journals awaiting one group commit per batch */
+#define REPLY_BATCH 65536    /* the reply batch holds at least this much */
+#define REPLY_SLACK 1024     /* and an error line (512) or a short reply besides */
+#define CHECK_AHEAD 8        /* one-item CHECKs hashed and prefetched before answered */
 
 struct worker;
 struct conn;
@@ -84,8 +87,41 @@ struct worker {
     struct proto_token *tokens;
     struct filter_key *keys;
     bool *bools;
+    /* The reply batch: the line-protocol replies of the connection being
+     * processed, gathered here and handed to its evbuffer in one evbuffer_add
+     * (an add per reply cost ~65 instructions, as much as a CHECK's parse of
+     * its item). Empty outside conn_process, so it always belongs to the
+     * connection being processed; whatever writes to c->out directly calls
+     * reply_flush first, which keeps replies in order. */
     char *reply;
-    size_t reply_cap;
+    size_t reply_cap;    /* >= PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK */
+    size_t reply_len;
+    size_t out_queued;   /* bytes in c->out as of the last flush (for max_output) */
+    /* Counters of the batch, added to stats and fstats by tally_flush (at the
+     * end of conn_process and before any request that reads or may wait on
+     * them), so the totals stay exact at every point a client can look. */
+    struct {
+        uint64_t commands, checks, items, hits;
+        unsigned fid;          /* the filter fchecks and fhits belong to */
+        uint64_t fchecks, fhits;
+    } tally;
+    /* The last filter an item command named in this conn_process call, in the
+     * catalog it was found in: consecutive requests nearly always name the same
+     * one. Reset on every call, so it never outlives its catalog's grace period. */
+    const struct catalog *last_cat;
+    const struct fentry *last_e;
+    /* One-item CHECKs of the connection being processed, hashed and their
+     * blocks prefetched, not yet answered: a ring, oldest at ahead_head. They
+     * are the latest requests parsed, so they are answered (in order) before
+     * any other reply is written, and all of them by the end of conn_process.
+     * A lone probe waits for its cache line (the filter rarely fits in L2);
+     * CHECK_AHEAD of them overlap those waits, as filter_check_batch does
+     * within an MCHECK. */
+    struct {
+        const struct fentry *e;
+        struct hash128 h;
+    } ahead[CHECK_AHEAD];
+    unsigned n_ahead, ahead_head;
 };
 
 struct server {
@@ -115,7 +151,35 @@ static bool worker_drained(const struct worker *w)
 
 static const struct catalog *cat_now(struct worker *w) { return registry_read(w->srv->reg); }
 
-static void reply_str(struct conn *c, const char *s) { evbuffer_add(c->out, s, strlen(s)); }
+/* Worker thread: move the reply batch into c->out. Before anything writes to
+ * c->out directly, and at the end of every conn_process. */
+static void reply_flush(struct conn *c)
+{
+    struct worker *w = c->w;
+    if (w->reply_len) {
+        evbuffer_add(c->out, w->reply, w->reply_len);
+        w->out_queued += w->reply_len;
+        w->reply_len = 0;
+    }
+}
+
+/* Worker thread: room for n <= reply_cap bytes at the end of the reply batch,
+ * flushing it first if need be. The caller then adds what it wrote to
+ * w->reply_len. */
+static inline char *reply_room(struct conn *c, size_t n)
+{
+    struct worker *w = c->w;
+    if (w->reply_cap - w->reply_len < n)
+        reply_flush(c);
+    return w->reply + w->reply_len;
+}
+
+static void reply_str(struct conn *c, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(reply_room(c, n), s, n);
+    c->w->reply_len += n;
+}
 
 static void reply_err(struct conn *c, enum proto_err code, const char *msg)
 {
@@ -124,7 +188,8 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
     if (n > sizeof(buf)) {
         n = proto_format_error(buf, sizeof(buf), code, "(message too long)");
     }
-    evbuffer_add(c->out, buf, n);
+    memcpy(reply_room(c, n), buf, n);
+    c->w->reply_len += n;
     STAT_ADD(&c->w->stats, errors, 1);
     if ((unsigned)code < 16)
         STAT_ADD(&c->w->stats, errors_by_code[code], 1);
@@ -270,6 +335,7 @@ static void reply_json(struct conn *c, json_t *j)
         reply_err(c, PROTO_ERR_INTERNAL, "cannot encode JSON");
         return;
     }
+    reply_flush(c);
     evbuffer_add(c->out, s, strlen(s));
     evbuffer_add(c->out, "\n", 1);
     free(s);
@@ -333,10 +399,94 @@ bool server_journal_commit(struct worker *w)
     return ok;
 }
 
+/* Worker thread: add the batch's counters to the worker's stats and zero them.
+ * Relaxed stores of the owner, as STAT_ADD; see struct worker for when. */
+static void tally_flush(struct worker *w)
+{
+    if (w->tally.commands)
+        STAT_ADD(&w->stats, commands, w->tally.commands);
+    if (w->tally.checks) {
+        STAT_ADD(&w->stats, check_requests, w->tally.checks);
+        STAT_ADD(&w->stats, items_checked, w->tally.items);
+        STAT_ADD(&w->stats, items_hit, w->tally.hits);
+    }
+    if (w->tally.fchecks) {
+        struct fstats *fs = &w->fstats[w->tally.fid];
+        STAT_ADD(fs, checks[STATS_LINE], w->tally.fchecks);
+        STAT_ADD(fs, hits[STATS_LINE], w->tally.fhits);
+    }
+    w->tally.commands = w->tally.checks = w->tally.items = w->tally.hits = 0;
+    w->tally.fchecks = w->tally.fhits = 0;
+}
+
+/* Worker thread: count n items looked up in filter e, yes of them found. */
+static inline void tally_checks(struct worker *w, const struct fentry *e, size_t n, size_t yes)
+{
+    if (w->tally.fid != e->id) {
+        if (w->tally.fchecks)
+            tally_flush(w);
+        w->tally.fid = e->id;
+    }
+    w->tally.checks++;
+    w->tally.items += n;
+    w->tally.hits += yes;
+    w->tally.fchecks += n;
+    w->tally.fhits += yes;
+}
+
+/* a[0..n) == b[0..n) with a few overlapping word loads (filter names are
+ * short; a memcmp call cost ~20 instructions of a CHECK's ~1,200). Reads only
+ * inside both ranges. */
+static inline bool name_eq(const char *a, const char *b, size_t n)
+{
+    if (n >= 8) {
+        uint64_t x, y, d = 0;
+        size_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            d |= x ^ y;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return (d | (x ^ y)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t x1, y1, x2, y2;
+        memcpy(&x1, a, 4);
+        memcpy(&y1, b, 4);
+        memcpy(&x2, a + n - 4, 4);
+        memcpy(&y2, b + n - 4, 4);
+        return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/* Worker thread: the filter a request names, or NULL. The last one found in
+ * this conn_process call is tried first (see struct worker). */
+static inline const struct fentry *lookup_filter(struct worker *w, const struct catalog *cat,
+                                                 const struct proto_token *name)
+{
+    const struct fentry *e = w->last_e;
+    if (e && w->last_cat == cat && e->name_len == name->len && name_eq(e->name, name->p, name->len))
+        return e;
+    e = catalog_find(cat, name->p, name->len);
+    if (e) {
+        w->last_cat = cat;
+        w->last_e = e;
+    }
+    return e;
+}
+
+/* Worker thread: the filter a request names, or NULL after replying
+ * unknown_filter. */
 static const struct fentry *find_filter(struct conn *c, const struct catalog *cat,
                                         const struct proto_token *name)
 {
-    const struct fentry *e = catalog_find(cat, name->p, name->len);
+    const struct fentry *e = lookup_filter(c->w, cat, name);
     if (!e) {
         char msg[128];
         snprintf(msg, sizeof(msg), "no such filter '%.*s'", (int)name->len, name->p);
@@ -345,9 +495,50 @@ static const struct fentry *find_filter(struct conn *c, const struct catalog *ca
     return e;
 }
 
-/* CHECK/MCHECK/ADD/MADD: the items go through the filter's batch call (hash
- * all, prefetch all, then test or set), and the reply is built in the worker's
- * scratch buffer and added to the output in one piece. */
+/* Worker thread: answer the oldest one-item CHECK waiting in the ring. */
+static inline void ahead_answer(struct conn *c)
+{
+    struct worker *w = c->w;
+    const struct fentry *e = w->ahead[w->ahead_head].e;
+    bool hit = filter_check_hash(e->v->f, w->ahead[w->ahead_head].h);
+    w->ahead_head = (w->ahead_head + 1) % CHECK_AHEAD;
+    w->n_ahead--;
+    tally_checks(w, e, 1, hit);
+    memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
+    w->reply_len += 3 + hit;
+}
+
+/* Worker thread: answer every CHECK waiting in the ring, oldest first. Before
+ * any other reply is written, and at the end of conn_process. */
+static void ahead_drain(struct conn *c)
+{
+    while (c->w->n_ahead)
+        ahead_answer(c);
+}
+
+/* Worker thread: a one-item CHECK of filter e: hash it and prefetch its first
+ * cache line now, answer it once CHECK_AHEAD later ones are parsed (or at a
+ * drain). The hash is all that is kept of the item, so the input buffer may
+ * move under the ring. */
+static inline void check_ahead(struct conn *c, const struct fentry *e, const struct proto_token *item)
+{
+    struct worker *w = c->w;
+    const struct filter *f = e->v->f;
+    struct hash128 h = filter_hash(f, item->p, item->len);
+    __builtin_prefetch(filter_first_line(f, h), 0, 0);
+    if (w->n_ahead == CHECK_AHEAD)
+        ahead_answer(c);
+    unsigned slot = (w->ahead_head + w->n_ahead) % CHECK_AHEAD;
+    w->ahead[slot].e = e;
+    w->ahead[slot].h = h;
+    w->n_ahead++;
+    w->tally.commands++;
+}
+
+/* CHECK/MCHECK/ADD/MADD, worker thread: the items go through the filter's
+ * batch call (hash all, prefetch all, then test or set), and the reply is
+ * written straight into the reply batch. A CHECK of one item skips the batch
+ * machinery: one filter_check and a 3 or 4 byte reply. */
 static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
                      bool add)
 {
@@ -364,11 +555,18 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
             return;
         }
     }
+    struct filter *f = e->v->f;
+    if (!add && r->n_items == 1) {
+        bool hit = filter_check(f, r->items[0].p, r->items[0].len);
+        tally_checks(w, e, 1, hit);
+        memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
+        w->reply_len += 3 + hit;
+        return;
+    }
     for (size_t i = 0; i < r->n_items; i++) {
         w->keys[i].data = r->items[i].p;
         w->keys[i].len = r->items[i].len;
     }
-    struct filter *f = e->v->f;
     size_t yes = 0;
     if (add) {
         char why[512];
@@ -378,28 +576,24 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
         }
         STAT_ADD(&w->stats, add_requests, 1);
         STAT_ADD(&w->stats, items_added, r->n_items);
-    } else if (r->n_items == 1) {
-        w->bools[0] = filter_check(f, w->keys[0].data, w->keys[0].len);
     } else {
         filter_check_batch(f, w->keys, r->n_items, w->bools);
     }
     for (size_t i = 0; i < r->n_items; i++)
         yes += w->bools[i];
-    struct fstats *fs = &w->fstats[e->id];
     if (add) {
+        struct fstats *fs = &w->fstats[e->id];
         STAT_ADD(&w->stats, items_new, yes);
         STAT_ADD(fs, adds[STATS_LINE], r->n_items);
         STAT_ADD(fs, added_new[STATS_LINE], yes);
     } else {
-        STAT_ADD(&w->stats, check_requests, 1);
-        STAT_ADD(&w->stats, items_checked, r->n_items);
-        STAT_ADD(&w->stats, items_hit, yes);
-        STAT_ADD(fs, checks[STATS_LINE], r->n_items);
-        STAT_ADD(fs, hits[STATS_LINE], yes);
+        tally_checks(w, e, r->n_items, yes);
     }
-    size_t n = proto_format_bools(w->reply, w->reply_cap, w->bools, r->n_items,
+    /* reply_cap leaves PROTO_BOOLS_CAP(max_items) + REPLY_SLACK, so this fits. */
+    size_t cap = PROTO_BOOLS_CAP(r->n_items) + 8;
+    size_t n = proto_format_bools(reply_room(c, cap), cap, w->bools, r->n_items,
                                   add ? "NEW" : "YES", add ? "EXISTS" : "NO");
-    evbuffer_add(c->out, w->reply, n);
+    w->reply_len += n;
 }
 
 static void conn_start_reload(struct conn *c);
@@ -407,7 +601,7 @@ static void conn_start_reload(struct conn *c);
 static void do_request(struct conn *c, const struct catalog *cat, const struct proto_request *r)
 {
     struct worker *w = c->w;
-    STAT_ADD(&w->stats, commands, 1);
+    w->tally.commands++;
     switch (r->cmd) {
     case PROTO_PING:
         reply_str(c, "PONG\n");
@@ -421,6 +615,7 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         do_items(c, cat, r, true);
         break;
     case PROTO_INFO:
+        tally_flush(w); /* INFO counts every request before it, itself included */
         if (r->has_filter) {
             const struct fentry *e = find_filter(c, cat, &r->filter);
             if (e)
@@ -430,6 +625,7 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         }
         break;
     case PROTO_FILTERS:
+        reply_flush(c);
         for (size_t i = 0; i < cat->n; i++) {
             if (i)
                 evbuffer_add(c->out, " ", 1);
@@ -470,6 +666,13 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
 }
 
 /* ---- connections ---- */
+
+/* A request whose answer may go to c->out directly, or come later (RELOAD). */
+static inline bool r_direct(enum proto_cmd cmd)
+{
+    return !(cmd == PROTO_PING || cmd == PROTO_CHECK || cmd == PROTO_MCHECK || cmd == PROTO_ADD ||
+             cmd == PROTO_MADD);
+}
 
 static void conn_close(struct conn *c, const char *why)
 {
@@ -516,9 +719,17 @@ static void conn_process(struct conn *c, bool draining)
     struct proto_limits lim = {cf->max_line, cf->max_item, cf->max_items};
     if (lim.max_items > w->scratch_items)
         lim.max_items = w->scratch_items; /* a reload raised it: takes effect on restart */
+    size_t max_output = cf->max_output;
+    reply_flush(c); /* a reply written before the call (reload_done) */
+    w->out_queued = evbuffer_get_length(c->out);
+    w->last_cat = NULL;
+    w->last_e = NULL;
     size_t off = 0;
     while (!c->closing && !c->reload && off < c->in_len) {
-        if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
+        /* The waiting CHECKs are answered before the limit is judged exactly. */
+        if (!draining && w->out_queued + w->reply_len + 4 * w->n_ahead >= max_output)
+            ahead_drain(c);
+        if (!draining && w->out_queued + w->reply_len >= max_output) {
             if (!c->paused) {
                 c->paused = true;
                 event_del(c->rev);
@@ -532,6 +743,15 @@ static void conn_process(struct conn *c, bool draining)
             proto_next(c->in + off, c->in_len - off, &lim, &req, w->tokens, &used, &c->scanned);
         if (st == PROTO_NEED_MORE)
             break;
+        if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK) {
+            const struct fentry *e = lookup_filter(w, cat, &req.filter);
+            if (e) {
+                off += used;
+                check_ahead(c, e, &req.items[0]);
+                continue;
+            }
+        }
+        ahead_drain(c);
         if (st == PROTO_FATAL) {
             reply_err(c, req.err, req.errmsg);
             c->closing = true;
@@ -539,11 +759,20 @@ static void conn_process(struct conn *c, bool draining)
             break;
         }
         off += used;
-        if (st == PROTO_ERROR)
+        if (st == PROTO_ERROR) {
             reply_err(c, req.err, req.errmsg);
-        else if (st == PROTO_REQUEST)
+        } else if (st == PROTO_REQUEST) {
             do_request(c, cat, &req);
+            /* Only PING and the item commands write nothing but the batch. */
+            if (r_direct(req.cmd)) {
+                reply_flush(c);
+                w->out_queued = evbuffer_get_length(c->out);
+            }
+        }
     }
+    ahead_drain(c);
+    tally_flush(w);
+    reply_flush(c);
     if (off > 0) {
         memmove(c->in, c->in + off, c->in_len - off);
         c->in_len -= off;
@@ -758,6 +987,7 @@ static void reload_done(json_t *report, void *arg)
         if (len >= sizeof(line) - 1)
             len = sizeof(line) - 2;
         line[len++] = '\n';
+        reply_flush(c);
         evbuffer_add(c->out, line, len);
     } else {
         const char *msg = json_string_value(json_object_get(report, "error"));
@@ -1013,7 +1243,9 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
         w->tokens = calloc(items, sizeof(*w->tokens));
         w->keys = calloc(items, sizeof(*w->keys));
         w->bools = calloc(items, sizeof(*w->bools));
-        w->reply_cap = PROTO_BOOLS_CAP(items) + 1024;
+        w->reply_cap = PROTO_BOOLS_CAP(items) + REPLY_SLACK;
+        if (w->reply_cap < REPLY_BATCH)
+            w->reply_cap = REPLY_BATCH;
         w->reply = malloc(w->reply_cap);
         w->listeners = calloc(cf->n_listen ? cf->n_listen : 1, sizeof(*w->listeners));
         w->fstats = calloc(REGISTRY_MAX_FILTERS, sizeof(*w->fstats));

@@ -408,6 +408,92 @@ START_TEST(test_pipeline_10k)
 }
 END_TEST
 
+/* Runs of 1 to 20 one-item CHECKs (which the server answers a few requests
+ * late, after prefetching), each run ended by another kind of request: every
+ * reply must still come in order, a CHECK must see an ADD before it and not
+ * one after it, and the counters must be exact. */
+START_TEST(test_check_runs)
+{
+    enum { RUNS = 400 };
+    struct dh_daemon *d = start_std(NULL);
+    size_t cap = (size_t)RUNS * 24 * 40;
+    char *buf = malloc(cap);
+    const char **want = malloc(sizeof(*want) * RUNS * 24);
+    ck_assert(buf && want);
+    size_t len = 0, n = 0;
+    long long checks = 0, items = 0, hits = 0, commands = 0;
+    for (int r = 0; r < RUNS; r++) {
+        for (int i = 0; i < 1 + r % 20; i++) {
+            bool known = (r + i) % 3 != 0;
+            if (known)
+                len += (size_t)sprintf(buf + len, "CHECK f item-%d\n", (r * 7 + i) % N_KNOWN);
+            else
+                len += (size_t)sprintf(buf + len, "check f absent-%d-%d\n", r, i);
+            want[n++] = known ? "YES" : "NO";
+            checks++, items++, hits += known, commands++;
+        }
+        switch (r % 7) {
+        case 0:
+            len += (size_t)sprintf(buf + len, "MCHECK f absent-%d item-%d\n", r, r % N_KNOWN);
+            want[n++] = "NO YES";
+            checks++, items += 2, hits++, commands++;
+            break;
+        case 1:
+            len += (size_t)sprintf(buf + len, "CHECK nope item-1\n");
+            want[n++] = "ERR unknown_filter";
+            commands++;
+            break;
+        case 2:
+            len += (size_t)sprintf(buf + len, "CHECK dyn run-%d\nADD dyn run-%d\nCHECK dyn run-%d\n",
+                                   r, r, r);
+            want[n++] = "NO";
+            want[n++] = "NEW";
+            want[n++] = "YES";
+            checks += 2, items += 2, hits++, commands += 3;
+            break;
+        case 3:
+            len += (size_t)sprintf(buf + len, "PING\n");
+            want[n++] = "PONG";
+            commands++;
+            break;
+        case 4:
+            len += (size_t)sprintf(buf + len, "\n"); /* no reply */
+            break;
+        case 5:
+            len += (size_t)sprintf(buf + len, "FOO bar\n");
+            want[n++] = "ERR unknown_command";
+            break;
+        default:
+            len += (size_t)sprintf(buf + len, "CHECK f\n");
+            want[n++] = "ERR wrong_arity";
+            break;
+        }
+    }
+    ck_assert(len < cap);
+    struct dh_conn *c = dh_connect(d);
+    ck_assert_int_eq(dh_send(c, buf, len, DH_TIMEOUT_MS), 0);
+    char **got = dh_read_lines(c, n, DH_TIMEOUT_MS);
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(got[i], want[i], strlen(want[i])) != 0 ||
+            (strncmp(want[i], "ERR", 3) != 0 && strlen(got[i]) != strlen(want[i])))
+            ck_abort_msg("reply %zu: got '%s', want '%s'", i + 1, got[i], want[i]);
+    dh_lines_free(got);
+    DH_EXPECT(c, "PING", "PONG");
+    commands++;
+    json_t *j = info_json(c, "INFO");
+    commands++;
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "commands")), commands);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "check_requests")), checks);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "items_checked")), items);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "items_hit")), hits);
+    json_decref(j);
+    dh_close(c);
+    free(buf);
+    free(want);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- 4. a line in 1-byte writes ---- */
 
 START_TEST(test_tiny_writes)
@@ -1202,6 +1288,7 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_every_command);
     tcase_add_test(tc, test_every_error);
     tcase_add_test(tc, test_pipeline_10k);
+    tcase_add_test(tc, test_check_runs);
     tcase_add_test(tc, test_tiny_writes);
     tcase_add_test(tc, test_long_line);
     tcase_add_test(tc, test_garbage);

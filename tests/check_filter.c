@@ -79,6 +79,72 @@ static uint64_t popcount_all(const struct filter *f)
     return n;
 }
 
+/* ---- the blocked probe positions, against the spec ---- */
+
+static uint64_t ref_splitmix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* docs/design.md, written out plainly: the block from h.lo, then k 9-bit
+ * fields, 7 from each splitmix64 output of a generator seeded from both
+ * halves. The filter's own test is unrolled per k; they must agree. */
+static bool ref_blocked_check(const struct filter *f, struct hash128 h)
+{
+    const _Atomic uint64_t *blk =
+        f->shards[filter_shard_of(f, h)].words + filter_reduce64(h.lo, f->blocks_per_shard) * 8;
+    uint64_t s = h.hi ^ (h.lo * 0xC2B2AE3D27D4EB4Full), z = 0;
+    for (unsigned i = 0; i < f->k; i++) {
+        if (i % 7 == 0) {
+            s += 0x9E3779B97F4A7C15ull;
+            z = ref_splitmix64(s);
+        }
+        unsigned pos = (unsigned)(z >> (55 - 9 * (i % 7))) & 511;
+        if (!((atomic_load(&blk[pos >> 6]) >> (pos & 63)) & 1))
+            return false;
+    }
+    return true;
+}
+
+START_TEST(test_blocked_positions)
+{
+    uint64_t x = 88172645463325252ull;
+    for (unsigned k = 1; k <= 20; k++) {
+        struct filter_plan plan;
+        char err[256] = "";
+        ck_assert_msg(filter_plan_make(FILTER_BLOCKED, 2000, 0.01, 2, &plan, err, sizeof(err)) == 0,
+                      "plan: %s", err);
+        plan.k = k;
+        struct filter *f = filter_create(&plan, SEED, err, sizeof(err));
+        ck_assert_msg(f != NULL, "create: %s", err);
+        /* Each bit set with probability 2^(-1/k): about half the lookups pass. */
+        uint64_t thresh = (uint64_t)(pow(0.5, 1.0 / k) * 4294967296.0);
+        for (uint32_t sh = 0; sh < f->shard_count; sh++)
+            for (uint64_t w = 0; w < f->bits_per_shard / 64; w++) {
+                uint64_t v = 0;
+                for (int b = 0; b < 64; b++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    v |= (uint64_t)((x >> 32) < thresh) << b;
+                }
+                atomic_store(&f->shards[sh].words[w], v);
+            }
+        unsigned yes = 0;
+        for (int i = 0; i < 20000; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            struct hash128 h = {x, x * 0x9E3779B97F4A7C15ull + (uint64_t)i};
+            bool want = ref_blocked_check(f, h);
+            ck_assert_msg(filter_check_hash(f, h) == want, "k=%u lookup %d: got %d want %d", k, i,
+                          !want, want);
+            yes += want;
+        }
+        ck_assert_msg(yes > 2000 && yes < 18000, "k=%u: %u of 20000 passed", k, yes);
+        filter_free(f);
+    }
+}
+END_TEST
+
 /* ---- no false negatives ---- */
 
 START_TEST(test_no_false_negative)
@@ -426,6 +492,7 @@ static Suite *filter_suite(void)
     tcase_add_loop_test(tc, test_estimated_fpr_empty, 0, 2);
     tcase_add_loop_test(tc, test_create_and_plan, 0, 2);
     tcase_add_test(tc, test_layout_names);
+    tcase_add_test(tc, test_blocked_positions);
     suite_add_tcase(s, tc);
 
     /* Tens of millions of lookups; sanitizers slow them several times over. */

@@ -984,6 +984,37 @@ START_TEST(test_format_bools)
 }
 END_TEST
 
+/* The padded-word path (8 bytes to spare) and the byte path (exactly enough
+ * room) give the same reply, and neither writes past cap. */
+START_TEST(test_format_bools_paths)
+{
+    static const char *words[][2] = {{"YES", "NO"}, {"NEW", "EXISTS"}, {"1", "0"}};
+    bool v[300];
+    char fast[300 * 8 + 64], slow[300 * 8 + 64];
+    unsigned seed = 7;
+    for (size_t w = 0; w < 3; w++) {
+        for (size_t n = 1; n <= 300; n += (n < 20 ? 1 : 37)) {
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                v[i] = (seed >> 16) & 1;
+            }
+            memset(fast, 'Z', sizeof(fast));
+            memset(slow, 'Z', sizeof(slow));
+            size_t need = proto_format_bools(slow, 0, v, n, words[w][0], words[w][1]);
+            size_t cap = need + 8;
+            ck_assert_uint_eq(proto_format_bools(fast, cap, v, n, words[w][0], words[w][1]), need);
+            ck_assert_uint_eq(proto_format_bools(slow, need, v, n, words[w][0], words[w][1]), need);
+            ck_assert_mem_eq(fast, slow, need);
+            ck_assert_int_eq(fast[need - 1], '\n');
+            for (size_t i = cap; i < sizeof(fast); i++)
+                ck_assert_int_eq(fast[i], 'Z');
+            for (size_t i = need; i < sizeof(slow); i++)
+                ck_assert_int_eq(slow[i], 'Z');
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_names)
 {
     static const char *const want[] = {
@@ -1036,6 +1067,7 @@ static Suite *proto_suite(void)
     TCase *tr = tcase_create("reply");
     tcase_add_test(tr, test_format_error);
     tcase_add_test(tr, test_format_bools);
+    tcase_add_test(tr, test_format_bools_paths);
     tcase_add_test(tr, test_names);
     suite_add_tcase(s, tr);
     return s;
