@@ -44,9 +44,9 @@
 
 #define JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
 #define CT_JSON "application/json; charset=utf-8"
-#define IN_START 4096       /* first input buffer of a connection */
-#define IN_IDLE_KEEP 16384  /* a larger one is given back when it empties */
-#define CHUNK_SLACK 8192    /* room past http_max_body for a chunked body's framing */
+#define IN_START 4096      /* first input buffer of a connection */
+#define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */
+#define CHUNK_SLACK 8192   /* room past http_max_body for a chunked body's framing */
 
 enum { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
@@ -56,20 +56,20 @@ struct hreload;
 struct hconn {
     struct http_front *h;
     evutil_socket_t fd;
-    struct event *rev;       /* readable, with the idle timeout */
-    struct event *wev;       /* writable, while output is pending */
-    char *in;                /* bytes received and not yet answered; in[0] starts a request */
+    struct event *rev; /* readable, with the idle timeout */
+    struct event *wev; /* writable, while output is pending */
+    char *in;          /* bytes received and not yet answered; in[0] starts a request */
     size_t in_len, in_cap;
-    size_t scan;             /* httpparse_head's resume hint for the request at in[0] */
+    size_t scan;                    /* httpparse_head's resume hint for the request at in[0] */
     struct httpparse_chunked chunk; /* a chunked body's decoding state, for in[0]'s request */
-    bool continue_sent;      /* "100 Continue" went out for in[0]'s request */
-    struct evbuffer *out;    /* responses not yet written */
-    bool loopback;           /* peer on loopback: may add/reload without a token */
-    bool admitted;           /* counted against max_connections (holds a slot) */
-    bool paused;             /* reading stopped: too much unread output */
-    bool closing;            /* close once out is written */
-    struct hreload *reload;  /* a POST /v1/reload awaiting its report: later requests wait */
-    unsigned answered;       /* requests answered since the read began (latency) */
+    bool continue_sent;             /* "100 Continue" went out for in[0]'s request */
+    struct evbuffer *out;           /* responses not yet written */
+    bool loopback;                  /* peer on loopback: may add/reload without a token */
+    bool admitted;                  /* counted against max_connections (holds a slot) */
+    bool paused;                    /* reading stopped: too much unread output */
+    bool closing;                   /* close once out is written */
+    struct hreload *reload;         /* a POST /v1/reload awaiting its report: later requests wait */
+    unsigned answered;              /* requests answered since the read began (latency) */
     struct hconn *prev, *next;
     char peer[64];
 };
@@ -88,15 +88,15 @@ struct http_front {
     struct evconnlistener **listeners; /* NULL entries once stopped */
     size_t n_listeners;
     struct hconn *conns;
-    size_t n_open;           /* connections open, admitted or not */
+    size_t n_open; /* connections open, admitted or not */
     bool stopping;
-    bool freeing;            /* no drained callback from inside stop/free */
-    char *qbuf;              /* a decoded query value */
+    bool freeing; /* no drained callback from inside stop/free */
+    char *qbuf;   /* a decoded query value */
     size_t qcap;
-    char *rbuf;              /* a response being built */
+    char *rbuf; /* a response being built */
     size_t rcap;
-    time_t date_sec;         /* the second `date` was formatted for */
-    char date[40];           /* "Sun, 22 Nov 2026 07:17:46 GMT" */
+    time_t date_sec; /* the second `date` was formatted for */
+    char date[40];   /* "Sun, 22 Nov 2026 07:17:46 GMT" */
 };
 
 /* One request being answered. */
@@ -157,19 +157,32 @@ int http_query_param(const char *query, const char *name, char **out, size_t *ou
 static const char *status_text(int code)
 {
     switch (code) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 413:
+        return "Content Too Large";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return "Unknown";
     }
 }
 
@@ -255,13 +268,27 @@ static char *put_json_escaped(char *p, const char *s, size_t len)
         }
         *p++ = '\\';
         switch (ch) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\f': *p++ = 'f'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\r': *p++ = 'r'; break;
-        case '\t': *p++ = 't'; break;
+        case '"':
+            *p++ = '"';
+            break;
+        case '\\':
+            *p++ = '\\';
+            break;
+        case '\b':
+            *p++ = 'b';
+            break;
+        case '\f':
+            *p++ = 'f';
+            break;
+        case '\n':
+            *p++ = 'n';
+            break;
+        case '\r':
+            *p++ = 'r';
+            break;
+        case '\t':
+            *p++ = 't';
+            break;
         default:
             p = PUT_LIT(p, "u00");
             *p++ = hex[ch >> 4];
@@ -911,9 +938,8 @@ static void conn_process(struct hconn *c, bool draining)
         struct httpparse_head hd;
         int status = 0;
         char err[160];
-        enum httpparse_status st =
-            httpparse_head(req, avail, cf->http_max_headers, &c->scan, &hd, &status, err,
-                           sizeof(err));
+        enum httpparse_status st = httpparse_head(req, avail, cf->http_max_headers, &c->scan, &hd,
+                                                  &status, err, sizeof(err));
         if (st == HTTPPARSE_NEED_MORE)
             break;
         if (st == HTTPPARSE_ERROR) {
@@ -956,8 +982,12 @@ static void conn_process(struct hconn *c, bool draining)
             }
             break;
         }
-        struct hreq r = {.c = c, .h = h, .hd = &hd, .body = req + hd.head_len,
-                         .body_len = body_len, .cat = cat,
+        struct hreq r = {.c = c,
+                         .h = h,
+                         .hd = &hd,
+                         .body = req + hd.head_len,
+                         .body_len = body_len,
+                         .cat = cat,
                          .head = hd.method == HTTPPARSE_HEAD};
         if (!c->admitted) {
             STAT_ADD(h->env.stats, http_connections_rejected, 1);
@@ -1098,8 +1128,8 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 /* A new connection: admitted against max_connections now; one over the limit
  * is kept just long enough to answer its first request with 503 (a response
  * sent before the request could be lost to a reset). */
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
 {
     struct http_front *h = arg;
     (void)l;

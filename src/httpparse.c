@@ -12,17 +12,20 @@
 #include <string.h>
 #include <strings.h>
 
-#define CHUNK_LINE_MAX 4096   /* a chunk-size line with its extensions */
+#define CHUNK_LINE_MAX 4096      /* a chunk-size line with its extensions */
 #define TRAILERS_MAX (16u << 10) /* all trailer fields of a chunked body */
 
 /* RFC 9110 tchar: the characters of a method or a header name. A table:
  * header names are scanned byte by byte on every request. */
 static const unsigned char tchar_table[256] = {
-    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
-    ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
-    ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1};
+    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1,         ['&'] = 1,         ['\''] = 1,
+    ['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1,         ['^'] = 1,         ['_'] = 1,
+    ['`'] = 1, ['|'] = 1, ['~'] = 1, ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1};
 
-static inline bool is_tchar(unsigned char c) { return tchar_table[c]; }
+static inline bool is_tchar(unsigned char c)
+{
+    return tchar_table[c];
+}
 
 /* Word-at-a-time tests on 8 bytes (exact as to whether any byte matches). */
 #define ONES 0x0101010101010101ull
@@ -49,8 +52,7 @@ static bool name_is(const char *p, size_t len, const char *want)
     return len == n && strncasecmp(p, want, n) == 0;
 }
 
-static enum httpparse_status fail(int *status, int code, char *err, size_t errlen,
-                                  const char *msg)
+static enum httpparse_status fail(int *status, int code, char *err, size_t errlen, const char *msg)
 {
     *status = code;
     snprintf(err, errlen, "%s", msg);
@@ -196,8 +198,8 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
                                      size_t errlen)
 {
     size_t start = 0;
-    while (start < len &&
-           (buf[start] == '\n' || (buf[start] == '\r' && start + 1 < len && buf[start + 1] == '\n')))
+    while (start < len && (buf[start] == '\n' ||
+                           (buf[start] == '\r' && start + 1 < len && buf[start + 1] == '\n')))
         start += buf[start] == '\r' ? 2 : 1;
     size_t end = head_end(buf, len, start, scan);
     if (end == 0) {
@@ -341,8 +343,18 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
     return HTTPPARSE_OK;
 }
 
-enum { CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_TRAILER, CH_TRAILER_LINE,
-       CH_TRAILER_LF, CH_DONE };
+enum {
+    CH_SIZE,
+    CH_EXT,
+    CH_SIZE_LF,
+    CH_DATA,
+    CH_DATA_CR,
+    CH_DATA_LF,
+    CH_TRAILER,
+    CH_TRAILER_LINE,
+    CH_TRAILER_LF,
+    CH_DONE
+};
 
 static int hexval(int c)
 {
