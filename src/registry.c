@@ -13,7 +13,7 @@ static void state_free(struct registry *reg, struct fstate *st)
     if (!st)
         return;
     if (reg->on_state_release)
-        reg->on_state_release(st);
+        reg->on_state_release(reg, st);
     pthread_mutex_destroy(&st->mu);
     free(st->name);
     free(st);

@@ -73,7 +73,8 @@ struct registry {
     struct fstate *states[REGISTRY_MAX_FILTERS]; /* writer-only: which name holds each id */
     void (*on_fresh_id)(void *ctx, unsigned id); /* an id starts a new name: zero its counters */
     void *on_fresh_ctx;
-    void (*on_state_release)(struct fstate *st); /* a name left: close its journal */
+    /* A name left (writer thread, or registry_free): close its journal. */
+    void (*on_state_release)(struct registry *reg, struct fstate *st);
     /* Reload outcomes (the reload thread writes; INFO and /metrics read). */
     _Atomic uint64_t reloads_ok;     /* reloads in which nothing failed */
     _Atomic uint64_t reloads_failed; /* reloads in which something failed */

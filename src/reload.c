@@ -34,9 +34,9 @@ struct reloader {
     pthread_t tid;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    bool pending;            /* a reload was asked for and has not started */
+    bool pending; /* a reload was asked for and has not started */
     bool stop;
-    struct waiter *waiters;  /* who wants the answer of the next run */
+    struct waiter *waiters; /* who wants the answer of the next run */
 };
 
 /* ---- journals ---- */
@@ -53,8 +53,8 @@ static int replay_item(void *ctx, const void *item, size_t len)
 }
 
 /* Replay [from, to) of a journal onto a filter; -1 with err on failure. */
-static int64_t replay(struct journal *j, struct filter *f, uint64_t from, uint64_t to,
-                      char *err, size_t errlen)
+static int64_t replay(struct journal *j, struct filter *f, uint64_t from, uint64_t to, char *err,
+                      size_t errlen)
 {
     struct replay_ctx ctx = {f};
     return journal_replay(j, from, to, replay_item, &ctx, err, errlen);
@@ -88,9 +88,15 @@ static void close_journal(struct journal *j)
         log_error("journal: %s", err);
 }
 
-void reload_release_state(struct fstate *st)
+void reload_release_state(struct registry *reg, struct fstate *st)
 {
-    close_journal(atomic_exchange(&st->journal, NULL));
+    struct journal *j = atomic_exchange(&st->journal, NULL);
+    for (unsigned id = 0; j && id < REGISTRY_MAX_FILTERS; id++) {
+        struct fstate *o = reg->states[id];
+        if (o && o != st && atomic_load(&o->journal) == j)
+            return; /* handed over to a new name by a reload (see adopt_journal) */
+    }
+    close_journal(j);
 }
 
 static void set_status(struct fstate *st, const char *status, const char *error)
@@ -184,6 +190,24 @@ static bool same_str(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* A filter renamed in the config, its journal path kept: the old name still
+ * holds that journal (open, and flock'ed) until the new catalog is published,
+ * so opening it again would fail. Instead the new name takes the same journal
+ * object: the journal of a filter that is leaving (not in conf) whose path is
+ * cf->journal, or NULL. Both names append to it until the old one is gone;
+ * reload_release_state then leaves it open. Reload thread. */
+static struct journal *adopt_journal(const struct catalog *cur, const struct conf *conf,
+                                     const struct conf_filter *cf)
+{
+    for (size_t i = 0; cf->journal && i < cur->n; i++) {
+        const struct fentry *o = &cur->entries[i];
+        struct journal *oj = o->st ? atomic_load(&o->st->journal) : NULL;
+        if (oj && !conf_find_filter(conf, o->name) && same_str(journal_path(oj), cf->journal))
+            return oj;
+    }
+    return NULL;
+}
+
 /* Does the filter as configured differ from the version being served? A file
  * counts as changed when its device, inode, size or mtime differ (a rebuilt
  * file renamed into place has a new inode). */
@@ -205,7 +229,6 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
     return !old_cf || old_cf->capacity != cf->capacity || old_cf->fpr != cf->fpr ||
            old_cf->layout != cf->layout || old_cf->file != NULL;
 }
-
 
 /* The reload proper (reload thread). Builds the next catalog beside the
  * current one: each changed filter is loaded, gets its journal replayed, and
@@ -241,7 +264,7 @@ static json_t *reload_run(struct reloader *r)
 
     struct catalog *next = calloc(1, sizeof(*next));
     size_t slots = conf->n_filters ? conf->n_filters : 1;
-    struct fstate **pending = calloc(slots, sizeof(*pending)); /* states with st->pending set */
+    struct fstate **pending = calloc(slots, sizeof(*pending));  /* states with st->pending set */
     struct fversion **doomed = calloc(slots, sizeof(*doomed));  /* failed after pending was set */
     struct journal **retired = calloc(slots, sizeof(*retired)); /* journals replaced */
     size_t n_pending = 0, n_doomed = 0, n_retired = 0;
@@ -281,14 +304,21 @@ static json_t *reload_run(struct reloader *r)
         if (old && !journal_moved && !version_stale(old->v, cf, old_cf)) {
             next->entries[next->n++] = *old;
             set_status(st, "unchanged", NULL);
-            json_array_append_new(arr, status_json(cf->name, "unchanged", old->v->generation, NULL));
+            json_array_append_new(arr,
+                                  status_json(cf->name, "unchanged", old->v->generation, NULL));
             continue;
         }
         /* Load the new version off to the side; the old one keeps serving. */
-        struct journal *j = cur_j, *new_j = NULL;
+        struct journal *j = cur_j, *new_j = NULL, *adopted = NULL;
         struct fversion *v = NULL;
-        if (journal_moved && cf->journal && !(j = new_j = open_journal(cf, err, sizeof(err))))
+        if (journal_moved && cf->journal && (adopted = adopt_journal(cur, conf, cf))) {
+            j = adopted;
+            log_info("filter %s: takes over journal %s from a filter no longer configured",
+                     cf->name, cf->journal);
+        } else if (journal_moved && cf->journal &&
+                   !(j = new_j = open_journal(cf, err, sizeof(err)))) {
             goto failed;
+        }
         if (journal_moved && !cf->journal)
             j = NULL;
         if (!(v = loader_load_filter(cf, r->threads, err, sizeof(err))))
@@ -300,7 +330,7 @@ static json_t *reload_run(struct reloader *r)
             goto failed;
         }
         if (journal_moved) {
-            struct journal *was = atomic_exchange(&st->journal, new_j);
+            struct journal *was = atomic_exchange(&st->journal, adopted ? adopted : new_j);
             if (was)
                 retired[n_retired++] = was;
             new_j = NULL; /* st owns it now */
@@ -313,8 +343,8 @@ static json_t *reload_run(struct reloader *r)
         if (j) {
             uint64_t end2 = journal_end(j);
             if (replay(j, v->f, end, end2, why, sizeof(why)) < 0) {
-                snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name,
-                         journal_path(j), why);
+                snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name, journal_path(j),
+                         why);
                 atomic_store(&st->pending, NULL);
                 doomed[n_doomed++] = v; /* a worker may be adding to it: free after the grace */
                 v = NULL;
@@ -330,8 +360,8 @@ static json_t *reload_run(struct reloader *r)
         e->id = (unsigned)id;
         e->st = st;
         set_status(st, old ? "reloaded" : "loaded", NULL);
-        json_array_append_new(arr, status_json(cf->name, old ? "reloaded" : "added", v->generation,
-                                               NULL));
+        json_array_append_new(
+            arr, status_json(cf->name, old ? "reloaded" : "added", v->generation, NULL));
         log_info("filter %s: %s, generation %llu", cf->name, old ? "reloaded" : "added",
                  (unsigned long long)v->generation);
         continue;
@@ -347,8 +377,8 @@ static json_t *reload_run(struct reloader *r)
             strncmp(reason + 7 + nl, ": ", 2) == 0)
             reason += 9 + nl;
         set_status(st, "failed", reason);
-        json_array_append_new(arr, status_json(cf->name, "failed", old ? old->v->generation : 0,
-                                               reason));
+        json_array_append_new(
+            arr, status_json(cf->name, "failed", old ? old->v->generation : 0, reason));
         if (old)
             next->entries[next->n++] = *old;
     }
@@ -481,8 +511,8 @@ void reloader_request(struct reloader *r, struct event_base *base, server_reload
 {
     struct waiter *w = NULL;
     if (base && done && !(w = calloc(1, sizeof(*w)))) {
-        json_t *report = json_pack("{s:b, s:s, s:[]}", "ok", 0, "error", "out of memory",
-                                   "filters");
+        json_t *report =
+            json_pack("{s:b, s:s, s:[]}", "ok", 0, "error", "out of memory", "filters");
         done(report, arg);
         return;
     }

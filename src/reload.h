@@ -32,7 +32,9 @@ void reloader_hook(void *ctx, struct event_base *base, server_reload_done done, 
 /* Main thread, at shutdown: finish the reload in progress and stop. */
 void reloader_stop(struct reloader *r);
 
-/* Close a filter's journal when its name leaves the catalog (registry hook). */
-void reload_release_state(struct fstate *st);
+/* Close a filter's journal when its name leaves the catalog (registry hook),
+ * unless another name holds it now (a renamed filter keeps its journal). */
+struct registry;
+void reload_release_state(struct registry *reg, struct fstate *st);
 
 #endif

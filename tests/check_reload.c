@@ -1529,6 +1529,44 @@ END_TEST
 enum { J_LIMIT = 64 * 1024, J_ITEM = 8000 };
 
 /* An item of J_ITEM bytes: tag, then 'x's. */
+/* A filter renamed in the config with its journal path kept: the old name
+ * holds the journal (and its lock) until the swap, so the new name takes the
+ * same journal over instead of failing to open it; its adds survive the
+ * reload, later adds go on into the same file, and a restart finds them all. */
+START_TEST(test_rename_keeps_journal)
+{
+    struct dh_daemon *d = dh_new();
+    build_range(d, "x.bloom", "x-", 0, 100, 10000, 1e-4);
+    dh_write_config(d, "threads 2\n"
+                       "filter old {\n"
+                       "    file @DIR@/x.bloom\n"
+                       "    journal @DIR@/kept.journal\n"
+                       "}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "MADD old r-0 r-1 r-2", "NEW NEW NEW");
+    dh_write_config(d, "threads 2\n"
+                       "filter new {\n"
+                       "    file @DIR@/x.bloom\n"
+                       "    journal @DIR@/kept.journal\n"
+                       "}\n");
+    DH_EXPECT(c, "RELOAD", "OK new=added old=removed");
+    DH_EXPECT(c, "MCHECK new r-0 r-1 r-2 r-3", "YES YES YES NO");
+    DH_EXPECT(c, "MCHECK old r-0", "ERR unknown_filter no such filter 'old'");
+    /* The journal is still open for the new name after the old one is gone. */
+    DH_EXPECT(c, "ADD new r-3", "NEW");
+    DH_EXPECT(c, "RELOAD", "OK new=unchanged");
+    DH_EXPECT(c, "ADD new r-4", "NEW");
+    dh_close(c);
+    stop_ok(d);
+    dh_start(d, NULL);
+    c = dh_connect(d);
+    DH_EXPECT(c, "MCHECK new r-0 r-1 r-2 r-3 r-4 r-5", "YES YES YES YES YES NO");
+    dh_close(c);
+    stop_ok(d);
+}
+END_TEST
+
 static char *big_item(const char *tag)
 {
     char *s = malloc(J_ITEM + 1);
@@ -1874,6 +1912,7 @@ static Suite *reload_suite(void)
     tcase_add_test(tc, test_journal_torn_tail);
     tcase_add_test(tc, test_journal_corrupt_middle);
     tcase_add_test(tc, test_adds_survive_reload);
+    tcase_add_test(tc, test_rename_keeps_journal);
     tcase_add_test(tc, test_journal_unwritable);
     tcase_add_test(tc, test_systemd_notify);
     tcase_add_test(tc, test_read_your_writes_across_reload);
