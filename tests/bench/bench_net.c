@@ -533,17 +533,18 @@ static __attribute__((format(printf, 2, 3))) void complain(struct thread *t, con
     va_end(ap);
 }
 
+/* Count one answer. Branch-free: present and absent items come in random
+ * order, and a mispredicted branch per item cost the client ~10% of its
+ * throughput against a real filter (the null server's all-NO answers never
+ * mispredict), which skewed the bloomgate / null server ratio. */
 static inline void judge(struct tstats *s, bool want, bool yes)
 {
     s->items++;
     if (!o.verify)
         return;
-    if (want) {
-        s->false_neg += !yes;
-    } else {
-        s->absent++;
-        s->false_pos += yes;
-    }
+    s->false_neg += want & !yes;
+    s->absent += !want;
+    s->false_pos += !want & yes;
 }
 
 /* A printable excerpt of a reply for an error message. */
@@ -574,17 +575,14 @@ static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uin
     }
     const char *p = b, *end = nl;
     unsigned got = 0;
-    while (p < end && got < o.items) {
-        bool yes;
-        if (end - p >= 3 && p[0] == 'Y' && p[1] == 'E' && p[2] == 'S') {
-            yes = true;
-            p += 3;
-        } else if (end - p >= 2 && p[0] == 'N' && p[1] == 'O') {
-            yes = false;
-            p += 2;
-        } else {
+    while (end - p >= 2 && got < o.items) {
+        /* YES or NO without a branch on which: p[2] is readable even after
+         * a final NO (it is the LF at end). */
+        bool yes = p[0] == 'Y';
+        bool ok = (yes & (p[1] == 'E') & (p[2] == 'S')) | ((p[0] == 'N') & (p[1] == 'O'));
+        if (!ok)
             break;
-        }
+        p += 2 + yes;
         judge(&t->s, want[got++], yes);
         if (p < end && *p == ' ')
             p++;
