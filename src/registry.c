@@ -47,8 +47,10 @@ void registry_free(struct registry *reg)
         for (size_t i = 0; i < c->n; i++)
             fversion_free(c->entries[i].v);
     catalog_free(c);
-    for (unsigned i = 0; i < REGISTRY_MAX_FILTERS; i++)
+    for (unsigned i = 0; i < REGISTRY_MAX_FILTERS; i++) {
         state_free(reg, reg->states[i]);
+        reg->states[i] = NULL; /* the release hook looks at the states still here */
+    }
     free(reg->readers);
     free(reg);
 }
