@@ -878,6 +878,7 @@ static void conn_close(struct hconn *c, const char *why)
     if (c->next)
         c->next->prev = c->prev;
     h->n_open--;
+    atomic_fetch_sub_explicit(h->env.load, 1, memory_order_relaxed);
     event_free(c->rev);
     event_free(c->wev);
     evbuffer_free(c->out);
@@ -1135,6 +1136,14 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     (void)l;
     (void)salen;
     STAT_ADD(h->env.stats, http_connections_accepted, 1);
+    if (!server_balance_accept(h->env.worker, fd, sa, true))
+        http_front_adopt(h, fd, sa);
+}
+
+/* Set up an HTTP connection on this worker (its thread): accepted here, or
+ * handed over by another worker. */
+void http_front_adopt(struct http_front *h, evutil_socket_t fd, const struct sockaddr *sa)
+{
     struct hconn *c = calloc(1, sizeof(*c));
     if (c) {
         c->in = malloc(IN_START);
@@ -1173,6 +1182,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         h->conns->prev = c;
     h->conns = c;
     h->n_open++;
+    atomic_fetch_add_explicit(h->env.load, 1, memory_order_relaxed);
     conn_arm_read(c);
 }
 

@@ -71,6 +71,7 @@ struct http_env {
     struct filter_key *keys;    /* scratch_items entries */
     bool *bools;                /* scratch_items entries */
     size_t scratch_items;       /* largest batch the scratch holds */
+    _Atomic unsigned *load;     /* the worker's open connections (both protocols) */
     void (*drained)(void *arg); /* after http_front_stop: its last connection closed */
     void *drained_arg;
 };
@@ -82,6 +83,10 @@ struct http_front;
  * the caller closes what is left. NULL with the reason in err. */
 struct http_front *http_front_create(const struct http_env *env, evutil_socket_t *fds, size_t n_fds,
                                      char *err, size_t errlen);
+
+/* Serve fd, accepted by another worker and handed to this one
+ * (server_balance_accept). */
+void http_front_adopt(struct http_front *h, evutil_socket_t fd, const struct sockaddr *sa);
 
 /* Shutdown: stop accepting, close idle keep-alive connections, answer the
  * requests in progress with Connection: close; env->drained is called once

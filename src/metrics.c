@@ -165,6 +165,15 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
                         STAT_GET(&s, connections_accepted));
     evbuffer_add_printf(o, "bloomgate_connections_accepted_total{protocol=\"http\"} %" PRIu64 "\n",
                         STAT_GET(&s, http_connections_accepted));
+    family(o, "bloomgate_worker_connections", "gauge",
+           "Connections open on each worker thread, both protocols");
+    for (unsigned i = 0; i < server_threads(srv); i++)
+        evbuffer_add_printf(o, "bloomgate_worker_connections{worker=\"%u\"} %u\n", i,
+                            server_worker_load(srv, i));
+    family(o, "bloomgate_connections_handed_off_total", "counter",
+           "Connections accepted by one worker and handed to a less loaded one");
+    evbuffer_add_printf(o, "bloomgate_connections_handed_off_total %" PRIu64 "\n",
+                        STAT_GET(&s, connections_handed_off));
     family(o, "bloomgate_connections_rejected_total", "counter",
            "Connections refused because max_connections were open");
     evbuffer_add_printf(o, "bloomgate_connections_rejected_total{protocol=\"line\"} %" PRIu64 "\n",
@@ -186,8 +195,7 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
                         STAT_GET(&s, commands));
     evbuffer_add_printf(o, "bloomgate_requests_total{protocol=\"http\"} %" PRIu64 "\n",
                         STAT_GET(&s, http_requests));
-    family(o, "bloomgate_http_responses_total", "counter",
-           "HTTP responses by status");
+    family(o, "bloomgate_http_responses_total", "counter", "HTTP responses by status");
     for (int i = 1; i < STATS_HTTP_SLOTS; i++)
         if (stats_http_codes[i])
             evbuffer_add_printf(o, "bloomgate_http_responses_total{code=\"%d\"} %" PRIu64 "\n",

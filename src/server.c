@@ -29,14 +29,14 @@
 #include "proto.h"
 #include "util.h"
 
-#define IN_START 4096        /* first input buffer of a connection */
-#define IN_IDLE_KEEP 16384   /* a larger one is given back when it empties */
-#define TICK_MS 100          /* quiescent-state report and shutdown checks */
+#define IN_START 4096      /* first input buffer of a connection */
+#define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */
+#define TICK_MS 100        /* quiescent-state report and shutdown checks */
 #define LISTEN_BACKLOG 1024
-#define WORKER_MAX_DIRTY 8   /* journals awaiting one group commit per batch */
-#define REPLY_BATCH 65536    /* the reply batch holds at least this much */
-#define REPLY_SLACK 1024     /* and an error line (512) or a short reply besides */
-#define CHECK_AHEAD 8        /* one-item CHECKs hashed and prefetched before answered */
+#define WORKER_MAX_DIRTY 8 /* journals awaiting one group commit per batch */
+#define REPLY_BATCH 65536  /* the reply batch holds at least this much */
+#define REPLY_SLACK 1024   /* and an error line (512) or a short reply besides */
+#define CHECK_AHEAD 8      /* one-item CHECKs hashed and prefetched before answered */
 
 struct worker;
 struct conn;
@@ -49,19 +49,27 @@ struct pending_reload {
 struct conn {
     struct worker *w;
     evutil_socket_t fd;
-    struct event *rev;       /* readable, with the idle timeout */
-    struct event *wev;       /* writable, while output is pending */
-    char *in;                /* bytes received and not yet parsed */
+    struct event *rev; /* readable, with the idle timeout */
+    struct event *wev; /* writable, while output is pending */
+    char *in;          /* bytes received and not yet parsed */
     size_t in_len, in_cap;
-    size_t scanned;          /* proto_next's resume hint */
-    struct evbuffer *out;    /* replies not yet written */
-    bool loopback;           /* peer on 127.0.0.0/8 or ::1: may ADD without a token */
-    bool authed;             /* AUTH succeeded on this connection */
-    bool paused;             /* reading stopped: too much unread output */
-    bool closing;            /* close once out is written (QUIT, fatal error, EOF) */
+    size_t scanned;                /* proto_next's resume hint */
+    struct evbuffer *out;          /* replies not yet written */
+    bool loopback;                 /* peer on 127.0.0.0/8 or ::1: may ADD without a token */
+    bool authed;                   /* AUTH succeeded on this connection */
+    bool paused;                   /* reading stopped: too much unread output */
+    bool closing;                  /* close once out is written (QUIT, fatal error, EOF) */
     struct pending_reload *reload; /* a RELOAD awaiting its answer: later requests wait */
     struct conn *prev, *next;
     char peer[64];
+};
+
+/* A connection accepted by one worker and handed to another. */
+struct handoff {
+    evutil_socket_t fd;
+    struct sockaddr_storage ss;
+    bool http;
+    struct handoff *next;
 };
 
 struct worker {
@@ -73,13 +81,22 @@ struct worker {
     struct evconnlistener **listeners; /* one per line-protocol address */
     struct http_front *http;           /* the HTTP API; NULL with http_listen off */
     struct event *tick;
-    struct event *ctl;       /* activated by server_stop from the main thread */
+    struct event *ctl; /* activated by server_stop from the main thread */
     bool stopping;
     struct conn *conns;
     unsigned n_conns;
+    /* Connections of both protocols open on this worker: written by the
+     * worker, read by any worker's accept to pick the least loaded one. */
+    _Atomic unsigned load;
+    /* Connections other workers accepted and handed to this one, taken by
+     * inbox_cb on this worker's thread (see server_balance_accept). */
+    pthread_mutex_t inbox_mu;
+    bool inbox_mu_ok;
+    struct handoff *inbox;
+    struct event *inbox_ev;
     struct stats stats;
-    struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries */
-    struct latency latency[2]; /* by enum stats_proto */
+    struct fstats *fstats;                   /* REGISTRY_MAX_FILTERS entries */
+    struct latency latency[2];               /* by enum stats_proto */
     struct journal *dirty[WORKER_MAX_DIRTY]; /* journals appended to in this batch */
     unsigned n_dirty;
     /* Scratch reused by every request (sized for the largest max_items). */
@@ -94,15 +111,15 @@ struct worker {
      * connection being processed; whatever writes to c->out directly calls
      * reply_flush first, which keeps replies in order. */
     char *reply;
-    size_t reply_cap;    /* >= PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK */
+    size_t reply_cap; /* >= PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK */
     size_t reply_len;
-    size_t out_queued;   /* bytes in c->out as of the last flush (for max_output) */
+    size_t out_queued; /* bytes in c->out as of the last flush (for max_output) */
     /* Counters of the batch, added to stats and fstats by tally_flush (at the
      * end of conn_process and before any request that reads or may wait on
      * them), so the totals stay exact at every point a client can look. */
     struct {
         uint64_t commands, checks, items, hits;
-        unsigned fid;          /* the filter fchecks and fhits belong to */
+        unsigned fid; /* the filter fchecks and fhits belong to */
         uint64_t fchecks, fhits;
     } tally;
     /* The last filter an item command named in this conn_process call, in the
@@ -129,13 +146,14 @@ struct server {
     unsigned n_workers;
     struct worker *workers;
     size_t n_addrs;
-    evutil_socket_t *fds;    /* n_workers x n_addrs listening sockets */
-    int *ports;              /* bound port per address */
+    evutil_socket_t *fds;      /* n_workers x n_addrs listening sockets */
+    int *ports;                /* bound port per address */
     size_t n_http_addrs;       /* 0 with http_listen off */
     evutil_socket_t *http_fds; /* n_workers x n_http_addrs, until the HTTP fronts take them */
     int *http_ports;           /* bound port per HTTP address */
     _Atomic unsigned conns_open;
-    double started;          /* monotonic */
+    _Atomic bool stopping; /* server_stop has begun: no more hand-offs */
+    double started;        /* monotonic */
     int64_t started_wall;
     server_reload_fn reload_fn;
     void *reload_ctx;
@@ -149,7 +167,10 @@ static bool worker_drained(const struct worker *w)
     return w->n_conns == 0 && http_front_drained(w->http);
 }
 
-static const struct catalog *cat_now(struct worker *w) { return registry_read(w->srv->reg); }
+static const struct catalog *cat_now(struct worker *w)
+{
+    return registry_read(w->srv->reg);
+}
 
 /* Worker thread: move the reply batch into c->out. Before anything writes to
  * c->out directly, and at the end of every conn_process. */
@@ -228,9 +249,8 @@ json_t *server_filter_json(const struct fentry *e)
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     if (e->st) {
         pthread_mutex_lock(&e->st->mu);
-        json_object_set_new(o, "last_reload_at", e->st->last_reload_at
-                                                     ? iso_time(e->st->last_reload_at)
-                                                     : json_null());
+        json_object_set_new(o, "last_reload_at",
+                            e->st->last_reload_at ? iso_time(e->st->last_reload_at) : json_null());
         json_object_set_new(o, "last_reload_status", json_string(e->st->last_status));
         json_object_set_new(o, "last_reload_error",
                             e->st->last_error[0] ? json_string(e->st->last_error) : json_null());
@@ -250,7 +270,12 @@ json_t *server_info_json(struct server *srv, const struct catalog *cat)
     json_object_set_new(o, "started_at", iso_time(srv->started_wall));
     json_object_set_new(o, "threads", json_integer(srv->n_workers));
     json_object_set_new(o, "connections", json_integer(server_connections_open(srv)));
-#define STATS_JSON_(name, help) json_object_set_new(o, #name, json_integer((json_int_t)STAT_GET(&s, name)));
+    json_t *per = json_array();
+    for (unsigned i = 0; i < srv->n_workers; i++)
+        json_array_append_new(per, json_integer(server_worker_load(srv, i)));
+    json_object_set_new(o, "worker_connections", per);
+#define STATS_JSON_(name, help)                                                                    \
+    json_object_set_new(o, #name, json_integer((json_int_t)STAT_GET(&s, name)));
     STATS_COUNTERS(STATS_JSON_)
 #undef STATS_JSON_
     struct registry *reg = srv->reg;
@@ -520,7 +545,8 @@ static void ahead_drain(struct conn *c)
  * cache line now, answer it once CHECK_AHEAD later ones are parsed (or at a
  * drain). The hash is all that is kept of the item, so the input buffer may
  * move under the ring. */
-static inline void check_ahead(struct conn *c, const struct fentry *e, const struct proto_token *item)
+static inline void check_ahead(struct conn *c, const struct fentry *e,
+                               const struct proto_token *item)
 {
     struct worker *w = c->w;
     const struct filter *f = e->v->f;
@@ -549,9 +575,10 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     if (add) {
         const char *tok = cat->conf->admin_token;
         if (tok ? !c->authed : !c->loopback) {
-            reply_err(c, PROTO_ERR_AUTH_REQUIRED,
-                      tok ? "ADD needs AUTH <token> first on this connection"
-                          : "ADD is accepted only from loopback clients when no admin_token is set");
+            reply_err(
+                c, PROTO_ERR_AUTH_REQUIRED,
+                tok ? "ADD needs AUTH <token> first on this connection"
+                    : "ADD is accepted only from loopback clients when no admin_token is set");
             return;
         }
     }
@@ -687,6 +714,7 @@ static void conn_close(struct conn *c, const char *why)
     if (c->next)
         c->next->prev = c->prev;
     w->n_conns--;
+    atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
     event_free(c->rev);
     event_free(c->wev);
     evbuffer_free(c->out);
@@ -896,25 +924,11 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
     registry_quiescent(c->w->srv->reg, c->w->id);
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+/* Set up a line-protocol connection on worker w (its thread), admitted
+ * against max_connections already. */
+static void conn_setup(struct worker *w, evutil_socket_t fd, const struct sockaddr *sa)
 {
-    struct worker *w = arg;
     struct server *srv = w->srv;
-    (void)l;
-    (void)salen;
-    const struct conf *cf = cat_now(w)->conf;
-    unsigned open = atomic_fetch_add_explicit(&srv->conns_open, 1, memory_order_relaxed) + 1;
-    if (open > cf->max_connections) {
-        static const char msg[] = "ERR too_many_connections the server is at max_connections\n";
-        ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)ignored;
-        atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
-        evutil_closesocket(fd);
-        STAT_ADD(&w->stats, connections_rejected, 1);
-        STAT_ADD(&w->stats, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
-        return;
-    }
     struct conn *c = calloc(1, sizeof(*c));
     if (c) {
         c->in = malloc(IN_START);
@@ -950,9 +964,119 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         w->conns->prev = c;
     w->conns = c;
     w->n_conns++;
-    STAT_ADD(&w->stats, connections_accepted, 1);
+    atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
     log_debug("connection from %s on worker %u", c->peer, w->id);
     conn_arm_read(c);
+}
+
+/* ---- spreading connections over the workers ---- */
+
+/* The worker with the fewest open connections, w itself on a tie. */
+static struct worker *least_loaded(struct worker *w)
+{
+    struct server *srv = w->srv;
+    struct worker *best = w;
+    unsigned best_load = atomic_load_explicit(&w->load, memory_order_relaxed);
+    for (unsigned i = 0; i < srv->n_workers; i++) {
+        struct worker *o = &srv->workers[i];
+        unsigned l = atomic_load_explicit(&o->load, memory_order_relaxed);
+        if (l < best_load) {
+            best = o;
+            best_load = l;
+        }
+    }
+    return best;
+}
+
+/* Worker thread, on accept: SO_REUSEPORT spreads connections by a hash of
+ * their addresses, which with the few long-lived connections of a gateway
+ * (say 4) leaves one worker with all of them one time in eight, and 3 to 1
+ * half the time. So a worker that has more open connections than another
+ * hands the new one over: the least loaded worker takes it from its inbox
+ * before reading a byte. True when handed over (the fd is no longer ours). */
+bool server_balance_accept(struct worker *w, evutil_socket_t fd, const struct sockaddr *sa,
+                           bool http)
+{
+    struct server *srv = w->srv;
+    if (srv->n_workers < 2 || atomic_load_explicit(&srv->stopping, memory_order_relaxed))
+        return false;
+    struct worker *t = least_loaded(w);
+    if (t == w || !t->inbox_ev)
+        return false;
+    struct handoff *h = calloc(1, sizeof(*h));
+    if (!h)
+        return false;
+    h->fd = fd;
+    memcpy(&h->ss, sa,
+           sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+    h->http = http;
+    /* Counted on the target now, so the next accept anywhere sees it. */
+    atomic_fetch_add_explicit(&t->load, 1, memory_order_relaxed);
+    pthread_mutex_lock(&t->inbox_mu);
+    h->next = t->inbox;
+    t->inbox = h;
+    pthread_mutex_unlock(&t->inbox_mu);
+    event_active(t->inbox_ev, EV_READ, 0);
+    STAT_ADD(&w->stats, connections_handed_off, 1);
+    return true;
+}
+
+/* The inbox's event, on the target worker's thread: set up every connection
+ * handed over (oldest first); while stopping, close them unread. */
+static void inbox_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+    (void)fd;
+    (void)what;
+    pthread_mutex_lock(&w->inbox_mu);
+    struct handoff *list = w->inbox, *rev = NULL;
+    w->inbox = NULL;
+    pthread_mutex_unlock(&w->inbox_mu);
+    while (list) { /* the inbox is a stack: reverse it */
+        struct handoff *next = list->next;
+        list->next = rev;
+        rev = list;
+        list = next;
+    }
+    while (rev) {
+        struct handoff *h = rev;
+        rev = h->next;
+        atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed); /* setup counts it again */
+        if (w->stopping || (h->http && !w->http)) {
+            if (!h->http)
+                atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
+            evutil_closesocket(h->fd);
+        } else if (h->http) {
+            http_front_adopt(w->http, h->fd, (struct sockaddr *)&h->ss);
+        } else {
+            conn_setup(w, h->fd, (struct sockaddr *)&h->ss);
+        }
+        free(h);
+    }
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
+{
+    struct worker *w = arg;
+    struct server *srv = w->srv;
+    (void)l;
+    (void)salen;
+    const struct conf *cf = cat_now(w)->conf;
+    unsigned open = atomic_fetch_add_explicit(&srv->conns_open, 1, memory_order_relaxed) + 1;
+    if (open > cf->max_connections) {
+        static const char msg[] = "ERR too_many_connections the server is at max_connections\n";
+        ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)ignored;
+        atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
+        evutil_closesocket(fd);
+        STAT_ADD(&w->stats, connections_rejected, 1);
+        STAT_ADD(&w->stats, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
+        return;
+    }
+    STAT_ADD(&w->stats, connections_accepted, 1);
+    if (!server_balance_accept(w, fd, sa, false))
+        conn_setup(w, fd, sa);
 }
 
 /* ---- RELOAD: answered when the reload is over, without blocking the worker ---- */
@@ -1041,8 +1165,8 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
     struct worker *w = arg;
     (void)fd;
     (void)what;
-    log_warn("worker %u: %u connection(s) still open at the shutdown deadline; closing them",
-             w->id, w->n_conns);
+    log_warn("worker %u: %u connection(s) still open at the shutdown deadline; closing them", w->id,
+             w->n_conns);
     event_base_loopbreak(w->base);
 }
 
@@ -1250,14 +1374,16 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
         w->listeners = calloc(cf->n_listen ? cf->n_listen : 1, sizeof(*w->listeners));
         w->fstats = calloc(REGISTRY_MAX_FILTERS, sizeof(*w->fstats));
         w->base = event_base_new();
+        w->inbox_mu_ok = pthread_mutex_init(&w->inbox_mu, NULL) == 0;
+        w->inbox_ev = w->base ? event_new(w->base, -1, 0, inbox_cb, w) : NULL;
         if (!w->tokens || !w->keys || !w->bools || !w->reply || !w->listeners || !w->fstats ||
-            !w->base) {
+            !w->base || !w->inbox_mu_ok || !w->inbox_ev) {
             snprintf(err, errlen, "out of memory setting up worker %u", t);
             goto fail;
         }
         for (size_t a = 0; a < cf->n_listen; a++) {
-            w->listeners[a] = evconnlistener_new(w->base, accept_cb, w, LEV_OPT_CLOSE_ON_FREE,
-                                                 -1, srv->fds[t * cf->n_listen + a]);
+            w->listeners[a] = evconnlistener_new(w->base, accept_cb, w, LEV_OPT_CLOSE_ON_FREE, -1,
+                                                 srv->fds[t * cf->n_listen + a]);
             if (!w->listeners[a]) {
                 snprintf(err, errlen, "listen %s: cannot set up the listener", cf->listen[a].text);
                 goto fail;
@@ -1265,11 +1391,20 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
             srv->fds[t * cf->n_listen + a] = -1; /* owned by the listener now */
         }
         if (nh) {
-            struct http_env env = {
-                .srv = srv, .worker = w, .reg = reg, .worker_id = t, .base = w->base,
-                .stats = &w->stats, .fstats = w->fstats, .latency = w->latency,
-                .keys = w->keys, .bools = w->bools, .scratch_items = w->scratch_items,
-                .drained = http_drained, .drained_arg = w};
+            struct http_env env = {.srv = srv,
+                                   .worker = w,
+                                   .reg = reg,
+                                   .worker_id = t,
+                                   .base = w->base,
+                                   .stats = &w->stats,
+                                   .fstats = w->fstats,
+                                   .latency = w->latency,
+                                   .keys = w->keys,
+                                   .bools = w->bools,
+                                   .scratch_items = w->scratch_items,
+                                   .load = &w->load,
+                                   .drained = http_drained,
+                                   .drained_arg = w};
             w->http = http_front_create(&env, srv->http_fds + (size_t)t * nh, nh, err, errlen);
             if (!w->http)
                 goto fail;
@@ -1311,6 +1446,7 @@ int server_start(struct server *srv, char *err, size_t errlen)
 
 void server_stop(struct server *srv, double timeout_s)
 {
+    atomic_store(&srv->stopping, true);
     struct timeval tv = {(time_t)timeout_s, (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)};
     for (unsigned t = 0; t < srv->n_workers; t++) {
         struct worker *w = &srv->workers[t];
@@ -1346,6 +1482,17 @@ void server_free(struct server *srv)
             conn_close(w->conns, "server freed");
         http_front_free(w->http);
         w->http = NULL;
+        /* Hand-offs that arrived after the loop ended: never served. */
+        while (w->inbox) {
+            struct handoff *h = w->inbox;
+            w->inbox = h->next;
+            evutil_closesocket(h->fd);
+            free(h);
+        }
+        if (w->inbox_ev)
+            event_free(w->inbox_ev);
+        if (w->inbox_mu_ok)
+            pthread_mutex_destroy(&w->inbox_mu);
         if (w->tick)
             event_free(w->tick);
         if (w->ctl)
@@ -1406,8 +1553,7 @@ void server_conn_release(struct server *srv)
     atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
 }
 
-bool server_reload(struct server *srv, struct event_base *base, server_reload_done done,
-                   void *arg)
+bool server_reload(struct server *srv, struct event_base *base, server_reload_done done, void *arg)
 {
     if (!srv->reload_fn)
         return false;
@@ -1415,6 +1561,18 @@ bool server_reload(struct server *srv, struct event_base *base, server_reload_do
     return true;
 }
 
-unsigned server_threads(const struct server *srv) { return srv->n_workers; }
+unsigned server_threads(const struct server *srv)
+{
+    return srv->n_workers;
+}
 
-int64_t server_started_wall(const struct server *srv) { return srv->started_wall; }
+unsigned server_worker_load(const struct server *srv, unsigned i)
+{
+    return i < srv->n_workers ? atomic_load_explicit(&srv->workers[i].load, memory_order_relaxed)
+                              : 0;
+}
+
+int64_t server_started_wall(const struct server *srv)
+{
+    return srv->started_wall;
+}

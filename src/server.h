@@ -82,6 +82,15 @@ bool server_reload(struct server *srv, struct event_base *base, server_reload_do
                    void *arg);
 
 unsigned server_threads(const struct server *srv);
+/* Connections (both protocols) open on worker i, hand-offs on their way included. */
+unsigned server_worker_load(const struct server *srv, unsigned i);
+
+/* Worker thread, on accepting fd: hand it to the worker with the fewest open
+ * connections if that is not this one (SO_REUSEPORT spreads connections by
+ * address hash, unevenly when they are few). True when handed over: the
+ * target sets it up (http: http_front_adopt) and the caller forgets fd. */
+struct sockaddr;
+bool server_balance_accept(struct worker *w, int fd, const struct sockaddr *sa, bool http);
 int64_t server_started_wall(const struct server *srv); /* unix seconds */
 
 #endif

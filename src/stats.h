@@ -13,6 +13,7 @@
     X(connections_accepted, "Connections accepted on the line protocol")                  \
     X(connections_closed, "Line-protocol connections closed")                             \
     X(connections_rejected, "Connections refused over max_connections")                   \
+    X(connections_handed_off, "Connections accepted by one worker and served by another")  \
     X(commands, "Line-protocol requests answered")                                        \
     X(check_requests, "CHECK and MCHECK requests")                                        \
     X(add_requests, "ADD and MADD requests")                                              \

@@ -444,8 +444,8 @@ START_TEST(test_check_runs)
             commands++;
             break;
         case 2:
-            len += (size_t)sprintf(buf + len, "CHECK dyn run-%d\nADD dyn run-%d\nCHECK dyn run-%d\n",
-                                   r, r, r);
+            len += (size_t)sprintf(buf + len,
+                                   "CHECK dyn run-%d\nADD dyn run-%d\nCHECK dyn run-%d\n", r, r, r);
             want[n++] = "NO";
             want[n++] = "NEW";
             want[n++] = "YES";
@@ -1137,6 +1137,41 @@ END_TEST
 
 /* Two listeners, the second on ::1 when this host has it: each answers, and a
  * client on ::1 counts as loopback (may ADD without a token). */
+/* Connections are spread evenly over the workers whatever SO_REUSEPORT's
+ * address hash says: 16 connections opened one after another (each answers
+ * before the next opens) end up 8 and 8 on two workers. By the hash alone an
+ * even split happens one time in five. */
+START_TEST(test_balanced_workers)
+{
+    struct dh_daemon *d = start_std(NULL);
+    enum { N = 16 };
+    struct dh_conn *c[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = dh_connect(d);
+        DH_EXPECT(c[i], "PING", "PONG");
+    }
+    json_t *j = info_json(c[0], "INFO");
+    json_t *per = json_object_get(j, "worker_connections");
+    ck_assert_msg(json_array_size(per) == 2, "INFO worker_connections: %zu entries",
+                  json_array_size(per));
+    long long a = json_integer_value(json_array_get(per, 0)),
+              b = json_integer_value(json_array_get(per, 1));
+    ck_assert_msg(a == N / 2 && b == N / 2, "connections per worker: %lld and %lld", a, b);
+    json_decref(j);
+    /* Every connection is served where it landed. */
+    for (int i = 0; i < N; i++) {
+        char cmd[64];
+        snprintf(cmd, sizeof(cmd), "ADD dyn spread-%d", i);
+        DH_EXPECT(c[i], cmd, "NEW");
+        snprintf(cmd, sizeof(cmd), "CHECK dyn spread-%d", i);
+        DH_EXPECT(c[(i + 1) % N], cmd, "YES");
+    }
+    for (int i = 0; i < N; i++)
+        dh_close(c[i]);
+    dh_finish(d);
+}
+END_TEST
+
 START_TEST(test_two_listeners)
 {
     int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1300,6 +1335,7 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_bad_config);
     tcase_add_test(tc, test_command_line);
     tcase_add_test(tc, test_port_in_use_pidfile_sigint);
+    tcase_add_test(tc, test_balanced_workers);
     tcase_add_test(tc, test_two_listeners);
     tcase_add_test(tc, test_idle_timeout);
     tcase_add_test(tc, test_sighup);

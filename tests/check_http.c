@@ -926,7 +926,8 @@ START_TEST(test_framing)
     char cl[32];
     ck_assert_int_eq(r.status, 200);
     ck_assert(header_value(r.head, "Content-Length", cl, sizeof(cl)));
-    ck_assert_int_eq(atoi(cl), (int)strlen("{\"filter\":\"urls\",\"item\":\"ch2\",\"present\":true}"));
+    ck_assert_int_eq(atoi(cl),
+                     (int)strlen("{\"filter\":\"urls\",\"item\":\"ch2\",\"present\":true}"));
     resp_free(&r);
     /* Absolute-form target and bare-LF lines. */
     send_all(c->fd, "GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: x\r\n\r\n", 50);
@@ -995,12 +996,46 @@ START_TEST(test_framing)
     /* Every one of those was counted. */
     r = req1("GET", "/metrics", NULL, NULL);
     ck_assert_int_eq(r.status, 200);
-    ck_assert_ptr_nonnull(
-        strstr(r.body, "bloomgate_errors_total{protocol=\"http\",code=\"version_not_supported\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(
+        r.body, "bloomgate_errors_total{protocol=\"http\",code=\"version_not_supported\"} 1\n"));
     ck_assert_ptr_nonnull(
         strstr(r.body, "bloomgate_errors_total{protocol=\"http\",code=\"not_implemented\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "bloomgate_http_responses_total{code=\"505\"} 1\n"));
     resp_free(&r);
+}
+END_TEST
+
+/* HTTP connections count towards the spread over the workers, and one
+ * handed to the other worker is served there: 6 keep-alive HTTP connections
+ * and 4 line connections, opened one after another, end up 5 and 5. */
+START_TEST(test_balanced_workers)
+{
+    struct client *hc[6];
+    int lc[4];
+    for (int i = 0; i < 6; i++) {
+        hc[i] = client_open();
+        struct resp r = request(hc[i], "GET", "/healthz", NULL, NULL, 0);
+        expect_body(&r, 200, "{\"status\":\"ok\"}");
+        if (i < 4) {
+            char line[64];
+            lc[i] = line_open();
+            line_cmd(lc[i], "PING", line, sizeof(line));
+            ck_assert_str_eq(line, "PONG");
+        }
+    }
+    struct resp r = request(hc[0], "GET", "/metrics", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_msg(strstr(r.body, "bloomgate_worker_connections{worker=\"0\"} 5\n") &&
+                      strstr(r.body, "bloomgate_worker_connections{worker=\"1\"} 5\n"),
+                  "not 5 and 5:\n%.2000s", strstr(r.body, "bloomgate_worker_connections"));
+    resp_free(&r);
+    for (int i = 0; i < 6; i++) {
+        r = request(hc[i], "GET", "/v1/filters/urls/check?item=spread", NULL, NULL, 0);
+        expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"spread\",\"present\":false}");
+        client_close(hc[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        close(lc[i]);
 }
 END_TEST
 
@@ -1717,6 +1752,7 @@ static Suite *http_suite(void)
     tcase_add_test(api, test_405);
     tcase_add_test(api, test_oversized);
     tcase_add_test(api, test_framing);
+    tcase_add_test(api, test_balanced_workers);
     tcase_add_test(api, test_half_body);
     tcase_add_test(api, test_reload);
     tcase_add_test(api, test_loopback_may_add);
