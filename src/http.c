@@ -777,7 +777,8 @@ static void do_reload(struct hreq *r)
         r->c->reload = NULL;
         free(p);
         conn_arm_read(r->c);
-        reply_error(r, HTTP_ERR_UNAVAILABLE, "reload is not available in this server");
+        reply_error(r, HTTP_ERR_UNAVAILABLE,
+                    "the reload could not be started (no reload hook, or out of memory)");
     }
     /* Otherwise reload_done answers, later, on this thread. */
 }

@@ -506,16 +506,15 @@ struct reloader *reloader_start(struct registry *reg, const char *config_path, u
     return r;
 }
 
-void reloader_request(struct reloader *r, struct event_base *base, server_reload_done done,
+bool reloader_request(struct reloader *r, struct event_base *base, server_reload_done done,
                       void *arg)
 {
     struct waiter *w = NULL;
-    if (base && done && !(w = calloc(1, sizeof(*w)))) {
-        json_t *report =
-            json_pack("{s:b, s:s, s:[]}", "ok", 0, "error", "out of memory", "filters");
-        done(report, arg);
-        return;
-    }
+    /* Out of memory: say so, and never call done from here (the caller is in
+     * the middle of parsing a connection's input; an answer from inside this
+     * call would have it parse the same input again). */
+    if (base && done && !(w = calloc(1, sizeof(*w))))
+        return false;
     pthread_mutex_lock(&r->mu);
     if (w) {
         *w = (struct waiter){base, done, arg, r->waiters};
@@ -524,11 +523,12 @@ void reloader_request(struct reloader *r, struct event_base *base, server_reload
     r->pending = true;
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
+    return true;
 }
 
-void reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg)
+bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg)
 {
-    reloader_request(ctx, base, done, arg);
+    return reloader_request(ctx, base, done, arg);
 }
 
 void reloader_stop(struct reloader *r)

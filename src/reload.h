@@ -25,10 +25,10 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
 struct reloader *reloader_start(struct registry *reg, const char *config_path, unsigned threads);
 /* Any thread. Queue a reload (joining the next run if one is running). With a
  * base and done, done(report, arg) runs on base's thread when it is over. */
-void reloader_request(struct reloader *r, struct event_base *base, server_reload_done done,
+bool reloader_request(struct reloader *r, struct event_base *base, server_reload_done done,
                       void *arg);
 /* The hook the server calls; ctx is the reloader. */
-void reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg);
+bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg);
 /* Main thread, at shutdown: finish the reload in progress and stop. */
 void reloader_stop(struct reloader *r);
 

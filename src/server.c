@@ -1146,8 +1146,13 @@ static void conn_start_reload(struct conn *c)
     }
     p->c = c;
     c->reload = p;
+    if (!c->w->srv->reload_fn(c->w->srv->reload_ctx, c->w->base, reload_done, p)) {
+        c->reload = NULL;
+        free(p);
+        reply_err(c, PROTO_ERR_INTERNAL, "out of memory: the reload was not started");
+        return;
+    }
     event_del(c->rev); /* later requests wait in the kernel, not in our buffer */
-    c->w->srv->reload_fn(c->w->srv->reload_ctx, c->w->base, reload_done, p);
 }
 
 /* ---- workers ---- */
@@ -1555,10 +1560,7 @@ void server_conn_release(struct server *srv)
 
 bool server_reload(struct server *srv, struct event_base *base, server_reload_done done, void *arg)
 {
-    if (!srv->reload_fn)
-        return false;
-    srv->reload_fn(srv->reload_ctx, base, done, arg);
-    return true;
+    return srv->reload_fn && srv->reload_fn(srv->reload_ctx, base, done, arg);
 }
 
 unsigned server_threads(const struct server *srv)

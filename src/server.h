@@ -22,15 +22,17 @@ struct server;
 
 /* The reload hook (set by the reload machinery; NULL until then). A worker
  * calls it for RELOAD or POST /v1/reload; it starts a reload (or joins the one
- * running) and returns at once. When the reload has finished, done(report, arg)
- * runs on the thread of `base` (the calling worker), which owns `report`:
+ * running) and returns at once: true, and when the reload has finished,
+ * done(report, arg) runs on the thread of `base` (the calling worker) from
+ * its event loop, never from within the hook; or false (out of memory), and
+ * done is never called. The report, which done owns:
  *   {"ok": true|false, "error": "...",            (error only when a global step failed)
  *    "filters": [{"name": "urls", "status": "reloaded"|"unchanged"|"added"|"removed"|"failed",
  *                 "error": "..." (failed only), "generation": N}, ...]}
  * The worker must not block while it waits: its other connections go on. */
 struct event_base;
 typedef void (*server_reload_done)(json_t *report, void *arg);
-typedef void (*server_reload_fn)(void *ctx, struct event_base *base, server_reload_done done,
+typedef bool (*server_reload_fn)(void *ctx, struct event_base *base, server_reload_done done,
                                  void *arg);
 
 /* Bind every listener of conf (the catalog's config) for `threads` workers.
@@ -77,7 +79,7 @@ bool server_conn_admit(struct server *srv, unsigned max);
 void server_conn_release(struct server *srv);
 
 /* Start a reload through the hook (see server_reload_fn); false when no hook
- * is set. Worker thread of base. */
+ * is set or the hook could not queue it. Worker thread of base. */
 bool server_reload(struct server *srv, struct event_base *base, server_reload_done done,
                    void *arg);
 

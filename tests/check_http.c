@@ -1475,6 +1475,7 @@ END_TEST
 struct fake_reload {
     int delay_ms; /* < 0: never answer by itself */
     bool ok;
+    bool refuse; /* cannot queue the reload (as when out of memory) */
     volatile int calls;
     server_reload_done volatile done;
     void *volatile arg;
@@ -1498,16 +1499,19 @@ static void fake_fire(evutil_socket_t fd, short what, void *arg)
     done(fake_report(f->ok), a);
 }
 
-static void fake_reload_fn(void *ctx, struct event_base *base, server_reload_done done, void *arg)
+static bool fake_reload_fn(void *ctx, struct event_base *base, server_reload_done done, void *arg)
 {
     struct fake_reload *f = ctx;
     f->calls++;
+    if (f->refuse)
+        return false;
     f->done = done;
     f->arg = arg;
     if (f->delay_ms >= 0) {
         struct timeval tv = {f->delay_ms / 1000, (f->delay_ms % 1000) * 1000};
         event_base_once(base, -1, EV_TIMEOUT, fake_fire, f, &tv);
     }
+    return true;
 }
 
 struct inproc {
@@ -1589,6 +1593,44 @@ START_TEST(test_inproc_reload_ok_and_failed)
     resp_free(&r);
     ck_assert_int_eq(P.fake.calls, 2);
     client_close(c);
+    inproc_stop();
+}
+END_TEST
+
+/* A reload that cannot even be queued (out of memory) is refused at once, over
+ * both protocols, and the requests pipelined after it are answered once each,
+ * in order. */
+START_TEST(test_inproc_reload_refused)
+{
+    inproc_start(false);
+    P.fake.refuse = true;
+    struct client *c = client_open();
+    const char *two = "POST /v1/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+                      "GET /healthz HTTP/1.1\r\n\r\n";
+    send_all(c->fd, two, strlen(two));
+    struct resp r;
+    ck_assert(read_resp(c, false, &r));
+    expect_error(&r, 503, "unavailable");
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    r = request(c, "GET", "/healthz", NULL, NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+    int fd = line_open();
+    send_all(fd, "RELOAD\nPING\nPING\n", 17);
+    char line[256];
+    size_t n = 0;
+    while (n < sizeof(line) - 1) { /* three replies, nothing more */
+        ssize_t k = recv(fd, line + n, sizeof(line) - 1 - n, 0);
+        ck_assert_int_gt(k, 0);
+        n += (size_t)k;
+        line[n] = '\0';
+        if (strstr(line, "PONG\nPONG\n"))
+            break;
+    }
+    ck_assert_str_eq(line, "ERR internal out of memory: the reload was not started\nPONG\nPONG\n");
+    close(fd);
+    ck_assert_int_eq(P.fake.calls, 2);
     inproc_stop();
 }
 END_TEST
@@ -1774,6 +1816,7 @@ static Suite *http_suite(void)
     TCase *inproc = tcase_create("in_process");
     tcase_set_timeout(inproc, 60);
     tcase_add_test(inproc, test_inproc_reload_ok_and_failed);
+    tcase_add_test(inproc, test_inproc_reload_refused);
     tcase_add_test(inproc, test_inproc_reload_client_gone);
     tcase_add_test(inproc, test_inproc_stop_with_reload_pending);
     tcase_add_test(inproc, test_inproc_healthz_missing_filter);
