@@ -1285,6 +1285,77 @@ START_TEST(test_shutdown_with_keepalive)
 }
 END_TEST
 
+/* ---- connections that end while responses are in flight ---- */
+
+/* A client whose receive buffer is small (set before connect, so the window
+ * is small too): the server's responses pile up unwritten in its output. */
+static struct client *client_open_small_rcvbuf(void)
+{
+    struct client *c = calloc(1, sizeof(*c));
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(c->fd, 0);
+    int sz = 4096;
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)D.http_port[0])};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert_int_eq(connect(c->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    struct timeval tv = {IO_TIMEOUT_S, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    c->cap = 65536;
+    c->buf = malloc(c->cap);
+    return c;
+}
+
+/* n pipelined GET /metrics (about 10 KB of response each) in one write. */
+static void send_metrics_pipeline(struct client *c, int n)
+{
+    static const char one[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    size_t len = sizeof(one) - 1;
+    char *all = malloc(len * (size_t)n);
+    for (int i = 0; i < n; i++)
+        memcpy(all + len * (size_t)i, one, len);
+    send_all(c->fd, all, len * (size_t)n);
+    free(all);
+}
+
+/* Responses pipelined before a Connection: close are all delivered, even when
+ * the client goes on sending while they are written: what comes after the
+ * closing request is neither answered (no 413 once it fills the buffer) nor
+ * left unread in the socket (a close with unread input is a reset, which
+ * throws away the responses still in flight). */
+START_TEST(test_close_with_input_after_it)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                     "http_max_body 1k\nhttp_max_headers 1k\nmax_output 64M\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c = client_open_small_rcvbuf();
+    int n = 300;
+    send_metrics_pipeline(c, n);
+    const char *last = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    send_all(c->fd, last, strlen(last));
+    sleep_ms(200); /* the server has read the closing request and is writing */
+    char junk[4096];
+    memset(junk, 'X', sizeof(junk));
+    for (int i = 0; i < 16; i++) /* 64 KB: more than the buffer the request could use */
+        send_all(c->fd, junk, sizeof(junk));
+    struct resp r;
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost", i + 1, n + 1);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+    }
+    ck_assert_msg(read_resp(c, false, &r), "the last response was lost");
+    char v[32];
+    ck_assert(header_value(r.head, "Connection", v, sizeof(v)));
+    ck_assert_str_eq(v, "close");
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert_msg(c->len == 0, "more after Connection: close: %.200s", c->buf);
+    char b;
+    ck_assert_msg(recv(c->fd, &b, 1, 0) == 0, "not a clean close: %s", strerror(errno));
+    client_close(c);
+}
+END_TEST
+
 /* ---- /metrics ---- */
 
 /* The value of one series ("name{labels}"), which must be there exactly once. */
@@ -1770,6 +1841,12 @@ static Suite *http_suite(void)
     tcase_add_test(own, test_shutdown_with_keepalive);
     tcase_add_test(own, test_http_adds_are_journaled);
     suite_add_tcase(s, own);
+
+    TCase *conns = tcase_create("connections");
+    tcase_add_checked_fixture(conns, NULL, teardown);
+    tcase_set_timeout(conns, 120);
+    tcase_add_test(conns, test_close_with_input_after_it);
+    suite_add_tcase(s, conns);
 
     TCase *inproc = tcase_create("in_process");
     tcase_set_timeout(inproc, 60);
