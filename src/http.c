@@ -1074,7 +1074,11 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     struct hconn *c = arg;
     struct http_front *h = c->h;
     if (what & EV_TIMEOUT) {
-        conn_close(c, "idle timeout");
+        /* Not idle while responses are still being written: a client that
+         * reads them slowly would get one cut off in the middle. The write
+         * event's own timeout closes a client that stops reading. */
+        if (evbuffer_get_length(c->out) == 0)
+            conn_close(c, "idle timeout");
         return;
     }
     if (c->closing) {

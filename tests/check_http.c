@@ -1356,6 +1356,30 @@ START_TEST(test_close_with_input_after_it)
 }
 END_TEST
 
+/* idle_timeout is for a silent connection: one whose client is reading its
+ * responses, slowly, is not cut off in the middle of them. */
+START_TEST(test_slow_reader_not_cut)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                     "idle_timeout 1\nmax_output 64M\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c = client_open_small_rcvbuf();
+    int n = 600; /* ~6 MB: more than the socket buffers take */
+    send_metrics_pipeline(c, n);
+    struct resp r;
+    double t0 = util_now();
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost after %.1f s", i + 1, n,
+                      util_now() - t0);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+        if (i % 5 == 0)
+            sleep_ms(20); /* ~2.5 MB/s at most: ~2.5 s in all */
+    }
+    client_close(c);
+}
+END_TEST
+
 /* ---- /metrics ---- */
 
 /* The value of one series ("name{labels}"), which must be there exactly once. */
@@ -1846,6 +1870,7 @@ static Suite *http_suite(void)
     tcase_add_checked_fixture(conns, NULL, teardown);
     tcase_set_timeout(conns, 120);
     tcase_add_test(conns, test_close_with_input_after_it);
+    tcase_add_test(conns, test_slow_reader_not_cut);
     suite_add_tcase(s, conns);
 
     TCase *inproc = tcase_create("in_process");
