@@ -1075,14 +1075,31 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     struct hconn *c = arg;
     struct http_front *h = c->h;
     if (what & EV_TIMEOUT) {
-        conn_close(c, "idle timeout");
+        /* Not idle while responses are still being written: a client that
+         * reads them slowly would get one cut off in the middle. The write
+         * event's own timeout closes a client that stops reading. */
+        if (evbuffer_get_length(c->out) == 0)
+            conn_close(c, "idle timeout");
+        return;
+    }
+    if (c->closing) {
+        /* The connection ends once its responses are written: what the client
+         * sends meanwhile is read and dropped, neither buffered nor answered.
+         * Not left unread either: closing a socket with unread input makes
+         * the kernel send a reset, which throws away the responses it has not
+         * delivered yet. */
+        char sink[4096];
+        ssize_t n = recv(fd, sink, sizeof(sink), 0);
+        if (n == 0)
+            event_del(c->rev);
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            conn_close(c, strerror(errno));
         return;
     }
     const struct catalog *cat = registry_read(h->env.reg);
     if (!conn_room(c, cat->conf)) {
         framing_error(c, cat, 413, "the request is longer than http_max_headers + http_max_body");
-        event_del(c->rev);
-        conn_flush(c);
+        conn_flush(c); /* may close (and free) c; if not, the rest is read and dropped */
         registry_quiescent(h->env.reg, h->env.worker_id);
         return;
     }

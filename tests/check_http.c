@@ -1285,6 +1285,311 @@ START_TEST(test_shutdown_with_keepalive)
 }
 END_TEST
 
+/* ---- connections that end while responses are in flight ---- */
+
+/* A client whose receive buffer is small (set before connect, so the window
+ * is small too): the server's responses pile up unwritten in its output. */
+static struct client *client_open_small_rcvbuf(void)
+{
+    struct client *c = calloc(1, sizeof(*c));
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(c->fd, 0);
+    int sz = 4096;
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)D.http_port[0])};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert_int_eq(connect(c->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    struct timeval tv = {IO_TIMEOUT_S, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    c->cap = 65536;
+    c->buf = malloc(c->cap);
+    return c;
+}
+
+/* n pipelined GET /metrics (about 10 KB of response each) in one write. */
+static void send_metrics_pipeline(struct client *c, int n)
+{
+    static const char one[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    size_t len = sizeof(one) - 1;
+    char *all = malloc(len * (size_t)n);
+    for (int i = 0; i < n; i++)
+        memcpy(all + len * (size_t)i, one, len);
+    send_all(c->fd, all, len * (size_t)n);
+    free(all);
+}
+
+/* Responses pipelined before a Connection: close are all delivered, even when
+ * the client goes on sending while they are written: what comes after the
+ * closing request is neither answered (no 413 once it fills the buffer) nor
+ * left unread in the socket (a close with unread input is a reset, which
+ * throws away the responses still in flight). */
+START_TEST(test_close_with_input_after_it)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                     "http_max_body 1k\nhttp_max_headers 1k\nmax_output 64M\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c = client_open_small_rcvbuf();
+    int n = 300;
+    send_metrics_pipeline(c, n);
+    const char *last = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    send_all(c->fd, last, strlen(last));
+    sleep_ms(200); /* the server has read the closing request and is writing */
+    char junk[4096];
+    memset(junk, 'X', sizeof(junk));
+    for (int i = 0; i < 16; i++) /* 64 KB: more than the buffer the request could use */
+        send_all(c->fd, junk, sizeof(junk));
+    struct resp r;
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost", i + 1, n + 1);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+    }
+    ck_assert_msg(read_resp(c, false, &r), "the last response was lost");
+    char v[32];
+    ck_assert(header_value(r.head, "Connection", v, sizeof(v)));
+    ck_assert_str_eq(v, "close");
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert_msg(c->len == 0, "more after Connection: close: %.200s", c->buf);
+    char b;
+    ck_assert_msg(recv(c->fd, &b, 1, 0) == 0, "not a clean close: %s", strerror(errno));
+    client_close(c);
+}
+END_TEST
+
+/* idle_timeout is for a silent connection: one whose client is reading its
+ * responses, slowly, is not cut off in the middle of them. */
+START_TEST(test_slow_reader_not_cut)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                     "idle_timeout 1\nmax_output 64M\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c = client_open_small_rcvbuf();
+    int n = 600; /* ~6 MB: more than the socket buffers take */
+    send_metrics_pipeline(c, n);
+    struct resp r;
+    double t0 = util_now();
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost after %.1f s", i + 1, n,
+                      util_now() - t0);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+        if (i % 5 == 0)
+            sleep_ms(20); /* ~2.5 MB/s at most: ~2.5 s in all */
+    }
+    client_close(c);
+}
+END_TEST
+
+/* ---- fuzzing the daemon ---- */
+
+static uint64_t fz_state;
+static uint32_t fz_rand(void) /* xorshift64*, fixed seed: the same run every time */
+{
+    fz_state ^= fz_state >> 12;
+    fz_state ^= fz_state << 25;
+    fz_state ^= fz_state >> 27;
+    return (uint32_t)((fz_state * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+static long rss_kib(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    char *st = slurp(path);
+    const char *p = strstr(st, "VmRSS:");
+    long kib = p ? atol(p + 6) : -1;
+    free(st);
+    return kib;
+}
+
+/* Every response in out[0..len) is HTTP/1.1 with a status line, Date and a
+ * Content-Length its body matches (a HEAD's body is absent); interim 100s
+ * are skipped. The number of final responses, or -1 with the reason. */
+static int check_responses(const char *out, size_t len, const bool *is_head, int n_req, char *why,
+                           size_t whylen)
+{
+    size_t p = 0;
+    int n = 0;
+    while (p < len) {
+        const char *end = memmem(out + p, len - p, "\r\n\r\n", 4);
+        if (!end || len - p < 12 || memcmp(out + p, "HTTP/1.1 ", 9) != 0) {
+            snprintf(why, whylen, "not a response at byte %zu: %.60s", p, out + p);
+            return -1;
+        }
+        size_t hlen = (size_t)(end - (out + p)) + 4;
+        char head[2048];
+        if (hlen >= sizeof(head)) {
+            snprintf(why, whylen, "head too long");
+            return -1;
+        }
+        memcpy(head, out + p, hlen);
+        head[hlen] = '\0';
+        int status = atoi(head + 9);
+        if (status == 100) {
+            p += hlen;
+            continue;
+        }
+        char cl[32], date[64];
+        if (status < 200 || status > 599 || !header_value(head, "Content-Length", cl, sizeof(cl)) ||
+            !header_value(head, "Date", date, sizeof(date))) {
+            snprintf(why, whylen, "bad head: %s", head);
+            return -1;
+        }
+        size_t blen = strtoull(cl, NULL, 10);
+        bool head_req = n < n_req && is_head[n];
+        /* A request too malformed to parse is not known to be a HEAD: its
+         * error has a body, and is the last response. */
+        char conn[32];
+        if (head_req && status >= 400 && blen > 0 && len - p - hlen == blen &&
+            header_value(head, "Connection", conn, sizeof(conn)) && strcmp(conn, "close") == 0)
+            head_req = false;
+        if (!head_req && len - p - hlen < blen) {
+            snprintf(why, whylen, "body shorter than Content-Length %zu: %s", blen, head);
+            return -1;
+        }
+        p += hlen + (head_req ? 0 : blen);
+        n++;
+    }
+    return n;
+}
+
+/* Thousands of valid requests, some with random byte flips, deletions and
+ * repeats, pipelined a few at a time and sent in random pieces, then a
+ * half-close: the daemon answers each connection with well-formed responses
+ * only (a HEAD answered as a HEAD, whatever was sent), closes it, stays up
+ * with bounded memory, and still answers /healthz; every connection it
+ * counted is gone afterwards. */
+START_TEST(test_fuzz_requests)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_item 64\n"
+                     "http_max_body 4k\nhttp_max_headers 1k\nidle_timeout 5\n"
+                     "filter urls {\n    capacity 10000\n}\n");
+    static const char *const base[] = {
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /v1/filters/urls/check?item=a%20b+c HTTP/1.1\r\n\r\n",
+        "HEAD /v1/filters/urls/check?item=abc HTTP/1.1\r\n\r\n",
+        "HEAD /v1/filters HTTP/1.1\r\n\r\n",
+        "POST /v1/filters/urls/check HTTP/1.1\r\nContent-Length: 16\r\n\r\n{\"items\":[\"a\"]}\n",
+        "POST /v1/filters/urls/add HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5;x=y\r\n{\"ite\r\na\r\nms\":[\"b\"]}\r\n0\r\nT: 1\r\n\r\n",
+        "POST /v1/filters/urls/check HTTP/1.1\r\nExpect: 100-continue\r\n"
+        "Content-Length: 16\r\n\r\n{\"items\":[\"a\"]}\n",
+        "GET /v1/filters HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        "GET /v1/filters/ur%6cs HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET /metrics HTTP/1.1\n\n",
+        "DELETE /v1/filters/urls HTTP/1.1\r\n\r\n",
+        "POST /v1/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+    };
+    static const char spice[] = "\r\n:%0123456789abcdefx ;\"\\\t\x00\xff";
+    size_t nbase = sizeof(base) / sizeof(base[0]);
+    fz_state = 0x9E3779B97F4A7C15ull;
+    long rss0 = rss_kib(D.pid), rss_max = rss0;
+    char *data = malloc(1 << 16), *out = malloc(1 << 20);
+    for (int it = 0; it < 1000; it++) {
+        size_t len = 0;
+        int n_req = 1 + (int)(fz_rand() % 4);
+        bool is_head[8] = {false}, mutated = false;
+        for (int k = 0; k < n_req; k++) {
+            const char *b = base[fz_rand() % nbase];
+            size_t bl = strlen(b), start = len;
+            is_head[k] = strncmp(b, "HEAD ", 5) == 0;
+            memcpy(data + len, b, bl);
+            len += bl;
+            if (strstr(b, "Connection: close")) { /* the last one answered */
+                n_req = k + 1;
+                break;
+            }
+            if (fz_rand() % 2) {
+                for (int m = (int)(fz_rand() % 4); m >= 0 && len > start; m--) {
+                    size_t at = start + fz_rand() % (len - start);
+                    unsigned op = fz_rand() % 4;
+                    if (op == 0) {
+                        data[at] = (char)fz_rand();
+                    } else if (op == 1) {
+                        memmove(data + at, data + at + 1, len - at - 1);
+                        len--;
+                    } else if (op == 2) {
+                        memmove(data + at + 1, data + at, len - at);
+                        data[at] = spice[fz_rand() % (sizeof(spice) - 1)];
+                        len++;
+                    } else {
+                        size_t rl = 1 + fz_rand() % 16, reps = 1 + fz_rand() % 8;
+                        if (at + rl > len)
+                            rl = len - at;
+                        if (len + rl * reps < (1 << 15)) {
+                            memmove(data + at + rl * reps, data + at, len - at);
+                            for (size_t q = 1; q <= reps; q++)
+                                memcpy(data + at + rl * (reps - q), data + at + rl * reps, rl);
+                            len += rl * reps;
+                        }
+                    }
+                }
+                /* A mutated method may no longer be a HEAD: judge by the bytes sent. */
+                is_head[k] = len - start >= 5 && memcmp(data + start, "HEAD ", 5) == 0;
+                /* Anything after a mutated request may be read as its body;
+                 * a repeat may make two requests of one. */
+                n_req = k + 1;
+                mutated = true;
+                break;
+            }
+        }
+        struct client *c = client_open();
+        for (size_t p = 0; p < len;) {
+            size_t k = 1 + fz_rand() % (len - p);
+            send(c->fd, data + p, k, MSG_NOSIGNAL);
+            p += k;
+            if (fz_rand() % 8 == 0)
+                usleep(200);
+        }
+        shutdown(c->fd, SHUT_WR);
+        size_t olen = 0;
+        for (;;) {
+            ssize_t r = recv(c->fd, out + olen, (1 << 20) - olen, 0);
+            if (r <= 0) {
+                ck_assert_msg(r == 0 || errno == ECONNRESET, "iteration %d: %s", it,
+                              strerror(errno));
+                break;
+            }
+            olen += (size_t)r;
+        }
+        client_close(c);
+        char why[2300];
+        int got = check_responses(out, olen, is_head, n_req, why, sizeof(why));
+        ck_assert_msg(got >= 0, "iteration %d: %s\nsent: %.*s", it, why, (int)len, data);
+        ck_assert_msg(mutated ? got >= 0 : got == n_req,
+                      "iteration %d: %d responses to %d requests: %.*s", it, got, n_req, (int)len,
+                      data);
+        if (it % 100 == 0) {
+            long rss = rss_kib(D.pid);
+            if (rss > rss_max)
+                rss_max = rss;
+        }
+    }
+    free(data);
+    free(out);
+    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert_msg(rss_max < rss0 + 64 * 1024, "RSS grew from %ld to %ld KiB", rss0, rss_max);
+    /* Every connection is closed and uncounted: only this line connection is left. */
+    char line[8192];
+    const char *wc = NULL;
+    for (int t = 0; t < 200; t++) {
+        int fd = line_open();
+        line_cmd(fd, "INFO", line, sizeof(line));
+        close(fd);
+        wc = strstr(line, "\"worker_connections\":");
+        ck_assert_ptr_nonnull(wc);
+        if (strncmp(wc, "\"worker_connections\":[1,0]", 26) == 0 ||
+            strncmp(wc, "\"worker_connections\":[0,1]", 26) == 0)
+            break;
+        sleep_ms(10);
+    }
+    ck_assert_msg(strncmp(wc, "\"worker_connections\":[1,0]", 26) == 0 ||
+                      strncmp(wc, "\"worker_connections\":[0,1]", 26) == 0,
+                  "connections left: %.60s", wc);
+}
+END_TEST
+
 /* ---- /metrics ---- */
 
 /* The value of one series ("name{labels}"), which must be there exactly once. */
@@ -1812,6 +2117,14 @@ static Suite *http_suite(void)
     tcase_add_test(own, test_shutdown_with_keepalive);
     tcase_add_test(own, test_http_adds_are_journaled);
     suite_add_tcase(s, own);
+
+    TCase *conns = tcase_create("connections");
+    tcase_add_checked_fixture(conns, NULL, teardown);
+    tcase_set_timeout(conns, 120);
+    tcase_add_test(conns, test_close_with_input_after_it);
+    tcase_add_test(conns, test_slow_reader_not_cut);
+    tcase_add_test(conns, test_fuzz_requests);
+    suite_add_tcase(s, conns);
 
     TCase *inproc = tcase_create("in_process");
     tcase_set_timeout(inproc, 60);
