@@ -47,6 +47,8 @@
 #define IN_START 4096      /* first input buffer of a connection */
 #define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */
 #define CHUNK_SLACK 8192   /* room past http_max_body for a chunked body's framing */
+#define LINGER_S 2         /* a closing connection waits this long for the client's EOF */
+#define LINGER_MAX_S 10    /* and no longer than this in all */
 
 enum { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
@@ -68,6 +70,9 @@ struct hconn {
     bool admitted;                  /* counted against max_connections (holds a slot) */
     bool paused;                    /* reading stopped: too much unread output */
     bool closing;                   /* close once out is written */
+    bool peer_eof;                  /* the client shut its side down */
+    bool lingering;                 /* our side is shut down; waiting for the client's */
+    double linger_until;            /* util_now() past which a lingering close gives up */
     struct hreload *reload;         /* a POST /v1/reload awaiting its report: later requests wait */
     unsigned answered;              /* requests answered since the read began (latency) */
     struct hconn *prev, *next;
@@ -1016,6 +1021,26 @@ static void conn_process(struct hconn *c, bool draining)
     }
 }
 
+/* Every response is in the kernel and the connection must end: without
+ * losing them. close() with unread input makes the kernel reset the
+ * connection and discard what the client has not read yet, so first a FIN
+ * (shutdown of our side), then read and drop until the client closes its side
+ * (at most LINGER_S of silence, LINGER_MAX_S in all), then close. Worker
+ * thread. */
+static void conn_linger(struct hconn *c)
+{
+    if (c->lingering)
+        return;
+    if (c->peer_eof || shutdown(c->fd, SHUT_WR) != 0) {
+        conn_close(c, "done");
+        return;
+    }
+    c->lingering = true;
+    c->linger_until = util_now() + LINGER_MAX_S;
+    struct timeval tv = {LINGER_S, 0};
+    event_add(c->rev, &tv);
+}
+
 /* Write what is pending with one writev; arm the write event for the rest.
  * While the server stops, a connection with nothing left to answer closes. */
 static void conn_flush(struct hconn *c)
@@ -1035,7 +1060,8 @@ static void conn_flush(struct hconn *c)
     }
     event_del(c->wev);
     if (c->closing || (c->h->stopping && c->in_len == 0 && !c->reload)) {
-        conn_close(c, c->closing ? "done" : "shutdown");
+        c->closing = true;
+        conn_linger(c);
         return;
     }
     if (c->paused) {
@@ -1075,6 +1101,10 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     struct hconn *c = arg;
     struct http_front *h = c->h;
     if (what & EV_TIMEOUT) {
+        if (c->lingering) {
+            conn_close(c, "no EOF from the client after the last response");
+            return;
+        }
         /* Not idle while responses are still being written: a client that
          * reads them slowly would get one cut off in the middle. The write
          * event's own timeout closes a client that stops reading. */
@@ -1090,10 +1120,16 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
          * delivered yet. */
         char sink[4096];
         ssize_t n = recv(fd, sink, sizeof(sink), 0);
-        if (n == 0)
+        if (n == 0) {
+            c->peer_eof = true;
             event_del(c->rev);
-        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            if (c->lingering)
+                conn_close(c, "done");
+        } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             conn_close(c, strerror(errno));
+        } else if (c->lingering && util_now() > c->linger_until) {
+            conn_close(c, "the client kept sending after the last response");
+        }
         return;
     }
     const struct catalog *cat = registry_read(h->env.reg);
@@ -1114,6 +1150,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     c->answered = 0;
     if (n == 0) {
         /* The client shut down its side: answer what it sent, then close. */
+        c->peer_eof = true;
         event_del(c->rev);
         conn_process(c, true);
         c->closing = true;

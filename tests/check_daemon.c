@@ -8,6 +8,7 @@
  * item that was never added gets the same NO on every run. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1172,6 +1173,116 @@ START_TEST(test_balanced_workers)
 }
 END_TEST
 
+/* A raw client socket; with rcvbuf, a small receive buffer, so that the
+ * server's replies back up in its output while the test is not reading. */
+static int raw_connect_small(struct dh_daemon *d, int rcvbuf)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (rcvbuf)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)dh_port(d, 0))};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+}
+
+static void send_all_fd(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        ck_assert_msg(w > 0, "send: %s", strerror(errno));
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Read until EOF; the bytes (NUL-terminated), or abort on a reset. */
+static char *read_to_eof(int fd, size_t *len)
+{
+    size_t cap = 1 << 20, n = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (cap - n < 65536)
+            b = realloc(b, cap *= 2);
+        ssize_t k = recv(fd, b + n, cap - n - 1, 0);
+        ck_assert_msg(k >= 0, "after %zu bytes: %s", n, strerror(errno));
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    b[n] = '\0';
+    *len = n;
+    return b;
+}
+
+/* After QUIT the server writes its replies and closes; what the client sends
+ * meanwhile is read and dropped, not buffered (until max_line refuses it) nor
+ * left unread (closing a socket with unread input resets it, and the kernel
+ * then throws away the replies it had not delivered). */
+START_TEST(test_quit_with_input_after_it)
+{
+    struct dh_daemon *d = start_std("max_line 4k\nmax_item 1k\nmax_output 64M\n");
+    int fd = raw_connect_small(d, 4096);
+    enum { N = 3000 };
+    char *batch = malloc(N * 16 + 16), *p = batch;
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "INFO f\n");
+    p += sprintf(p, "QUIT\n");
+    send_all_fd(fd, batch, (size_t)(p - batch));
+    free(batch);
+    usleep(200 * 1000); /* the server has read QUIT and is writing */
+    char junk[4096];
+    memset(junk, 'X', sizeof(junk));
+    for (int i = 0; i < 16; i++) /* 64 KB without an LF: far past max_line */
+        send_all_fd(fd, junk, sizeof(junk));
+    size_t len;
+    char *all = read_to_eof(fd, &len);
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += all[i] == '\n';
+    ck_assert_msg(lines == N + 1, "%zu replies of %d", lines, N + 1);
+    ck_assert_msg(len >= 4 && strcmp(all + len - 4, "BYE\n") == 0, "does not end in BYE");
+    ck_assert_ptr_null(strstr(all, "ERR"));
+    free(all);
+    close(fd);
+    dh_finish(d);
+}
+END_TEST
+
+/* idle_timeout is about a silent client, not a slow reader: a client that
+ * has sent everything and reads its replies slowly gets all of them. */
+START_TEST(test_slow_reader_not_cut_by_idle_timeout)
+{
+    struct dh_daemon *d = start_std("idle_timeout 1\nmax_output 64M\n");
+    int fd = raw_connect_small(d, 0);
+    enum { N = 30000 }; /* ~12 MB of replies: more than the socket buffers hold */
+    char *batch = malloc((size_t)N * 16), *p = batch;
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "INFO f\n");
+    send_all_fd(fd, batch, (size_t)(p - batch));
+    free(batch);
+    /* Read slowly (at most 64 KB per 10 ms: 2 s or more for the lot), past
+     * the 1 s idle timeout, while the client sends nothing. */
+    size_t lines = 0, got = 0;
+    char buf[65536];
+    long long t0 = mono_ms();
+    while (lines < N) {
+        ssize_t k = recv(fd, buf, sizeof(buf), 0);
+        ck_assert_msg(k > 0, "cut after %zu replies (%zu bytes, %lld ms): %s", lines, got,
+                      mono_ms() - t0, k == 0 ? "EOF" : strerror(errno));
+        got += (size_t)k;
+        for (ssize_t i = 0; i < k; i++)
+            lines += buf[i] == '\n';
+        usleep(10000);
+    }
+    ck_assert_msg(mono_ms() - t0 > 1100, "read in %lld ms: too fast to test", mono_ms() - t0);
+    close(fd);
+    dh_finish(d);
+}
+END_TEST
+
 START_TEST(test_two_listeners)
 {
     int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1336,6 +1447,8 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_command_line);
     tcase_add_test(tc, test_port_in_use_pidfile_sigint);
     tcase_add_test(tc, test_balanced_workers);
+    tcase_add_test(tc, test_quit_with_input_after_it);
+    tcase_add_test(tc, test_slow_reader_not_cut_by_idle_timeout);
     tcase_add_test(tc, test_two_listeners);
     tcase_add_test(tc, test_idle_timeout);
     tcase_add_test(tc, test_sighup);
