@@ -383,9 +383,11 @@ enum httpparse_status httpparse_chunked(char *buf, size_t len, size_t max_body,
                 /* left holds the size so far; 15 hex digits is 2^60, past any body */
                 if (st->left >> 56)
                     return fail(status, 400, err, errlen, "chunk size too large");
+                /* Leading zeros do not grow the size: bound the line instead. */
+                if (++st->line > CHUNK_LINE_MAX)
+                    return fail(status, 400, err, errlen, "chunk size line too long");
                 st->left = st->left << 4 | (uint64_t)d;
                 st->in++;
-                st->line++;
                 break;
             }
             if (st->line == 0 || !(c == ';' || c == ' ' || c == '\t' || c == '\r' || c == '\n'))

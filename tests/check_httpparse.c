@@ -1200,6 +1200,23 @@ START_TEST(test_chunked_bad_framing)
 }
 END_TEST
 
+/* Leading zeros never grow the size, so only the line's length bounds them:
+ * a few are fine, 10000 are refused before the line ends. */
+START_TEST(test_chunked_leading_zeros)
+{
+    static const char ok[] = "0001\r\nx\r\n000\r\n\r\n";
+    struct httpparse_chunked st;
+    ck_assert_int_eq(chunk_n(ok, sizeof(ok) - 1, BIG, &st), HTTPPARSE_OK);
+    ck_span_eq(g_buf, st.out, "x");
+    char *raw = malloc(10000);
+    ck_assert_ptr_nonnull(raw);
+    memset(raw, '0', 10000);
+    ck_assert_int_eq(chunk_n(raw, 10000, BIG, &st), HTTPPARSE_ERROR);
+    ck_assert_int_eq(g_status, 400);
+    free(raw);
+}
+END_TEST
+
 START_TEST(test_chunked_long_ext)
 {
     char *raw = malloc(20000);
@@ -1638,6 +1655,7 @@ static Suite *httpparse_suite(void)
     tcase_add_loop_test(tc, test_chunked_split_everywhere, 0, (int)N_SPLIT_CASES);
     tcase_add_test(tc, test_chunked_max_body);
     tcase_add_test(tc, test_chunked_bad_framing);
+    tcase_add_test(tc, test_chunked_leading_zeros);
     tcase_add_test(tc, test_chunked_long_ext);
     suite_add_tcase(s, tc);
 
