@@ -40,6 +40,7 @@
 #include "metrics.h"
 #include "registry.h"
 #include "server.h"
+#include "connend.h"
 #include "util.h"
 
 #define JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
@@ -47,8 +48,6 @@
 #define IN_START 4096      /* first input buffer of a connection */
 #define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */
 #define CHUNK_SLACK 8192   /* room past http_max_body for a chunked body's framing */
-#define LINGER_S 2         /* a closing connection waits this long for the client's EOF */
-#define LINGER_MAX_S 10    /* and no longer than this in all */
 
 enum { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
@@ -70,9 +69,7 @@ struct hconn {
     bool admitted;                  /* counted against max_connections (holds a slot) */
     bool paused;                    /* reading stopped: too much unread output */
     bool closing;                   /* close once out is written */
-    bool peer_eof;                  /* the client shut its side down */
-    bool lingering;                 /* our side is shut down; waiting for the client's */
-    double linger_until;            /* util_now() past which a lingering close gives up */
+    struct connend end;             /* how its end goes (a lingering close) */
     struct hreload *reload;         /* a POST /v1/reload awaiting its report: later requests wait */
     unsigned answered;              /* requests answered since the read began (latency) */
     struct hconn *prev, *next;
@@ -1021,24 +1018,12 @@ static void conn_process(struct hconn *c, bool draining)
     }
 }
 
-/* Every response is in the kernel and the connection must end: without
- * losing them. close() with unread input makes the kernel reset the
- * connection and discard what the client has not read yet, so first a FIN
- * (shutdown of our side), then read and drop until the client closes its side
- * (at most LINGER_S of silence, LINGER_MAX_S in all), then close. Worker
- * thread. */
+/* Every response is in the kernel: end the connection without losing them
+ * (connend.h). Worker thread. */
 static void conn_linger(struct hconn *c)
 {
-    if (c->lingering)
-        return;
-    if (c->peer_eof || shutdown(c->fd, SHUT_WR) != 0) {
+    if (connend_linger(&c->end, c->fd, c->rev))
         conn_close(c, "done");
-        return;
-    }
-    c->lingering = true;
-    c->linger_until = util_now() + LINGER_MAX_S;
-    struct timeval tv = {LINGER_S, 0};
-    event_add(c->rev, &tv);
 }
 
 /* Write what is pending with one writev; arm the write event for the rest.
@@ -1101,7 +1086,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     struct hconn *c = arg;
     struct http_front *h = c->h;
     if (what & EV_TIMEOUT) {
-        if (c->lingering) {
+        if (c->end.lingering) {
             conn_close(c, "no EOF from the client after the last response");
             return;
         }
@@ -1118,18 +1103,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
          * Not left unread either: closing a socket with unread input makes
          * the kernel send a reset, which throws away the responses it has not
          * delivered yet. */
-        char sink[4096];
-        ssize_t n = recv(fd, sink, sizeof(sink), 0);
-        if (n == 0) {
-            c->peer_eof = true;
-            event_del(c->rev);
-            if (c->lingering)
-                conn_close(c, "done");
-        } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            conn_close(c, strerror(errno));
-        } else if (c->lingering && util_now() > c->linger_until) {
-            conn_close(c, "the client kept sending after the last response");
-        }
+        const char *why = connend_drain(&c->end, fd, c->rev);
+        if (why)
+            conn_close(c, why);
         return;
     }
     const struct catalog *cat = registry_read(h->env.reg);
@@ -1150,7 +1126,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     c->answered = 0;
     if (n == 0) {
         /* The client shut down its side: answer what it sent, then close. */
-        c->peer_eof = true;
+        c->end.peer_eof = true;
         event_del(c->rev);
         conn_process(c, true);
         c->closing = true;

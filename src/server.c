@@ -27,6 +27,7 @@
 #include "journal.h"
 #include "log.h"
 #include "proto.h"
+#include "connend.h"
 #include "util.h"
 
 #define IN_START 4096      /* first input buffer of a connection */
@@ -36,8 +37,6 @@
 #define WORKER_MAX_DIRTY 8 /* journals awaiting one group commit per batch */
 #define REPLY_BATCH 65536  /* the reply batch holds at least this much */
 #define REPLY_SLACK 1024   /* and an error line (512) or a short reply besides */
-#define LINGER_S 2         /* a closing connection waits this long for the client's EOF */
-#define LINGER_MAX_S 10    /* and no longer than this in all */
 #define CHECK_AHEAD 8      /* one-item CHECKs hashed and prefetched before answered */
 
 struct worker;
@@ -61,9 +60,7 @@ struct conn {
     bool authed;                   /* AUTH succeeded on this connection */
     bool paused;                   /* reading stopped: too much unread output */
     bool closing;                  /* close once out is written (QUIT, fatal error, EOF) */
-    bool peer_eof;                 /* the client shut its side down */
-    bool lingering;                /* our side is shut down; waiting for the client's */
-    double linger_until;           /* util_now() past which a lingering close gives up */
+    struct connend end;            /* how its end goes (a lingering close) */
     struct pending_reload *reload; /* a RELOAD awaiting its answer: later requests wait */
     struct conn *prev, *next;
     char peer[64];
@@ -819,28 +816,17 @@ static void conn_process(struct conn *c, bool draining)
     }
 }
 
+/* Every reply is in the kernel: end the connection without losing them
+ * (connend.h). Worker thread. */
+static void conn_linger(struct conn *c)
+{
+    if (connend_linger(&c->end, c->fd, c->rev))
+        conn_close(c, "done");
+}
+
 /* Write what is pending with one writev; arm the write event for the rest.
  * First the group commit of the batch's journal records: a reply that says
  * NEW must not leave before its add is durable as the policy promises. */
-/* Every reply is in the kernel and the connection must end: without losing
- * them. close() with unread input makes the kernel reset the connection and
- * discard what the client has not read yet, so first a FIN (shutdown of our
- * side), then read and drop until the client closes its side (at most
- * LINGER_S of silence, LINGER_MAX_S in all), then close. Worker thread. */
-static void conn_linger(struct conn *c)
-{
-    if (c->lingering)
-        return;
-    if (c->peer_eof || shutdown(c->fd, SHUT_WR) != 0) {
-        conn_close(c, "done");
-        return;
-    }
-    c->lingering = true;
-    c->linger_until = util_now() + LINGER_MAX_S;
-    struct timeval tv = {LINGER_S, 0};
-    event_add(c->rev, &tv);
-}
-
 static void conn_flush(struct conn *c)
 {
     if (c->w->n_dirty && !server_journal_commit(c->w)) {
@@ -883,7 +869,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     struct conn *c = arg;
     struct worker *w = c->w;
     if (what & EV_TIMEOUT) {
-        if (c->lingering) {
+        if (c->end.lingering) {
             conn_close(c, "no EOF from the client after the last reply");
             return;
         }
@@ -901,18 +887,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
          * are written: what the client sends meanwhile is read and dropped.
          * Left unread, it would make the close a reset, and the kernel would
          * throw away the replies it had not delivered yet. */
-        char sink[4096];
-        ssize_t n = recv(fd, sink, sizeof(sink), 0);
-        if (n == 0) {
-            c->peer_eof = true;
-            event_del(c->rev);
-            if (c->lingering)
-                conn_close(c, "done");
-        } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            conn_close(c, strerror(errno));
-        } else if (c->lingering && util_now() > c->linger_until) {
-            conn_close(c, "the client kept sending after the last reply");
-        }
+        const char *why = connend_drain(&c->end, fd, c->rev);
+        if (why)
+            conn_close(c, why);
         return;
     }
     size_t max_line = cat_now(w)->conf->max_line;
@@ -943,7 +920,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     }
     if (n == 0) {
         /* The client shut down its side: answer what it sent, then close. */
-        c->peer_eof = true;
+        c->end.peer_eof = true;
         event_del(c->rev);
         conn_process(c, true);
         c->closing = true;
