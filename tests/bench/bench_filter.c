@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build.h"
-#include "filter.h"
-#include "util.h"
+#include "tool/build.h"
+#include "bloom/filter.h"
+#include "base/util.h"
 
 #define FPR 1e-4
 #define BATCH 100 /* items per batched call, like an MCHECK of 100 */

@@ -48,8 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hash.h"
-#include "util.h"
+#include "bloom/hash.h"
+#include "base/util.h"
 
 #define ITEM_MIN_LEN 40 /* "https://" 6 hex ".example.com/" "p/" 10 digits "/" */
 #define ITEM_MAX_LEN 4096

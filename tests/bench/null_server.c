@@ -33,8 +33,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proto.h"
-#include "util.h"
+#include "front/line/proto.h"
+#include "base/util.h"
 
 /* bloomgated's defaults (conf/bloomgate.conf), so both parse alike. */
 #define MAX_LINE (64u << 10)

@@ -1,0 +1,136 @@
+/* filter: the sharded Bloom filter. S independent shards (bit arrays with their
+ * own item count), one XXH3-128 per item, two layouts (blocked: k bits in one
+ * cache line; classic). Lookups are lock-free reads; adds set bits with atomic
+ * OR on 64-bit words, so any number of threads may check and add at once. */
+#ifndef BLOOMGATE_FILTER_H
+#define BLOOMGATE_FILTER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloom/hash.h"
+
+enum filter_layout {
+    FILTER_BLOCKED = 1, /* all k bits of an item in one 64-byte block */
+    FILTER_CLASSIC = 2, /* k bits anywhere in the shard: least memory */
+};
+
+#define FILTER_MAX_SHARDS 65536u
+#define FILTER_MAX_BYTES (1ull << 40)      /* 1 TiB: far past any machine we serve */
+#define FILTER_MAX_CAPACITY (1ull << 42)   /* items */
+#define FILTER_MIN_FPR 1e-12
+#define FILTER_SHARD_TARGET_BYTES (64ull << 20) /* default shard size when S is not given */
+
+/* What a filter will be: every figure the allocation and the file header need. */
+struct filter_plan {
+    enum filter_layout layout;
+    uint64_t capacity;       /* items the filter is sized for */
+    double fpr_target;       /* the rate asked for at capacity */
+    unsigned k;              /* probes per item */
+    uint32_t shard_count;    /* power of two */
+    uint64_t bits_per_shard; /* multiple of 512 */
+    double fpr_expected;     /* the model's rate at capacity for exactly this size */
+};
+
+struct filter_shard {
+    _Atomic uint64_t *words;   /* bits_per_shard / 64 words; page-aligned mapping */
+    size_t map_bytes;          /* length of the mapping (bits rounded up to a page) */
+    _Atomic uint64_t items;    /* adds that set at least one new bit */
+    _Atomic uint64_t bits_set; /* how many bits are 1 */
+};
+
+struct filter {
+    enum filter_layout layout;
+    unsigned k;
+    uint64_t capacity;
+    double fpr_target;
+    uint32_t shard_count;
+    uint64_t bits_per_shard;
+    uint64_t blocks_per_shard; /* bits_per_shard / 512 */
+    uint64_t seed;             /* XXH3 seed; stored in the file */
+    int64_t build_time;        /* unix seconds; 0 if never written */
+    struct filter_shard *shards;
+};
+
+/* A key for the batch calls: bytes and length (items may hold NUL). */
+struct filter_key {
+    const void *data;
+    size_t len;
+};
+
+const char *filter_layout_name(enum filter_layout layout);
+int filter_layout_parse(const char *s, enum filter_layout *out);
+
+/* Size a filter. shards = 0 picks a power of two from the size. Allocates
+ * nothing; this is what `build --dry-run` prints. */
+int filter_plan_make(enum filter_layout layout, uint64_t capacity, double fpr, uint32_t shards,
+                     struct filter_plan *out, char *err, size_t errlen);
+
+/* Check a plan that came from outside (a file header): every field in range and
+ * the sizes consistent, so that nothing derived from it can overflow. */
+int filter_plan_validate(const struct filter_plan *plan, char *err, size_t errlen);
+
+uint64_t filter_plan_bytes(const struct filter_plan *plan);
+
+/* Allocate an empty filter for a validated plan. NULL with err on failure. */
+struct filter *filter_create(const struct filter_plan *plan, uint64_t seed, char *err,
+                             size_t errlen);
+void filter_free(struct filter *f);
+
+/* Where an item's hash lands: the shard index. */
+static inline uint32_t filter_shard_of(const struct filter *f, struct hash128 h)
+{
+    return (uint32_t)(((h.hi >> 32) * (uint64_t)f->shard_count) >> 32);
+}
+
+/* Lemire's multiply-shift: maps x uniformly onto [0, n) without a division,
+ * so shard and block counts need not be powers of two. */
+static inline uint64_t filter_reduce64(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+/* The cache line a check of h reads first (blocked: the whole block; classic:
+ * the first probe's word, which settles most absent keys). A caller that knows
+ * its next hashes prefetches these lines so the misses overlap. */
+static inline const void *filter_first_line(const struct filter *f, struct hash128 h)
+{
+    const _Atomic uint64_t *w = f->shards[filter_shard_of(f, h)].words;
+    if (f->layout == FILTER_BLOCKED)
+        return (const void *)(w + filter_reduce64(h.lo, f->blocks_per_shard) * 8);
+    return (const void *)&w[filter_reduce64(h.lo, f->bits_per_shard) >> 6];
+}
+
+static inline struct hash128 filter_hash(const struct filter *f, const void *item, size_t len)
+{
+    return hash_item(item, len, f->seed);
+}
+
+/* Set an item's bits; returns how many were newly set (0: it was there) and
+ * the shard. Touches no counter, so a builder can keep its own tallies. */
+unsigned filter_add_hash_raw(struct filter *f, struct hash128 h, uint32_t *shard);
+
+/* Add, updating the shard's counters. True if the item was new. */
+bool filter_add(struct filter *f, const void *item, size_t len);
+bool filter_add_hash(struct filter *f, struct hash128 h);
+bool filter_check(const struct filter *f, const void *item, size_t len);
+bool filter_check_hash(const struct filter *f, struct hash128 h);
+
+/* Hash every key, prefetch every block, then test: the memory latency of a
+ * batch overlaps instead of adding up. */
+void filter_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
+                        bool *present);
+void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n, bool *added);
+
+uint64_t filter_items(const struct filter *f);
+uint64_t filter_bits_set(const struct filter *f);
+uint64_t filter_bytes(const struct filter *f); /* memory the bits take */
+double filter_estimated_fpr(const struct filter *f);
+void filter_get_plan(const struct filter *f, struct filter_plan *out);
+
+/* Recount a shard's set bits from its words (after a load or a build). */
+uint64_t filter_shard_popcount(const struct filter *f, uint32_t shard);
+
+#endif

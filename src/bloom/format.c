@@ -1,0 +1,461 @@
+/* Filter files. The header is encoded field by field in little-endian order;
+ * shard payloads are the in-memory words, which this build requires to be
+ * little-endian as well (checked at compile time). */
+#include "config.h"
+
+#include "bloom/format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bloom/hash.h"
+#include "bloom/le.h"
+#include "base/util.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "bloomgate filter payloads are little-endian words; big-endian hosts need a swap"
+#endif
+
+/* Fixed header offsets; see docs/file-format.md. */
+enum {
+    OFF_MAGIC = 0,
+    OFF_VERSION = 8,
+    OFF_HEADER_BYTES = 12,
+    OFF_LAYOUT = 16,
+    OFF_K = 20,
+    OFF_CAPACITY = 24,
+    OFF_FPR = 32,
+    OFF_ITEMS = 40,
+    OFF_SHARDS = 48,
+    OFF_FLAGS = 52,
+    OFF_BITS_PER_SHARD = 56,
+    OFF_SEED = 64,
+    OFF_BUILD_TIME = 72,
+    OFF_PAYLOAD = 80,
+    OFF_STRIDE = 88,
+    OFF_RESERVED = 96, /* 24 bytes of zeros */
+    OFF_HEADER_SUM = 120,
+};
+
+#define CHUNK (8u << 20) /* bytes read per pread while verifying */
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+/* XXH3-64 over the header with its own checksum field counted as zero. */
+static uint64_t header_checksum(const unsigned char *hdr, size_t len)
+{
+    XXH3_state_t st;
+    static const unsigned char zero[8];
+    XXH3_64bits_reset(&st);
+    XXH3_64bits_update(&st, hdr, OFF_HEADER_SUM);
+    XXH3_64bits_update(&st, zero, 8);
+    XXH3_64bits_update(&st, hdr + OFF_HEADER_SUM + 8, len - OFF_HEADER_SUM - 8);
+    return XXH3_64bits_digest(&st);
+}
+
+/* Parse a header already read into memory. Checks come in the order that gives
+ * the most useful message: what the file is, which version, whether it is
+ * whole, whether its bytes are intact, then whether the values make sense. */
+static int parse_header(const char *path, int fd, uint64_t file_size, struct format_info *info,
+                        char *err, size_t errlen)
+{
+    unsigned char fixed[FORMAT_FIXED_HEADER];
+    memset(info, 0, sizeof(*info));
+    info->file_size = file_size;
+    if (file_size < 8 || util_pread_all(fd, fixed, 8, 0) != 0) {
+        snprintf(err, errlen, "%s: not a bloomgate filter file (%llu bytes, too short for a header)",
+                 path, (unsigned long long)file_size);
+        return -1;
+    }
+    if (memcmp(fixed, FORMAT_MAGIC, 8) != 0) {
+        snprintf(err, errlen, "%s: not a bloomgate filter file (wrong magic)", path);
+        return -1;
+    }
+    if (file_size < FORMAT_FIXED_HEADER ||
+        util_pread_all(fd, fixed, FORMAT_FIXED_HEADER, 0) != 0) {
+        snprintf(err, errlen, "%s: truncated: %llu bytes, shorter than the %u-byte header", path,
+                 (unsigned long long)file_size, FORMAT_FIXED_HEADER);
+        return -1;
+    }
+    info->version = le_get32(fixed + OFF_VERSION);
+    if (info->version > FORMAT_VERSION) {
+        snprintf(err, errlen,
+                 "%s: format version %u is newer than this bloomgate reads (%u); upgrade bloomgate",
+                 path, info->version, FORMAT_VERSION);
+        return -1;
+    }
+    if (info->version == 0) {
+        snprintf(err, errlen, "%s: corrupt header: format version 0", path);
+        return -1;
+    }
+    uint32_t shards = le_get32(fixed + OFF_SHARDS);
+    uint32_t header_bytes = le_get32(fixed + OFF_HEADER_BYTES);
+    if (shards < 1 || shards > FILTER_MAX_SHARDS || (shards & (shards - 1)) != 0 ||
+        header_bytes != FORMAT_FIXED_HEADER + (uint64_t)shards * FORMAT_SHARD_ENTRY) {
+        snprintf(err, errlen, "%s: corrupt header: shard count %u with header size %u", path,
+                 shards, header_bytes);
+        return -1;
+    }
+    if (header_bytes > file_size) {
+        snprintf(err, errlen, "%s: truncated: %llu bytes, shorter than its %u-byte header", path,
+                 (unsigned long long)file_size, header_bytes);
+        return -1;
+    }
+    unsigned char *hdr = malloc(header_bytes);
+    if (!hdr) {
+        snprintf(err, errlen, "%s: out of memory reading the header", path);
+        return -1;
+    }
+    if (util_pread_all(fd, hdr, header_bytes, 0) != 0) {
+        snprintf(err, errlen, "%s: cannot read the header: %s", path,
+                 errno ? strerror(errno) : "unexpected end of file");
+        free(hdr);
+        return -1;
+    }
+    if (header_checksum(hdr, header_bytes) != le_get64(hdr + OFF_HEADER_SUM)) {
+        snprintf(err, errlen, "%s: corrupt header: checksum mismatch", path);
+        free(hdr);
+        return -1;
+    }
+    struct filter_plan *p = &info->plan;
+    p->layout = (enum filter_layout)le_get32(hdr + OFF_LAYOUT);
+    p->k = le_get32(hdr + OFF_K);
+    p->capacity = le_get64(hdr + OFF_CAPACITY);
+    p->fpr_target = le_getf64(hdr + OFF_FPR);
+    p->shard_count = shards;
+    p->bits_per_shard = le_get64(hdr + OFF_BITS_PER_SHARD);
+    info->items = le_get64(hdr + OFF_ITEMS);
+    info->seed = le_get64(hdr + OFF_SEED);
+    info->build_time = (int64_t)le_get64(hdr + OFF_BUILD_TIME);
+    info->payload_offset = le_get64(hdr + OFF_PAYLOAD);
+    info->shard_stride = le_get64(hdr + OFF_STRIDE);
+    char why[200];
+    if (filter_plan_validate(p, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s: corrupt header: %s", path, why);
+        free(hdr);
+        return -1;
+    }
+    int nonzero = le_get32(hdr + OFF_FLAGS) != 0;
+    for (int i = OFF_RESERVED; i < OFF_HEADER_SUM; i++)
+        nonzero |= hdr[i] != 0;
+    if (nonzero) {
+        snprintf(err, errlen, "%s: corrupt header: reserved fields are not zero", path);
+        free(hdr);
+        return -1;
+    }
+    uint64_t shard_bytes = p->bits_per_shard / 8;
+    if (info->payload_offset != align_up(header_bytes, FORMAT_ALIGN) ||
+        info->shard_stride != align_up(shard_bytes, FORMAT_ALIGN)) {
+        snprintf(err, errlen, "%s: corrupt header: payload offset %llu / shard stride %llu", path,
+                 (unsigned long long)info->payload_offset,
+                 (unsigned long long)info->shard_stride);
+        free(hdr);
+        return -1;
+    }
+    /* plan_validate bounded bits * shards to 1 TiB, so this cannot overflow. */
+    uint64_t expect = info->payload_offset + info->shard_stride * shards;
+    if (file_size != expect) {
+        snprintf(err, errlen, "%s: %s: %llu bytes, the header says %llu", path,
+                 file_size < expect ? "truncated" : "trailing bytes after the last shard",
+                 (unsigned long long)file_size, (unsigned long long)expect);
+        free(hdr);
+        return -1;
+    }
+    info->shards = calloc(shards, sizeof(*info->shards));
+    if (!info->shards) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        free(hdr);
+        return -1;
+    }
+    uint64_t items = 0;
+    for (uint32_t i = 0; i < shards; i++) {
+        const unsigned char *e = hdr + FORMAT_FIXED_HEADER + (size_t)i * FORMAT_SHARD_ENTRY;
+        struct format_shard *s = &info->shards[i];
+        s->items = le_get64(e);
+        s->bits_set = le_get64(e + 8);
+        s->checksum = le_get64(e + 16);
+        if (s->bits_set > p->bits_per_shard || le_get64(e + 24) != 0 || s->items > p->bits_per_shard) {
+            snprintf(err, errlen, "%s: corrupt header: shard %u counts out of range", path, i);
+            free(hdr);
+            format_info_free(info);
+            return -1;
+        }
+        items += s->items;
+        info->bits_set += s->bits_set;
+    }
+    free(hdr);
+    if (items != info->items) {
+        snprintf(err, errlen, "%s: corrupt header: shard items sum to %llu, header says %llu",
+                 path, (unsigned long long)items, (unsigned long long)info->items);
+        format_info_free(info);
+        return -1;
+    }
+    return 0;
+}
+
+static int open_filter_file(const char *path, uint64_t *size, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    return fd;
+}
+
+int format_read_info(const char *path, struct format_info *info, char *err, size_t errlen)
+{
+    uint64_t size;
+    int fd = open_filter_file(path, &size, err, errlen);
+    if (fd < 0)
+        return -1;
+    int rc = parse_header(path, fd, size, info, err, errlen);
+    close(fd);
+    return rc;
+}
+
+void format_info_free(struct format_info *info)
+{
+    free(info->shards);
+    info->shards = NULL;
+}
+
+/* ---- loading and verifying: one task per shard ---- */
+
+struct shard_job {
+    const char *path;
+    int fd;
+    const struct format_info *info;
+    struct filter *f;        /* load: read into the shard; verify: NULL */
+    _Atomic int failed;      /* shards that failed */
+    _Atomic int first_bad;   /* lowest failing shard, for the message */
+    char reason[256];        /* the first failure's reason (under first_bad) */
+    _Atomic int reason_set;
+};
+
+static void job_fail(struct shard_job *j, size_t shard, const char *what, const char *detail)
+{
+    atomic_fetch_add(&j->failed, 1);
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&j->reason_set, &expected, 1)) {
+        snprintf(j->reason, sizeof(j->reason), "shard %u: %s%s", (unsigned)shard, what, detail);
+        atomic_store(&j->first_bad, (int)shard);
+    }
+}
+
+/* Worker thread of format_load / format_verify: read shard i (into the filter,
+ * or through a bounded buffer), hashing and counting bits as the bytes arrive
+ * so each byte is touched once while it is still in cache. */
+static void shard_task(void *arg, size_t i)
+{
+    struct shard_job *j = arg;
+    const struct format_info *info = j->info;
+    uint64_t bytes = info->plan.bits_per_shard / 8;
+    off_t off = (off_t)(info->payload_offset + info->shard_stride * i);
+    unsigned char *buf = NULL;
+    if (!j->f && !(buf = malloc(CHUNK))) {
+        job_fail(j, i, "out of memory", "");
+        return;
+    }
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
+    uint64_t bits = 0;
+    for (uint64_t done = 0; done < bytes;) {
+        size_t n = bytes - done < CHUNK ? (size_t)(bytes - done) : CHUNK;
+        unsigned char *dst = j->f ? (unsigned char *)j->f->shards[i].words + done : buf;
+        if (util_pread_all(j->fd, dst, n, off + (off_t)done) != 0) {
+            job_fail(j, i, "read failed: ", errno ? strerror(errno) : "end of file");
+            free(buf);
+            return;
+        }
+        XXH3_64bits_update(&st, dst, n);
+        const uint64_t *w = (const uint64_t *)(const void *)dst;
+        for (size_t x = 0; x < n / 8; x++)
+            bits += (uint64_t)__builtin_popcountll(w[x]);
+        done += n;
+    }
+    free(buf);
+    if (XXH3_64bits_digest(&st) != info->shards[i].checksum) {
+        job_fail(j, i, "checksum mismatch (corrupt payload)", "");
+        return;
+    }
+    if (bits != info->shards[i].bits_set) {
+        job_fail(j, i, "set-bit count does not match the header", "");
+        return;
+    }
+    if (j->f) {
+        atomic_store(&j->f->shards[i].items, info->shards[i].items);
+        atomic_store(&j->f->shards[i].bits_set, bits);
+    }
+}
+
+/* Shared by load and verify: check the header, then every shard in parallel.
+ * With `out`, the shards are read into a new filter handed back only if every
+ * checksum matched; without, they stream through a bounded buffer. Returns the
+ * number of bad shards, or -1 if the file could not be checked (or, for a
+ * load, if anything at all was wrong). */
+static int run_shards(const char *path, unsigned threads, struct filter **out, char *err,
+                      size_t errlen)
+{
+    uint64_t size;
+    int fd = open_filter_file(path, &size, err, errlen);
+    if (fd < 0)
+        return -1;
+    struct format_info info;
+    struct shard_job *j = NULL;
+    int rc = -1;
+    if (parse_header(path, fd, size, &info, err, errlen) != 0) {
+        close(fd);
+        return -1;
+    }
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (!(j = calloc(1, sizeof(*j)))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto done;
+    }
+    j->path = path;
+    j->fd = fd;
+    j->info = &info;
+    if (out) {
+        char why[256];
+        j->f = filter_create(&info.plan, info.seed, why, sizeof(why));
+        if (!j->f) {
+            snprintf(err, errlen, "%s: %s", path, why);
+            goto done;
+        }
+        j->f->build_time = info.build_time;
+    }
+    util_parallel_for(threads ? threads : util_ncpus(), info.plan.shard_count, shard_task, j);
+    rc = atomic_load(&j->failed);
+    if (rc)
+        snprintf(err, errlen, "%s: %s%s", path, j->reason, rc > 1 ? " (and other shards)" : "");
+    if (out) {
+        if (rc) {
+            filter_free(j->f);
+            rc = -1;
+        } else {
+            *out = j->f;
+        }
+    }
+done:
+    close(fd);
+    format_info_free(&info);
+    free(j);
+    return rc;
+}
+
+struct filter *format_load(const char *path, unsigned threads, char *err, size_t errlen)
+{
+    struct filter *f = NULL;
+    if (run_shards(path, threads, &f, err, errlen) != 0)
+        return NULL;
+    return f;
+}
+
+int format_verify(const char *path, unsigned threads, char *err, size_t errlen)
+{
+    return run_shards(path, threads, NULL, err, errlen);
+}
+
+struct sum_job {
+    struct filter *f;
+    struct format_shard *out;
+};
+
+/* Worker thread of format_write: checksum and count one shard. */
+static void sum_task(void *arg, size_t i)
+{
+    struct sum_job *j = arg;
+    const void *w = (const void *)j->f->shards[i].words;
+    j->out[i].checksum = hash_checksum(w, j->f->bits_per_shard / 8);
+    j->out[i].bits_set = filter_shard_popcount(j->f, (uint32_t)i);
+    j->out[i].items = atomic_load(&j->f->shards[i].items);
+}
+
+/* The filter must not change while it is written (the builder has finished;
+ * the daemon never writes filter files). Counters are refreshed from the bits
+ * so the file's table is exact. */
+int format_write(struct filter *f, const char *path, unsigned threads, char *err, size_t errlen)
+{
+    uint32_t S = f->shard_count;
+    uint64_t header_bytes = FORMAT_FIXED_HEADER + (uint64_t)S * FORMAT_SHARD_ENTRY;
+    uint64_t payload = align_up(header_bytes, FORMAT_ALIGN);
+    uint64_t shard_bytes = f->bits_per_shard / 8;
+    uint64_t stride = align_up(shard_bytes, FORMAT_ALIGN);
+    struct format_shard *sh = calloc(S, sizeof(*sh));
+    unsigned char *hdr = calloc(1, payload > stride ? payload : stride);
+    char tmp[4096];
+    int fd = -1;
+    if (!sh || !hdr) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    struct sum_job job = {f, sh};
+    util_parallel_for(threads ? threads : util_ncpus(), S, sum_task, &job);
+    uint64_t items = 0;
+    for (uint32_t i = 0; i < S; i++) {
+        atomic_store(&f->shards[i].bits_set, sh[i].bits_set);
+        items += sh[i].items;
+    }
+    if (f->build_time == 0)
+        f->build_time = util_wall_seconds();
+    memcpy(hdr + OFF_MAGIC, FORMAT_MAGIC, 8);
+    le_put32(hdr + OFF_VERSION, FORMAT_VERSION);
+    le_put32(hdr + OFF_HEADER_BYTES, (uint32_t)header_bytes);
+    le_put32(hdr + OFF_LAYOUT, (uint32_t)f->layout);
+    le_put32(hdr + OFF_K, f->k);
+    le_put64(hdr + OFF_CAPACITY, f->capacity);
+    uint64_t fpr_bits;
+    memcpy(&fpr_bits, &f->fpr_target, 8);
+    le_put64(hdr + OFF_FPR, fpr_bits);
+    le_put64(hdr + OFF_ITEMS, items);
+    le_put32(hdr + OFF_SHARDS, S);
+    le_put64(hdr + OFF_BITS_PER_SHARD, f->bits_per_shard);
+    le_put64(hdr + OFF_SEED, f->seed);
+    le_put64(hdr + OFF_BUILD_TIME, (uint64_t)f->build_time);
+    le_put64(hdr + OFF_PAYLOAD, payload);
+    le_put64(hdr + OFF_STRIDE, stride);
+    for (uint32_t i = 0; i < S; i++) {
+        unsigned char *e = hdr + FORMAT_FIXED_HEADER + (size_t)i * FORMAT_SHARD_ENTRY;
+        le_put64(e, sh[i].items);
+        le_put64(e + 8, sh[i].bits_set);
+        le_put64(e + 16, sh[i].checksum);
+    }
+    le_put64(hdr + OFF_HEADER_SUM, header_checksum(hdr, header_bytes));
+
+    if ((fd = util_tmpfile_beside(path, tmp, sizeof(tmp), err, errlen)) < 0)
+        goto fail;
+    if (util_write_all(fd, hdr, payload) != 0)
+        goto write_fail;
+    /* hdr past the header is zeros: reuse it as padding. */
+    memset(hdr, 0, payload > stride ? payload : stride);
+    for (uint32_t i = 0; i < S; i++) {
+        if (util_write_all(fd, (const void *)f->shards[i].words, shard_bytes) != 0 ||
+            util_write_all(fd, hdr, stride - shard_bytes) != 0)
+            goto write_fail;
+    }
+    free(sh);
+    free(hdr);
+    return util_commit_file(fd, tmp, path, err, errlen);
+write_fail:
+    snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+    close(fd);
+    unlink(tmp);
+fail:
+    free(sh);
+    free(hdr);
+    return -1;
+}

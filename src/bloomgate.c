@@ -1,5 +1,0 @@
-#include "config.h"
-
-#include "tool.h"
-
-int main(int argc, char **argv) { return tool_main(argc, argv); }

@@ -1,5 +1,0 @@
-#include "config.h"
-
-#include "daemon.h"
-
-int main(int argc, char **argv) { return daemon_main(argc, argv); }

@@ -1,0 +1,415 @@
+/* The line protocol parser and reply formatters. docs/protocol.md is the spec;
+ * the order of the checks in parse_line is part of it (a request with several
+ * faults reports the first one found in that order). */
+#include "config.h"
+
+#include "front/line/proto.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define FILTER_NAME_MAX 64
+#define QUOTE_MAX 32 /* bytes of a client's token echoed back in an error */
+#define ARGS_ANY SIZE_MAX
+
+/* How the arguments after the command word are used. */
+enum args_kind {
+    ARGS_NONE,   /* PING, FILTERS, QUIT, RELOAD */
+    ARGS_ITEMS,  /* <filter> <item>...: CHECK, MCHECK, ADD, MADD */
+    ARGS_FILTER, /* INFO [<filter>] */
+    ARGS_TOKEN,  /* AUTH <token> */
+};
+
+struct cmd_spec {
+    const char *name; /* upper case, as on the wire */
+    size_t name_len;
+    enum proto_cmd cmd;
+    enum args_kind kind;
+    size_t min_args;
+    size_t max_args; /* ARGS_ANY for no limit */
+    const char *usage;
+};
+
+/* clang-format off */
+#define CMD(name, cmd, kind, min, max, usage) {name, sizeof(name) - 1, cmd, kind, min, max, usage}
+/* clang-format on */
+
+/* Indexed by enum proto_cmd, so proto_cmd_name is a lookup. */
+static const struct cmd_spec cmd_table[] = {
+    [PROTO_PING] = CMD("PING", PROTO_PING, ARGS_NONE, 0, 0, ""),
+    [PROTO_CHECK] = CMD("CHECK", PROTO_CHECK, ARGS_ITEMS, 2, 2, "<filter> <item>"),
+    [PROTO_MCHECK] =
+        CMD("MCHECK", PROTO_MCHECK, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
+    [PROTO_ADD] = CMD("ADD", PROTO_ADD, ARGS_ITEMS, 2, 2, "<filter> <item>"),
+    [PROTO_MADD] = CMD("MADD", PROTO_MADD, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
+    [PROTO_INFO] = CMD("INFO", PROTO_INFO, ARGS_FILTER, 0, 1, "[<filter>]"),
+    [PROTO_FILTERS] = CMD("FILTERS", PROTO_FILTERS, ARGS_NONE, 0, 0, ""),
+    [PROTO_AUTH] = CMD("AUTH", PROTO_AUTH, ARGS_TOKEN, 1, 1, "<token>"),
+    [PROTO_QUIT] = CMD("QUIT", PROTO_QUIT, ARGS_NONE, 0, 0, ""),
+    [PROTO_RELOAD] = CMD("RELOAD", PROTO_RELOAD, ARGS_NONE, 0, 0, ""),
+};
+
+#define N_CMDS (sizeof(cmd_table) / sizeof(cmd_table[0]))
+
+#define PROTO_ERR_NAME_(sym, name) [PROTO_ERR_##sym] = name,
+static const char *const err_names[] = {[PROTO_ERR_NONE] = "none", PROTO_ERRORS(PROTO_ERR_NAME_)};
+#undef PROTO_ERR_NAME_
+
+const char *proto_err_name(enum proto_err err)
+{
+    if ((unsigned)err >= PROTO_ERR_COUNT_)
+        return "internal";
+    return err_names[err];
+}
+
+const char *proto_cmd_name(enum proto_cmd cmd)
+{
+    if ((unsigned)cmd >= N_CMDS)
+        return "?";
+    return cmd_table[cmd].name;
+}
+
+static inline bool is_sep(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static inline bool is_print(unsigned char c)
+{
+    return c >= 0x20 && c < 0x7f;
+}
+
+int proto_valid_filter_name(const char *p, size_t len)
+{
+    if (len == 0 || len > FILTER_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Fill req->err and errmsg. The message is built with snprintf into the fixed
+ * buffer, so an over-long one is cut rather than overflowing; callers keep the
+ * client-controlled parts short (QUOTE_MAX) so nothing useful is cut. */
+__attribute__((format(printf, 3, 4))) static enum proto_status
+fail(struct proto_request *req, enum proto_err err, const char *fmt, ...)
+{
+    va_list ap;
+    req->err = err;
+    va_start(ap, fmt);
+    vsnprintf(req->errmsg, sizeof(req->errmsg), fmt, ap);
+    va_end(ap);
+    return err == PROTO_ERR_LINE_TOO_LONG ? PROTO_FATAL : PROTO_ERROR;
+}
+
+/* Copy at most QUOTE_MAX bytes of a client's token into dst for an error
+ * message, non-printable bytes as '?' so the reply stays one line of ASCII;
+ * "..." marks a cut. dst must hold QUOTE_MAX + 4 bytes. */
+static void quote_token(char *dst, struct proto_token t)
+{
+    size_t n = t.len < QUOTE_MAX ? t.len : QUOTE_MAX;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = is_print((unsigned char)t.p[i]) ? t.p[i] : '?';
+    if (t.len > QUOTE_MAX) {
+        memcpy(dst + n, "...", 3);
+        n += 3;
+    }
+    dst[n] = '\0';
+}
+
+/* The first space or tab in line[i..n), or n. Items are most of the bytes a
+ * server reads (an MCHECK of 100 URLs is ~5 KB), and a byte-at-a-time loop
+ * here cost ~8.5 instructions a byte: half of all the instructions a CHECK or
+ * an MCHECK took (callgrind, docs/benchmarks.md). So 16 bytes at a time with
+ * SSE2 (every x86-64 has it), then 8 at a time in a word: x ^ c has a zero
+ * byte where x holds c, and (y - 0x01..) & ~y & 0x80.. marks the zero bytes of
+ * y exactly up to the first one (a borrow only marks bytes after it), so the
+ * lowest mark of either test is the first separator. Only bytes inside [i, n)
+ * are read. */
+static size_t token_end(const char *line, size_t i, size_t n)
+{
+#ifdef __SSE2__
+    const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+    for (; n - i >= 16; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(line + i));
+        unsigned hit = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, tab)));
+        if (hit)
+            return i + (size_t)__builtin_ctz(hit);
+    }
+#endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+        memcpy(&x, line + i, 8);
+        uint64_t sp = x ^ (ones * ' '), tb = x ^ (ones * '\t');
+        uint64_t hit = (((sp - ones) & ~sp) | ((tb - ones) & ~tb)) & highs;
+        if (hit)
+            return i + (size_t)(__builtin_ctzll(hit) >> 3);
+    }
+#endif
+    while (i < n && !is_sep(line[i]))
+        i++;
+    return i;
+}
+
+/* Next run of bytes between spaces and tabs in line[*pos..n), or false at the
+ * end. The line has been checked for NUL and stray CR, so a token is exactly
+ * the spec's "item": anything but space, tab, CR, LF and NUL. */
+static bool next_token(const char *line, size_t n, size_t *pos, struct proto_token *t)
+{
+    size_t i = *pos;
+    while (i < n && is_sep(line[i]))
+        i++;
+    if (i == n) {
+        *pos = i;
+        return false;
+    }
+    size_t start = i;
+    i = token_end(line, i, n);
+    t->p = line + start;
+    t->len = i - start;
+    *pos = i;
+    return true;
+}
+
+/* ASCII only: the command word must not depend on the process locale. */
+static const struct cmd_spec *cmd_lookup(struct proto_token w)
+{
+    for (size_t k = 0; k < N_CMDS; k++) {
+        const struct cmd_spec *s = &cmd_table[k];
+        if (s->name_len != w.len)
+            continue;
+        size_t i = 0;
+        for (; i < w.len; i++) {
+            char c = w.p[i];
+            if (c >= 'a' && c <= 'z')
+                c = (char)(c - 'a' + 'A');
+            if (c != s->name[i])
+                break;
+        }
+        if (i == w.len)
+            return s;
+    }
+    return NULL;
+}
+
+static enum proto_status fail_arity(struct proto_request *req, const struct cmd_spec *s, size_t got)
+{
+    if (s->max_args == 0)
+        return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes no arguments, got %zu", s->name, got);
+    if (s->min_args == s->max_args)
+        return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes %zu argument%s (%s), got %zu", s->name,
+                    s->min_args, s->min_args == 1 ? "" : "s", s->usage, got);
+    if (s->max_args == ARGS_ANY)
+        return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes at least %zu arguments (%s), got %zu",
+                    s->name, s->min_args, s->usage, got);
+    return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes %zu or %zu arguments (%s), got %zu", s->name,
+                s->min_args, s->max_args, s->usage, got);
+}
+
+/* Parse one complete line (LF already removed). The checks run in this order,
+ * and the first fault wins: NUL or stray CR (bad_request); blank (no reply);
+ * command word (unknown_command); argument count (wrong_arity); filter name
+ * (unknown_filter); item count (too_many_items); each item's length, first to
+ * last (item_too_long). Counting items before measuring them means a flood of
+ * items is reported as such, not as whichever one happens to be long. */
+static enum proto_status parse_line(const char *line, size_t n, const struct proto_limits *lim,
+                                    struct proto_request *req, struct proto_token *items_storage)
+{
+    if (n > 0 && line[n - 1] == '\r')
+        n--;
+    if (n > 0 && memchr(line, '\0', n))
+        return fail(req, PROTO_ERR_BAD_REQUEST, "request contains a NUL byte");
+    /* A CR anywhere else is neither a separator nor part of an item; rejecting it
+     * keeps "CHECK f a\rb" from meaning different things to different readers. */
+    if (n > 0 && memchr(line, '\r', n))
+        return fail(req, PROTO_ERR_BAD_REQUEST, "CR is allowed only right before the LF");
+
+    size_t pos = 0;
+    struct proto_token word;
+    if (!next_token(line, n, &pos, &word))
+        return PROTO_EMPTY;
+    const struct cmd_spec *s = cmd_lookup(word);
+    if (!s) {
+        char q[QUOTE_MAX + 4];
+        quote_token(q, word);
+        return fail(req, PROTO_ERR_UNKNOWN_COMMAND, "unknown command '%s'", q);
+    }
+    req->cmd = s->cmd;
+
+    /* One pass over the arguments: the first two are kept for any command, the
+     * items of an item command go straight to items_storage (counted past its
+     * capacity but not stored, so the count can be reported). */
+    struct proto_token first[2] = {{NULL, 0}, {NULL, 0}};
+    size_t nargs = 0, n_items = 0;
+    struct proto_token t;
+    while (next_token(line, n, &pos, &t)) {
+        if (nargs < 2)
+            first[nargs] = t;
+        if (s->kind == ARGS_ITEMS && nargs >= 1) {
+            if (n_items < lim->max_items)
+                items_storage[n_items] = t;
+            n_items++;
+        }
+        nargs++;
+    }
+    if (nargs < s->min_args || nargs > s->max_args)
+        return fail_arity(req, s, nargs);
+
+    switch (s->kind) {
+    case ARGS_NONE:
+        break;
+    case ARGS_TOKEN:
+        req->arg = first[0];
+        break;
+    case ARGS_ITEMS:
+    case ARGS_FILTER:
+        if (nargs == 0)
+            break;
+        if (!proto_valid_filter_name(first[0].p, first[0].len)) {
+            char q[QUOTE_MAX + 4];
+            quote_token(q, first[0]);
+            return fail(req, PROTO_ERR_UNKNOWN_FILTER,
+                        "invalid filter name '%s': use 1 to %d of A-Z a-z 0-9 _ . -", q,
+                        FILTER_NAME_MAX);
+        }
+        req->filter = first[0];
+        req->has_filter = 1;
+        break;
+    }
+
+    if (s->kind == ARGS_ITEMS) {
+        if (n_items > lim->max_items)
+            return fail(req, PROTO_ERR_TOO_MANY_ITEMS, "%zu items; the limit is %zu", n_items,
+                        lim->max_items);
+        for (size_t i = 0; i < n_items; i++)
+            if (items_storage[i].len > lim->max_item)
+                return fail(req, PROTO_ERR_ITEM_TOO_LONG,
+                            "item %zu of %zu is %zu bytes; the limit is %zu", i + 1, n_items,
+                            items_storage[i].len, lim->max_item);
+        req->n_items = n_items;
+    }
+    return PROTO_REQUEST;
+}
+
+/* The LF search is the only part that sees bytes more than once when a line
+ * arrives in pieces, so it alone resumes from *scanned; the line itself is
+ * parsed once, when its LF is there. The search never looks past max_line + 1
+ * bytes: if there is no LF by then the line is too long whatever follows, and
+ * that bounds the work per call by the limit, not by what a client sent. */
+enum proto_status proto_next(const char *buf, size_t len, const struct proto_limits *lim,
+                             struct proto_request *req, struct proto_token *items_storage,
+                             size_t *consumed, size_t *scanned)
+{
+    req->cmd = PROTO_PING;
+    req->filter = (struct proto_token){NULL, 0};
+    req->arg = (struct proto_token){NULL, 0};
+    req->items = items_storage;
+    req->n_items = 0;
+    req->has_filter = 0;
+    req->err = PROTO_ERR_NONE;
+    req->errmsg[0] = '\0';
+    *consumed = 0;
+
+    size_t window = len <= lim->max_line ? len : lim->max_line + 1;
+    size_t from = scanned ? *scanned : 0;
+    if (from > window)
+        from = window;
+    const char *lf = from < window ? memchr(buf + from, '\n', window - from) : NULL;
+    if (!lf) {
+        if (len > lim->max_line) {
+            if (scanned)
+                *scanned = 0;
+            return fail(req, PROTO_ERR_LINE_TOO_LONG, "line longer than %zu bytes", lim->max_line);
+        }
+        if (scanned)
+            *scanned = len;
+        return PROTO_NEED_MORE;
+    }
+    if (scanned)
+        *scanned = 0;
+    size_t line_len = (size_t)(lf - buf);
+    *consumed = line_len + 1;
+    return parse_line(buf, line_len, lim, req, items_storage);
+}
+
+size_t proto_format_error(char *out, size_t cap, enum proto_err err, const char *msg)
+{
+    const char *name = proto_err_name(err);
+    size_t name_len = strlen(name);
+    size_t msg_len = msg ? strlen(msg) : 0;
+    size_t need = 4 + name_len + (msg_len ? 1 + msg_len : 0) + 1;
+    if (need > cap)
+        return need;
+
+    char *o = out;
+    memcpy(o, "ERR ", 4);
+    o += 4;
+    memcpy(o, name, name_len);
+    o += name_len;
+    if (msg_len) {
+        *o++ = ' ';
+        for (size_t i = 0; i < msg_len; i++) {
+            unsigned char c = (unsigned char)msg[i];
+            if (c == '\r' || c == '\n' || c == '\t')
+                c = ' ';
+            else if (c < 0x20 || c == 0x7f)
+                c = '?';
+            *o++ = (char)c;
+        }
+    }
+    *o = '\n';
+    return need;
+}
+
+size_t proto_format_bools(char *out, size_t cap, const bool *v, size_t n, const char *yes,
+                          const char *no)
+{
+    size_t yes_len = strlen(yes), no_len = strlen(no);
+    size_t n_yes = 0;
+    for (size_t i = 0; i < n; i++)
+        n_yes += v[i];
+    size_t need = n_yes * yes_len + (n - n_yes) * no_len + (n ? n : 1);
+    if (need > cap)
+        return need;
+
+    char *o = out;
+    if (n && yes_len < 8 && no_len < 8 && cap - need >= 8) {
+        /* With 8 bytes to spare, each word and its space go out as one 8-byte
+         * store of a padded pattern, the pointer advancing by the real length:
+         * no call and no branch per item (~6 instructions instead of ~25). */
+        char py[8] = "        ", pn[8] = "        ";
+        memcpy(py, yes, yes_len);
+        memcpy(pn, no, no_len);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(o, v[i] ? py : pn, 8);
+            o += v[i] ? yes_len + 1 : no_len + 1;
+        }
+        o[-1] = '\n';
+        return need;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ' ';
+        if (v[i]) {
+            memcpy(o, yes, yes_len);
+            o += yes_len;
+        } else {
+            memcpy(o, no, no_len);
+            o += no_len;
+        }
+    }
+    *o = '\n';
+    return need;
+}

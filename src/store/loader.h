@@ -1,0 +1,15 @@
+/* loader: load one filter as its config block says. A filter with a `file`
+ * is read and verified (shards in parallel); one with only a `capacity` starts
+ * empty. Runs off the request path: at start-up on the main thread, on reload
+ * on the reload thread. */
+#ifndef BLOOMGATE_LOADER_H
+#define BLOOMGATE_LOADER_H
+
+#include "store/conf.h"
+#include "store/registry.h"
+
+/* Load one filter as its config block says. NULL with "filter NAME: ..." in err. */
+struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threads, char *err,
+                                    size_t errlen);
+
+#endif

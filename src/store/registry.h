@@ -1,0 +1,134 @@
+/* registry: the named filters being served. The whole set is one immutable
+ * catalog published through an atomic pointer: a worker reads it with one
+ * acquire load and never locks. A replaced catalog (and any filter version it
+ * alone held) is freed only after every worker has passed a quiescent point
+ * (quiescent-state-based reclamation), so a request in flight always finishes
+ * on the version it started with. Readers: worker threads. Writer: the one
+ * thread that loads or reloads (start-up, then the reload thread). */
+#ifndef BLOOMGATE_REGISTRY_H
+#define BLOOMGATE_REGISTRY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "store/conf.h"
+#include "bloom/filter.h"
+
+#define REGISTRY_NAME_MAX 64
+#define REGISTRY_MAX_FILTERS 1024 /* filters served at once; ids are below this */
+
+/* One loaded filter: immutable in shape; its bits change only by ADD. */
+struct fversion {
+    struct filter *f;
+    char *file;             /* path it was loaded from; NULL for a filter that started empty */
+    uint64_t generation;    /* 1 for the first load, +1 on each successful swap */
+    int64_t loaded_at;      /* unix seconds */
+    double load_seconds;    /* how long the load (and replay) took */
+    dev_t dev;              /* identity of the file loaded, to tell whether it changed */
+    ino_t ino;
+    off_t size;
+    int64_t mtime_ns;
+    _Atomic uint64_t est_bits; /* bits_set the cached estimate is for (+1; 0 = none) */
+    _Atomic uint64_t est_fpr;  /* cached fill-based estimate, as double bits */
+};
+
+struct journal;
+
+/* What belongs to a filter name rather than to one loaded version: its
+ * journal and its reload history. Lives while the name is served. */
+struct fstate {
+    char *name;
+    _Atomic(struct journal *) journal; /* NULL with `journal off`; workers append to it */
+    _Atomic(struct fversion *) pending; /* the version a reload is about to publish: adds
+                                            reach it too (see server_add_items) */
+    pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
+    int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
+    char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */
+    char last_error[2048];     /* why the last reload failed; "" if it did not */
+};
+
+struct fentry {
+    char name[REGISTRY_NAME_MAX + 1];
+    size_t name_len;
+    struct fversion *v;
+    struct fstate *st;
+    unsigned id; /* stable while the name is served: indexes per-filter counters */
+};
+
+/* What is being served: the config in force and its filters, replaced whole. */
+struct catalog {
+    struct conf *conf; /* owned: limits and tokens the workers apply */
+    size_t n;
+    struct fentry *entries;
+};
+
+struct registry {
+    _Atomic(struct catalog *) current;
+    _Atomic uint64_t epoch;    /* bumped by each publish */
+    unsigned n_readers;
+    struct fstate *states[REGISTRY_MAX_FILTERS]; /* writer-only: which name holds each id */
+    void (*on_fresh_id)(void *ctx, unsigned id); /* an id starts a new name: zero its counters */
+    void *on_fresh_ctx;
+    /* A name left (writer thread, or registry_free): close its journal. */
+    void (*on_state_release)(struct registry *reg, struct fstate *st);
+    /* Reload outcomes (the reload thread writes; INFO and /metrics read). */
+    _Atomic uint64_t reloads_ok;     /* reloads in which nothing failed */
+    _Atomic uint64_t reloads_failed; /* reloads in which something failed */
+    _Atomic int64_t last_reload_at;  /* unix seconds the last reload ended; 0 = none */
+    _Atomic int last_reload_ok;
+    struct reader_slot {
+        _Atomic uint64_t seen; /* last epoch this reader was quiescent in; 0 = offline */
+        char pad[56];          /* one cache line each: readers never share a line */
+    } *readers;
+};
+
+struct registry *registry_create(unsigned n_readers);
+/* Frees the catalog and every version in it; no reader may be running. */
+void registry_free(struct registry *reg);
+
+/* Worker side. */
+static inline const struct catalog *registry_read(struct registry *reg)
+{
+    return atomic_load_explicit(&reg->current, memory_order_acquire);
+}
+const struct fentry *catalog_find(const struct catalog *c, const char *name, size_t len);
+
+/* A worker is between requests: nothing it read from the registry before is
+ * still in use. Called after every batch of callbacks and on a 100 ms tick. */
+static inline void registry_quiescent(struct registry *reg, unsigned reader)
+{
+    atomic_store_explicit(&reg->readers[reader].seen,
+                          atomic_load_explicit(&reg->epoch, memory_order_acquire),
+                          memory_order_release);
+}
+/* A reader that stops (thread exit) must say so, or publishes would wait. */
+void registry_offline(struct registry *reg, unsigned reader);
+
+/* Writer side. Publish `next` (the caller built it; versions may be shared
+ * with the current catalog), wait until every online reader has been
+ * quiescent since, then free the old catalog and the versions only it held. */
+void registry_publish(struct registry *reg, struct catalog *next);
+
+/* Writer side: the id (and state) for a filter name, the same for as long as
+ * the name stays in the catalog; -1 when all REGISTRY_MAX_FILTERS are taken.
+ * `fresh` says the id was unused (its counters start from zero). */
+int registry_filter_id(struct registry *reg, const char *name, bool *fresh);
+static inline struct fstate *registry_state(struct registry *reg, unsigned id)
+{
+    return reg->states[id];
+}
+
+
+struct fversion *fversion_new(struct filter *f, const char *file);
+void fversion_free(struct fversion *v);
+/* Fill-based false-positive estimate, cached while the fill is unchanged (the
+ * blocked model costs about a millisecond). */
+double fversion_estimated_fpr(struct fversion *v);
+
+void catalog_free(struct catalog *c); /* the array and the conf, not the versions */
+
+#endif

@@ -1,0 +1,548 @@
+/* Reload and start-up loading. Everything here runs on one thread at a time:
+ * the main thread at start-up, then only the reload thread, which is the
+ * registry's single writer. */
+#include "config.h"
+
+#include "store/reload.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "store/journal.h"
+#include "store/loader.h"
+#include "base/log.h"
+#include "base/notify.h"
+#include "base/util.h"
+
+struct waiter {
+    struct event_base *base;
+    server_reload_done done;
+    void *arg;
+    struct waiter *next;
+};
+
+struct reloader {
+    struct registry *reg;
+    char *config_path;
+    unsigned threads;
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool pending; /* a reload was asked for and has not started */
+    bool stop;
+    struct waiter *waiters; /* who wants the answer of the next run */
+};
+
+/* ---- journals ---- */
+
+struct replay_ctx {
+    struct filter *f;
+};
+
+static int replay_item(void *ctx, const void *item, size_t len)
+{
+    struct replay_ctx *r = ctx;
+    filter_add(r->f, item, len);
+    return 0;
+}
+
+/* Replay [from, to) of a journal onto a filter; -1 with err on failure. */
+static int64_t replay(struct journal *j, struct filter *f, uint64_t from, uint64_t to, char *err,
+                      size_t errlen)
+{
+    struct replay_ctx ctx = {f};
+    return journal_replay(j, from, to, replay_item, &ctx, err, errlen);
+}
+
+static struct journal *open_journal(const struct conf_filter *cf, char *err, size_t errlen)
+{
+    struct journal_scan scan;
+    char why[1024];
+    struct journal *j = journal_open(cf->journal, cf->fsync, &scan, why, sizeof(why));
+    if (!j) {
+        snprintf(err, errlen, "filter %s: journal: %s", cf->name, why);
+        return NULL;
+    }
+    if (scan.torn_at != JOURNAL_NO_TEAR)
+        log_warn("filter %s: journal %s: a torn record at offset %llu (%llu bytes: %s), the "
+                 "mark of a crash mid-write, was cut off; the %llu complete records before it "
+                 "are kept",
+                 cf->name, cf->journal, (unsigned long long)scan.torn_at,
+                 (unsigned long long)scan.torn_bytes, scan.torn_why ? scan.torn_why : "?",
+                 (unsigned long long)scan.records);
+    return j;
+}
+
+/* Close a journal, logging a failed final flush (the adds it held were
+ * acknowledged under a policy that allowed losing them on power failure). */
+static void close_journal(struct journal *j)
+{
+    char err[1024];
+    if (j && journal_close(j, err, sizeof(err)) != 0)
+        log_error("journal: %s", err);
+}
+
+void reload_release_state(struct registry *reg, struct fstate *st)
+{
+    struct journal *j = atomic_exchange(&st->journal, NULL);
+    for (unsigned id = 0; j && id < REGISTRY_MAX_FILTERS; id++) {
+        struct fstate *o = reg->states[id];
+        if (o && o != st && atomic_load(&o->journal) == j)
+            return; /* handed over to a new name by a reload (see adopt_journal) */
+    }
+    close_journal(j);
+}
+
+static void set_status(struct fstate *st, const char *status, const char *error)
+{
+    pthread_mutex_lock(&st->mu);
+    st->last_reload_at = util_wall_seconds();
+    snprintf(st->last_status, sizeof(st->last_status), "%s", status);
+    size_t n = error ? strlen(error) : 0;
+    if (n >= sizeof(st->last_error))
+        n = sizeof(st->last_error) - 1;
+    memcpy(st->last_error, error ? error : "", n);
+    st->last_error[n] = '\0';
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* ---- start-up ---- */
+
+int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, char *err,
+                   size_t errlen)
+{
+    reg->on_state_release = reload_release_state;
+    struct catalog *c = calloc(1, sizeof(*c));
+    if (!c || (conf->n_filters && !(c->entries = calloc(conf->n_filters, sizeof(*c->entries))))) {
+        free(c);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < conf->n_filters; i++) {
+        const struct conf_filter *cf = &conf->filters[i];
+        struct fentry *e = &c->entries[i];
+        bool fresh;
+        int id = registry_filter_id(reg, cf->name, &fresh);
+        if (id < 0) {
+            snprintf(err, errlen, "filter %s: more than %u filters", cf->name,
+                     REGISTRY_MAX_FILTERS);
+            goto fail;
+        }
+        e->id = (unsigned)id;
+        e->st = registry_state(reg, e->id);
+        snprintf(e->name, sizeof(e->name), "%s", cf->name);
+        e->name_len = strlen(e->name);
+        if (!(e->v = loader_load_filter(cf, threads, err, errlen)))
+            goto fail;
+        c->n++;
+        if (cf->journal) {
+            struct journal *j = open_journal(cf, err, errlen);
+            if (!j)
+                goto fail;
+            atomic_store(&e->st->journal, j);
+            char why[1024];
+            double t0 = util_now();
+            int64_t n = replay(j, e->v->f, 0, journal_end(j), why, sizeof(why));
+            if (n < 0) {
+                snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, cf->journal, why);
+                goto fail;
+            }
+            if (n > 0)
+                log_info("filter %s: replayed %lld items from journal %s (%.3f s)", cf->name,
+                         (long long)n, cf->journal, util_now() - t0);
+        }
+        set_status(e->st, "loaded", NULL);
+    }
+    c->conf = conf;
+    registry_publish(reg, c);
+    return 0;
+fail:
+    for (size_t i = 0; i < c->n; i++)
+        fversion_free(c->entries[i].v);
+    free(c->entries);
+    free(c);
+    return -1;
+}
+
+/* ---- one reload ---- */
+
+static json_t *status_json(const char *name, const char *status, uint64_t generation,
+                           const char *error)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "status", json_string(status));
+    if (generation)
+        json_object_set_new(o, "generation", json_integer((json_int_t)generation));
+    if (error)
+        json_object_set_new(o, "error", json_string(error));
+    return o;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* A filter renamed in the config, its journal path kept: the old name still
+ * holds that journal (open, and flock'ed) until the new catalog is published,
+ * so opening it again would fail. Instead the new name takes the same journal
+ * object: the journal of a filter that is leaving (not in conf) whose path is
+ * cf->journal, or NULL. Both names append to it until the old one is gone;
+ * reload_release_state then leaves it open. Reload thread. */
+static struct journal *adopt_journal(const struct catalog *cur, const struct conf *conf,
+                                     const struct conf_filter *cf)
+{
+    for (size_t i = 0; cf->journal && i < cur->n; i++) {
+        const struct fentry *o = &cur->entries[i];
+        struct journal *oj = o->st ? atomic_load(&o->st->journal) : NULL;
+        if (oj && !conf_find_filter(conf, o->name) && same_str(journal_path(oj), cf->journal))
+            return oj;
+    }
+    return NULL;
+}
+
+/* Does the filter as configured differ from the version being served? A file
+ * counts as changed when its device, inode, size or mtime differ (a rebuilt
+ * file renamed into place has a new inode). */
+static bool version_stale(const struct fversion *v, const struct conf_filter *cf,
+                          const struct conf_filter *old_cf)
+{
+    if (cf->file) {
+        struct stat st;
+        if (stat(cf->file, &st) != 0)
+            return v->file != NULL || errno != ENOENT; /* vanished, or unreadable */
+        if (!v->file || strcmp(v->file, cf->file) != 0)
+            return true;
+        int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        return st.st_dev != v->dev || st.st_ino != v->ino || st.st_size != v->size ||
+               mt != v->mtime_ns;
+    }
+    if (v->file)
+        return true;
+    return !old_cf || old_cf->capacity != cf->capacity || old_cf->fpr != cf->fpr ||
+           old_cf->layout != cf->layout || old_cf->file != NULL;
+}
+
+/* The reload proper (reload thread). Builds the next catalog beside the
+ * current one: each changed filter is loaded, gets its journal replayed, and
+ * from then on receives every add the old version receives (st->pending), so
+ * that when the catalog is published, once, the new version already holds
+ * every acknowledged add. A filter that fails keeps its old version. */
+static json_t *reload_run(struct reloader *r)
+{
+    char err[2048];
+    double t0 = util_now();
+    json_t *report = json_object();
+    json_t *arr = json_array();
+    json_object_set_new(report, "filters", arr);
+    struct conf *conf = conf_load(r->config_path, err, sizeof(err));
+    if (!conf) {
+        log_error("reload failed: %s; nothing changed", err);
+        /* No filter could be reloaded: each says so (INFO <filter>, the
+         * report), or INFO would keep showing an older reload's outcome. */
+        const struct catalog *cur = registry_read(r->reg);
+        for (size_t i = 0; i < cur->n; i++) {
+            const struct fentry *e = &cur->entries[i];
+            set_status(e->st, "failed", err);
+            json_array_append_new(arr, status_json(e->name, "failed", e->v->generation, err));
+        }
+        json_object_set_new(report, "ok", json_false());
+        json_object_set_new(report, "error", json_string(err));
+        return report;
+    }
+    const struct catalog *cur = registry_read(r->reg);
+    if (conf_check_reload(cur->conf, conf, err, sizeof(err)) != 0)
+        log_warn("reload: %s; that takes a restart: the running value is kept", err);
+    log_set_level((enum log_level)conf->log_level);
+
+    struct catalog *next = calloc(1, sizeof(*next));
+    size_t slots = conf->n_filters ? conf->n_filters : 1;
+    struct fstate **pending = calloc(slots, sizeof(*pending));  /* states with st->pending set */
+    struct fversion **doomed = calloc(slots, sizeof(*doomed));  /* failed after pending was set */
+    struct journal **retired = calloc(slots, sizeof(*retired)); /* journals replaced */
+    size_t n_pending = 0, n_doomed = 0, n_retired = 0;
+    bool ok = true;
+    if (!next || !pending || !doomed || !retired ||
+        (conf->n_filters && !(next->entries = calloc(conf->n_filters, sizeof(*next->entries))))) {
+        free(next);
+        free(pending);
+        free(doomed);
+        free(retired);
+        conf_free(conf);
+        json_object_set_new(report, "ok", json_false());
+        json_object_set_new(report, "error", json_string("out of memory"));
+        return report;
+    }
+    for (size_t i = 0; i < conf->n_filters; i++) {
+        const struct conf_filter *cf = &conf->filters[i];
+        const struct fentry *old = catalog_find(cur, cf->name, strlen(cf->name));
+        const struct conf_filter *old_cf = old ? conf_find_filter(cur->conf, cf->name) : NULL;
+        bool fresh;
+        int id = old ? (int)old->id : registry_filter_id(r->reg, cf->name, &fresh);
+        if (id < 0) {
+            snprintf(err, sizeof(err), "more than %u filters", REGISTRY_MAX_FILTERS);
+            json_array_append_new(arr, status_json(cf->name, "failed", 0, err));
+            ok = false;
+            continue;
+        }
+        struct fstate *st = registry_state(r->reg, (unsigned)id);
+        struct journal *cur_j = atomic_load(&st->journal);
+        /* A new path, or the file at the path is no longer the open one (an
+         * operator moved the journal aside to retire it): open a new journal. */
+        char statwhy[1024];
+        bool journal_moved = !same_str(cur_j ? journal_path(cur_j) : NULL, cf->journal) ||
+                             (cur_j && journal_replaced(cur_j, statwhy, sizeof(statwhy)) == 1);
+        if (cur_j && !journal_moved)
+            journal_set_policy(cur_j, cf->fsync);
+        if (old && !journal_moved && !version_stale(old->v, cf, old_cf)) {
+            next->entries[next->n++] = *old;
+            set_status(st, "unchanged", NULL);
+            json_array_append_new(arr,
+                                  status_json(cf->name, "unchanged", old->v->generation, NULL));
+            continue;
+        }
+        /* Load the new version off to the side; the old one keeps serving. */
+        struct journal *j = cur_j, *new_j = NULL, *adopted = NULL;
+        struct fversion *v = NULL;
+        if (journal_moved && cf->journal && (adopted = adopt_journal(cur, conf, cf))) {
+            j = adopted;
+            log_info("filter %s: takes over journal %s from a filter no longer configured",
+                     cf->name, cf->journal);
+        } else if (journal_moved && cf->journal &&
+                   !(j = new_j = open_journal(cf, err, sizeof(err)))) {
+            goto failed;
+        }
+        if (journal_moved && !cf->journal)
+            j = NULL;
+        if (!(v = loader_load_filter(cf, r->threads, err, sizeof(err))))
+            goto failed;
+        uint64_t end = j ? journal_end(j) : 0;
+        char why[1024];
+        if (j && replay(j, v->f, 0, end, why, sizeof(why)) < 0) {
+            snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name, journal_path(j), why);
+            goto failed;
+        }
+        if (journal_moved) {
+            struct journal *was = atomic_exchange(&st->journal, adopted ? adopted : new_j);
+            if (was)
+                retired[n_retired++] = was;
+            new_j = NULL; /* st owns it now */
+        }
+        /* From here on every add reaches v too (server_add_items); the fence
+         * orders this store before the read of the journal's end, so an add
+         * that missed `pending` has its record before that end. */
+        atomic_store(&st->pending, v);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (j) {
+            uint64_t end2 = journal_end(j);
+            if (replay(j, v->f, end, end2, why, sizeof(why)) < 0) {
+                snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name, journal_path(j),
+                         why);
+                atomic_store(&st->pending, NULL);
+                doomed[n_doomed++] = v; /* a worker may be adding to it: free after the grace */
+                v = NULL;
+                goto failed;
+            }
+        }
+        pending[n_pending++] = st;
+        v->generation = old ? old->v->generation + 1 : 1;
+        struct fentry *e = &next->entries[next->n++];
+        snprintf(e->name, sizeof(e->name), "%s", cf->name);
+        e->name_len = strlen(e->name);
+        e->v = v;
+        e->id = (unsigned)id;
+        e->st = st;
+        set_status(st, old ? "reloaded" : "loaded", NULL);
+        json_array_append_new(
+            arr, status_json(cf->name, old ? "reloaded" : "added", v->generation, NULL));
+        log_info("filter %s: %s, generation %llu", cf->name, old ? "reloaded" : "added",
+                 (unsigned long long)v->generation);
+        continue;
+    failed:
+        ok = false;
+        log_error("reload: %s; %s", err, old ? "the old version keeps serving" : "not served");
+        close_journal(new_j);
+        fversion_free(v);
+        /* The report names the filter already: drop the "filter NAME: " prefix. */
+        const char *reason = err;
+        size_t nl = strlen(cf->name);
+        if (strncmp(reason, "filter ", 7) == 0 && strncmp(reason + 7, cf->name, nl) == 0 &&
+            strncmp(reason + 7 + nl, ": ", 2) == 0)
+            reason += 9 + nl;
+        set_status(st, "failed", reason);
+        json_array_append_new(
+            arr, status_json(cf->name, "failed", old ? old->v->generation : 0, reason));
+        if (old)
+            next->entries[next->n++] = *old;
+    }
+    for (size_t i = 0; i < cur->n; i++)
+        if (!conf_find_filter(conf, cur->entries[i].name)) {
+            json_array_append_new(arr, status_json(cur->entries[i].name, "removed", 0, NULL));
+            log_info("filter %s: removed", cur->entries[i].name);
+        }
+    next->conf = conf;
+    registry_publish(r->reg, next); /* waits out the grace period, frees the old */
+    /* Every worker now holds the new versions: they take adds directly. */
+    for (size_t i = 0; i < n_pending; i++)
+        atomic_store(&pending[i]->pending, NULL);
+    for (size_t i = 0; i < n_doomed; i++)
+        fversion_free(doomed[i]);
+    for (size_t i = 0; i < n_retired; i++)
+        close_journal(retired[i]);
+    free(pending);
+    free(doomed);
+    free(retired);
+    json_object_set_new(report, "ok", json_boolean(ok));
+    log_info("reload %s in %.3f s", ok ? "done" : "finished with errors", util_now() - t0);
+    return report;
+}
+
+/* ---- the thread ---- */
+
+struct delivery {
+    server_reload_done done;
+    void *arg;
+    json_t *report;
+};
+
+static void deliver_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct delivery *d = arg;
+    (void)fd;
+    (void)what;
+    d->done(d->report, d->arg);
+    free(d);
+}
+
+static void tick_journals(struct reloader *r)
+{
+    const struct catalog *c = registry_read(r->reg);
+    char err[1024];
+    for (size_t i = 0; i < c->n; i++) {
+        struct journal *j = atomic_load(&c->entries[i].st->journal);
+        if (j && journal_tick(j, err, sizeof(err)) != 0)
+            log_error("filter %s: journal: %s", c->entries[i].name, err);
+    }
+}
+
+static void *reloader_main(void *arg)
+{
+    struct reloader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    while (!r->stop || r->pending) {
+        if (!r->pending) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += 1;
+            pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+            if (!r->pending) {
+                pthread_mutex_unlock(&r->mu);
+                tick_journals(r);
+                pthread_mutex_lock(&r->mu);
+            }
+            continue;
+        }
+        struct waiter *ws = r->waiters;
+        r->waiters = NULL;
+        r->pending = false;
+        pthread_mutex_unlock(&r->mu);
+
+        notify_reloading();
+        log_info("reload: reading %s", r->config_path);
+        json_t *report = reload_run(r);
+        bool ok = json_is_true(json_object_get(report, "ok"));
+        atomic_fetch_add(ok ? &r->reg->reloads_ok : &r->reg->reloads_failed, 1);
+        atomic_store(&r->reg->last_reload_at, util_wall_seconds());
+        atomic_store(&r->reg->last_reload_ok, ok);
+        char status[160];
+        snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %zu filter(s); last reload %s",
+                 registry_read(r->reg)->n, ok ? "ok" : "failed");
+        notify_send(status);
+        while (ws) {
+            struct waiter *w = ws;
+            ws = ws->next;
+            struct delivery *d = malloc(sizeof(*d));
+            struct timeval now = {0, 0};
+            if (d) {
+                *d = (struct delivery){w->done, w->arg, json_deep_copy(report)};
+                if (event_base_once(w->base, -1, EV_TIMEOUT, deliver_cb, d, &now) != 0) {
+                    json_decref(d->report);
+                    free(d);
+                }
+            }
+            free(w);
+        }
+        json_decref(report);
+        tick_journals(r);
+        pthread_mutex_lock(&r->mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+struct reloader *reloader_start(struct registry *reg, const char *config_path, unsigned threads)
+{
+    struct reloader *r = calloc(1, sizeof(*r));
+    if (!r || !(r->config_path = strdup(config_path))) {
+        free(r);
+        return NULL;
+    }
+    r->reg = reg;
+    r->threads = threads;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    if (pthread_create(&r->tid, NULL, reloader_main, r) != 0) {
+        free(r->config_path);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+bool reloader_request(struct reloader *r, struct event_base *base, server_reload_done done,
+                      void *arg)
+{
+    struct waiter *w = NULL;
+    /* Out of memory: say so, and never call done from here (the caller is in
+     * the middle of parsing a connection's input; an answer from inside this
+     * call would have it parse the same input again). */
+    if (base && done && !(w = calloc(1, sizeof(*w))))
+        return false;
+    pthread_mutex_lock(&r->mu);
+    if (w) {
+        *w = (struct waiter){base, done, arg, r->waiters};
+        r->waiters = w;
+    }
+    r->pending = true;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return true;
+}
+
+bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg)
+{
+    return reloader_request(ctx, base, done, arg);
+}
+
+void reloader_stop(struct reloader *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->stop = true;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->tid, NULL);
+    tick_journals(r); /* everysec: the last second's adds reach the disk too */
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r->config_path);
+    free(r);
+}

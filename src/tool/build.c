@@ -1,0 +1,527 @@
+/* The offline builder. Worker threads take turns at a shared reader (under a
+ * mutex, one large read() each), then scan, hash and insert their chunk with no
+ * lock: bits are set with atomic OR and tallies are kept per thread. */
+#include "config.h"
+
+#include "tool/build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bloom/format.h"
+#include "store/journal.h"
+#include "base/util.h"
+
+#define READ_CHUNK (4u << 20)
+
+static inline bool is_trim(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int build_next_item(const char *buf, size_t len, bool last, size_t *pos, struct filter_key *item)
+{
+    size_t p = *pos;
+    while (p < len) {
+        const char *nl = memchr(buf + p, '\n', len - p);
+        size_t end, next;
+        if (nl) {
+            end = (size_t)(nl - buf);
+            next = end + 1;
+        } else if (last) {
+            end = len;
+            next = len;
+        } else {
+            break;
+        }
+        size_t start = p;
+        p = next;
+        while (end > start && is_trim((unsigned char)buf[end - 1]))
+            end--;
+        if (end == start || buf[start] == '#')
+            continue;
+        item->data = buf + start;
+        item->len = end - start;
+        *pos = p;
+        return 1;
+    }
+    *pos = p;
+    return 0;
+}
+
+/* One input stream: a path (or "-") and its open descriptor. */
+struct input {
+    const char *name;
+    int fd;
+    bool spooled; /* stdin copied to an unlinked temporary file */
+};
+
+/* The reader shared by the workers; everything here is under mu. */
+struct reader {
+    pthread_mutex_t mu;
+    struct input *inputs;
+    size_t n_inputs;
+    size_t cur;          /* input being read */
+    uint64_t cur_offset; /* bytes of it consumed so far */
+    char *carry;         /* the incomplete last line of the previous read */
+    size_t carry_len;
+    size_t carry_cap;
+    bool failed;
+    char err[512];
+};
+
+struct builder {
+    struct reader rd;
+    struct filter *f;
+    _Atomic uint64_t lines;
+    _Atomic uint64_t bytes;
+    _Atomic int done;
+};
+
+struct worker {
+    struct builder *b;
+    pthread_t tid;
+    uint64_t *new_per_shard; /* items that set a new bit, per shard */
+    uint64_t lines;
+};
+
+__attribute__((format(printf, 2, 3))) static int reader_fail(struct reader *rd, const char *fmt,
+                                                              ...)
+{
+    if (!rd->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        rd->failed = true;
+        vsnprintf(rd->err, sizeof(rd->err), fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Where a chunk came from, so an error in it can name the input and offset. */
+struct chunk_origin {
+    const char *name;
+    uint64_t offset;
+};
+
+/* Fill *buf (growing it if a line is longer than the buffer) with whole lines:
+ * the carried partial line, then one read. Returns the chunk length, with
+ * *last set when the chunk ends an input without a final LF; 0 at the end of
+ * all inputs; -1 on error. Called with rd->mu held. Only the unfinished tail
+ * is checked against BUILD_MAX_LINE here (it bounds the carry); complete lines
+ * are checked by whoever scans the chunk, outside the lock. */
+static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *last,
+                           struct chunk_origin *origin)
+{
+    *last = false;
+    while (rd->cur < rd->n_inputs && !rd->failed) {
+        struct input *in = &rd->inputs[rd->cur];
+        if (rd->carry_len + READ_CHUNK > *cap) {
+            size_t ncap = rd->carry_len + READ_CHUNK;
+            char *nb = realloc(*buf, ncap);
+            if (!nb)
+                return reader_fail(rd, "%s: out of memory", in->name);
+            *buf = nb;
+            *cap = ncap;
+        }
+        size_t have = rd->carry_len;
+        if (have)
+            memcpy(*buf, rd->carry, have);
+        rd->carry_len = 0;
+        ssize_t n;
+        do
+            n = read(in->fd, *buf + have, *cap - have);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return reader_fail(rd, "%s: read failed: %s", in->name, strerror(errno));
+        if (n == 0) { /* end of this input: what is carried is its last line */
+            origin->name = in->name;
+            origin->offset = rd->cur_offset;
+            rd->cur++;
+            rd->cur_offset = 0;
+            if (have > 0) {
+                *last = true;
+                return (ssize_t)have;
+            }
+            continue;
+        }
+        size_t total = have + (size_t)n;
+        char *nl = memrchr(*buf, '\n', total);
+        size_t cut = nl ? (size_t)(nl - *buf) + 1 : 0;
+        size_t rest = total - cut;
+        if (rest > BUILD_MAX_LINE) {
+            return reader_fail(rd, "%s: the line at byte %llu is longer than 1 MiB", in->name,
+                               (unsigned long long)(rd->cur_offset + cut));
+        }
+        if (rest > rd->carry_cap) {
+            char *nc = realloc(rd->carry, rest);
+            if (!nc)
+                return reader_fail(rd, "%s: out of memory", in->name);
+            rd->carry = nc;
+            rd->carry_cap = rest;
+        }
+        if (rest)
+            memcpy(rd->carry, *buf + cut, rest);
+        rd->carry_len = rest;
+        origin->name = in->name;
+        origin->offset = rd->cur_offset;
+        rd->cur_offset += cut;
+        if (cut > 0)
+            return (ssize_t)cut;
+    }
+    return rd->failed ? -1 : 0;
+}
+
+/* Worker thread: alternate between taking a chunk (under the reader lock) and
+ * inserting its items (no lock). */
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct builder *b = w->b;
+    struct filter *f = b->f;
+    char *buf = NULL;
+    size_t cap = 0;
+    for (;;) {
+        bool last;
+        struct chunk_origin origin;
+        pthread_mutex_lock(&b->rd.mu);
+        ssize_t n = reader_next(&b->rd, &buf, &cap, &last, &origin);
+        pthread_mutex_unlock(&b->rd.mu);
+        if (n <= 0)
+            break;
+        size_t pos = 0;
+        uint64_t lines = 0;
+        struct filter_key it;
+        while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
+            if (it.len > BUILD_MAX_LINE) {
+                pthread_mutex_lock(&b->rd.mu);
+                reader_fail(&b->rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
+                            (unsigned long long)(origin.offset +
+                                                 (uint64_t)((const char *)it.data - buf)));
+                pthread_mutex_unlock(&b->rd.mu);
+                break;
+            }
+            uint32_t shard;
+            if (filter_add_hash_raw(f, filter_hash(f, it.data, it.len), &shard))
+                w->new_per_shard[shard]++;
+            lines++;
+        }
+        w->lines += lines;
+        atomic_fetch_add_explicit(&b->lines, lines, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->bytes, (uint64_t)n, memory_order_relaxed);
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Copy a non-seekable input (stdin, a pipe) to an unlinked temporary file
+ * beside the output, so it can be counted and then read again. */
+static int spool(struct input *in, const char *output, char *err, size_t errlen)
+{
+    char tmp[4096];
+    int fd = util_tmpfile_beside(output, tmp, sizeof(tmp), err, errlen);
+    if (fd < 0)
+        return -1;
+    unlink(tmp);
+    char *buf = malloc(READ_CHUNK);
+    if (!buf) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (;;) {
+        ssize_t n = read(in->fd, buf, READ_CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(err, errlen, "%s: read failed: %s", in->name, strerror(errno));
+            goto fail;
+        }
+        if (n == 0)
+            break;
+        if (util_write_all(fd, buf, (size_t)n) != 0) {
+            snprintf(err, errlen, "spooling %s to a temporary file beside %s: %s", in->name,
+                     output, strerror(errno));
+            goto fail;
+        }
+    }
+    free(buf);
+    if (in->fd != STDIN_FILENO)
+        close(in->fd);
+    in->fd = fd;
+    in->spooled = true;
+    lseek(fd, 0, SEEK_SET);
+    return 0;
+fail:
+    free(buf);
+    close(fd);
+    return -1;
+}
+
+/* First pass when no capacity is given: count items exactly as the build will
+ * see them, so the filter is sized for the list as it is. */
+static int count_items(struct input *in, uint64_t *count, char *err, size_t errlen)
+{
+    struct reader rd = {.inputs = in, .n_inputs = 1};
+    char *buf = NULL;
+    size_t cap = 0;
+    bool last;
+    ssize_t n;
+    pthread_mutex_init(&rd.mu, NULL);
+    struct chunk_origin origin;
+    while ((n = reader_next(&rd, &buf, &cap, &last, &origin)) > 0) {
+        size_t pos = 0;
+        struct filter_key it;
+        while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
+            if (it.len > BUILD_MAX_LINE) {
+                reader_fail(&rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
+                            (unsigned long long)(origin.offset +
+                                                 (uint64_t)((const char *)it.data - buf)));
+                n = -1;
+                break;
+            }
+            (*count)++;
+        }
+        if (n < 0)
+            break;
+    }
+    free(buf);
+    free(rd.carry);
+    pthread_mutex_destroy(&rd.mu);
+    if (n < 0) {
+        snprintf(err, errlen, "%s", rd.err);
+        return -1;
+    }
+    if (lseek(in->fd, 0, SEEK_SET) != 0) {
+        snprintf(err, errlen, "%s: cannot rewind: %s", in->name, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Journal items go in after the lists, on the calling thread (journals are
+ * small next to lists), with the same per-shard tallies as the workers. */
+struct journal_fold {
+    struct filter *f;
+    uint64_t *new_per_shard;
+};
+
+static int fold_item(void *ctx, const void *item, size_t len)
+{
+    struct journal_fold *jf = ctx;
+    uint32_t shard;
+    if (filter_add_hash_raw(jf->f, filter_hash(jf->f, item, len), &shard))
+        jf->new_per_shard[shard]++;
+    return 0;
+}
+
+static int fold_journals(const struct build_opts *o, struct filter *f, uint64_t *items, char *err,
+                         size_t errlen)
+{
+    struct journal_fold jf = {f, calloc(f->shard_count, sizeof(uint64_t))};
+    if (!jf.new_per_shard) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < o->n_journals && rc == 0; i++) {
+        int64_t n = journal_read_file(o->journals[i], fold_item, &jf, NULL, err, errlen);
+        if (n < 0)
+            rc = -1;
+        else
+            *items += (uint64_t)n;
+    }
+    for (uint32_t s = 0; s < f->shard_count; s++)
+        atomic_fetch_add(&f->shards[s].items, jf.new_per_shard[s]);
+    free(jf.new_per_shard);
+    return rc;
+}
+
+static void close_inputs(struct input *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (in[i].fd >= 0 && in[i].fd != STDIN_FILENO)
+            close(in[i].fd);
+    free(in);
+}
+
+static void print_progress(const struct builder *b, uint64_t total_bytes, double t0, bool final)
+{
+    uint64_t lines = atomic_load(&b->lines), bytes = atomic_load(&b->bytes);
+    double dt = util_now() - t0;
+    if (total_bytes)
+        fprintf(stderr, "\rbuilding: %llu items, %.0f%%, %.1f M items/s   ",
+                (unsigned long long)lines, 100.0 * (double)bytes / (double)total_bytes,
+                dt > 0 ? (double)lines / dt / 1e6 : 0.0);
+    else
+        fprintf(stderr, "\rbuilding: %llu items, %.1f M items/s   ", (unsigned long long)lines,
+                dt > 0 ? (double)lines / dt / 1e6 : 0.0);
+    if (final)
+        fputc('\n', stderr);
+}
+
+int build_run(const struct build_opts *o, struct build_result *res, char *err, size_t errlen)
+{
+    static const char *const stdin_only[] = {"-"};
+    const char *const *names = o->n_inputs ? o->inputs : stdin_only;
+    size_t n_in = o->n_inputs ? o->n_inputs : o->n_journals ? 0 : 1;
+    double t0 = util_now();
+    memset(res, 0, sizeof(*res));
+
+    struct input *in = calloc(n_in ? n_in : 1, sizeof(*in));
+    if (!in) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n_in; i++)
+        in[i].fd = -1;
+    uint64_t total_bytes = 0;
+    int stdin_used = 0;
+    for (size_t i = 0; i < n_in; i++) {
+        in[i].name = names[i];
+        if (strcmp(names[i], "-") == 0) {
+            if (stdin_used++) {
+                snprintf(err, errlen, "stdin (-) given more than once");
+                goto fail_inputs;
+            }
+            in[i].name = "stdin";
+            in[i].fd = STDIN_FILENO;
+        } else if ((in[i].fd = open(names[i], O_RDONLY | O_CLOEXEC)) < 0) {
+            snprintf(err, errlen, "%s: cannot open: %s", names[i], strerror(errno));
+            goto fail_inputs;
+        }
+        struct stat st;
+        if (fstat(in[i].fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: is a directory", names[i]);
+            goto fail_inputs;
+        }
+        if (fstat(in[i].fd, &st) == 0 && S_ISREG(st.st_mode))
+            total_bytes += (uint64_t)st.st_size;
+        else if (o->capacity == 0 && spool(&in[i], o->output, err, errlen) != 0)
+            goto fail_inputs;
+        else if (in[i].spooled && fstat(in[i].fd, &st) == 0)
+            total_bytes += (uint64_t)st.st_size;
+        if (in[i].fd != STDIN_FILENO)
+            (void)posix_fadvise(in[i].fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+
+    /* Check every journal before anything is built: a corrupt one fails the
+     * build, and their items count toward the size. */
+    uint64_t journal_items = 0;
+    for (size_t i = 0; i < o->n_journals; i++) {
+        int64_t n = journal_read_file(o->journals[i], NULL, NULL, NULL, err, errlen);
+        if (n < 0)
+            goto fail_inputs;
+        journal_items += (uint64_t)n;
+    }
+    uint64_t capacity = o->capacity;
+    if (capacity == 0) {
+        double tc = util_now();
+        for (size_t i = 0; i < n_in; i++)
+            if (count_items(&in[i], &capacity, err, errlen) != 0)
+                goto fail_inputs;
+        capacity += journal_items;
+        res->count_seconds = util_now() - tc;
+        if (capacity == 0)
+            capacity = 1; /* an empty list still makes a valid (empty) filter */
+    }
+    if (filter_plan_make(o->layout, capacity, o->fpr, o->shards, &res->plan, err, errlen) != 0)
+        goto fail_inputs;
+    uint64_t seed = o->seed;
+    while (seed == 0 && getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+        ;
+    res->seed = seed;
+    struct builder *b = calloc(1, sizeof(*b));
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        goto fail_inputs;
+    }
+    if (!(b->f = filter_create(&res->plan, seed, err, errlen))) {
+        free(b);
+        goto fail_inputs;
+    }
+    pthread_mutex_init(&b->rd.mu, NULL);
+    b->rd.inputs = in;
+    b->rd.n_inputs = n_in;
+
+    unsigned nt = o->threads ? o->threads : util_ncpus();
+    struct worker *ws = calloc(nt, sizeof(*ws));
+    unsigned started = 0;
+    double ti = util_now();
+    for (unsigned t = 0; ws && t < nt; t++) {
+        ws[t].b = b;
+        ws[t].new_per_shard = calloc(res->plan.shard_count, sizeof(uint64_t));
+        if (!ws[t].new_per_shard || pthread_create(&ws[t].tid, NULL, worker_main, &ws[t]) != 0) {
+            free(ws[t].new_per_shard);
+            break;
+        }
+        started++;
+    }
+    if (started == 0) {
+        snprintf(err, errlen, "cannot start build threads");
+        free(ws);
+        goto fail_builder;
+    }
+    if (o->progress) {
+        /* Poll the workers' counters: nothing on the insert path waits for us. */
+        for (;;) {
+            struct timespec ts = {0, 250 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&b->rd.mu);
+            bool over = b->rd.cur >= b->rd.n_inputs || b->rd.failed;
+            pthread_mutex_unlock(&b->rd.mu);
+            print_progress(b, total_bytes, ti, false);
+            if (over)
+                break;
+        }
+    }
+    for (unsigned t = 0; t < started; t++) {
+        pthread_join(ws[t].tid, NULL);
+        res->lines += ws[t].lines;
+        for (uint32_t s = 0; s < res->plan.shard_count; s++)
+            atomic_fetch_add(&b->f->shards[s].items, ws[t].new_per_shard[s]);
+        free(ws[t].new_per_shard);
+    }
+    free(ws);
+    if (o->progress)
+        print_progress(b, total_bytes, ti, true);
+    res->bytes_read = atomic_load(&b->bytes);
+    if (b->rd.failed) {
+        snprintf(err, errlen, "%s", b->rd.err);
+        goto fail_builder;
+    }
+    if (fold_journals(o, b->f, &res->journal_items, err, errlen) != 0)
+        goto fail_builder;
+    res->insert_seconds = util_now() - ti;
+    res->items = filter_items(b->f);
+    double tw = util_now();
+    if (format_write(b->f, o->output, nt, err, errlen) != 0)
+        goto fail_builder;
+    res->write_seconds = util_now() - tw;
+    res->seconds = util_now() - t0;
+    filter_free(b->f);
+    free(b->rd.carry);
+    pthread_mutex_destroy(&b->rd.mu);
+    free(b);
+    close_inputs(in, n_in);
+    return 0;
+
+fail_builder:
+    filter_free(b->f);
+    free(b->rd.carry);
+    pthread_mutex_destroy(&b->rd.mu);
+    free(b);
+fail_inputs:
+    close_inputs(in, n_in);
+    return -1;
+}

@@ -1,0 +1,2153 @@
+/* check_http: the HTTP API (docs/http-api.md).
+ *
+ * Most tests start the real daemon ($BLOOMGATED, from make check) with a
+ * config in a fresh temporary directory, listening on ports the kernel picks
+ * (parsed from its log), and talk to it with the small blocking HTTP/1.1
+ * client below (keep-alive, Content-Length bodies) and with the line protocol.
+ * Each test stops its daemon with SIGTERM and requires exit status 0, so a
+ * sanitizer report (a leak, a use after free) fails the test that caused it.
+ *
+ * What the daemon cannot show on demand (a reload that takes its time, or
+ * fails; a configured filter missing from the catalog) is tested in process:
+ * a server built from the library with a fake reload hook. The query-string parser and the
+ * auth helpers are tested as pure functions. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/conf.h"
+#include "front/http/http.h"
+#include "store/reload.h"
+#include "store/registry.h"
+#include "net/server.h"
+#include "base/util.h"
+
+#define IO_TIMEOUT_S 20 /* generous: sanitizer builds are slow */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- the daemon ---- */
+
+struct daemon {
+    char dir[256];
+    char log[512];
+    pid_t pid;
+    int line_port;
+    int http_port[4];
+    int n_http;
+    int exit_status; /* once reaped */
+};
+
+static struct daemon D; /* the daemon of the running test */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return strdup("");
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len < 1024)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Ports from lines like "... HTTP listening on 127.0.0.1:0 (port 41234)". */
+static void parse_ports(struct daemon *d, const char *log)
+{
+    d->n_http = 0;
+    d->line_port = -1;
+    for (const char *p = log; (p = strstr(p, " listening on ")) != NULL; p++) {
+        const char *eol = strchr(p, '\n');
+        const char *port = strstr(p, "(port ");
+        if (!port || (eol && port > eol))
+            continue;
+        int n = atoi(port + 6);
+        if (p - log >= 4 && strncmp(p - 4, "HTTP", 4) == 0) {
+            if (d->n_http < 4)
+                d->http_port[d->n_http++] = n;
+        } else if (d->line_port < 0) {
+            d->line_port = n;
+        }
+    }
+}
+
+/* Run bloomgated on the config already in d->dir and wait until it is ready. */
+static void daemon_launch(struct daemon *d)
+{
+    d->exit_status = 0;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/bloomgate.conf", d->dir);
+    const char *bin = getenv("BLOOMGATED");
+    ck_assert_msg(bin != NULL, "BLOOMGATED is not set: run through make check");
+    unlink(d->log); /* a restart must not read the last run's "ready" */
+    d->pid = fork();
+    ck_assert_int_ge(d->pid, 0);
+    if (d->pid == 0) {
+        /* A test that fails stops where it is: its daemon must not outlive it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int lfd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        dup2(lfd, 2);
+        execl(bin, bin, "-c", path, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < IO_TIMEOUT_S * 100; i++) {
+        char *log = slurp(d->log);
+        bool ready = strstr(log, "ready:") != NULL;
+        if (ready)
+            parse_ports(d, log);
+        int status;
+        if (!ready && waitpid(d->pid, &status, WNOHANG) == d->pid) {
+            d->pid = -1;
+            ck_abort_msg("bloomgated exited at start-up: %s", log);
+        }
+        free(log);
+        if (ready)
+            return;
+        sleep_ms(10);
+    }
+    ck_abort_msg("bloomgated did not get ready");
+}
+
+/* A fresh directory with conf in it (filters' journals land there too), and
+ * the daemon on it. */
+static void daemon_start(struct daemon *d, const char *conf)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(d->dir, sizeof(d->dir), "%s/bg-http.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(d->dir));
+    char path[512];
+    snprintf(path, sizeof(path), "%s/bloomgate.conf", d->dir);
+    snprintf(d->log, sizeof(d->log), "%s/log", d->dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(conf, f);
+    fclose(f);
+    daemon_launch(d);
+}
+
+/* Reap the daemon (signalled already), waiting at most IO_TIMEOUT_S. Its
+ * exit status; -1 if killed by a signal, -2 if it had to be killed. */
+static int daemon_wait(struct daemon *d)
+{
+    int rc = -2, status = 0;
+    for (int i = 0; i < IO_TIMEOUT_S * 100; i++) {
+        if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+            rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+            break;
+        }
+        sleep_ms(10);
+    }
+    if (rc == -2) {
+        kill(d->pid, SIGKILL);
+        waitpid(d->pid, &status, 0);
+    }
+    d->pid = -1;
+    d->exit_status = rc;
+    return rc;
+}
+
+/* SIGTERM (unless a test did), reap, clean up. The exit status, as above. */
+static int daemon_stop(struct daemon *d)
+{
+    int rc = d->exit_status;
+    if (d->pid > 0) {
+        kill(d->pid, SIGTERM);
+        rc = daemon_wait(d);
+    }
+    if (rc != 0) {
+        char *log = slurp(d->log);
+        fprintf(stderr, "bloomgated exited with %d; its log:\n%s\n", rc, log);
+        free(log);
+    }
+    /* The config, the log and the journals: plain files, no subdirectories. */
+    DIR *dir = opendir(d->dir);
+    for (struct dirent *de; dir && (de = readdir(dir)) != NULL;) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s", d->dir, de->d_name);
+        unlink(path);
+    }
+    if (dir)
+        closedir(dir);
+    rmdir(d->dir);
+    return rc;
+}
+
+#define BASE_CONF                                                                                  \
+    "listen 127.0.0.1:0\n"                                                                         \
+    "http_listen 127.0.0.1:0\n"                                                                    \
+    "threads 2\n"                                                                                  \
+    "max_item 64\n"                                                                                \
+    "http_max_body 256k\n"                                                                         \
+    "http_max_headers 4k\n"                                                                        \
+    "filter urls {\n    capacity 10000\n}\n"                                                       \
+    "filter big {\n    capacity 1000000\n}\n"
+
+static void setup_base(void)
+{
+    daemon_start(&D, BASE_CONF);
+}
+static void teardown(void)
+{
+    ck_assert_int_eq(daemon_stop(&D), 0);
+}
+
+/* ---- a small blocking HTTP/1.1 client ---- */
+
+struct client {
+    int fd;
+    char *buf; /* received, not yet consumed */
+    size_t len, cap;
+};
+
+struct resp {
+    int status;
+    char head[8192]; /* status line and headers */
+    char *body;      /* NUL-terminated for convenience; blen bytes */
+    size_t blen;
+};
+
+static int tcp_connect(const char *host, int port)
+{
+    struct sockaddr_storage ss = {0};
+    socklen_t len;
+    if (strchr(host, ':')) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)port);
+        inet_pton(AF_INET6, host, &a->sin6_addr);
+        len = sizeof(*a);
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)port);
+        inet_pton(AF_INET, host, &a->sin_addr);
+        len = sizeof(*a);
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_msg(connect(fd, (struct sockaddr *)&ss, len) == 0, "connect %s:%d: %s", host, port,
+                  strerror(errno));
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    struct timeval tv = {IO_TIMEOUT_S, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+}
+
+static struct client *client_open_at(const char *host, int port)
+{
+    struct client *c = calloc(1, sizeof(*c));
+    c->fd = tcp_connect(host, port);
+    c->cap = 65536;
+    c->buf = malloc(c->cap);
+    return c;
+}
+
+static struct client *client_open(void)
+{
+    return client_open_at("127.0.0.1", D.http_port[0]);
+}
+
+static void client_close(struct client *c)
+{
+    close(c->fd);
+    free(c->buf);
+    free(c);
+}
+
+static void send_all(int fd, const void *p, size_t n)
+{
+    const char *s = p;
+    while (n) {
+        ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+        ck_assert_msg(w > 0, "send: %s", strerror(errno));
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Receive more; false on EOF or error. */
+static bool client_fill(struct client *c)
+{
+    if (c->cap - c->len < 4096)
+        c->buf = realloc(c->buf, c->cap *= 2);
+    ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+    if (n <= 0)
+        return false;
+    c->len += (size_t)n;
+    return true;
+}
+
+/* True when the server closed the connection (EOF or reset), false when it
+ * sent more or stayed silent for IO_TIMEOUT_S. */
+static bool client_closed(struct client *c)
+{
+    char b;
+    ssize_t n = recv(c->fd, &b, 1, 0);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+static bool header_value(const char *head, const char *name, char *out, size_t cap)
+{
+    size_t nl = strlen(name);
+    for (const char *p = strstr(head, "\r\n"); p && p[2]; p = strstr(p + 2, "\r\n")) {
+        const char *h = p + 2;
+        if (strncasecmp(h, name, nl) == 0 && h[nl] == ':') {
+            const char *v = h + nl + 1;
+            while (*v == ' ')
+                v++;
+            const char *e = strstr(v, "\r\n");
+            size_t n = e ? (size_t)(e - v) : strlen(v);
+            if (n >= cap)
+                n = cap - 1;
+            memcpy(out, v, n);
+            out[n] = '\0';
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Read one response; false if the connection closed first. */
+static bool read_resp(struct client *c, bool head_req, struct resp *r)
+{
+    memset(r, 0, sizeof(*r));
+    char *end;
+    while (!(end = c->len ? memmem(c->buf, c->len, "\r\n\r\n", 4) : NULL))
+        if (!client_fill(c))
+            return false;
+    size_t hlen = (size_t)(end - c->buf) + 4;
+    ck_assert_uint_lt(hlen, sizeof(r->head));
+    memcpy(r->head, c->buf, hlen);
+    r->head[hlen] = '\0';
+    ck_assert_msg(sscanf(r->head, "HTTP/1.%*d %d", &r->status) == 1, "bad status line: %s",
+                  r->head);
+    char cl[32];
+    bool have_len = header_value(r->head, "Content-Length", cl, sizeof(cl));
+    size_t want = head_req ? 0 : have_len ? strtoull(cl, NULL, 10) : SIZE_MAX;
+    if (want == SIZE_MAX) { /* no length: the body runs to EOF (HTTP/1.0) */
+        while (client_fill(c))
+            ;
+        want = c->len - hlen;
+    }
+    while (c->len - hlen < want)
+        ck_assert_msg(client_fill(c), "connection closed inside a body");
+    r->body = malloc(want + 1);
+    memcpy(r->body, c->buf + hlen, want);
+    r->body[want] = '\0';
+    r->blen = want;
+    memmove(c->buf, c->buf + hlen + want, c->len - hlen - want);
+    c->len -= hlen + want;
+    return true;
+}
+
+static void send_req(struct client *c, const char *method, const char *target, const char *extra,
+                     const char *body, size_t blen)
+{
+    char head[8192];
+    int n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s", method, target,
+                     extra ? extra : "");
+    if (body)
+        n += snprintf(head + n, sizeof(head) - (size_t)n, "Content-Length: %zu\r\n", blen);
+    n += snprintf(head + n, sizeof(head) - (size_t)n, "\r\n");
+    ck_assert_int_lt(n, (int)sizeof(head));
+    send_all(c->fd, head, (size_t)n);
+    if (body && blen)
+        send_all(c->fd, body, blen);
+}
+
+static struct resp request(struct client *c, const char *method, const char *target,
+                           const char *extra, const char *body, size_t blen)
+{
+    send_req(c, method, target, extra, body, blen);
+    struct resp r;
+    ck_assert_msg(read_resp(c, strcmp(method, "HEAD") == 0, &r), "%s %s: connection closed", method,
+                  target);
+    return r;
+}
+
+/* One request on a connection of its own. */
+static struct resp req1(const char *method, const char *target, const char *extra, const char *body)
+{
+    struct client *c = client_open();
+    struct resp r = request(c, method, target, extra, body, body ? strlen(body) : 0);
+    client_close(c);
+    return r;
+}
+
+static void resp_free(struct resp *r)
+{
+    free(r->body);
+    r->body = NULL;
+}
+
+static json_t *resp_json(const struct resp *r)
+{
+    char ct[128];
+    ck_assert_msg(header_value(r->head, "Content-Type", ct, sizeof(ct)), "no Content-Type");
+    ck_assert_str_eq(ct, "application/json; charset=utf-8");
+    json_error_t e;
+    json_t *j = json_loadb(r->body, r->blen, JSON_ALLOW_NUL, &e);
+    ck_assert_msg(j != NULL, "not JSON (%s): %s", e.text, r->body);
+    return j;
+}
+
+/* The body, exactly. */
+static void expect_body(struct resp *r, int status, const char *body)
+{
+    ck_assert_msg(r->status == status, "status %d, wanted %d: %s", r->status, status, r->body);
+    ck_assert_str_eq(r->body, body);
+    resp_free(r);
+}
+
+/* {"error":{"code":code,"message":"..."}} with status; frees r. */
+static void expect_error(struct resp *r, int status, const char *code)
+{
+    ck_assert_msg(r->status == status, "status %d, wanted %d: %s", r->status, status, r->body);
+    json_t *j = resp_json(r);
+    json_t *e = json_object_get(j, "error");
+    ck_assert_msg(json_is_object(e), "no error object: %s", r->body);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "code")), code);
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    ck_assert_msg(msg && *msg, "no message: %s", r->body);
+    ck_assert_uint_eq(json_object_size(j), 1);
+    json_decref(j);
+    resp_free(r);
+}
+
+/* ---- the line protocol, for the cross-protocol checks ---- */
+
+static int line_open(void)
+{
+    return tcp_connect("127.0.0.1", D.line_port);
+}
+
+static void line_cmd(int fd, const char *cmd, char *out, size_t cap)
+{
+    send_all(fd, cmd, strlen(cmd));
+    send_all(fd, "\n", 1);
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = recv(fd, out + n, 1, 0);
+        ck_assert_msg(r == 1, "line protocol: no reply to %s", cmd);
+        if (out[n] == '\n')
+            break;
+        n++;
+    }
+    out[n] = '\0';
+}
+
+/* ---- the tests against the daemon ---- */
+
+START_TEST(test_healthz)
+{
+    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    r = req1("HEAD", "/healthz", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(r.blen, 0);
+    char cl[32];
+    ck_assert(header_value(r.head, "Content-Length", cl, sizeof(cl)));
+    ck_assert_str_eq(cl, "15");
+    resp_free(&r);
+}
+END_TEST
+
+/* GET /v1/filters/{name} has the fields of INFO <filter>, with the same values. */
+START_TEST(test_filters_and_info)
+{
+    struct resp r = req1("GET", "/v1/filters", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    json_t *j = resp_json(&r);
+    json_t *arr = json_object_get(j, "filters");
+    ck_assert_uint_eq(json_object_size(j), 1);
+    ck_assert_uint_eq(json_array_size(arr), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(arr, 0), "name")), "urls");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(arr, 1), "name")), "big");
+    json_decref(j);
+    resp_free(&r);
+
+    r = req1("GET", "/v1/filters/urls", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    json_t *http = resp_json(&r);
+    resp_free(&r);
+    int fd = line_open();
+    char line[8192];
+    line_cmd(fd, "INFO urls", line, sizeof(line));
+    close(fd);
+    json_t *info = json_loads(line, 0, NULL);
+    ck_assert_ptr_nonnull(info);
+    ck_assert_uint_eq(json_object_size(http), json_object_size(info));
+    const char *key;
+    json_t *v;
+    json_object_foreach(info, key, v)
+    {
+        json_t *hv = json_object_get(http, key);
+        ck_assert_msg(hv != NULL, "HTTP info lacks %s", key);
+        if (strcmp(key, "fpr_estimated") != 0)
+            ck_assert_msg(json_equal(v, hv), "%s differs", key);
+    }
+    ck_assert_int_eq(json_integer_value(json_object_get(http, "capacity")), 10000);
+    json_decref(info);
+    json_decref(http);
+}
+END_TEST
+
+START_TEST(test_check_and_add)
+{
+    struct resp r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\",\"b\",\"a\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,false],\"added\":2}");
+    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"b\",\"c\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[false,true],\"added\":1}");
+    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",\"nope\",\"c\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,false,true]}");
+    r = req1("GET", "/v1/filters/urls/check?item=a", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}");
+    r = req1("GET", "/v1/filters/urls/check?item=nope", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"nope\",\"present\":false}");
+    /* The other filter is another filter. */
+    r = req1("GET", "/v1/filters/big/check?item=a", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"big\",\"item\":\"a\",\"present\":false}");
+    /* An empty batch is a batch. */
+    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[]}");
+    /* Other keys are ignored; so is the request's Content-Type. */
+    r = req1("POST", "/v1/filters/urls/check", "Content-Type: text/plain\r\n",
+             "{\"x\":1,\"items\":[\"a\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
+    /* An escaped name is the same name. */
+    r = req1("GET", "/v1/filters/ur%6Cs/check?item=a", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}");
+}
+END_TEST
+
+/* Items are bytes: spaces and NUL over HTTP, and the same bytes across protocols. */
+START_TEST(test_items_are_bytes)
+{
+    struct resp r = req1("POST", "/v1/filters/urls/add", NULL,
+                         "{\"items\":[\"with space\",\"nul\\u0000inside\",\"caf\\u00e9\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,true],\"added\":3}");
+    r = req1("GET", "/v1/filters/urls/check?item=with%20space", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}");
+    r = req1("GET", "/v1/filters/urls/check?item=with+space", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}");
+    r = req1("GET", "/v1/filters/urls/check?item=nul%00inside", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"nul\\u0000inside\",\"present\":true}");
+    r = req1("GET", "/v1/filters/urls/check?item=caf%C3%A9", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"café\",\"present\":true}");
+    /* The NUL is part of the item: its prefix and the joined bytes are others. */
+    r = req1("POST", "/v1/filters/urls/check", NULL,
+             "{\"items\":[\"nul\",\"nulinside\",\"nul\\u0000inside\",\"with\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[false,false,true,false]}");
+
+    /* HTTP add, line check; line add, HTTP check. */
+    r = req1("POST", "/v1/filters/urls/add", NULL,
+             "{\"items\":[\"http://x.example/added-by-http\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
+    int fd = line_open();
+    char line[256];
+    line_cmd(fd, "CHECK urls http://x.example/added-by-http", line, sizeof(line));
+    ck_assert_str_eq(line, "YES");
+    line_cmd(fd, "CHECK urls http://x.example/never-added", line, sizeof(line));
+    ck_assert_str_eq(line, "NO");
+    line_cmd(fd, "ADD urls http://x.example/added-by-line?a=1&b=2", line, sizeof(line));
+    ck_assert_str_eq(line, "NEW");
+    line_cmd(fd, "ADD urls caf\xc3\xa9", line, sizeof(line));
+    ck_assert_str_eq(line, "EXISTS");
+    close(fd);
+    r = req1("GET",
+             "/v1/filters/urls/check?item=http%3A%2F%2Fx.example%2Fadded-by-line%3Fa%3D1%26b%3D2",
+             NULL, NULL);
+    expect_body(&r, 200,
+                "{\"filter\":\"urls\",\"item\":\"http://x.example/added-by-line?a=1&b=2\","
+                "\"present\":true}");
+    r = req1("POST", "/v1/filters/urls/check", NULL,
+             "{\"items\":[\"http://x.example/added-by-line?a=1&b=2\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
+}
+END_TEST
+
+START_TEST(test_keepalive_1000)
+{
+    struct client *c = client_open();
+    struct resp r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"even\"]}", 18);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
+    for (int i = 0; i < 1000; i++) {
+        bool even = i % 2 == 0;
+        r = request(c, "GET",
+                    even ? "/v1/filters/urls/check?item=even" : "/v1/filters/urls/check?item=odd",
+                    NULL, NULL, 0);
+        ck_assert_msg(r.status == 200, "request %d: %d", i, r.status);
+        char conn[32];
+        ck_assert(!header_value(r.head, "Connection", conn, sizeof(conn)));
+        ck_assert_str_eq(r.body, even ? "{\"filter\":\"urls\",\"item\":\"even\",\"present\":true}"
+                                      : "{\"filter\":\"urls\",\"item\":\"odd\",\"present\":false}");
+        resp_free(&r);
+    }
+    /* Pipelined: three requests sent at once, three answers in order. */
+    send_req(c, "GET", "/healthz", NULL, NULL, 0);
+    send_req(c, "GET", "/v1/filters/nosuch", NULL, NULL, 0);
+    send_req(c, "GET", "/v1/filters/urls/check?item=even", NULL, NULL, 0);
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert(read_resp(c, false, &r));
+    expect_error(&r, 404, "unknown_filter");
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"even\",\"present\":true}");
+    client_close(c);
+}
+END_TEST
+
+/* {"items":["<prefix><i>",...]} for i in [0, n). */
+static char *batch_body(size_t n, const char *prefix)
+{
+    size_t cap = n * 32 + 32, len = 0;
+    char *b = malloc(cap);
+    len += (size_t)sprintf(b, "{\"items\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            b[len++] = ',';
+        len += (size_t)sprintf(b + len, "\"%s%05zu\"", prefix, i);
+    }
+    strcpy(b + len, "]}");
+    return b;
+}
+
+static void expect_bools(struct resp *r, const char *key, size_t n, bool want)
+{
+    ck_assert_msg(r->status == 200, "status %d: %.200s", r->status, r->body);
+    json_t *j = resp_json(r);
+    json_t *a = json_object_get(j, key);
+    ck_assert_uint_eq(json_array_size(a), n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(json_is_true(json_array_get(a, i)) == want, "%s[%zu]", key, i);
+    json_decref(j);
+}
+
+START_TEST(test_batch_10000)
+{
+    char *body = batch_body(10000, "batch-item-");
+    struct client *c = client_open();
+    struct resp r = request(c, "POST", "/v1/filters/big/check", NULL, body, strlen(body));
+    expect_bools(&r, "present", 10000, false);
+    resp_free(&r);
+    r = request(c, "POST", "/v1/filters/big/add", NULL, body, strlen(body));
+    expect_bools(&r, "new", 10000, true);
+    json_t *j = resp_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "added")), 10000);
+    json_decref(j);
+    resp_free(&r);
+    r = request(c, "POST", "/v1/filters/big/check", NULL, body, strlen(body));
+    expect_bools(&r, "present", 10000, true);
+    resp_free(&r);
+    free(body);
+    /* One more than max_items (10000). */
+    body = batch_body(10001, "x");
+    r = request(c, "POST", "/v1/filters/big/check", NULL, body, strlen(body));
+    expect_error(&r, 400, "too_many_items");
+    free(body);
+    client_close(c);
+}
+END_TEST
+
+START_TEST(test_errors_400)
+{
+    struct resp r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"");
+    expect_error(&r, 400, "bad_json");
+    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"]} trailing");
+    expect_error(&r, 400, "bad_json");
+    r = req1("POST", "/v1/filters/urls/check", NULL, "");
+    expect_error(&r, 400, "bad_json");
+    r = req1("POST", "/v1/filters/urls/check", NULL, "{}");
+    expect_error(&r, 400, "missing_items");
+    r = req1("POST", "/v1/filters/urls/check", NULL, "[\"a\"]");
+    expect_error(&r, 400, "missing_items");
+    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":\"a\"}");
+    expect_error(&r, 400, "missing_items");
+    r = req1("GET", "/v1/filters/urls/check", NULL, NULL);
+    expect_error(&r, 400, "missing_items");
+    r = req1("GET", "/v1/filters/urls/check?items=a", NULL, NULL);
+    expect_error(&r, 400, "missing_items");
+    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",1]}");
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_ptr_nonnull(strstr(r.body, "item 2 "));
+    expect_error(&r, 400, "not_a_string");
+    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[null]}");
+    expect_error(&r, 400, "not_a_string");
+    /* max_item is 64 here: 64 bytes pass, 65 do not, over GET and POST. */
+    char body[256], target[256];
+    snprintf(body, sizeof(body), "{\"items\":[\"%064d\"]}", 0);
+    r = req1("POST", "/v1/filters/urls/check", NULL, body);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[false]}");
+    snprintf(body, sizeof(body), "{\"items\":[\"a\",\"%065d\"]}", 0);
+    r = req1("POST", "/v1/filters/urls/add", NULL, body);
+    ck_assert_ptr_nonnull(strstr(r.body, "item 2 "));
+    expect_error(&r, 400, "item_too_long");
+    snprintf(target, sizeof(target), "/v1/filters/urls/check?item=%065d", 0);
+    r = req1("GET", target, NULL, NULL);
+    expect_error(&r, 400, "item_too_long");
+    /* Malformed queries. */
+    r = req1("GET", "/v1/filters/urls/check?item=%zz", NULL, NULL);
+    expect_error(&r, 400, "bad_request");
+    r = req1("GET", "/v1/filters/urls/check?item=a&item=b", NULL, NULL);
+    expect_error(&r, 400, "bad_request");
+    r = req1("GET", "/v1/filters/urls/check?item=%ff", NULL, NULL);
+    expect_error(&r, 400, "bad_request");
+    /* None of this changed the filter. */
+    r = req1("GET", "/v1/filters/urls", NULL, NULL);
+    json_t *j = resp_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "items")), 0);
+    json_decref(j);
+    resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_errors_404)
+{
+    struct resp r = req1("GET", "/v1/filters/nosuch", NULL, NULL);
+    expect_error(&r, 404, "unknown_filter");
+    r = req1("GET", "/v1/filters/nosuch/check?item=a", NULL, NULL);
+    expect_error(&r, 404, "unknown_filter");
+    r = req1("POST", "/v1/filters/nosuch/check", NULL, "{\"items\":[\"a\"]}");
+    expect_error(&r, 404, "unknown_filter");
+    r = req1("POST", "/v1/filters/nosuch/add", NULL, "{\"items\":[\"a\"]}");
+    expect_error(&r, 404, "unknown_filter");
+    r = req1("GET", "/v1/filters/bad%2Fname/check?item=a", NULL, NULL);
+    expect_error(&r, 404, "unknown_filter");
+    r = req1("GET", "/v1/filters//check?item=a", NULL, NULL);
+    expect_error(&r, 404, "unknown_filter");
+    r = req1("GET", "/", NULL, NULL);
+    expect_error(&r, 404, "not_found");
+    r = req1("GET", "/v1/nope", NULL, NULL);
+    expect_error(&r, 404, "not_found");
+    r = req1("GET", "/v1/filters/urls/remove", NULL, NULL);
+    expect_error(&r, 404, "not_found");
+    r = req1("GET", "/v1/filters/", NULL, NULL);
+    expect_error(&r, 404, "unknown_filter");
+}
+END_TEST
+
+static void expect_405(const char *method, const char *target, const char *allow)
+{
+    struct resp r = req1(method, target, NULL, NULL);
+    char got[64];
+    ck_assert_msg(header_value(r.head, "Allow", got, sizeof(got)), "%s %s: no Allow", method,
+                  target);
+    ck_assert_str_eq(got, allow);
+    if (strcmp(method, "HEAD") == 0) {
+        ck_assert_int_eq(r.status, 405);
+        resp_free(&r);
+    } else {
+        expect_error(&r, 405, "method_not_allowed");
+    }
+}
+
+START_TEST(test_405)
+{
+    expect_405("PUT", "/v1/filters/urls/add", "POST");
+    expect_405("GET", "/v1/filters/urls/add", "POST");
+    expect_405("HEAD", "/v1/filters/urls/add", "POST");
+    expect_405("DELETE", "/v1/filters/urls", "GET, HEAD");
+    expect_405("POST", "/v1/filters", "GET, HEAD");
+    expect_405("PATCH", "/v1/filters/urls/check", "GET, HEAD, POST");
+    expect_405("GET", "/v1/reload", "POST");
+    expect_405("POST", "/healthz", "GET, HEAD");
+    expect_405("OPTIONS", "/metrics", "GET, HEAD");
+    /* The method is checked before the filter. */
+    expect_405("PUT", "/v1/filters/nosuch/check", "GET, HEAD, POST");
+}
+END_TEST
+
+/* Framing errors: 413 body_too_large for a body over http_max_body, 431
+ * headers_too_large for a head over http_max_headers, 400 bad_request for
+ * what is not HTTP; each answered in JSON, then the connection is closed. */
+START_TEST(test_oversized)
+{
+    struct client *c = client_open();
+    const char *big = "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\n"
+                      "Content-Length: 262145\r\n\r\n";
+    send_all(c->fd, big, strlen(big));
+    struct resp r;
+    ck_assert(read_resp(c, false, &r));
+    expect_error(&r, 413, "body_too_large");
+    ck_assert(client_closed(c)); /* closed */
+    client_close(c);
+
+    /* Exactly http_max_body is fine. */
+    size_t max = 262144;
+    char *body = malloc(max + 1);
+    memset(body, ' ', max);
+    memcpy(body, "{\"items\":[\"a\"]}", 15);
+    body[max] = '\0';
+    r = req1("POST", "/v1/filters/urls/check", NULL, body);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[false]}");
+    /* One byte more, sent in full: 413 (the client may see the close first). */
+    c = client_open();
+    char head[256];
+    snprintf(head, sizeof(head),
+             "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
+             max + 1);
+    send_all(c->fd, head, strlen(head));
+    body = realloc(body, max + 2);
+    body[max] = ' ';
+    if (send(c->fd, body, max + 1, MSG_NOSIGNAL) > 0 && read_resp(c, false, &r)) {
+        ck_assert_int_eq(r.status, 413);
+        resp_free(&r);
+    }
+    client_close(c);
+    free(body);
+
+    /* Headers over http_max_headers (4k). */
+    c = client_open();
+    char *hdr = malloc(8192);
+    int n = snprintf(hdr, 8192, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ");
+    memset(hdr + n, 'a', 6000);
+    strcpy(hdr + n + 6000, "\r\n\r\n");
+    send_all(c->fd, hdr, strlen(hdr));
+    free(hdr);
+    ck_assert(read_resp(c, false, &r));
+    expect_error(&r, 431, "headers_too_large");
+    ck_assert(client_closed(c));
+    client_close(c);
+
+    /* Garbage is a 400; and the daemon goes on. */
+    c = client_open();
+    send_all(c->fd, "NOT HTTP AT ALL\r\n\r\n", 19);
+    ck_assert(read_resp(c, false, &r));
+    expect_error(&r, 400, "bad_request");
+    ck_assert(client_closed(c));
+    client_close(c);
+    r = req1("GET", "/healthz", NULL, NULL);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+}
+END_TEST
+
+/* A client that sends half a body and goes away, or stops halfway; a client
+ * that connects and never speaks. The daemon answers everyone else, and
+ * (teardown) exits cleanly with nothing leaked. */
+/* Read exactly the bytes `want` (an interim response, say) from c. */
+static void expect_raw(struct client *c, const char *want)
+{
+    size_t n = strlen(want);
+    while (c->len < n)
+        ck_assert_msg(client_fill(c), "closed before '%s'", want);
+    ck_assert_msg(memcmp(c->buf, want, n) == 0, "got '%.*s', wanted '%s'", (int)n, c->buf, want);
+    memmove(c->buf, c->buf + n, c->len - n);
+    c->len -= n;
+}
+
+/* The HTTP/1.1 framing our own parser handles (src/httpparse.c): chunked
+ * bodies, 100-continue, pipelining, HTTP/1.0, absolute-form targets, bare-LF
+ * lines, a request trickling in a byte at a time; and the framing it refuses,
+ * each with a JSON error and a close. */
+START_TEST(test_framing)
+{
+    struct resp r;
+    /* Chunked, with an extension and a trailer, sent in pieces. */
+    struct client *c = client_open();
+    const char *parts[] = {"POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n",
+                           "6;ext=1\r\n{\"item\r\n", "f\r\ns\":[\"ch1\",\"ch2\"\r\n", "2\r\n]}\r\n",
+                           "0\r\nX-Trailer: y\r\n\r\n"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        send_all(c->fd, parts[i], strlen(parts[i]));
+        usleep(2000);
+    }
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true],\"added\":2}");
+    /* The same connection goes on; the same body a byte at a time. */
+    const char *one = "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n"
+                      "b\r\n{\"items\":[\"\r\n9\r\nch1\",\"no\"\r\n2\r\n]}\r\n0\r\n\r\n";
+    for (const char *p = one; *p; p++)
+        send_all(c->fd, p, 1);
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,false]}");
+
+    /* Expect: 100-continue: the interim response, then the real one. */
+    const char *body = "{\"items\":[\"ch2\"]}";
+    char head[256];
+    snprintf(head, sizeof(head),
+             "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             strlen(body));
+    send_all(c->fd, head, strlen(head));
+    expect_raw(c, "HTTP/1.1 100 Continue\r\n\r\n");
+    send_all(c->fd, body, strlen(body));
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
+
+    /* Three requests in one write: three responses, in order. */
+    const char *pipe3 = "GET /v1/filters/urls/check?item=ch1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /v1/filters/urls/check?item=zz HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "HEAD /v1/filters/urls/check?item=ch2 HTTP/1.1\r\nHost: x\r\n\r\n";
+    send_all(c->fd, pipe3, strlen(pipe3));
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"ch1\",\"present\":true}");
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"zz\",\"present\":false}");
+    ck_assert(read_resp(c, true, &r));
+    char cl[32];
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(header_value(r.head, "Content-Length", cl, sizeof(cl)));
+    ck_assert_int_eq(atoi(cl),
+                     (int)strlen("{\"filter\":\"urls\",\"item\":\"ch2\",\"present\":true}"));
+    resp_free(&r);
+    /* Absolute-form target and bare-LF lines. */
+    send_all(c->fd, "GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: x\r\n\r\n", 50);
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    send_all(c->fd, "GET /healthz HTTP/1.1\nHost: x\n\n", 31);
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+
+    /* HTTP/1.0: closed after the response unless it asks for keep-alive. */
+    c = client_open();
+    send_all(c->fd, "GET /healthz HTTP/1.0\r\n\r\n", 25);
+    ck_assert(read_resp(c, false, &r));
+    ck_assert(header_value(r.head, "Connection", cl, sizeof(cl)));
+    ck_assert_str_eq(cl, "close");
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert(client_closed(c));
+    client_close(c);
+    c = client_open();
+    for (int i = 0; i < 2; i++) {
+        send_all(c->fd, "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 49);
+        ck_assert(read_resp(c, false, &r));
+        ck_assert(header_value(r.head, "Connection", cl, sizeof(cl)));
+        ck_assert_str_eq(cl, "keep-alive");
+        expect_body(&r, 200, "{\"status\":\"ok\"}");
+    }
+    client_close(c);
+    /* Connection: close on 1.1 is honoured. */
+    c = client_open();
+    r = request(c, "GET", "/healthz", "Connection: close\r\n", NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert(client_closed(c));
+    client_close(c);
+
+    /* Refused framing: answered in JSON, then closed. */
+    struct {
+        const char *req;
+        int status;
+        const char *code;
+    } bad[] = {
+        {"GET /healthz HTTP/2.0\r\n\r\n", 505, "version_not_supported"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501,
+         "not_implemented"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nContent-Length: 3\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+         400, "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+         400, "bad_request"},
+        {"GET /healthz HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n", 400, "bad_request"},
+        {"GET /healthz HTTP/1.1\r\nHost : x\r\n\r\n", 400, "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400,
+         "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+         "40001\r\n",
+         413, "body_too_large"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        c = client_open();
+        send_all(c->fd, bad[i].req, strlen(bad[i].req));
+        ck_assert_msg(read_resp(c, false, &r), "no response to case %zu", i);
+        expect_error(&r, bad[i].status, bad[i].code);
+        ck_assert_msg(client_closed(c), "case %zu: not closed", i);
+        client_close(c);
+    }
+    /* Every one of those was counted. */
+    r = req1("GET", "/metrics", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(
+        r.body, "bloomgate_errors_total{protocol=\"http\",code=\"version_not_supported\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "bloomgate_errors_total{protocol=\"http\",code=\"not_implemented\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "bloomgate_http_responses_total{code=\"505\"} 1\n"));
+    resp_free(&r);
+}
+END_TEST
+
+/* HTTP connections count towards the spread over the workers, and one
+ * handed to the other worker is served there: 6 keep-alive HTTP connections
+ * and 4 line connections, opened one after another, end up 5 and 5. */
+START_TEST(test_balanced_workers)
+{
+    struct client *hc[6];
+    int lc[4];
+    for (int i = 0; i < 6; i++) {
+        hc[i] = client_open();
+        struct resp r = request(hc[i], "GET", "/healthz", NULL, NULL, 0);
+        expect_body(&r, 200, "{\"status\":\"ok\"}");
+        if (i < 4) {
+            char line[64];
+            lc[i] = line_open();
+            line_cmd(lc[i], "PING", line, sizeof(line));
+            ck_assert_str_eq(line, "PONG");
+        }
+    }
+    struct resp r = request(hc[0], "GET", "/metrics", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_msg(strstr(r.body, "bloomgate_worker_connections{worker=\"0\"} 5\n") &&
+                      strstr(r.body, "bloomgate_worker_connections{worker=\"1\"} 5\n"),
+                  "not 5 and 5:\n%.2000s", strstr(r.body, "bloomgate_worker_connections"));
+    resp_free(&r);
+    for (int i = 0; i < 6; i++) {
+        r = request(hc[i], "GET", "/v1/filters/urls/check?item=spread", NULL, NULL, 0);
+        expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"spread\",\"present\":false}");
+        client_close(hc[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        close(lc[i]);
+}
+END_TEST
+
+START_TEST(test_half_body)
+{
+    for (int i = 0; i < 20; i++) {
+        struct client *c = client_open();
+        const char *h = "POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
+                        "Content-Length: 1000\r\n\r\n{\"items\":[\"half";
+        send_all(c->fd, h, strlen(h));
+        if (i % 2) { /* RST instead of FIN */
+            struct linger lg = {1, 0};
+            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        }
+        client_close(c);
+    }
+    struct client *stalled = client_open();
+    const char *h = "POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
+                    "Content-Length: 1000\r\n\r\n{\"items\":[";
+    send_all(stalled->fd, h, strlen(h));
+    struct client *silent = client_open();
+    struct resp r = req1("GET", "/v1/filters/urls/check?item=half", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"half\",\"present\":false}");
+    r = req1("GET", "/v1/filters/urls", NULL, NULL);
+    json_t *j = resp_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "items")), 0);
+    json_decref(j);
+    resp_free(&r);
+    client_close(stalled);
+    client_close(silent);
+}
+END_TEST
+
+/* A body that stops halfway is closed after idle_timeout (1 s here). */
+START_TEST(test_stalled_body_times_out)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\nidle_timeout 1\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c = client_open();
+    const char *h = "POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
+                    "Content-Length: 100\r\n\r\n{\"items\":[";
+    send_all(c->fd, h, strlen(h));
+    char b;
+    ssize_t n = recv(c->fd, &b, 1, 0); /* blocks until the server closes (or 20 s) */
+    ck_assert_int_eq(n, 0);
+    client_close(c);
+    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+}
+END_TEST
+
+/* Nothing changed on disk: a successful reload that keeps both filters
+ * (loopback, no token: allowed). */
+START_TEST(test_reload)
+{
+    struct client *c = client_open();
+    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+    json_t *j = resp_json(&r);
+    ck_assert(json_is_true(json_object_get(j, "ok")));
+    json_t *fs = json_object_get(j, "filters");
+    ck_assert_uint_eq(json_array_size(fs), 2);
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(fs, i), "status")),
+                         "unchanged");
+    json_decref(j);
+    resp_free(&r);
+    /* The connection goes on after the deferred answer. */
+    r = request(c, "GET", "/healthz", NULL, NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+}
+END_TEST
+
+/* An add over HTTP goes to the filter's journal: it survives a restart. */
+START_TEST(test_http_adds_are_journaled)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                     "filter urls {\n    capacity 1000\n    fsync always\n}\n");
+    struct resp r =
+        req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"kept\",\"nul\\u0000kept\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true],\"added\":2}");
+    kill(D.pid, SIGTERM);
+    ck_assert_int_eq(daemon_wait(&D), 0);
+    daemon_launch(&D);
+    r = req1("POST", "/v1/filters/urls/check", NULL,
+             "{\"items\":[\"kept\",\"nul\\u0000kept\",\"nul\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,true,false]}");
+}
+END_TEST
+
+START_TEST(test_loopback_may_add)
+{
+    struct resp r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"x\"]}");
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
+}
+END_TEST
+
+START_TEST(test_auth_token)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                     "admin_token \"s3cret-token\"\nfilter urls {\n    capacity 1000\n}\n");
+    const char *add = "/v1/filters/urls/add";
+    const char *body = "{\"items\":[\"t\"]}";
+    struct resp r = req1("POST", add, NULL, body);
+    char www[128];
+    ck_assert(header_value(r.head, "WWW-Authenticate", www, sizeof(www)));
+    expect_error(&r, 401, "auth_required");
+    r = req1("POST", add, "Authorization: Bearer wrong\r\n", body);
+    expect_error(&r, 401, "auth_failed");
+    r = req1("POST", add, "Authorization: Bearer s3cret-toke\r\n", body);
+    expect_error(&r, 401, "auth_failed");
+    r = req1("POST", add, "Authorization: Bearer s3cret-token-\r\n", body);
+    expect_error(&r, 401, "auth_failed");
+    r = req1("POST", add, "Authorization: Basic czNjcmV0LXRva2Vu\r\n", body);
+    expect_error(&r, 401, "auth_failed");
+    r = req1("POST", "/v1/reload", NULL, NULL);
+    expect_error(&r, 401, "auth_required");
+    /* Auth comes before the filter and the body. */
+    r = req1("POST", "/v1/filters/nosuch/add", NULL, "not json");
+    expect_error(&r, 401, "auth_required");
+    r = req1("GET", "/v1/filters/urls/check?item=t", NULL, NULL);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"t\",\"present\":false}");
+    r = req1("POST", add, "Authorization: Bearer s3cret-token\r\n", body);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
+    r = req1("POST", add, "authorization: bearer   s3cret-token  \r\n", body);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[false],\"added\":0}");
+    /* Reads never need the token; checks of the added item agree. */
+    r = req1("POST", "/v1/filters/urls/check", NULL, body);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
+    r = req1("POST", "/v1/reload", "Authorization: Bearer s3cret-token\r\n", NULL);
+    ck_assert_int_eq(r.status, 200);
+    resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_max_connections)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_connections 3\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c[3];
+    struct resp r;
+    for (int i = 0; i < 3; i++) {
+        c[i] = client_open();
+        r = request(c[i], "GET", "/healthz", NULL, NULL, 0);
+        expect_body(&r, 200, "{\"status\":\"ok\"}");
+    }
+    struct client *extra = client_open();
+    r = request(extra, "GET", "/healthz", NULL, NULL, 0);
+    char conn[32];
+    ck_assert(header_value(r.head, "Connection", conn, sizeof(conn)));
+    ck_assert_str_eq(conn, "close");
+    expect_error(&r, 503, "too_many_connections");
+    ck_assert(client_closed(extra));
+    client_close(extra);
+    /* A line-protocol connection counts too: refused at once. */
+    int lfd = line_open();
+    char line[256];
+    ssize_t got = recv(lfd, line, sizeof(line) - 1, MSG_WAITALL);
+    ck_assert_int_gt(got, 0);
+    line[got] = '\0';
+    ck_assert_str_eq(line, "ERR too_many_connections the server is at max_connections\n");
+    close(lfd);
+    client_close(c[0]);
+    /* The server learns of the close asynchronously: try for a while. */
+    int status = 0;
+    for (int i = 0; i < 200 && status != 200; i++) {
+        sleep_ms(10);
+        r = req1("GET", "/healthz", NULL, NULL);
+        status = r.status;
+        resp_free(&r);
+    }
+    ck_assert_int_eq(status, 200);
+    client_close(c[1]);
+    client_close(c[2]);
+}
+END_TEST
+
+START_TEST(test_http_off)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen off\nthreads 1\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    ck_assert_int_eq(D.n_http, 0);
+    char *log = slurp(D.log);
+    ck_assert_ptr_null(strstr(log, "HTTP listening"));
+    free(log);
+    int fd = line_open();
+    char line[64];
+    line_cmd(fd, "PING", line, sizeof(line));
+    ck_assert_str_eq(line, "PONG");
+    close(fd);
+}
+END_TEST
+
+static bool have_ipv6_loopback(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd < 0)
+        return false;
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* http_listen is repeatable, IPv6 included; every address serves the API. */
+START_TEST(test_two_addresses)
+{
+    bool v6 = have_ipv6_loopback();
+    char conf[512];
+    snprintf(conf, sizeof(conf),
+             "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nhttp_listen %s\nthreads 2\n"
+             "filter urls {\n    capacity 1000\n}\n",
+             v6 ? "[::1]:0" : "127.0.0.2:0");
+    daemon_start(&D, conf);
+    ck_assert_int_eq(D.n_http, 2);
+    struct client *c = client_open_at("127.0.0.1", D.http_port[0]);
+    struct resp r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"v\"]}", 15);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
+    client_close(c);
+    c = client_open_at(v6 ? "::1" : "127.0.0.2", D.http_port[1]);
+    r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"v\"]}", 15);
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[false],\"added\":0}");
+    client_close(c);
+}
+END_TEST
+
+/* SIGTERM with idle keep-alive clients: they are closed at once, not waited
+ * for until shutdown_timeout (an hour here; Check gives the test 120 s). */
+START_TEST(test_shutdown_with_keepalive)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                     "shutdown_timeout 3600\nfilter urls {\n    capacity 1000\n}\n");
+    struct client *c[4];
+    for (int i = 0; i < 4; i++) {
+        c[i] = client_open();
+        struct resp r = request(c[i], "GET", "/healthz", NULL, NULL, 0);
+        expect_body(&r, 200, "{\"status\":\"ok\"}");
+    }
+    kill(D.pid, SIGTERM);
+    for (int i = 0; i < 4; i++) {
+        ck_assert(client_closed(c[i]));
+        client_close(c[i]);
+    }
+    /* Reaped here: a second SIGTERM during its clean-up would kill it. */
+    ck_assert_int_eq(daemon_wait(&D), 0);
+}
+END_TEST
+
+/* ---- connections that end while responses are in flight ---- */
+
+/* A client whose receive buffer is small (set before connect, so the window
+ * is small too): the server's responses pile up unwritten in its output. */
+static struct client *client_open_small_rcvbuf(void)
+{
+    struct client *c = calloc(1, sizeof(*c));
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(c->fd, 0);
+    int sz = 4096;
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)D.http_port[0])};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert_int_eq(connect(c->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    struct timeval tv = {IO_TIMEOUT_S, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    c->cap = 65536;
+    c->buf = malloc(c->cap);
+    return c;
+}
+
+/* n pipelined GET /metrics (about 10 KB of response each) in one write. */
+static void send_metrics_pipeline(struct client *c, int n)
+{
+    static const char one[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    size_t len = sizeof(one) - 1;
+    char *all = malloc(len * (size_t)n);
+    for (int i = 0; i < n; i++)
+        memcpy(all + len * (size_t)i, one, len);
+    send_all(c->fd, all, len * (size_t)n);
+    free(all);
+}
+
+/* Responses pipelined before a Connection: close are all delivered, even when
+ * the client goes on sending while they are written: what comes after the
+ * closing request is neither answered (no 413 once it fills the buffer) nor
+ * left unread in the socket (a close with unread input is a reset, which
+ * throws away the responses still in flight). */
+START_TEST(test_close_with_input_after_it)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                     "http_max_body 1k\nhttp_max_headers 1k\nmax_output 64M\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c = client_open_small_rcvbuf();
+    int n = 300;
+    send_metrics_pipeline(c, n);
+    const char *last = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    send_all(c->fd, last, strlen(last));
+    sleep_ms(200); /* the server has read the closing request and is writing */
+    char junk[4096];
+    memset(junk, 'X', sizeof(junk));
+    for (int i = 0; i < 16; i++) /* 64 KB: more than the buffer the request could use */
+        send_all(c->fd, junk, sizeof(junk));
+    struct resp r;
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost", i + 1, n + 1);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+    }
+    ck_assert_msg(read_resp(c, false, &r), "the last response was lost");
+    char v[32];
+    ck_assert(header_value(r.head, "Connection", v, sizeof(v)));
+    ck_assert_str_eq(v, "close");
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert_msg(c->len == 0, "more after Connection: close: %.200s", c->buf);
+    char b;
+    ck_assert_msg(recv(c->fd, &b, 1, 0) == 0, "not a clean close: %s", strerror(errno));
+    client_close(c);
+}
+END_TEST
+
+/* idle_timeout is for a silent connection: one whose client is reading its
+ * responses, slowly, is not cut off in the middle of them. */
+START_TEST(test_slow_reader_not_cut)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                     "idle_timeout 1\nmax_output 64M\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    struct client *c = client_open_small_rcvbuf();
+    int n = 600; /* ~6 MB: more than the socket buffers take */
+    send_metrics_pipeline(c, n);
+    struct resp r;
+    double t0 = util_now();
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost after %.1f s", i + 1, n,
+                      util_now() - t0);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+        if (i % 5 == 0)
+            sleep_ms(20); /* ~2.5 MB/s at most: ~2.5 s in all */
+    }
+    client_close(c);
+}
+END_TEST
+
+/* ---- fuzzing the daemon ---- */
+
+static uint64_t fz_state;
+static uint32_t fz_rand(void) /* xorshift64*, fixed seed: the same run every time */
+{
+    fz_state ^= fz_state >> 12;
+    fz_state ^= fz_state << 25;
+    fz_state ^= fz_state >> 27;
+    return (uint32_t)((fz_state * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+static long rss_kib(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    char *st = slurp(path);
+    const char *p = strstr(st, "VmRSS:");
+    long kib = p ? atol(p + 6) : -1;
+    free(st);
+    return kib;
+}
+
+/* Every response in out[0..len) is HTTP/1.1 with a status line, Date and a
+ * Content-Length its body matches (a HEAD's body is absent); interim 100s
+ * are skipped. The number of final responses, or -1 with the reason. */
+static int check_responses(const char *out, size_t len, const bool *is_head, int n_req, char *why,
+                           size_t whylen)
+{
+    size_t p = 0;
+    int n = 0;
+    while (p < len) {
+        const char *end = memmem(out + p, len - p, "\r\n\r\n", 4);
+        if (!end || len - p < 12 || memcmp(out + p, "HTTP/1.1 ", 9) != 0) {
+            snprintf(why, whylen, "not a response at byte %zu: %.60s", p, out + p);
+            return -1;
+        }
+        size_t hlen = (size_t)(end - (out + p)) + 4;
+        char head[2048];
+        if (hlen >= sizeof(head)) {
+            snprintf(why, whylen, "head too long");
+            return -1;
+        }
+        memcpy(head, out + p, hlen);
+        head[hlen] = '\0';
+        int status = atoi(head + 9);
+        if (status == 100) {
+            p += hlen;
+            continue;
+        }
+        char cl[32], date[64];
+        if (status < 200 || status > 599 || !header_value(head, "Content-Length", cl, sizeof(cl)) ||
+            !header_value(head, "Date", date, sizeof(date))) {
+            snprintf(why, whylen, "bad head: %s", head);
+            return -1;
+        }
+        size_t blen = strtoull(cl, NULL, 10);
+        bool head_req = n < n_req && is_head[n];
+        /* A request too malformed to parse is not known to be a HEAD: its
+         * error has a body, and is the last response. */
+        char conn[32];
+        if (head_req && status >= 400 && blen > 0 && len - p - hlen == blen &&
+            header_value(head, "Connection", conn, sizeof(conn)) && strcmp(conn, "close") == 0)
+            head_req = false;
+        if (!head_req && len - p - hlen < blen) {
+            snprintf(why, whylen, "body shorter than Content-Length %zu: %s", blen, head);
+            return -1;
+        }
+        p += hlen + (head_req ? 0 : blen);
+        n++;
+    }
+    return n;
+}
+
+/* Thousands of valid requests, some with random byte flips, deletions and
+ * repeats, pipelined a few at a time and sent in random pieces, then a
+ * half-close: the daemon answers each connection with well-formed responses
+ * only (a HEAD answered as a HEAD, whatever was sent), closes it, stays up
+ * with bounded memory, and still answers /healthz; every connection it
+ * counted is gone afterwards. */
+START_TEST(test_fuzz_requests)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_item 64\n"
+                     "http_max_body 4k\nhttp_max_headers 1k\nidle_timeout 5\n"
+                     "filter urls {\n    capacity 10000\n}\n");
+    static const char *const base[] = {
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /v1/filters/urls/check?item=a%20b+c HTTP/1.1\r\n\r\n",
+        "HEAD /v1/filters/urls/check?item=abc HTTP/1.1\r\n\r\n",
+        "HEAD /v1/filters HTTP/1.1\r\n\r\n",
+        "POST /v1/filters/urls/check HTTP/1.1\r\nContent-Length: 16\r\n\r\n{\"items\":[\"a\"]}\n",
+        "POST /v1/filters/urls/add HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5;x=y\r\n{\"ite\r\na\r\nms\":[\"b\"]}\r\n0\r\nT: 1\r\n\r\n",
+        "POST /v1/filters/urls/check HTTP/1.1\r\nExpect: 100-continue\r\n"
+        "Content-Length: 16\r\n\r\n{\"items\":[\"a\"]}\n",
+        "GET /v1/filters HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        "GET /v1/filters/ur%6cs HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET /metrics HTTP/1.1\n\n",
+        "DELETE /v1/filters/urls HTTP/1.1\r\n\r\n",
+        "POST /v1/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+    };
+    static const char spice[] = "\r\n:%0123456789abcdefx ;\"\\\t\x00\xff";
+    size_t nbase = sizeof(base) / sizeof(base[0]);
+    fz_state = 0x9E3779B97F4A7C15ull;
+    long rss0 = rss_kib(D.pid), rss_max = rss0;
+    char *data = malloc(1 << 16), *out = malloc(1 << 20);
+    for (int it = 0; it < 1000; it++) {
+        size_t len = 0;
+        int n_req = 1 + (int)(fz_rand() % 4);
+        bool is_head[8] = {false}, mutated = false;
+        for (int k = 0; k < n_req; k++) {
+            const char *b = base[fz_rand() % nbase];
+            size_t bl = strlen(b), start = len;
+            is_head[k] = strncmp(b, "HEAD ", 5) == 0;
+            memcpy(data + len, b, bl);
+            len += bl;
+            if (strstr(b, "Connection: close")) { /* the last one answered */
+                n_req = k + 1;
+                break;
+            }
+            if (fz_rand() % 2) {
+                for (int m = (int)(fz_rand() % 4); m >= 0 && len > start; m--) {
+                    size_t at = start + fz_rand() % (len - start);
+                    unsigned op = fz_rand() % 4;
+                    if (op == 0) {
+                        data[at] = (char)fz_rand();
+                    } else if (op == 1) {
+                        memmove(data + at, data + at + 1, len - at - 1);
+                        len--;
+                    } else if (op == 2) {
+                        memmove(data + at + 1, data + at, len - at);
+                        data[at] = spice[fz_rand() % (sizeof(spice) - 1)];
+                        len++;
+                    } else {
+                        size_t rl = 1 + fz_rand() % 16, reps = 1 + fz_rand() % 8;
+                        if (at + rl > len)
+                            rl = len - at;
+                        if (len + rl * reps < (1 << 15)) {
+                            memmove(data + at + rl * reps, data + at, len - at);
+                            for (size_t q = 1; q <= reps; q++)
+                                memcpy(data + at + rl * (reps - q), data + at + rl * reps, rl);
+                            len += rl * reps;
+                        }
+                    }
+                }
+                /* A mutated method may no longer be a HEAD: judge by the bytes sent. */
+                is_head[k] = len - start >= 5 && memcmp(data + start, "HEAD ", 5) == 0;
+                /* Anything after a mutated request may be read as its body;
+                 * a repeat may make two requests of one. */
+                n_req = k + 1;
+                mutated = true;
+                break;
+            }
+        }
+        struct client *c = client_open();
+        for (size_t p = 0; p < len;) {
+            size_t k = 1 + fz_rand() % (len - p);
+            send(c->fd, data + p, k, MSG_NOSIGNAL);
+            p += k;
+            if (fz_rand() % 8 == 0)
+                usleep(200);
+        }
+        shutdown(c->fd, SHUT_WR);
+        size_t olen = 0;
+        for (;;) {
+            ssize_t r = recv(c->fd, out + olen, (1 << 20) - olen, 0);
+            if (r <= 0) {
+                ck_assert_msg(r == 0 || errno == ECONNRESET, "iteration %d: %s", it,
+                              strerror(errno));
+                break;
+            }
+            olen += (size_t)r;
+        }
+        client_close(c);
+        char why[2300];
+        int got = check_responses(out, olen, is_head, n_req, why, sizeof(why));
+        ck_assert_msg(got >= 0, "iteration %d: %s\nsent: %.*s", it, why, (int)len, data);
+        ck_assert_msg(mutated ? got >= 0 : got == n_req,
+                      "iteration %d: %d responses to %d requests: %.*s", it, got, n_req, (int)len,
+                      data);
+        if (it % 100 == 0) {
+            long rss = rss_kib(D.pid);
+            if (rss > rss_max)
+                rss_max = rss;
+        }
+    }
+    free(data);
+    free(out);
+    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert_msg(rss_max < rss0 + 64 * 1024, "RSS grew from %ld to %ld KiB", rss0, rss_max);
+    /* Every connection is closed and uncounted: only this line connection is left. */
+    char line[8192];
+    const char *wc = NULL;
+    for (int t = 0; t < 200; t++) {
+        int fd = line_open();
+        line_cmd(fd, "INFO", line, sizeof(line));
+        close(fd);
+        wc = strstr(line, "\"worker_connections\":");
+        ck_assert_ptr_nonnull(wc);
+        if (strncmp(wc, "\"worker_connections\":[1,0]", 26) == 0 ||
+            strncmp(wc, "\"worker_connections\":[0,1]", 26) == 0)
+            break;
+        sleep_ms(10);
+    }
+    ck_assert_msg(strncmp(wc, "\"worker_connections\":[1,0]", 26) == 0 ||
+                      strncmp(wc, "\"worker_connections\":[0,1]", 26) == 0,
+                  "connections left: %.60s", wc);
+}
+END_TEST
+
+/* ---- /metrics ---- */
+
+/* The value of one series ("name{labels}"), which must be there exactly once. */
+static double metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    const char *found = NULL;
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, series, n) == 0 && p[n] == ' ') {
+            ck_assert_msg(found == NULL, "%s twice", series);
+            found = p + n + 1;
+        }
+    }
+    ck_assert_msg(found != NULL, "no series %s", series);
+    return strtod(found, NULL);
+}
+
+/* Every sample belongs to a family announced by HELP and TYPE before it;
+ * histogram buckets are cumulative and end in +Inf == _count. */
+static void check_exposition(const char *text)
+{
+    char fam[128] = "";
+    char type[32] = "";
+    bool help = false;
+    double last_bucket = -1;
+    int lines = 0;
+    char *copy = strdup(text);
+    for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        lines++;
+        if (strncmp(l, "# HELP ", 7) == 0) {
+            sscanf(l + 7, "%127s", fam);
+            help = true;
+            type[0] = '\0';
+            last_bucket = -1;
+            continue;
+        }
+        if (strncmp(l, "# TYPE ", 7) == 0) {
+            char name[128];
+            ck_assert_int_eq(sscanf(l + 7, "%127s %31s", name, type), 2);
+            ck_assert_str_eq(name, fam);
+            ck_assert(help);
+            ck_assert_msg(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0 ||
+                              strcmp(type, "histogram") == 0,
+                          "type %s", type);
+            continue;
+        }
+        ck_assert_msg(l[0] != '#', "stray comment: %s", l);
+        ck_assert_msg(type[0], "sample before TYPE: %s", l);
+        size_t fl = strlen(fam);
+        ck_assert_msg(strncmp(l, fam, fl) == 0, "%s outside its family %s", l, fam);
+        const char *rest = l + fl;
+        if (strcmp(type, "histogram") == 0)
+            ck_assert_msg(strncmp(rest, "_bucket{", 8) == 0 || strncmp(rest, "_sum{", 5) == 0 ||
+                              strncmp(rest, "_count{", 7) == 0,
+                          "%s", l);
+        else
+            ck_assert_msg(*rest == '{' || *rest == ' ', "%s", l);
+        if (strcmp(type, "counter") == 0)
+            ck_assert_msg(strstr(fam, "_total") == fam + fl - 6, "counter %s lacks _total", fam);
+        const char *sp = strrchr(l, ' ');
+        char *end;
+        double v = strtod(sp + 1, &end);
+        ck_assert_msg(*end == '\0' && v >= 0, "bad value in %s", l);
+        if (strncmp(rest, "_bucket{", 8) == 0) {
+            if (strstr(rest, "le=\"1e-05\""))
+                last_bucket = -1;
+            ck_assert_msg(v >= last_bucket, "buckets not cumulative at %s", l);
+            last_bucket = v;
+        } else if (strncmp(rest, "_count{", 7) == 0) {
+            ck_assert_msg(v == last_bucket, "_count != +Inf bucket: %s", l);
+        }
+    }
+    free(copy);
+    ck_assert_int_gt(lines, 50);
+}
+
+START_TEST(test_metrics)
+{
+    /* Known traffic: over HTTP 7 single checks (3 hits), 2 batches of 5 (4
+     * hits), 1 add of 4 (3 new); over the line protocol 2 checks (1 hit) and
+     * 1 add; and one error of each kind below. */
+    struct client *c = client_open();
+    int http_requests = 0;
+    const char *add = "{\"items\":[\"m1\",\"m2\",\"m3\",\"m1\"]}";
+    struct resp r = request(c, "POST", "/v1/filters/urls/add", NULL, add, strlen(add));
+    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,true,false],\"added\":3}");
+    http_requests++;
+    const char *singles[7] = {"m1", "m2", "m3", "x1", "x2", "x3", "x4"};
+    for (int i = 0; i < 7; i++) {
+        char t[128];
+        snprintf(t, sizeof(t), "/v1/filters/urls/check?item=%s", singles[i]);
+        r = request(c, "GET", t, NULL, NULL, 0);
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+        http_requests++;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *b = i ? "{\"items\":[\"m1\",\"y\",\"y\",\"y\",\"y\"]}"
+                          : "{\"items\":[\"m1\",\"m2\",\"m3\",\"y\",\"y\"]}";
+        r = request(c, "POST", "/v1/filters/urls/check", NULL, b, strlen(b));
+        ck_assert_int_eq(r.status, 200);
+        resp_free(&r);
+        http_requests++;
+    }
+    r = request(c, "GET", "/v1/filters/nosuch", NULL, NULL, 0);
+    expect_error(&r, 404, "unknown_filter");
+    r = request(c, "POST", "/v1/filters/urls/check", NULL, "{", 1);
+    expect_error(&r, 400, "bad_json");
+    r = request(c, "PUT", "/metrics", NULL, NULL, 0);
+    expect_error(&r, 405, "method_not_allowed");
+    http_requests += 3;
+    int fd = line_open();
+    char line[256];
+    line_cmd(fd, "CHECK urls m1", line, sizeof(line));
+    ck_assert_str_eq(line, "YES");
+    line_cmd(fd, "CHECK urls zz", line, sizeof(line));
+    ck_assert_str_eq(line, "NO");
+    line_cmd(fd, "ADD urls line-added", line, sizeof(line));
+    ck_assert_str_eq(line, "NEW");
+    line_cmd(fd, "BOGUS", line, sizeof(line));
+    close(fd);
+
+    r = request(c, "GET", "/metrics", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    char ct[64];
+    ck_assert(header_value(r.head, "Content-Type", ct, sizeof(ct)));
+    ck_assert_str_eq(ct, "text/plain; version=0.0.4; charset=utf-8");
+    const char *m = r.body;
+    check_exposition(m);
+    ck_assert_double_eq(
+        metric(m, "bloomgate_items_checked_total{filter=\"urls\",protocol=\"http\"}"), 17);
+    ck_assert_double_eq(metric(m, "bloomgate_items_hit_total{filter=\"urls\",protocol=\"http\"}"),
+                        7);
+    ck_assert_double_eq(metric(m, "bloomgate_items_added_total{filter=\"urls\",protocol=\"http\"}"),
+                        4);
+    ck_assert_double_eq(metric(m, "bloomgate_items_new_total{filter=\"urls\",protocol=\"http\"}"),
+                        3);
+    ck_assert_double_eq(
+        metric(m, "bloomgate_items_checked_total{filter=\"urls\",protocol=\"line\"}"), 2);
+    ck_assert_double_eq(metric(m, "bloomgate_items_hit_total{filter=\"urls\",protocol=\"line\"}"),
+                        1);
+    ck_assert_double_eq(metric(m, "bloomgate_items_added_total{filter=\"urls\",protocol=\"line\"}"),
+                        1);
+    ck_assert_double_eq(
+        metric(m, "bloomgate_items_checked_total{filter=\"big\",protocol=\"http\"}"), 0);
+    ck_assert_double_eq(metric(m, "bloomgate_filter_items{filter=\"urls\"}"), 4);
+    ck_assert_double_eq(metric(m, "bloomgate_filter_capacity{filter=\"big\"}"), 1000000);
+    ck_assert_double_eq(metric(m, "bloomgate_filter_generation{filter=\"urls\"}"), 1);
+    ck_assert(metric(m, "bloomgate_filter_bytes{filter=\"urls\"}") > 0);
+    double fpr = metric(m, "bloomgate_filter_fpr_estimated{filter=\"urls\"}");
+    ck_assert(fpr >= 0 && fpr < 1e-3);
+    double loaded = metric(m, "bloomgate_filter_loaded_timestamp_seconds{filter=\"urls\"}");
+    ck_assert(loaded > 1.6e9 && loaded <= (double)time(NULL));
+    ck_assert_double_eq(
+        metric(m, "bloomgate_errors_total{protocol=\"http\",code=\"unknown_filter\"}"), 1);
+    ck_assert_double_eq(metric(m, "bloomgate_errors_total{protocol=\"http\",code=\"bad_json\"}"),
+                        1);
+    ck_assert_double_eq(
+        metric(m, "bloomgate_errors_total{protocol=\"http\",code=\"method_not_allowed\"}"), 1);
+    ck_assert_double_eq(
+        metric(m, "bloomgate_errors_total{protocol=\"line\",code=\"unknown_command\"}"), 1);
+    ck_assert_double_eq(metric(m, "bloomgate_http_responses_total{code=\"200\"}"), 10);
+    ck_assert_double_eq(metric(m, "bloomgate_http_responses_total{code=\"404\"}"), 1);
+    /* The /metrics request itself is counted once its reply is sent. */
+    ck_assert_double_eq(metric(m, "bloomgate_requests_total{protocol=\"http\"}"), http_requests);
+    ck_assert_double_eq(metric(m, "bloomgate_request_duration_seconds_count{protocol=\"http\"}"),
+                        http_requests);
+    /* Line requests answered: the parser's own errors (BOGUS) are not among them. */
+    ck_assert_double_eq(metric(m, "bloomgate_requests_total{protocol=\"line\"}"), 3);
+    ck_assert_double_eq(metric(m, "bloomgate_connections_open{protocol=\"http\"}"), 1);
+    ck_assert_double_eq(metric(m, "bloomgate_connections_accepted_total{protocol=\"http\"}"), 1);
+    ck_assert_double_eq(metric(m, "bloomgate_connections_accepted_total{protocol=\"line\"}"), 1);
+    ck_assert_double_eq(metric(m, "bloomgate_worker_threads"), 2);
+    resp_free(&r);
+    /* HEAD: the same headers, no body. */
+    r = request(c, "HEAD", "/metrics", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(r.blen, 0);
+    resp_free(&r);
+    client_close(c);
+}
+END_TEST
+
+/* ---- in process: the reload hook and health ---- */
+
+/* Written by a worker thread, polled by the test: volatile is enough for
+ * these flags (x86, one writer). */
+struct fake_reload {
+    int delay_ms; /* < 0: never answer by itself */
+    bool ok;
+    bool refuse; /* cannot queue the reload (as when out of memory) */
+    volatile int calls;
+    server_reload_done volatile done;
+    void *volatile arg;
+};
+
+static json_t *fake_report(bool ok)
+{
+    return json_pack("{s:b,s:[{s:s,s:s,s:i}]}", "ok", ok, "filters", "name", "urls", "status",
+                     ok ? "unchanged" : "failed", "generation", 1);
+}
+
+static void fake_fire(evutil_socket_t fd, short what, void *arg)
+{
+    struct fake_reload *f = arg;
+    (void)fd;
+    (void)what;
+    server_reload_done done = f->done;
+    void *a = f->arg;
+    f->done = NULL;
+    f->arg = NULL; /* so that the sanitizer sees a leak of it as one */
+    done(fake_report(f->ok), a);
+}
+
+static bool fake_reload_fn(void *ctx, struct event_base *base, server_reload_done done, void *arg)
+{
+    struct fake_reload *f = ctx;
+    f->calls++;
+    if (f->refuse)
+        return false;
+    f->done = done;
+    f->arg = arg;
+    if (f->delay_ms >= 0) {
+        struct timeval tv = {f->delay_ms / 1000, (f->delay_ms % 1000) * 1000};
+        event_base_once(base, -1, EV_TIMEOUT, fake_fire, f, &tv);
+    }
+    return true;
+}
+
+struct inproc {
+    struct registry *reg;
+    struct server *srv;
+    struct fake_reload fake;
+};
+
+static struct inproc P;
+
+/* drop_last: serve the catalog without its last configured filter, as a
+ * reload that failed to load one would. */
+static void inproc_start(bool drop_last)
+{
+    static const char text[] = "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                               "filter urls {\n    capacity 1000\n    journal off\n}\n"
+                               "filter gone {\n    capacity 1000\n    journal off\n}\n";
+    char err[512];
+    struct conf *cf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
+    ck_assert_msg(cf != NULL, "%s", err);
+    P.reg = registry_create(2);
+    ck_assert_msg(reload_initial(P.reg, cf, 1, err, sizeof(err)) == 0, "%s", err);
+    if (drop_last) {
+        /* The same config, the filters but the last: versions are shared
+         * with the catalog it replaces, which frees the one it alone held. */
+        const struct catalog *cur = registry_read(P.reg);
+        struct catalog *next = calloc(1, sizeof(*next));
+        next->conf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
+        ck_assert_ptr_nonnull(next->conf);
+        next->n = cur->n - 1;
+        next->entries = calloc(next->n, sizeof(*next->entries));
+        memcpy(next->entries, cur->entries, next->n * sizeof(*next->entries));
+        registry_publish(P.reg, next);
+    }
+    P.srv = server_create(P.reg, 2, err, sizeof(err));
+    ck_assert_msg(P.srv != NULL, "%s", err);
+    memset((void *)&P.fake, 0, sizeof(P.fake));
+    server_set_reload(P.srv, fake_reload_fn, &P.fake);
+    ck_assert_int_eq(server_start(P.srv, err, sizeof(err)), 0);
+    D.http_port[0] = server_http_port(P.srv, 0);
+    D.line_port = server_line_port(P.srv, 0);
+}
+
+static void inproc_stop(void)
+{
+    server_stop(P.srv, 2.0);
+    server_free(P.srv);
+    /* A reload the fake never answered: answer it now, as the reload thread
+     * would; its connection is gone, so this only frees. */
+    if (P.fake.done)
+        fake_fire(-1, 0, &P.fake);
+    registry_free(P.reg);
+}
+
+START_TEST(test_inproc_reload_ok_and_failed)
+{
+    inproc_start(false);
+    P.fake.delay_ms = 50;
+    P.fake.ok = true;
+    struct client *c = client_open();
+    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    json_t *j = resp_json(&r);
+    ck_assert(json_is_true(json_object_get(j, "ok")));
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(j, "filters"), 0), "status")),
+                     "unchanged");
+    json_decref(j);
+    resp_free(&r);
+    /* The connection goes on after the deferred answer. */
+    r = request(c, "GET", "/healthz", NULL, NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    P.fake.ok = false;
+    r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 500);
+    j = resp_json(&r);
+    ck_assert(json_is_false(json_object_get(j, "ok")));
+    json_decref(j);
+    resp_free(&r);
+    ck_assert_int_eq(P.fake.calls, 2);
+    client_close(c);
+    inproc_stop();
+}
+END_TEST
+
+/* A reload that cannot even be queued (out of memory) is refused at once, over
+ * both protocols, and the requests pipelined after it are answered once each,
+ * in order. */
+START_TEST(test_inproc_reload_refused)
+{
+    inproc_start(false);
+    P.fake.refuse = true;
+    struct client *c = client_open();
+    const char *two = "POST /v1/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+                      "GET /healthz HTTP/1.1\r\n\r\n";
+    send_all(c->fd, two, strlen(two));
+    struct resp r;
+    ck_assert(read_resp(c, false, &r));
+    expect_error(&r, 503, "unavailable");
+    ck_assert(read_resp(c, false, &r));
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    r = request(c, "GET", "/healthz", NULL, NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+    int fd = line_open();
+    send_all(fd, "RELOAD\nPING\nPING\n", 17);
+    char line[256];
+    size_t n = 0;
+    while (n < sizeof(line) - 1) { /* three replies, nothing more */
+        ssize_t k = recv(fd, line + n, sizeof(line) - 1 - n, 0);
+        ck_assert_int_gt(k, 0);
+        n += (size_t)k;
+        line[n] = '\0';
+        if (strstr(line, "PONG\nPONG\n"))
+            break;
+    }
+    ck_assert_str_eq(line, "ERR internal out of memory: the reload was not started\nPONG\nPONG\n");
+    close(fd);
+    ck_assert_int_eq(P.fake.calls, 2);
+    inproc_stop();
+}
+END_TEST
+
+/* The client goes away while its reload runs; the answer finds nobody. */
+START_TEST(test_inproc_reload_client_gone)
+{
+    inproc_start(false);
+    P.fake.delay_ms = 200;
+    P.fake.ok = true;
+    for (int i = 0; i < 2; i++) {
+        struct client *c = client_open();
+        send_req(c, "POST", "/v1/reload", NULL, NULL, 0);
+        for (int t = 0; t < 500 && P.fake.calls <= i; t++)
+            sleep_ms(2);
+        if (i) {
+            struct linger lg = {1, 0};
+            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        }
+        client_close(c);
+        for (int t = 0; t < 500 && P.fake.done; t++)
+            sleep_ms(2);
+        ck_assert_ptr_null(P.fake.done);
+    }
+    sleep_ms(50);
+    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    ck_assert_int_eq(P.fake.calls, 2);
+    inproc_stop();
+}
+END_TEST
+
+/* Shutdown while a reload is pending: the worker gives up at the deadline,
+ * the connection is freed with the server, and the late answer frees only. */
+START_TEST(test_inproc_stop_with_reload_pending)
+{
+    inproc_start(false);
+    P.fake.delay_ms = -1;
+    struct client *c = client_open();
+    send_req(c, "POST", "/v1/reload", NULL, NULL, 0);
+    for (int t = 0; t < 1000 && P.fake.calls == 0; t++)
+        sleep_ms(2);
+    ck_assert_int_eq(P.fake.calls, 1);
+    server_stop(P.srv, 0.2);
+    server_free(P.srv);
+    ck_assert_ptr_nonnull(P.fake.done);
+    fake_fire(-1, 0, &P.fake);
+    registry_free(P.reg);
+    client_close(c);
+}
+END_TEST
+
+START_TEST(test_inproc_healthz_missing_filter)
+{
+    inproc_start(true);
+    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    ck_assert_int_eq(r.status, 503);
+    json_t *j = resp_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "unavailable");
+    json_t *missing = json_object_get(j, "missing");
+    ck_assert_uint_eq(json_array_size(missing), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(missing, 0)), "gone");
+    json_decref(j);
+    resp_free(&r);
+    r = req1("GET", "/v1/filters/gone", NULL, NULL);
+    expect_error(&r, 404, "unknown_filter");
+    inproc_stop();
+}
+END_TEST
+
+/* ---- pure functions ---- */
+
+static void expect_param(const char *query, int rc, const char *want, size_t wlen)
+{
+    char *out = NULL, err[128] = "";
+    size_t len = 0;
+    int got = http_query_param(query, "item", &out, &len, err, sizeof(err));
+    ck_assert_msg(got == rc, "'%s': %d, wanted %d (%s)", query ? query : "(null)", got, rc, err);
+    if (rc == 1) {
+        ck_assert_uint_eq(len, wlen);
+        ck_assert(memcmp(out, want, wlen) == 0);
+    } else {
+        ck_assert_ptr_null(out);
+    }
+    if (rc < 0)
+        ck_assert(err[0]);
+    free(out);
+}
+
+START_TEST(test_query_param)
+{
+    expect_param("item=abc", 1, "abc", 3);
+    expect_param("x=1&item=a%20b&y=2", 1, "a b", 3);
+    expect_param("item=a+b", 1, "a b", 3);
+    expect_param("item=a%2Bb", 1, "a+b", 3);
+    expect_param("item=%00z%00", 1, "\0z\0", 3);
+    expect_param("item=%e2%82%AC", 1, "\xe2\x82\xac", 3);
+    expect_param("item=", 1, "", 0);
+    expect_param("item", 1, "", 0);
+    expect_param("it%65m=q", 1, "q", 1);
+    expect_param("item=a=b", 1, "a=b", 3);
+    expect_param("items=1&xitem=2", 0, NULL, 0);
+    expect_param("", 0, NULL, 0);
+    expect_param(NULL, 0, NULL, 0);
+    expect_param("item=%zz", -1, NULL, 0);
+    expect_param("item=%4", -1, NULL, 0);
+    expect_param("item=%", -1, NULL, 0);
+    expect_param("item=a&item=b", -1, NULL, 0);
+    expect_param("%zz=1&item=a", -1, NULL, 0);
+}
+END_TEST
+
+START_TEST(test_auth_helpers)
+{
+    ck_assert(util_token_equal("secret", 6, "secret"));
+    ck_assert(!util_token_equal("secre", 5, "secret"));
+    ck_assert(!util_token_equal("secret!", 7, "secret"));
+    ck_assert(!util_token_equal("", 0, "secret"));
+    ck_assert(!util_token_equal("secreT", 6, "secret"));
+    ck_assert(!util_token_equal("sec\0et", 6, "secret"));
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert(util_addr_is_loopback((struct sockaddr *)&a));
+    inet_pton(AF_INET, "127.9.8.7", &a.sin_addr);
+    ck_assert(util_addr_is_loopback((struct sockaddr *)&a));
+    inet_pton(AF_INET, "10.0.0.1", &a.sin_addr);
+    ck_assert(!util_addr_is_loopback((struct sockaddr *)&a));
+    inet_pton(AF_INET, "128.0.0.1", &a.sin_addr);
+    ck_assert(!util_addr_is_loopback((struct sockaddr *)&a));
+    struct sockaddr_in6 b = {.sin6_family = AF_INET6};
+    inet_pton(AF_INET6, "::1", &b.sin6_addr);
+    ck_assert(util_addr_is_loopback((struct sockaddr *)&b));
+    inet_pton(AF_INET6, "::ffff:127.0.0.1", &b.sin6_addr);
+    ck_assert(util_addr_is_loopback((struct sockaddr *)&b));
+    inet_pton(AF_INET6, "::ffff:192.168.1.1", &b.sin6_addr);
+    ck_assert(!util_addr_is_loopback((struct sockaddr *)&b));
+    inet_pton(AF_INET6, "2001:db8::1", &b.sin6_addr);
+    ck_assert(!util_addr_is_loopback((struct sockaddr *)&b));
+    ck_assert(!util_addr_is_loopback(NULL));
+    ck_assert_str_eq(http_err_name(HTTP_ERR_BAD_JSON), "bad_json");
+    ck_assert_int_eq(http_err_status(HTTP_ERR_METHOD_NOT_ALLOWED), 405);
+    ck_assert_int_eq(http_err_status(HTTP_ERR_TOO_MANY_CONNECTIONS), 503);
+}
+END_TEST
+
+static Suite *http_suite(void)
+{
+    Suite *s = suite_create("http");
+
+    TCase *api = tcase_create("api");
+    tcase_add_checked_fixture(api, setup_base, teardown);
+    tcase_set_timeout(api, 120);
+    tcase_add_test(api, test_healthz);
+    tcase_add_test(api, test_filters_and_info);
+    tcase_add_test(api, test_check_and_add);
+    tcase_add_test(api, test_items_are_bytes);
+    tcase_add_test(api, test_keepalive_1000);
+    tcase_add_test(api, test_batch_10000);
+    tcase_add_test(api, test_errors_400);
+    tcase_add_test(api, test_errors_404);
+    tcase_add_test(api, test_405);
+    tcase_add_test(api, test_oversized);
+    tcase_add_test(api, test_framing);
+    tcase_add_test(api, test_balanced_workers);
+    tcase_add_test(api, test_half_body);
+    tcase_add_test(api, test_reload);
+    tcase_add_test(api, test_loopback_may_add);
+    tcase_add_test(api, test_metrics);
+    suite_add_tcase(s, api);
+
+    TCase *own = tcase_create("own_config");
+    tcase_add_checked_fixture(own, NULL, teardown);
+    tcase_set_timeout(own, 120);
+    tcase_add_test(own, test_auth_token);
+    tcase_add_test(own, test_max_connections);
+    tcase_add_test(own, test_http_off);
+    tcase_add_test(own, test_two_addresses);
+    tcase_add_test(own, test_stalled_body_times_out);
+    tcase_add_test(own, test_shutdown_with_keepalive);
+    tcase_add_test(own, test_http_adds_are_journaled);
+    suite_add_tcase(s, own);
+
+    TCase *conns = tcase_create("connections");
+    tcase_add_checked_fixture(conns, NULL, teardown);
+    tcase_set_timeout(conns, 120);
+    tcase_add_test(conns, test_close_with_input_after_it);
+    tcase_add_test(conns, test_slow_reader_not_cut);
+    tcase_add_test(conns, test_fuzz_requests);
+    suite_add_tcase(s, conns);
+
+    TCase *inproc = tcase_create("in_process");
+    tcase_set_timeout(inproc, 60);
+    tcase_add_test(inproc, test_inproc_reload_ok_and_failed);
+    tcase_add_test(inproc, test_inproc_reload_refused);
+    tcase_add_test(inproc, test_inproc_reload_client_gone);
+    tcase_add_test(inproc, test_inproc_stop_with_reload_pending);
+    tcase_add_test(inproc, test_inproc_healthz_missing_filter);
+    suite_add_tcase(s, inproc);
+
+    TCase *pure = tcase_create("pure");
+    tcase_add_test(pure, test_query_param);
+    tcase_add_test(pure, test_auth_helpers);
+    suite_add_tcase(s, pure);
+    return s;
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    SRunner *sr = srunner_create(http_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `bloomgate` tool: build from files and stdin, CRLF,
+# comments, empty and unreadable input, dry run, info, verify, check, journal
+# dump, build --journal, and the exit codes (0 ok, 1 runtime error, 2 usage error).
+set -u
+BG=${BLOOMGATE:-./bloomgate}
+MJ=${MAKE_JOURNAL:-./tests/lib/make_journal} # writes journals: a shell cannot compute XXH3
+SAMPLE=${srcdir:-.}/data/sample-blocklist.txt
+T=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-tool.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# expect CODE DESCRIPTION -- COMMAND...: run, compare the exit status.
+expect() {
+    local want=$1 what=$2; shift 3
+    "$@" >"$T/out" 2>"$T/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, wanted $want ($(head -c 300 "$T/err"))"; fi
+}
+contains() { if grep -q -- "$2" "$1"; then ok; else bad "$3: '$2' not in $(head -c 300 "$1")"; fi; }
+# json FILE FIELD: a top-level field of the tool's indented JSON (one per line).
+json() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1"; }
+
+# --- build from a file, then info / verify / check
+# A fixed seed: with a random one, an item whose bits all collide with earlier
+# items (a false positive during the build, ~1 in 3 builds here) is not counted.
+expect 0 "build sample" -- "$BG" build --quiet --seed 11 -o "$T/s.bloom" "$SAMPLE"
+expect 0 "info" -- "$BG" info "$T/s.bloom"
+items=$(grep -vc -e '^#' -e '^[[:space:]]*$' "$SAMPLE")
+[ "$(json "$T/out" items)" = "$items" ] && ok || bad "info items != $items"
+[ "$(json "$T/out" capacity)" = "$items" ] && ok || bad "capacity not sized from input"
+for f in layout capacity fpr_target fpr_estimated items k shards bytes seed; do
+    grep -q "^  \"$f\": " "$T/out" && ok || bad "info lacks $f"
+done
+expect 0 "verify" -- "$BG" verify "$T/s.bloom"
+contains "$T/out" "ok" "verify output"
+# every listed item is present
+grep -v -e '^#' -e '^[[:space:]]*$' "$SAMPLE" >"$T/items"
+"$BG" check "$T/s.bloom" <"$T/items" >"$T/answers"
+[ "$(grep -c '^YES$' "$T/answers")" = "$items" ] && ok || bad "check from stdin: not every item YES"
+expect 0 "check args" -- "$BG" check "$T/s.bloom" "$(head -1 "$T/items")" "certainly-not-listed.example"
+[ "$(tr '\n' ' ' <"$T/out")" = "YES NO " ] && ok || bad "check args answers: $(cat "$T/out")"
+
+# --- stdin, CRLF, comments, blank lines, trailing whitespace
+printf 'alpha\r\n# a comment\r\n\r\nbeta  \t\r\n   \ngamma' | "$BG" build --quiet -o "$T/crlf.bloom" --seed 3 -
+expect 0 "info crlf" -- "$BG" info "$T/crlf.bloom"
+[ "$(json "$T/out" items)" = 3 ] && ok || bad "CRLF/comment input: items $(json "$T/out" items) != 3"
+printf 'alpha\nbeta\ngamma\n# a comment\n' | "$BG" check --with-items "$T/crlf.bloom" >"$T/out"
+[ "$(cut -f1 "$T/out" | tr '\n' ' ')" = "YES YES YES " ] && ok || bad "CRLF items not found: $(cat "$T/out")"
+printf 'alpha\nbeta\ngamma\n' | "$BG" build --quiet -o "$T/lf.bloom" --seed 3
+cmp -s <(tail -c +4097 "$T/lf.bloom") <(tail -c +4097 "$T/crlf.bloom") && ok || bad "CRLF and LF builds differ"
+
+# --- empty input gives a valid empty filter
+: | "$BG" build --quiet -o "$T/empty.bloom" -
+expect 0 "verify empty" -- "$BG" verify "$T/empty.bloom"
+expect 0 "check empty" -- "$BG" check "$T/empty.bloom" anything
+[ "$(cat "$T/out")" = NO ] && ok || bad "empty filter answered $(cat "$T/out")"
+
+# --- errors: runtime (1) and usage (2), each with a one-line message naming the cause
+expect 1 "unreadable input" -- "$BG" build -o "$T/x.bloom" "$T/does-not-exist.txt"
+contains "$T/err" "does-not-exist.txt" "unreadable input message"
+[ ! -e "$T/x.bloom" ] && ok || bad "failed build left an output file"
+expect 1 "directory input" -- "$BG" build -o "$T/x.bloom" "$T"
+expect 1 "unwritable output" -- "$BG" build --quiet -o "$T/no/such/dir/x.bloom" "$SAMPLE"
+expect 2 "no output" -- "$BG" build "$SAMPLE"
+expect 2 "bad fpr" -- "$BG" build -o "$T/x.bloom" --fpr 2 "$SAMPLE"
+contains "$T/err" "fpr" "bad fpr message"
+expect 2 "bad layout" -- "$BG" build -o "$T/x.bloom" --layout fancy "$SAMPLE"
+expect 2 "bad shards" -- "$BG" build -o "$T/x.bloom" --shards 3 "$SAMPLE"
+expect 2 "bad capacity" -- "$BG" build -o "$T/x.bloom" --capacity -5 "$SAMPLE"
+expect 2 "unknown command" -- "$BG" frobnicate
+expect 2 "no command" -- "$BG"
+expect 2 "info without file" -- "$BG" info
+expect 1 "info missing file" -- "$BG" info "$T/nope.bloom"
+contains "$T/err" "nope.bloom" "info missing file message"
+expect 0 "help" -- "$BG" --help
+contains "$T/out" "usage" "help text"
+expect 0 "version" -- "$BG" --version
+contains "$T/out" "bloomgate" "version text"
+
+# --- corrupt files are refused by every command
+cp "$T/s.bloom" "$T/bad.bloom"
+printf '\xff' | dd of="$T/bad.bloom" bs=1 seek=5000 conv=notrunc status=none
+expect 1 "verify corrupt payload" -- "$BG" verify "$T/bad.bloom"
+contains "$T/err" "checksum" "corrupt payload message"
+expect 1 "check corrupt payload" -- "$BG" check "$T/bad.bloom" x
+head -c 1000 "$T/s.bloom" >"$T/trunc.bloom"
+expect 1 "info truncated" -- "$BG" info "$T/trunc.bloom"
+contains "$T/err" "truncated" "truncated message"
+echo "not a filter" >"$T/text.bloom"
+expect 1 "wrong magic" -- "$BG" verify "$T/text.bloom"
+contains "$T/err" "not a bloomgate filter" "wrong magic message"
+
+# --- dry run: sizes without allocating; the reference case fits in 30 GB
+for layout in blocked classic; do
+    expect 0 "dry run $layout" -- "$BG" build --dry-run --capacity 10000000000 --fpr 0.0001 --layout "$layout"
+    bytes=$(json "$T/out" bytes)
+    [ "$bytes" -le 30000000000 ] && ok || bad "dry run $layout: $bytes bytes > 30 GB"
+done
+expect 2 "dry run without capacity" -- "$BG" build --dry-run --fpr 0.001
+
+# --- explicit options are honoured
+expect 0 "classic, 4 shards" -- "$BG" build --quiet -o "$T/c.bloom" --layout classic --shards 4 --capacity 100000 --fpr 0.001 --threads 1 "$SAMPLE"
+expect 0 "info classic" -- "$BG" info "$T/c.bloom"
+[ "$(json "$T/out" layout),$(json "$T/out" shards),$(json "$T/out" capacity)" = "classic,4,100000" ] && ok || bad "options not honoured: $(cat "$T/out")"
+"$BG" check "$T/c.bloom" <"$T/items" | grep -c '^YES$' >"$T/n"
+[ "$(cat "$T/n")" = "$items" ] && ok || bad "classic: not every item found"
+
+# --- journal dump: items one per line, exact bytes
+printf 'alpha\nbeta\ngamma\n' | "$MJ" "$T/j1.journal"
+expect 0 "journal dump" -- "$BG" journal dump "$T/j1.journal"
+[ "$(tr '\n' ' ' <"$T/out")" = "alpha beta gamma " ] && ok || bad "journal dump: $(cat "$T/out")"
+[ ! -s "$T/err" ] && ok || bad "clean journal dump wrote to stderr: $(cat "$T/err")"
+expect 0 "journal dump --count" -- "$BG" journal dump --count "$T/j1.journal"
+[ "$(cat "$T/out")" = 3 ] && ok || bad "journal dump --count: $(cat "$T/out")"
+# Items a list file cannot carry: trailing space, LF, NUL, empty, '#'; then one that can.
+printf '%s\n' 7769746820737061636520 6c660a696e73696465 6e756c0078 '' 2368617368 66696e65 |
+    "$MJ" --hex --batch 2 "$T/bin.journal"
+expect 0 "journal dump binary" -- "$BG" journal dump "$T/bin.journal"
+printf 'with space \nlf\ninside\nnul\000x\n\n#hash\nfine\n' >"$T/bin.want"
+cmp -s "$T/out" "$T/bin.want" && ok || bad "journal dump binary: bytes differ: $(od -c "$T/out" | head -5)"
+contains "$T/err" "5 of 6 items cannot round-trip" "unsafe items warning"
+contains "$T/err" "build --journal" "unsafe items advice"
+[ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "unsafe items warning is not one line"
+expect 0 "journal dump --count binary" -- "$BG" journal dump --count "$T/bin.journal"
+[ "$(cat "$T/out")" = 6 ] && ok || bad "journal dump --count binary: $(cat "$T/out")"
+
+# A torn tail is reported with its offset (exit 0); the file is not modified.
+size=$(wc -c <"$T/j1.journal")
+head -c $((size - 3)) "$T/j1.journal" >"$T/torn.journal"
+expect 0 "journal dump torn" -- "$BG" journal dump "$T/torn.journal"
+[ "$(tr '\n' ' ' <"$T/out")" = "alpha beta " ] && ok || bad "torn dump: $(cat "$T/out")"
+contains "$T/err" "torn tail at offset [0-9]" "torn tail message"
+[ "$(wc -c <"$T/torn.journal")" -eq $((size - 3)) ] && ok || bad "journal dump modified the file"
+# A bad record with valid ones after it is not a torn tail: exit 1, naming it.
+cp "$T/j1.journal" "$T/mid.journal"
+printf '\xff' | dd of="$T/mid.journal" bs=1 seek=53 conv=notrunc status=none
+expect 1 "journal dump corrupt" -- "$BG" journal dump "$T/mid.journal"
+contains "$T/err" "corrupt record at offset 32" "corrupt journal message"
+contains "$T/err" "not a torn tail" "corrupt journal message"
+expect 1 "journal dump not a journal" -- "$BG" journal dump "$SAMPLE"
+contains "$T/err" "not a bloomgate journal" "wrong magic journal message"
+expect 1 "journal dump missing" -- "$BG" journal dump "$T/nope.journal"
+contains "$T/err" "nope.journal" "missing journal message"
+expect 2 "journal without subcommand" -- "$BG" journal
+expect 2 "journal unknown subcommand" -- "$BG" journal frob "$T/j1.journal"
+expect 2 "journal dump without file" -- "$BG" journal dump
+expect 2 "journal dump two files" -- "$BG" journal dump "$T/j1.journal" "$T/j1.journal"
+
+# --- build --journal: exact bytes, sized with the lists
+expect 0 "build --journal" -- "$BG" build --quiet --seed 11 -o "$T/j.bloom" --journal "$T/bin.journal" --journal "$T/j1.journal" "$SAMPLE"
+expect 0 "info build --journal" -- "$BG" info "$T/j.bloom"
+[ "$(json "$T/out" capacity)" = $((items + 9)) ] && ok || bad "journal items not in the sized capacity: $(json "$T/out" capacity)"
+expect 0 "check journal items" -- "$BG" check "$T/j.bloom" "with space " "$(printf 'lf\ninside')" "#hash" fine alpha "$(head -1 "$T/items")" "certainly-not-listed.example"
+[ "$(tr '\n' ' ' <"$T/out")" = "YES YES YES YES YES YES NO " ] && ok || bad "journal items not found: $(cat "$T/out")"
+# Journal only: no INPUT does not mean stdin when there are journals.
+expect 0 "build journal only" -- "$BG" build --seed 3 -o "$T/jo.bloom" --journal "$T/j1.journal" <"$T/items"
+contains "$T/out" "3 journal items" "build summary counts journal items"
+expect 0 "info journal only" -- "$BG" info "$T/jo.bloom"
+[ "$(json "$T/out" items),$(json "$T/out" capacity)" = "3,3" ] && ok || bad "journal-only build: $(cat "$T/out")"
+# An explicit capacity wins; a torn journal builds with a warning.
+expect 0 "build torn journal" -- "$BG" build --quiet --capacity 1000 -o "$T/jt.bloom" --journal "$T/torn.journal"
+contains "$T/err" "torn tail at offset" "build torn journal warning"
+expect 0 "check torn journal build" -- "$BG" check "$T/jt.bloom" alpha beta gamma
+[ "$(tr '\n' ' ' <"$T/out")" = "YES YES NO " ] && ok || bad "torn journal build: $(cat "$T/out")"
+# A corrupt journal fails the build and leaves no output.
+expect 1 "build corrupt journal" -- "$BG" build --quiet -o "$T/jc.bloom" --journal "$T/mid.journal" "$SAMPLE"
+contains "$T/err" "mid.journal: corrupt record at offset 32" "build corrupt journal message"
+[ ! -e "$T/jc.bloom" ] && ok || bad "failed journal build left an output file"
+expect 1 "build missing journal" -- "$BG" build --quiet -o "$T/jc.bloom" --journal "$T/nope.journal" "$SAMPLE"
+expect 2 "dry run with journal" -- "$BG" build --dry-run --capacity 10 --journal "$T/j1.journal"
+
+echo "tool_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,1083 @@
+/* Unit tests for the line protocol parser and reply formatters (src/proto.c).
+ * Every expectation is an exact value: status, bytes consumed, tokens, error
+ * code and message text, reply bytes. */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "front/line/proto.h"
+
+/* ---- helpers ---- */
+
+static const struct proto_limits lim_std = {.max_line = 1024, .max_item = 64, .max_items = 8};
+
+/* Items storage of exactly max_items tokens on the heap, so ASan catches any
+ * write past the capacity the parser was promised. */
+static struct proto_token *storage_new(const struct proto_limits *lim)
+{
+    struct proto_token *s = calloc(lim->max_items ? lim->max_items : 1, sizeof(*s));
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+static bool tok_eq(struct proto_token t, const char *s)
+{
+    return t.len == strlen(s) && memcmp(t.p, s, t.len) == 0;
+}
+
+#define ck_assert_tok(t, s)                                                                        \
+    ck_assert_msg(tok_eq((t), (s)), "token '%.*s' != '%s'", (int)(t).len, (t).p, (s))
+
+/* Parse the first request of buf[0..len) with limits lim. */
+static enum proto_status parse_n(const char *buf, size_t len, const struct proto_limits *lim,
+                                 struct proto_request *req, struct proto_token *st,
+                                 size_t *consumed)
+{
+    size_t scanned = 0;
+    return proto_next(buf, len, lim, req, st, consumed, &scanned);
+}
+
+static struct proto_token storage_std[8];
+
+static enum proto_status parse_s(const char *s, struct proto_request *req, size_t *consumed)
+{
+    return parse_n(s, strlen(s), &lim_std, req, storage_std, consumed);
+}
+
+static const char *status_name(enum proto_status st)
+{
+    switch (st) {
+    case PROTO_NEED_MORE:
+        return "NEED_MORE";
+    case PROTO_EMPTY:
+        return "EMPTY";
+    case PROTO_REQUEST:
+        return "REQUEST";
+    case PROTO_ERROR:
+        return "ERROR";
+    case PROTO_FATAL:
+        return "FATAL";
+    }
+    return "?";
+}
+
+/* One result as text, so whole sequences of results compare with one strcmp
+ * and a failure prints what differed. */
+static void describe(char *acc, size_t cap, size_t *used, enum proto_status st,
+                     const struct proto_request *r, size_t consumed)
+{
+    size_t n = *used;
+    n += (size_t)snprintf(acc + n, cap - n, "%s/%zu", status_name(st), consumed);
+    if (st == PROTO_REQUEST) {
+        n += (size_t)snprintf(acc + n, cap - n, " %s", proto_cmd_name(r->cmd));
+        if (r->has_filter)
+            n += (size_t)snprintf(acc + n, cap - n, " f=%.*s", (int)r->filter.len, r->filter.p);
+        if (r->arg.p)
+            n += (size_t)snprintf(acc + n, cap - n, " a=%.*s", (int)r->arg.len, r->arg.p);
+        for (size_t i = 0; i < r->n_items; i++)
+            n += (size_t)snprintf(acc + n, cap - n, " [%.*s]", (int)r->items[i].len, r->items[i].p);
+    } else if (st == PROTO_ERROR || st == PROTO_FATAL) {
+        n += (size_t)snprintf(acc + n, cap - n, " %s: %s", proto_err_name(r->err), r->errmsg);
+    }
+    ck_assert_uint_lt(n + 1, cap);
+    n += (size_t)snprintf(acc + n, cap - n, "\n");
+    *used = n;
+}
+
+/* A connection's input buffer: bytes arrive by conn_feed, are parsed as far as
+ * they go, and parsed lines are drained, as the server will do. */
+struct conn {
+    char *data;
+    size_t len, cap;
+    size_t scanned;
+    bool use_hint;
+    bool closed;
+    char *log; /* describe() of every result but NEED_MORE */
+    size_t log_cap, log_len;
+};
+
+static void conn_init(struct conn *c, size_t cap, size_t log_cap, bool use_hint)
+{
+    memset(c, 0, sizeof(*c));
+    c->data = malloc(cap);
+    c->cap = cap;
+    c->log = calloc(1, log_cap);
+    c->log_cap = log_cap;
+    c->use_hint = use_hint;
+    ck_assert_ptr_nonnull(c->data);
+    ck_assert_ptr_nonnull(c->log);
+}
+
+static void conn_free(struct conn *c)
+{
+    free(c->data);
+    free(c->log);
+}
+
+static void conn_feed(struct conn *c, const char *p, size_t n, const struct proto_limits *lim,
+                      struct proto_token *st)
+{
+    if (c->closed)
+        return;
+    ck_assert_uint_le(c->len + n, c->cap);
+    memcpy(c->data + c->len, p, n);
+    c->len += n;
+    for (;;) {
+        struct proto_request req;
+        size_t consumed = 12345;
+        enum proto_status s =
+            proto_next(c->data, c->len, lim, &req, st, &consumed, c->use_hint ? &c->scanned : NULL);
+        if (s == PROTO_NEED_MORE) {
+            ck_assert_uint_eq(consumed, 0);
+            if (c->use_hint)
+                ck_assert_uint_eq(c->scanned, c->len);
+            return;
+        }
+        describe(c->log, c->log_cap, &c->log_len, s, &req, consumed);
+        if (s == PROTO_FATAL) {
+            ck_assert_uint_eq(consumed, 0);
+            c->closed = true;
+            return;
+        }
+        ck_assert_uint_gt(consumed, 0);
+        ck_assert_uint_le(consumed, c->len);
+        memmove(c->data, c->data + consumed, c->len - consumed);
+        c->len -= consumed;
+    }
+}
+
+/* ---- every command and its arity ---- */
+
+struct arity_case {
+    const char *line;
+    enum proto_status st;
+    enum proto_cmd cmd;
+    enum proto_err err;
+    const char *msg;
+};
+
+static const struct arity_case arity_cases[] = {
+    {"PING\n", PROTO_REQUEST, PROTO_PING, PROTO_ERR_NONE, ""},
+    {"PING x\n", PROTO_ERROR, PROTO_PING, PROTO_ERR_WRONG_ARITY, "PING takes no arguments, got 1"},
+    {"CHECK f a\n", PROTO_REQUEST, PROTO_CHECK, PROTO_ERR_NONE, ""},
+    {"CHECK\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
+     "CHECK takes 2 arguments (<filter> <item>), got 0"},
+    {"CHECK f\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
+     "CHECK takes 2 arguments (<filter> <item>), got 1"},
+    {"CHECK f a b\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
+     "CHECK takes 2 arguments (<filter> <item>), got 3"},
+    {"MCHECK f a\n", PROTO_REQUEST, PROTO_MCHECK, PROTO_ERR_NONE, ""},
+    {"MCHECK f a b c\n", PROTO_REQUEST, PROTO_MCHECK, PROTO_ERR_NONE, ""},
+    {"MCHECK\n", PROTO_ERROR, PROTO_MCHECK, PROTO_ERR_WRONG_ARITY,
+     "MCHECK takes at least 2 arguments (<filter> <item> [<item>...]), got 0"},
+    {"MCHECK f\n", PROTO_ERROR, PROTO_MCHECK, PROTO_ERR_WRONG_ARITY,
+     "MCHECK takes at least 2 arguments (<filter> <item> [<item>...]), got 1"},
+    {"ADD f a\n", PROTO_REQUEST, PROTO_ADD, PROTO_ERR_NONE, ""},
+    {"ADD f\n", PROTO_ERROR, PROTO_ADD, PROTO_ERR_WRONG_ARITY,
+     "ADD takes 2 arguments (<filter> <item>), got 1"},
+    {"ADD f a b\n", PROTO_ERROR, PROTO_ADD, PROTO_ERR_WRONG_ARITY,
+     "ADD takes 2 arguments (<filter> <item>), got 3"},
+    {"MADD f a\n", PROTO_REQUEST, PROTO_MADD, PROTO_ERR_NONE, ""},
+    {"MADD f a b c d\n", PROTO_REQUEST, PROTO_MADD, PROTO_ERR_NONE, ""},
+    {"MADD f\n", PROTO_ERROR, PROTO_MADD, PROTO_ERR_WRONG_ARITY,
+     "MADD takes at least 2 arguments (<filter> <item> [<item>...]), got 1"},
+    {"INFO\n", PROTO_REQUEST, PROTO_INFO, PROTO_ERR_NONE, ""},
+    {"INFO f\n", PROTO_REQUEST, PROTO_INFO, PROTO_ERR_NONE, ""},
+    {"INFO f g\n", PROTO_ERROR, PROTO_INFO, PROTO_ERR_WRONG_ARITY,
+     "INFO takes 0 or 1 arguments ([<filter>]), got 2"},
+    {"FILTERS\n", PROTO_REQUEST, PROTO_FILTERS, PROTO_ERR_NONE, ""},
+    {"FILTERS x\n", PROTO_ERROR, PROTO_FILTERS, PROTO_ERR_WRONG_ARITY,
+     "FILTERS takes no arguments, got 1"},
+    {"AUTH s3cret\n", PROTO_REQUEST, PROTO_AUTH, PROTO_ERR_NONE, ""},
+    {"AUTH\n", PROTO_ERROR, PROTO_AUTH, PROTO_ERR_WRONG_ARITY,
+     "AUTH takes 1 argument (<token>), got 0"},
+    {"AUTH a b\n", PROTO_ERROR, PROTO_AUTH, PROTO_ERR_WRONG_ARITY,
+     "AUTH takes 1 argument (<token>), got 2"},
+    {"QUIT\n", PROTO_REQUEST, PROTO_QUIT, PROTO_ERR_NONE, ""},
+    {"QUIT now\n", PROTO_ERROR, PROTO_QUIT, PROTO_ERR_WRONG_ARITY,
+     "QUIT takes no arguments, got 1"},
+    {"RELOAD\n", PROTO_REQUEST, PROTO_RELOAD, PROTO_ERR_NONE, ""},
+    {"RELOAD all\n", PROTO_ERROR, PROTO_RELOAD, PROTO_ERR_WRONG_ARITY,
+     "RELOAD takes no arguments, got 1"},
+};
+
+#define N_ARITY_CASES (sizeof(arity_cases) / sizeof(arity_cases[0]))
+
+START_TEST(test_arity)
+{
+    const struct arity_case *c = &arity_cases[_i];
+    struct proto_request req;
+    size_t consumed;
+    enum proto_status st = parse_s(c->line, &req, &consumed);
+    ck_assert_msg(st == c->st, "%s: status %s", c->line, status_name(st));
+    ck_assert_uint_eq(consumed, strlen(c->line));
+    ck_assert_int_eq(req.cmd, c->cmd);
+    ck_assert_int_eq(req.err, c->err);
+    ck_assert_str_eq(req.errmsg, c->msg);
+}
+END_TEST
+
+START_TEST(test_fields)
+{
+    struct proto_request req;
+    size_t consumed;
+
+    ck_assert_int_eq(parse_s("PING\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_int_eq(req.has_filter, 0);
+    ck_assert_uint_eq(req.n_items, 0);
+    ck_assert_ptr_null(req.arg.p);
+
+    ck_assert_int_eq(parse_s("CHECK urlhaus http://x.example/a?b=c\n", &req, &consumed),
+                     PROTO_REQUEST);
+    ck_assert_int_eq(req.has_filter, 1);
+    ck_assert_tok(req.filter, "urlhaus");
+    ck_assert_ptr_eq(req.items, storage_std);
+    ck_assert_uint_eq(req.n_items, 1);
+    ck_assert_tok(req.items[0], "http://x.example/a?b=c");
+
+    ck_assert_int_eq(parse_s("MADD f.v-2_x one two three\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_int_eq(req.cmd, PROTO_MADD);
+    ck_assert_tok(req.filter, "f.v-2_x");
+    ck_assert_uint_eq(req.n_items, 3);
+    ck_assert_tok(req.items[0], "one");
+    ck_assert_tok(req.items[1], "two");
+    ck_assert_tok(req.items[2], "three");
+
+    ck_assert_int_eq(parse_s("INFO\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_int_eq(req.has_filter, 0);
+    ck_assert_int_eq(parse_s("INFO main\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_int_eq(req.has_filter, 1);
+    ck_assert_tok(req.filter, "main");
+    ck_assert_uint_eq(req.n_items, 0);
+
+    ck_assert_int_eq(parse_s("AUTH Tok3n=/+\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.arg, "Tok3n=/+");
+    ck_assert_int_eq(req.has_filter, 0);
+    ck_assert_uint_eq(req.n_items, 0);
+
+    /* Items are bytes: anything but space, tab, CR, LF and NUL, high bytes too. */
+    ck_assert_int_eq(parse_s("CHECK f \x01\x7f\xc3\xa9\xff\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.items[0], "\x01\x7f\xc3\xa9\xff");
+}
+END_TEST
+
+START_TEST(test_case_insensitive)
+{
+    static const struct {
+        const char *line;
+        enum proto_cmd cmd;
+    } cases[] = {
+        {"ping\n", PROTO_PING},       {"PiNg\n", PROTO_PING},
+        {"check f a\n", PROTO_CHECK}, {"mCheck f a b\n", PROTO_MCHECK},
+        {"add f a\n", PROTO_ADD},     {"madd f a\n", PROTO_MADD},
+        {"info\n", PROTO_INFO},       {"Filters\n", PROTO_FILTERS},
+        {"auth x\n", PROTO_AUTH},     {"quit\n", PROTO_QUIT},
+        {"reLoad\n", PROTO_RELOAD},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct proto_request req;
+        size_t consumed;
+        ck_assert_int_eq(parse_s(cases[i].line, &req, &consumed), PROTO_REQUEST);
+        ck_assert_int_eq(req.cmd, cases[i].cmd);
+    }
+
+    /* Only the command word: filter, items and token keep their case. */
+    struct proto_request req;
+    size_t consumed;
+    ck_assert_int_eq(parse_s("check MyFilter ItEm\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.filter, "MyFilter");
+    ck_assert_tok(req.items[0], "ItEm");
+    ck_assert_int_eq(parse_s("auth AbC\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.arg, "AbC");
+
+    /* Not a prefix match, and no Unicode folding. */
+    ck_assert_int_eq(parse_s("PIN\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_COMMAND);
+    ck_assert_int_eq(parse_s("PINGS\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_COMMAND);
+}
+END_TEST
+
+START_TEST(test_crlf)
+{
+    struct proto_request req;
+    size_t consumed;
+
+    ck_assert_int_eq(parse_s("PING\r\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(consumed, 6);
+    ck_assert_int_eq(parse_s("CHECK f abc\r\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.items[0], "abc");
+    ck_assert_int_eq(parse_s("AUTH tok\r\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.arg, "tok");
+    ck_assert_int_eq(parse_s("CHECK f abc \t\r\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.items[0], "abc");
+
+    /* A CR not right before the LF is a bad request, and only one CR goes. */
+    ck_assert_int_eq(parse_s("CHECK f a\rb\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    ck_assert_str_eq(req.errmsg, "CR is allowed only right before the LF");
+    ck_assert_uint_eq(consumed, 12);
+    ck_assert_int_eq(parse_s("PING\r\r\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    ck_assert_int_eq(parse_s("\rPING\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+
+    /* A CR alone does not end a line. */
+    ck_assert_int_eq(parse_s("PING\r", &req, &consumed), PROTO_NEED_MORE);
+    ck_assert_uint_eq(consumed, 0);
+}
+END_TEST
+
+START_TEST(test_whitespace)
+{
+    struct proto_request req;
+    size_t consumed;
+    const char *line = "  \tMCHECK \t\t f   a \t b\t\tc  \t \n";
+    ck_assert_int_eq(parse_s(line, &req, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(consumed, strlen(line));
+    ck_assert_int_eq(req.cmd, PROTO_MCHECK);
+    ck_assert_tok(req.filter, "f");
+    ck_assert_uint_eq(req.n_items, 3);
+    ck_assert_tok(req.items[0], "a");
+    ck_assert_tok(req.items[1], "b");
+    ck_assert_tok(req.items[2], "c");
+
+    ck_assert_int_eq(parse_s("\tPING\t\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_int_eq(req.cmd, PROTO_PING);
+
+    /* Other whitespace is not a separator: a vertical tab is part of the word. */
+    ck_assert_int_eq(parse_s("PING\v\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_COMMAND);
+    ck_assert_str_eq(req.errmsg, "unknown command 'PING?'");
+    ck_assert_int_eq(parse_s("CHECK f a\vb\n", &req, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.items[0], "a\vb");
+}
+END_TEST
+
+START_TEST(test_empty)
+{
+    static const char *const blanks[] = {"\n", "   \n", "\t \t\n", "\r\n", " \t\r\n"};
+    for (size_t i = 0; i < sizeof(blanks) / sizeof(blanks[0]); i++) {
+        struct proto_request req;
+        size_t consumed;
+        ck_assert_int_eq(parse_s(blanks[i], &req, &consumed), PROTO_EMPTY);
+        ck_assert_uint_eq(consumed, strlen(blanks[i]));
+        ck_assert_int_eq(req.err, PROTO_ERR_NONE);
+        ck_assert_str_eq(req.errmsg, "");
+    }
+    struct proto_request req;
+    size_t consumed;
+    ck_assert_int_eq(parse_n("", 0, &lim_std, &req, storage_std, &consumed), PROTO_NEED_MORE);
+    ck_assert_uint_eq(consumed, 0);
+    ck_assert_int_eq(parse_s("   ", &req, &consumed), PROTO_NEED_MORE);
+}
+END_TEST
+
+/* Several requests in one buffer, parsed in turn by draining *consumed. */
+static const char seq_buf[] = "PING\n"
+                              "\n"
+                              "CHECK f a\r\n"
+                              "BOGUS x\n"
+                              "MCHECK  f a b c\n"
+                              "  \t\n"
+                              "CHECK f\n"
+                              "auth t0k\n"
+                              "INFO bad/name\n"
+                              "MADD f x\0y z\n"
+                              "QUIT\n";
+
+static const char seq_expect[] =
+    "REQUEST/5 PING\n"
+    "EMPTY/1\n"
+    "REQUEST/11 CHECK f=f [a]\n"
+    "ERROR/8 unknown_command: unknown command 'BOGUS'\n"
+    "REQUEST/16 MCHECK f=f [a] [b] [c]\n"
+    "EMPTY/4\n"
+    "ERROR/8 wrong_arity: CHECK takes 2 arguments (<filter> <item>), got 1\n"
+    "REQUEST/9 AUTH a=t0k\n"
+    "ERROR/14 unknown_filter: invalid filter name 'bad/name': use 1 to 64 of A-Z a-z 0-9 _ . -\n"
+    "ERROR/13 bad_request: request contains a NUL byte\n"
+    "REQUEST/5 QUIT\n";
+
+START_TEST(test_sequence)
+{
+    char log[4096] = "";
+    size_t log_len = 0;
+    size_t off = 0, len = sizeof(seq_buf) - 1;
+    size_t scanned = 0;
+    for (;;) {
+        struct proto_request req;
+        size_t consumed;
+        enum proto_status st =
+            proto_next(seq_buf + off, len - off, &lim_std, &req, storage_std, &consumed, &scanned);
+        if (st == PROTO_NEED_MORE)
+            break;
+        describe(log, sizeof(log), &log_len, st, &req, consumed);
+        off += consumed;
+    }
+    ck_assert_str_eq(log, seq_expect);
+    ck_assert_uint_eq(off, len);
+}
+END_TEST
+
+/* The same bytes in two pieces, split at every offset, give the same results,
+ * with and without the scan hint. */
+START_TEST(test_split_every_boundary)
+{
+    size_t len = sizeof(seq_buf) - 1;
+    struct proto_token *st = storage_new(&lim_std);
+    for (int hint = 0; hint <= 1; hint++) {
+        for (size_t k = 0; k <= len; k++) {
+            struct conn c;
+            conn_init(&c, len, 4096, hint);
+            conn_feed(&c, seq_buf, k, &lim_std, st);
+            conn_feed(&c, seq_buf + k, len - k, &lim_std, st);
+            ck_assert_msg(strcmp(c.log, seq_expect) == 0, "split at %zu hint %d:\n%s", k, hint,
+                          c.log);
+            ck_assert_uint_eq(c.len, 0);
+            conn_free(&c);
+        }
+        /* And one byte at a time. */
+        struct conn c;
+        conn_init(&c, len, 4096, hint);
+        for (size_t k = 0; k < len; k++)
+            conn_feed(&c, seq_buf + k, 1, &lim_std, st);
+        ck_assert_str_eq(c.log, seq_expect);
+        conn_free(&c);
+    }
+    free(st);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+/* A line of exactly n bytes before its terminator: "CHECK f " and an item of
+ * 'x' padding it out (n >= 9). */
+static char *make_line(size_t n, const char *term)
+{
+    size_t tl = strlen(term);
+    char *s = malloc(n + tl + 1);
+    ck_assert_ptr_nonnull(s);
+    memcpy(s, "CHECK f ", 8);
+    memset(s + 8, 'x', n - 8);
+    memcpy(s + n, term, tl + 1);
+    return s;
+}
+
+START_TEST(test_max_line)
+{
+    const struct proto_limits lim = {.max_line = 32, .max_item = 64, .max_items = 2};
+    struct proto_token *st = storage_new(&lim);
+    struct proto_request req;
+    size_t consumed;
+
+    /* Exactly max_line bytes then LF: a request. */
+    char *s = make_line(32, "\n");
+    ck_assert_int_eq(parse_n(s, 33, &lim, &req, st, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(consumed, 33);
+    ck_assert_uint_eq(req.items[0].len, 24);
+    /* Without the LF yet: wait for it. */
+    ck_assert_int_eq(parse_n(s, 32, &lim, &req, st, &consumed), PROTO_NEED_MORE);
+    ck_assert_uint_eq(consumed, 0);
+    free(s);
+
+    /* max_line + 1 bytes: fatal, whether or not the LF has arrived. */
+    s = make_line(33, "\n");
+    ck_assert_int_eq(parse_n(s, 34, &lim, &req, st, &consumed), PROTO_FATAL);
+    ck_assert_uint_eq(consumed, 0);
+    ck_assert_int_eq(req.err, PROTO_ERR_LINE_TOO_LONG);
+    ck_assert_str_eq(req.errmsg, "line longer than 32 bytes");
+    ck_assert_int_eq(parse_n(s, 33, &lim, &req, st, &consumed), PROTO_FATAL);
+    ck_assert_uint_eq(consumed, 0);
+    ck_assert_int_eq(req.err, PROTO_ERR_LINE_TOO_LONG);
+    /* Sticky: asking again gives the same answer. */
+    ck_assert_int_eq(parse_n(s, 34, &lim, &req, st, &consumed), PROTO_FATAL);
+    free(s);
+
+    /* The CR of a CRLF counts towards the limit (it is not the LF). */
+    s = make_line(31, "\r\n");
+    ck_assert_int_eq(parse_n(s, 33, &lim, &req, st, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(consumed, 33);
+    ck_assert_uint_eq(req.items[0].len, 23);
+    free(s);
+    s = make_line(32, "\r\n");
+    ck_assert_int_eq(parse_n(s, 34, &lim, &req, st, &consumed), PROTO_FATAL);
+    free(s);
+
+    /* A long line behind a short one is only fatal once reached. */
+    char buf[64];
+    memcpy(buf, "PING\n", 5);
+    memset(buf + 5, 'A', 40);
+    ck_assert_int_eq(parse_n(buf, 45, &lim, &req, st, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(consumed, 5);
+    ck_assert_int_eq(parse_n(buf + 5, 40, &lim, &req, st, &consumed), PROTO_FATAL);
+
+    /* max_line 0: only bare LFs are legal. */
+    const struct proto_limits zero = {.max_line = 0, .max_item = 64, .max_items = 2};
+    ck_assert_int_eq(parse_n("\n", 1, &zero, &req, st, &consumed), PROTO_EMPTY);
+    ck_assert_int_eq(parse_n("", 0, &zero, &req, st, &consumed), PROTO_NEED_MORE);
+    ck_assert_int_eq(parse_n(" \n", 2, &zero, &req, st, &consumed), PROTO_FATAL);
+    free(st);
+}
+END_TEST
+
+START_TEST(test_max_item)
+{
+    const struct proto_limits lim = {.max_line = 1024, .max_item = 8, .max_items = 4};
+    struct proto_token *st = storage_new(&lim);
+    struct proto_request req;
+    size_t consumed;
+    const char *ok = "CHECK f 12345678\n";
+    const char *bad = "CHECK f 123456789\n";
+
+    ck_assert_int_eq(parse_n(ok, strlen(ok), &lim, &req, st, &consumed), PROTO_REQUEST);
+    ck_assert_tok(req.items[0], "12345678");
+    ck_assert_int_eq(parse_n(bad, strlen(bad), &lim, &req, st, &consumed), PROTO_ERROR);
+    ck_assert_uint_eq(consumed, strlen(bad));
+    ck_assert_int_eq(req.err, PROTO_ERR_ITEM_TOO_LONG);
+    ck_assert_str_eq(req.errmsg, "item 1 of 1 is 9 bytes; the limit is 8");
+
+    const char *m = "MADD f a 12345678 123456789 1234567890\n";
+    ck_assert_int_eq(parse_n(m, strlen(m), &lim, &req, st, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_ITEM_TOO_LONG);
+    ck_assert_str_eq(req.errmsg, "item 3 of 4 is 9 bytes; the limit is 8");
+
+    /* The filter and AUTH's token are not items. */
+    const char *a = "AUTH 1234567890abcdef\n";
+    ck_assert_int_eq(parse_n(a, strlen(a), &lim, &req, st, &consumed), PROTO_REQUEST);
+    free(st);
+}
+END_TEST
+
+START_TEST(test_max_items)
+{
+    const struct proto_limits lim = {.max_line = 1024, .max_item = 8, .max_items = 4};
+    struct proto_token *st = storage_new(&lim);
+    struct proto_request req;
+    size_t consumed;
+    const char *ok = "MCHECK f a b c d\n";
+    const char *bad = "MCHECK f a b c d e\n";
+
+    ck_assert_int_eq(parse_n(ok, strlen(ok), &lim, &req, st, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(req.n_items, 4);
+    ck_assert_tok(req.items[3], "d");
+    ck_assert_int_eq(parse_n(bad, strlen(bad), &lim, &req, st, &consumed), PROTO_ERROR);
+    ck_assert_uint_eq(consumed, strlen(bad));
+    ck_assert_int_eq(req.err, PROTO_ERR_TOO_MANY_ITEMS);
+    ck_assert_str_eq(req.errmsg, "5 items; the limit is 4");
+    ck_assert_uint_eq(req.n_items, 0);
+
+    /* Too many wins over too long. */
+    const char *both = "MADD f 123456789 b c d e\n";
+    ck_assert_int_eq(parse_n(both, strlen(both), &lim, &req, st, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_TOO_MANY_ITEMS);
+
+    /* A bad filter name wins over both. */
+    const char *fil = "MADD f! 123456789 b c d e\n";
+    ck_assert_int_eq(parse_n(fil, strlen(fil), &lim, &req, st, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
+
+    /* Many more items than storage: counted, never stored past capacity. */
+    char big[1024];
+    size_t n = (size_t)snprintf(big, sizeof(big), "MCHECK f");
+    for (int i = 0; i < 300; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, " x");
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "\n");
+    ck_assert_int_eq(parse_n(big, n, &lim, &req, st, &consumed), PROTO_ERROR);
+    ck_assert_str_eq(req.errmsg, "300 items; the limit is 4");
+    free(st);
+}
+END_TEST
+
+START_TEST(test_nul)
+{
+    static const char buf[] = "CHECK f a\0b\nPING\n";
+    struct proto_request req;
+    size_t consumed;
+    ck_assert_int_eq(parse_n(buf, sizeof(buf) - 1, &lim_std, &req, storage_std, &consumed),
+                     PROTO_ERROR);
+    ck_assert_uint_eq(consumed, 12);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    ck_assert_str_eq(req.errmsg, "request contains a NUL byte");
+    /* The connection goes on. */
+    ck_assert_int_eq(parse_n(buf + 12, sizeof(buf) - 13, &lim_std, &req, storage_std, &consumed),
+                     PROTO_REQUEST);
+    ck_assert_int_eq(req.cmd, PROTO_PING);
+    ck_assert_int_eq(req.err, PROTO_ERR_NONE);
+    ck_assert_str_eq(req.errmsg, "");
+
+    /* NUL wins over everything, even in a line that would be blank. */
+    ck_assert_int_eq(parse_n("\0\n", 2, &lim_std, &req, storage_std, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    ck_assert_int_eq(parse_n(" \0 \r\n", 5, &lim_std, &req, storage_std, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    ck_assert_int_eq(parse_n("XYZ\0\n", 5, &lim_std, &req, storage_std, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+}
+END_TEST
+
+START_TEST(test_unknown_command)
+{
+    struct proto_request req;
+    size_t consumed;
+    ck_assert_int_eq(parse_s("GET / HTTP/1.1\r\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_COMMAND);
+    ck_assert_str_eq(req.errmsg, "unknown command 'GET'");
+
+    /* Exactly 32 bytes are quoted whole; more are cut with "...". */
+    ck_assert_int_eq(parse_s("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345 x\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_str_eq(req.errmsg, "unknown command 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345'");
+    ck_assert_int_eq(parse_s("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\n", &req, &consumed),
+                     PROTO_ERROR);
+    ck_assert_str_eq(req.errmsg, "unknown command 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345...'");
+
+    /* Non-printable bytes are shown as '?'. */
+    ck_assert_int_eq(parse_s("P\x01\x1b[0m\xff\x7fZ\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_str_eq(req.errmsg, "unknown command 'P??[0m??Z'");
+}
+END_TEST
+
+START_TEST(test_filter_name)
+{
+    ck_assert_int_eq(proto_valid_filter_name("a", 1), 1);
+    ck_assert_int_eq(proto_valid_filter_name("AZaz09_.-", 9), 1);
+    ck_assert_int_eq(proto_valid_filter_name("", 0), 0);
+    ck_assert_int_eq(proto_valid_filter_name("a b", 3), 0);
+    ck_assert_int_eq(proto_valid_filter_name("a/b", 3), 0);
+    ck_assert_int_eq(proto_valid_filter_name("caf\xc3\xa9", 5), 0);
+    ck_assert_int_eq(proto_valid_filter_name("a\0b", 3), 0);
+    static const char punct[] = "!\"#$%&'()*+,/:;<=>?@[\\]^`{|}~";
+    for (size_t i = 0; i < sizeof(punct) - 1; i++)
+        ck_assert_msg(proto_valid_filter_name(&punct[i], 1) == 0, "'%c' accepted", punct[i]);
+    char name[66];
+    memset(name, 'n', sizeof(name));
+    ck_assert_int_eq(proto_valid_filter_name(name, 64), 1);
+    ck_assert_int_eq(proto_valid_filter_name(name, 65), 0);
+
+    struct proto_request req;
+    size_t consumed;
+    char line[128];
+    snprintf(line, sizeof(line), "CHECK %.64s a\n", name);
+    ck_assert_int_eq(parse_s(line, &req, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(req.filter.len, 64);
+    snprintf(line, sizeof(line), "CHECK %.65s a\n", name);
+    ck_assert_int_eq(parse_s(line, &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
+    ck_assert_str_eq(req.errmsg, "invalid filter name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...': use 1 "
+                                 "to 64 of A-Z a-z 0-9 _ . -");
+    ck_assert_int_eq(parse_s("INFO b\x01@d\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
+    ck_assert_str_eq(req.errmsg, "invalid filter name 'b?@d': use 1 to 64 of A-Z a-z 0-9 _ . -");
+}
+END_TEST
+
+/* A 64 KiB line arriving one byte at a time: NEED_MORE each time with the hint
+ * advanced to the end, then one request. */
+START_TEST(test_scan_hint)
+{
+    const struct proto_limits lim = {.max_line = 65536, .max_item = 65536, .max_items = 1};
+    struct proto_token *st = storage_new(&lim);
+    char *s = make_line(65536, "\n");
+    struct proto_request req;
+    size_t consumed, scanned = 0;
+    for (size_t n = 1; n <= 65536; n++) {
+        ck_assert_int_eq(proto_next(s, n, &lim, &req, st, &consumed, &scanned), PROTO_NEED_MORE);
+        ck_assert_uint_eq(scanned, n);
+    }
+    ck_assert_int_eq(proto_next(s, 65537, &lim, &req, st, &consumed, &scanned), PROTO_REQUEST);
+    ck_assert_uint_eq(consumed, 65537);
+    ck_assert_uint_eq(scanned, 0);
+    ck_assert_uint_eq(req.items[0].len, 65536 - 8);
+
+    /* The hint is trusted, not checked: claiming the LF was already scanned
+     * hides it. After a request the hint is back to 0 for the next line, and
+     * NULL means scan from the start every time. */
+    scanned = 5;
+    ck_assert_int_eq(proto_next("PING\n", 5, &lim, &req, st, &consumed, &scanned), PROTO_NEED_MORE);
+    scanned = 0;
+    ck_assert_int_eq(proto_next("PING\n", 5, &lim, &req, st, &consumed, &scanned), PROTO_REQUEST);
+    ck_assert_int_eq(proto_next("PING\n", 5, &lim, &req, st, &consumed, NULL), PROTO_REQUEST);
+    free(s);
+    free(st);
+}
+END_TEST
+
+/* ---- garbage ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    /* xorshift64*: fixed across platforms, unlike rand(). */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+#define GARBAGE_BYTES (1u << 20)
+
+/* Random bytes. */
+static void fill_random(char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)(rng_next() >> 56);
+}
+
+/* Fragments of real requests mixed with hostile bytes, so that the request and
+ * every error path are reached, not only unknown_command. */
+static void fill_soup(char *buf, size_t n)
+{
+    static const char *const frags[] = {
+        "CHECK",  "mcheck", "ADD",  "MADD", "PING",  "INFO",  "FILTERS", "AUTH", "QUIT",
+        "RELOAD", "f",      "main", "a",    "xyzzy", " ",     " ",       " ",    "  ",
+        "\t",     " \t",    "\n",   "\r\n", "\r",    "bad/f", "\x01",    "\xff",
+    };
+    size_t nf = sizeof(frags) / sizeof(frags[0]);
+    size_t i = 0;
+    while (i < n) {
+        uint64_t r = rng_next();
+        const char *f;
+        size_t fl;
+        char one;
+        if ((r & 63) == 0) { /* now and then a raw byte, NUL included */
+            one = (char)(r >> 56);
+            f = &one;
+            fl = 1;
+        } else if ((r & 63) == 1) { /* or a long item */
+            size_t run = (size_t)(r >> 40) % 200;
+            for (size_t k = 0; k < run && i < n; k++)
+                buf[i++] = 'L';
+            continue;
+        } else {
+            f = frags[(r >> 8) % nf];
+            fl = strlen(f);
+        }
+        for (size_t k = 0; k < fl && i < n; k++)
+            buf[i++] = f[k];
+    }
+}
+
+static bool all_printable(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            return false;
+    return true;
+}
+
+struct tally {
+    size_t by_status[5];
+    size_t by_err[PROTO_ERR_COUNT_];
+};
+
+/* Parse all of buf like a server that reconnects after every fatal line, and
+ * check what every result promises. */
+static void parse_garbage(const char *buf, size_t len, const struct proto_limits *lim,
+                          struct tally *t)
+{
+    struct proto_token *st = storage_new(lim);
+    size_t off = 0;
+    size_t scanned = 0;
+    memset(t, 0, sizeof(*t));
+    while (off < len) {
+        struct proto_request req;
+        size_t consumed = 999;
+        const char *p = buf + off;
+        size_t rem = len - off;
+        enum proto_status s = proto_next(p, rem, lim, &req, st, &consumed, &scanned);
+        t->by_status[s]++;
+        if (s == PROTO_NEED_MORE) {
+            ck_assert_uint_eq(consumed, 0);
+            ck_assert_uint_le(rem, lim->max_line);
+            ck_assert_ptr_null(memchr(p, '\n', rem));
+            break;
+        }
+        if (s == PROTO_FATAL) {
+            ck_assert_uint_eq(consumed, 0);
+            ck_assert_int_eq(req.err, PROTO_ERR_LINE_TOO_LONG);
+            ck_assert_uint_gt(rem, lim->max_line);
+            ck_assert_ptr_null(memchr(p, '\n', lim->max_line + 1));
+            t->by_err[req.err]++;
+            /* The server closes; carry on as a new connection after the next LF. */
+            const char *lf = memchr(p, '\n', rem);
+            off = lf ? (size_t)(lf - buf) + 1 : len;
+            scanned = 0;
+            continue;
+        }
+        /* Progress: a whole line, through its LF, within the limit. */
+        ck_assert_uint_gt(consumed, 0);
+        ck_assert_uint_le(consumed, rem);
+        ck_assert_uint_le(consumed, lim->max_line + 1);
+        ck_assert_int_eq(p[consumed - 1], '\n');
+        ck_assert_ptr_null(memchr(p, '\n', consumed - 1));
+        if (s == PROTO_REQUEST) {
+            ck_assert_int_eq(req.err, PROTO_ERR_NONE);
+            ck_assert_uint_le(req.n_items, lim->max_items);
+            ck_assert_ptr_eq(req.items, st);
+            if (req.has_filter)
+                ck_assert(proto_valid_filter_name(req.filter.p, req.filter.len));
+            for (size_t i = 0; i < req.n_items; i++) {
+                struct proto_token it = req.items[i];
+                ck_assert_uint_ge(it.len, 1);
+                ck_assert_uint_le(it.len, lim->max_item);
+                ck_assert(it.p >= p && it.p + it.len <= p + consumed);
+                for (size_t k = 0; k < it.len; k++)
+                    ck_assert(it.p[k] != ' ' && it.p[k] != '\t' && it.p[k] != '\r' &&
+                              it.p[k] != '\n' && it.p[k] != '\0');
+            }
+        } else if (s == PROTO_ERROR) {
+            ck_assert_int_ne(req.err, PROTO_ERR_NONE);
+            ck_assert_uint_gt(strlen(req.errmsg), 0);
+            ck_assert(all_printable(req.errmsg));
+            t->by_err[req.err]++;
+        } else {
+            ck_assert_int_eq(s, PROTO_EMPTY);
+        }
+        off += consumed;
+    }
+    free(st);
+}
+
+START_TEST(test_garbage_random)
+{
+    const struct proto_limits lim = {.max_line = 512, .max_item = 32, .max_items = 4};
+    char *buf = malloc(GARBAGE_BYTES);
+    ck_assert_ptr_nonnull(buf);
+    rng_state = 0x9E3779B97F4A7C15ull;
+    fill_random(buf, GARBAGE_BYTES);
+    struct tally t;
+    parse_garbage(buf, GARBAGE_BYTES, &lim, &t);
+    /* Lines of random bytes almost all hold a NUL or a stray CR. */
+    ck_assert_uint_gt(t.by_err[PROTO_ERR_BAD_REQUEST], 1000);
+    ck_assert_uint_gt(t.by_status[PROTO_FATAL], 0);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_garbage_soup)
+{
+    const struct proto_limits lim = {.max_line = 512, .max_item = 32, .max_items = 4};
+    char *buf = malloc(GARBAGE_BYTES);
+    ck_assert_ptr_nonnull(buf);
+    rng_state = 0xD1B54A32D192ED03ull;
+    fill_soup(buf, GARBAGE_BYTES);
+    struct tally t;
+    parse_garbage(buf, GARBAGE_BYTES, &lim, &t);
+    ck_assert_uint_gt(t.by_status[PROTO_REQUEST], 100);
+    ck_assert_uint_gt(t.by_status[PROTO_EMPTY], 100);
+    enum proto_err parser_errs[] = {PROTO_ERR_UNKNOWN_COMMAND, PROTO_ERR_WRONG_ARITY,
+                                    PROTO_ERR_UNKNOWN_FILTER,  PROTO_ERR_ITEM_TOO_LONG,
+                                    PROTO_ERR_TOO_MANY_ITEMS,  PROTO_ERR_BAD_REQUEST};
+    for (size_t i = 0; i < sizeof(parser_errs) / sizeof(parser_errs[0]); i++)
+        ck_assert_msg(t.by_err[parser_errs[i]] > 0, "%s never reached",
+                      proto_err_name(parser_errs[i]));
+    free(buf);
+}
+END_TEST
+
+/* The soup in random-sized pieces through a connection buffer gives the same
+ * results as the whole of it at once. */
+START_TEST(test_garbage_chunks)
+{
+    const struct proto_limits lim = {.max_line = 4096, .max_item = 32, .max_items = 4};
+    const size_t n = 64 * 1024;
+    char *buf = malloc(n);
+    ck_assert_ptr_nonnull(buf);
+    rng_state = 0x243F6A8885A308D3ull;
+    fill_soup(buf, n);
+    struct proto_token *st = storage_new(&lim);
+    size_t log_cap = 16u << 20;
+
+    struct conn whole, pieces;
+    conn_init(&whole, n, log_cap, true);
+    conn_feed(&whole, buf, n, &lim, st);
+    conn_init(&pieces, n, log_cap, true);
+    size_t off = 0;
+    while (off < n) {
+        size_t k = (size_t)(rng_next() % 97);
+        if (k > n - off)
+            k = n - off;
+        conn_feed(&pieces, buf + off, k, &lim, st);
+        off += k;
+    }
+    ck_assert_uint_gt(strlen(whole.log), 1000);
+    ck_assert(strcmp(whole.log, pieces.log) == 0);
+    ck_assert_uint_eq(whole.len, pieces.len);
+    conn_free(&whole);
+    conn_free(&pieces);
+    free(st);
+    free(buf);
+}
+END_TEST
+
+/* ---- replies ---- */
+
+START_TEST(test_format_error)
+{
+    char out[128];
+    size_t n = proto_format_error(out, sizeof(out), PROTO_ERR_WRONG_ARITY, "bad\r\nline\tx\x01y");
+    ck_assert_uint_eq(n, strlen("ERR wrong_arity bad  line x?y\n"));
+    ck_assert_mem_eq(out, "ERR wrong_arity bad  line x?y\n", n);
+
+    static const char want[] = "ERR reload_failed /etc/caf\xc3\xa9: gone \n";
+    n = proto_format_error(out, sizeof(out), PROTO_ERR_RELOAD_FAILED, "/etc/caf\xc3\xa9: gone\n");
+    ck_assert_uint_eq(n, sizeof(want) - 1);
+    ck_assert_mem_eq(out, want, n);
+
+    n = proto_format_error(out, sizeof(out), PROTO_ERR_INTERNAL, NULL);
+    ck_assert_uint_eq(n, 13);
+    ck_assert_mem_eq(out, "ERR internal\n", 13);
+    n = proto_format_error(out, sizeof(out), PROTO_ERR_INTERNAL, "");
+    ck_assert_uint_eq(n, 13);
+
+    /* Too small: nothing written, the size needed returned; exactly enough: written. */
+    memset(out, 'Z', sizeof(out));
+    n = proto_format_error(out, 20, PROTO_ERR_LINE_TOO_LONG, "line longer than 8 bytes");
+    ck_assert_uint_eq(n, 43);
+    for (size_t i = 0; i < sizeof(out); i++)
+        ck_assert_int_eq(out[i], 'Z');
+    n = proto_format_error(out, 43, PROTO_ERR_LINE_TOO_LONG, "line longer than 8 bytes");
+    ck_assert_mem_eq(out, "ERR line_too_long line longer than 8 bytes\n", 43);
+    ck_assert_int_eq(out[43], 'Z');
+
+    /* Every message the parser makes goes out as one line. */
+    struct proto_request req;
+    size_t consumed;
+    ck_assert_int_eq(parse_s("N\x0d\x0a", &req, &consumed), PROTO_ERROR);
+    n = proto_format_error(out, sizeof(out), req.err, req.errmsg);
+    ck_assert_mem_eq(out, "ERR unknown_command unknown command 'N'\n", n);
+    ck_assert_ptr_eq(memchr(out, '\n', n), out + n - 1);
+}
+END_TEST
+
+START_TEST(test_format_bools)
+{
+    char out[64];
+    bool v[] = {true, false, true};
+    size_t n = proto_format_bools(out, sizeof(out), v, 3, "YES", "NO");
+    ck_assert_uint_eq(n, 11);
+    ck_assert_mem_eq(out, "YES NO YES\n", 11);
+
+    bool e[] = {false, false, false, false};
+    n = proto_format_bools(out, PROTO_BOOLS_CAP(4), e, 4, "NEW", "EXISTS");
+    ck_assert_uint_eq(n, 28);
+    ck_assert_mem_eq(out, "EXISTS EXISTS EXISTS EXISTS\n", 28);
+
+    n = proto_format_bools(out, sizeof(out), v + 1, 1, "NEW", "EXISTS");
+    ck_assert_mem_eq(out, "EXISTS\n", 7);
+    ck_assert_uint_eq(n, 7);
+
+    n = proto_format_bools(out, sizeof(out), v, 0, "YES", "NO");
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(out[0], '\n');
+
+    memset(out, 'Z', sizeof(out));
+    n = proto_format_bools(out, 10, v, 3, "YES", "NO");
+    ck_assert_uint_eq(n, 11);
+    for (size_t i = 0; i < sizeof(out); i++)
+        ck_assert_int_eq(out[i], 'Z');
+}
+END_TEST
+
+/* The padded-word path (8 bytes to spare) and the byte path (exactly enough
+ * room) give the same reply, and neither writes past cap. */
+START_TEST(test_format_bools_paths)
+{
+    static const char *words[][2] = {{"YES", "NO"}, {"NEW", "EXISTS"}, {"1", "0"}};
+    bool v[300];
+    char fast[300 * 8 + 64], slow[300 * 8 + 64];
+    unsigned seed = 7;
+    for (size_t w = 0; w < 3; w++) {
+        for (size_t n = 1; n <= 300; n += (n < 20 ? 1 : 37)) {
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                v[i] = (seed >> 16) & 1;
+            }
+            memset(fast, 'Z', sizeof(fast));
+            memset(slow, 'Z', sizeof(slow));
+            size_t need = proto_format_bools(slow, 0, v, n, words[w][0], words[w][1]);
+            size_t cap = need + 8;
+            ck_assert_uint_eq(proto_format_bools(fast, cap, v, n, words[w][0], words[w][1]), need);
+            ck_assert_uint_eq(proto_format_bools(slow, need, v, n, words[w][0], words[w][1]), need);
+            ck_assert_mem_eq(fast, slow, need);
+            ck_assert_int_eq(fast[need - 1], '\n');
+            for (size_t i = cap; i < sizeof(fast); i++)
+                ck_assert_int_eq(fast[i], 'Z');
+            for (size_t i = need; i < sizeof(slow); i++)
+                ck_assert_int_eq(slow[i], 'Z');
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_names)
+{
+    static const char *const want[] = {
+        "none",          "unknown_command", "wrong_arity",          "unknown_filter",
+        "item_too_long", "too_many_items",  "auth_required",        "auth_failed",
+        "line_too_long", "bad_request",     "too_many_connections", "internal",
+        "reload_failed",
+    };
+    ck_assert_uint_eq(sizeof(want) / sizeof(want[0]), PROTO_ERR_COUNT_);
+    for (int i = 0; i < PROTO_ERR_COUNT_; i++)
+        ck_assert_str_eq(proto_err_name((enum proto_err)i), want[i]);
+    ck_assert_str_eq(proto_err_name(PROTO_ERR_COUNT_), "internal");
+    ck_assert_str_eq(proto_err_name((enum proto_err)(PROTO_ERR_COUNT_ + 7)), "internal");
+
+    static const char *const cmds[] = {"PING", "CHECK",   "MCHECK", "ADD",  "MADD",
+                                       "INFO", "FILTERS", "AUTH",   "QUIT", "RELOAD"};
+    for (int i = 0; i <= PROTO_RELOAD; i++)
+        ck_assert_str_eq(proto_cmd_name((enum proto_cmd)i), cmds[i]);
+}
+END_TEST
+
+static Suite *proto_suite(void)
+{
+    Suite *s = suite_create("proto");
+    TCase *tc = tcase_create("parse");
+    tcase_add_loop_test(tc, test_arity, 0, (int)N_ARITY_CASES);
+    tcase_add_test(tc, test_fields);
+    tcase_add_test(tc, test_case_insensitive);
+    tcase_add_test(tc, test_crlf);
+    tcase_add_test(tc, test_whitespace);
+    tcase_add_test(tc, test_empty);
+    tcase_add_test(tc, test_sequence);
+    tcase_add_test(tc, test_split_every_boundary);
+    tcase_add_test(tc, test_max_line);
+    tcase_add_test(tc, test_max_item);
+    tcase_add_test(tc, test_max_items);
+    tcase_add_test(tc, test_nul);
+    tcase_add_test(tc, test_unknown_command);
+    tcase_add_test(tc, test_filter_name);
+    tcase_add_test(tc, test_scan_hint);
+    suite_add_tcase(s, tc);
+
+    TCase *tg = tcase_create("garbage");
+    tcase_set_timeout(tg, 120); /* sanitizer builds are slow; this is not a timing test */
+    tcase_add_test(tg, test_garbage_random);
+    tcase_add_test(tg, test_garbage_soup);
+    tcase_add_test(tg, test_garbage_chunks);
+    suite_add_tcase(s, tg);
+
+    TCase *tr = tcase_create("reply");
+    tcase_add_test(tr, test_format_error);
+    tcase_add_test(tr, test_format_bools);
+    tcase_add_test(tr, test_format_bools_paths);
+    tcase_add_test(tr, test_names);
+    suite_add_tcase(s, tr);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(proto_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
