@@ -26,6 +26,7 @@
 #include "front/http/http.h"
 #include "store/journal.h"
 #include "base/log.h"
+#include "core/gate.h"
 #include "front/line/proto.h"
 #include "net/connend.h"
 #include "base/util.h"
@@ -34,10 +35,9 @@
 #define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */
 #define TICK_MS 100        /* quiescent-state report and shutdown checks */
 #define LISTEN_BACKLOG 1024
-#define WORKER_MAX_DIRTY 8 /* journals awaiting one group commit per batch */
-#define REPLY_BATCH 65536  /* the reply batch holds at least this much */
-#define REPLY_SLACK 1024   /* and an error line (512) or a short reply besides */
-#define CHECK_AHEAD 8      /* one-item CHECKs hashed and prefetched before answered */
+#define REPLY_BATCH 65536 /* the reply batch holds at least this much */
+#define REPLY_SLACK 1024  /* and an error line (512) or a short reply besides */
+#define CHECK_AHEAD 8     /* one-item CHECKs hashed and prefetched before answered */
 
 struct worker;
 struct conn;
@@ -97,10 +97,9 @@ struct worker {
     struct handoff *inbox;
     struct event *inbox_ev;
     struct stats stats;
-    struct fstats *fstats;                   /* REGISTRY_MAX_FILTERS entries */
-    struct latency latency[2];               /* by enum stats_proto */
-    struct journal *dirty[WORKER_MAX_DIRTY]; /* journals appended to in this batch */
-    unsigned n_dirty;
+    struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries */
+    struct latency latency[2]; /* by enum stats_proto */
+    struct gate_batch gate;    /* journals appended to in this batch */
     /* Scratch reused by every request (sized for the largest max_items). */
     size_t scratch_items;
     struct proto_token *tokens;
@@ -368,64 +367,6 @@ static void reply_json(struct conn *c, json_t *j)
     free(s);
 }
 
-/* An add, for both protocols: into the filter's journal first (a record the
- * batch's replies will wait for, through one group commit under fsync
- * always), then into the version this request holds, then into the version a
- * reload is preparing, if any. -1 with the reason if the journal refused the
- * add: nothing was added, and the add must be refused.
- *
- * Why the third step: a reload replays the journal onto its new version and
- * then publishes it; an add that reaches only the old version after the
- * replay read the journal's end would be missing from the new one, and a
- * client that was told NEW would get NO. The reload thread publishes
- * st->pending before it reads the journal's end; this thread appends before
- * it reads st->pending. With a full fence on both sides, either this thread
- * sees the pending version (and adds to it) or the replay sees the record. */
-int server_add_items(struct worker *w, const struct fentry *e, const struct filter_key *keys,
-                     size_t n, bool *added, char *err, size_t errlen)
-{
-    struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_acquire);
-    if (j) {
-        if (journal_append(j, keys, n, err, errlen) != 0) {
-            log_error("filter %s: %s", e->name, err);
-            return -1;
-        }
-        bool seen = false;
-        for (unsigned i = 0; i < w->n_dirty && !seen; i++)
-            seen = w->dirty[i] == j;
-        if (!seen && w->n_dirty < WORKER_MAX_DIRTY) {
-            w->dirty[w->n_dirty++] = j;
-        } else if (!seen && journal_commit(j, err, errlen) != 0) {
-            /* More journals in one batch than we track: this one commits now. */
-            log_error("filter %s: %s", e->name, err);
-            return -1;
-        }
-    }
-    filter_add_batch(e->v->f, keys, n, added);
-    atomic_thread_fence(memory_order_seq_cst);
-    struct fversion *pending = atomic_load_explicit(&e->st->pending, memory_order_acquire);
-    if (pending && pending != e->v)
-        filter_add_batch(pending->f, keys, n, NULL);
-    return 0;
-}
-
-/* Group commit: before any reply of a batch is written, make its journal
- * records durable (a no-op unless a journal's policy is `always`). False if a
- * commit failed: then no reply of the batch may go out. */
-bool server_journal_commit(struct worker *w)
-{
-    bool ok = true;
-    char err[512];
-    for (unsigned i = 0; i < w->n_dirty; i++) {
-        if (journal_commit(w->dirty[i], err, sizeof(err)) != 0) {
-            log_error("journal commit failed: %s; the replies of this batch are withheld", err);
-            ok = false;
-        }
-    }
-    w->n_dirty = 0;
-    return ok;
-}
-
 /* Worker thread: add the batch's counters to the worker's stats and zero them.
  * Relaxed stores of the owner, as STAT_ADD; see struct worker for when. */
 static void tally_flush(struct worker *w)
@@ -599,7 +540,7 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     size_t yes = 0;
     if (add) {
         char why[512];
-        if (server_add_items(w, e, w->keys, r->n_items, w->bools, why, sizeof(why)) != 0) {
+        if (gate_add(&w->gate, e, w->keys, r->n_items, w->bools, why, sizeof(why)) != 0) {
             reply_err(c, PROTO_ERR_INTERNAL, why);
             return;
         }
@@ -829,7 +770,7 @@ static void conn_linger(struct conn *c)
  * NEW must not leave before its add is durable as the policy promises. */
 static void conn_flush(struct conn *c)
 {
-    if (c->w->n_dirty && !server_journal_commit(c->w)) {
+    if (gate_dirty(&c->w->gate) && !gate_commit(&c->w->gate)) {
         conn_close(c, "journal commit failed: replies withheld");
         return;
     }
@@ -1428,6 +1369,7 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
         if (nh) {
             struct http_env env = {.srv = srv,
                                    .worker = w,
+                                   .gate = &w->gate,
                                    .reg = reg,
                                    .worker_id = t,
                                    .base = w->base,

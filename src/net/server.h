@@ -55,15 +55,6 @@ unsigned server_connections_open(const struct server *srv);
 void server_sum_filter_stats(const struct server *srv, unsigned id, struct fstats *out);
 void server_sum_latency(const struct server *srv, enum stats_proto proto, struct latency *out);
 
-/* Add items (worker thread): journal first, then the filter (and the version
- * a reload is preparing). added[i] says whether item i was new. The worker's
- * next flush group-commits the journal. The line protocol and HTTP alike. */
-struct worker;
-struct filter_key;
-int server_add_items(struct worker *w, const struct fentry *e, const struct filter_key *keys,
-                     size_t n, bool *added, char *err, size_t errlen);
-bool server_journal_commit(struct worker *w);
-
 /* JSON for INFO and the HTTP API (any thread that may read the registry). */
 json_t *server_info_json(struct server *srv, const struct catalog *cat);
 json_t *server_filter_json(const struct fentry *e);
@@ -92,6 +83,7 @@ unsigned server_worker_load(const struct server *srv, unsigned i);
  * address hash, unevenly when they are few). True when handed over: the
  * target sets it up (http: http_front_adopt) and the caller forgets fd. */
 struct sockaddr;
+struct worker;
 bool server_balance_accept(struct worker *w, int fd, const struct sockaddr *sa, bool http);
 int64_t server_started_wall(const struct server *srv); /* unix seconds */
 

@@ -44,7 +44,7 @@ struct fstate {
     char *name;
     _Atomic(struct journal *) journal; /* NULL with `journal off`; workers append to it */
     _Atomic(struct fversion *) pending; /* the version a reload is about to publish: adds
-                                            reach it too (see server_add_items) */
+                                            reach it too (see gate_add) */
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */

@@ -335,7 +335,7 @@ static json_t *reload_run(struct reloader *r)
                 retired[n_retired++] = was;
             new_j = NULL; /* st owns it now */
         }
-        /* From here on every add reaches v too (server_add_items); the fence
+        /* From here on every add reaches v too (gate_add); the fence
          * orders this store before the read of the journal's end, so an add
          * that missed `pending` has its record before that end. */
         atomic_store(&st->pending, v);

@@ -37,6 +37,7 @@
 
 #include "front/http/httpparse.h"
 #include "base/log.h"
+#include "core/gate.h"
 #include "core/metrics.h"
 #include "store/registry.h"
 #include "net/server.h"
@@ -683,13 +684,13 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         /* Into the journal before the filter, and durable (as the filter's
          * fsync policy promises) before a reply says "new". */
         char why[512];
-        if (server_add_items(h->env.worker, e, h->env.keys, n, h->env.bools, why, sizeof(why)) !=
+        if (gate_add(h->env.gate, e, h->env.keys, n, h->env.bools, why, sizeof(why)) !=
             0) {
             json_decref(root);
             reply_error(r, HTTP_ERR_UNAVAILABLE, "%s", why);
             return;
         }
-        if (!server_journal_commit(h->env.worker)) {
+        if (!gate_commit(h->env.gate)) {
             json_decref(root);
             reply_error(r, HTTP_ERR_UNAVAILABLE,
                         "the journal could not be synced; the add was not acknowledged");

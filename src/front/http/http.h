@@ -52,16 +52,19 @@ enum http_err {
 };
 #undef HTTP_ERR_ENUM_
 /* clang-format on */
-_Static_assert(HTTP_ERR_COUNT_ <= STATS_HTTP_ERRS, "struct stats holds STATS_HTTP_ERRS HTTP error counters");
+_Static_assert(HTTP_ERR_COUNT_ <= STATS_HTTP_ERRS,
+               "struct stats holds STATS_HTTP_ERRS HTTP error counters");
 
 const char *http_err_name(enum http_err err);
 int http_err_status(enum http_err err);
 
 /* What a worker lends its HTTP front end: its counters and its scratch (the
  * line protocol's too: both run on the one worker thread, never at once). */
+struct gate_batch;
 struct http_env {
     struct server *srv;
-    struct worker *worker; /* for server_add_items / server_journal_commit */
+    struct worker *worker;   /* for server_balance_accept */
+    struct gate_batch *gate; /* the worker's: adds and their group commit */
     struct registry *reg;
     unsigned worker_id;         /* the worker's reader slot in reg */
     struct event_base *base;    /* the worker's */

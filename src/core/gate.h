@@ -1,0 +1,40 @@
+/* gate: the one path every protocol takes to add items to a served filter and
+ * to make the adds of a batch durable before any reply of that batch goes out.
+ * Worker threads; each worker owns one struct gate_batch and never shares it. */
+#ifndef BLOOMGATE_GATE_H
+#define BLOOMGATE_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bloom/filter.h"
+#include "store/registry.h"
+
+#define GATE_MAX_DIRTY 8 /* journals awaiting one group commit per batch */
+
+struct journal;
+
+/* The journals appended to since the last gate_commit, on one worker. */
+struct gate_batch {
+    struct journal *dirty[GATE_MAX_DIRTY];
+    unsigned n_dirty;
+};
+
+/* Add n keys to filter e (journal first, then the version the caller holds,
+ * then the version a reload is preparing). added[i], if added is not NULL,
+ * says whether key i set a new bit. -1 with the reason in err if the journal
+ * refused the add: then nothing was added, and the request must be refused. */
+int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_key *keys, size_t n,
+             bool *added, char *err, size_t errlen);
+
+/* Whether the batch appended to a journal that still needs its group commit. */
+static inline bool gate_dirty(const struct gate_batch *b)
+{
+    return b->n_dirty != 0;
+}
+
+/* Group commit: make the batch's journal records durable before any reply of
+ * the batch is written. False if a commit failed: then no reply may go out. */
+bool gate_commit(struct gate_batch *b);
+
+#endif
