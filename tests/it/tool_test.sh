@@ -80,6 +80,50 @@ contains "$T/out" "usage" "help text"
 expect 0 "version" -- "$BG" --version
 contains "$T/out" "bloomgate" "version text"
 
+# --- per-command help: `help CMD` and `CMD --help` print the same text to
+# stdout and exit 0; the overview is built from the same per-command texts.
+expect 0 "help (command)" -- "$BG" help
+cp "$T/out" "$T/overview"
+expect 0 "--help" -- "$BG" --help
+cmp -s "$T/out" "$T/overview" && ok || bad "help and --help differ"
+for cmd in build info verify check journal help; do
+    expect 0 "help $cmd" -- "$BG" help "$cmd"
+    cp "$T/out" "$T/help-$cmd"
+    contains "$T/out" "^usage: bloomgate $cmd" "help $cmd usage line"
+    [ ! -s "$T/err" ] && ok || bad "help $cmd wrote to stderr: $(cat "$T/err")"
+    # Every option line of the command's help is in the overview, word for word.
+    grep -e '^ *-' "$T/help-$cmd" | sed 's/^ *//' >"$T/opts-$cmd"
+    while IFS= read -r line; do
+        grep -qF -- "$line" "$T/overview" && ok || bad "overview lacks '$line' of help $cmd"
+    done <"$T/opts-$cmd"
+done
+for cmd in build info verify check journal; do
+    expect 0 "$cmd --help" -- "$BG" "$cmd" --help
+    cmp -s "$T/out" "$T/help-$cmd" && ok || bad "$cmd --help differs from help $cmd"
+    expect 0 "$cmd -h" -- "$BG" "$cmd" -h
+    cmp -s "$T/out" "$T/help-$cmd" && ok || bad "$cmd -h differs from help $cmd"
+done
+for opt in --journal --capacity --fpr --layout --shards --threads --seed --dry-run --quiet; do
+    contains "$T/help-build" "$opt" "help build names $opt"
+done
+contains "$T/help-check" "--with-items" "help check names --with-items"
+contains "$T/help-verify" "--threads" "help verify names --threads"
+contains "$T/help-journal" "--count" "help journal names --count"
+expect 0 "journal dump --help" -- "$BG" journal dump --help
+cmp -s "$T/out" "$T/help-journal" && ok || bad "journal dump --help differs from help journal"
+expect 0 "help journal dump" -- "$BG" help journal dump
+cmp -s "$T/out" "$T/help-journal" && ok || bad "help journal dump differs from help journal"
+# --help after other arguments still only prints help (and builds nothing).
+expect 0 "build -o X --help" -- "$BG" build -o "$T/help.bloom" --help
+[ ! -e "$T/help.bloom" ] && ok || bad "build --help built a file"
+expect 0 "info FILE --help" -- "$BG" info "$T/s.bloom" --help
+cmp -s "$T/out" "$T/help-info" && ok || bad "info FILE --help differs from help info"
+expect 2 "help nosuch" -- "$BG" help nosuch
+contains "$T/err" "nosuch" "help nosuch names the command"
+[ ! -s "$T/out" ] && ok || bad "help nosuch wrote to stdout"
+expect 2 "help build extra" -- "$BG" help build extra
+expect 2 "help journal frob" -- "$BG" help journal frob
+
 # --- corrupt files are refused by every command
 cp "$T/s.bloom" "$T/bad.bloom"
 printf '\xff' | dd of="$T/bad.bloom" bs=1 seek=5000 conv=notrunc status=none
