@@ -2,6 +2,7 @@
 
 #include "tool/tool.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -24,29 +25,9 @@
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 
-static const char usage_text[] =
-    "usage: bloomgate <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  build -o FILE [options] [INPUT...]   build a filter file from lists (one item per line;\n"
-    "                                       '-' reads stdin, as does no INPUT without --journal)\n"
-    "      --journal J       also add every item of journal J, exact bytes (repeatable)\n"
-    "      --capacity N      items to size for (default: the number of items in the input)\n"
-    "      --fpr P           target false-positive rate at capacity (default 0.0001)\n"
-    "      --layout L        blocked (default: one cache line per lookup) or classic (least memory)\n"
-    "      --shards S        shard count, a power of two (default: from the size)\n"
-    "      --threads T       build threads (default: every CPU)\n"
-    "      --seed N          hash seed (default: random)\n"
-    "      --dry-run         print the filter that would be built (needs --capacity), build nothing\n"
-    "      --quiet           no summary, no progress\n"
-    "  info FILE                            print the header as JSON\n"
-    "  verify FILE [--threads T]            check every checksum\n"
-    "  check FILE [--with-items] [ITEM...]  print YES or NO per item (items from stdin if none)\n"
-    "  journal dump [--count] FILE          print a journal's items, one per line (raw bytes),\n"
-    "                                       or with --count only how many there are\n"
-    "\n"
-    "  --help, --version\n"
-    "exit status: 0 success, 1 runtime error, 2 usage error\n";
+/* Prints the help of the command called name (its text lives in commands[],
+ * the one copy) to stdout; returns 0. */
+static int print_cmd_help(const char *name);
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
@@ -185,8 +166,7 @@ static int build_main(int argc, char **argv, const char ***journals_out)
             quiet = true;
             break;
         case 'h':
-            fputs(usage_text, stdout);
-            return 0;
+            return print_cmd_help("build");
         default:
             return usage_error("build: bad option");
         }
@@ -264,10 +244,13 @@ static int one_file_arg(int argc, char **argv, const char *cmd, const char **fil
 
 static int cmd_info(int argc, char **argv)
 {
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
     optind = 1;
-    if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
-        fputs(usage_text, stdout);
-        return 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h')
+            return print_cmd_help("info");
+        return usage_error("info: bad option");
     }
     const char *file = NULL;
     if (one_file_arg(argc, argv, "info", &file))
@@ -310,10 +293,8 @@ static int cmd_verify(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
         if (c == 't' && parse_threads(optarg, &threads) == 0)
             continue;
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            return 0;
-        }
+        if (c == 'h')
+            return print_cmd_help("verify");
         return usage_error("verify: bad option");
     }
     const char *file = NULL;
@@ -359,8 +340,7 @@ static int cmd_check(int argc, char **argv)
         if (c == 'w') {
             with_items = true;
         } else if (c == 'h') {
-            fputs(usage_text, stdout);
-            return 0;
+            return print_cmd_help("check");
         } else {
             return usage_error("check: bad option");
         }
@@ -455,10 +435,8 @@ static int cmd_journal(int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     if (argc < 2)
         return usage_error("journal: a subcommand is required (dump)");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage_text, stdout);
-        return 0;
-    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return print_cmd_help("journal");
     if (strcmp(argv[1], "dump") != 0)
         return usage_error("journal: unknown subcommand '%s'", argv[1]);
     argc--, argv++;
@@ -469,8 +447,7 @@ static int cmd_journal(int argc, char **argv)
         if (c == 'c') {
             count = true;
         } else if (c == 'h') {
-            fputs(usage_text, stdout);
-            return 0;
+            return print_cmd_help("journal");
         } else {
             return usage_error("journal dump: bad option");
         }
@@ -505,28 +482,193 @@ static int cmd_journal(int argc, char **argv)
     return 0;
 }
 
+static int cmd_help(int argc, char **argv);
+
+/* One option as help shows it. */
+struct tool_opt {
+    const char *flags; /* "-o, --output FILE" */
+    const char *text;  /* what it does, and its default; one line */
+};
+
+/* A command: its handler and its help, written once. `help CMD`, `CMD --help`
+ * and the overview (`help`, `--help`) all print from here, so they cannot
+ * drift; man/bloomgate.1 is checked against the overview's command list
+ * by tests/it/man_test.sh. */
+struct tool_cmd {
+    const char *name;            /* the word after `bloomgate` */
+    const char *sub;             /* the word after that, if the command needs one */
+    const char *args;            /* the synopsis after the name */
+    const char *summary;         /* what it does; lines end in \n */
+    const struct tool_opt *opts; /* ends with a NULL flags; NULL for none */
+    const char *notes;           /* only in the command's own help; may be NULL */
+    int (*run)(int argc, char **argv);
+};
+
+static const struct tool_opt build_opts[] = {
+    {"-o, --output FILE", "filter file to write (required; written beside it, then renamed)"},
+    {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
+    {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
+    {"-p, --fpr P", "target false-positive rate at capacity (default 0.0001)"},
+    {"-l, --layout L", "blocked (default: one cache line per lookup) or classic (least memory)"},
+    {"-s, --shards S", "shard count, a power of two up to 65536 (default: one per 64 MiB)"},
+    {"-t, --threads T", "build threads, 1 to 1024 (default: every CPU)"},
+    {"-S, --seed N", "hash seed, a positive number (default: random)"},
+    {"-d, --dry-run", "print the filter that would be built (needs --capacity), build nothing"},
+    {"-q, --quiet", "no summary, no progress"},
+    {NULL, NULL},
+};
+static const struct tool_opt verify_opts[] = {
+    {"-t, --threads T", "checking threads, 1 to 1024 (default: every CPU)"},
+    {NULL, NULL},
+};
+static const struct tool_opt check_opts[] = {
+    {"-w, --with-items", "print YES or NO, a tab, then the item"},
+    {NULL, NULL},
+};
+static const struct tool_opt journal_opts[] = {
+    {"-c, --count", "print only the number of items"},
+    {NULL, NULL},
+};
+
+static const struct tool_cmd commands[] = {
+    {"build", NULL, "-o FILE [options] [INPUT...]",
+     "build a filter file from lists (one item per line;\n"
+     "'-' reads stdin, as does no INPUT without --journal)\n",
+     build_opts,
+     "input: one item per line, LF or CRLF; trailing spaces, tabs, CR, VT and FF are\n"
+     "trimmed; empty lines and lines starting with '#' are skipped; a line may hold\n"
+     "at most 1 MiB. The summary's \"items\" counts the items that set a new bit:\n"
+     "duplicates are not counted, nor the rare item whose bits others had all set.\n",
+     cmd_build},
+    {"info", NULL, "FILE", "print the header as JSON\n", NULL, NULL, cmd_info},
+    {"verify", NULL, "FILE [--threads T]", "check every checksum\n", verify_opts, NULL, cmd_verify},
+    {"check", NULL, "FILE [--with-items] [ITEM...]",
+     "print YES or NO per item (items from stdin if none)\n", check_opts,
+     "stdin is read with build's line rules. YES means probably listed (a Bloom\n"
+     "filter has false positives); NO means certainly not.\n",
+     cmd_check},
+    {"journal", "dump", "dump [--count] FILE",
+     "print a journal's items, one per line (raw bytes),\n"
+     "or with --count only how many there are\n",
+     journal_opts,
+     "a torn tail (a crash mid-write) is reported on stderr and left out; the file\n"
+     "is never modified. Items a list file cannot carry unchanged are counted in a\n"
+     "warning: fold such a journal in with `bloomgate build --journal` instead.\n",
+     cmd_journal},
+    {"help", NULL, "[COMMAND]", "print COMMAND's help, or this overview\n", NULL, NULL, cmd_help},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+#define SYNOPSIS_WIDTH 36 /* the overview's column of summaries starts after it */
+#define FLAGS_WIDTH 20
+
+static const struct tool_cmd *find_cmd(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* Each line of text, the first after `first`, the others after `indent`
+ * spaces. */
+static void print_lines(const char *text, const char *first, int indent)
+{
+    const char *lead = first;
+    while (*text) {
+        const char *nl = strchr(text, '\n');
+        int len = nl ? (int)(nl - text) : (int)strlen(text);
+        if (lead)
+            fputs(lead, stdout);
+        else
+            printf("%*s", indent, "");
+        printf("%.*s\n", len, text);
+        text += len + (nl != NULL);
+        lead = NULL;
+    }
+}
+
+static void print_opts(const struct tool_opt *opts, int indent)
+{
+    for (const struct tool_opt *o = opts; o && o->flags; o++)
+        printf("%*s%-*s %s\n", indent, "", FLAGS_WIDTH, o->flags, o->text);
+}
+
+static void print_overview(void)
+{
+    fputs("usage: bloomgate <command> [options]\n\ncommands:\n", stdout);
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        const struct tool_cmd *c = &commands[i];
+        char syn[128];
+        snprintf(syn, sizeof(syn), "  %s %s", c->name, c->args);
+        char first[160];
+        if (strlen(syn) <= SYNOPSIS_WIDTH + 2) {
+            snprintf(first, sizeof(first), "%-*s ", SYNOPSIS_WIDTH + 2, syn);
+        } else {
+            puts(syn);
+            snprintf(first, sizeof(first), "%*s", SYNOPSIS_WIDTH + 3, "");
+        }
+        print_lines(c->summary, first, SYNOPSIS_WIDTH + 3);
+        print_opts(c->opts, 6);
+    }
+    fputs("\n  --help, --version\n"
+          "every command also takes -h, --help: `bloomgate help COMMAND` prints its help\n"
+          "exit status: 0 success, 1 runtime error, 2 usage error\n",
+          stdout);
+}
+
+static int print_cmd_help(const char *name)
+{
+    const struct tool_cmd *c = find_cmd(name);
+    assert(c != NULL);
+    printf("usage: bloomgate %s %s\n", c->name, c->args);
+    print_lines(c->summary, "", 0);
+    if (c->opts) {
+        fputs("\noptions:\n", stdout);
+        print_opts(c->opts, 2);
+    }
+    if (c->notes) {
+        putchar('\n');
+        print_lines(c->notes, "", 0);
+    }
+    fputs("\nexit status: 0 success, 1 runtime error, 2 usage error; see bloomgate(1)\n", stdout);
+    return 0;
+}
+
+/* help [COMMAND [SUBCOMMAND]]: `help journal dump` names the same page as
+ * `help journal`, since the man page and the overview call it that. */
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_overview();
+        return 0;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+        name = "help";
+    const struct tool_cmd *c = find_cmd(name);
+    if (!c)
+        return usage_error("help: unknown command '%s'", argv[1]);
+    if (argc > 2 && !(argc == 3 && c->sub && strcmp(argv[2], c->sub) == 0))
+        return usage_error("help: unexpected argument '%s'", argv[2]);
+    return print_cmd_help(c->name);
+}
+
 int tool_main(int argc, char **argv)
 {
     if (argc < 2)
         return usage_error("no command given");
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(usage_text, stdout);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        print_overview();
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("bloomgate %s\n", PACKAGE_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "build") == 0)
-        return cmd_build(argc - 1, argv + 1);
-    if (strcmp(cmd, "info") == 0)
-        return cmd_info(argc - 1, argv + 1);
-    if (strcmp(cmd, "verify") == 0)
-        return cmd_verify(argc - 1, argv + 1);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc - 1, argv + 1);
-    if (strcmp(cmd, "journal") == 0)
-        return cmd_journal(argc - 1, argv + 1);
-    return usage_error("unknown command '%s'", cmd);
+    const struct tool_cmd *c = find_cmd(cmd);
+    if (!c)
+        return usage_error("unknown command '%s'", cmd);
+    return c->run(argc - 1, argv + 1);
 }

@@ -1,4 +1,4 @@
-/* tool: the `bloomgate` command line (build, info, verify, check, journal). Lives in
+/* tool: the `bloomgate` command line (build, info, verify, check, journal, help). Lives in
  * the library so tests drive exactly what ships; main() only calls tool_main.
  * Main thread. */
 #ifndef BLOOMGATE_TOOL_H
