@@ -271,16 +271,18 @@ int daemon_main(int argc, char **argv)
 
     event_base_dispatch(d.base);
 
-    /* The reload in progress (if any) finishes and answers first, while the
-     * workers still run; then the workers drain. */
+    /* Shutdown order: refuse new reloads first (a RELOAD still buffered on a
+     * connection is answered with its error), let the reload in progress
+     * finish and answer while the workers still run, then drain the workers,
+     * and only then free the reloader: until server_stop returns, a worker
+     * may still call the hook with it. */
     reloader_stop(d.reloader);
-    d.reloader = NULL;
     unsigned timeout = registry_read(d.reg)->conf->shutdown_timeout;
     server_stop(d.srv, timeout);
     log_info("stopped");
     rc = 0;
 out_sigs:
-    reloader_stop(d.reloader);
+    reloader_free(d.reloader);
     for (int i = 0; sigs[i]; i++)
         event_free(sigs[i]);
 out:

@@ -35,7 +35,7 @@ struct reloader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool pending; /* a reload was asked for and has not started */
-    bool stop;
+    bool stop;    /* shutdown: refuse new requests, finish what is queued, exit */
     struct waiter *waiters; /* who wants the answer of the next run */
 };
 
@@ -516,6 +516,14 @@ bool reloader_request(struct reloader *r, struct event_base *base, server_reload
     if (base && done && !(w = calloc(1, sizeof(*w))))
         return false;
     pthread_mutex_lock(&r->mu);
+    if (r->stop) {
+        /* Shutting down: a RELOAD still buffered on some connection gets its
+         * reload error; the reloader itself is freed only after the workers
+         * have stopped (reloader_free), so this check is never too late. */
+        pthread_mutex_unlock(&r->mu);
+        free(w);
+        return false;
+    }
     if (w) {
         *w = (struct waiter){base, done, arg, r->waiters};
         r->waiters = w;
@@ -536,10 +544,19 @@ void reloader_stop(struct reloader *r)
     if (!r)
         return;
     pthread_mutex_lock(&r->mu);
+    bool joined = r->stop;
     r->stop = true;
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
-    pthread_join(r->tid, NULL);
+    if (!joined)
+        pthread_join(r->tid, NULL);
+}
+
+void reloader_free(struct reloader *r)
+{
+    if (!r)
+        return;
+    reloader_stop(r);
     tick_journals(r); /* everysec: the last second's adds reach the disk too */
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);

@@ -29,8 +29,14 @@ bool reloader_request(struct reloader *r, struct event_base *base, server_reload
                       void *arg);
 /* The hook the server calls; ctx is the reloader. */
 bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg);
-/* Main thread, at shutdown: finish the reload in progress and stop. */
+/* Main thread, at shutdown, while the workers still run: from now on every
+ * request is refused (the hook returns false, so a RELOAD still buffered gets
+ * its reload error); the reload in progress, and one queued before, finish
+ * and answer; the thread exits. The reloader stays valid for the hook. */
 void reloader_stop(struct reloader *r);
+/* Main thread, once no worker can call the hook any more (after server_stop):
+ * stop if not stopped, sync the journals one last time, free. */
+void reloader_free(struct reloader *r);
 
 /* Close a filter's journal when its name leaves the catalog (registry hook),
  * unless another name holds it now (a renamed filter keeps its journal). */
