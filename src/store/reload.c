@@ -20,6 +20,8 @@
 #include "base/notify.h"
 #include "base/util.h"
 
+void (*reload_test_after_swap)(const char *filter);
+
 struct waiter {
     struct event_base *base;
     server_reload_done done;
@@ -334,10 +336,15 @@ static json_t *reload_run(struct reloader *r)
             if (was)
                 retired[n_retired++] = was;
             new_j = NULL; /* st owns it now */
+            if (reload_test_after_swap)
+                reload_test_after_swap(cf->name);
         }
-        /* From here on every add reaches v too (gate_add); the fence
-         * orders this store before the read of the journal's end, so an add
-         * that missed `pending` has its record before that end. */
+        /* From here on every add reaches v too (gate_add). The order is the
+         * protocol proved in core/gate.c: the journal swap above comes
+         * first, then `pending`, then a fence and the read of the journal's
+         * end, so an add that missed `pending` has its record before that
+         * end, and an add that saw `pending` re-reads the journal and
+         * records itself in the new one. */
         atomic_store(&st->pending, v);
         atomic_thread_fence(memory_order_seq_cst);
         if (j) {

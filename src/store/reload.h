@@ -38,6 +38,11 @@ void reloader_stop(struct reloader *r);
  * stop if not stopped, sync the journals one last time, free. */
 void reloader_free(struct reloader *r);
 
+/* Test seam (NULL in production): called on the reload thread right after a
+ * reload has swapped a filter's journal for a new one, so a test can hold the
+ * reload there while a worker finishes an add. */
+extern void (*reload_test_after_swap)(const char *filter);
+
 /* Close a filter's journal when its name leaves the catalog (registry hook),
  * unless another name holds it now (a renamed filter keeps its journal). */
 struct registry;
