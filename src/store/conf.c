@@ -112,7 +112,8 @@ static const struct conf_enum fsyncs[] = {
 
 /* Every directive the file may hold. A list's default ("127.0.0.1:7878") applies
  * only when the file gives none; every other default is set before parsing.
- * Not F_RELOAD: what is bound, forked or dropped once at start-up. */
+ * Not F_RELOAD: what is bound, forked or dropped once at start-up, and
+ * max_items, which sizes each worker's per-request buffers once. */
 static const struct directive directives[] = {
     /*     name                scope   field             default  min      max        flags */
     ADDRS("listen",                    listen, n_listen, "127.0.0.1:7878",                0),
@@ -125,7 +126,7 @@ static const struct directive directives[] = {
     ENUM(  "log_level",        GLOBAL, log_level,        log_levels, "info",          F_RELOAD),
     SIZE(  "max_line",         GLOBAL, max_line,         "64K",   1 * KIB, 64 * MIB,  F_RELOAD),
     SIZE(  "max_item",         GLOBAL, max_item,         "8K",    1,       1 * MIB,   F_RELOAD),
-    INT(   "max_items",        GLOBAL, max_items,        "10000", 1,       1000000,   F_RELOAD),
+    INT(   "max_items",        GLOBAL, max_items,        "10000", 1,       1000000,   0),
     INT(   "max_connections",  GLOBAL, max_connections,  "10000", 1,       1000000,   F_RELOAD),
     INT(   "idle_timeout",     GLOBAL, idle_timeout,     "300",   0,       86400,     F_RELOAD),
     SIZE(  "max_output",       GLOBAL, max_output,       "4M",    64 * KIB, 1 * GIB,  F_RELOAD),
@@ -1080,6 +1081,45 @@ static bool addrs_equal(const struct conf_addr *a, size_t na, const struct conf_
     return true;
 }
 
+static const char *enum_name(const struct conf_enum *e, int value)
+{
+    for (; e->name; e++)
+        if (e->value == value)
+            return e->name;
+    return "unknown";
+}
+
+/* Whether directive d (global scope) has the same value in a and b. */
+static bool same_value(const struct directive *d, const struct conf *cur, const struct conf *next)
+{
+    const char *a = (const char *)cur + d->offset, *b = (const char *)next + d->offset;
+    bool same = true;
+    switch (d->type) {
+    case T_INT:
+    case T_SIZE:
+    case T_ENUM:
+        same = load_uint(a, d->size) == load_uint(b, d->size);
+        break;
+    case T_DOUBLE:
+        same = memcmp(a, b, sizeof(double)) == 0;
+        break;
+    case T_STRING:
+    case T_PATH:
+        same = str_eq(*(char *const *)a, *(char *const *)b);
+        break;
+    case T_ADDRS:
+        same = addrs_equal(*(struct conf_addr *const *)a,
+                           *(const size_t *)((const char *)cur + d->count_offset),
+                           *(struct conf_addr *const *)b,
+                           *(const size_t *)((const char *)next + d->count_offset));
+        break;
+    }
+    if (same && (d->flags & F_OFF))
+        same = *(const bool *)((const char *)cur + d->off_offset) ==
+               *(const bool *)((const char *)next + d->off_offset);
+    return same;
+}
+
 /* Generic over the table, so a directive marked not reloadable is checked
  * without anyone remembering to add it here. */
 int conf_check_reload(const struct conf *cur, const struct conf *next, char *err, size_t errlen)
@@ -1088,32 +1128,7 @@ int conf_check_reload(const struct conf *cur, const struct conf *next, char *err
         const struct directive *d = &directives[i];
         if (d->scope != SCOPE_GLOBAL || (d->flags & F_RELOAD))
             continue;
-        const char *a = (const char *)cur + d->offset, *b = (const char *)next + d->offset;
-        bool same = true;
-        switch (d->type) {
-        case T_INT:
-        case T_SIZE:
-        case T_ENUM:
-            same = load_uint(a, d->size) == load_uint(b, d->size);
-            break;
-        case T_DOUBLE:
-            same = memcmp(a, b, sizeof(double)) == 0;
-            break;
-        case T_STRING:
-        case T_PATH:
-            same = str_eq(*(char *const *)a, *(char *const *)b);
-            break;
-        case T_ADDRS:
-            same = addrs_equal(*(struct conf_addr *const *)a,
-                               *(const size_t *)((const char *)cur + d->count_offset),
-                               *(struct conf_addr *const *)b,
-                               *(const size_t *)((const char *)next + d->count_offset));
-            break;
-        }
-        if (same && (d->flags & F_OFF))
-            same = *(const bool *)((const char *)cur + d->off_offset) ==
-                   *(const bool *)((const char *)next + d->off_offset);
-        if (!same) {
+        if (!same_value(d, cur, next)) {
             snprintf(err, errlen, "%s: %s changed; it takes effect only on a restart",
                      next->path ? next->path : "(config)", d->name);
             return -1;
@@ -1122,12 +1137,96 @@ int conf_check_reload(const struct conf *cur, const struct conf *next, char *err
     return 0;
 }
 
-static const char *enum_name(const struct conf_enum *e, int value)
+/* The value of directive d in c as config text, for "still VALUE". */
+static void value_text(const struct directive *d, const struct conf *c, char *buf, size_t len)
 {
-    for (; e->name; e++)
-        if (e->value == value)
-            return e->name;
-    return "unknown";
+    const char *f = (const char *)c + d->offset;
+    buf[0] = '\0';
+    switch (d->type) {
+    case T_INT:
+    case T_SIZE:
+        snprintf(buf, len, "%llu", (unsigned long long)load_uint(f, d->size));
+        break;
+    case T_ENUM:
+        snprintf(buf, len, "%s", enum_name(d->enums, (int)load_uint(f, d->size)));
+        break;
+    case T_DOUBLE: {
+        double v;
+        memcpy(&v, f, sizeof(v));
+        snprintf(buf, len, "%g", v);
+        break;
+    }
+    case T_STRING:
+    case T_PATH:
+        snprintf(buf, len, "%s", *(char *const *)f ? *(char *const *)f : "unset");
+        break;
+    case T_ADDRS: {
+        const struct conf_addr *list = *(struct conf_addr *const *)f;
+        size_t n = *(const size_t *)((const char *)c + d->count_offset), used = 0;
+        if ((d->flags & F_OFF) && *(const bool *)((const char *)c + d->off_offset))
+            snprintf(buf, len, "off");
+        for (size_t i = 0; i < n && used < len; i++)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", list[i].text);
+        break;
+    }
+    }
+}
+
+/* Give next the value cur has for directive d (global scope); -1 when out of memory. */
+static int copy_value(const struct directive *d, struct conf *next, const struct conf *cur)
+{
+    char *to = (char *)next + d->offset;
+    const char *from = (const char *)cur + d->offset;
+    switch (d->type) {
+    case T_INT:
+    case T_SIZE:
+    case T_ENUM:
+    case T_DOUBLE:
+        memcpy(to, from, d->size);
+        break;
+    case T_STRING:
+    case T_PATH: {
+        const char *v = *(char *const *)from;
+        char *dup = v ? strdup(v) : NULL;
+        if (v && !dup)
+            return -1;
+        free(*(char **)to);
+        *(char **)to = dup;
+        break;
+    }
+    case T_ADDRS: {
+        size_t n = *(const size_t *)((const char *)cur + d->count_offset);
+        struct conf_addr *dup = n ? malloc(n * sizeof(*dup)) : NULL;
+        if (n && !dup)
+            return -1;
+        if (n)
+            memcpy(dup, *(struct conf_addr *const *)from, n * sizeof(*dup));
+        free(*(struct conf_addr **)to);
+        *(struct conf_addr **)to = dup;
+        *(size_t *)((char *)next + d->count_offset) = n;
+        break;
+    }
+    }
+    if (d->flags & F_OFF)
+        *(bool *)((char *)next + d->off_offset) = *(const bool *)((const char *)cur + d->off_offset);
+    return 0;
+}
+
+int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *warn, void *ctx)
+{
+    for (size_t i = 0; i < N_DIRECTIVES; i++) {
+        const struct directive *d = &directives[i];
+        if (d->scope != SCOPE_GLOBAL || (d->flags & F_RELOAD) || same_value(d, cur, next))
+            continue;
+        char val[256], msg[400];
+        value_text(d, cur, val, sizeof(val));
+        snprintf(msg, sizeof(msg), "%s: a change needs a restart; still %s", d->name, val);
+        if (copy_value(d, next, cur) != 0)
+            return -1;
+        if (warn)
+            warn(ctx, msg);
+    }
+    return 0;
 }
 
 const char *conf_log_level_name(enum conf_log_level level)

@@ -70,10 +70,10 @@ struct conf {
     char *admin_token; /* secret for admin commands; NULL if unset */
     enum conf_log_level log_level;
 
-    /* Limits, all reloadable. Sizes in bytes, times in seconds. */
+    /* Limits, all reloadable but max_items. Sizes in bytes, times in seconds. */
     size_t max_line;           /* longest protocol line */
     size_t max_item;           /* longest item; always < max_line */
-    unsigned max_items;        /* items in one request */
+    unsigned max_items;        /* items in one request; restart-only (sizes worker scratch) */
     unsigned max_connections;  /* open client connections, all listeners together */
     unsigned idle_timeout;     /* close a silent connection after this; 0 = never */
     size_t max_output;         /* pending output at which we stop reading a connection */
@@ -115,6 +115,13 @@ int conf_is_valid_name(const char *s, size_t len);
  * directive marked not reloadable whose value differs (filters are all
  * reloadable: adding, dropping or changing them is the reload's job). */
 int conf_check_reload(const struct conf *cur, const struct conf *next, char *err, size_t errlen);
+
+/* A reload keeps what needs a restart: for each directive marked not
+ * reloadable whose value differs, next gets cur's value back and warn(ctx,
+ * "NAME: a change needs a restart; still VALUE") is called. 0, or -1 when
+ * out of memory (next is then half updated: free it). */
+typedef void conf_warn_fn(void *ctx, const char *msg);
+int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *warn, void *ctx);
 
 const char *conf_log_level_name(enum conf_log_level level);
 const char *conf_layout_name(enum conf_layout layout);

@@ -232,6 +232,12 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
            old_cf->layout != cf->layout || old_cf->file != NULL;
 }
 
+static void warn_restart(void *ctx, const char *msg)
+{
+    (void)ctx;
+    log_warn("reload: %s", msg);
+}
+
 /* The reload proper (reload thread). Builds the next catalog beside the
  * current one: each changed filter is loaded, gets its journal replayed, and
  * from then on receives every add the old version receives (st->pending), so
@@ -260,8 +266,14 @@ static json_t *reload_run(struct reloader *r)
         return report;
     }
     const struct catalog *cur = registry_read(r->reg);
-    if (conf_check_reload(cur->conf, conf, err, sizeof(err)) != 0)
-        log_warn("reload: %s; that takes a restart: the running value is kept", err);
+    /* What needs a restart keeps its running value, in the published conf
+     * too, so what INFO and every worker read is what is in force. */
+    if (conf_keep_running(conf, cur->conf, warn_restart, NULL) != 0) {
+        conf_free(conf);
+        json_object_set_new(report, "ok", json_false());
+        json_object_set_new(report, "error", json_string("out of memory"));
+        return report;
+    }
     log_set_level((enum log_level)conf->log_level);
 
     struct catalog *next = calloc(1, sizeof(*next));

@@ -70,6 +70,49 @@ START_TEST(test_shutdown_with_reloads_pipelined)
 }
 END_TEST
 
+/* ---- max_items needs a restart ---- */
+
+static void write_max_items(struct dh_daemon *d, unsigned max_items)
+{
+    char body[256];
+    snprintf(body, sizeof(body),
+             "threads 1\nmax_items %u\nfilter f {\n    capacity 1000\n    journal off\n}\n",
+             max_items);
+    dh_write_config(d, body);
+}
+
+/* The workers' per-request buffers are sized from max_items once, at start:
+ * it used to be marked reloadable, so a reload published a value the workers
+ * silently clamped (raised) or applied (lowered). Now a reload that changes
+ * it says so in the log and keeps the running value both ways. */
+START_TEST(test_max_items_needs_restart)
+{
+    struct dh_daemon *d = dh_new();
+    write_max_items(d, 5);
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "MCHECK f a b c d e", "NO NO NO NO NO");
+    const char *l = dh_cmd(c, "MCHECK f a b c d e f");
+    ck_assert_msg(strncmp(l, "ERR too_many_items ", 19) == 0, "%s", l);
+
+    write_max_items(d, 50); /* raised: still 5 */
+    l = dh_cmd(c, "RELOAD");
+    ck_assert_msg(strncmp(l, "OK", 2) == 0, "%s", l);
+    ck_assert_msg(dh_log_contains(d, "max_items: a change needs a restart; still 5"),
+                  "no warning in the log:\n%.4000s", dh_log_read(d));
+    l = dh_cmd(c, "MCHECK f a b c d e f");
+    ck_assert_msg(strncmp(l, "ERR too_many_items 6 items; the limit is 5", 42) == 0, "%s", l);
+
+    write_max_items(d, 3); /* lowered: still 5 too */
+    l = dh_cmd(c, "RELOAD");
+    ck_assert_msg(strncmp(l, "OK", 2) == 0, "%s", l);
+    DH_EXPECT(c, "MCHECK f a b c d e", "NO NO NO NO NO");
+
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *lifecycle_suite(void)
@@ -79,6 +122,7 @@ static Suite *lifecycle_suite(void)
     tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_shutdown_with_reloads_pipelined);
+    tcase_add_test(tc, test_max_items_needs_restart);
     suite_add_tcase(s, tc);
     return s;
 }
