@@ -116,6 +116,18 @@ static void set_status(struct fstate *st, const char *status, const char *error)
 
 /* ---- start-up ---- */
 
+int reload_publish_conf(struct registry *reg, struct conf *conf, char *err, size_t errlen)
+{
+    struct catalog *c = calloc(1, sizeof(*c));
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    c->conf = conf;
+    registry_publish(reg, c);
+    return 0;
+}
+
 int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, char *err,
                    size_t errlen)
 {
@@ -126,6 +138,10 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    /* The config reload_publish_conf published: the new catalog takes it
+     * over. No worker runs yet, so the writer may still change the old one. */
+    struct catalog *cur = atomic_load(&reg->current);
+    bool taken = cur && cur->conf == conf;
     for (size_t i = 0; i < conf->n_filters; i++) {
         const struct conf_filter *cf = &conf->filters[i];
         struct fentry *e = &c->entries[i];
@@ -162,6 +178,8 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
         set_status(e->st, "loaded", NULL);
     }
     c->conf = conf;
+    if (taken)
+        cur->conf = NULL;
     registry_publish(reg, c);
     return 0;
 fail:

@@ -17,8 +17,14 @@
 
 struct reloader;
 
-/* Start-up (main thread): load every filter of conf, open and replay its
- * journal, publish. On failure nothing is served and err says why. */
+/* Start-up (main thread), before the listeners are bound: publish conf with
+ * no filter yet, so server_create binds from it; the registry owns conf. */
+int reload_publish_conf(struct registry *reg, struct conf *conf, char *err, size_t errlen);
+/* Start-up (main thread), after privileges were dropped and before any worker
+ * runs: load every filter of conf, open and replay its journal, publish. conf
+ * may be the one reload_publish_conf published (it moves to the new catalog);
+ * otherwise the new catalog takes ownership of it on success. On failure
+ * nothing is served and err says why. */
 int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, char *err,
                    size_t errlen);
 
