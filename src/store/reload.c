@@ -475,8 +475,10 @@ static void *reloader_main(void *arg)
     pthread_mutex_lock(&r->mu);
     while (!r->stop || r->pending) {
         if (!r->pending) {
+            /* The condvar waits on CLOCK_MONOTONIC (reloader_start): a
+             * wall-clock step must not stall or spin the journal tick. */
             struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
+            clock_gettime(CLOCK_MONOTONIC, &ts);
             ts.tv_sec += 1;
             pthread_cond_timedwait(&r->cv, &r->mu, &ts);
             if (!r->pending) {
@@ -534,8 +536,14 @@ struct reloader *reloader_start(struct registry *reg, const char *config_path, u
     r->reg = reg;
     r->threads = threads;
     pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&r->tid, NULL, reloader_main, r) != 0) {
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->cv);
         free(r->config_path);
         free(r);
         return NULL;
