@@ -803,19 +803,19 @@ START_TEST(test_parse_addr)
 {
     struct conf_addr a;
     char e[256];
-    ck_assert_int_eq(conf_parse_addr("192.168.1.20:53", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("192.168.1.20:53", &a, e, sizeof(e)), 0);
     assert_v4(&a, "192.168.1.20", 53);
     ck_assert_str_eq(a.text, "192.168.1.20:53");
     ck_assert_uint_eq(a.line, 0);
-    ck_assert_int_eq(conf_parse_addr("*:7878", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("*:7878", &a, e, sizeof(e)), 0);
     assert_v4(&a, "0.0.0.0", 7878);
-    ck_assert_int_eq(conf_parse_addr("1.2.3.4:0", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("1.2.3.4:0", &a, e, sizeof(e)), 0);
     assert_v4(&a, "1.2.3.4", 0);
-    ck_assert_int_eq(conf_parse_addr("[2001:db8::42]:443", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("[2001:db8::42]:443", &a, e, sizeof(e)), 0);
     assert_v6(&a, "2001:db8::42", 443);
-    ck_assert_int_eq(conf_parse_addr("[::ffff:10.0.0.1]:1", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("[::ffff:10.0.0.1]:1", &a, e, sizeof(e)), 0);
     assert_v6(&a, "::ffff:10.0.0.1", 1);
-    ck_assert_int_eq(conf_parse_addr("[fe80::1%1]:80", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("[fe80::1%1]:80", &a, e, sizeof(e)), 0);
     assert_v6(&a, "fe80::1", 80);
     ck_assert_uint_eq(((struct sockaddr_in6 *)&a.ss)->sin6_scope_id, 1);
 
@@ -844,12 +844,12 @@ START_TEST(test_parse_addr)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         e[0] = '\0';
-        ck_assert_msg(conf_parse_addr(bad[i].in, &a, e, sizeof(e)) == -1, "accepted %s", bad[i].in);
+        ck_assert_msg(addr_parse(bad[i].in, &a, e, sizeof(e)) == -1, "accepted %s", bad[i].in);
         ck_assert_str_eq(e, bad[i].want);
     }
     char longest[CONF_ADDR_TEXT_MAX + 8];
     snprintf(longest, sizeof(longest), "[%0*d]:1", CONF_ADDR_TEXT_MAX, 0);
-    ck_assert_int_eq(conf_parse_addr(longest, &a, e, sizeof(e)), -1);
+    ck_assert_int_eq(addr_parse(longest, &a, e, sizeof(e)), -1);
     ck_assert_ptr_nonnull(strstr(e, "is too long"));
 }
 END_TEST
