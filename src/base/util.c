@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -306,4 +307,20 @@ void util_addr_text(const struct sockaddr *sa, char *buf, size_t len)
     } else {
         snprintf(buf, len, "?");
     }
+}
+
+int util_random_u64(uint64_t *out, char *err, size_t errlen)
+{
+    unsigned char *p = (unsigned char *)out;
+    size_t got = 0;
+    while (got < sizeof(*out)) {
+        ssize_t n = getrandom(p + got, sizeof(*out) - got, 0);
+        if (n > 0) {
+            got += (size_t)n;
+        } else if (n < 0 && errno != EINTR) {
+            snprintf(err, errlen, "getrandom: %s", strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -46,6 +46,11 @@ bool util_addr_is_loopback(const struct sockaddr *sa);
 /* "1.2.3.4:5" or "[::1]:5" into buf (for logs). */
 void util_addr_text(const struct sockaddr *sa, char *buf, size_t len);
 
+/* 8 random bytes from the kernel (getrandom): retried on EINTR only; any
+ * other failure (no getrandom in this kernel, a seccomp filter) is -1 with
+ * "getrandom: reason" in err, never a loop. */
+int util_random_u64(uint64_t *out, char *err, size_t errlen);
+
 /* Human-readable byte count ("25.6 GiB") into buf. */
 const char *util_human_bytes(uint64_t bytes, char *buf, size_t len);
 

@@ -9,45 +9,95 @@
 #include "base/log.h"
 #include "store/journal.h"
 
+void (*gate_test_after_append)(void);
+
+/* Append one record to j and remember j for the batch's group commit. */
+static int record(struct gate_batch *b, const struct fentry *e, struct journal *j,
+                  const struct filter_key *keys, size_t n, char *err, size_t errlen)
+{
+    if (journal_append(j, keys, n, err, errlen) != 0) {
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    if (gate_test_after_append)
+        gate_test_after_append();
+    bool seen = false;
+    for (unsigned i = 0; i < b->n_dirty && !seen; i++)
+        seen = b->dirty[i] == j;
+    if (!seen && b->n_dirty < GATE_MAX_DIRTY) {
+        b->dirty[b->n_dirty++] = j;
+    } else if (!seen && journal_commit(j, err, errlen) != 0) {
+        /* More journals in one batch than we track: this one commits now. */
+        log_error("filter %s: %s", e->name, err);
+        return -1;
+    }
+    return 0;
+}
+
 /* An add, for both protocols: into the filter's journal first (a record the
  * batch's replies will wait for, through one group commit under fsync
  * always), then into the version this request holds, then into the version a
- * reload is preparing, if any. -1 with the reason if the journal refused the
- * add: nothing was added, and the add must be refused.
+ * reload is preparing, if any; and if the journal was rotated meanwhile, into
+ * the new journal too. -1 with the reason if a journal refused the add: the
+ * add must be refused (it may have reached a version already, which only
+ * makes the filter hold more than it was asked to).
  *
- * Why the third step: a reload replays the journal onto its new version and
- * then publishes it; an add that reaches only the old version after the
- * replay read the journal's end would be missing from the new one, and a
- * client that was told NEW would get NO. The reload thread publishes
- * st->pending before it reads the journal's end; this thread appends before
- * it reads st->pending. With a full fence on both sides, either this thread
- * sees the pending version (and adds to it) or the replay sees the record. */
+ * The reload side (reload.c, publish_pending), per filter, in this order:
+ *   R1  swap st->journal from the old journal Jo to the new Jn (same journal:
+ *       no swap), seq_cst;
+ *   R2  store st->pending = v (the new version, Jn already replayed to e1);
+ *   R3  full fence; e2 = journal_end(Jn); replay [e1, e2) onto v;
+ *   then publish the catalog, wait out the grace period, clear pending.
+ * This side: A1 j = st->journal; A2 append to j; add to e->v; A3 full fence;
+ * A4 p = st->pending, add to p; A5 j' = st->journal; if j' != j, A6 append to
+ * j', then back to A3 (fence, re-read pending, add there).
+ *
+ * What must hold when v goes live: v holds every add recorded in Jn, and an
+ * add that reached v is recorded in Jn (so a restart, which replays Jn,
+ * serves the same set). Adds recorded only in Jo belong to the retired
+ * journal, as every add made before the rotation does (docs/operations.md).
+ *
+ *  - An add whose last journal read (A1 or A5) returned Jn appended to Jn
+ *    after it (A2 or A6), then fenced and read pending (A4). With the reload's
+ *    R2; fence; read of Jn's end, this is the store-buffering pattern: either
+ *    A4 sees v, and the add reaches v, or the reload's read of Jn's end
+ *    (the append advanced it before the add's fence) covers the record, which
+ *    is replayed.
+ *  - An add that reached v (A4 read R2's store) then reads st->journal (A5):
+ *    R1 is sequenced before R2, which happens before A4, so A5 returns Jn (or
+ *    a later journal), never Jo: the add is appended to Jn too.
+ *  - Otherwise every journal read of the add returned Jo and none of its
+ *    pending reads saw v: all of it happened before R1, and like any add
+ *    made before the rotation it is in Jo and the old version only. No client
+ *    can tell it from an add that finished before the reload began: a reply
+ *    sent after R1 comes from an add whose A5 followed R1.
+ * Before this order the reload stored pending after the swap and the worker
+ * never re-read the journal: an add that read Jo before the swap and pending
+ * before R2 was told NEW and then answered NO by v (tests/unit/check_rotation).
+ * With the journal unchanged, R1 is not there and A5 always returns j: the
+ * first case is the whole argument, as before.
+ *
+ * The loop runs at most twice: a second rotation would need a second publish,
+ * whose grace period waits for this worker to leave the callback it is in. */
 int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_key *keys, size_t n,
              bool *added, char *err, size_t errlen)
 {
-    struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_acquire);
-    if (j) {
-        if (journal_append(j, keys, n, err, errlen) != 0) {
-            log_error("filter %s: %s", e->name, err);
-            return -1;
-        }
-        bool seen = false;
-        for (unsigned i = 0; i < b->n_dirty && !seen; i++)
-            seen = b->dirty[i] == j;
-        if (!seen && b->n_dirty < GATE_MAX_DIRTY) {
-            b->dirty[b->n_dirty++] = j;
-        } else if (!seen && journal_commit(j, err, errlen) != 0) {
-            /* More journals in one batch than we track: this one commits now. */
-            log_error("filter %s: %s", e->name, err);
-            return -1;
-        }
-    }
+    struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
+    if (j && record(b, e, j, keys, n, err, errlen) != 0)
+        return -1;
     filter_add_batch(e->v->f, keys, n, added);
-    atomic_thread_fence(memory_order_seq_cst);
-    struct fversion *pending = atomic_load_explicit(&e->st->pending, memory_order_acquire);
-    if (pending && pending != e->v)
-        filter_add_batch(pending->f, keys, n, NULL);
-    return 0;
+    for (;;) {
+        atomic_thread_fence(memory_order_seq_cst);
+        struct fversion *pending = atomic_load_explicit(&e->st->pending, memory_order_seq_cst);
+        if (pending && pending != e->v)
+            filter_add_batch(pending->f, keys, n, NULL);
+        struct journal *now = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
+        if (now == j)
+            return 0;
+        j = now; /* rotated while we added: the record is in the retired journal only */
+        if (j && record(b, e, j, keys, n, err, errlen) != 0)
+            return -1;
+    }
 }
 
 /* Group commit: before any reply of a batch is written, make its journal

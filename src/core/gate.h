@@ -27,6 +27,11 @@ struct gate_batch {
 int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_key *keys, size_t n,
              bool *added, char *err, size_t errlen);
 
+/* Test seam (NULL in production): called by gate_add right after an add's
+ * journal record is written, before the add reaches any version, so a test
+ * can hold a worker there while a reload rotates the journal. */
+extern void (*gate_test_after_append)(void);
+
 /* Whether the batch appended to a journal that still needs its group commit. */
 static inline bool gate_dirty(const struct gate_batch *b)
 {

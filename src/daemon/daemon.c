@@ -103,7 +103,8 @@ static int write_pidfile(const char *path, char *err, size_t errlen)
 }
 
 /* Switch to `user` (and its groups) after the listeners are bound and before
- * any thread starts, so no thread ever runs with the old credentials. */
+ * the filters and journals are opened and any thread starts, so no thread ever
+ * runs with the old credentials and start-up opens files as reloads do. */
 static int drop_privileges(const char *user, char *err, size_t errlen)
 {
     struct passwd *pw = getpwnam(user);
@@ -221,7 +222,13 @@ int daemon_main(int argc, char **argv)
         conf_free(conf);
         return 1;
     }
-    if (reload_initial(d.reg, conf, 0, err, sizeof(err)) != 0) {
+    /* Start-up order (after memcached): bind every listener (it may need
+     * root: a port below 1024), write the pidfile, drop privileges, and only
+     * then load the filters and open (or create) the journals, so that they
+     * are opened by the same user as on every later reload; then start the
+     * threads. The listeners are bound from the config, published first
+     * with no filter. */
+    if (reload_publish_conf(d.reg, conf, err, sizeof(err)) != 0) {
         log_error("%s", err);
         conf_free(conf);
         goto out;
@@ -248,6 +255,11 @@ int daemon_main(int argc, char **argv)
         log_error("%s", err);
         goto out;
     }
+    if (reload_initial(d.reg, conf, 0, err, sizeof(err)) != 0) {
+        log_error("%s", err);
+        goto out;
+    }
+    cat = registry_read(d.reg); /* the catalog with the filters */
     d.base = event_base_new();
     struct event *sigs[4] = {
         evsignal_new(d.base, SIGTERM, on_stop, &d), evsignal_new(d.base, SIGINT, on_stop, &d),
@@ -271,16 +283,18 @@ int daemon_main(int argc, char **argv)
 
     event_base_dispatch(d.base);
 
-    /* The reload in progress (if any) finishes and answers first, while the
-     * workers still run; then the workers drain. */
+    /* Shutdown order: refuse new reloads first (a RELOAD still buffered on a
+     * connection is answered with its error), let the reload in progress
+     * finish and answer while the workers still run, then drain the workers,
+     * and only then free the reloader: until server_stop returns, a worker
+     * may still call the hook with it. */
     reloader_stop(d.reloader);
-    d.reloader = NULL;
     unsigned timeout = registry_read(d.reg)->conf->shutdown_timeout;
     server_stop(d.srv, timeout);
     log_info("stopped");
     rc = 0;
 out_sigs:
-    reloader_stop(d.reloader);
+    reloader_free(d.reloader);
     for (int i = 0; sigs[i]; i++)
         event_free(sigs[i]);
 out:

@@ -1,8 +1,9 @@
-/* The configuration parser. Every directive is one row of directives[] (name,
+/* The configuration parser. Every directive is one row of conf_directives[] (name,
  * scope, type, field, default, bounds, flags) and everything else -- defaults,
- * value parsing, duplicate detection, the reload check -- is generic over that
- * table, so a new directive is a new field and a new row. The grammar and the
- * wording of every message are pinned by tests/check_conf.c. */
+ * value parsing, duplicate detection, the reload check (conf_file.c) -- is
+ * generic over that table, so a new directive is a new field and a new row.
+ * Addresses are parsed by addr.c. The grammar and the wording of every message
+ * are pinned by tests/unit/check_conf.c. */
 #include "config.h"
 
 #include "store/conf.h"
@@ -22,63 +23,25 @@
 #include <unistd.h>
 
 #include "bloom/filter.h"
+#include "store/conf_table.h"
 
-_Static_assert((int)CONF_LAYOUT_BLOCKED == (int)FILTER_BLOCKED, "conf and filter layouts differ");
-_Static_assert((int)CONF_LAYOUT_CLASSIC == (int)FILTER_CLASSIC, "conf and filter layouts differ");
+_Static_assert((int)CONF_LAYOUT_BLOCKED == (int)FILTER_BLOCKED, "conf and filter conf_layouts differ");
+_Static_assert((int)CONF_LAYOUT_CLASSIC == (int)FILTER_CLASSIC, "conf and filter conf_layouts differ");
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
 #define GIB (1024ull * MIB)
 
-enum conf_type {
-    T_INT,    /* unsigned decimal */
-    T_SIZE,   /* unsigned decimal, optional binary suffix K/KiB/M/MiB/G/GiB */
-    T_DOUBLE, /* decimal or exponent notation; no hex, inf or nan */
-    T_STRING, /* min and max bound the length in bytes */
-    T_PATH,   /* a relative path is resolved against the config's directory */
-    T_ENUM,   /* one of enums[] */
-    T_ADDRS,  /* appends a struct conf_addr to the array; its size_t count is at count_offset */
-};
-
-enum conf_scope {
-    SCOPE_GLOBAL, /* field of struct conf */
-    SCOPE_FILTER, /* field of struct conf_filter, inside `filter NAME { }` */
-};
-
-#define F_REPEAT 1u /* may be given more than once: the list types */
-#define F_RELOAD 2u /* may change on SIGHUP without a restart */
-#define F_OFF 4u    /* the value "off" sets the bool at off_offset */
-
-struct conf_enum {
-    const char *name;
-    int value;
-};
-
-struct directive {
-    const char *name;
-    enum conf_scope scope;
-    enum conf_type type;
-    size_t offset;                 /* of the field in struct conf or struct conf_filter */
-    size_t size;                   /* of the field: integers and enums are stored by width */
-    const char *def;               /* default as config text; NULL: zero, NULL or computed */
-    uint64_t min, max;             /* T_INT and T_SIZE: the value; T_STRING: the length */
-    double dmin, dmax;             /* T_DOUBLE */
-    const struct conf_enum *enums; /* T_ENUM, ends with a NULL name */
-    size_t count_offset;           /* T_ADDRS: the size_t count in struct conf */
-    size_t off_offset;             /* F_OFF: the bool set by "off" */
-    unsigned flags;                /* F_* */
-};
-
 /* The tables below read best one row a line, in columns. */
 /* clang-format off */
-static const struct conf_enum log_levels[] = {
+const struct conf_enum conf_log_levels[] = {
     {"debug", CONF_LOG_DEBUG}, {"info", CONF_LOG_INFO}, {"warn", CONF_LOG_WARN},
     {"error", CONF_LOG_ERROR}, {NULL, 0},
 };
-static const struct conf_enum layouts[] = {
+const struct conf_enum conf_layouts[] = {
     {"blocked", CONF_LAYOUT_BLOCKED}, {"classic", CONF_LAYOUT_CLASSIC}, {NULL, 0},
 };
-static const struct conf_enum fsyncs[] = {
+const struct conf_enum conf_fsyncs[] = {
     {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},
     {NULL, 0},
 };
@@ -112,8 +75,9 @@ static const struct conf_enum fsyncs[] = {
 
 /* Every directive the file may hold. A list's default ("127.0.0.1:7878") applies
  * only when the file gives none; every other default is set before parsing.
- * Not F_RELOAD: what is bound, forked or dropped once at start-up. */
-static const struct directive directives[] = {
+ * Not F_RELOAD: what is bound, forked or dropped once at start-up, and
+ * max_items, which sizes each worker's per-request buffers once. */
+const struct directive conf_directives[] = {
     /*     name                scope   field             default  min      max        flags */
     ADDRS("listen",                    listen, n_listen, "127.0.0.1:7878",                0),
     ADDRS_OFF("http_listen",           http_listen, n_http_listen, http_off,
@@ -122,10 +86,10 @@ static const struct directive directives[] = {
     STRING("user",             GLOBAL, user,                      1,       256,       0),
     PATH(  "pidfile",          GLOBAL, pidfile,                                       0),
     STRING("admin_token",      GLOBAL, admin_token,               1,       256,       F_RELOAD),
-    ENUM(  "log_level",        GLOBAL, log_level,        log_levels, "info",          F_RELOAD),
+    ENUM(  "log_level",        GLOBAL, log_level,        conf_log_levels, "info",          F_RELOAD),
     SIZE(  "max_line",         GLOBAL, max_line,         "64K",   1 * KIB, 64 * MIB,  F_RELOAD),
     SIZE(  "max_item",         GLOBAL, max_item,         "8K",    1,       1 * MIB,   F_RELOAD),
-    INT(   "max_items",        GLOBAL, max_items,        "10000", 1,       1000000,   F_RELOAD),
+    INT(   "max_items",        GLOBAL, max_items,        "10000", 1,       1000000,   0),
     INT(   "max_connections",  GLOBAL, max_connections,  "10000", 1,       1000000,   F_RELOAD),
     INT(   "idle_timeout",     GLOBAL, idle_timeout,     "300",   0,       86400,     F_RELOAD),
     SIZE(  "max_output",       GLOBAL, max_output,       "4M",    64 * KIB, 1 * GIB,  F_RELOAD),
@@ -136,13 +100,14 @@ static const struct directive directives[] = {
     PATH(  "file",             FILTER, file,                                          F_RELOAD),
     SIZE(  "capacity",         FILTER, capacity,         NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
     DOUBLE("fpr",              FILTER, fpr,              "0.0001", FILTER_MIN_FPR, 0.5, F_RELOAD),
-    ENUM(  "layout",           FILTER, layout,           layouts, "blocked",          F_RELOAD),
+    ENUM(  "layout",           FILTER, layout,           conf_layouts, "blocked",          F_RELOAD),
     PATH_OFF("journal",        FILTER, journal, journal_off,                          F_RELOAD),
-    ENUM(  "fsync",            FILTER, fsync,            fsyncs,  "everysec",         F_RELOAD),
+    ENUM(  "fsync",            FILTER, fsync,            conf_fsyncs,  "everysec",         F_RELOAD),
 };
 /* clang-format on */
 
-#define N_DIRECTIVES (sizeof(directives) / sizeof(directives[0]))
+#define N_DIRECTIVES (sizeof(conf_directives) / sizeof(conf_directives[0]))
+const size_t conf_n_directives = N_DIRECTIVES;
 #define MAX_TOKENS 4 /* the longest line is `filter NAME {`; one more to detect extras */
 #define SHOW 64      /* at most this much of a bad value is echoed in a message */
 
@@ -190,8 +155,8 @@ static const char *errno_text(int e, char *buf, size_t len)
 static const struct directive *find_directive(const char *name)
 {
     for (size_t i = 0; i < N_DIRECTIVES; i++)
-        if (strcmp(directives[i].name, name) == 0)
-            return &directives[i];
+        if (strcmp(conf_directives[i].name, name) == 0)
+            return &conf_directives[i];
     return NULL;
 }
 
@@ -210,7 +175,7 @@ static void store_uint(void *field, size_t size, uint64_t v)
     }
 }
 
-static uint64_t load_uint(const void *field, size_t size)
+uint64_t conf_load_uint(const void *field, size_t size)
 {
     if (size == sizeof(uint32_t)) {
         uint32_t x;
@@ -372,26 +337,6 @@ static bool str_eq(const char *a, const char *b)
     return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-static in_port_t addr_port(const struct conf_addr *a)
-{
-    if (a->ss.ss_family == AF_INET)
-        return ((const struct sockaddr_in *)&a->ss)->sin_port;
-    return ((const struct sockaddr_in6 *)&a->ss)->sin6_port;
-}
-
-static bool addr_equal(const struct conf_addr *a, const struct conf_addr *b)
-{
-    if (a->ss.ss_family != b->ss.ss_family || addr_port(a) != addr_port(b))
-        return false;
-    if (a->ss.ss_family == AF_INET) {
-        const struct sockaddr_in *x = (const void *)&a->ss, *y = (const void *)&b->ss;
-        return x->sin_addr.s_addr == y->sin_addr.s_addr;
-    }
-    const struct sockaddr_in6 *x = (const void *)&a->ss, *y = (const void *)&b->ss;
-    return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0 &&
-           x->sin6_scope_id == y->sin6_scope_id;
-}
-
 /* Append one address to a listener list. The same address twice, in one list
  * or across listen and http_listen, would fail at bind() -- or, with
  * SO_REUSEPORT, silently split traffic between two protocols -- so it is an
@@ -401,12 +346,12 @@ static int add_addr(struct parser *p, const struct directive *d, const char *val
     struct conf *c = p->conf;
     char msg[256];
     struct conf_addr a;
-    if (conf_parse_addr(val, &a, msg, sizeof(msg)) < 0)
+    if (addr_parse(val, &a, msg, sizeof(msg)) < 0)
         return fail(p, line, "%s: %s", d->name, msg);
     a.line = line;
 
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        const struct directive *o = &directives[i];
+        const struct directive *o = &conf_directives[i];
         if (o->type != T_ADDRS || addr_port(&a) == 0)
             continue;
         const struct conf_addr *list = *(struct conf_addr **)((char *)c + o->offset);
@@ -437,7 +382,7 @@ static int add_addr(struct parser *p, const struct directive *d, const char *val
 static int set_off(struct parser *p, const struct directive *d, void *base)
 {
     bool *off = (bool *)((char *)base + d->off_offset);
-    size_t idx = (size_t)(d - directives);
+    size_t idx = (size_t)(d - conf_directives);
     if (d->type == T_ADDRS) {
         if (*off || *(size_t *)((char *)base + d->count_offset) > 0)
             return fail(p, p->line, "%s: off cannot be combined with other %s lines (line %u)",
@@ -514,7 +459,7 @@ static int set_value(struct parser *p, const struct directive *d, void *base, co
     case T_ADDRS:
         if ((d->flags & F_OFF) && *(bool *)((char *)base + d->off_offset))
             return fail(p, p->line, "%s: an address cannot follow \"%s off\" (line %u)", d->name,
-                        d->name, p->seen[d - directives]);
+                        d->name, p->seen[d - conf_directives]);
         return add_addr(p, d, val, p->line);
     }
     assert(!"unknown directive type");
@@ -524,7 +469,7 @@ static int set_value(struct parser *p, const struct directive *d, void *base, co
 static int apply_defaults(struct parser *p, enum conf_scope scope, void *base)
 {
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        const struct directive *d = &directives[i];
+        const struct directive *d = &conf_directives[i];
         if (d->scope == scope && d->def != NULL && d->type != T_ADDRS &&
             set_value(p, d, base, d->def) < 0)
             return -1;
@@ -605,7 +550,7 @@ static unsigned seen_line(const struct parser *p, const char *name)
 {
     const struct directive *d = find_directive(name);
     assert(d != NULL);
-    return p->seen[d - directives];
+    return p->seen[d - conf_directives];
 }
 
 static int open_block(struct parser *p, const struct token *tok, int n)
@@ -650,7 +595,7 @@ static int open_block(struct parser *p, const struct token *tok, int n)
     c->n_filters++;
     p->in_block = true;
     for (size_t i = 0; i < N_DIRECTIVES; i++)
-        if (directives[i].scope == SCOPE_FILTER)
+        if (conf_directives[i].scope == SCOPE_FILTER)
             p->seen[i] = 0;
     return apply_defaults(p, SCOPE_FILTER, f);
 }
@@ -727,7 +672,7 @@ static int parse_line(struct parser *p, const struct token *tok, int n)
         return fail(p, p->line, "%s: too many values (quote a value that contains spaces)",
                     d->name);
 
-    size_t idx = (size_t)(d - directives);
+    size_t idx = (size_t)(d - conf_directives);
     if (p->seen[idx] && !(d->flags & F_REPEAT))
         return fail(p, p->line, "%s: already set on line %u", d->name, p->seen[idx]);
     void *base = d->scope == SCOPE_GLOBAL ? (void *)p->conf : (void *)open_filter(p);
@@ -779,7 +724,7 @@ static int finish(struct parser *p)
 {
     struct conf *c = p->conf;
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        const struct directive *d = &directives[i];
+        const struct directive *d = &conf_directives[i];
         if (d->type != T_ADDRS || *(size_t *)((char *)c + d->count_offset) > 0)
             continue;
         if ((d->flags & F_OFF) && *(bool *)((char *)c + d->off_offset))
@@ -829,7 +774,7 @@ static char *conf_dir(const char *path)
 __attribute__((unused)) static bool table_ok(void)
 {
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        const struct directive *d = &directives[i];
+        const struct directive *d = &conf_directives[i];
         bool wide = d->size == sizeof(uint64_t), narrow = d->size == sizeof(uint32_t);
         if ((d->type == T_INT || d->type == T_SIZE) && !(wide || (narrow && d->max <= UINT32_MAX)))
             return false;
@@ -866,279 +811,4 @@ struct conf *conf_parse(const char *text, size_t len, const char *path, char *er
         return NULL;
     }
     return c;
-}
-
-/* Read the whole file, refusing anything over CONF_MAX_FILE_BYTES: a config
- * file is small, and a path pointing at a filter or a log by mistake should be
- * an error, not a parse of gigabytes. */
-struct conf *conf_load(const char *path, char *err, size_t errlen)
-{
-    char ebuf[128];
-    const char *why = NULL;
-    char *buf = NULL;
-    size_t cap = CONF_MAX_FILE_BYTES + 1, n = 0;
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        why = errno_text(errno, ebuf, sizeof(ebuf));
-        goto out;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        why = "is a directory";
-        goto out;
-    }
-    if (S_ISREG(st.st_mode) && st.st_size > (off_t)CONF_MAX_FILE_BYTES) {
-        why = "larger than 1 MiB; not a config file?";
-        goto out;
-    }
-    buf = malloc(cap);
-    if (buf == NULL) {
-        why = "out of memory";
-        goto out;
-    }
-    /* Read up to one byte past the limit rather than trust st_size, which a
-     * pipe, or a file being written as we read, does not report truthfully. */
-    while (n < cap) {
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            why = errno_text(errno, ebuf, sizeof(ebuf));
-            goto out;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    if (n > CONF_MAX_FILE_BYTES)
-        why = "larger than 1 MiB; not a config file?";
-out:
-    if (fd >= 0)
-        close(fd);
-    struct conf *c = NULL;
-    if (why != NULL)
-        snprintf(err, errlen, "%s: %s", path, why);
-    else
-        c = conf_parse(buf, n, path, err, errlen);
-    free(buf);
-    return c;
-}
-
-void conf_free(struct conf *c)
-{
-    if (c == NULL)
-        return;
-    for (size_t i = 0; i < c->n_filters; i++) {
-        free(c->filters[i].name);
-        free(c->filters[i].file);
-        free(c->filters[i].journal);
-    }
-    free(c->filters);
-    free(c->listen);
-    free(c->http_listen);
-    free(c->user);
-    free(c->pidfile);
-    free(c->admin_token);
-    free(c->path);
-    free(c->dir);
-    free(c);
-}
-
-static int parse_port(const char *s, in_port_t *out)
-{
-    unsigned v = 0;
-    size_t n = 0;
-    for (; is_digit(s[n]); n++) {
-        if (n == 5)
-            return -1;
-        v = v * 10 + (unsigned)(s[n] - '0');
-    }
-    if (n == 0 || s[n] != '\0' || v > 65535)
-        return -1;
-    *out = htons((in_port_t)v);
-    return 0;
-}
-
-/* IPv4 goes through inet_pton, which takes only dotted quads: getaddrinfo would
- * also take "127.1" and "0x7f000001", which nobody means in a config file. IPv6
- * goes through getaddrinfo with AI_NUMERICHOST, which never touches DNS but,
- * unlike inet_pton, understands a scope ("fe80::1%eth0"). */
-int conf_parse_addr(const char *s, struct conf_addr *out, char *err, size_t errlen)
-{
-    memset(out, 0, sizeof(*out));
-    size_t len = strlen(s);
-    if (len == 0) {
-        snprintf(err, errlen, "empty address");
-        return -1;
-    }
-    if (len >= sizeof(out->text)) {
-        snprintf(err, errlen, "address \"%.*s...\" is too long", SHOW, s);
-        return -1;
-    }
-    memcpy(out->text, s, len + 1);
-
-    char host[CONF_ADDR_TEXT_MAX];
-    const char *port;
-    bool v6 = s[0] == '[';
-    if (v6) {
-        const char *close = strchr(s, ']');
-        if (close == NULL || close[1] != ':') {
-            snprintf(err, errlen, "\"%s\" is not [IPV6]:PORT", s);
-            return -1;
-        }
-        memcpy(host, s + 1, (size_t)(close - s - 1));
-        host[close - s - 1] = '\0';
-        port = close + 2;
-    } else {
-        const char *colon = strrchr(s, ':');
-        if (colon == NULL) {
-            snprintf(err, errlen, "\"%s\" has no port (expected HOST:PORT, [IPV6]:PORT or *:PORT)",
-                     s);
-            return -1;
-        }
-        memcpy(host, s, (size_t)(colon - s));
-        host[colon - s] = '\0';
-        if (strchr(host, ':') != NULL) {
-            snprintf(err, errlen, "\"%s\": an IPv6 address needs brackets, as in [::1]:7878", s);
-            return -1;
-        }
-        port = colon + 1;
-    }
-    if (host[0] == '\0') {
-        snprintf(err, errlen, "\"%s\" has no address (use *:PORT for any IPv4 address)", s);
-        return -1;
-    }
-    in_port_t nport;
-    if (parse_port(port, &nport) < 0) {
-        snprintf(err, errlen, "\"%s\": port \"%s\" is not a number from 0 to 65535", s, port);
-        return -1;
-    }
-
-    if (!v6) {
-        struct sockaddr_in *sin = (struct sockaddr_in *)&out->ss;
-        sin->sin_family = AF_INET;
-        sin->sin_port = nport;
-        if (strcmp(host, "*") == 0) {
-            sin->sin_addr.s_addr = htonl(INADDR_ANY);
-        } else if (inet_pton(AF_INET, host, &sin->sin_addr) != 1) {
-            snprintf(err, errlen, "\"%s\": \"%s\" is not a numeric IPv4 address", s, host);
-            return -1;
-        }
-        out->len = sizeof(*sin);
-        return 0;
-    }
-
-    struct addrinfo hints = {.ai_family = AF_INET6, .ai_flags = AI_NUMERICHOST};
-    struct addrinfo *res = NULL;
-    if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL ||
-        res->ai_addrlen > sizeof(struct sockaddr_in6)) {
-        if (res != NULL)
-            freeaddrinfo(res);
-        snprintf(err, errlen, "\"%s\": \"%s\" is not a numeric IPv6 address", s, host);
-        return -1;
-    }
-    memcpy(&out->ss, res->ai_addr, res->ai_addrlen);
-    out->len = (socklen_t)res->ai_addrlen;
-    freeaddrinfo(res);
-    ((struct sockaddr_in6 *)&out->ss)->sin6_port = nport;
-    return 0;
-}
-
-const struct conf_filter *conf_find_filter(const struct conf *c, const char *name)
-{
-    for (size_t i = 0; i < c->n_filters; i++)
-        if (strcmp(c->filters[i].name, name) == 0)
-            return &c->filters[i];
-    return NULL;
-}
-
-int conf_is_valid_name(const char *s, size_t len)
-{
-    if (len < 1 || len > CONF_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_' ||
-              c == '.' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
-/* Lists compare as sets: reordering listen lines is not a change worth a restart. */
-static bool addrs_equal(const struct conf_addr *a, size_t na, const struct conf_addr *b, size_t nb)
-{
-    if (na != nb)
-        return false;
-    for (size_t i = 0; i < na; i++) {
-        bool found = false;
-        for (size_t j = 0; j < nb && !found; j++)
-            found = addr_equal(&a[i], &b[j]);
-        if (!found)
-            return false;
-    }
-    return true;
-}
-
-/* Generic over the table, so a directive marked not reloadable is checked
- * without anyone remembering to add it here. */
-int conf_check_reload(const struct conf *cur, const struct conf *next, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        const struct directive *d = &directives[i];
-        if (d->scope != SCOPE_GLOBAL || (d->flags & F_RELOAD))
-            continue;
-        const char *a = (const char *)cur + d->offset, *b = (const char *)next + d->offset;
-        bool same = true;
-        switch (d->type) {
-        case T_INT:
-        case T_SIZE:
-        case T_ENUM:
-            same = load_uint(a, d->size) == load_uint(b, d->size);
-            break;
-        case T_DOUBLE:
-            same = memcmp(a, b, sizeof(double)) == 0;
-            break;
-        case T_STRING:
-        case T_PATH:
-            same = str_eq(*(char *const *)a, *(char *const *)b);
-            break;
-        case T_ADDRS:
-            same = addrs_equal(*(struct conf_addr *const *)a,
-                               *(const size_t *)((const char *)cur + d->count_offset),
-                               *(struct conf_addr *const *)b,
-                               *(const size_t *)((const char *)next + d->count_offset));
-            break;
-        }
-        if (same && (d->flags & F_OFF))
-            same = *(const bool *)((const char *)cur + d->off_offset) ==
-                   *(const bool *)((const char *)next + d->off_offset);
-        if (!same) {
-            snprintf(err, errlen, "%s: %s changed; it takes effect only on a restart",
-                     next->path ? next->path : "(config)", d->name);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static const char *enum_name(const struct conf_enum *e, int value)
-{
-    for (; e->name; e++)
-        if (e->value == value)
-            return e->name;
-    return "unknown";
-}
-
-const char *conf_log_level_name(enum conf_log_level level)
-{
-    return enum_name(log_levels, level);
-}
-const char *conf_layout_name(enum conf_layout layout)
-{
-    return enum_name(layouts, layout);
-}
-const char *conf_fsync_name(enum conf_fsync fsync)
-{
-    return enum_name(fsyncs, fsync);
 }

@@ -10,9 +10,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "store/addr.h"
+
 #define CONF_MAX_FILE_BYTES (1u << 20) /* conf_load refuses anything larger */
 #define CONF_NAME_MAX 64               /* filter names: [A-Za-z0-9_.-]{1,64} */
-#define CONF_ADDR_TEXT_MAX 80          /* "[v6%scope]:port" and its NUL fit */
 
 enum conf_log_level {
     CONF_LOG_DEBUG,
@@ -32,14 +33,6 @@ enum conf_fsync {
     CONF_FSYNC_ALWAYS,   /* fsync the journal after every write */
     CONF_FSYNC_EVERYSEC, /* at most a second of adds lost on power failure */
     CONF_FSYNC_NO,       /* leave it to the kernel */
-};
-
-/* A numeric socket address, ready for bind(). */
-struct conf_addr {
-    struct sockaddr_storage ss;    /* AF_INET or AF_INET6, port set */
-    socklen_t len;                 /* bytes of ss that matter, for bind() */
-    unsigned line;                 /* config line it came from; 0 for a default */
-    char text[CONF_ADDR_TEXT_MAX]; /* as written, for messages: "127.0.0.1:7878" */
 };
 
 /* One `filter NAME { ... }` block. */
@@ -70,10 +63,10 @@ struct conf {
     char *admin_token; /* secret for admin commands; NULL if unset */
     enum conf_log_level log_level;
 
-    /* Limits, all reloadable. Sizes in bytes, times in seconds. */
+    /* Limits, all reloadable but max_items. Sizes in bytes, times in seconds. */
     size_t max_line;           /* longest protocol line */
     size_t max_item;           /* longest item; always < max_line */
-    unsigned max_items;        /* items in one request */
+    unsigned max_items;        /* items in one request; restart-only (sizes worker scratch) */
     unsigned max_connections;  /* open client connections, all listeners together */
     unsigned idle_timeout;     /* close a silent connection after this; 0 = never */
     size_t max_output;         /* pending output at which we stop reading a connection */
@@ -100,11 +93,6 @@ struct conf *conf_load(const char *path, char *err, size_t errlen);
 
 void conf_free(struct conf *conf);
 
-/* Parse "A.B.C.D:PORT", "[V6]:PORT" or "*:PORT" (any IPv4 address). Numeric
- * addresses only, never a DNS lookup; port 0 to 65535 (0 asks for an ephemeral
- * port). 0, or -1 with the reason in err. */
-int conf_parse_addr(const char *s, struct conf_addr *out, char *err, size_t errlen);
-
 /* The filter called name, or NULL. */
 const struct conf_filter *conf_find_filter(const struct conf *conf, const char *name);
 
@@ -115,6 +103,13 @@ int conf_is_valid_name(const char *s, size_t len);
  * directive marked not reloadable whose value differs (filters are all
  * reloadable: adding, dropping or changing them is the reload's job). */
 int conf_check_reload(const struct conf *cur, const struct conf *next, char *err, size_t errlen);
+
+/* A reload keeps what needs a restart: for each directive marked not
+ * reloadable whose value differs, next gets cur's value back and warn(ctx,
+ * "NAME: a change needs a restart; still VALUE") is called. 0, or -1 when
+ * out of memory (next is then half updated: free it). */
+typedef void conf_warn_fn(void *ctx, const char *msg);
+int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *warn, void *ctx);
 
 const char *conf_log_level_name(enum conf_log_level level);
 const char *conf_layout_name(enum conf_layout layout);

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -416,8 +415,9 @@ static int64_t replay_range(const char *path, int fd, uint64_t salt, uint64_t fr
 static int header_init(const char *path, int fd, uint64_t *salt, char *err, size_t errlen)
 {
     unsigned char h[JOURNAL_HEADER_BYTES];
-    while (getrandom(salt, sizeof(*salt), 0) != (ssize_t)sizeof(*salt))
-        ;
+    char why[256];
+    if (util_random_u64(salt, why, sizeof(why)) != 0)
+        return fail(err, errlen, "%s: a salt for the new journal: %s", path, why);
     header_encode(h, *salt);
     if (ftruncate(fd, 0) != 0)
         return fail(err, errlen, "%s: cannot truncate the incomplete header: %s", path,

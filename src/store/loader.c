@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "bloom/format.h"
@@ -49,8 +48,12 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
             return NULL;
         }
         uint64_t seed = 0;
-        while (seed == 0 && getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-            ;
+        while (seed == 0) { /* 0 is no seed; one draw in 2^64 */
+            if (util_random_u64(&seed, why, sizeof(why)) != 0) {
+                snprintf(err, errlen, "filter %s: a seed for the empty filter: %s", cf->name, why);
+                return NULL;
+            }
+        }
         f = filter_create(&plan, seed, why, sizeof(why));
         if (!f) {
             snprintf(err, errlen, "filter %s: %s", cf->name, why);

@@ -32,9 +32,14 @@ struct registry *registry_create(unsigned n_readers)
     for (unsigned i = 0; i < n_readers; i++)
         atomic_init(&reg->readers[i].seen, 0);
     atomic_init(&reg->epoch, 1);
-    atomic_init(&reg->current, NULL);
+    /* Readers never see NULL: until the first publish they see no filters. */
     struct catalog *empty = calloc(1, sizeof(*empty));
-    atomic_store(&reg->current, empty);
+    if (!empty) {
+        free(reg->readers);
+        free(reg);
+        return NULL;
+    }
+    atomic_init(&reg->current, empty);
     return reg;
 }
 

@@ -20,6 +20,8 @@
 #include "base/notify.h"
 #include "base/util.h"
 
+void (*reload_test_after_swap)(const char *filter);
+
 struct waiter {
     struct event_base *base;
     server_reload_done done;
@@ -35,7 +37,7 @@ struct reloader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool pending; /* a reload was asked for and has not started */
-    bool stop;
+    bool stop;    /* shutdown: refuse new requests, finish what is queued, exit */
     struct waiter *waiters; /* who wants the answer of the next run */
 };
 
@@ -114,6 +116,18 @@ static void set_status(struct fstate *st, const char *status, const char *error)
 
 /* ---- start-up ---- */
 
+int reload_publish_conf(struct registry *reg, struct conf *conf, char *err, size_t errlen)
+{
+    struct catalog *c = calloc(1, sizeof(*c));
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    c->conf = conf;
+    registry_publish(reg, c);
+    return 0;
+}
+
 int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, char *err,
                    size_t errlen)
 {
@@ -124,6 +138,10 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    /* The config reload_publish_conf published: the new catalog takes it
+     * over. No worker runs yet, so the writer may still change the old one. */
+    struct catalog *cur = atomic_load(&reg->current);
+    bool taken = cur && cur->conf == conf;
     for (size_t i = 0; i < conf->n_filters; i++) {
         const struct conf_filter *cf = &conf->filters[i];
         struct fentry *e = &c->entries[i];
@@ -160,6 +178,8 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
         set_status(e->st, "loaded", NULL);
     }
     c->conf = conf;
+    if (taken)
+        cur->conf = NULL;
     registry_publish(reg, c);
     return 0;
 fail:
@@ -230,11 +250,247 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
            old_cf->layout != cf->layout || old_cf->file != NULL;
 }
 
-/* The reload proper (reload thread). Builds the next catalog beside the
- * current one: each changed filter is loaded, gets its journal replayed, and
- * from then on receives every add the old version receives (st->pending), so
- * that when the catalog is published, once, the new version already holds
- * every acknowledged add. A filter that fails keeps its old version. */
+/* One reload, built beside the served catalog (reload thread). */
+struct run {
+    struct reloader *r;
+    struct conf *conf;         /* the new config: next owns it once published */
+    const struct catalog *cur; /* what is served until the publish */
+    struct catalog *next;      /* what will be */
+    json_t *arr;               /* the report's per-filter statuses */
+    struct fstate **pending;   /* states with st->pending set: cleared after the grace */
+    struct fversion **doomed;  /* failed after pending was set: freed after the grace */
+    struct journal **retired;  /* journals swapped out: closed after the grace */
+    size_t n_pending, n_doomed, n_retired;
+    bool ok;
+};
+
+/* One filter of the new config, as plan_filter found it. */
+struct change {
+    const struct conf_filter *cf;
+    const struct fentry *old; /* its entry in the served catalog; NULL if new */
+    struct fstate *st;
+    unsigned id;
+    bool journal_moved;     /* the journal to use is not the open one (new path, moved aside, off) */
+    struct journal *j;      /* the journal v is replayed from and st will hold; NULL: none */
+    struct journal *new_j;  /* opened by this reload: closed if the filter fails */
+    bool adopted;           /* j is the journal of a filter leaving the config */
+    struct fversion *v;     /* the new version */
+    uint64_t end;           /* where the first replay of j stopped */
+};
+
+static void warn_restart(void *ctx, const char *msg)
+{
+    (void)ctx;
+    log_warn("reload: %s", msg);
+}
+
+/* Plan: what changed for one filter. Finds its id and state, and whether its
+ * journal or its version is stale. 1: nothing changed, the served entry is
+ * kept; 0: a new version is to be loaded; -1: failed (err). */
+static int plan_filter(struct run *run, const struct conf_filter *cf, struct change *ch, char *err,
+                       size_t errlen)
+{
+    *ch = (struct change){.cf = cf};
+    ch->old = catalog_find(run->cur, cf->name, strlen(cf->name));
+    const struct conf_filter *old_cf = ch->old ? conf_find_filter(run->cur->conf, cf->name) : NULL;
+    bool fresh;
+    int id = ch->old ? (int)ch->old->id : registry_filter_id(run->r->reg, cf->name, &fresh);
+    if (id < 0) {
+        snprintf(err, errlen, "more than %u filters", REGISTRY_MAX_FILTERS);
+        return -1;
+    }
+    ch->id = (unsigned)id;
+    ch->st = registry_state(run->r->reg, ch->id);
+    struct journal *cur_j = atomic_load(&ch->st->journal);
+    /* A new path, or the file at the path is no longer the open one (an
+     * operator moved the journal aside to retire it): open a new journal. */
+    char statwhy[1024];
+    ch->journal_moved = !same_str(cur_j ? journal_path(cur_j) : NULL, cf->journal) ||
+                        (cur_j && journal_replaced(cur_j, statwhy, sizeof(statwhy)) == 1);
+    if (cur_j && !ch->journal_moved)
+        journal_set_policy(cur_j, cf->fsync);
+    ch->j = ch->journal_moved ? NULL : cur_j;
+    if (ch->old && !ch->journal_moved && !version_stale(ch->old->v, cf, old_cf))
+        return 1;
+    return 0;
+}
+
+/* Load one: the filter's new version off to the side (the old one keeps
+ * serving), with the journal it will use opened (or taken over from a filter
+ * leaving the config) and replayed onto it up to its current end. 0, or -1
+ * with err (ch->new_j and ch->v are then the caller's to release). */
+static int load_one(struct run *run, struct change *ch, char *err, size_t errlen)
+{
+    const struct conf_filter *cf = ch->cf;
+    if (ch->journal_moved && cf->journal) {
+        if ((ch->j = adopt_journal(run->cur, run->conf, cf))) {
+            ch->adopted = true;
+            log_info("filter %s: takes over journal %s from a filter no longer configured",
+                     cf->name, cf->journal);
+        } else if (!(ch->j = ch->new_j = open_journal(cf, err, errlen))) {
+            return -1;
+        }
+    }
+    if (!(ch->v = loader_load_filter(cf, run->r->threads, err, errlen)))
+        return -1;
+    ch->end = ch->j ? journal_end(ch->j) : 0;
+    char why[1024];
+    if (ch->j && replay(ch->j, ch->v->f, 0, ch->end, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, journal_path(ch->j), why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Publish pending: from here on every add reaches the new version too. The
+ * order is the protocol proved in core/gate.c (gate_add): swap the journal
+ * first (a rotation), then store `pending`, then a full fence and the read
+ * of the journal's end, whose tail is replayed; so an add that missed
+ * `pending` has its record before that end, and an add that saw `pending`
+ * re-reads the journal and records itself in the new one. The retired
+ * journal is closed, and `pending` cleared, only after the grace period of
+ * the publish (reload_run). 0, or -1 with err: the tail could not be read;
+ * v is then doomed (a worker may be adding to it) and ch->v is NULL. */
+static int publish_pending(struct run *run, struct change *ch, char *err, size_t errlen)
+{
+    struct fstate *st = ch->st;
+    if (ch->journal_moved) {
+        struct journal *was = atomic_exchange(&st->journal, ch->j);
+        if (was)
+            run->retired[run->n_retired++] = was;
+        ch->new_j = NULL; /* st owns it now */
+        if (reload_test_after_swap)
+            reload_test_after_swap(ch->cf->name);
+    }
+    atomic_store(&st->pending, ch->v);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (ch->j) {
+        uint64_t end2 = journal_end(ch->j);
+        char why[1024];
+        if (replay(ch->j, ch->v->f, ch->end, end2, why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "filter %s: journal %s: %s", ch->cf->name,
+                     journal_path(ch->j), why);
+            atomic_store(&st->pending, NULL);
+            run->doomed[run->n_doomed++] = ch->v;
+            ch->v = NULL;
+            return -1;
+        }
+    }
+    run->pending[run->n_pending++] = st;
+    return 0;
+}
+
+/* A filter failed: log, report, release what this reload opened for it, and
+ * keep serving its old version (if any). */
+static void fail_filter(struct run *run, struct change *ch, const char *err)
+{
+    const struct conf_filter *cf = ch->cf;
+    run->ok = false;
+    log_error("reload: %s; %s", err, ch->old ? "the old version keeps serving" : "not served");
+    close_journal(ch->new_j);
+    fversion_free(ch->v);
+    /* The report names the filter already: drop the "filter NAME: " prefix. */
+    const char *reason = err;
+    size_t nl = strlen(cf->name);
+    if (strncmp(reason, "filter ", 7) == 0 && strncmp(reason + 7, cf->name, nl) == 0 &&
+        strncmp(reason + 7 + nl, ": ", 2) == 0)
+        reason += 9 + nl;
+    if (ch->st)
+        set_status(ch->st, "failed", reason);
+    json_array_append_new(
+        run->arr, status_json(cf->name, "failed", ch->old ? ch->old->v->generation : 0, reason));
+    if (ch->old)
+        run->next->entries[run->next->n++] = *ch->old;
+}
+
+/* The new version joins the next catalog. */
+static void add_entry(struct run *run, struct change *ch)
+{
+    const char *name = ch->cf->name;
+    ch->v->generation = ch->old ? ch->old->v->generation + 1 : 1;
+    struct fentry *e = &run->next->entries[run->next->n++];
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    e->name_len = strlen(e->name);
+    e->v = ch->v;
+    e->id = ch->id;
+    e->st = ch->st;
+    set_status(ch->st, ch->old ? "reloaded" : "loaded", NULL);
+    json_array_append_new(run->arr, status_json(name, ch->old ? "reloaded" : "added",
+                                                ch->v->generation, NULL));
+    log_info("filter %s: %s, generation %llu", name, ch->old ? "reloaded" : "added",
+             (unsigned long long)ch->v->generation);
+}
+
+/* The config could not be read: nothing changes, and every filter says so
+ * (INFO <filter>, the report), or INFO would keep showing an older reload's
+ * outcome. */
+static void fail_all(struct reloader *r, json_t *report, json_t *arr, const char *err)
+{
+    log_error("reload failed: %s; nothing changed", err);
+    const struct catalog *cur = registry_read(r->reg);
+    for (size_t i = 0; i < cur->n; i++) {
+        const struct fentry *e = &cur->entries[i];
+        set_status(e->st, "failed", err);
+        json_array_append_new(arr, status_json(e->name, "failed", e->v->generation, err));
+    }
+    json_object_set_new(report, "ok", json_false());
+    json_object_set_new(report, "error", json_string(err));
+}
+
+/* Set up a run: the next catalog and the bookkeeping arrays. -1 when out of memory. */
+static int run_begin(struct run *run, struct reloader *r, struct conf *conf, json_t *arr)
+{
+    size_t slots = conf->n_filters ? conf->n_filters : 1;
+    *run = (struct run){.r = r, .conf = conf, .cur = registry_read(r->reg), .arr = arr, .ok = true};
+    run->next = calloc(1, sizeof(*run->next));
+    run->pending = calloc(slots, sizeof(*run->pending));
+    run->doomed = calloc(slots, sizeof(*run->doomed));
+    run->retired = calloc(slots, sizeof(*run->retired));
+    if (run->next && conf->n_filters)
+        run->next->entries = calloc(conf->n_filters, sizeof(*run->next->entries));
+    if (run->next && run->pending && run->doomed && run->retired &&
+        (!conf->n_filters || run->next->entries))
+        return 0;
+    if (run->next)
+        free(run->next->entries);
+    free(run->next);
+    free(run->pending);
+    free(run->doomed);
+    free(run->retired);
+    return -1;
+}
+
+/* Publish the next catalog (waits out the grace period and frees the old),
+ * then what only the grace made safe: clear pending, free doomed versions,
+ * close retired journals. */
+static void run_finish(struct run *run)
+{
+    for (size_t i = 0; i < run->cur->n; i++)
+        if (!conf_find_filter(run->conf, run->cur->entries[i].name)) {
+            json_array_append_new(run->arr,
+                                  status_json(run->cur->entries[i].name, "removed", 0, NULL));
+            log_info("filter %s: removed", run->cur->entries[i].name);
+        }
+    run->next->conf = run->conf;
+    registry_publish(run->r->reg, run->next);
+    /* Every worker now holds the new versions: they take adds directly. */
+    for (size_t i = 0; i < run->n_pending; i++)
+        atomic_store(&run->pending[i]->pending, NULL);
+    for (size_t i = 0; i < run->n_doomed; i++)
+        fversion_free(run->doomed[i]);
+    for (size_t i = 0; i < run->n_retired; i++)
+        close_journal(run->retired[i]);
+    free(run->pending);
+    free(run->doomed);
+    free(run->retired);
+}
+
+/* The reload proper (reload thread): plan each filter of the new config
+ * (plan_filter), load the changed ones beside the served catalog (load_one),
+ * make each receive every add from then on (publish_pending), and publish
+ * the next catalog once (run_finish), so that when it goes live every new
+ * version already holds every acknowledged add. A filter that fails keeps
+ * its old version. */
 static json_t *reload_run(struct reloader *r)
 {
     char err[2048];
@@ -244,163 +500,38 @@ static json_t *reload_run(struct reloader *r)
     json_object_set_new(report, "filters", arr);
     struct conf *conf = conf_load(r->config_path, err, sizeof(err));
     if (!conf) {
-        log_error("reload failed: %s; nothing changed", err);
-        /* No filter could be reloaded: each says so (INFO <filter>, the
-         * report), or INFO would keep showing an older reload's outcome. */
-        const struct catalog *cur = registry_read(r->reg);
-        for (size_t i = 0; i < cur->n; i++) {
-            const struct fentry *e = &cur->entries[i];
-            set_status(e->st, "failed", err);
-            json_array_append_new(arr, status_json(e->name, "failed", e->v->generation, err));
-        }
-        json_object_set_new(report, "ok", json_false());
-        json_object_set_new(report, "error", json_string(err));
+        fail_all(r, report, arr, err);
         return report;
     }
-    const struct catalog *cur = registry_read(r->reg);
-    if (conf_check_reload(cur->conf, conf, err, sizeof(err)) != 0)
-        log_warn("reload: %s; that takes a restart: the running value is kept", err);
-    log_set_level((enum log_level)conf->log_level);
-
-    struct catalog *next = calloc(1, sizeof(*next));
-    size_t slots = conf->n_filters ? conf->n_filters : 1;
-    struct fstate **pending = calloc(slots, sizeof(*pending));  /* states with st->pending set */
-    struct fversion **doomed = calloc(slots, sizeof(*doomed));  /* failed after pending was set */
-    struct journal **retired = calloc(slots, sizeof(*retired)); /* journals replaced */
-    size_t n_pending = 0, n_doomed = 0, n_retired = 0;
-    bool ok = true;
-    if (!next || !pending || !doomed || !retired ||
-        (conf->n_filters && !(next->entries = calloc(conf->n_filters, sizeof(*next->entries))))) {
-        free(next);
-        free(pending);
-        free(doomed);
-        free(retired);
+    struct run run;
+    /* What needs a restart keeps its running value, in the published conf
+     * too, so what INFO and every worker read is what is in force. */
+    if (conf_keep_running(conf, registry_read(r->reg)->conf, warn_restart, NULL) != 0 ||
+        run_begin(&run, r, conf, arr) != 0) {
         conf_free(conf);
         json_object_set_new(report, "ok", json_false());
         json_object_set_new(report, "error", json_string("out of memory"));
         return report;
     }
+    log_set_level((enum log_level)conf->log_level);
     for (size_t i = 0; i < conf->n_filters; i++) {
-        const struct conf_filter *cf = &conf->filters[i];
-        const struct fentry *old = catalog_find(cur, cf->name, strlen(cf->name));
-        const struct conf_filter *old_cf = old ? conf_find_filter(cur->conf, cf->name) : NULL;
-        bool fresh;
-        int id = old ? (int)old->id : registry_filter_id(r->reg, cf->name, &fresh);
-        if (id < 0) {
-            snprintf(err, sizeof(err), "more than %u filters", REGISTRY_MAX_FILTERS);
-            json_array_append_new(arr, status_json(cf->name, "failed", 0, err));
-            ok = false;
-            continue;
+        struct change ch;
+        int rc = plan_filter(&run, &conf->filters[i], &ch, err, sizeof(err));
+        if (rc == 1) {
+            run.next->entries[run.next->n++] = *ch.old;
+            set_status(ch.st, "unchanged", NULL);
+            json_array_append_new(
+                arr, status_json(ch.cf->name, "unchanged", ch.old->v->generation, NULL));
+        } else if (rc < 0 || load_one(&run, &ch, err, sizeof(err)) != 0 ||
+                   publish_pending(&run, &ch, err, sizeof(err)) != 0) {
+            fail_filter(&run, &ch, err);
+        } else {
+            add_entry(&run, &ch);
         }
-        struct fstate *st = registry_state(r->reg, (unsigned)id);
-        struct journal *cur_j = atomic_load(&st->journal);
-        /* A new path, or the file at the path is no longer the open one (an
-         * operator moved the journal aside to retire it): open a new journal. */
-        char statwhy[1024];
-        bool journal_moved = !same_str(cur_j ? journal_path(cur_j) : NULL, cf->journal) ||
-                             (cur_j && journal_replaced(cur_j, statwhy, sizeof(statwhy)) == 1);
-        if (cur_j && !journal_moved)
-            journal_set_policy(cur_j, cf->fsync);
-        if (old && !journal_moved && !version_stale(old->v, cf, old_cf)) {
-            next->entries[next->n++] = *old;
-            set_status(st, "unchanged", NULL);
-            json_array_append_new(arr,
-                                  status_json(cf->name, "unchanged", old->v->generation, NULL));
-            continue;
-        }
-        /* Load the new version off to the side; the old one keeps serving. */
-        struct journal *j = cur_j, *new_j = NULL, *adopted = NULL;
-        struct fversion *v = NULL;
-        if (journal_moved && cf->journal && (adopted = adopt_journal(cur, conf, cf))) {
-            j = adopted;
-            log_info("filter %s: takes over journal %s from a filter no longer configured",
-                     cf->name, cf->journal);
-        } else if (journal_moved && cf->journal &&
-                   !(j = new_j = open_journal(cf, err, sizeof(err)))) {
-            goto failed;
-        }
-        if (journal_moved && !cf->journal)
-            j = NULL;
-        if (!(v = loader_load_filter(cf, r->threads, err, sizeof(err))))
-            goto failed;
-        uint64_t end = j ? journal_end(j) : 0;
-        char why[1024];
-        if (j && replay(j, v->f, 0, end, why, sizeof(why)) < 0) {
-            snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name, journal_path(j), why);
-            goto failed;
-        }
-        if (journal_moved) {
-            struct journal *was = atomic_exchange(&st->journal, adopted ? adopted : new_j);
-            if (was)
-                retired[n_retired++] = was;
-            new_j = NULL; /* st owns it now */
-        }
-        /* From here on every add reaches v too (gate_add); the fence
-         * orders this store before the read of the journal's end, so an add
-         * that missed `pending` has its record before that end. */
-        atomic_store(&st->pending, v);
-        atomic_thread_fence(memory_order_seq_cst);
-        if (j) {
-            uint64_t end2 = journal_end(j);
-            if (replay(j, v->f, end, end2, why, sizeof(why)) < 0) {
-                snprintf(err, sizeof(err), "filter %s: journal %s: %s", cf->name, journal_path(j),
-                         why);
-                atomic_store(&st->pending, NULL);
-                doomed[n_doomed++] = v; /* a worker may be adding to it: free after the grace */
-                v = NULL;
-                goto failed;
-            }
-        }
-        pending[n_pending++] = st;
-        v->generation = old ? old->v->generation + 1 : 1;
-        struct fentry *e = &next->entries[next->n++];
-        snprintf(e->name, sizeof(e->name), "%s", cf->name);
-        e->name_len = strlen(e->name);
-        e->v = v;
-        e->id = (unsigned)id;
-        e->st = st;
-        set_status(st, old ? "reloaded" : "loaded", NULL);
-        json_array_append_new(
-            arr, status_json(cf->name, old ? "reloaded" : "added", v->generation, NULL));
-        log_info("filter %s: %s, generation %llu", cf->name, old ? "reloaded" : "added",
-                 (unsigned long long)v->generation);
-        continue;
-    failed:
-        ok = false;
-        log_error("reload: %s; %s", err, old ? "the old version keeps serving" : "not served");
-        close_journal(new_j);
-        fversion_free(v);
-        /* The report names the filter already: drop the "filter NAME: " prefix. */
-        const char *reason = err;
-        size_t nl = strlen(cf->name);
-        if (strncmp(reason, "filter ", 7) == 0 && strncmp(reason + 7, cf->name, nl) == 0 &&
-            strncmp(reason + 7 + nl, ": ", 2) == 0)
-            reason += 9 + nl;
-        set_status(st, "failed", reason);
-        json_array_append_new(
-            arr, status_json(cf->name, "failed", old ? old->v->generation : 0, reason));
-        if (old)
-            next->entries[next->n++] = *old;
     }
-    for (size_t i = 0; i < cur->n; i++)
-        if (!conf_find_filter(conf, cur->entries[i].name)) {
-            json_array_append_new(arr, status_json(cur->entries[i].name, "removed", 0, NULL));
-            log_info("filter %s: removed", cur->entries[i].name);
-        }
-    next->conf = conf;
-    registry_publish(r->reg, next); /* waits out the grace period, frees the old */
-    /* Every worker now holds the new versions: they take adds directly. */
-    for (size_t i = 0; i < n_pending; i++)
-        atomic_store(&pending[i]->pending, NULL);
-    for (size_t i = 0; i < n_doomed; i++)
-        fversion_free(doomed[i]);
-    for (size_t i = 0; i < n_retired; i++)
-        close_journal(retired[i]);
-    free(pending);
-    free(doomed);
-    free(retired);
-    json_object_set_new(report, "ok", json_boolean(ok));
-    log_info("reload %s in %.3f s", ok ? "done" : "finished with errors", util_now() - t0);
+    run_finish(&run);
+    json_object_set_new(report, "ok", json_boolean(run.ok));
+    log_info("reload %s in %.3f s", run.ok ? "done" : "finished with errors", util_now() - t0);
     return report;
 }
 
@@ -438,8 +569,10 @@ static void *reloader_main(void *arg)
     pthread_mutex_lock(&r->mu);
     while (!r->stop || r->pending) {
         if (!r->pending) {
+            /* The condvar waits on CLOCK_MONOTONIC (reloader_start): a
+             * wall-clock step must not stall or spin the journal tick. */
             struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
+            clock_gettime(CLOCK_MONOTONIC, &ts);
             ts.tv_sec += 1;
             pthread_cond_timedwait(&r->cv, &r->mu, &ts);
             if (!r->pending) {
@@ -497,8 +630,14 @@ struct reloader *reloader_start(struct registry *reg, const char *config_path, u
     r->reg = reg;
     r->threads = threads;
     pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&r->tid, NULL, reloader_main, r) != 0) {
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->cv);
         free(r->config_path);
         free(r);
         return NULL;
@@ -516,6 +655,14 @@ bool reloader_request(struct reloader *r, struct event_base *base, server_reload
     if (base && done && !(w = calloc(1, sizeof(*w))))
         return false;
     pthread_mutex_lock(&r->mu);
+    if (r->stop) {
+        /* Shutting down: a RELOAD still buffered on some connection gets its
+         * reload error; the reloader itself is freed only after the workers
+         * have stopped (reloader_free), so this check is never too late. */
+        pthread_mutex_unlock(&r->mu);
+        free(w);
+        return false;
+    }
     if (w) {
         *w = (struct waiter){base, done, arg, r->waiters};
         r->waiters = w;
@@ -536,10 +683,19 @@ void reloader_stop(struct reloader *r)
     if (!r)
         return;
     pthread_mutex_lock(&r->mu);
+    bool joined = r->stop;
     r->stop = true;
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
-    pthread_join(r->tid, NULL);
+    if (!joined)
+        pthread_join(r->tid, NULL);
+}
+
+void reloader_free(struct reloader *r)
+{
+    if (!r)
+        return;
+    reloader_stop(r);
     tick_journals(r); /* everysec: the last second's adds reach the disk too */
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);

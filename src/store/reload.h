@@ -17,8 +17,14 @@
 
 struct reloader;
 
-/* Start-up (main thread): load every filter of conf, open and replay its
- * journal, publish. On failure nothing is served and err says why. */
+/* Start-up (main thread), before the listeners are bound: publish conf with
+ * no filter yet, so server_create binds from it; the registry owns conf. */
+int reload_publish_conf(struct registry *reg, struct conf *conf, char *err, size_t errlen);
+/* Start-up (main thread), after privileges were dropped and before any worker
+ * runs: load every filter of conf, open and replay its journal, publish. conf
+ * may be the one reload_publish_conf published (it moves to the new catalog);
+ * otherwise the new catalog takes ownership of it on success. On failure
+ * nothing is served and err says why. */
 int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, char *err,
                    size_t errlen);
 
@@ -29,8 +35,19 @@ bool reloader_request(struct reloader *r, struct event_base *base, server_reload
                       void *arg);
 /* The hook the server calls; ctx is the reloader. */
 bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg);
-/* Main thread, at shutdown: finish the reload in progress and stop. */
+/* Main thread, at shutdown, while the workers still run: from now on every
+ * request is refused (the hook returns false, so a RELOAD still buffered gets
+ * its reload error); the reload in progress, and one queued before, finish
+ * and answer; the thread exits. The reloader stays valid for the hook. */
 void reloader_stop(struct reloader *r);
+/* Main thread, once no worker can call the hook any more (after server_stop):
+ * stop if not stopped, sync the journals one last time, free. */
+void reloader_free(struct reloader *r);
+
+/* Test seam (NULL in production): called on the reload thread right after a
+ * reload has swapped a filter's journal for a new one, so a test can hold the
+ * reload there while a worker finishes an add. */
+extern void (*reload_test_after_swap)(const char *filter);
 
 /* Close a filter's journal when its name leaves the catalog (registry hook),
  * unless another name holds it now (a renamed filter keeps its journal). */

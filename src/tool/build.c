@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -438,8 +437,13 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     if (filter_plan_make(o->layout, capacity, o->fpr, o->shards, &res->plan, err, errlen) != 0)
         goto fail_inputs;
     uint64_t seed = o->seed;
-    while (seed == 0 && getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-        ;
+    while (seed == 0) { /* 0 asks for a random seed */
+        char why[256];
+        if (util_random_u64(&seed, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "a seed for the filter: %s", why);
+            goto fail_inputs;
+        }
+    }
     res->seed = seed;
     struct builder *b = calloc(1, sizeof(*b));
     if (!b) {

@@ -803,19 +803,19 @@ START_TEST(test_parse_addr)
 {
     struct conf_addr a;
     char e[256];
-    ck_assert_int_eq(conf_parse_addr("192.168.1.20:53", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("192.168.1.20:53", &a, e, sizeof(e)), 0);
     assert_v4(&a, "192.168.1.20", 53);
     ck_assert_str_eq(a.text, "192.168.1.20:53");
     ck_assert_uint_eq(a.line, 0);
-    ck_assert_int_eq(conf_parse_addr("*:7878", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("*:7878", &a, e, sizeof(e)), 0);
     assert_v4(&a, "0.0.0.0", 7878);
-    ck_assert_int_eq(conf_parse_addr("1.2.3.4:0", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("1.2.3.4:0", &a, e, sizeof(e)), 0);
     assert_v4(&a, "1.2.3.4", 0);
-    ck_assert_int_eq(conf_parse_addr("[2001:db8::42]:443", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("[2001:db8::42]:443", &a, e, sizeof(e)), 0);
     assert_v6(&a, "2001:db8::42", 443);
-    ck_assert_int_eq(conf_parse_addr("[::ffff:10.0.0.1]:1", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("[::ffff:10.0.0.1]:1", &a, e, sizeof(e)), 0);
     assert_v6(&a, "::ffff:10.0.0.1", 1);
-    ck_assert_int_eq(conf_parse_addr("[fe80::1%1]:80", &a, e, sizeof(e)), 0);
+    ck_assert_int_eq(addr_parse("[fe80::1%1]:80", &a, e, sizeof(e)), 0);
     assert_v6(&a, "fe80::1", 80);
     ck_assert_uint_eq(((struct sockaddr_in6 *)&a.ss)->sin6_scope_id, 1);
 
@@ -844,12 +844,12 @@ START_TEST(test_parse_addr)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         e[0] = '\0';
-        ck_assert_msg(conf_parse_addr(bad[i].in, &a, e, sizeof(e)) == -1, "accepted %s", bad[i].in);
+        ck_assert_msg(addr_parse(bad[i].in, &a, e, sizeof(e)) == -1, "accepted %s", bad[i].in);
         ck_assert_str_eq(e, bad[i].want);
     }
     char longest[CONF_ADDR_TEXT_MAX + 8];
     snprintf(longest, sizeof(longest), "[%0*d]:1", CONF_ADDR_TEXT_MAX, 0);
-    ck_assert_int_eq(conf_parse_addr(longest, &a, e, sizeof(e)), -1);
+    ck_assert_int_eq(addr_parse(longest, &a, e, sizeof(e)), -1);
     ck_assert_ptr_nonnull(strstr(e, "is too long"));
 }
 END_TEST
@@ -927,6 +927,48 @@ START_TEST(test_reload)
                                   "http_listen off\n"),
                      -1);
     ck_assert_str_eq(err, P ": http_listen changed; it takes effect only on a restart");
+    /* max_items sizes the workers' buffers once: restart-only. */
+    ck_assert_int_eq(reload(base, "listen 127.0.0.1:7000\nlisten [::1]:7000\nthreads 2\nuser u\n"
+                                  "max_items 7\n"),
+                     -1);
+    ck_assert_str_eq(err, P ": max_items changed; it takes effect only on a restart");
+}
+END_TEST
+
+static char warned[1024];
+
+static void collect(void *ctx, const char *msg)
+{
+    (void)ctx;
+    size_t n = strlen(warned);
+    snprintf(warned + n, sizeof(warned) - n, "%s|", msg);
+}
+
+/* A reload keeps the running value of everything restart-only, and says so. */
+START_TEST(test_keep_running)
+{
+    struct conf *x = parse("listen 127.0.0.1:7000\nthreads 2\nmax_items 100\nhttp_listen off\n");
+    ck_assert_msg(x != NULL, "%s", err);
+    struct conf *y = parse("listen 127.0.0.1:7001\nlisten [::1]:7000\nthreads 2\nmax_items 200\n"
+                           "user u\nmax_line 1M\n");
+    ck_assert_msg(y != NULL, "%s", err);
+    warned[0] = '\0';
+    ck_assert_int_eq(conf_keep_running(y, x, collect, NULL), 0);
+    ck_assert_str_eq(warned, "listen: a change needs a restart; still 127.0.0.1:7000|"
+                             "http_listen: a change needs a restart; still off|"
+                             "user: a change needs a restart; still unset|"
+                             "max_items: a change needs a restart; still 100|");
+    ck_assert_uint_eq(y->max_items, 100);
+    ck_assert_uint_eq(y->n_listen, 1);
+    ck_assert_str_eq(y->listen[0].text, "127.0.0.1:7000");
+    ck_assert(y->http_off);
+    ck_assert_uint_eq(y->n_http_listen, 0);
+    ck_assert_ptr_null(y->user);
+    ck_assert_uint_eq(y->max_line, 1024 * 1024); /* reloadable: the new value */
+    char e2[256];
+    ck_assert_int_eq(conf_check_reload(x, y, e2, sizeof(e2)), 0);
+    conf_free(x);
+    conf_free(y);
 }
 END_TEST
 
@@ -1052,6 +1094,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, test_max_item_vs_max_line);
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_reload);
+    tcase_add_test(tc, test_keep_running);
     tcase_add_test(tc, test_small_err_buffer);
     suite_add_tcase(s, tc);
 

@@ -1,0 +1,284 @@
+/* What is done with a parsed configuration: read from a file, freed, looked
+ * up, and compared with the running one on reload (the restart-only
+ * directives, generic over the directive table in conf.c). */
+#include "config.h"
+
+#include "store/conf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/conf_table.h"
+
+static const char *errno_text(int e, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", strerror(e));
+    return buf;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+/* Read the whole file, refusing anything over CONF_MAX_FILE_BYTES: a config
+ * file is small, and a path pointing at a filter or a log by mistake should be
+ * an error, not a parse of gigabytes. */
+struct conf *conf_load(const char *path, char *err, size_t errlen)
+{
+    char ebuf[128];
+    const char *why = NULL;
+    char *buf = NULL;
+    size_t cap = CONF_MAX_FILE_BYTES + 1, n = 0;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        why = errno_text(errno, ebuf, sizeof(ebuf));
+        goto out;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        why = "is a directory";
+        goto out;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > (off_t)CONF_MAX_FILE_BYTES) {
+        why = "larger than 1 MiB; not a config file?";
+        goto out;
+    }
+    buf = malloc(cap);
+    if (buf == NULL) {
+        why = "out of memory";
+        goto out;
+    }
+    /* Read up to one byte past the limit rather than trust st_size, which a
+     * pipe, or a file being written as we read, does not report truthfully. */
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            why = errno_text(errno, ebuf, sizeof(ebuf));
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    if (n > CONF_MAX_FILE_BYTES)
+        why = "larger than 1 MiB; not a config file?";
+out:
+    if (fd >= 0)
+        close(fd);
+    struct conf *c = NULL;
+    if (why != NULL)
+        snprintf(err, errlen, "%s: %s", path, why);
+    else
+        c = conf_parse(buf, n, path, err, errlen);
+    free(buf);
+    return c;
+}
+
+void conf_free(struct conf *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n_filters; i++) {
+        free(c->filters[i].name);
+        free(c->filters[i].file);
+        free(c->filters[i].journal);
+    }
+    free(c->filters);
+    free(c->listen);
+    free(c->http_listen);
+    free(c->user);
+    free(c->pidfile);
+    free(c->admin_token);
+    free(c->path);
+    free(c->dir);
+    free(c);
+}
+
+const struct conf_filter *conf_find_filter(const struct conf *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_filters; i++)
+        if (strcmp(c->filters[i].name, name) == 0)
+            return &c->filters[i];
+    return NULL;
+}
+
+int conf_is_valid_name(const char *s, size_t len)
+{
+    if (len < 1 || len > CONF_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+static const char *enum_name(const struct conf_enum *e, int value)
+{
+    for (; e->name; e++)
+        if (e->value == value)
+            return e->name;
+    return "unknown";
+}
+
+/* Whether directive d (global scope) has the same value in a and b. */
+static bool same_value(const struct directive *d, const struct conf *cur, const struct conf *next)
+{
+    const char *a = (const char *)cur + d->offset, *b = (const char *)next + d->offset;
+    bool same = true;
+    switch (d->type) {
+    case T_INT:
+    case T_SIZE:
+    case T_ENUM:
+        same = conf_load_uint(a, d->size) == conf_load_uint(b, d->size);
+        break;
+    case T_DOUBLE:
+        same = memcmp(a, b, sizeof(double)) == 0;
+        break;
+    case T_STRING:
+    case T_PATH:
+        same = str_eq(*(char *const *)a, *(char *const *)b);
+        break;
+    case T_ADDRS:
+        same = addr_list_equal(*(struct conf_addr *const *)a,
+                           *(const size_t *)((const char *)cur + d->count_offset),
+                           *(struct conf_addr *const *)b,
+                           *(const size_t *)((const char *)next + d->count_offset));
+        break;
+    }
+    if (same && (d->flags & F_OFF))
+        same = *(const bool *)((const char *)cur + d->off_offset) ==
+               *(const bool *)((const char *)next + d->off_offset);
+    return same;
+}
+
+/* Generic over the table, so a directive marked not reloadable is checked
+ * without anyone remembering to add it here. */
+int conf_check_reload(const struct conf *cur, const struct conf *next, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < conf_n_directives; i++) {
+        const struct directive *d = &conf_directives[i];
+        if (d->scope != SCOPE_GLOBAL || (d->flags & F_RELOAD))
+            continue;
+        if (!same_value(d, cur, next)) {
+            snprintf(err, errlen, "%s: %s changed; it takes effect only on a restart",
+                     next->path ? next->path : "(config)", d->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The value of directive d in c as config text, for "still VALUE". */
+static void value_text(const struct directive *d, const struct conf *c, char *buf, size_t len)
+{
+    const char *f = (const char *)c + d->offset;
+    buf[0] = '\0';
+    switch (d->type) {
+    case T_INT:
+    case T_SIZE:
+        snprintf(buf, len, "%llu", (unsigned long long)conf_load_uint(f, d->size));
+        break;
+    case T_ENUM:
+        snprintf(buf, len, "%s", enum_name(d->enums, (int)conf_load_uint(f, d->size)));
+        break;
+    case T_DOUBLE: {
+        double v;
+        memcpy(&v, f, sizeof(v));
+        snprintf(buf, len, "%g", v);
+        break;
+    }
+    case T_STRING:
+    case T_PATH:
+        snprintf(buf, len, "%s", *(char *const *)f ? *(char *const *)f : "unset");
+        break;
+    case T_ADDRS: {
+        const struct conf_addr *list = *(struct conf_addr *const *)f;
+        size_t n = *(const size_t *)((const char *)c + d->count_offset), used = 0;
+        if ((d->flags & F_OFF) && *(const bool *)((const char *)c + d->off_offset))
+            snprintf(buf, len, "off");
+        for (size_t i = 0; i < n && used < len; i++)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", list[i].text);
+        break;
+    }
+    }
+}
+
+/* Give next the value cur has for directive d (global scope); -1 when out of memory. */
+static int copy_value(const struct directive *d, struct conf *next, const struct conf *cur)
+{
+    char *to = (char *)next + d->offset;
+    const char *from = (const char *)cur + d->offset;
+    switch (d->type) {
+    case T_INT:
+    case T_SIZE:
+    case T_ENUM:
+    case T_DOUBLE:
+        memcpy(to, from, d->size);
+        break;
+    case T_STRING:
+    case T_PATH: {
+        const char *v = *(char *const *)from;
+        char *dup = v ? strdup(v) : NULL;
+        if (v && !dup)
+            return -1;
+        free(*(char **)to);
+        *(char **)to = dup;
+        break;
+    }
+    case T_ADDRS: {
+        size_t n = *(const size_t *)((const char *)cur + d->count_offset);
+        struct conf_addr *dup = n ? malloc(n * sizeof(*dup)) : NULL;
+        if (n && !dup)
+            return -1;
+        if (n)
+            memcpy(dup, *(struct conf_addr *const *)from, n * sizeof(*dup));
+        free(*(struct conf_addr **)to);
+        *(struct conf_addr **)to = dup;
+        *(size_t *)((char *)next + d->count_offset) = n;
+        break;
+    }
+    }
+    if (d->flags & F_OFF)
+        *(bool *)((char *)next + d->off_offset) = *(const bool *)((const char *)cur + d->off_offset);
+    return 0;
+}
+
+int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *warn, void *ctx)
+{
+    for (size_t i = 0; i < conf_n_directives; i++) {
+        const struct directive *d = &conf_directives[i];
+        if (d->scope != SCOPE_GLOBAL || (d->flags & F_RELOAD) || same_value(d, cur, next))
+            continue;
+        char val[256], msg[400];
+        value_text(d, cur, val, sizeof(val));
+        snprintf(msg, sizeof(msg), "%s: a change needs a restart; still %s", d->name, val);
+        if (copy_value(d, next, cur) != 0)
+            return -1;
+        if (warn)
+            warn(ctx, msg);
+    }
+    return 0;
+}
+
+const char *conf_log_level_name(enum conf_log_level level)
+{
+    return enum_name(conf_log_levels, level);
+}
+const char *conf_layout_name(enum conf_layout layout)
+{
+    return enum_name(conf_layouts, layout);
+}
+const char *conf_fsync_name(enum conf_fsync fsync)
+{
+    return enum_name(conf_fsyncs, fsync);
+}
