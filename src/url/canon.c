@@ -57,8 +57,11 @@ static unsigned char lower(unsigned char ch)
  * replace them by the byte they encode, which may complete an earlier %X_. */
 size_t url_unescape(char *buf, size_t len)
 {
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
+    const char *pct = memchr(buf, '%', len);
+    if (!pct)
+        return len; /* the common case: nothing to do */
+    size_t o = (size_t)(pct - buf);
+    for (size_t i = o; i < len; i++) {
         buf[o++] = buf[i];
         while (o >= 3 && buf[o - 3] == '%') {
             int hi = hexval((unsigned char)buf[o - 2]);
@@ -72,11 +75,14 @@ size_t url_unescape(char *buf, size_t len)
     return o;
 }
 
-/* The bytes the spec re-escapes: <= 0x20, >= 0x7f, '#' and '%'. */
-static bool must_escape(unsigned char ch)
-{
-    return ch <= 0x20 || ch >= 0x7f || ch == '#' || ch == '%';
-}
+/* The bytes the spec re-escapes: <= 0x20, >= 0x7f, '#' and '%'. A table:
+ * every byte of every canonical URL is looked up. */
+static const unsigned char escaped[256] = {
+    [0x00 ... 0x20] = 1,
+    ['#'] = 1,
+    ['%'] = 1,
+    [0x7f ... 0xff] = 1,
+};
 
 /* An output cursor over url[]: appends fail (return false) once the canonical
  * form would pass URL_CANON_MAX, which the callers turn into an error. */
@@ -94,22 +100,26 @@ static bool put(struct out *o, const char *s, size_t n)
     return true;
 }
 
+/* Append s[0..n) escaped: runs that need no escape are copied whole. */
 static bool put_escaped(struct out *o, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (!must_escape(ch)) {
-            if (o->len >= URL_CANON_MAX)
-                return false;
-            o->buf[o->len++] = (char)ch;
-            continue;
-        }
+    size_t i = 0;
+    while (i < n) {
+        size_t run = i;
+        while (run < n && !escaped[(unsigned char)s[run]])
+            run++;
+        if (!put(o, s + i, run - i))
+            return false;
+        if (run == n)
+            return true;
         if (o->len + 3 > URL_CANON_MAX)
             return false;
+        unsigned char ch = (unsigned char)s[run];
         o->buf[o->len++] = '%';
         o->buf[o->len++] = hex[ch >> 4];
         o->buf[o->len++] = hex[ch & 15];
+        i = run + 1;
     }
     return true;
 }
@@ -172,9 +182,23 @@ static bool ipv4_parse(const char *h, size_t n, uint32_t *addr)
     return true;
 }
 
+/* Dotted decimal into out (16 bytes), NUL-terminated. By hand: sprintf
+ * cost more than the rest of canonicalising an IP-address URL. */
 static size_t ipv4_format(uint32_t a, char *out)
 {
-    return (size_t)sprintf(out, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+    size_t o = 0;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        unsigned b = (a >> shift) & 255;
+        if (b >= 100)
+            out[o++] = (char)('0' + b / 100);
+        if (b >= 10)
+            out[o++] = (char)('0' + b / 10 % 10);
+        out[o++] = (char)('0' + b % 10);
+        if (shift)
+            out[o++] = '.';
+    }
+    out[o] = 0;
+    return o;
 }
 
 /* RFC 5952 text of an IPv6 address: lower-case hex without leading zeros, the
@@ -210,7 +234,15 @@ static size_t ipv6_format(const unsigned char a[16], char *out)
             i += best_len - 1;
             continue;
         }
-        o += (size_t)sprintf(out + o, "%x", g[i]);
+        static const char hex[] = "0123456789abcdef";
+        bool any = false;
+        for (int shift = 12; shift >= 0; shift -= 4) {
+            unsigned d = (g[i] >> shift) & 15;
+            if (d || any || shift == 0) {
+                out[o++] = hex[d];
+                any = true;
+            }
+        }
         if (i < 7)
             out[o++] = ':';
     }
@@ -288,6 +320,13 @@ static bool idn_result_ok(const char *s)
 static int host_canon(const char *raw, size_t n, bool brackets, char *out, size_t *outlen,
                       enum url_host_type *type, char *err, size_t errlen)
 {
+    /* Leading dots are dropped below; a host that starts with '[' once they
+     * are gone must be an IPv6 literal, or the canonical form "[..." would
+     * parse as one the second time. */
+    while (n && raw[0] == '.') {
+        raw++;
+        n--;
+    }
     if (n && raw[0] == '[') {
         char v6[48];
         size_t v6len;
@@ -348,9 +387,10 @@ static int host_canon(const char *raw, size_t n, bool brackets, char *out, size_
 
 /* ---- URLs ---- */
 
-/* Trim bytes <= 0x20 at both ends, then copy to work without tab, CR and LF
- * and without the fragment (from the first '#'; an escaped "%23" is data). */
-static size_t prepare(const char *in, size_t len, char *work)
+/* The steps before parsing, into work: trim bytes <= 0x20 at both ends,
+ * drop tab, CR and LF, drop the fragment (from the first '#'; an escaped
+ * "%23" is data) if fragment is true, and unescape. Returns the length. */
+static size_t prepare(const char *in, size_t len, char *work, bool fragment)
 {
     while (len && (unsigned char)in[0] <= 0x20) {
         in++;
@@ -358,16 +398,19 @@ static size_t prepare(const char *in, size_t len, char *work)
     }
     while (len && (unsigned char)in[len - 1] <= 0x20)
         len--;
+    const char *hash = fragment ? memchr(in, '#', len) : NULL;
+    if (hash)
+        len = (size_t)(hash - in);
     size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = in[i];
-        if (ch == '#')
-            break;
-        if (ch == '\t' || ch == '\r' || ch == '\n')
-            continue;
-        work[o++] = ch;
+    if (!memchr(in, '\t', len) && !memchr(in, '\r', len) && !memchr(in, '\n', len)) {
+        memcpy(work, in, len); /* the common case, at memchr's speed */
+        o = len;
+    } else {
+        for (size_t i = 0; i < len; i++)
+            if (in[i] != '\t' && in[i] != '\r' && in[i] != '\n')
+                work[o++] = in[i];
     }
-    return o;
+    return url_unescape(work, o);
 }
 
 static bool is_alpha(unsigned char ch)
@@ -417,8 +460,8 @@ static bool put_path(struct out *o, const char *p, size_t n)
         while (i < n && p[i] == '/')
             i++;
         size_t s = i;
-        while (i < n && p[i] != '/')
-            i++;
+        const char *slash = memchr(p + i, '/', n - i);
+        i = slash ? (size_t)(slash - p) : n;
         size_t sl = i - s;
         if (sl == 0 || (sl == 1 && p[s] == '.'))
             continue;
@@ -438,11 +481,9 @@ static bool put_path(struct out *o, const char *p, size_t n)
     return true;
 }
 
-int url_canon_url(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+/* Canonicalise the prepared URL c->work[0..n). */
+static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen)
 {
-    if (len > URL_CANON_MAX)
-        return fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
-    size_t n = url_unescape(c->work, prepare(in, len, c->work));
     const char *s = c->work;
     if (n == 0)
         return fail(err, errlen, "empty URL");
@@ -477,7 +518,10 @@ int url_canon_url(struct url_canon *c, const char *in, size_t len, char *err, si
             break;
         }
     size_t port = hn; /* where ":port" starts, hn if none */
-    if (hn && h[0] == '[') {
+    size_t lead = 0;  /* leading dots, dropped with the host's other dots */
+    while (lead < hn && h[lead] == '.')
+        lead++;
+    if (lead < hn && h[lead] == '[') {
         const char *rb = memchr(h, ']', hn);
         if (!rb)
             return fail(err, errlen, "bad IPv6 literal");
@@ -535,6 +579,13 @@ too_long:
     return fail(err, errlen, "canonical URL longer than %d bytes", URL_CANON_MAX);
 }
 
+int url_canon_url(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+{
+    if (len > URL_CANON_MAX)
+        return fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
+    return url_from_work(c, prepare(in, len, c->work, true), err, errlen);
+}
+
 /* ---- bare hosts and e-mail addresses ---- */
 
 /* Fill c with the host h[0..n) alone (already trimmed and unescaped). */
@@ -543,6 +594,11 @@ static int host_only(struct url_canon *c, const char *h, size_t n, char *err, si
     char host[URL_HOST_MAX + 1];
     size_t host_len;
     char v6[48];
+    /* What ends a URL's host cannot be inside one: a "host" with these would
+     * give a key that no URL's host ever equals. */
+    for (size_t i = 0; i < n; i++)
+        if (h[i] == '/' || h[i] == '?' || h[i] == '@')
+            return fail(err, errlen, "'%c' in host", h[i]);
     /* An IPv6 address may come without brackets: it has two colons or more. */
     const char *colon = memchr(h, ':', n);
     if (colon && memchr(colon + 1, ':', n - (size_t)(colon - h) - 1) && h[0] != '[') {
@@ -576,38 +632,21 @@ static int host_only(struct url_canon *c, const char *h, size_t n, char *err, si
     return 0;
 }
 
-/* Trim, strip tab/CR/LF and unescape in[0..len) into c->work, as for a URL
- * (a host that reaches us escaped, "evil%2Eexample", is the same host). */
-static size_t prepare_host(struct url_canon *c, const char *in, size_t len)
-{
-    size_t o = 0;
-    while (len && (unsigned char)in[0] <= 0x20) {
-        in++;
-        len--;
-    }
-    while (len && (unsigned char)in[len - 1] <= 0x20)
-        len--;
-    for (size_t i = 0; i < len; i++)
-        if (in[i] != '\t' && in[i] != '\r' && in[i] != '\n')
-            c->work[o++] = in[i];
-    return url_unescape(c->work, o);
-}
-
 int url_canon_host(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
 {
     if (len > URL_CANON_MAX)
         return fail(err, errlen, "host longer than %d bytes", URL_CANON_MAX);
-    size_t n = prepare_host(c, in, len);
+    /* Prepared as a URL is (a host that reaches us escaped, "evil%2Eexample",
+     * is the same host), but a '#' is kept: the spec's "host%23.com". */
+    size_t n = prepare(in, len, c->work, false);
     if (n == 0)
         return fail(err, errlen, "empty host");
     return host_only(c, c->work, n, err, errlen);
 }
 
-int url_canon_email(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+/* The host of the prepared e-mail address c->work[0..n). */
+static int email_from_work(struct url_canon *c, size_t n, char *err, size_t errlen)
 {
-    if (len > URL_CANON_MAX)
-        return fail(err, errlen, "address longer than %d bytes", URL_CANON_MAX);
-    size_t n = prepare_host(c, in, len);
     const char *at = NULL;
     for (size_t i = n; i > 0; i--)
         if (c->work[i - 1] == '@') {
@@ -634,25 +673,30 @@ int url_canon_email(struct url_canon *c, const char *in, size_t len, char *err, 
     return host_only(c, h, hn, err, errlen);
 }
 
+int url_canon_email(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+{
+    if (len > URL_CANON_MAX)
+        return fail(err, errlen, "address longer than %d bytes", URL_CANON_MAX);
+    return email_from_work(c, prepare(in, len, c->work, false), err, errlen);
+}
+
 int url_canon_any_host(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
 {
     if (len > URL_CANON_MAX)
         return fail(err, errlen, "input longer than %d bytes", URL_CANON_MAX);
-    /* Decide on the unescaped form, as url_canon_url would see it. */
-    size_t n = prepare_host(c, in, len);
+    /* Prepared once, as a URL (a fragment is never part of a host), and
+     * decided on the unescaped form, as url_canon_url would see it. */
+    size_t n = prepare(in, len, c->work, true);
     const char *s = c->work;
-    bool url = false, at = false;
+    bool at = false;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '/' || s[i] == '?') {
-            url = true;
-            break;
-        }
-        if (s[i] == '@')
-            at = true;
+        if (s[i] == '/' || s[i] == '?')
+            return url_from_work(c, n, err, errlen);
+        at |= s[i] == '@';
     }
-    if (url)
-        return url_canon_url(c, in, len, err, errlen);
     if (at)
-        return url_canon_email(c, in, len, err, errlen);
+        return email_from_work(c, n, err, errlen);
+    if (n == 0)
+        return fail(err, errlen, "empty host");
     return host_only(c, s, n, err, errlen);
 }

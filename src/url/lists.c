@@ -92,10 +92,11 @@ static enum lists_class key_from_work(struct lists_line *l, enum url_kind kind)
             if (v6)
                 tmp[n++] = ']';
             tmp[n++] = '/';
-            return add_key(l, tmp, n) ? LISTS_KEPT : reject(l, LISTS_REJ_TOO_MANY, "too many keys");
+            return add_key(l, tmp, n) ? classify(l, LISTS_KEPT)
+                                      : reject(l, LISTS_REJ_TOO_MANY, "too many keys");
         }
         return add_key(l, c->url + c->host_off, c->len - c->host_off)
-                   ? LISTS_KEPT
+                   ? classify(l, LISTS_KEPT)
                    : reject(l, LISTS_REJ_TOO_MANY, "too many keys");
     }
     if (c->scheme_len && (c->path_len != 1 || c->has_query))
@@ -104,7 +105,7 @@ static enum lists_class key_from_work(struct lists_line *l, enum url_kind kind)
                       c->url + c->host_off);
     struct url_exprs x;
     url_expr_host(c, &x); /* the host without the brackets of an IPv6 URL host */
-    return add_key(l, x.e[0].ptr, x.e[0].len) ? LISTS_KEPT
+    return add_key(l, x.e[0].ptr, x.e[0].len) ? classify(l, LISTS_KEPT)
                                               : reject(l, LISTS_REJ_TOO_MANY, "too many keys");
 }
 
@@ -217,7 +218,7 @@ static enum lists_class hosts_line(struct lists_line *l, enum url_kind kind, con
     }
     if (!named)
         return reject(l, LISTS_REJ_NO_NAME, "an address without names");
-    return classify(l, l->n ? LISTS_KEPT : LISTS_IGNORED);
+    return classify(l, l->n ? classify(l, LISTS_KEPT) : LISTS_IGNORED);
 }
 
 /* ---- adblock ---- */

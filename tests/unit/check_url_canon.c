@@ -252,6 +252,9 @@ START_TEST(hosts_odd)
 {
     URL_IS("http://www.google.com./", "http://www.google.com/");
     URL_IS("http://.www..google..com./", "http://www.google.com/");
+    /* Found by fuzz_url: a '[' behind leading dots is an IPv6 literal too. */
+    URL_IS("http://..[::1]/", "http://[::1]/");
+    URL_FAILS("http://..[\x01d.e/", "IPv6");
     URL_IS("http://a/", "http://a/");
     /* A 253-byte host is the longest. */
     char in[400], want[400];
@@ -379,6 +382,10 @@ START_TEST(bare_hosts)
     HOST_FAILS("[::1");
     HOST_FAILS("host:port");
     HOST_FAILS("host:123456");
+    HOST_FAILS("a.example/b"); /* found by fuzz_lists: no URL's host has '/', '?', '@' */
+    HOST_FAILS("a.example?b");
+    HOST_FAILS("a@b.example");
+    HOST_FAILS("a%2Fb.example");
     ck_assert_int_eq(g_c.scheme_len, 0);
 }
 END_TEST
