@@ -3,7 +3,7 @@
 # Only Debian's archive is used. Runs apt-get as root, or through sudo.
 set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
-      libevent-dev libxxhash-dev libjansson-dev check
+      libevent-dev libxxhash-dev libjansson-dev libidn2-dev check
       netcat-openbsd curl)
 missing=()
 for p in "${pkgs[@]}"; do

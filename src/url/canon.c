@@ -1,0 +1,702 @@
+/* Safe Browsing v4 canonicalisation: pure functions, see canon.h. The steps run
+ * in the spec's order on a scratch copy: trim, strip tab/CR/LF and the
+ * fragment, unescape until stable, then parse the unescaped bytes (so
+ * "http%3A%2F%2Fhost/" is a URL), then write the canonical form, escaping as it
+ * goes. Where the spec is silent (IPv6, ports, userinfo, schemes without "//",
+ * over-long input) the choices are written down in docs/url-matching.md. */
+#include "config.h"
+
+#include "url/canon.h"
+
+#include <arpa/inet.h>
+#include <idn2.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A host before IDN conversion may be longer than URL_HOST_MAX (UTF-8 takes
+ * more bytes than punycode for some scripts); this bounds the raw form. */
+#define HOST_RAW_MAX 1024
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int hexval(unsigned char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+static unsigned char lower(unsigned char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') ? (unsigned char)(ch + 32) : ch;
+}
+
+/* The rewrite %XX -> byte can never overlap itself (X is a hex digit, never
+ * '%'), so repeated unescaping has one fixed point whatever the order. A stack
+ * reaches it in one pass: push each byte, and while the top three are %XX,
+ * replace them by the byte they encode, which may complete an earlier %X_. */
+size_t url_unescape(char *buf, size_t len)
+{
+    const char *pct = memchr(buf, '%', len);
+    if (!pct)
+        return len; /* the common case: nothing to do */
+    size_t o = (size_t)(pct - buf);
+    for (size_t i = o; i < len; i++) {
+        buf[o++] = buf[i];
+        while (o >= 3 && buf[o - 3] == '%') {
+            int hi = hexval((unsigned char)buf[o - 2]);
+            int lo = hexval((unsigned char)buf[o - 1]);
+            if (hi < 0 || lo < 0)
+                break;
+            buf[o - 3] = (char)(hi << 4 | lo);
+            o -= 2;
+        }
+    }
+    return o;
+}
+
+/* The bytes the spec re-escapes: <= 0x20, >= 0x7f, '#' and '%'. A table:
+ * every byte of every canonical URL is looked up. */
+static const unsigned char escaped[256] = {
+    [0x00 ... 0x20] = 1,
+    ['#'] = 1,
+    ['%'] = 1,
+    [0x7f ... 0xff] = 1,
+};
+
+/* An output cursor over url[]: appends fail (return false) once the canonical
+ * form would pass URL_CANON_MAX, which the callers turn into an error. */
+struct out {
+    char *buf;
+    size_t len;
+};
+
+static bool put(struct out *o, const char *s, size_t n)
+{
+    if (n > URL_CANON_MAX - o->len)
+        return false;
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    return true;
+}
+
+/* Append s[0..n) escaped: runs that need no escape are copied whole. */
+static bool put_escaped(struct out *o, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t i = 0;
+    while (i < n) {
+        size_t run = i;
+        while (run < n && !escaped[(unsigned char)s[run]])
+            run++;
+        if (!put(o, s + i, run - i))
+            return false;
+        if (run == n)
+            return true;
+        if (o->len + 3 > URL_CANON_MAX)
+            return false;
+        unsigned char ch = (unsigned char)s[run];
+        o->buf[o->len++] = '%';
+        o->buf[o->len++] = hex[ch >> 4];
+        o->buf[o->len++] = hex[ch & 15];
+        i = run + 1;
+    }
+    return true;
+}
+
+/* ---- IP addresses ---- */
+
+/* One part of an inet_aton-style IPv4 address: 0x-hex, 0-octal or decimal.
+ * "0x" alone is 0, as in inet_aton and browsers. False if not a number or
+ * above 2^32 - 1. */
+static bool ipv4_part(const char *s, size_t n, uint64_t *v)
+{
+    unsigned base = 10;
+    size_t i = 0;
+    if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        i = 2;
+    } else if (n >= 2 && s[0] == '0') {
+        base = 8;
+        i = 1;
+    }
+    if (n == 0)
+        return false;
+    uint64_t x = 0;
+    for (; i < n; i++) {
+        int d = hexval((unsigned char)s[i]);
+        if (d < 0 || (unsigned)d >= base)
+            return false;
+        x = x * base + (unsigned)d;
+        if (x > 0xffffffffu)
+            return false;
+    }
+    *v = x;
+    return true;
+}
+
+/* Parse h[0..n) (no empty parts: dots are already cleaned up) as an IPv4
+ * address in any spelling inet_aton accepts: 1 to 4 parts, each but the last
+ * one byte, the last filling the bytes left ("10.1.515" is 10.1.2.3). */
+static bool ipv4_parse(const char *h, size_t n, uint32_t *addr)
+{
+    uint64_t part[4];
+    size_t np = 0, start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && h[i] != '.')
+            continue;
+        if (np == 4 || !ipv4_part(h + start, i - start, &part[np]))
+            return false;
+        np++;
+        start = i + 1;
+    }
+    uint64_t a = 0;
+    for (size_t i = 0; i + 1 < np; i++) {
+        if (part[i] > 255)
+            return false;
+        a |= part[i] << (24 - 8 * i);
+    }
+    if (part[np - 1] > (0xffffffffu >> (8 * (np - 1))))
+        return false;
+    *addr = (uint32_t)(a | part[np - 1]);
+    return true;
+}
+
+/* Dotted decimal into out (16 bytes), NUL-terminated. By hand: sprintf
+ * cost more than the rest of canonicalising an IP-address URL. */
+static size_t ipv4_format(uint32_t a, char *out)
+{
+    size_t o = 0;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        unsigned b = (a >> shift) & 255;
+        if (b >= 100)
+            out[o++] = (char)('0' + b / 100);
+        if (b >= 10)
+            out[o++] = (char)('0' + b / 10 % 10);
+        out[o++] = (char)('0' + b % 10);
+        if (shift)
+            out[o++] = '.';
+    }
+    out[o] = 0;
+    return o;
+}
+
+/* RFC 5952 text of an IPv6 address: lower-case hex without leading zeros, the
+ * longest run of two or more zero groups (the first of equal runs) as "::".
+ * Written here rather than by inet_ntop, which keeps the deprecated
+ * "::a.b.c.d" form for IPv4-compatible addresses. out holds 40 bytes. */
+static size_t ipv6_format(const unsigned char a[16], char *out)
+{
+    unsigned g[8];
+    for (int i = 0; i < 8; i++)
+        g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+    int best = -1, best_len = 1;
+    for (int i = 0; i < 8;) {
+        if (g[i] != 0) {
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j < 8 && g[j] == 0)
+            j++;
+        if (j - i > best_len) {
+            best = i;
+            best_len = j - i;
+        }
+        i = j;
+    }
+    size_t o = 0;
+    for (int i = 0; i < 8; i++) {
+        if (i == best) {
+            out[o++] = ':';
+            if (i == 0)
+                out[o++] = ':';
+            i += best_len - 1;
+            continue;
+        }
+        static const char hex[] = "0123456789abcdef";
+        bool any = false;
+        for (int shift = 12; shift >= 0; shift -= 4) {
+            unsigned d = (g[i] >> shift) & 15;
+            if (d || any || shift == 0) {
+                out[o++] = hex[d];
+                any = true;
+            }
+        }
+        if (i < 7)
+            out[o++] = ':';
+    }
+    out[o] = 0;
+    return o;
+}
+
+/* An IPv6 literal h[0..n) (no brackets) into out as RFC 5952 text, or, for an
+ * IPv4-mapped (::ffff:0:0/96) or NAT64 (64:ff9b::/96) address, as the IPv4
+ * address it carries, as the Safe Browsing v5 text asks. */
+static bool ipv6_canon(const char *h, size_t n, char *out, size_t *outlen, enum url_host_type *type)
+{
+    char tmp[64];
+    unsigned char a[16];
+    if (n == 0 || n >= sizeof(tmp))
+        return false;
+    memcpy(tmp, h, n);
+    tmp[n] = 0;
+    if (inet_pton(AF_INET6, tmp, a) != 1)
+        return false;
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+    if (!memcmp(a, mapped, 12) || !memcmp(a, nat64, 12)) {
+        *outlen = ipv4_format(
+            (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15], out);
+        *type = URL_HOST_IPV4;
+        return true;
+    }
+    *outlen = ipv6_format(a, out);
+    *type = URL_HOST_IPV6;
+    return true;
+}
+
+/* ---- host names ---- */
+
+/* Copy h[0..n) into out without leading and trailing dots and with runs of
+ * dots collapsed to one. False if the result would pass cap. */
+static bool dots_clean(const char *h, size_t n, char *out, size_t cap, size_t *outlen)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (h[i] == '.' && (o == 0 || out[o - 1] == '.'))
+            continue;
+        if (o == cap)
+            return false;
+        out[o++] = h[i];
+    }
+    if (o && out[o - 1] == '.')
+        o--;
+    *outlen = o;
+    return true;
+}
+
+/* What IDN conversion may leave in a host for it to be taken: letters,
+ * digits, '-', '_' and '.'. UTS #46 maps some characters to ASCII punctuation
+ * ('/', ':', '%' from their full-width forms); a host made of those would
+ * parse differently the second time and break idempotence, so such a host is
+ * kept as raw bytes and escaped instead, as for bytes that are not UTF-8. */
+static bool idn_result_ok(const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '_' || ch == '.'))
+            return false;
+    }
+    return true;
+}
+
+/* Canonicalise the unescaped host raw[0..n) into out (capacity URL_HOST_MAX
+ * + 1, NUL-terminated): an IPv6 literal in brackets is written with brackets
+ * if brackets is true; a name has its dots cleaned up, goes through IDN if it
+ * has non-ASCII bytes (non-transitional UTS #46, as browsers do), then, if it
+ * spells an IPv4 address, becomes dotted decimal, else is lower-cased. */
+static int host_canon(const char *raw, size_t n, bool brackets, char *out, size_t *outlen,
+                      enum url_host_type *type, char *err, size_t errlen)
+{
+    /* Leading dots are dropped below; a host that starts with '[' once they
+     * are gone must be an IPv6 literal, or the canonical form "[..." would
+     * parse as one the second time. */
+    while (n && raw[0] == '.') {
+        raw++;
+        n--;
+    }
+    if (n && raw[0] == '[') {
+        char v6[48];
+        size_t v6len;
+        if (n < 2 || raw[n - 1] != ']' || !ipv6_canon(raw + 1, n - 2, v6, &v6len, type))
+            return fail(err, errlen, "bad IPv6 literal");
+        if (*type == URL_HOST_IPV6 && brackets) {
+            out[0] = '[';
+            memcpy(out + 1, v6, v6len);
+            out[v6len + 1] = ']';
+            *outlen = v6len + 2;
+        } else {
+            memcpy(out, v6, v6len);
+            *outlen = v6len;
+        }
+        out[*outlen] = 0;
+        return 0;
+    }
+    char tmp[HOST_RAW_MAX + 1];
+    size_t len;
+    if (!dots_clean(raw, n, tmp, HOST_RAW_MAX, &len))
+        return fail(err, errlen, "host longer than %d bytes", URL_HOST_MAX);
+    if (len == 0)
+        return fail(err, errlen, "empty host");
+    tmp[len] = 0;
+    bool ascii = true;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)tmp[i] >= 0x80) {
+            ascii = false;
+            break;
+        }
+    if (!ascii && memchr(tmp, 0, len) == NULL) {
+        char *puny = NULL;
+        if (idn2_to_ascii_8z(tmp, &puny, IDN2_NONTRANSITIONAL) == IDN2_OK && idn_result_ok(puny)) {
+            size_t plen = strlen(puny);
+            bool ok = plen <= HOST_RAW_MAX && dots_clean(puny, plen, tmp, HOST_RAW_MAX, &len);
+            if (!ok || len == 0) {
+                idn2_free(puny);
+                return fail(err, errlen, "%s", ok ? "empty host" : "host too long");
+            }
+        }
+        idn2_free(puny);
+    }
+    uint32_t a;
+    if (ipv4_parse(tmp, len, &a)) {
+        *outlen = ipv4_format(a, out);
+        *type = URL_HOST_IPV4;
+        return 0;
+    }
+    if (len > URL_HOST_MAX)
+        return fail(err, errlen, "host longer than %d bytes", URL_HOST_MAX);
+    for (size_t i = 0; i < len; i++)
+        out[i] = (char)lower((unsigned char)tmp[i]);
+    out[len] = 0;
+    *outlen = len;
+    *type = URL_HOST_NAME;
+    return 0;
+}
+
+/* ---- URLs ---- */
+
+/* The steps before parsing, into work: trim bytes <= 0x20 at both ends,
+ * drop tab, CR and LF, drop the fragment (from the first '#'; an escaped
+ * "%23" is data) if fragment is true, and unescape. Returns the length. */
+static size_t prepare(const char *in, size_t len, char *work, bool fragment)
+{
+    while (len && (unsigned char)in[0] <= 0x20) {
+        in++;
+        len--;
+    }
+    while (len && (unsigned char)in[len - 1] <= 0x20)
+        len--;
+    const char *hash = fragment ? memchr(in, '#', len) : NULL;
+    if (hash)
+        len = (size_t)(hash - in);
+    size_t o = 0;
+    if (!memchr(in, '\t', len) && !memchr(in, '\r', len) && !memchr(in, '\n', len)) {
+        memcpy(work, in, len); /* the common case, at memchr's speed */
+        o = len;
+    } else {
+        for (size_t i = 0; i < len; i++)
+            if (in[i] != '\t' && in[i] != '\r' && in[i] != '\n')
+                work[o++] = in[i];
+    }
+    return url_unescape(work, o);
+}
+
+static bool is_alpha(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static bool is_digit(unsigned char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+/* The scheme of s[0..n): its length (> 0) if s starts "scheme://", 0 if s has
+ * no scheme ("host/...", "host:80/..."), -1 for "scheme:" without "//"
+ * (mailto:, javascript:, data:), which names no host. */
+static long scheme_len(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (n == 0 || !is_alpha((unsigned char)s[0]))
+        return 0;
+    while (i < n && (is_alpha((unsigned char)s[i]) || is_digit((unsigned char)s[i]) ||
+                     s[i] == '+' || s[i] == '-' || s[i] == '.'))
+        i++;
+    if (i == n || s[i] != ':')
+        return 0;
+    if (i + 2 < n && s[i + 1] == '/' && s[i + 2] == '/')
+        return (long)i;
+    /* "host:8080/..." has digits (or nothing) up to the path, query or end. */
+    size_t j = i + 1;
+    while (j < n && is_digit((unsigned char)s[j]))
+        j++;
+    if (j == n || s[j] == '?' || (s[j] == '/' && j > i + 1))
+        return 0;
+    return -1;
+}
+
+/* Append the path p[0..n) (empty or starting with '/') to o, escaped, with
+ * runs of slashes collapsed and "." and ".." segments resolved; a path that
+ * names a directory (ends in '/', ".", "..") keeps its trailing slash. */
+static bool put_path(struct out *o, const char *p, size_t n)
+{
+    size_t root = o->len;
+    if (!put(o, "/", 1))
+        return false;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && p[i] == '/')
+            i++;
+        size_t s = i;
+        const char *slash = memchr(p + i, '/', n - i);
+        i = slash ? (size_t)(slash - p) : n;
+        size_t sl = i - s;
+        if (sl == 0 || (sl == 1 && p[s] == '.'))
+            continue;
+        if (sl == 2 && p[s] == '.' && p[s + 1] == '.') {
+            if (o->len > root + 1) {
+                o->len--; /* the '/' after the last segment */
+                while (o->buf[o->len - 1] != '/')
+                    o->len--;
+            }
+            continue;
+        }
+        /* A last segment without '/' after it is a file: no slash. */
+        bool file = i == n;
+        if (!put_escaped(o, p + s, sl) || (!file && !put(o, "/", 1)))
+            return false;
+    }
+    return true;
+}
+
+/* Canonicalise the prepared URL c->work[0..n). */
+static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen)
+{
+    const char *s = c->work;
+    if (n == 0)
+        return fail(err, errlen, "empty URL");
+
+    long sl = scheme_len(s, n);
+    if (sl < 0)
+        return fail(err, errlen, "not a URL with a host (scheme without \"//\")");
+    if (sl > URL_SCHEME_MAX)
+        return fail(err, errlen, "scheme longer than %d bytes", URL_SCHEME_MAX);
+    struct out o = {c->url, 0};
+    if (sl == 0) {
+        put(&o, "http", 4);
+    } else {
+        for (long i = 0; i < sl; i++)
+            o.buf[o.len++] = (char)lower((unsigned char)s[i]);
+        s += sl + 3;
+        n -= (size_t)sl + 3;
+    }
+    c->scheme_len = o.len;
+    put(&o, "://", 3);
+
+    /* The authority runs to the first '/' or '?': [userinfo@]host[:port]. */
+    size_t auth = 0;
+    while (auth < n && s[auth] != '/' && s[auth] != '?')
+        auth++;
+    const char *h = s;
+    size_t hn = auth;
+    for (size_t i = hn; i > 0; i--)
+        if (h[i - 1] == '@') {
+            h += i;
+            hn -= i;
+            break;
+        }
+    size_t port = hn; /* where ":port" starts, hn if none */
+    size_t lead = 0;  /* leading dots, dropped with the host's other dots */
+    while (lead < hn && h[lead] == '.')
+        lead++;
+    if (lead < hn && h[lead] == '[') {
+        const char *rb = memchr(h, ']', hn);
+        if (!rb)
+            return fail(err, errlen, "bad IPv6 literal");
+        port = (size_t)(rb - h) + 1;
+        if (port < hn && h[port] != ':')
+            return fail(err, errlen, "bad IPv6 literal");
+    } else {
+        const char *colon = memchr(h, ':', hn);
+        if (colon)
+            port = (size_t)(colon - h);
+    }
+    if (port < hn) {
+        size_t digits = hn - port - 1;
+        unsigned long v = 0;
+        for (size_t i = port + 1; i < hn; i++) {
+            if (!is_digit((unsigned char)h[i]) || digits > 5)
+                return fail(err, errlen, "bad port");
+            v = v * 10 + (unsigned)(h[i] - '0');
+        }
+        if (v > 65535)
+            return fail(err, errlen, "bad port");
+    }
+    if (port == 0)
+        return fail(err, errlen, "no host");
+
+    char host[URL_HOST_MAX + 1];
+    size_t host_len;
+    if (host_canon(h, port, true, host, &host_len, &c->host_type, err, errlen) < 0)
+        return -1;
+    c->host_off = o.len;
+    if (!put_escaped(&o, host, host_len))
+        goto too_long;
+    c->host_len = o.len - c->host_off;
+
+    const char *q = memchr(s + auth, '?', n - auth);
+    size_t path_end = q ? (size_t)(q - s) : n;
+    c->path_off = o.len;
+    if (!put_path(&o, s + auth, path_end - auth))
+        goto too_long;
+    c->path_len = o.len - c->path_off;
+    c->has_query = q != NULL;
+    c->query_off = c->query_len = 0;
+    if (q) {
+        if (!put(&o, "?", 1))
+            goto too_long;
+        c->query_off = o.len;
+        if (!put_escaped(&o, q + 1, n - path_end - 1))
+            goto too_long;
+        c->query_len = o.len - c->query_off;
+    }
+    c->url[o.len] = 0;
+    c->len = o.len;
+    return 0;
+too_long:
+    return fail(err, errlen, "canonical URL longer than %d bytes", URL_CANON_MAX);
+}
+
+int url_canon_url(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+{
+    if (len > URL_CANON_MAX)
+        return fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
+    return url_from_work(c, prepare(in, len, c->work, true), err, errlen);
+}
+
+/* ---- bare hosts and e-mail addresses ---- */
+
+/* Fill c with the host h[0..n) alone (already trimmed and unescaped). */
+static int host_only(struct url_canon *c, const char *h, size_t n, char *err, size_t errlen)
+{
+    char host[URL_HOST_MAX + 1];
+    size_t host_len;
+    char v6[48];
+    /* What ends a URL's host cannot be inside one: a "host" with these would
+     * give a key that no URL's host ever equals. */
+    for (size_t i = 0; i < n; i++)
+        if (h[i] == '/' || h[i] == '?' || h[i] == '@')
+            return fail(err, errlen, "'%c' in host", h[i]);
+    /* An IPv6 address may come without brackets: it has two colons or more. */
+    const char *colon = memchr(h, ':', n);
+    if (colon && memchr(colon + 1, ':', n - (size_t)(colon - h) - 1) && h[0] != '[') {
+        if (!ipv6_canon(h, n, v6, &host_len, &c->host_type))
+            return fail(err, errlen, "bad IPv6 address");
+        memcpy(host, v6, host_len);
+    } else {
+        size_t port = n;
+        if (n && h[0] == '[') {
+            const char *rb = memchr(h, ']', n);
+            port = rb ? (size_t)(rb - h) + 1 : n;
+        } else if (colon) {
+            port = (size_t)(colon - h);
+        }
+        for (size_t i = port + 1; i < n; i++)
+            if (!is_digit((unsigned char)h[i]) || n - port - 1 > 5)
+                return fail(err, errlen, "bad port");
+        if (port < n && h[port] != ':')
+            return fail(err, errlen, "bad IPv6 literal");
+        if (host_canon(h, port, false, host, &host_len, &c->host_type, err, errlen) < 0)
+            return -1;
+    }
+    struct out o = {c->url, 0};
+    if (!put_escaped(&o, host, host_len))
+        return fail(err, errlen, "host too long");
+    c->url[o.len] = 0;
+    c->len = c->host_len = o.len;
+    c->scheme_len = c->host_off = c->path_off = c->path_len = 0;
+    c->query_off = c->query_len = 0;
+    c->has_query = false;
+    return 0;
+}
+
+int url_canon_host(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+{
+    if (len > URL_CANON_MAX)
+        return fail(err, errlen, "host longer than %d bytes", URL_CANON_MAX);
+    /* Prepared as a URL is (a host that reaches us escaped, "evil%2Eexample",
+     * is the same host), but a '#' is kept: the spec's "host%23.com". */
+    size_t n = prepare(in, len, c->work, false);
+    if (n == 0)
+        return fail(err, errlen, "empty host");
+    return host_only(c, c->work, n, err, errlen);
+}
+
+/* The host of the prepared e-mail address c->work[0..n). */
+static int email_from_work(struct url_canon *c, size_t n, char *err, size_t errlen)
+{
+    const char *at = NULL;
+    for (size_t i = n; i > 0; i--)
+        if (c->work[i - 1] == '@') {
+            at = c->work + i - 1;
+            break;
+        }
+    if (!at)
+        return fail(err, errlen, "no '@' in e-mail address");
+    const char *h = at + 1;
+    size_t hn = n - (size_t)(h - c->work);
+    if (hn && h[hn - 1] == '>' && c->work[0] == '<')
+        hn--;
+    /* An address literal: "[192.0.2.1]", "[IPv6:2001:db8::1]" (RFC 5321). */
+    if (hn >= 2 && h[0] == '[' && h[hn - 1] == ']') {
+        h++;
+        hn -= 2;
+        if (hn >= 5 && !strncasecmp(h, "IPv6:", 5)) {
+            h += 5;
+            hn -= 5;
+        }
+    }
+    if (hn == 0)
+        return fail(err, errlen, "no domain in e-mail address");
+    return host_only(c, h, hn, err, errlen);
+}
+
+int url_canon_email(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+{
+    if (len > URL_CANON_MAX)
+        return fail(err, errlen, "address longer than %d bytes", URL_CANON_MAX);
+    return email_from_work(c, prepare(in, len, c->work, false), err, errlen);
+}
+
+int url_canon_any_host(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+{
+    if (len > URL_CANON_MAX)
+        return fail(err, errlen, "input longer than %d bytes", URL_CANON_MAX);
+    /* Prepared once, as a URL (a fragment is never part of a host), and
+     * decided on the unescaped form, as url_canon_url would see it. */
+    size_t n = prepare(in, len, c->work, true);
+    const char *s = c->work;
+    bool at = false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '/' || s[i] == '?')
+            return url_from_work(c, n, err, errlen);
+        at |= s[i] == '@';
+    }
+    if (at)
+        return email_from_work(c, n, err, errlen);
+    if (n == 0)
+        return fail(err, errlen, "empty host");
+    return host_only(c, s, n, err, errlen);
+}
