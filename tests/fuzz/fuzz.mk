@@ -24,7 +24,15 @@ CPPFLAGS_ALL := -I$(top_builddir) -I$(srcdir)/src -I$(srcdir)/tests -I$(srcdir)/
 LIB_CFLAGS = $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SANITIZE)
 BIN_CFLAGS = $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SANITIZE)
 
-all: $(HARNESS_BINS)
+# Helpers beside the harnesses: plain programs, no fuzzer, no sanitizers.
+TOOL_BINS := $(BINDIR)/gen_slow_journal
+
+all: $(HARNESS_BINS) $(TOOL_BINS)
+
+$(BINDIR)/gen_slow_journal: $(srcdir)/tests/fuzz/gen_slow_journal.c
+	@mkdir -p $(@D)
+	@echo "  FUZZLD   $@"
+	@$(FUZZ_CC) -std=gnu11 -O2 $(FUZZ_PKG_CFLAGS) -o $@ $< $(FUZZ_PKG_LIBS)
 
 $(OBJDIR)/libfuzzsrc.a: $(LIB_OBJS)
 	@rm -f $@
