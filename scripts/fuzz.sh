@@ -17,6 +17,20 @@ secs=${1:-60}
 shift || true
 case $secs in '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS] [HARNESS...]" >&2; exit 2 ;; esac
 
+# clang and its libFuzzer runtime, which scripts/deps.sh (the build's own
+# dependencies) leaves out; from Debian's archive, as deps.sh does.
+cc=${FUZZ_CC:-clang}
+if ! command -v "$cc" >/dev/null ||
+    ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
+    "$cc" -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
+    echo "fuzz.sh: installing clang and libclang-rt-14-dev" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >/dev/null
+fi
+
 if [ -f Makefile ] && grep -q '^fuzz-list:' Makefile; then
     build=$(pwd)
 else
@@ -24,7 +38,7 @@ else
     [ -f "$build/Makefile" ] || "$top/scripts/build.sh" _build --enable-werror
 fi
 # One compiler job per core of a small machine; never more than two.
-make -s -C "$build" fuzz -j"${FUZZ_MAKE_JOBS:-2}"
+make -s -C "$build" fuzz -j"${FUZZ_MAKE_JOBS:-2}" FUZZ_CC="$cc"
 if [ $# -gt 0 ]; then
     harnesses=("$@")
 else
