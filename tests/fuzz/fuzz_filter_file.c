@@ -9,7 +9,7 @@
  *   the 128-byte fixed header, then 32 bytes a shard of table (for the
  *   shard count the header gives, at most 1024), then the shard payloads back
  *   to back; each payload lands at payload_offset + i * shard_stride, the rest
- *   of the file is zeros (at most 4 MiB in all, else the bytes go out as given),
+ *   of the file is zeros (at most 1 MiB in all, else the bytes go out as given),
  *   every shard's bits_set and checksum and the header checksum are computed.
  *   bit 1: also set payload_offset and shard_stride to the values they must have;
  *   bit 2: also set the header's items to the sum of the table's;
@@ -26,14 +26,16 @@
 #include "bloom/le.h"
 #include "fuzz.h"
 
-#define MAX_FILE (4u << 20)
+#define MAX_FILE (1u << 20)
 #define MAX_SHARDS 1024u
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 /* Lay out and seal a compact description as described above. Returns the
- * file's bytes (malloc'd) and their number in *n. */
-static unsigned char *build_file(const uint8_t *d, size_t len, uint8_t opt, size_t *n)
+ * file's bytes (malloc'd) and their number in *n. Not instrumented for
+ * coverage: its loops over the payload are the harness's, not the code under
+ * test, and traced they took a third of the time. */
+__attribute__((no_sanitize("coverage"))) static unsigned char *build_file(const uint8_t *d, size_t len, uint8_t opt, size_t *n)
 {
     unsigned char fixed[FORMAT_FIXED_HEADER] = {0};
     memcpy(fixed, d, len < sizeof(fixed) ? len : sizeof(fixed));
@@ -69,8 +71,10 @@ static unsigned char *build_file(const uint8_t *d, size_t len, uint8_t opt, size
             memcpy(s, payload, take);
             payload += take;
             plen -= take;
-            uint64_t bits = 0;
-            for (uint64_t b = 0; b < shard_bytes; b++)
+            uint64_t bits = 0; /* shard_bytes is a multiple of 8 when the plan is valid */
+            for (uint64_t b = 0; b + 8 <= shard_bytes; b += 8)
+                bits += (uint64_t)__builtin_popcountll(le_get64(s + b));
+            for (uint64_t b = shard_bytes & ~7ull; b < shard_bytes; b++)
                 bits += (uint64_t)__builtin_popcount(s[b]);
             unsigned char *e = f + FORMAT_FIXED_HEADER + (size_t)i * FORMAT_SHARD_ENTRY;
             le_put64(e + 8, bits);
