@@ -506,8 +506,11 @@ int httpparse_query(const char *query, size_t qlen, const char *name, char *out,
     size_t nlen = strlen(name);
     bool found = false;
     *outlen = 0;
+    /* NULL (no '?' in the target) is an empty query; NULL + 0 is undefined. */
+    if (query == NULL)
+        return 0;
     const char *p = query, *qend = query + qlen;
-    while (query && p < qend) {
+    while (p < qend) {
         const char *end = memchr(p, '&', (size_t)(qend - p));
         if (!end)
             end = qend;
