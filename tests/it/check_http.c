@@ -39,6 +39,7 @@
 #include "front/http/http.h"
 #include "store/reload.h"
 #include "store/registry.h"
+#include "front/fronts.h"
 #include "net/server.h"
 #include "base/util.h"
 
