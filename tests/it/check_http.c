@@ -1901,6 +1901,63 @@ static void inproc_stop(void)
     registry_free(P.reg);
 }
 
+/* A reload whose report is lost on its way back (out of memory in the
+ * completion path, by fault injection) must still be answered, on both
+ * protocols, and the connection must go on: it used to stay with reading
+ * stopped for ever. The real reloader, in process. */
+START_TEST(test_inproc_reload_report_lost)
+{
+    char dir[256], path[300];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/bg-lost.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/bloomgate.conf", dir);
+    static const char text[] = "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                               "filter urls {\n    capacity 1000\n    journal off\n}\n";
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    char err[512];
+    struct conf *cf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
+    ck_assert_msg(cf != NULL, "%s", err);
+    struct registry *reg = registry_create(2);
+    ck_assert_msg(reload_initial(reg, cf, 1, err, sizeof(err)) == 0, "%s", err);
+    struct server *srv = server_create(reg, 2, err, sizeof(err));
+    ck_assert_msg(srv != NULL, "%s", err);
+    struct reloader *rl = reloader_start(reg, path, 1);
+    ck_assert_ptr_nonnull(rl);
+    server_set_reload(srv, reloader_hook, rl);
+    ck_assert_int_eq(server_start(srv, err, sizeof(err)), 0);
+    D.http_port[0] = server_http_port(srv, 0);
+    D.line_port = server_line_port(srv, 0);
+
+    char line[512];
+    int lfd = line_open();
+    atomic_store(&reload_fault_delivery, 1);
+    line_cmd(lfd, "RELOAD", line, sizeof(line));
+    ck_assert_msg(strncmp(line, "ERR internal ", 13) == 0, "RELOAD answered: %s", line);
+    line_cmd(lfd, "PING", line, sizeof(line));
+    ck_assert_str_eq(line, "PONG");
+    close(lfd);
+
+    struct client *c = client_open();
+    atomic_store(&reload_fault_delivery, 1);
+    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    expect_error(&r, 500, "internal");
+    r = request(c, "GET", "/healthz", NULL, NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+
+    reloader_stop(rl);
+    server_stop(srv, 2.0);
+    server_free(srv);
+    registry_free(reg);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_inproc_reload_ok_and_failed)
 {
     inproc_start(false);
@@ -2160,6 +2217,7 @@ static Suite *http_suite(void)
     TCase *inproc = tcase_create("in_process");
     tcase_set_timeout(inproc, 60);
     tcase_add_test(inproc, test_inproc_reload_ok_and_failed);
+    tcase_add_test(inproc, test_inproc_reload_report_lost);
     tcase_add_test(inproc, test_inproc_reload_refused);
     tcase_add_test(inproc, test_inproc_reload_client_gone);
     tcase_add_test(inproc, test_inproc_stop_with_reload_pending);
