@@ -1958,6 +1958,43 @@ START_TEST(test_inproc_reload_report_lost)
 }
 END_TEST
 
+static int threads_now(void)
+{
+    int n = 0;
+    DIR *dir = opendir("/proc/self/task");
+    for (struct dirent *de; dir && (de = readdir(dir)) != NULL;)
+        n += de->d_name[0] != '.';
+    if (dir)
+        closedir(dir);
+    return n;
+}
+
+/* A start that fails part way (the third worker thread cannot be created,
+ * by fault injection) leaves no worker running, says why in pthread_create's
+ * words (it returns its error, it does not set errno), and frees cleanly. */
+START_TEST(test_inproc_partial_start)
+{
+    static const char text[] = "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 3\n"
+                               "filter urls {\n    capacity 1000\n    journal off\n}\n";
+    char err[512];
+    struct conf *cf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
+    ck_assert_msg(cf != NULL, "%s", err);
+    struct registry *reg = registry_create(3);
+    ck_assert_msg(reload_initial(reg, cf, 1, err, sizeof(err)) == 0, "%s", err);
+    struct server *srv = server_create(reg, 3, err, sizeof(err));
+    ck_assert_msg(srv != NULL, "%s", err);
+    int before = threads_now();
+    server_fault_thread_after = 2;
+    server_fault_thread_fail = 1;
+    errno = 0;
+    ck_assert_int_eq(server_start(srv, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "cannot start worker thread 2: Resource temporarily unavailable");
+    ck_assert_int_eq(threads_now(), before);
+    server_free(srv);
+    registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_inproc_reload_ok_and_failed)
 {
     inproc_start(false);
@@ -2217,6 +2254,7 @@ static Suite *http_suite(void)
     TCase *inproc = tcase_create("in_process");
     tcase_set_timeout(inproc, 60);
     tcase_add_test(inproc, test_inproc_reload_ok_and_failed);
+    tcase_add_test(inproc, test_inproc_partial_start);
     tcase_add_test(inproc, test_inproc_reload_report_lost);
     tcase_add_test(inproc, test_inproc_reload_refused);
     tcase_add_test(inproc, test_inproc_reload_client_gone);
