@@ -39,6 +39,7 @@
 #include "front/http/http.h"
 #include "store/reload.h"
 #include "store/registry.h"
+#include "core/stats.h"
 #include "front/fronts.h"
 #include "net/server.h"
 #include "base/util.h"
@@ -1696,6 +1697,53 @@ static void check_exposition(const char *text)
     ck_assert_int_gt(lines, 50);
 }
 
+/* Every counter of the stats table is in both views, INFO and /metrics, with
+ * the same value (the daemon is idle between the two reads; the HTTP
+ * connection is open before INFO, and /metrics counts itself after it has
+ * rendered). INFO iterated the table while /metrics wrote each family by
+ * hand, so counters went missing from /metrics. */
+START_TEST(test_stats_views_agree)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    char line[8192];
+    int fd = line_open();
+    line_cmd(fd, "ADD urls a", line, sizeof(line));
+    line_cmd(fd, "MCHECK urls a b", line, sizeof(line));
+    line_cmd(fd, "BOGUS", line, sizeof(line));
+    struct client *c = client_open();
+    struct resp r = request(c, "GET", "/v1/filters/urls/check?item=a", NULL, NULL, 0);
+    resp_free(&r);
+    line_cmd(fd, "INFO", line, sizeof(line));
+    json_error_t jerr;
+    json_t *info = json_loads(line, 0, &jerr);
+    ck_assert_msg(info != NULL, "INFO: %s", jerr.text);
+    r = request(c, "GET", "/metrics", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    static const struct {
+        const char *name, *metric, *labels;
+    } table[] = {
+#define ROW_(name, metric, labels, help) {#name, metric, labels},
+        STATS_COUNTERS(ROW_)
+#undef ROW_
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        json_t *v = json_object_get(info, table[i].name);
+        ck_assert_msg(json_is_integer(v), "INFO lacks %s", table[i].name);
+        char series[256];
+        snprintf(series, sizeof(series), table[i].labels[0] ? "%s{%s}" : "%s%s", table[i].metric,
+                 table[i].labels);
+        double m = metric(r.body, series);
+        ck_assert_msg(m == (double)json_integer_value(v), "%s: INFO %lld, /metrics %s %g",
+                      table[i].name, (long long)json_integer_value(v), series, m);
+    }
+    json_decref(info);
+    resp_free(&r);
+    client_close(c);
+    close(fd);
+}
+END_TEST
+
 START_TEST(test_metrics)
 {
     /* Known traffic: over HTTP 7 single checks (3 hits), 2 batches of 5 (4
@@ -2236,6 +2284,7 @@ static Suite *http_suite(void)
     tcase_add_test(own, test_auth_token);
     tcase_add_test(own, test_max_connections);
     tcase_add_test(own, test_max_connections_refused_at_once);
+    tcase_add_test(own, test_stats_views_agree);
     tcase_add_test(own, test_http_off);
     tcase_add_test(own, test_two_addresses);
     tcase_add_test(own, test_stalled_body_times_out);
