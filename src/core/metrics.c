@@ -133,6 +133,57 @@ static uint64_t diff0(uint64_t a, uint64_t b)
     return a > b ? a - b : 0;
 }
 
+/* The per-filter families: counters summed over the workers (sums, in
+ * catalog order), gauges read from the version being served. */
+static void filter_families(struct evbuffer *o, const struct catalog *cat,
+                            const struct fstats *sums)
+{
+    filter_counters(o, cat, sums, "bloomgate_items_checked_total", F_CHECKS,
+                    "Items looked up, by filter and protocol");
+    filter_counters(o, cat, sums, "bloomgate_items_hit_total", F_HITS,
+                    "Items looked up and found (YES / true)");
+    filter_counters(o, cat, sums, "bloomgate_items_added_total", F_ADDS, "Items given to add");
+    filter_counters(o, cat, sums, "bloomgate_items_new_total", F_NEW,
+                    "Items that were new when added (NEW / true)");
+
+    filter_gauges(o, cat, "bloomgate_filter_items", G_ITEMS,
+                  "Items in the filter (adds that set at least one bit)");
+    filter_gauges(o, cat, "bloomgate_filter_bytes", G_BYTES, "Memory the filter's bits take");
+    filter_gauges(o, cat, "bloomgate_filter_capacity", G_CAPACITY, "Items the filter is sized for");
+    filter_gauges(o, cat, "bloomgate_filter_fpr_estimated", G_FPR_EST,
+                  "False-positive rate estimated from the filter's fill");
+    filter_gauges(o, cat, "bloomgate_filter_fpr_target", G_FPR_TARGET,
+                  "False-positive rate the filter was sized for at capacity");
+    filter_gauges(o, cat, "bloomgate_filter_generation", G_GENERATION,
+                  "1 for the first load, +1 on each reload that replaced the filter");
+    filter_gauges(o, cat, "bloomgate_filter_loaded_timestamp_seconds", G_LOADED,
+                  "When the filter being served was loaded, in unix seconds");
+    filter_gauges(o, cat, "bloomgate_filter_load_duration_seconds", G_LOAD_SECONDS,
+                  "How long loading the filter being served took");
+
+}
+
+/* The reload outcomes the reload thread records in the registry. */
+static void reload_families(struct evbuffer *o, struct registry *reg)
+{
+    family(o, "bloomgate_reloads_total", "counter",
+           "Reloads (SIGHUP, RELOAD, POST /v1/reload) by result: failed if any filter or the "
+           "config failed");
+    evbuffer_add_printf(o, "bloomgate_reloads_total{result=\"ok\"} %" PRIu64 "\n",
+                        (uint64_t)atomic_load(&reg->reloads_ok));
+    evbuffer_add_printf(o, "bloomgate_reloads_total{result=\"failed\"} %" PRIu64 "\n",
+                        (uint64_t)atomic_load(&reg->reloads_failed));
+    family(o, "bloomgate_last_reload_timestamp_seconds", "gauge",
+           "When the last reload ended, in unix seconds; 0 before the first");
+    evbuffer_add_printf(o, "bloomgate_last_reload_timestamp_seconds %" PRId64 "\n",
+                        (int64_t)atomic_load(&reg->last_reload_at));
+    family(o, "bloomgate_last_reload_success", "gauge",
+           "1 if the last reload changed everything it meant to, else 0");
+    evbuffer_add_printf(o, "bloomgate_last_reload_success %d\n",
+                        atomic_load(&reg->last_reload_at) ? atomic_load(&reg->last_reload_ok) : 1);
+
+}
+
 /* The counters of STATS_COUNTERS, one family per metric name, its series in
  * table order. A family's entries need not be adjacent in the table (INFO keeps
  * its order): each family is written whole at its first entry. */
@@ -224,47 +275,9 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
                 o, "bloomgate_errors_total{protocol=\"http\",code=\"%s\"} %" PRIu64 "\n",
                 src->err_names[STATS_HTTP][e], STAT_GET(&s, http_errors_by_code[e]));
 
-    filter_counters(o, cat, sums, "bloomgate_items_checked_total", F_CHECKS,
-                    "Items looked up, by filter and protocol");
-    filter_counters(o, cat, sums, "bloomgate_items_hit_total", F_HITS,
-                    "Items looked up and found (YES / true)");
-    filter_counters(o, cat, sums, "bloomgate_items_added_total", F_ADDS, "Items given to add");
-    filter_counters(o, cat, sums, "bloomgate_items_new_total", F_NEW,
-                    "Items that were new when added (NEW / true)");
+    filter_families(o, cat, sums);
     free(sums);
-
-    filter_gauges(o, cat, "bloomgate_filter_items", G_ITEMS,
-                  "Items in the filter (adds that set at least one bit)");
-    filter_gauges(o, cat, "bloomgate_filter_bytes", G_BYTES, "Memory the filter's bits take");
-    filter_gauges(o, cat, "bloomgate_filter_capacity", G_CAPACITY, "Items the filter is sized for");
-    filter_gauges(o, cat, "bloomgate_filter_fpr_estimated", G_FPR_EST,
-                  "False-positive rate estimated from the filter's fill");
-    filter_gauges(o, cat, "bloomgate_filter_fpr_target", G_FPR_TARGET,
-                  "False-positive rate the filter was sized for at capacity");
-    filter_gauges(o, cat, "bloomgate_filter_generation", G_GENERATION,
-                  "1 for the first load, +1 on each reload that replaced the filter");
-    filter_gauges(o, cat, "bloomgate_filter_loaded_timestamp_seconds", G_LOADED,
-                  "When the filter being served was loaded, in unix seconds");
-    filter_gauges(o, cat, "bloomgate_filter_load_duration_seconds", G_LOAD_SECONDS,
-                  "How long loading the filter being served took");
-
-    struct registry *reg = src->reg;
-    family(o, "bloomgate_reloads_total", "counter",
-           "Reloads (SIGHUP, RELOAD, POST /v1/reload) by result: failed if any filter or the "
-           "config failed");
-    evbuffer_add_printf(o, "bloomgate_reloads_total{result=\"ok\"} %" PRIu64 "\n",
-                        (uint64_t)atomic_load(&reg->reloads_ok));
-    evbuffer_add_printf(o, "bloomgate_reloads_total{result=\"failed\"} %" PRIu64 "\n",
-                        (uint64_t)atomic_load(&reg->reloads_failed));
-    family(o, "bloomgate_last_reload_timestamp_seconds", "gauge",
-           "When the last reload ended, in unix seconds; 0 before the first");
-    evbuffer_add_printf(o, "bloomgate_last_reload_timestamp_seconds %" PRId64 "\n",
-                        (int64_t)atomic_load(&reg->last_reload_at));
-    family(o, "bloomgate_last_reload_success", "gauge",
-           "1 if the last reload changed everything it meant to, else 0");
-    evbuffer_add_printf(o, "bloomgate_last_reload_success %d\n",
-                        atomic_load(&reg->last_reload_at) ? atomic_load(&reg->last_reload_ok) : 1);
-
+    reload_families(o, src->reg);
     latency_histogram(o, src);
     return 0;
 }
