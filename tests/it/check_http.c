@@ -1859,6 +1859,7 @@ struct fake_reload {
     int delay_ms; /* < 0: never answer by itself */
     bool ok;
     bool refuse; /* cannot queue the reload (as when out of memory) */
+    bool odd;    /* a report whose names, statuses and errors are not strings */
     volatile int calls;
     server_reload_done volatile done;
     void *volatile arg;
@@ -1879,7 +1880,10 @@ static void fake_fire(evutil_socket_t fd, short what, void *arg)
     void *a = f->arg;
     f->done = NULL;
     f->arg = NULL; /* so that the sanitizer sees a leak of it as one */
-    done(fake_report(f->ok), a);
+    done(f->odd ? json_pack("{s:b,s:[{s:i,s:n,s:b}]}", "ok", f->ok, "filters", "name", 7, "status",
+                            "error", 1)
+                : fake_report(f->ok),
+         a);
 }
 
 static bool fake_reload_fn(void *ctx, struct event_base *base, server_reload_done done, void *arg)
@@ -2113,6 +2117,29 @@ START_TEST(test_inproc_reload_refused)
 END_TEST
 
 /* The client goes away while its reload runs; the answer finds nobody. */
+/* A report whose fields are not strings (json_string_value gives NULL) is
+ * still answered on the line protocol, and nothing reaches %s or strcmp
+ * with NULL (a crash before: strcmp(NULL, "failed")). */
+START_TEST(test_inproc_reload_odd_report)
+{
+    inproc_start(false);
+    P.fake.delay_ms = 10;
+    P.fake.odd = true;
+    char line[512];
+    int fd = line_open();
+    P.fake.ok = true;
+    line_cmd(fd, "RELOAD", line, sizeof(line));
+    ck_assert_str_eq(line, "OK ?=?");
+    P.fake.ok = false;
+    line_cmd(fd, "RELOAD", line, sizeof(line));
+    ck_assert_str_eq(line, "ERR reload_failed reload failed");
+    line_cmd(fd, "PING", line, sizeof(line));
+    ck_assert_str_eq(line, "PONG");
+    close(fd);
+    inproc_stop();
+}
+END_TEST
+
 START_TEST(test_inproc_reload_client_gone)
 {
     inproc_start(false);
@@ -2307,6 +2334,7 @@ static Suite *http_suite(void)
     tcase_add_test(inproc, test_inproc_reload_report_lost);
     tcase_add_test(inproc, test_inproc_reload_refused);
     tcase_add_test(inproc, test_inproc_reload_client_gone);
+    tcase_add_test(inproc, test_inproc_reload_odd_report);
     tcase_add_test(inproc, test_inproc_stop_with_reload_pending);
     tcase_add_test(inproc, test_inproc_healthz_missing_filter);
     suite_add_tcase(s, inproc);
