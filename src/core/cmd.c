@@ -59,8 +59,7 @@ static void h_info(const struct cmd_env *env, const struct stats_src *src, struc
 
 /* The configured filters that are not served (a reload failed to load them):
  * NULL when all are, which is the common answer and allocates nothing. */
-static void h_health(const struct cmd_env *env, const struct stats_src *src,
-                     struct cmd_call *call)
+static void h_health(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
 {
     (void)env;
     (void)src;
@@ -109,8 +108,8 @@ enum cmd_err cmd_admit(struct cmd_call *call, enum cmd_id id)
         call->e = catalog_find(call->cat, call->filter, call->filter_len);
         if (!call->e) {
             call->err = CMD_ERR_UNKNOWN_FILTER;
-            snprintf(call->msg, sizeof(call->msg), "no such filter '%.*s'",
-                     (int)call->filter_len, call->filter);
+            snprintf(call->msg, sizeof(call->msg), "no such filter '%.*s'", (int)call->filter_len,
+                     call->filter);
             return call->err;
         }
     } else if (d->names_filter && !call->e) {

@@ -66,20 +66,20 @@ struct cmd_call {
     bool loopback;  /* the peer is on 127.0.0.0/8 or ::1 */
     enum cmd_cred cred;
     /* results */
-    size_t yes;        /* items answered true (found / new) */
-    json_t *json;      /* INFO, FILTERS, HEALTH: the caller's to decref */
-    enum cmd_err err;  /* CMD_OK or why not */
-    char msg[320];     /* the error's text (a front may word auth errors its own way) */
+    size_t yes;       /* items answered true (found / new) */
+    json_t *json;     /* INFO, FILTERS, HEALTH: the caller's to decref */
+    enum cmd_err err; /* CMD_OK or why not */
+    char msg[320];    /* the error's text (a front may word auth errors its own way) */
 };
 
 typedef void (*cmd_handler)(const struct cmd_env *env, const struct stats_src *src,
                             struct cmd_call *call);
 
 struct cmd_def {
-    const char *name;  /* for logs and the docs */
-    bool names_filter; /* the call names a filter, which must be served */
-    bool items;        /* takes 1..max_items items, each at most max_item bytes */
-    bool mutating;     /* admin_token, or loopback when none is set */
+    const char *name;    /* for logs and the docs */
+    bool names_filter;   /* the call names a filter, which must be served */
+    bool items;          /* takes 1..max_items items, each at most max_item bytes */
+    bool mutating;       /* admin_token, or loopback when none is set */
     cmd_handler handler; /* NULL: the front answers (PING, RELOAD's deferred answer) */
 };
 

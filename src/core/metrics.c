@@ -160,7 +160,6 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
                   "When the filter being served was loaded, in unix seconds");
     filter_gauges(o, cat, "bloomgate_filter_load_duration_seconds", G_LOAD_SECONDS,
                   "How long loading the filter being served took");
-
 }
 
 /* The reload outcomes the reload thread records in the registry. */
@@ -181,7 +180,6 @@ static void reload_families(struct evbuffer *o, struct registry *reg)
            "1 if the last reload changed everything it meant to, else 0");
     evbuffer_add_printf(o, "bloomgate_last_reload_success %d\n",
                         atomic_load(&reg->last_reload_at) ? atomic_load(&reg->last_reload_ok) : 1);
-
 }
 
 /* The counters of STATS_COUNTERS, one family per metric name, its series in

@@ -13,44 +13,46 @@
  * from this one table (views.c, metrics.c), so neither can leave a counter out.
  * Entries that share a metric are one family, told apart by their labels. */
 #define STATS_COUNTERS(X)                                                                          \
-    X(connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"line\"",          \
+    X(connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"line\"",           \
       "Client connections accepted")                                                               \
-    X(connections_closed, "bloomgate_connections_closed_total", "protocol=\"line\"",              \
+    X(connections_closed, "bloomgate_connections_closed_total", "protocol=\"line\"",               \
       "Client connections closed (HTTP: admitted ones)")                                           \
-    X(connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"line\"",          \
-      "Connections refused because max_connections were open")                                    \
+    X(connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"line\"",           \
+      "Connections refused because max_connections were open")                                     \
     X(connections_handed_off, "bloomgate_connections_handed_off_total", "",                        \
-      "Connections accepted by one worker and handed to a less loaded one")                       \
-    X(commands, "bloomgate_requests_total", "protocol=\"line\"",                                  \
-      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")               \
-    X(check_requests, "bloomgate_line_check_requests_total", "", "Line-protocol CHECK and MCHECK requests") \
-    X(add_requests, "bloomgate_line_add_requests_total", "", "Line-protocol ADD and MADD requests") \
+      "Connections accepted by one worker and handed to a less loaded one")                        \
+    X(commands, "bloomgate_requests_total", "protocol=\"line\"",                                   \
+      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")                \
+    X(check_requests, "bloomgate_line_check_requests_total", "",                                   \
+      "Line-protocol CHECK and MCHECK requests")                                                   \
+    X(add_requests, "bloomgate_line_add_requests_total", "",                                       \
+      "Line-protocol ADD and MADD requests")                                                       \
     X(items_checked, "bloomgate_line_items_checked_total", "",                                     \
-      "Items looked up on the line protocol")                                                     \
+      "Items looked up on the line protocol")                                                      \
     X(items_hit, "bloomgate_line_items_hit_total", "", "Items answered YES on the line protocol")  \
     X(items_added, "bloomgate_line_items_added_total", "",                                         \
-      "Items given to ADD or MADD on the line protocol")                                          \
+      "Items given to ADD or MADD on the line protocol")                                           \
     X(items_new, "bloomgate_line_items_new_total", "",                                             \
-      "Items that were new when added on the line protocol")                                      \
+      "Items that were new when added on the line protocol")                                       \
     X(errors, "bloomgate_line_errors_total", "", "Line-protocol error replies, all codes")         \
     X(idle_timeouts, "bloomgate_line_idle_timeouts_total", "",                                     \
-      "Line-protocol connections closed for idleness")                                            \
+      "Line-protocol connections closed for idleness")                                             \
     X(output_pauses, "bloomgate_line_output_pauses_total", "",                                     \
-      "Times a line-protocol client's unread replies stopped reading from it")                    \
-    X(http_requests, "bloomgate_requests_total", "protocol=\"http\"",                             \
-      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")               \
-    X(http_connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"http\"",     \
+      "Times a line-protocol client's unread replies stopped reading from it")                     \
+    X(http_requests, "bloomgate_requests_total", "protocol=\"http\"",                              \
+      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")                \
+    X(http_connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"http\"",      \
       "Client connections accepted")                                                               \
     X(http_connections_admitted, "bloomgate_http_connections_admitted_total", "",                  \
-      "HTTP connections admitted under max_connections")                                          \
-    X(http_connections_closed, "bloomgate_connections_closed_total", "protocol=\"http\"",         \
+      "HTTP connections admitted under max_connections")                                           \
+    X(http_connections_closed, "bloomgate_connections_closed_total", "protocol=\"http\"",          \
       "Client connections closed (HTTP: admitted ones)")                                           \
-    X(http_connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"http\"",     \
+    X(http_connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"http\"",      \
       "Connections refused because max_connections were open")
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
-#define STATS_HTTP_STATUSES(X)                                                             \
+#define STATS_HTTP_STATUSES(X)                                                                     \
     X(200) X(400) X(401) X(404) X(405) X(413) X(431) X(500) X(501) X(503) X(505)
 #define STATS_HTTP_SLOTS 12
 #define STATS_HTTP_ERRS 24 /* enum http_err fits */
@@ -71,9 +73,9 @@ struct stats {
 #define STATS_FIELD_(name, metric, labels, help) _Atomic uint64_t name;
     STATS_COUNTERS(STATS_FIELD_)
 #undef STATS_FIELD_
-    _Atomic uint64_t errors_by_code[16];      /* indexed by enum proto_err */
+    _Atomic uint64_t errors_by_code[16];                   /* indexed by enum proto_err */
     _Atomic uint64_t http_errors_by_code[STATS_HTTP_ERRS]; /* indexed by enum http_err */
-    _Atomic uint64_t http_responses[STATS_HTTP_SLOTS]; /* by status, see STATS_HTTP_STATUSES */
+    _Atomic uint64_t http_responses[STATS_HTTP_SLOTS];     /* by status, see STATS_HTTP_STATUSES */
 };
 
 /* The two front ends, for counters kept per protocol. */
@@ -107,9 +109,9 @@ struct latency {
 
 /* Owner-thread increment: a relaxed load and store, not a locked RMW, since
  * only the owning worker ever writes its copy. */
-#define STAT_ADD(s, field, n)                                                              \
-    atomic_store_explicit(&(s)->field,                                                     \
-                          atomic_load_explicit(&(s)->field, memory_order_relaxed) + (n),   \
+#define STAT_ADD(s, field, n)                                                                      \
+    atomic_store_explicit(&(s)->field,                                                             \
+                          atomic_load_explicit(&(s)->field, memory_order_relaxed) + (n),           \
                           memory_order_relaxed)
 
 #define STAT_GET(s, field) atomic_load_explicit(&(s)->field, memory_order_relaxed)

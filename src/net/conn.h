@@ -24,9 +24,9 @@ struct worker;
 
 /* What a front end tells the connection layer. */
 struct conn_ops {
-    const char *name;       /* "line", "http": for logs */
-    enum stats_proto proto; /* its counters and latency histogram */
-    size_t priv_size;       /* its per-connection state, zeroed, at conn_priv(c) */
+    const char *name;             /* "line", "http": for logs */
+    enum stats_proto proto;       /* its counters and latency histogram */
+    size_t priv_size;             /* its per-connection state, zeroed, at conn_priv(c) */
     const char *const *err_names; /* its error codes' wire names, for the metrics */
     unsigned n_err;
     /* Its per-worker state (scratch, reply buffers), made on the main thread
@@ -65,7 +65,7 @@ struct conn_end {
 struct conn {
     const struct conn_ops *ops;
     struct worker *w;
-    void *fw;          /* the front's per-worker state (ops->worker_new) */
+    void *fw; /* the front's per-worker state (ops->worker_new) */
     evutil_socket_t fd;
     struct event *rev; /* readable, with the idle timeout */
     struct event *wev; /* writable, while output is pending */

@@ -90,8 +90,8 @@ static int bound_port(evutil_socket_t fd)
     return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
-static void accept_cb(struct evconnlistener *el, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+static void accept_cb(struct evconnlistener *el, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
 {
     struct listener *l = arg;
     (void)el;
@@ -134,8 +134,8 @@ static void error_cb(struct evconnlistener *el, void *arg)
             log_warn("accept on %s: %s; pausing accepts, retrying every %d to %d ms", l->text,
                      strerror(e), LISTENER_RETRY_MIN_MS, LISTENER_RETRY_MAX_MS);
     } else if (l->pause_ms < LISTENER_RETRY_MAX_MS) {
-        l->pause_ms = l->pause_ms * 2 < LISTENER_RETRY_MAX_MS ? l->pause_ms * 2
-                                                              : LISTENER_RETRY_MAX_MS;
+        l->pause_ms =
+            l->pause_ms * 2 < LISTENER_RETRY_MAX_MS ? l->pause_ms * 2 : LISTENER_RETRY_MAX_MS;
     }
     struct timeval tv = {l->pause_ms / 1000, (l->pause_ms % 1000) * 1000};
     event_add(l->retry, &tv);

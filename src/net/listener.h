@@ -15,13 +15,13 @@
 struct server;
 struct worker;
 
-#define LISTENER_RETRY_MIN_MS 100 /* first pause after EMFILE */
+#define LISTENER_RETRY_MIN_MS 100  /* first pause after EMFILE */
 #define LISTENER_RETRY_MAX_MS 1000 /* pauses double up to this */
 
 struct listener {
     struct worker *w;
     size_t front;
-    const char *text; /* the address, for the log */
+    const char *text;   /* the address, for the log */
     evutil_socket_t fd; /* until the evconnlistener owns it */
     struct evconnlistener *l;
     struct event *retry; /* re-enables accepting after a pause */

@@ -45,8 +45,8 @@ struct server_front {
 /* Bind every address of every front once per worker and set the workers up.
  * NULL with the reason (naming the address) in err. Main thread. */
 struct server *server_create_fronts(struct registry *reg, unsigned threads,
-                                    const struct server_front *fronts, size_t n_fronts,
-                                    char *err, size_t errlen);
+                                    const struct server_front *fronts, size_t n_fronts, char *err,
+                                    size_t errlen);
 void server_set_reload(struct server *srv, server_reload_fn fn, void *ctx);
 /* Run the workers. On failure none is left running (those started are
  * stopped and joined) and err says why. */

@@ -72,8 +72,7 @@ static struct worker *least_loaded(struct worker *w)
  * has more open connections than another hands the new one over: the least
  * loaded worker takes it from its inbox before reading a byte. True when
  * handed over (the fd is no longer ours). w's thread; one lock per hand-off. */
-static bool hand_off(struct worker *w, size_t front, evutil_socket_t fd,
-                     const struct sockaddr *sa)
+static bool hand_off(struct worker *w, size_t front, evutil_socket_t fd, const struct sockaddr *sa)
 {
     struct server *srv = w->srv;
     if (srv->n_workers < 2 || atomic_load_explicit(&srv->stopping, memory_order_relaxed))
@@ -234,8 +233,7 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     w->base = event_base_new();
     w->inbox_mu_ok = pthread_mutex_init(&w->inbox_mu, NULL) == 0;
     w->inbox_ev = w->base ? event_new(w->base, -1, 0, inbox_cb, w) : NULL;
-    if (!w->stats->fstats || !w->keys || !w->bools || !w->base || !w->inbox_mu_ok ||
-        !w->inbox_ev) {
+    if (!w->stats->fstats || !w->keys || !w->bools || !w->base || !w->inbox_mu_ok || !w->inbox_ev) {
         snprintf(err, errlen, "out of memory setting up worker %u", t);
         return -1;
     }
@@ -265,8 +263,8 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
 }
 
 struct server *server_create_fronts(struct registry *reg, unsigned threads,
-                                    const struct server_front *fronts, size_t n_fronts,
-                                    char *err, size_t errlen)
+                                    const struct server_front *fronts, size_t n_fronts, char *err,
+                                    size_t errlen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, (void (*)(void))evthread_use_pthreads);

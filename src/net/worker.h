@@ -57,7 +57,7 @@ struct server {
     size_t n_fronts;
     struct listener *ls; /* n_workers x (all addresses of all fronts) */
     size_t n_ls;
-    int *ports;      /* per front and address: fronts[f] starts at port_base[f] */
+    int *ports; /* per front and address: fronts[f] starts at port_base[f] */
     size_t port_base[SERVER_MAX_FRONTS];
     _Atomic unsigned conns_open;
     _Atomic bool stopping; /* server_stop has begun: no more hand-offs */

@@ -101,11 +101,13 @@ static void auth_error(struct hreq *r, enum cmd_err e)
     const char *tok = r->cat->conf->admin_token;
     if (!tok) {
         http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
-        http_reply_error(r, HTTP_ERR_AUTH_REQUIRED,
-                         "changes are accepted only from loopback clients when no admin_token is set");
+        http_reply_error(
+            r, HTTP_ERR_AUTH_REQUIRED,
+            "changes are accepted only from loopback clients when no admin_token is set");
     } else if (e == CMD_ERR_AUTH_REQUIRED) {
         http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
-        http_reply_error(r, HTTP_ERR_AUTH_REQUIRED, "this needs Authorization: Bearer <admin_token>");
+        http_reply_error(r, HTTP_ERR_AUTH_REQUIRED,
+                         "this needs Authorization: Bearer <admin_token>");
     } else {
         bool bearer = r->hd->auth_len > 7 && strncasecmp(r->hd->auth, "Bearer ", 7) == 0;
         log_warn("HTTP: wrong admin token from %s", r->c->peer);
@@ -143,11 +145,8 @@ static void cmd_error(struct hreq *r, const struct cmd_call *call)
 /* A call of the table for this request. */
 static struct cmd_call call_for(struct hreq *r, const struct fentry *e, size_t n)
 {
-    struct cmd_call call = {.cat = r->cat,
-                            .e = e,
-                            .n_items = n,
-                            .loopback = r->c->loopback,
-                            .cred = credential(r)};
+    struct cmd_call call = {
+        .cat = r->cat, .e = e, .n_items = n, .loopback = r->c->loopback, .cred = credential(r)};
     return call;
 }
 
@@ -218,7 +217,8 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
         return;
     }
     if (rc == 0) {
-        http_reply_error(r, HTTP_ERR_MISSING_ITEMS, "GET .../check needs ?item=<percent-encoded item>");
+        http_reply_error(r, HTTP_ERR_MISSING_ITEMS,
+                         "GET .../check needs ?item=<percent-encoded item>");
         return;
     }
     /* JSON strings are Unicode: an item that is not UTF-8 cannot be echoed
@@ -306,7 +306,8 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     json_t *items = json_is_object(root) ? json_object_get(root, "items") : NULL;
     if (!json_is_array(items)) {
         json_decref(root);
-        http_reply_error(r, HTTP_ERR_MISSING_ITEMS, "the body must be {\"items\": [<string>, ...]}");
+        http_reply_error(r, HTTP_ERR_MISSING_ITEMS,
+                         "the body must be {\"items\": [<string>, ...]}");
         return;
     }
     size_t n = json_array_size(items);
@@ -453,7 +454,7 @@ static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "no such filter '%.*s'", (int)len, name);
         else
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER,
-                        "invalid filter name: use 1 to 64 of A-Z a-z 0-9 _ . -");
+                             "invalid filter name: use 1 to 64 of A-Z a-z 0-9 _ . -");
         return;
     }
     if (!sub)

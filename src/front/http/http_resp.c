@@ -62,7 +62,6 @@ char *http_rbuf_room(struct http_worker *h, size_t n)
     return h->rbuf;
 }
 
-
 char *put_u64(char *p, uint64_t v)
 {
     char tmp[24];

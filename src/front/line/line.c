@@ -131,8 +131,7 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
 
 static void reply_json(struct conn *c, json_t *j)
 {
-    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
-                : NULL;
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
     json_decref(j);
     if (!s) {
         reply_err(c, PROTO_ERR_INTERNAL, "cannot encode JSON");
@@ -236,8 +235,7 @@ static inline bool name_eq(const char *a, const char *b, size_t n)
 
 /* The filter a request names, or NULL. The last one found in this
  * line_process call is tried first (see struct line_worker). */
-static inline const struct fentry *lookup_filter(struct line_worker *lw,
-                                                 const struct catalog *cat,
+static inline const struct fentry *lookup_filter(struct line_worker *lw, const struct catalog *cat,
                                                  const struct proto_token *name)
 {
     const struct fentry *e = lw->last_e;
@@ -361,8 +359,8 @@ static void reload_answer(struct conn *c, json_t *report, const void *note)
             const char *name = json_string_value(json_object_get(f, "name"));
             const char *status = json_string_value(json_object_get(f, "status"));
             if (len < sizeof(line))
-                len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%s",
-                                        name ? name : "?", status ? status : "?");
+                len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%s", name ? name : "?",
+                                        status ? status : "?");
         }
         if (len >= sizeof(line) - 1)
             len = sizeof(line) - 2;
@@ -376,8 +374,7 @@ static void reload_answer(struct conn *c, json_t *report, const void *note)
             if (!msg && status && strcmp(status, "failed") == 0) {
                 const char *name = json_string_value(json_object_get(f, "name"));
                 const char *why = json_string_value(json_object_get(f, "error"));
-                snprintf(line, sizeof(line), "%s: %s", name ? name : "?",
-                         why ? why : "failed");
+                snprintf(line, sizeof(line), "%s: %s", name ? name : "?", why ? why : "failed");
                 msg = line;
             }
         }
@@ -404,8 +401,8 @@ static void do_auth(struct conn *c, const struct catalog *cat, const struct prot
 
 static void do_reload(struct conn *c, const struct catalog *cat)
 {
-    enum cmd_err e = cmd_authorize(cat->conf, c->loopback,
-                                   LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
+    enum cmd_err e =
+        cmd_authorize(cat->conf, c->loopback, LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
     if (e != CMD_OK)
         reply_err(c, PROTO_ERR_AUTH_REQUIRED,
                   "RELOAD needs AUTH (or a loopback client without admin_token)");
