@@ -378,7 +378,8 @@ bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t n
         return false;
     wt->c = c;
     wt->answer = answer;
-    memcpy(wt->note, note, note_len);
+    if (note_len)
+        memcpy(wt->note, note, note_len);
     if (!srv->reload_fn(srv->reload_ctx, c->w->base, conn_wait_done, wt)) {
         free(wt);
         return false;
