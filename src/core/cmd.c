@@ -138,7 +138,7 @@ void cmd_run(const struct cmd_env *env, enum cmd_id id, const struct stats_src *
     const struct cmd_def *d = &cmd_table[id];
     if (cmd_admit(call, id) != CMD_OK)
         return;
-    if (d->items) {
+    if (d->items && !call->limits_applied) {
         struct cmd_limits lim = cmd_limits(call->cat->conf, env->scratch_items);
         if (call->n_items > lim.max_items) {
             call->err = CMD_ERR_TOO_MANY_ITEMS;

@@ -143,11 +143,9 @@ static void cmd_error(struct hreq *r, const struct cmd_call *call)
 }
 
 /* A call of the table for this request. */
-static struct cmd_call call_for(struct hreq *r, const struct fentry *e, size_t n)
+static void call_for(struct cmd_call *call, struct hreq *r, const struct fentry *e, size_t n)
 {
-    struct cmd_call call = {
-        .cat = r->cat, .e = e, .n_items = n, .loopback = r->c->loopback, .cred = credential(r)};
-    return call;
+    cmd_call_init(call, r->cat, e, n, r->c->loopback, credential(r));
 }
 
 /* ---- handlers ---- */
@@ -162,7 +160,8 @@ static void do_list(struct hreq *r)
 
 static void do_healthz(struct hreq *r)
 {
-    struct cmd_call call = call_for(r, NULL, 0);
+    struct cmd_call call;
+    call_for(&call, r, NULL, 0);
     cmd_run(&r->h->env, CMD_HEALTH, NULL, &call);
     if (!call.json) {
         static const char ok[] = "{\"status\":\"ok\"}";
@@ -227,7 +226,8 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "the item is not valid UTF-8");
         return;
     }
-    struct cmd_call call = call_for(r, e, 1);
+    struct cmd_call call;
+    call_for(&call, r, e, 1);
     h->env.keys[0].data = h->qbuf;
     h->env.keys[0].len = len;
     cmd_run(&h->env, CMD_CHECK, NULL, &call);
@@ -323,7 +323,8 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     }
     /* The table: auth, max_items, max_item; then the batch call (hash all,
      * prefetch all, then test or set; an add through the journal first). */
-    struct cmd_call call = call_for(r, e, n);
+    struct cmd_call call;
+    call_for(&call, r, e, n);
     cmd_run(&h->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
     json_decref(root);
     if (call.err != CMD_OK) {
@@ -394,7 +395,8 @@ static void reload_answer(struct conn *c, json_t *report, const void *note)
 
 static void do_reload(struct hreq *r)
 {
-    struct cmd_call call = call_for(r, NULL, 0);
+    struct cmd_call call;
+    call_for(&call, r, NULL, 0);
     cmd_run(&r->h->env, CMD_RELOAD, NULL, &call);
     if (call.err != CMD_OK) {
         cmd_error(r, &call);
@@ -438,7 +440,8 @@ static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
         /* The table's auth before the filter is looked up and the body parsed
          * (cmd_admit puts auth first): a client without the right to add
          * learns no more than that. */
-        struct cmd_call call = call_for(r, NULL, 0);
+        struct cmd_call call;
+        call_for(&call, r, NULL, 0);
         if (cmd_admit(&call, CMD_RELOAD) != CMD_OK) {
             cmd_error(r, &call);
             return;

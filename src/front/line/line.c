@@ -297,13 +297,12 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
                      bool add)
 {
     struct line_worker *lw = LW(c);
-    struct cmd_call call = {.cat = cat,
-                            .e = lookup_filter(lw, cat, &r->filter),
-                            .filter = r->filter.p,
-                            .filter_len = r->filter.len,
-                            .n_items = r->n_items,
-                            .loopback = c->loopback,
-                            .cred = LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE};
+    struct cmd_call call;
+    cmd_call_init(&call, cat, lookup_filter(lw, cat, &r->filter), r->n_items, c->loopback,
+                  LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
+    call.filter = r->filter.p;
+    call.filter_len = r->filter.len;
+    call.limits_applied = true; /* proto_next applied them (line_process's lim) */
     for (size_t i = 0; i < r->n_items; i++) {
         lw->env.keys[i].data = r->items[i].p;
         lw->env.keys[i].len = r->items[i].len;
@@ -433,9 +432,10 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         tally_flush(lw); /* INFO counts every request before it, itself included */
         struct stats_src src;
         server_stats_src(c->w->srv, &src);
-        struct cmd_call call = {.cat = cat,
-                                .filter = r->has_filter ? r->filter.p : NULL,
-                                .filter_len = r->has_filter ? r->filter.len : 0};
+        struct cmd_call call;
+        cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
+        call.filter = r->has_filter ? r->filter.p : NULL;
+        call.filter_len = r->has_filter ? r->filter.len : 0;
         cmd_run(&lw->env, CMD_INFO, &src, &call);
         if (call.err != CMD_OK)
             reply_err(c, line_err(call.err), call.msg);
