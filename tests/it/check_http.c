@@ -1193,6 +1193,15 @@ START_TEST(test_max_connections)
     expect_error(&r, 503, "too_many_connections");
     ck_assert(client_closed(extra));
     client_close(extra);
+    /* Refused at once, before it sends anything (it used to be kept, holding
+     * a descriptor, until it sent a request or idle_timeout passed). */
+    extra = client_open();
+    ck_assert_msg(read_resp(extra, false, &r), "no 503 before the request was sent");
+    ck_assert(header_value(r.head, "Connection", conn, sizeof(conn)));
+    ck_assert_str_eq(conn, "close");
+    expect_error(&r, 503, "too_many_connections");
+    ck_assert(client_closed(extra));
+    client_close(extra);
     /* A line-protocol connection counts too: refused at once. */
     int lfd = line_open();
     char line[256];
@@ -1213,35 +1222,6 @@ START_TEST(test_max_connections)
     ck_assert_int_eq(status, 200);
     client_close(c[1]);
     client_close(c[2]);
-}
-END_TEST
-
-/* A connection over max_connections is refused at once, before it sends
- * anything: 503 with the JSON error body and Connection: close, then closed.
- * (It used to be kept, holding a descriptor, until it sent a request or
- * idle_timeout passed.) */
-START_TEST(test_max_connections_refused_at_once)
-{
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_connections 2\n"
-                     "idle_timeout 60\nfilter urls {\n    capacity 1000\n}\n");
-    struct client *c[2];
-    struct resp r;
-    for (int i = 0; i < 2; i++) {
-        c[i] = client_open();
-        r = request(c[i], "GET", "/healthz", NULL, NULL, 0);
-        expect_body(&r, 200, "{\"status\":\"ok\"}");
-    }
-    struct client *extra = client_open();
-    /* Nothing sent: the answer must come anyway, well before idle_timeout. */
-    ck_assert_msg(read_resp(extra, false, &r), "no 503 before the request was sent");
-    char conn[32];
-    ck_assert(header_value(r.head, "Connection", conn, sizeof(conn)));
-    ck_assert_str_eq(conn, "close");
-    expect_error(&r, 503, "too_many_connections");
-    ck_assert(client_closed(extra));
-    client_close(extra);
-    client_close(c[0]);
-    client_close(c[1]);
 }
 END_TEST
 
@@ -2310,7 +2290,6 @@ static Suite *http_suite(void)
     tcase_set_timeout(own, 120);
     tcase_add_test(own, test_auth_token);
     tcase_add_test(own, test_max_connections);
-    tcase_add_test(own, test_max_connections_refused_at_once);
     tcase_add_test(own, test_stats_views_agree);
     tcase_add_test(own, test_http_off);
     tcase_add_test(own, test_two_addresses);
