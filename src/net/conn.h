@@ -1,9 +1,7 @@
-/* conn: the one client connection of every front end: a flat input buffer that
- * grows as a request needs and shrinks when idle, an output evbuffer written
- * with one writev per batch (after the batch's group commit), back-pressure at
- * max_output, the idle timeout, a RELOAD that is answered later, and a
- * lingering close. A front end supplies a struct conn_ops (parse and answer);
- * this file does the rest. Every call runs on the owning worker's thread. */
+/* conn: the one client connection of every front end (buffers, one writev per
+ * batch after its group commit, back-pressure at max_output, idle timeout, a
+ * RELOAD answered later, lingering close), driven by a front's struct conn_ops.
+ * Every call runs on the owning worker's thread. */
 #ifndef BLOOMGATE_CONN_H
 #define BLOOMGATE_CONN_H
 

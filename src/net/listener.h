@@ -1,10 +1,7 @@
-/* listener: the listening sockets, one per worker per address of each front
- * (SO_REUSEPORT: the kernel spreads connections over the workers), and their
- * accept loops. When accept runs out of descriptors or memory (EMFILE, ENFILE,
- * ENOBUFS, ENOMEM) a listener stops accepting, says so once, and retries on a
- * timer, as memcached does, instead of spinning on a socket that stays
- * readable. listener_create runs on the main thread; the rest on the owning
- * worker's thread (listener_free_all after the workers stopped). */
+/* listener: one SO_REUSEPORT listening socket per worker per address of each
+ * front, and its accept loop; out of descriptors (EMFILE...) it pauses and
+ * retries on a timer, as memcached does, instead of spinning. listener_create:
+ * main thread; the rest: the owning worker (listener_free_all: after it stopped). */
 #ifndef BLOOMGATE_LISTENER_H
 #define BLOOMGATE_LISTENER_H
 
