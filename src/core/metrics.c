@@ -9,15 +9,13 @@
 
 #include <event2/buffer.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bloom/filter.h"
-#include "front/http/http.h"
-#include "front/line/proto.h"
-#include "store/registry.h"
-#include "net/server.h"
 #include "core/stats.h"
+#include "store/registry.h"
 
 static const char *const proto_names[2] = {"line", "http"}; /* by enum stats_proto */
 
@@ -101,14 +99,14 @@ static void filter_gauges(struct evbuffer *o, const struct catalog *cat, const c
                             gauge_get(&cat->entries[i], which));
 }
 
-static void latency_histogram(struct evbuffer *o, struct server *srv)
+static void latency_histogram(struct evbuffer *o, const struct stats_src *src)
 {
     const char *name = "bloomgate_request_duration_seconds";
     family(o, name, "histogram",
            "Time from a request's arrival to its reply being handed to the socket");
     for (int p = 0; p < 2; p++) {
         struct latency l;
-        server_sum_latency(srv, (enum stats_proto)p, &l);
+        stats_sum_latency(src, (enum stats_proto)p, &l);
         uint64_t cum = 0;
         for (int b = 0; b < STATS_LAT_BUCKETS; b++) {
             cum += STAT_GET(&l, buckets[b]);
@@ -135,84 +133,11 @@ static uint64_t diff0(uint64_t a, uint64_t b)
     return a > b ? a - b : 0;
 }
 
-int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffer *o)
+/* The per-filter families: counters summed over the workers (sums, in
+ * catalog order), gauges read from the version being served. */
+static void filter_families(struct evbuffer *o, const struct catalog *cat,
+                            const struct fstats *sums)
 {
-    struct stats s;
-    server_sum_stats(srv, &s);
-    struct fstats *sums = NULL;
-    if (cat->n && !(sums = calloc(cat->n, sizeof(*sums))))
-        return -1;
-    for (size_t i = 0; i < cat->n; i++)
-        server_sum_filter_stats(srv, cat->entries[i].id, &sums[i]);
-
-    family(o, "bloomgate_build_info", "gauge", "Always 1; the version is a label");
-    evbuffer_add_printf(o, "bloomgate_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
-    family(o, "bloomgate_start_time_seconds", "gauge", "When the daemon started, in unix seconds");
-    evbuffer_add_printf(o, "bloomgate_start_time_seconds %" PRId64 "\n", server_started_wall(srv));
-    family(o, "bloomgate_worker_threads", "gauge", "Worker threads serving both protocols");
-    evbuffer_add_printf(o, "bloomgate_worker_threads %u\n", server_threads(srv));
-
-    family(o, "bloomgate_connections_open", "gauge",
-           "Client connections open (HTTP: admitted under max_connections)");
-    evbuffer_add_printf(
-        o, "bloomgate_connections_open{protocol=\"line\"} %" PRIu64 "\n",
-        diff0(STAT_GET(&s, connections_accepted), STAT_GET(&s, connections_closed)));
-    evbuffer_add_printf(
-        o, "bloomgate_connections_open{protocol=\"http\"} %" PRIu64 "\n",
-        diff0(STAT_GET(&s, http_connections_admitted), STAT_GET(&s, http_connections_closed)));
-    family(o, "bloomgate_connections_accepted_total", "counter", "Client connections accepted");
-    evbuffer_add_printf(o, "bloomgate_connections_accepted_total{protocol=\"line\"} %" PRIu64 "\n",
-                        STAT_GET(&s, connections_accepted));
-    evbuffer_add_printf(o, "bloomgate_connections_accepted_total{protocol=\"http\"} %" PRIu64 "\n",
-                        STAT_GET(&s, http_connections_accepted));
-    family(o, "bloomgate_worker_connections", "gauge",
-           "Connections open on each worker thread, both protocols");
-    for (unsigned i = 0; i < server_threads(srv); i++)
-        evbuffer_add_printf(o, "bloomgate_worker_connections{worker=\"%u\"} %u\n", i,
-                            server_worker_load(srv, i));
-    family(o, "bloomgate_connections_handed_off_total", "counter",
-           "Connections accepted by one worker and handed to a less loaded one");
-    evbuffer_add_printf(o, "bloomgate_connections_handed_off_total %" PRIu64 "\n",
-                        STAT_GET(&s, connections_handed_off));
-    family(o, "bloomgate_connections_rejected_total", "counter",
-           "Connections refused because max_connections were open");
-    evbuffer_add_printf(o, "bloomgate_connections_rejected_total{protocol=\"line\"} %" PRIu64 "\n",
-                        STAT_GET(&s, connections_rejected));
-    evbuffer_add_printf(o, "bloomgate_connections_rejected_total{protocol=\"http\"} %" PRIu64 "\n",
-                        STAT_GET(&s, http_connections_rejected));
-    family(o, "bloomgate_line_idle_timeouts_total", "counter",
-           "Line-protocol connections closed for idleness");
-    evbuffer_add_printf(o, "bloomgate_line_idle_timeouts_total %" PRIu64 "\n",
-                        STAT_GET(&s, idle_timeouts));
-    family(o, "bloomgate_line_output_pauses_total", "counter",
-           "Times a line-protocol client's unread replies stopped reading from it");
-    evbuffer_add_printf(o, "bloomgate_line_output_pauses_total %" PRIu64 "\n",
-                        STAT_GET(&s, output_pauses));
-
-    family(o, "bloomgate_requests_total", "counter",
-           "Requests answered (line: every reply; HTTP: every response bloomgate sent)");
-    evbuffer_add_printf(o, "bloomgate_requests_total{protocol=\"line\"} %" PRIu64 "\n",
-                        STAT_GET(&s, commands));
-    evbuffer_add_printf(o, "bloomgate_requests_total{protocol=\"http\"} %" PRIu64 "\n",
-                        STAT_GET(&s, http_requests));
-    family(o, "bloomgate_http_responses_total", "counter", "HTTP responses by status");
-    for (int i = 1; i < STATS_HTTP_SLOTS; i++)
-        if (stats_http_codes[i])
-            evbuffer_add_printf(o, "bloomgate_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
-                                stats_http_codes[i], STAT_GET(&s, http_responses[i]));
-    evbuffer_add_printf(o, "bloomgate_http_responses_total{code=\"other\"} %" PRIu64 "\n",
-                        STAT_GET(&s, http_responses[0]));
-
-    family(o, "bloomgate_errors_total", "counter", "Error replies by protocol and error code");
-    for (int e = 1; e < PROTO_ERR_COUNT_; e++)
-        evbuffer_add_printf(o,
-                            "bloomgate_errors_total{protocol=\"line\",code=\"%s\"} %" PRIu64 "\n",
-                            proto_err_name((enum proto_err)e), STAT_GET(&s, errors_by_code[e]));
-    for (int e = 0; e < HTTP_ERR_COUNT_; e++)
-        evbuffer_add_printf(o,
-                            "bloomgate_errors_total{protocol=\"http\",code=\"%s\"} %" PRIu64 "\n",
-                            http_err_name((enum http_err)e), STAT_GET(&s, http_errors_by_code[e]));
-
     filter_counters(o, cat, sums, "bloomgate_items_checked_total", F_CHECKS,
                     "Items looked up, by filter and protocol");
     filter_counters(o, cat, sums, "bloomgate_items_hit_total", F_HITS,
@@ -220,7 +145,6 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
     filter_counters(o, cat, sums, "bloomgate_items_added_total", F_ADDS, "Items given to add");
     filter_counters(o, cat, sums, "bloomgate_items_new_total", F_NEW,
                     "Items that were new when added (NEW / true)");
-    free(sums);
 
     filter_gauges(o, cat, "bloomgate_filter_items", G_ITEMS,
                   "Items in the filter (adds that set at least one bit)");
@@ -236,8 +160,11 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
                   "When the filter being served was loaded, in unix seconds");
     filter_gauges(o, cat, "bloomgate_filter_load_duration_seconds", G_LOAD_SECONDS,
                   "How long loading the filter being served took");
+}
 
-    struct registry *reg = server_registry(srv);
+/* The reload outcomes the reload thread records in the registry. */
+static void reload_families(struct evbuffer *o, struct registry *reg)
+{
     family(o, "bloomgate_reloads_total", "counter",
            "Reloads (SIGHUP, RELOAD, POST /v1/reload) by result: failed if any filter or the "
            "config failed");
@@ -253,7 +180,102 @@ int metrics_render(struct server *srv, const struct catalog *cat, struct evbuffe
            "1 if the last reload changed everything it meant to, else 0");
     evbuffer_add_printf(o, "bloomgate_last_reload_success %d\n",
                         atomic_load(&reg->last_reload_at) ? atomic_load(&reg->last_reload_ok) : 1);
+}
 
-    latency_histogram(o, srv);
+/* The counters of STATS_COUNTERS, one family per metric name, its series in
+ * table order. A family's entries need not be adjacent in the table (INFO keeps
+ * its order): each family is written whole at its first entry. */
+static void table_counters(struct evbuffer *o, const struct stats *s)
+{
+    static const struct {
+        const char *metric, *labels, *help;
+    } rows[] = {
+#define STATS_ROW_(name, metric, labels, help) {metric, labels, help},
+        STATS_COUNTERS(STATS_ROW_)
+#undef STATS_ROW_
+    };
+    uint64_t vals[] = {
+#define STATS_VAL_(name, metric, labels, help) STAT_GET(s, name),
+        STATS_COUNTERS(STATS_VAL_)
+#undef STATS_VAL_
+    };
+    size_t n = sizeof(rows) / sizeof(rows[0]);
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(rows[j].metric, rows[i].metric) == 0;
+        if (seen)
+            continue;
+        family(o, rows[i].metric, "counter", rows[i].help);
+        for (size_t j = i; j < n; j++) {
+            if (strcmp(rows[j].metric, rows[i].metric) != 0)
+                continue;
+            if (rows[j].labels[0])
+                evbuffer_add_printf(o, "%s{%s} %" PRIu64 "\n", rows[j].metric, rows[j].labels,
+                                    vals[j]);
+            else
+                evbuffer_add_printf(o, "%s %" PRIu64 "\n", rows[j].metric, vals[j]);
+        }
+    }
+}
+
+/* Any worker thread, between its requests: the whole exposition from plain
+ * data (src), so that the metrics never call up into the network layer. */
+int metrics_render(const struct stats_src *src, const struct catalog *cat, struct evbuffer *o)
+{
+    struct stats s;
+    stats_sum(src, &s);
+    struct fstats *sums = NULL;
+    if (cat->n && !(sums = calloc(cat->n, sizeof(*sums))))
+        return -1;
+    for (size_t i = 0; i < cat->n; i++)
+        stats_sum_filter(src, cat->entries[i].id, &sums[i]);
+
+    family(o, "bloomgate_build_info", "gauge", "Always 1; the version is a label");
+    evbuffer_add_printf(o, "bloomgate_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+    family(o, "bloomgate_start_time_seconds", "gauge", "When the daemon started, in unix seconds");
+    evbuffer_add_printf(o, "bloomgate_start_time_seconds %" PRId64 "\n", src->started_wall);
+    family(o, "bloomgate_worker_threads", "gauge", "Worker threads serving both protocols");
+    evbuffer_add_printf(o, "bloomgate_worker_threads %u\n", src->n_workers);
+
+    family(o, "bloomgate_connections_open", "gauge",
+           "Client connections open (HTTP: admitted under max_connections)");
+    evbuffer_add_printf(
+        o, "bloomgate_connections_open{protocol=\"line\"} %" PRIu64 "\n",
+        diff0(STAT_GET(&s, connections_accepted), STAT_GET(&s, connections_closed)));
+    evbuffer_add_printf(
+        o, "bloomgate_connections_open{protocol=\"http\"} %" PRIu64 "\n",
+        diff0(STAT_GET(&s, http_connections_admitted), STAT_GET(&s, http_connections_closed)));
+    family(o, "bloomgate_worker_connections", "gauge",
+           "Connections open on each worker thread, both protocols");
+    for (unsigned i = 0; i < src->n_workers; i++)
+        evbuffer_add_printf(o, "bloomgate_worker_connections{worker=\"%u\"} %u\n", i,
+                            atomic_load_explicit(&src->blocks[i].load, memory_order_relaxed));
+    table_counters(o, &s);
+
+    family(o, "bloomgate_http_responses_total", "counter", "HTTP responses by status");
+    for (int i = 1; i < STATS_HTTP_SLOTS; i++)
+        if (stats_http_codes[i])
+            evbuffer_add_printf(o, "bloomgate_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
+                                stats_http_codes[i], STAT_GET(&s, http_responses[i]));
+    evbuffer_add_printf(o, "bloomgate_http_responses_total{code=\"other\"} %" PRIu64 "\n",
+                        STAT_GET(&s, http_responses[0]));
+
+    family(o, "bloomgate_errors_total", "counter", "Error replies by protocol and error code");
+    for (unsigned e = 0; e < src->n_err[STATS_LINE] && e < 16; e++)
+        if (src->err_names[STATS_LINE][e])
+            evbuffer_add_printf(
+                o, "bloomgate_errors_total{protocol=\"line\",code=\"%s\"} %" PRIu64 "\n",
+                src->err_names[STATS_LINE][e], STAT_GET(&s, errors_by_code[e]));
+    for (unsigned e = 0; e < src->n_err[STATS_HTTP] && e < STATS_HTTP_ERRS; e++)
+        if (src->err_names[STATS_HTTP][e])
+            evbuffer_add_printf(
+                o, "bloomgate_errors_total{protocol=\"http\",code=\"%s\"} %" PRIu64 "\n",
+                src->err_names[STATS_HTTP][e], STAT_GET(&s, http_errors_by_code[e]));
+
+    filter_families(o, cat, sums);
+    free(sums);
+    reload_families(o, src->reg);
+    latency_histogram(o, src);
     return 0;
 }

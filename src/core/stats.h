@@ -1,38 +1,58 @@
-/* stats: per-worker counters, defined once with an X-macro so the INFO JSON and
- * the Prometheus text cannot drift. Each worker writes only its own copy with
- * relaxed atomic loads and stores (plain moves on x86, no lock prefix, no
- * shared cache line); readers on other threads sum the copies. */
+/* stats: per-worker counters, defined once with an X-macro that names each
+ * counter's INFO key and its Prometheus series, so the two views cannot drift.
+ * Each worker writes only its own copy (STAT_ADD: relaxed loads and stores,
+ * plain moves on x86); any thread may sum the copies (stats_sum*). */
 #ifndef BLOOMGATE_STATS_H
 #define BLOOMGATE_STATS_H
 
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* X(field, help) */
-#define STATS_COUNTERS(X)                                                                  \
-    X(connections_accepted, "Connections accepted on the line protocol")                  \
-    X(connections_closed, "Line-protocol connections closed")                             \
-    X(connections_rejected, "Connections refused over max_connections")                   \
-    X(connections_handed_off, "Connections accepted by one worker and served by another")  \
-    X(commands, "Line-protocol requests answered")                                        \
-    X(check_requests, "CHECK and MCHECK requests")                                        \
-    X(add_requests, "ADD and MADD requests")                                              \
-    X(items_checked, "Items looked up")                                                   \
-    X(items_hit, "Items answered YES")                                                    \
-    X(items_added, "Items given to ADD or MADD")                                          \
-    X(items_new, "Items that were new when added")                                        \
-    X(errors, "Error replies")                                                            \
-    X(idle_timeouts, "Connections closed for idleness")                                   \
-    X(output_pauses, "Times a client's unread replies stopped reading from it")            \
-    X(http_requests, "HTTP requests answered")                                            \
-    X(http_connections_accepted, "HTTP connections accepted")                             \
-    X(http_connections_admitted, "HTTP connections admitted under max_connections")       \
-    X(http_connections_closed, "Admitted HTTP connections closed")                        \
-    X(http_connections_rejected, "HTTP connections refused over max_connections")
+/* X(field, metric, labels, help): the JSON key INFO shows (field), and the
+ * Prometheus series /metrics shows (metric{labels}). Both views are generated
+ * from this one table (views.c, metrics.c), so neither can leave a counter out.
+ * Entries that share a metric are one family, told apart by their labels. */
+#define STATS_COUNTERS(X)                                                                          \
+    X(connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"line\"",           \
+      "Client connections accepted")                                                               \
+    X(connections_closed, "bloomgate_connections_closed_total", "protocol=\"line\"",               \
+      "Client connections closed (HTTP: admitted ones)")                                           \
+    X(connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"line\"",           \
+      "Connections refused because max_connections were open")                                     \
+    X(connections_handed_off, "bloomgate_connections_handed_off_total", "",                        \
+      "Connections accepted by one worker and handed to a less loaded one")                        \
+    X(commands, "bloomgate_requests_total", "protocol=\"line\"",                                   \
+      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")                \
+    X(check_requests, "bloomgate_line_check_requests_total", "",                                   \
+      "Line-protocol CHECK and MCHECK requests")                                                   \
+    X(add_requests, "bloomgate_line_add_requests_total", "",                                       \
+      "Line-protocol ADD and MADD requests")                                                       \
+    X(items_checked, "bloomgate_line_items_checked_total", "",                                     \
+      "Items looked up on the line protocol")                                                      \
+    X(items_hit, "bloomgate_line_items_hit_total", "", "Items answered YES on the line protocol")  \
+    X(items_added, "bloomgate_line_items_added_total", "",                                         \
+      "Items given to ADD or MADD on the line protocol")                                           \
+    X(items_new, "bloomgate_line_items_new_total", "",                                             \
+      "Items that were new when added on the line protocol")                                       \
+    X(errors, "bloomgate_line_errors_total", "", "Line-protocol error replies, all codes")         \
+    X(idle_timeouts, "bloomgate_line_idle_timeouts_total", "",                                     \
+      "Line-protocol connections closed for idleness")                                             \
+    X(output_pauses, "bloomgate_line_output_pauses_total", "",                                     \
+      "Times a line-protocol client's unread replies stopped reading from it")                     \
+    X(http_requests, "bloomgate_requests_total", "protocol=\"http\"",                              \
+      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")                \
+    X(http_connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"http\"",      \
+      "Client connections accepted")                                                               \
+    X(http_connections_admitted, "bloomgate_http_connections_admitted_total", "",                  \
+      "HTTP connections admitted under max_connections")                                           \
+    X(http_connections_closed, "bloomgate_connections_closed_total", "protocol=\"http\"",          \
+      "Client connections closed (HTTP: admitted ones)")                                           \
+    X(http_connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"http\"",      \
+      "Connections refused because max_connections were open")
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
-#define STATS_HTTP_STATUSES(X)                                                             \
+#define STATS_HTTP_STATUSES(X)                                                                     \
     X(200) X(400) X(401) X(404) X(405) X(413) X(431) X(500) X(501) X(503) X(505)
 #define STATS_HTTP_SLOTS 12
 #define STATS_HTTP_ERRS 24 /* enum http_err fits */
@@ -50,19 +70,25 @@ static inline int stats_http_slot(int code)
 }
 
 struct stats {
-#define STATS_FIELD_(name, help) _Atomic uint64_t name;
+#define STATS_FIELD_(name, metric, labels, help) _Atomic uint64_t name;
     STATS_COUNTERS(STATS_FIELD_)
 #undef STATS_FIELD_
-    _Atomic uint64_t errors_by_code[16];      /* indexed by enum proto_err */
+    _Atomic uint64_t errors_by_code[16];                   /* indexed by enum proto_err */
     _Atomic uint64_t http_errors_by_code[STATS_HTTP_ERRS]; /* indexed by enum http_err */
-    _Atomic uint64_t http_responses[STATS_HTTP_SLOTS]; /* by status, see STATS_HTTP_STATUSES */
+    _Atomic uint64_t http_responses[STATS_HTTP_SLOTS];     /* by status, see STATS_HTTP_STATUSES */
 };
 
 /* The two front ends, for counters kept per protocol. */
 enum stats_proto { STATS_LINE = 0, STATS_HTTP = 1 };
 
-/* Per filter (indexed by the registry's filter id), per protocol. */
+/* Per filter (indexed by the registry's filter id), per protocol. An id that
+ * starts naming another filter starts from zero by generation, not by another
+ * thread writing these (single writer): the registry's writer bumps
+ * stats_src.id_gen[id]; the owner, before its next write, sees gen differ,
+ * zeroes its slot and stores the new gen (release, after the zeroing); readers
+ * sum a slot only when its gen (acquire) matches id_gen[id]. */
 struct fstats {
+    _Atomic uint64_t gen;          /* the id_gen[id] these counters belong to */
     _Atomic uint64_t checks[2];    /* items looked up */
     _Atomic uint64_t hits[2];      /* items answered YES */
     _Atomic uint64_t adds[2];      /* items added */
@@ -83,9 +109,9 @@ struct latency {
 
 /* Owner-thread increment: a relaxed load and store, not a locked RMW, since
  * only the owning worker ever writes its copy. */
-#define STAT_ADD(s, field, n)                                                              \
-    atomic_store_explicit(&(s)->field,                                                     \
-                          atomic_load_explicit(&(s)->field, memory_order_relaxed) + (n),   \
+#define STAT_ADD(s, field, n)                                                                      \
+    atomic_store_explicit(&(s)->field,                                                             \
+                          atomic_load_explicit(&(s)->field, memory_order_relaxed) + (n),           \
                           memory_order_relaxed)
 
 #define STAT_GET(s, field) atomic_load_explicit(&(s)->field, memory_order_relaxed)
@@ -100,5 +126,58 @@ static inline void stats_latency_add(struct latency *l, double seconds, uint64_t
     STAT_ADD(l, count, n);
     STAT_ADD(l, sum_ns, (uint64_t)(seconds * 1e9) * n);
 }
+
+/* One worker's counters, written only by that worker's thread. */
+struct stats_block {
+    struct stats s;
+    struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries, by filter id */
+    struct latency latency[2]; /* by enum stats_proto */
+    _Atomic unsigned load;     /* connections open on this worker, hand-offs included */
+};
+
+/* Owner thread: filter id's counters in b, restarted from zero if the id has
+ * named a new filter since the last write (see struct fstats). One load and a
+ * compare per call: callers call it once per batch, not per item. */
+static inline struct fstats *stats_fslot(struct stats_block *b, const _Atomic uint64_t *id_gen,
+                                         unsigned id)
+{
+    struct fstats *f = &b->fstats[id];
+    uint64_t g = atomic_load_explicit(&id_gen[id], memory_order_acquire);
+    if (atomic_load_explicit(&f->gen, memory_order_relaxed) != g) {
+        for (int p = 0; p < 2; p++) {
+            atomic_store_explicit(&f->checks[p], 0, memory_order_relaxed);
+            atomic_store_explicit(&f->hits[p], 0, memory_order_relaxed);
+            atomic_store_explicit(&f->adds[p], 0, memory_order_relaxed);
+            atomic_store_explicit(&f->added_new[p], 0, memory_order_relaxed);
+        }
+        atomic_store_explicit(&f->gen, g, memory_order_release);
+    }
+    return f;
+}
+
+struct registry;
+
+/* What the views and the metrics read, lent as plain data by the server (core
+ * never calls the network layer). Any thread: every field is summed with
+ * relaxed loads. */
+struct stats_src {
+    const struct stats_block *blocks; /* n_workers of them */
+    unsigned n_workers;
+    const _Atomic uint64_t *id_gen; /* REGISTRY_MAX_FILTERS generations (struct fstats) */
+    unsigned conns_open;            /* connections open, both protocols */
+    double started;                 /* monotonic seconds */
+    int64_t started_wall;           /* unix seconds */
+    struct registry *reg;
+    /* The error codes' wire names by protocol (the fronts own them), for
+     * bloomgate_errors_total: names[p][i] counts errors_by_code[i] (line) or
+     * http_errors_by_code[i] (HTTP); NULL entries are skipped. */
+    const char *const *err_names[2];
+    unsigned n_err[2];
+};
+
+/* Sums over the workers (any thread). */
+void stats_sum(const struct stats_src *src, struct stats *out);
+void stats_sum_filter(const struct stats_src *src, unsigned id, struct fstats *out);
+void stats_sum_latency(const struct stats_src *src, enum stats_proto proto, struct latency *out);
 
 #endif

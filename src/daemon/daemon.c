@@ -21,7 +21,7 @@
 #include "base/log.h"
 #include "base/notify.h"
 #include "store/registry.h"
-#include "net/server.h"
+#include "front/fronts.h"
 #include "base/util.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/bloomgate/bloomgate.conf"

@@ -22,10 +22,20 @@
 
 void (*reload_test_after_swap)(const char *filter);
 
+/* Test-only fault injection (never set in production): the next n deliveries
+ * of a reload's report fail as if out of memory. */
+_Atomic unsigned reload_fault_delivery;
+
+/* A caller waiting for the report. Its event is made when the request is
+ * queued (on the caller's thread, where a failure can still be answered), so
+ * that delivering the report later cannot fail: event_active allocates
+ * nothing. A report that cannot be copied is delivered as NULL. */
 struct waiter {
     struct event_base *base;
     server_reload_done done;
     void *arg;
+    struct event *ev; /* on base: runs deliver_cb there */
+    json_t *report;   /* set by the reload thread before ev is activated */
     struct waiter *next;
 };
 
@@ -537,19 +547,15 @@ static json_t *reload_run(struct reloader *r)
 
 /* ---- the thread ---- */
 
-struct delivery {
-    server_reload_done done;
-    void *arg;
-    json_t *report;
-};
-
+/* On the waiter's thread: hand the report over and free the waiter. */
 static void deliver_cb(evutil_socket_t fd, short what, void *arg)
 {
-    struct delivery *d = arg;
+    struct waiter *w = arg;
     (void)fd;
     (void)what;
-    d->done(d->report, d->arg);
-    free(d);
+    event_free(w->ev);
+    w->done(w->report, w->arg);
+    free(w);
 }
 
 static void tick_journals(struct reloader *r)
@@ -601,16 +607,10 @@ static void *reloader_main(void *arg)
         while (ws) {
             struct waiter *w = ws;
             ws = ws->next;
-            struct delivery *d = malloc(sizeof(*d));
-            struct timeval now = {0, 0};
-            if (d) {
-                *d = (struct delivery){w->done, w->arg, json_deep_copy(report)};
-                if (event_base_once(w->base, -1, EV_TIMEOUT, deliver_cb, d, &now) != 0) {
-                    json_decref(d->report);
-                    free(d);
-                }
-            }
-            free(w);
+            unsigned f = atomic_load(&reload_fault_delivery);
+            bool fail = f && atomic_compare_exchange_strong(&reload_fault_delivery, &f, f - 1);
+            w->report = fail ? NULL : json_deep_copy(report); /* NULL: the caller says so */
+            event_active(w->ev, EV_TIMEOUT, 1);
         }
         json_decref(report);
         tick_journals(r);
@@ -652,19 +652,31 @@ bool reloader_request(struct reloader *r, struct event_base *base, server_reload
     /* Out of memory: say so, and never call done from here (the caller is in
      * the middle of parsing a connection's input; an answer from inside this
      * call would have it parse the same input again). */
-    if (base && done && !(w = calloc(1, sizeof(*w))))
-        return false;
+    if (base && done) {
+        if (!(w = calloc(1, sizeof(*w))))
+            return false;
+        if (!(w->ev = event_new(base, -1, 0, deliver_cb, w))) {
+            free(w);
+            return false;
+        }
+    }
     pthread_mutex_lock(&r->mu);
     if (r->stop) {
         /* Shutting down: a RELOAD still buffered on some connection gets its
          * reload error; the reloader itself is freed only after the workers
          * have stopped (reloader_free), so this check is never too late. */
         pthread_mutex_unlock(&r->mu);
-        free(w);
+        if (w) {
+            event_free(w->ev);
+            free(w);
+        }
         return false;
     }
     if (w) {
-        *w = (struct waiter){base, done, arg, r->waiters};
+        w->base = base;
+        w->done = done;
+        w->arg = arg;
+        w->next = r->waiters;
         r->waiters = w;
     }
     r->pending = true;

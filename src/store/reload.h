@@ -9,6 +9,7 @@
 #define BLOOMGATE_RELOAD_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "store/conf.h"
@@ -35,6 +36,9 @@ bool reloader_request(struct reloader *r, struct event_base *base, server_reload
                       void *arg);
 /* The hook the server calls; ctx is the reloader. */
 bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg);
+/* Test-only: the next n deliveries of a report fail as if out of memory. */
+extern _Atomic unsigned reload_fault_delivery;
+
 /* Main thread, at shutdown, while the workers still run: from now on every
  * request is refused (the hook returns false, so a RELOAD still buffered gets
  * its reload error); the reload in progress, and one queued before, finish

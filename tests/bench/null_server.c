@@ -2,7 +2,7 @@
  * loopback, the line protocol and the threading model allow. It reads the line
  * protocol with the daemon's own parser (proto_next) and answers NO to every
  * item of CHECK and MCHECK without hashing anything. Same model as bloomgated
- * (src/server.c): one SO_REUSEPORT listener and one event_base per thread, a
+ * (src/net/): one SO_REUSEPORT listener and one event_base per thread, a
  * flat input buffer per connection, replies into an evbuffer, one write per
  * read. A benchmark tool: it prints, it asserts nothing.
  *
@@ -44,7 +44,7 @@
 #define IN_START 4096
 
 /* --in-keep: a larger input buffer is given back when it empties (bloomgated
- * does this at 16 KiB, src/server.c IN_IDLE_KEEP). 0, the default: never. */
+ * does this at 16 KiB, src/net/conn.c IN_IDLE_KEEP). 0, the default: never. */
 static size_t in_keep;
 
 struct nworker {

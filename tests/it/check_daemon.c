@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "lib/daemon_harness.h"
+#include "lib/http_client.h"
 
 #define N_KNOWN 1000 /* item-0 .. item-999 are in filter f */
 #define F_CAPACITY 100000
@@ -219,6 +220,72 @@ START_TEST(test_every_command)
 END_TEST
 
 /* ---- 2. every error code ---- */
+
+static int lines_in(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+/* Out of descriptors (EMFILE): a daemon under a low RLIMIT_NOFILE with more
+ * idle clients than descriptors must pause accepting (not spin on a listener
+ * that stays readable, not write a log line per failed accept), and serve new
+ * clients on both protocols once the idle ones have gone. */
+START_TEST(test_emfile_pauses_accepting)
+{
+    enum { NOFILE = 64, IDLE = 120 };
+    struct dh_daemon *d = dh_new();
+    build_known(d);
+    d->nofile_limit = NOFILE;
+    dh_write_config(d, "threads 2\nlog_level info\nhttp_listen 127.0.0.1:0\n"
+                       "max_connections 1000\nidle_timeout 0\n"
+                       "filter f {\n    file @DIR@/f.bloom\n}\n");
+    dh_start(d, NULL);
+    int port = dh_port(d, 0), hport = dh_http_port(d, 0);
+    char *log = dh_log_read(d);
+    size_t log_before = strlen(log);
+    free(log);
+    int fds[IDLE];
+    for (int i = 0; i < IDLE; i++) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(i % 2 ? hport : port))};
+        inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        ck_assert_int_ge(fds[i], 0);
+        ck_assert_int_eq(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+    }
+    /* Saturated: the backlog holds connections the daemon cannot accept. */
+    struct timespec pause = {0, 300 * 1000000L};
+    nanosleep(&pause, NULL);
+    double cpu0 = dh_cpu_seconds(d->pid);
+    struct timespec second = {1, 0};
+    nanosleep(&second, NULL);
+    double cpu = dh_cpu_seconds(d->pid) - cpu0;
+    ck_assert_msg(cpu0 >= 0 && cpu < 0.3, "the daemon used %.2f s of CPU in 1 s of saturation",
+                  cpu);
+    log = dh_log_read(d);
+    int lines = lines_in(log + (strlen(log) >= log_before ? log_before : 0));
+    ck_assert_msg(lines < 20, "%d log lines in 1.3 s of saturation:\n%.2000s", lines,
+                  log + log_before);
+    free(log);
+    for (int i = 0; i < IDLE; i++)
+        close(fds[i]);
+    /* New clients are served on both ports once descriptors are free again. */
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "PING", "PONG");
+    dh_close(c);
+    struct hc_conn h;
+    struct hc_resp r;
+    ck_assert_int_eq(hc_open(&h, "127.0.0.1", hport), 0);
+    ck_assert_msg(hc_request(&h, "GET", "/healthz", NULL, NULL, 0, &r, DH_TIMEOUT_MS) == 0,
+                  "no HTTP answer after the saturation");
+    ck_assert_int_eq(r.status, 200);
+    hc_resp_free(&r);
+    hc_close(&h);
+    dh_finish(d);
+}
+END_TEST
 
 START_TEST(test_every_error)
 {
@@ -1432,7 +1499,6 @@ static Suite *daemon_suite(void)
     tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_every_command);
-    tcase_add_test(tc, test_every_error);
     tcase_add_test(tc, test_pipeline_10k);
     tcase_add_test(tc, test_check_runs);
     tcase_add_test(tc, test_tiny_writes);
@@ -1455,6 +1521,19 @@ static Suite *daemon_suite(void)
     tcase_add_test(tc, test_reload_pipelined);
     tcase_add_test(tc, test_restart_keeps_adds);
     suite_add_tcase(s, tc);
+    /* Cases of their own, so that CK_RUN_CASE runs one alone (the every_error
+     * case ran 50 times under load to show the counters are not flaky). */
+    const struct {
+        const char *name;
+        const TTest *test;
+    } own[] = {{"every_error", test_every_error}, {"emfile", test_emfile_pauses_accepting}};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        TCase *t = tcase_create(own[i].name);
+        tcase_add_checked_fixture(t, NULL, dh_cleanup_all);
+        tcase_set_timeout(t, 120);
+        tcase_add_test(t, own[i].test);
+        suite_add_tcase(s, t);
+    }
     return s;
 }
 

@@ -39,6 +39,8 @@
 #include "front/http/http.h"
 #include "store/reload.h"
 #include "store/registry.h"
+#include "core/stats.h"
+#include "front/fronts.h"
 #include "net/server.h"
 #include "base/util.h"
 
@@ -1191,6 +1193,15 @@ START_TEST(test_max_connections)
     expect_error(&r, 503, "too_many_connections");
     ck_assert(client_closed(extra));
     client_close(extra);
+    /* Refused at once, before it sends anything (it used to be kept, holding
+     * a descriptor, until it sent a request or idle_timeout passed). */
+    extra = client_open();
+    ck_assert_msg(read_resp(extra, false, &r), "no 503 before the request was sent");
+    ck_assert(header_value(r.head, "Connection", conn, sizeof(conn)));
+    ck_assert_str_eq(conn, "close");
+    expect_error(&r, 503, "too_many_connections");
+    ck_assert(client_closed(extra));
+    client_close(extra);
     /* A line-protocol connection counts too: refused at once. */
     int lfd = line_open();
     char line[256];
@@ -1666,6 +1677,53 @@ static void check_exposition(const char *text)
     ck_assert_int_gt(lines, 50);
 }
 
+/* Every counter of the stats table is in both views, INFO and /metrics, with
+ * the same value (the daemon is idle between the two reads; the HTTP
+ * connection is open before INFO, and /metrics counts itself after it has
+ * rendered). INFO iterated the table while /metrics wrote each family by
+ * hand, so counters went missing from /metrics. */
+START_TEST(test_stats_views_agree)
+{
+    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                     "filter urls {\n    capacity 1000\n}\n");
+    char line[8192];
+    int fd = line_open();
+    line_cmd(fd, "ADD urls a", line, sizeof(line));
+    line_cmd(fd, "MCHECK urls a b", line, sizeof(line));
+    line_cmd(fd, "BOGUS", line, sizeof(line));
+    struct client *c = client_open();
+    struct resp r = request(c, "GET", "/v1/filters/urls/check?item=a", NULL, NULL, 0);
+    resp_free(&r);
+    line_cmd(fd, "INFO", line, sizeof(line));
+    json_error_t jerr;
+    json_t *info = json_loads(line, 0, &jerr);
+    ck_assert_msg(info != NULL, "INFO: %s", jerr.text);
+    r = request(c, "GET", "/metrics", NULL, NULL, 0);
+    ck_assert_int_eq(r.status, 200);
+    static const struct {
+        const char *name, *metric, *labels;
+    } table[] = {
+#define ROW_(name, metric, labels, help) {#name, metric, labels},
+        STATS_COUNTERS(ROW_)
+#undef ROW_
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        json_t *v = json_object_get(info, table[i].name);
+        ck_assert_msg(json_is_integer(v), "INFO lacks %s", table[i].name);
+        char series[256];
+        snprintf(series, sizeof(series), table[i].labels[0] ? "%s{%s}" : "%s%s", table[i].metric,
+                 table[i].labels);
+        double m = metric(r.body, series);
+        ck_assert_msg(m == (double)json_integer_value(v), "%s: INFO %lld, /metrics %s %g",
+                      table[i].name, (long long)json_integer_value(v), series, m);
+    }
+    json_decref(info);
+    resp_free(&r);
+    client_close(c);
+    close(fd);
+}
+END_TEST
+
 START_TEST(test_metrics)
 {
     /* Known traffic: over HTTP 7 single checks (3 hits), 2 batches of 5 (4
@@ -1781,6 +1839,7 @@ struct fake_reload {
     int delay_ms; /* < 0: never answer by itself */
     bool ok;
     bool refuse; /* cannot queue the reload (as when out of memory) */
+    bool odd;    /* a report whose names, statuses and errors are not strings */
     volatile int calls;
     server_reload_done volatile done;
     void *volatile arg;
@@ -1801,7 +1860,10 @@ static void fake_fire(evutil_socket_t fd, short what, void *arg)
     void *a = f->arg;
     f->done = NULL;
     f->arg = NULL; /* so that the sanitizer sees a leak of it as one */
-    done(fake_report(f->ok), a);
+    done(f->odd ? json_pack("{s:b,s:[{s:i,s:n,s:b}]}", "ok", f->ok, "filters", "name", 7, "status",
+                            "error", 1)
+                : fake_report(f->ok),
+         a);
 }
 
 static bool fake_reload_fn(void *ctx, struct event_base *base, server_reload_done done, void *arg)
@@ -1870,6 +1932,101 @@ static void inproc_stop(void)
         fake_fire(-1, 0, &P.fake);
     registry_free(P.reg);
 }
+
+/* A reload whose report is lost on its way back (out of memory in the
+ * completion path, by fault injection) must still be answered, on both
+ * protocols, and the connection must go on: it used to stay with reading
+ * stopped for ever. The real reloader, in process. */
+START_TEST(test_inproc_reload_report_lost)
+{
+    char dir[256], path[300];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/bg-lost.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/bloomgate.conf", dir);
+    static const char text[] = "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                               "filter urls {\n    capacity 1000\n    journal off\n}\n";
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    char err[512];
+    struct conf *cf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
+    ck_assert_msg(cf != NULL, "%s", err);
+    struct registry *reg = registry_create(2);
+    ck_assert_msg(reload_initial(reg, cf, 1, err, sizeof(err)) == 0, "%s", err);
+    struct server *srv = server_create(reg, 2, err, sizeof(err));
+    ck_assert_msg(srv != NULL, "%s", err);
+    struct reloader *rl = reloader_start(reg, path, 1);
+    ck_assert_ptr_nonnull(rl);
+    server_set_reload(srv, reloader_hook, rl);
+    ck_assert_int_eq(server_start(srv, err, sizeof(err)), 0);
+    D.http_port[0] = server_http_port(srv, 0);
+    D.line_port = server_line_port(srv, 0);
+
+    char line[512];
+    int lfd = line_open();
+    atomic_store(&reload_fault_delivery, 1);
+    line_cmd(lfd, "RELOAD", line, sizeof(line));
+    ck_assert_msg(strncmp(line, "ERR internal ", 13) == 0, "RELOAD answered: %s", line);
+    line_cmd(lfd, "PING", line, sizeof(line));
+    ck_assert_str_eq(line, "PONG");
+    close(lfd);
+
+    struct client *c = client_open();
+    atomic_store(&reload_fault_delivery, 1);
+    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    expect_error(&r, 500, "internal");
+    r = request(c, "GET", "/healthz", NULL, NULL, 0);
+    expect_body(&r, 200, "{\"status\":\"ok\"}");
+    client_close(c);
+
+    reloader_stop(rl);
+    server_stop(srv, 2.0);
+    reloader_free(rl);
+    server_free(srv);
+    registry_free(reg);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+static int threads_now(void)
+{
+    int n = 0;
+    DIR *dir = opendir("/proc/self/task");
+    for (struct dirent *de; dir && (de = readdir(dir)) != NULL;)
+        n += de->d_name[0] != '.';
+    if (dir)
+        closedir(dir);
+    return n;
+}
+
+/* A start that fails part way (the third worker thread cannot be created,
+ * by fault injection) leaves no worker running, says why in pthread_create's
+ * words (it returns its error, it does not set errno), and frees cleanly. */
+START_TEST(test_inproc_partial_start)
+{
+    static const char text[] = "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 3\n"
+                               "filter urls {\n    capacity 1000\n    journal off\n}\n";
+    char err[512];
+    struct conf *cf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
+    ck_assert_msg(cf != NULL, "%s", err);
+    struct registry *reg = registry_create(3);
+    ck_assert_msg(reload_initial(reg, cf, 1, err, sizeof(err)) == 0, "%s", err);
+    struct server *srv = server_create(reg, 3, err, sizeof(err));
+    ck_assert_msg(srv != NULL, "%s", err);
+    int before = threads_now();
+    server_fault_thread_after = 2;
+    server_fault_thread_fail = 1;
+    errno = 0;
+    ck_assert_int_eq(server_start(srv, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "cannot start worker thread 2: Resource temporarily unavailable");
+    ck_assert_int_eq(threads_now(), before);
+    server_free(srv);
+    registry_free(reg);
+}
+END_TEST
 
 START_TEST(test_inproc_reload_ok_and_failed)
 {
@@ -1941,6 +2098,29 @@ START_TEST(test_inproc_reload_refused)
 END_TEST
 
 /* The client goes away while its reload runs; the answer finds nobody. */
+/* A report whose fields are not strings (json_string_value gives NULL) is
+ * still answered on the line protocol, and nothing reaches %s or strcmp
+ * with NULL (a crash before: strcmp(NULL, "failed")). */
+START_TEST(test_inproc_reload_odd_report)
+{
+    inproc_start(false);
+    P.fake.delay_ms = 10;
+    P.fake.odd = true;
+    char line[512];
+    int fd = line_open();
+    P.fake.ok = true;
+    line_cmd(fd, "RELOAD", line, sizeof(line));
+    ck_assert_str_eq(line, "OK ?=?");
+    P.fake.ok = false;
+    line_cmd(fd, "RELOAD", line, sizeof(line));
+    ck_assert_str_eq(line, "ERR reload_failed reload failed");
+    line_cmd(fd, "PING", line, sizeof(line));
+    ck_assert_str_eq(line, "PONG");
+    close(fd);
+    inproc_stop();
+}
+END_TEST
+
 START_TEST(test_inproc_reload_client_gone)
 {
     inproc_start(false);
@@ -2111,6 +2291,7 @@ static Suite *http_suite(void)
     tcase_set_timeout(own, 120);
     tcase_add_test(own, test_auth_token);
     tcase_add_test(own, test_max_connections);
+    tcase_add_test(own, test_stats_views_agree);
     tcase_add_test(own, test_http_off);
     tcase_add_test(own, test_two_addresses);
     tcase_add_test(own, test_stalled_body_times_out);
@@ -2129,8 +2310,11 @@ static Suite *http_suite(void)
     TCase *inproc = tcase_create("in_process");
     tcase_set_timeout(inproc, 60);
     tcase_add_test(inproc, test_inproc_reload_ok_and_failed);
+    tcase_add_test(inproc, test_inproc_partial_start);
+    tcase_add_test(inproc, test_inproc_reload_report_lost);
     tcase_add_test(inproc, test_inproc_reload_refused);
     tcase_add_test(inproc, test_inproc_reload_client_gone);
+    tcase_add_test(inproc, test_inproc_reload_odd_report);
     tcase_add_test(inproc, test_inproc_stop_with_reload_pending);
     tcase_add_test(inproc, test_inproc_healthz_missing_filter);
     suite_add_tcase(s, inproc);

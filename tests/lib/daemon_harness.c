@@ -355,6 +355,10 @@ void dh_spawn(struct dh_daemon *d, const char *const *args)
             struct rlimit rl = {(rlim_t)d->fsize_limit, (rlim_t)d->fsize_limit};
             setrlimit(RLIMIT_FSIZE, &rl);
         }
+        if (d->nofile_limit > 0) {
+            struct rlimit rl = {(rlim_t)d->nofile_limit, (rlim_t)d->nofile_limit};
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
         execve(argv[0], (char *const *)argv, (char *const *)envp);
         static const char msg[] = "daemon_harness: exec failed\n";
         ssize_t ignored = write(2, msg, sizeof(msg) - 1);
@@ -947,4 +951,22 @@ enum dh_closed dh_wait_closed(struct dh_conn *c, int timeout_ms)
         struct pollfd pfd = {c->fd, POLLIN, 0};
         poll(&pfd, 1, (int)left);
     }
+}
+
+double dh_cpu_seconds(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Fields after the command (which may hold spaces): from the last ')'. */
+    char *p = strrchr(buf, ')');
+    unsigned long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }

@@ -39,6 +39,7 @@ struct dh_daemon {
     /* Set before dh_spawn; they apply to every later spawn of this daemon. */
     const char *env[8];    /* extra "NAME=VALUE" entries for its environment, NULL-ended */
     long long fsize_limit; /* RLIMIT_FSIZE in bytes for the daemon (0: inherited) */
+    long nofile_limit;     /* RLIMIT_NOFILE for the daemon (0: inherited) */
 };
 
 /* ---- the run ---- */
@@ -118,6 +119,10 @@ bool dh_log_contains(const struct dh_daemon *d, const char *needle);
 /* Fail the test if the log (every run's) holds a sanitizer report ("ERROR:
  * AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"). dh_finish calls it. */
 void dh_assert_log_clean(const struct dh_daemon *d);
+
+/* CPU time (user + system) a process has used, in seconds, from
+ * /proc/PID/stat; -1 if unknown. */
+double dh_cpu_seconds(pid_t pid);
 
 /* Resident memory of a process in KiB (VmRSS in /proc/PID/status); -1 if unknown. */
 long dh_rss_kib(pid_t pid);

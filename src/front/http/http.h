@@ -1,24 +1,16 @@
 /* http: the HTTP/1.1 JSON API (docs/http-api.md), served by the same worker
- * threads, on the same filters, as the line protocol. Each worker accepts on
- * its own SO_REUSEPORT sockets and serves those connections on its own
- * event_base (parsing: httpparse.c), so a request never leaves the thread
- * that accepted it. Every http_front_* call runs on the owning worker's
- * thread and never blocks (http_front_free also after that thread has been
- * joined); http_query_param is pure. */
+ * threads, on the same filters, as the line protocol: http_ops drives the net
+ * layer's connections (http_conn.c), http_api.c routes and answers,
+ * http_resp.c writes responses, httpparse.c parses. The ops run on the owning
+ * worker's thread; http_err_* and http_query_param are pure (any thread). */
 #ifndef BLOOMGATE_HTTP_H
 #define BLOOMGATE_HTTP_H
 
-#include <event2/util.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bloom/filter.h"
 #include "core/stats.h"
-
-struct event_base;
-struct registry;
-struct server;
-struct worker;
+#include "net/conn.h"
 
 /* The codes of {"error":{"code":..., "message":...}}, with their statuses,
  * defined once so the enum, the wire names, the docs table and the metrics
@@ -58,47 +50,8 @@ _Static_assert(HTTP_ERR_COUNT_ <= STATS_HTTP_ERRS,
 const char *http_err_name(enum http_err err);
 int http_err_status(enum http_err err);
 
-/* What a worker lends its HTTP front end: its counters and its scratch (the
- * line protocol's too: both run on the one worker thread, never at once). */
-struct gate_batch;
-struct http_env {
-    struct server *srv;
-    struct worker *worker;   /* for server_balance_accept */
-    struct gate_batch *gate; /* the worker's: adds and their group commit */
-    struct registry *reg;
-    unsigned worker_id;         /* the worker's reader slot in reg */
-    struct event_base *base;    /* the worker's */
-    struct stats *stats;        /* the worker's counters */
-    struct fstats *fstats;      /* REGISTRY_MAX_FILTERS entries */
-    struct latency *latency;    /* indexed by enum stats_proto */
-    struct filter_key *keys;    /* scratch_items entries */
-    bool *bools;                /* scratch_items entries */
-    size_t scratch_items;       /* largest batch the scratch holds */
-    _Atomic unsigned *load;     /* the worker's open connections (both protocols) */
-    void (*drained)(void *arg); /* after http_front_stop: its last connection closed */
-    void *drained_arg;
-};
-
-struct http_front;
-
-/* The HTTP API on env->base, accepting on the n_fds listening sockets in fds
- * (bound and listening already). Each socket taken over is set to -1 in fds;
- * the caller closes what is left. NULL with the reason in err. */
-struct http_front *http_front_create(const struct http_env *env, evutil_socket_t *fds, size_t n_fds,
-                                     char *err, size_t errlen);
-
-/* Serve fd, accepted by another worker and handed to this one
- * (server_balance_accept). */
-void http_front_adopt(struct http_front *h, evutil_socket_t fd, const struct sockaddr *sa);
-
-/* Shutdown: stop accepting, close idle keep-alive connections, answer the
- * requests in progress with Connection: close; env->drained is called once
- * the last one is gone (not from within this call). */
-void http_front_stop(struct http_front *h);
-bool http_front_drained(const struct http_front *h);
-
-/* Close everything (requests in progress are dropped) and free. */
-void http_front_free(struct http_front *h);
+/* The HTTP front end's connection ops, for server_create. */
+extern const struct conn_ops http_ops;
 
 /* Find parameter `name` in a raw query string (no leading '?'; may be NULL)
  * and percent-decode its value into a new buffer (*out, NUL-terminated for

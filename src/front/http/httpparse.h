@@ -1,7 +1,7 @@
 /* httpparse: the HTTP/1.x request parser behind the HTTP API, as pure
  * functions over bytes (no sockets, no allocation): a request head, a chunked
  * body (decoded in place, resumable), and a query parameter. Any thread; the
- * libevent glue and the routing are in http.c. Pointers in the results point
+ * libevent glue is http_conn.c, the routing http_api.c. Pointers in the results point
  * into the caller's buffer and live as long as it does. */
 #ifndef BLOOMGATE_HTTPPARSE_H
 #define BLOOMGATE_HTTPPARSE_H

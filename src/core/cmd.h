@@ -1,0 +1,140 @@
+/* cmd: the command table every front end dispatches through (line protocol,
+ * HTTP, and the fronts to come), so that who may change what (admin_token, or
+ * loopback without one) and how big a request may be (max_items, max_item)
+ * are stated once, here. Worker threads; never blocks (an add's group commit
+ * is the caller's, see gate.h). */
+#ifndef BLOOMGATE_CMD_H
+#define BLOOMGATE_CMD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bloom/filter.h"
+#include "core/gate.h"
+#include "core/stats.h"
+#include "store/registry.h"
+
+enum cmd_id {
+    CMD_PING,    /* liveness */
+    CMD_CHECK,   /* look items up in a filter */
+    CMD_ADD,     /* add items to a filter (mutating) */
+    CMD_INFO,    /* the daemon, or one filter, as JSON */
+    CMD_FILTERS, /* the names served */
+    CMD_RELOAD,  /* re-read the config and the filters (mutating; answered later) */
+    CMD_HEALTH,  /* are all configured filters served */
+    CMD_COUNT_
+};
+
+/* Errors, mapped by each front to its own codes (ERR <code>, HTTP status). */
+enum cmd_err {
+    CMD_OK = 0,
+    CMD_ERR_UNKNOWN_FILTER, /* the named filter is not served */
+    CMD_ERR_AUTH_REQUIRED,  /* mutating, and the client gave no credential / is not loopback */
+    CMD_ERR_AUTH_FAILED,    /* mutating, and the credential was wrong */
+    CMD_ERR_TOO_MANY_ITEMS, /* more than max_items */
+    CMD_ERR_ITEM_TOO_LONG,  /* an item longer than max_item */
+    CMD_ERR_UNAVAILABLE,    /* the journal refused an add: nothing was added */
+    CMD_ERR_INTERNAL,       /* out of memory, no reload hook */
+};
+
+/* What the client proved about itself, for mutating commands. */
+enum cmd_cred {
+    CMD_CRED_NONE,  /* no credential presented */
+    CMD_CRED_GOOD,  /* the admin_token (AUTH on the line, Authorization: Bearer on HTTP) */
+    CMD_CRED_WRONG, /* a credential that is not the admin_token */
+};
+
+/* The worker's, lent to every call: its gate batch, counters and scratch. */
+struct cmd_env {
+    struct gate_batch *gate;
+    struct stats_block *stats;
+    const _Atomic uint64_t *id_gen;
+    struct filter_key *keys; /* scratch_items entries: the front fills them */
+    bool *bools;             /* scratch_items entries: the answers */
+    size_t scratch_items;
+    enum stats_proto proto; /* which fstats column the items count in */
+};
+
+/* One command: what the front parsed, and what the handler answers. Set up
+ * with cmd_call_init (not a designated initializer, which would zero msg on
+ * every request: ~110 of an HTTP GET check's ~5,000 instructions). */
+struct cmd_call {
+    const struct catalog *cat;
+    const char *filter; /* the name a command names; or e set by the front already */
+    size_t filter_len;
+    const struct fentry *e;
+    size_t n_items; /* in env->keys */
+    bool loopback;  /* the peer is on 127.0.0.0/8 or ::1 */
+    enum cmd_cred cred;
+    bool limits_applied; /* the front's parser applied cmd_limits already (the line protocol) */
+    /* results */
+    size_t yes;       /* items answered true (found / new) */
+    json_t *json;     /* INFO, FILTERS, HEALTH: the caller's to decref */
+    enum cmd_err err; /* CMD_OK or why not */
+    char msg[320];    /* the error's text (a front may word auth errors its own way) */
+};
+
+static inline void cmd_call_init(struct cmd_call *call, const struct catalog *cat,
+                                 const struct fentry *e, size_t n_items, bool loopback,
+                                 enum cmd_cred cred)
+{
+    call->cat = cat;
+    call->filter = NULL;
+    call->filter_len = 0;
+    call->e = e;
+    call->n_items = n_items;
+    call->loopback = loopback;
+    call->cred = cred;
+    call->limits_applied = false;
+    call->yes = 0;
+    call->json = NULL;
+    call->err = CMD_OK;
+    call->msg[0] = '\0';
+}
+
+typedef void (*cmd_handler)(const struct cmd_env *env, const struct stats_src *src,
+                            struct cmd_call *call);
+
+struct cmd_def {
+    const char *name;    /* for logs and the docs */
+    bool names_filter;   /* the call names a filter, which must be served */
+    bool items;          /* takes 1..max_items items, each at most max_item bytes */
+    bool mutating;       /* admin_token, or loopback when none is set */
+    cmd_handler handler; /* NULL: the front answers (PING, RELOAD's deferred answer) */
+};
+
+extern const struct cmd_def cmd_table[CMD_COUNT_];
+
+/* The limits of an item command under cf with scratch for `scratch` items: the
+ * parser of each front refuses what is over them before items reach the table. */
+struct cmd_limits {
+    size_t max_items, max_item;
+};
+static inline struct cmd_limits cmd_limits(const struct conf *cf, size_t scratch)
+{
+    struct cmd_limits l = {cf->max_items < scratch ? cf->max_items : scratch, cf->max_item};
+    return l;
+}
+
+/* May this client run a mutating command? CMD_OK, or the auth error. The one
+ * place the rule lives. */
+enum cmd_err cmd_authorize(const struct conf *cf, bool loopback, enum cmd_cred cred);
+
+/* The table's admission alone (the named filter, then auth), for a front
+ * that must refuse before it reads the rest of a request; cmd_run applies it
+ * again. CMD_OK or the error, also in call->err and call->msg. */
+enum cmd_err cmd_admit(struct cmd_call *call, enum cmd_id id);
+
+/* Run command id: the filter looked up, the auth rule and the limits applied,
+ * then the handler. call->err says how it went. src is needed by INFO only
+ * (may be NULL otherwise). Worker thread. */
+void cmd_run(const struct cmd_env *env, enum cmd_id id, const struct stats_src *src,
+             struct cmd_call *call);
+
+/* Items commands without the table's checks, for a front's fast path that has
+ * applied them already (the line protocol's parser checks the limits; checks
+ * need no auth). Worker thread. */
+void cmd_items(const struct cmd_env *env, struct cmd_call *call, bool add);
+
+#endif

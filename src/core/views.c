@@ -1,0 +1,93 @@
+/* INFO and filter JSON, see views.h. */
+#include "config.h"
+
+#include "core/views.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "bloom/filter.h"
+#include "store/journal.h"
+
+static json_t *iso_time(int64_t t)
+{
+    char ts[32];
+    struct tm tm;
+    time_t tt = (time_t)t;
+    gmtime_r(&tt, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(ts);
+}
+
+/* Any thread holding e's catalog: the reload fields are read under the
+ * filter state's mutex, which the reload thread holds while it writes them. */
+json_t *views_filter_json(const struct fentry *e)
+{
+    struct fversion *v = e->v;
+    const struct filter *f = v->f;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(e->name));
+    json_object_set_new(o, "layout", json_string(filter_layout_name(f->layout)));
+    json_object_set_new(o, "capacity", json_integer((json_int_t)f->capacity));
+    json_object_set_new(o, "fpr_target", json_real(f->fpr_target));
+    json_object_set_new(o, "fpr_estimated", json_real(fversion_estimated_fpr(v)));
+    json_object_set_new(o, "items", json_integer((json_int_t)filter_items(f)));
+    json_object_set_new(o, "k", json_integer(f->k));
+    json_object_set_new(o, "shards", json_integer(f->shard_count));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)filter_bytes(f)));
+    json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
+    json_object_set_new(o, "generation", json_integer((json_int_t)v->generation));
+    json_object_set_new(o, "loaded_at", iso_time(v->loaded_at));
+    struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
+    json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
+    if (e->st) {
+        pthread_mutex_lock(&e->st->mu);
+        json_object_set_new(o, "last_reload_at",
+                            e->st->last_reload_at ? iso_time(e->st->last_reload_at) : json_null());
+        json_object_set_new(o, "last_reload_status", json_string(e->st->last_status));
+        json_object_set_new(o, "last_reload_error",
+                            e->st->last_error[0] ? json_string(e->st->last_error) : json_null());
+        pthread_mutex_unlock(&e->st->mu);
+    }
+    return o;
+}
+
+/* Any thread: every counter of the table by its name (STATS_COUNTERS), so a
+ * counter added there shows here without a line of this file changing. */
+json_t *views_info_json(const struct stats_src *src, const struct catalog *cat)
+{
+    struct stats s;
+    stats_sum(src, &s);
+    json_t *o = json_object();
+    json_object_set_new(o, "version", json_string(PACKAGE_VERSION));
+    json_object_set_new(o, "pid", json_integer(getpid()));
+    json_object_set_new(o, "uptime_s", json_integer((json_int_t)(util_now() - src->started)));
+    json_object_set_new(o, "started_at", iso_time(src->started_wall));
+    json_object_set_new(o, "threads", json_integer(src->n_workers));
+    json_object_set_new(o, "connections", json_integer(src->conns_open));
+    json_t *per = json_array();
+    for (unsigned i = 0; i < src->n_workers; i++)
+        json_array_append_new(
+            per, json_integer(atomic_load_explicit(&src->blocks[i].load, memory_order_relaxed)));
+    json_object_set_new(o, "worker_connections", per);
+#define STATS_JSON_(name, metric, labels, help)                                                    \
+    json_object_set_new(o, #name, json_integer((json_int_t)STAT_GET(&s, name)));
+    STATS_COUNTERS(STATS_JSON_)
+#undef STATS_JSON_
+    struct registry *reg = src->reg;
+    json_object_set_new(o, "reloads_ok", json_integer((json_int_t)atomic_load(&reg->reloads_ok)));
+    json_object_set_new(o, "reloads_failed",
+                        json_integer((json_int_t)atomic_load(&reg->reloads_failed)));
+    int64_t last = atomic_load(&reg->last_reload_at);
+    json_object_set_new(o, "last_reload_at", last ? iso_time(last) : json_null());
+    json_object_set_new(o, "last_reload_ok",
+                        last ? json_boolean(atomic_load(&reg->last_reload_ok)) : json_null());
+    json_t *arr = json_array();
+    for (size_t i = 0; i < cat->n; i++)
+        json_array_append_new(arr, views_filter_json(&cat->entries[i]));
+    json_object_set_new(o, "filters", arr);
+    return o;
+}

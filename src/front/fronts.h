@@ -1,0 +1,28 @@
+/* fronts: the protocols bloomgated serves, wired onto the net layer: the
+ * line protocol on conf's `listen` addresses and HTTP on `http_listen`. The
+ * one place that knows every front; a new front adds a line here. Main
+ * thread (server_create runs before privileges drop). */
+#ifndef BLOOMGATE_FRONTS_H
+#define BLOOMGATE_FRONTS_H
+
+#include <stddef.h>
+
+#include "net/server.h"
+
+enum { FRONT_LINE = 0, FRONT_HTTP = 1 };
+
+/* server_create_fronts with every front of the catalog's config. NULL with
+ * the reason in err. */
+struct server *server_create(struct registry *reg, unsigned threads, char *err, size_t errlen);
+
+/* The port a line (HTTP) listener was bound to (after port 0 was resolved). */
+static inline int server_line_port(const struct server *srv, size_t idx)
+{
+    return server_port(srv, FRONT_LINE, idx);
+}
+static inline int server_http_port(const struct server *srv, size_t idx)
+{
+    return server_port(srv, FRONT_HTTP, idx);
+}
+
+#endif

@@ -1,0 +1,502 @@
+/* The HTTP API's routes and handlers (docs/http-api.md): each maps a request
+ * onto the command table (core/cmd.h) and writes its answer with
+ * http_resp.c. Worker thread; never blocks. */
+#include "config.h"
+
+#include <event2/buffer.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "core/metrics.h"
+#include "core/views.h"
+#include "front/http/http_int.h"
+#include "net/server.h"
+#include "net/worker.h"
+
+enum { M_GET = 1, M_HEAD = 2, M_POST = 4 };
+
+#define HTTP_ERR_NAME_(sym, name, status) name,
+static const char *const err_names[] = {HTTP_ERRORS(HTTP_ERR_NAME_)};
+#undef HTTP_ERR_NAME_
+#define HTTP_ERR_STATUS_(sym, name, status) status,
+static const int err_statuses[] = {HTTP_ERRORS(HTTP_ERR_STATUS_)};
+#undef HTTP_ERR_STATUS_
+
+const char *http_err_name(enum http_err err)
+{
+    return (unsigned)err < HTTP_ERR_COUNT_ ? err_names[err] : "internal";
+}
+
+int http_err_status(enum http_err err)
+{
+    return (unsigned)err < HTTP_ERR_COUNT_ ? err_statuses[err] : 500;
+}
+
+int http_query_param(const char *query, const char *name, char **out, size_t *outlen, char *err,
+                     size_t errlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    if (!query)
+        return 0;
+    size_t qlen = strlen(query);
+    char *buf = malloc(qlen + 1);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = httpparse_query(query, qlen, name, buf, outlen, err, errlen);
+    if (rc != 1) {
+        free(buf);
+        return rc;
+    }
+    buf[*outlen] = '\0';
+    *out = buf;
+    return 1;
+}
+
+/* 405 with the Allow header listing what the path takes. */
+static bool method_ok(struct hreq *r, int mask, const char *allow)
+{
+    int m = r->hd->method == HTTPPARSE_GET    ? M_GET
+            : r->hd->method == HTTPPARSE_HEAD ? M_HEAD
+            : r->hd->method == HTTPPARSE_POST ? M_POST
+                                              : 0;
+    if (m & mask)
+        return true;
+    char line[64];
+    snprintf(line, sizeof(line), "Allow: %s", allow);
+    http_add_header(r, line);
+    http_reply_error(r, HTTP_ERR_METHOD_NOT_ALLOWED, "this path takes %s", allow);
+    return false;
+}
+
+/* What the request proves: Authorization: Bearer <admin_token> (the table
+ * decides whether that, or loopback, is enough: core/cmd.c). */
+static enum cmd_cred credential(struct hreq *r)
+{
+    const char *tok = r->cat->conf->admin_token;
+    const char *auth = r->hd->auth;
+    size_t alen = r->hd->auth_len;
+    if (!auth)
+        return CMD_CRED_NONE;
+    bool bearer = alen > 7 && strncasecmp(auth, "Bearer ", 7) == 0;
+    const char *given = auth + 7;
+    size_t glen = bearer ? alen - 7 : 0;
+    while (glen && (*given == ' ' || *given == '\t')) {
+        given++;
+        glen--;
+    }
+    return bearer && tok && util_token_equal(given, glen, tok) ? CMD_CRED_GOOD : CMD_CRED_WRONG;
+}
+
+/* The table refused a mutation: 401 with the WWW-Authenticate header, in the
+ * words HTTP clients need (which header to send). */
+static void auth_error(struct hreq *r, enum cmd_err e)
+{
+    const char *tok = r->cat->conf->admin_token;
+    if (!tok) {
+        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
+        http_reply_error(
+            r, HTTP_ERR_AUTH_REQUIRED,
+            "changes are accepted only from loopback clients when no admin_token is set");
+    } else if (e == CMD_ERR_AUTH_REQUIRED) {
+        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
+        http_reply_error(r, HTTP_ERR_AUTH_REQUIRED,
+                         "this needs Authorization: Bearer <admin_token>");
+    } else {
+        bool bearer = r->hd->auth_len > 7 && strncasecmp(r->hd->auth, "Bearer ", 7) == 0;
+        log_warn("HTTP: wrong admin token from %s", r->c->peer);
+        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\", error=\"invalid_token\"");
+        http_reply_error(r, HTTP_ERR_AUTH_FAILED,
+                         bearer ? "wrong token" : "use Authorization: Bearer <admin_token>");
+    }
+}
+
+/* The table's other errors as HTTP codes. */
+static void cmd_error(struct hreq *r, const struct cmd_call *call)
+{
+    switch (call->err) {
+    case CMD_ERR_AUTH_REQUIRED:
+    case CMD_ERR_AUTH_FAILED:
+        auth_error(r, call->err);
+        return;
+    case CMD_ERR_UNKNOWN_FILTER:
+        http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "%s", call->msg);
+        return;
+    case CMD_ERR_TOO_MANY_ITEMS:
+        http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%s", call->msg);
+        return;
+    case CMD_ERR_ITEM_TOO_LONG:
+        http_reply_error(r, HTTP_ERR_ITEM_TOO_LONG, "%s", call->msg);
+        return;
+    case CMD_ERR_UNAVAILABLE:
+        http_reply_error(r, HTTP_ERR_UNAVAILABLE, "%s", call->msg);
+        return;
+    default:
+        http_reply_error(r, HTTP_ERR_INTERNAL, "%s", call->msg);
+    }
+}
+
+/* A call of the table for this request. The credential is parsed only for
+ * commands that may need it (a GET check never does: it is the hot path). */
+static void call_for(struct cmd_call *call, struct hreq *r, const struct fentry *e, size_t n,
+                     enum cmd_id id)
+{
+    cmd_call_init(call, r->cat, e, n, r->c->loopback,
+                  cmd_table[id].mutating ? credential(r) : CMD_CRED_NONE);
+}
+
+/* ---- handlers ---- */
+
+static void do_list(struct hreq *r)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < r->cat->n; i++)
+        json_array_append_new(arr, views_filter_json(&r->cat->entries[i]));
+    http_reply_json(r, 200, json_pack("{s:o}", "filters", arr));
+}
+
+static void do_healthz(struct hreq *r)
+{
+    struct cmd_call call;
+    call_for(&call, r, NULL, 0, CMD_HEALTH);
+    cmd_run(&r->h->env, CMD_HEALTH, NULL, &call);
+    if (!call.json) {
+        static const char ok[] = "{\"status\":\"ok\"}";
+        http_respond(r, 200, CT_JSON, ok, sizeof(ok) - 1);
+        return;
+    }
+    http_reply_json(r, 503,
+                    json_pack("{s:s,s:s,s:o}", "status", "unavailable", "message",
+                              "configured filters are not loaded", "missing", call.json));
+}
+
+static void do_metrics(struct hreq *r)
+{
+    struct evbuffer *b = evbuffer_new();
+    struct stats_src src;
+    server_stats_src(r->c->w->srv, &src);
+    if (!b || metrics_render(&src, r->cat, b) != 0) {
+        if (b)
+            evbuffer_free(b);
+        http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    http_respond_buffer(r, 200, METRICS_CONTENT_TYPE, b);
+}
+
+/* GET .../check?item=X: one item from the query string, decoded into the
+ * front's buffer, echoed back escaped. The hot path: no allocation once the
+ * buffers have grown, no jansson. */
+static void do_check_get(struct hreq *r, const struct fentry *e)
+{
+    struct http_worker *h = r->h;
+    const struct httpparse_head *hd = r->hd;
+    if (hd->query_len + 1 > h->qcap) {
+        size_t cap = h->qcap ? h->qcap : 1024;
+        while (cap < hd->query_len + 1)
+            cap *= 2;
+        char *nb = realloc(h->qbuf, cap);
+        if (!nb) {
+            http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
+            return;
+        }
+        h->qbuf = nb;
+        h->qcap = cap;
+    }
+    char err[128];
+    size_t len = 0;
+    int rc = hd->query ? httpparse_query(hd->query, hd->query_len, "item", h->qbuf, &len, err,
+                                         sizeof(err))
+                       : 0;
+    if (rc < 0) {
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", err);
+        return;
+    }
+    if (rc == 0) {
+        http_reply_error(r, HTTP_ERR_MISSING_ITEMS,
+                         "GET .../check needs ?item=<percent-encoded item>");
+        return;
+    }
+    /* JSON strings are Unicode: an item that is not UTF-8 cannot be echoed
+     * (nor sent in a POST body). The line protocol takes any bytes. */
+    if (!httpparse_utf8_valid(h->qbuf, len)) {
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "the item is not valid UTF-8");
+        return;
+    }
+    struct cmd_call call;
+    call_for(&call, r, e, 1, CMD_CHECK);
+    h->env.keys[0].data = h->qbuf;
+    h->env.keys[0].len = len;
+    cmd_run(&h->env, CMD_CHECK, NULL, &call);
+    if (call.err != CMD_OK) {
+        cmd_error(r, &call);
+        return;
+    }
+    bool yes = call.yes != 0;
+    /* {"filter":"NAME","item":"ITEM","present":true}; the body is built after
+     * the room for the head, then the head is put in front of it. */
+    size_t body_max = e->name_len + 6 * len + 64;
+    char *b = http_rbuf_room(h, 1024 + sizeof(r->extra) + body_max);
+    if (!b) {
+        http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    char *body = b + 512 + sizeof(r->extra), *p = body;
+    p = PUT_LIT(p, "{\"filter\":\"");
+    p = put(p, e->name, e->name_len);
+    p = PUT_LIT(p, "\",\"item\":\"");
+    p = put_json_escaped(p, h->qbuf, len);
+    p = yes ? PUT_LIT(p, "\",\"present\":true}") : PUT_LIT(p, "\",\"present\":false}");
+    size_t blen = (size_t)(p - body);
+    char head[512 + sizeof(r->extra)];
+    char *he = http_put_head(r, head, 200, CT_JSON, blen);
+    size_t hlen = (size_t)(he - head);
+    memcpy(body - hlen, head, hlen);
+    evbuffer_add(r->c->out, body - hlen, hlen + (r->head ? 0 : blen));
+    http_count_response(r, 200);
+}
+
+/* An upper bound on the values in a JSON text: commas outside strings, plus
+ * one. jansson builds the whole tree before we can count the array, at ~50
+ * bytes a value, so an 8 MiB body of "1,1,1,..." would take ~200 MB; counting
+ * first keeps a request's memory within a small multiple of max_items. */
+static size_t json_elements_upper_bound(const char *p, size_t n)
+{
+    size_t commas = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == ',') {
+            commas++;
+        }
+    }
+    return commas + 1;
+}
+
+/* POST .../check and .../add: {"items":[...]} through the filter's batch call
+ * (hash all, prefetch all, then test or set), the reply written directly. */
+static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
+{
+    struct http_worker *h = r->h;
+    size_t max = cmd_limits(r->cat->conf, h->env.scratch_items).max_items;
+    /* A bound before parsing: jansson's tree costs ~50 bytes a value. */
+    size_t elements = json_elements_upper_bound(r->body, r->body_len);
+    if (elements > max + 8) {
+        http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "about %zu items, the limit is max_items %zu",
+                         elements, max);
+        return;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(r->body_len ? r->body : "", r->body_len, JSON_ALLOW_NUL, &jerr);
+    if (!root) {
+        http_reply_error(r, HTTP_ERR_BAD_JSON, "line %d column %d: %s", jerr.line, jerr.column,
+                         jerr.text);
+        return;
+    }
+    json_t *items = json_is_object(root) ? json_object_get(root, "items") : NULL;
+    if (!json_is_array(items)) {
+        json_decref(root);
+        http_reply_error(r, HTTP_ERR_MISSING_ITEMS,
+                         "the body must be {\"items\": [<string>, ...]}");
+        return;
+    }
+    size_t n = json_array_size(items);
+    for (size_t i = 0; i < n && i < max; i++) {
+        json_t *v = json_array_get(items, i);
+        if (!json_is_string(v)) {
+            json_decref(root);
+            http_reply_error(r, HTTP_ERR_NOT_A_STRING, "item %zu is not a string", i + 1);
+            return;
+        }
+        h->env.keys[i].data = json_string_value(v);
+        h->env.keys[i].len = json_string_length(v);
+    }
+    /* The table: auth, max_items, max_item; then the batch call (hash all,
+     * prefetch all, then test or set; an add through the journal first). */
+    struct cmd_call call;
+    call_for(&call, r, e, n, add ? CMD_ADD : CMD_CHECK);
+    cmd_run(&h->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    json_decref(root);
+    if (call.err != CMD_OK) {
+        cmd_error(r, &call);
+        return;
+    }
+    /* Durable (as the filter's fsync policy promises) before a reply says
+     * "new"; HTTP answers a failed sync with 503 rather than a closed
+     * connection. */
+    if (add && !gate_commit(h->env.gate)) {
+        http_reply_error(r, HTTP_ERR_UNAVAILABLE,
+                         "the journal could not be synced; the add was not acknowledged");
+        return;
+    }
+    size_t yes = call.yes;
+
+    /* {"filter":"NAME","present":[true,...]} or {...,"new":[...],"added":N}:
+     * the name needs no escaping ([A-Za-z0-9_.-]), the rest is fixed words. */
+    size_t cap = e->name_len + 64 + n * 6;
+    char *body = malloc(cap);
+    if (!body) {
+        http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    char *p = PUT_LIT(body, "{\"filter\":\"");
+    p = put(p, e->name, e->name_len);
+    p = add ? PUT_LIT(p, "\",\"new\":[") : PUT_LIT(p, "\",\"present\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *p++ = ',';
+        p = h->env.bools[i] ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+    }
+    *p++ = ']';
+    if (add) {
+        p = PUT_LIT(p, ",\"added\":");
+        p = put_u64(p, yes);
+    }
+    *p++ = '}';
+    http_respond(r, 200, CT_JSON, body, (size_t)(p - body));
+    free(body);
+}
+
+/* What the reload's answer needs of its request (conn_reload copies it). */
+struct reload_note {
+    double t0;
+    bool keep_alive;
+    int minor;
+};
+
+/* The reload is over (conn.h), on this worker's thread: 200 with the report,
+ * 500 if it failed, or 500 internal if the report was lost on the way. */
+static void reload_answer(struct conn *c, json_t *report, const void *note)
+{
+    struct reload_note n;
+    memcpy(&n, note, sizeof(n));
+    struct httpparse_head hd = {.keep_alive = n.keep_alive, .minor = n.minor};
+    struct hreq r = {.c = c, .h = c->fw, .hd = &hd, .cat = registry_read(c->w->reg)};
+    HC(c)->answered = 0;
+    if (!report) {
+        http_reply_error(&r, HTTP_ERR_INTERNAL,
+                         "the reload ran, but its report was lost (out of memory)");
+    } else {
+        bool ok = json_is_true(json_object_get(report, "ok"));
+        http_reply_json(&r, ok ? 200 : 500, report);
+    }
+    stats_latency_add(&c->w->stats->latency[STATS_HTTP], util_now() - n.t0, 1);
+}
+
+static void do_reload(struct hreq *r)
+{
+    struct cmd_call call;
+    call_for(&call, r, NULL, 0, CMD_RELOAD);
+    cmd_run(&r->h->env, CMD_RELOAD, NULL, &call);
+    if (call.err != CMD_OK) {
+        cmd_error(r, &call);
+        return;
+    }
+    struct reload_note n = {util_now(), r->hd->keep_alive, r->hd->minor};
+    if (!conn_reload(r->c, reload_answer, &n, sizeof(n)))
+        http_reply_error(r, HTTP_ERR_UNAVAILABLE,
+                         "the reload could not be started (no reload hook, or out of memory)");
+    /* Otherwise reload_answer answers, later, on this thread. */
+}
+
+/* /v1/filters/{name}[/check|/add]; rest is the path after the prefix. */
+static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
+{
+    const char *slash = memchr(rest, '/', rest_len);
+    size_t raw = slash ? (size_t)(slash - rest) : rest_len;
+    const char *sub = slash ? slash + 1 : NULL;
+    size_t sub_len = slash ? rest_len - raw - 1 : 0;
+    bool is_check = sub && sub_len == 5 && memcmp(sub, "check", 5) == 0;
+    bool add = sub && sub_len == 3 && memcmp(sub, "add", 3) == 0;
+    int mask;
+    const char *allow;
+    if (!sub) {
+        mask = M_GET | M_HEAD;
+        allow = "GET, HEAD";
+    } else if (is_check) {
+        mask = M_GET | M_HEAD | M_POST;
+        allow = "GET, HEAD, POST";
+    } else if (add) {
+        mask = M_POST;
+        allow = "POST";
+    } else {
+        http_reply_error(r, HTTP_ERR_NOT_FOUND, "no such path");
+        return;
+    }
+    if (!method_ok(r, mask, allow))
+        return;
+    bool post = r->hd->method == HTTPPARSE_POST;
+    if (add) {
+        /* The table's auth rule before the filter is looked up and the body
+         * parsed: an HTTP client without the right to add learns no more than
+         * that (docs/http-api.md). cmd_run applies it again, to the same end. */
+        enum cmd_err ae = cmd_authorize(r->cat->conf, r->c->loopback, credential(r));
+        if (ae != CMD_OK) {
+            auth_error(r, ae);
+            return;
+        }
+    }
+    /* Names are [A-Za-z0-9_.-], which never needs escaping, but an escaped
+     * one is the same name (RFC 3986), so decode before looking it up. */
+    char name[3 * REGISTRY_NAME_MAX + 1];
+    long len = raw < sizeof(name) ? httpparse_pct_decode(rest, raw, name, false) : -1;
+    const struct fentry *e = len > 0 ? catalog_find(r->cat, name, (size_t)len) : NULL;
+    if (!e) {
+        if (len > 0 && conf_is_valid_name(name, (size_t)len))
+            http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "no such filter '%.*s'", (int)len, name);
+        else
+            http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER,
+                             "invalid filter name: use 1 to 64 of A-Z a-z 0-9 _ . -");
+        return;
+    }
+    if (!sub)
+        http_reply_json(r, 200, views_filter_json(e));
+    else if (add || post)
+        do_items_post(r, e, add);
+    else
+        do_check_get(r, e);
+}
+
+static bool path_is(const struct httpparse_head *hd, const char *lit, size_t n)
+{
+    return hd->path_len == n && memcmp(hd->path, lit, n) == 0;
+}
+
+#define PATH_IS(hd, lit) path_is((hd), (lit), sizeof(lit) - 1)
+
+void http_route(struct hreq *r)
+{
+    const struct httpparse_head *hd = r->hd;
+    static const char filters_prefix[] = "/v1/filters/";
+    size_t fp = sizeof(filters_prefix) - 1;
+    if (hd->path_len >= fp && memcmp(hd->path, filters_prefix, fp) == 0) {
+        route_filter(r, hd->path + fp, hd->path_len - fp);
+    } else if (PATH_IS(hd, "/v1/filters")) {
+        if (method_ok(r, M_GET | M_HEAD, "GET, HEAD"))
+            do_list(r);
+    } else if (PATH_IS(hd, "/v1/reload")) {
+        if (method_ok(r, M_POST, "POST"))
+            do_reload(r);
+    } else if (PATH_IS(hd, "/healthz")) {
+        if (method_ok(r, M_GET | M_HEAD, "GET, HEAD"))
+            do_healthz(r);
+    } else if (PATH_IS(hd, "/metrics")) {
+        if (method_ok(r, M_GET | M_HEAD, "GET, HEAD"))
+            do_metrics(r);
+    } else {
+        http_reply_error(r, HTTP_ERR_NOT_FOUND, "no such path");
+    }
+}

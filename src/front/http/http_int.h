@@ -1,0 +1,94 @@
+/* http_int: what the HTTP front's files share (http_conn.c: the connection
+ * glue; http_api.c: routing and handlers; http_resp.c: writing responses).
+ * Not for other modules. Everything here runs on the worker thread that owns
+ * the connection. */
+#ifndef BLOOMGATE_HTTP_INT_H
+#define BLOOMGATE_HTTP_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cmd.h"
+#include "front/http/http.h"
+#include "front/http/httpparse.h"
+#include "net/conn.h"
+
+#define JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
+#define CT_JSON "application/json; charset=utf-8"
+
+/* Per connection (conn_priv). */
+struct hconn {
+    size_t scan;                    /* httpparse_head's resume hint for the request at in[0] */
+    struct httpparse_chunked chunk; /* a chunked body's decoding state, for in[0]'s request */
+    bool continue_sent;             /* "100 Continue" went out for in[0]'s request */
+    unsigned answered;              /* requests answered since the read began (latency) */
+};
+
+/* Per worker: the HTTP front's buffers. */
+struct http_worker {
+    struct worker *w;
+    struct cmd_env env; /* the worker's, proto = STATS_HTTP */
+    char *qbuf;         /* a decoded query value */
+    size_t qcap;
+    char *rbuf; /* a response being built */
+    size_t rcap;
+    time_t date_sec; /* the second `date` was formatted for */
+    char date[40];   /* "Sun, 22 Nov 2026 07:17:46 GMT" */
+};
+
+/* One request being answered. */
+struct hreq {
+    struct conn *c;
+    struct http_worker *h;
+    const struct httpparse_head *hd;
+    const char *body;
+    size_t body_len;
+    const struct catalog *cat; /* valid until the read's callback returns */
+    bool head;                 /* HEAD: the headers GET would get, no body */
+    bool close;                /* Connection: close after this response */
+    char extra[192];           /* more header lines (Allow, WWW-Authenticate), CRLF-ended */
+};
+
+static inline struct hconn *HC(struct conn *c)
+{
+    return conn_priv(c);
+}
+
+/* ---- http_resp.c ---- */
+static inline char *put(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define PUT_LIT(p, lit) put((p), (lit), sizeof(lit) - 1)
+char *put_u64(char *p, uint64_t v);
+/* Room for n bytes in the worker's response buffer; NULL if out of memory. */
+char *http_rbuf_room(struct http_worker *h, size_t n);
+/* s[0..len) as the inside of a JSON string, escaped; p has room for 6 * len. */
+char *put_json_escaped(char *p, const char *s, size_t len);
+/* Status line and headers, ending in the blank line, at p (room for 512 +
+ * extra). Decides the connection's fate (Connection: close). */
+char *http_put_head(struct hreq *r, char *p, int code, const char *ctype, size_t body_len);
+void http_count_response(struct hreq *r, int code);
+/* Queue a response whose body is body[0..len) (copied); for HEAD the body is
+ * measured, not sent. Every request ends in exactly one response. */
+void http_respond(struct hreq *r, int code, const char *ctype, const char *body, size_t len);
+/* The same with the body in an evbuffer (consumed): /metrics. */
+void http_respond_buffer(struct hreq *r, int code, const char *ctype, struct evbuffer *body);
+/* {"error":{"code":...,"message":...}} with the code's status. */
+void http_reply_error(struct hreq *r, enum http_err e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void http_reply_json(struct hreq *r, int code, json_t *j);
+void http_add_header(struct hreq *r, const char *line);
+/* The body of a 503 too_many_connections refusal, with its head, for fd. */
+size_t http_refusal(char *buf, size_t cap);
+
+/* ---- http_api.c ---- */
+/* Route one complete request to its handler; exactly one response. */
+void http_route(struct hreq *r);
+
+#endif

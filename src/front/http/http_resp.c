@@ -1,0 +1,288 @@
+/* Writing HTTP responses: the status line and headers, JSON error bodies,
+ * escaping, the cached Date header. See http_int.h. Worker thread. */
+#include "config.h"
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "front/http/http_int.h"
+#include "net/worker.h"
+
+static const char *status_text(int code)
+{
+    switch (code) {
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 413:
+        return "Content Too Large";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return "Unknown";
+    }
+}
+
+/* Room for n more bytes in the front's response buffer; NULL if out of memory. */
+
+char *http_rbuf_room(struct http_worker *h, size_t n)
+{
+    if (n > h->rcap) {
+        size_t cap = h->rcap ? h->rcap : 4096;
+        while (cap < n)
+            cap *= 2;
+        char *nb = realloc(h->rbuf, cap);
+        if (!nb)
+            return NULL;
+        h->rbuf = nb;
+        h->rcap = cap;
+    }
+    return h->rbuf;
+}
+
+char *put_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+/* The Date header's value, formatted once a second (the event loop's cached
+ * clock: no system call per request). */
+static const char *date_now(struct http_worker *h)
+{
+    struct timeval tv;
+    if (event_base_gettimeofday_cached(h->w->base, &tv) != 0)
+        gettimeofday(&tv, NULL);
+    if (tv.tv_sec != h->date_sec) {
+        struct tm tm;
+        gmtime_r(&tv.tv_sec, &tm);
+        strftime(h->date, sizeof(h->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        h->date_sec = tv.tv_sec;
+    }
+    return h->date;
+}
+
+/* Write s[0..len) as the inside of a JSON string, escaped as jansson escapes
+ * (", \, \b \f \n \r \t, other controls as \u00XX); p has room for 6 * len. */
+char *put_json_escaped(char *p, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (size_t i = 0; i < len; i++) {
+        /* Eight bytes at a time while none is a control, '"' or '\\'. */
+        while (len - i >= 8) {
+            uint64_t w, q, b;
+            memcpy(&w, s + i, 8);
+            q = w ^ (ones * '"');
+            b = w ^ (ones * '\\');
+            if (((w - ones * 0x20) & ~w) & highs || ((q - ones) & ~q & highs) ||
+                ((b - ones) & ~b & highs))
+                break;
+            memcpy(p, s + i, 8);
+            p += 8;
+            i += 8;
+        }
+        if (i >= len)
+            break;
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch != '"' && ch != '\\') {
+            *p++ = (char)ch;
+            continue;
+        }
+        *p++ = '\\';
+        switch (ch) {
+        case '"':
+            *p++ = '"';
+            break;
+        case '\\':
+            *p++ = '\\';
+            break;
+        case '\b':
+            *p++ = 'b';
+            break;
+        case '\f':
+            *p++ = 'f';
+            break;
+        case '\n':
+            *p++ = 'n';
+            break;
+        case '\r':
+            *p++ = 'r';
+            break;
+        case '\t':
+            *p++ = 't';
+            break;
+        default:
+            p = PUT_LIT(p, "u00");
+            *p++ = hex[ch >> 4];
+            *p++ = hex[ch & 15];
+        }
+    }
+    return p;
+}
+
+/* Status line and headers, ending in the blank line, at p (room for 512 +
+ * extra). Decides the connection's fate: closing after this response when
+ * the request or the server says so. */
+char *http_put_head(struct hreq *r, char *p, int code, const char *ctype, size_t body_len)
+{
+    struct conn *c = r->c;
+    if (c->w->stopping || !r->hd || !r->hd->keep_alive)
+        r->close = true;
+    p = PUT_LIT(p, "HTTP/1.1 ");
+    p = put_u64(p, (uint64_t)code);
+    *p++ = ' ';
+    const char *txt = status_text(code);
+    p = put(p, txt, strlen(txt));
+    p = PUT_LIT(p, "\r\nDate: ");
+    const char *d = date_now(r->h);
+    p = put(p, d, strlen(d));
+    p = PUT_LIT(p, "\r\nContent-Type: ");
+    p = put(p, ctype, strlen(ctype));
+    p = PUT_LIT(p, "\r\nContent-Length: ");
+    p = put_u64(p, body_len);
+    p = PUT_LIT(p, "\r\n");
+    if (r->close)
+        p = PUT_LIT(p, "Connection: close\r\n");
+    else if (r->hd && r->hd->minor == 0)
+        p = PUT_LIT(p, "Connection: keep-alive\r\n");
+    p = put(p, r->extra, strlen(r->extra));
+    p = PUT_LIT(p, "\r\n");
+    if (r->close)
+        c->closing = true;
+    return p;
+}
+
+/* Count one response on the worker's counters. */
+void http_count_response(struct hreq *r, int code)
+{
+    struct stats *s = &r->c->w->stats->s;
+    STAT_ADD(s, http_requests, 1);
+    STAT_ADD(s, http_responses[stats_http_slot(code)], 1);
+    HC(r->c)->answered++;
+}
+
+/* Queue a response whose body is body[0..len) (copied). For HEAD the body is
+ * measured, not sent. Every request ends in exactly one respond(). */
+void http_respond(struct hreq *r, int code, const char *ctype, const char *body, size_t len)
+{
+    size_t room = 512 + sizeof(r->extra) + (r->head ? 0 : len);
+    char *b = http_rbuf_room(r->h, room);
+    if (!b) {
+        r->c->closing = true; /* out of memory: nothing sensible to send */
+        http_count_response(r, 500);
+        return;
+    }
+    char *p = http_put_head(r, b, code, ctype, len);
+    if (!r->head)
+        p = put(p, body, len);
+    evbuffer_add(r->c->out, b, (size_t)(p - b));
+    http_count_response(r, code);
+}
+
+/* The same with the body in an evbuffer (consumed): /metrics. */
+void http_respond_buffer(struct hreq *r, int code, const char *ctype, struct evbuffer *body)
+{
+    char head[512 + sizeof(r->extra)];
+    char *p = http_put_head(r, head, code, ctype, evbuffer_get_length(body));
+    evbuffer_add(r->c->out, head, (size_t)(p - head));
+    if (!r->head)
+        evbuffer_add_buffer(r->c->out, body);
+    evbuffer_free(body);
+    http_count_response(r, code);
+}
+
+/* A message for a JSON string: ours are ASCII, but a jansson parse error may
+ * quote bytes of the body, which need not be UTF-8. */
+static void sanitize_utf8(char *s)
+{
+    if (httpparse_utf8_valid(s, strlen(s)))
+        return;
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80)
+            *s = '?';
+}
+
+/* {"error":{"code":...,"message":...}} with the code's status. */
+void http_reply_error(struct hreq *r, enum http_err e, const char *fmt, ...)
+{
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    sanitize_utf8(msg);
+    STAT_ADD(&r->c->w->stats->s, http_errors_by_code[e], 1);
+    char body[64 + 6 * sizeof(msg)];
+    char *p = PUT_LIT(body, "{\"error\":{\"code\":\"");
+    const char *name = http_err_name(e);
+    p = put(p, name, strlen(name));
+    p = PUT_LIT(p, "\",\"message\":\"");
+    p = put_json_escaped(p, msg, strlen(msg));
+    p = PUT_LIT(p, "\"}}");
+    http_respond(r, http_err_status(e), CT_JSON, body, (size_t)(p - body));
+}
+
+void http_reply_json(struct hreq *r, int code, json_t *j)
+{
+    char *s = j ? json_dumps(j, JSON_FLAGS) : NULL;
+    json_decref(j);
+    if (!s) {
+        http_reply_error(r, HTTP_ERR_INTERNAL, "cannot encode the reply");
+        return;
+    }
+    http_respond(r, code, CT_JSON, s, strlen(s));
+    free(s);
+}
+
+void http_add_header(struct hreq *r, const char *line)
+{
+    size_t used = strlen(r->extra), n = strlen(line);
+    if (used + n + 3 <= sizeof(r->extra)) {
+        memcpy(r->extra + used, line, n);
+        memcpy(r->extra + used + n, "\r\n", 3);
+    }
+}
+
+/* The whole 503 answer to a connection over max_connections, written before
+ * the client sent anything: the same JSON error body as every other error, and
+ * Connection: close. Accepting thread; no per-worker state needed. */
+size_t http_refusal(char *buf, size_t cap)
+{
+    static const char body[] = "{\"error\":{\"code\":\"too_many_connections\",\"message\":"
+                               "\"the server is at max_connections\"}}";
+    int n = snprintf(buf, cap,
+                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: " CT_JSON
+                     "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                     sizeof(body) - 1, body);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}

@@ -1,0 +1,611 @@
+/* The line protocol's glue, see line.h. Worker thread only.
+ *
+ * The hot path is a pipelined one-item CHECK (~1,130 instructions per command
+ * under callgrind): parsed in place, hashed and prefetched CHECK_AHEAD
+ * requests before it is answered, counted in a per-read tally, its reply
+ * gathered in a per-worker batch and handed to the evbuffer once. It skips the
+ * command table on purpose: a CHECK needs no auth, its limits were applied by
+ * the parser, and an indirect call with its checks would cost more than the
+ * prefetch gains. Every other request goes through the table (core/cmd.h). */
+#include "config.h"
+
+#include "front/line/line.h"
+
+#include <event2/buffer.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "core/cmd.h"
+#include "front/line/proto.h"
+#include "net/worker.h"
+
+#define REPLY_BATCH 65536 /* the reply batch holds at least this much */
+#define REPLY_SLACK 1024  /* and an error line (512) or a short reply besides */
+#define CHECK_AHEAD 8     /* one-item CHECKs hashed and prefetched before answered */
+
+/* Per connection. */
+struct line_conn {
+    size_t scanned; /* proto_next's resume hint */
+    bool authed;    /* AUTH succeeded on this connection */
+};
+
+/* Per worker: the line protocol's scratch and batches. */
+struct line_worker {
+    struct worker *w;
+    struct cmd_env env; /* the worker's, proto = STATS_LINE */
+    struct proto_token *tokens;
+    /* The reply batch: the replies of the connection being processed,
+     * gathered here and handed to its evbuffer in one evbuffer_add (an add per
+     * reply cost ~65 instructions, as much as a CHECK's parse of its item).
+     * Empty outside line_process, so it always belongs to the connection being
+     * processed; whatever writes to c->out directly calls reply_flush first,
+     * which keeps replies in order. */
+    char *reply;
+    size_t reply_cap; /* >= PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK */
+    size_t reply_len;
+    size_t out_queued; /* bytes in c->out as of the last flush (for max_output) */
+    /* Counters of the batch, added to the worker's stats by tally_flush (at
+     * the end of line_process and before any request that reads or may wait
+     * on them), so the totals stay exact at every point a client can look. */
+    struct {
+        uint64_t commands, checks, items, hits;
+        unsigned fid; /* the filter fchecks and fhits belong to */
+        uint64_t fchecks, fhits;
+    } tally;
+    /* The last filter an item command named in this line_process call, in the
+     * catalog it was found in: consecutive requests nearly always name the
+     * same one. Reset on every call, so it never outlives its catalog's grace
+     * period. */
+    const struct catalog *last_cat;
+    const struct fentry *last_e;
+    /* One-item CHECKs of the connection being processed, hashed and their
+     * blocks prefetched, not yet answered: a ring, oldest at ahead_head. They
+     * are the latest requests parsed, so they are answered (in order) before
+     * any other reply is written, and all of them by the end of line_process.
+     * A lone probe waits for its cache line (the filter rarely fits in L2);
+     * CHECK_AHEAD of them overlap those waits, as filter_check_batch does
+     * within an MCHECK. */
+    struct {
+        const struct fentry *e;
+        struct hash128 h;
+    } ahead[CHECK_AHEAD];
+    unsigned n_ahead, ahead_head;
+};
+
+static inline struct line_worker *LW(struct conn *c)
+{
+    return c->fw;
+}
+
+static inline struct line_conn *LC(struct conn *c)
+{
+    return conn_priv(c);
+}
+
+/* Move the reply batch into c->out. Before anything writes to c->out
+ * directly, and at the end of every line_process. */
+static void reply_flush(struct conn *c)
+{
+    struct line_worker *lw = LW(c);
+    if (lw->reply_len) {
+        evbuffer_add(c->out, lw->reply, lw->reply_len);
+        lw->out_queued += lw->reply_len;
+        lw->reply_len = 0;
+    }
+}
+
+/* Room for n <= reply_cap bytes at the end of the reply batch, flushing it
+ * first if need be. The caller then adds what it wrote to reply_len. */
+static inline char *reply_room(struct conn *c, size_t n)
+{
+    struct line_worker *lw = LW(c);
+    if (lw->reply_cap - lw->reply_len < n)
+        reply_flush(c);
+    return lw->reply + lw->reply_len;
+}
+
+static void reply_str(struct conn *c, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(reply_room(c, n), s, n);
+    LW(c)->reply_len += n;
+}
+
+static void reply_err(struct conn *c, enum proto_err code, const char *msg)
+{
+    char buf[512];
+    size_t n = proto_format_error(buf, sizeof(buf), code, msg);
+    if (n > sizeof(buf))
+        n = proto_format_error(buf, sizeof(buf), code, "(message too long)");
+    memcpy(reply_room(c, n), buf, n);
+    LW(c)->reply_len += n;
+    struct stats *s = &c->w->stats->s;
+    STAT_ADD(s, errors, 1);
+    if ((unsigned)code < 16)
+        STAT_ADD(s, errors_by_code[code], 1);
+}
+
+static void reply_json(struct conn *c, json_t *j)
+{
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
+    json_decref(j);
+    if (!s) {
+        reply_err(c, PROTO_ERR_INTERNAL, "cannot encode JSON");
+        return;
+    }
+    reply_flush(c);
+    evbuffer_add(c->out, s, strlen(s));
+    evbuffer_add(c->out, "\n", 1);
+    free(s);
+}
+
+/* The table's errors as line-protocol codes. */
+static enum proto_err line_err(enum cmd_err e)
+{
+    switch (e) {
+    case CMD_ERR_UNKNOWN_FILTER:
+        return PROTO_ERR_UNKNOWN_FILTER;
+    case CMD_ERR_AUTH_REQUIRED:
+        return PROTO_ERR_AUTH_REQUIRED;
+    case CMD_ERR_AUTH_FAILED:
+        return PROTO_ERR_AUTH_FAILED;
+    case CMD_ERR_TOO_MANY_ITEMS:
+        return PROTO_ERR_TOO_MANY_ITEMS;
+    case CMD_ERR_ITEM_TOO_LONG:
+        return PROTO_ERR_ITEM_TOO_LONG;
+    default:
+        return PROTO_ERR_INTERNAL;
+    }
+}
+
+/* Add the batch's counters to the worker's stats and zero them. Relaxed
+ * stores of the owner, as STAT_ADD; see struct line_worker for when. */
+static void tally_flush(struct line_worker *lw)
+{
+    struct stats *s = &lw->w->stats->s;
+    if (lw->tally.commands)
+        STAT_ADD(s, commands, lw->tally.commands);
+    if (lw->tally.checks) {
+        STAT_ADD(s, check_requests, lw->tally.checks);
+        STAT_ADD(s, items_checked, lw->tally.items);
+        STAT_ADD(s, items_hit, lw->tally.hits);
+    }
+    if (lw->tally.fchecks) {
+        struct fstats *fs = stats_fslot(lw->w->stats, lw->env.id_gen, lw->tally.fid);
+        STAT_ADD(fs, checks[STATS_LINE], lw->tally.fchecks);
+        STAT_ADD(fs, hits[STATS_LINE], lw->tally.fhits);
+    }
+    lw->tally.commands = lw->tally.checks = lw->tally.items = lw->tally.hits = 0;
+    lw->tally.fchecks = lw->tally.fhits = 0;
+}
+
+/* Count n items looked up, yes of them found; with e, on its filter too (the
+ * table counts the filter's columns of what it answers: e NULL then). */
+static inline void tally_checks(struct line_worker *lw, const struct fentry *e, size_t n,
+                                size_t yes)
+{
+    lw->tally.checks++;
+    lw->tally.items += n;
+    lw->tally.hits += yes;
+    if (!e)
+        return;
+    if (lw->tally.fid != e->id) {
+        if (lw->tally.fchecks)
+            tally_flush(lw);
+        lw->tally.fid = e->id;
+    }
+    lw->tally.fchecks += n;
+    lw->tally.fhits += yes;
+}
+
+/* a[0..n) == b[0..n) with a few overlapping word loads (filter names are
+ * short; a memcmp call cost ~20 instructions of a CHECK's ~1,200). Reads only
+ * inside both ranges. */
+static inline bool name_eq(const char *a, const char *b, size_t n)
+{
+    if (n >= 8) {
+        uint64_t x, y, d = 0;
+        size_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            d |= x ^ y;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return (d | (x ^ y)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t x1, y1, x2, y2;
+        memcpy(&x1, a, 4);
+        memcpy(&y1, b, 4);
+        memcpy(&x2, a + n - 4, 4);
+        memcpy(&y2, b + n - 4, 4);
+        return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/* The filter a request names, or NULL. The last one found in this
+ * line_process call is tried first (see struct line_worker). */
+static inline const struct fentry *lookup_filter(struct line_worker *lw, const struct catalog *cat,
+                                                 const struct proto_token *name)
+{
+    const struct fentry *e = lw->last_e;
+    if (e && lw->last_cat == cat && e->name_len == name->len &&
+        name_eq(e->name, name->p, name->len))
+        return e;
+    e = catalog_find(cat, name->p, name->len);
+    if (e) {
+        lw->last_cat = cat;
+        lw->last_e = e;
+    }
+    return e;
+}
+
+/* Answer the oldest one-item CHECK waiting in the ring. */
+static inline void ahead_answer(struct conn *c)
+{
+    struct line_worker *lw = LW(c);
+    const struct fentry *e = lw->ahead[lw->ahead_head].e;
+    bool hit = filter_check_hash(e->v->f, lw->ahead[lw->ahead_head].h);
+    lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
+    lw->n_ahead--;
+    tally_checks(lw, e, 1, hit);
+    memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
+    lw->reply_len += 3 + hit;
+}
+
+/* Answer every CHECK waiting in the ring, oldest first. Before any other
+ * reply is written, and at the end of line_process. */
+static void ahead_drain(struct conn *c)
+{
+    while (LW(c)->n_ahead)
+        ahead_answer(c);
+}
+
+/* A one-item CHECK of filter e: hash it and prefetch its first cache line
+ * now, answer it once CHECK_AHEAD later ones are parsed (or at a drain). The
+ * hash is all that is kept of the item, so the input buffer may move under
+ * the ring. */
+static inline void check_ahead(struct conn *c, const struct fentry *e,
+                               const struct proto_token *item)
+{
+    struct line_worker *lw = LW(c);
+    const struct filter *f = e->v->f;
+    struct hash128 h = filter_hash(f, item->p, item->len);
+    __builtin_prefetch(filter_first_line(f, h), 0, 0);
+    if (lw->n_ahead == CHECK_AHEAD)
+        ahead_answer(c);
+    unsigned slot = (lw->ahead_head + lw->n_ahead) % CHECK_AHEAD;
+    lw->ahead[slot].e = e;
+    lw->ahead[slot].h = h;
+    lw->n_ahead++;
+    lw->tally.commands++;
+}
+
+/* CHECK (unknown filter)/MCHECK/ADD/MADD through the table; the reply is
+ * written straight into the reply batch. */
+static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                     bool add)
+{
+    struct line_worker *lw = LW(c);
+    struct cmd_call call;
+    cmd_call_init(&call, cat, lookup_filter(lw, cat, &r->filter), r->n_items, c->loopback,
+                  LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
+    call.filter = r->filter.p;
+    call.filter_len = r->filter.len;
+    call.limits_applied = true; /* proto_next applied them (line_process's lim) */
+    for (size_t i = 0; i < r->n_items; i++) {
+        lw->env.keys[i].data = r->items[i].p;
+        lw->env.keys[i].len = r->items[i].len;
+    }
+    cmd_run(&lw->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    if (call.err == CMD_ERR_AUTH_REQUIRED || call.err == CMD_ERR_AUTH_FAILED) {
+        reply_err(c, PROTO_ERR_AUTH_REQUIRED,
+                  cat->conf->admin_token
+                      ? "ADD needs AUTH <token> first on this connection"
+                      : "ADD is accepted only from loopback clients when no admin_token is set");
+        return;
+    }
+    if (call.err != CMD_OK) {
+        reply_err(c, line_err(call.err), call.msg);
+        return;
+    }
+    struct stats *s = &c->w->stats->s;
+    if (add) {
+        STAT_ADD(s, add_requests, 1);
+        STAT_ADD(s, items_added, r->n_items);
+        STAT_ADD(s, items_new, call.yes);
+    } else {
+        tally_checks(lw, NULL, r->n_items, call.yes);
+    }
+    /* reply_cap leaves PROTO_BOOLS_CAP(max_items) + REPLY_SLACK, so this fits. */
+    size_t cap = PROTO_BOOLS_CAP(r->n_items) + 8;
+    size_t n = proto_format_bools(reply_room(c, cap), cap, lw->env.bools, r->n_items,
+                                  add ? "NEW" : "YES", add ? "EXISTS" : "NO");
+    lw->reply_len += n;
+}
+
+/* The reload is over (conn.h): one reply line, OK with per-filter statuses or
+ * ERR reload_failed naming the first failed filter and its reason. A report
+ * that was lost, or a field that is not a string, still gets an answer. */
+static void reload_answer(struct conn *c, json_t *report, const void *note)
+{
+    (void)note;
+    reply_flush(c);
+    if (!report) {
+        reply_err(c, PROTO_ERR_INTERNAL, "the reload ran, but its report was lost (out of memory)");
+        reply_flush(c);
+        return;
+    }
+    bool ok = json_is_true(json_object_get(report, "ok"));
+    json_t *filters = json_object_get(report, "filters");
+    char line[1024];
+    size_t len = 0, i;
+    json_t *f;
+    if (ok) {
+        len += (size_t)snprintf(line, sizeof(line), "OK");
+        json_array_foreach(filters, i, f)
+        {
+            const char *name = json_string_value(json_object_get(f, "name"));
+            const char *status = json_string_value(json_object_get(f, "status"));
+            if (len < sizeof(line))
+                len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%s", name ? name : "?",
+                                        status ? status : "?");
+        }
+        if (len >= sizeof(line) - 1)
+            len = sizeof(line) - 2;
+        line[len++] = '\n';
+        evbuffer_add(c->out, line, len);
+    } else {
+        const char *msg = json_string_value(json_object_get(report, "error"));
+        json_array_foreach(filters, i, f)
+        {
+            const char *status = json_string_value(json_object_get(f, "status"));
+            if (!msg && status && strcmp(status, "failed") == 0) {
+                const char *name = json_string_value(json_object_get(f, "name"));
+                const char *why = json_string_value(json_object_get(f, "error"));
+                snprintf(line, sizeof(line), "%s: %s", name ? name : "?", why ? why : "failed");
+                msg = line;
+            }
+        }
+        reply_err(c, PROTO_ERR_RELOAD_FAILED, msg ? msg : "reload failed");
+        reply_flush(c);
+    }
+    json_decref(report);
+}
+
+static void do_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+{
+    const char *tok = cat->conf->admin_token;
+    if (!tok) {
+        reply_err(c, PROTO_ERR_AUTH_FAILED, "no admin_token is configured on this server");
+    } else if (util_token_equal(r->arg.p, r->arg.len, tok)) {
+        LC(c)->authed = true;
+        reply_str(c, "OK\n");
+    } else {
+        LC(c)->authed = false;
+        log_warn("AUTH failed from %s", c->peer);
+        reply_err(c, PROTO_ERR_AUTH_FAILED, "wrong token");
+    }
+}
+
+static void do_reload(struct conn *c, const struct catalog *cat)
+{
+    enum cmd_err e =
+        cmd_authorize(cat->conf, c->loopback, LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
+    if (e != CMD_OK)
+        reply_err(c, PROTO_ERR_AUTH_REQUIRED,
+                  "RELOAD needs AUTH (or a loopback client without admin_token)");
+    else if (!c->w->srv->reload_fn)
+        reply_err(c, PROTO_ERR_INTERNAL, "reload is not available");
+    else if (!conn_reload(c, reload_answer, NULL, 0))
+        reply_err(c, PROTO_ERR_INTERNAL, "out of memory: the reload was not started");
+}
+
+/* One request that is not a prefetched CHECK. */
+static void do_request(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+{
+    struct line_worker *lw = LW(c);
+    lw->tally.commands++;
+    switch (r->cmd) {
+    case PROTO_PING:
+        reply_str(c, "PONG\n");
+        break;
+    case PROTO_CHECK:
+    case PROTO_MCHECK:
+        do_items(c, cat, r, false);
+        break;
+    case PROTO_ADD:
+    case PROTO_MADD:
+        do_items(c, cat, r, true);
+        break;
+    case PROTO_INFO: {
+        tally_flush(lw); /* INFO counts every request before it, itself included */
+        struct stats_src src;
+        server_stats_src(c->w->srv, &src);
+        struct cmd_call call;
+        cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
+        call.filter = r->has_filter ? r->filter.p : NULL;
+        call.filter_len = r->has_filter ? r->filter.len : 0;
+        cmd_run(&lw->env, CMD_INFO, &src, &call);
+        if (call.err != CMD_OK)
+            reply_err(c, line_err(call.err), call.msg);
+        else
+            reply_json(c, call.json);
+        break;
+    }
+    case PROTO_FILTERS:
+        reply_flush(c);
+        for (size_t i = 0; i < cat->n; i++) {
+            if (i)
+                evbuffer_add(c->out, " ", 1);
+            evbuffer_add(c->out, cat->entries[i].name, cat->entries[i].name_len);
+        }
+        evbuffer_add(c->out, "\n", 1);
+        break;
+    case PROTO_AUTH:
+        do_auth(c, cat, r);
+        break;
+    case PROTO_QUIT:
+        reply_str(c, "BYE\n");
+        c->closing = true;
+        break;
+    case PROTO_RELOAD:
+        do_reload(c, cat);
+        break;
+    }
+}
+
+/* A request whose answer may go to c->out directly, or come later (RELOAD). */
+static inline bool r_direct(enum proto_cmd cmd)
+{
+    return !(cmd == PROTO_PING || cmd == PROTO_CHECK || cmd == PROTO_MCHECK || cmd == PROTO_ADD ||
+             cmd == PROTO_MADD);
+}
+
+/* Parse and answer every complete request in the input buffer, unless the
+ * unread output passes max_output (then pause: the client is not reading its
+ * replies). `draining` ignores that limit (EOF, shutdown). Returns the
+ * requests answered. */
+static unsigned line_process(struct conn *c, bool draining)
+{
+    struct line_worker *lw = LW(c);
+    const struct catalog *cat = registry_read(c->w->reg);
+    const struct conf *cf = cat->conf;
+    struct cmd_limits cl = cmd_limits(cf, lw->env.scratch_items);
+    struct proto_limits lim = {cf->max_line, cl.max_item, cl.max_items};
+    size_t max_output = cf->max_output;
+    size_t *scanned = &LC(c)->scanned;
+    uint64_t before = lw->tally.commands;
+    unsigned answered;
+    lw->out_queued = evbuffer_get_length(c->out);
+    lw->last_cat = NULL;
+    lw->last_e = NULL;
+    size_t off = 0;
+    while (!c->closing && !c->wait && off < c->in_len) {
+        /* The waiting CHECKs are answered before the limit is judged exactly. */
+        if (!draining && lw->out_queued + lw->reply_len + 4 * lw->n_ahead >= max_output)
+            ahead_drain(c);
+        if (!draining && lw->out_queued + lw->reply_len >= max_output) {
+            conn_pause(c);
+            break;
+        }
+        struct proto_request req;
+        size_t used = 0;
+        enum proto_status st =
+            proto_next(c->in + off, c->in_len - off, &lim, &req, lw->tokens, &used, scanned);
+        if (st == PROTO_NEED_MORE)
+            break;
+        if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK) {
+            const struct fentry *e = lookup_filter(lw, cat, &req.filter);
+            if (e) {
+                off += used;
+                check_ahead(c, e, &req.items[0]);
+                continue;
+            }
+        }
+        ahead_drain(c);
+        if (st == PROTO_FATAL) {
+            reply_err(c, req.err, req.errmsg);
+            c->closing = true;
+            off = c->in_len;
+            break;
+        }
+        off += used;
+        if (st == PROTO_ERROR) {
+            reply_err(c, req.err, req.errmsg);
+        } else if (st == PROTO_REQUEST) {
+            do_request(c, cat, &req);
+            /* Only PING and the item commands write nothing but the batch. */
+            if (r_direct(req.cmd)) {
+                reply_flush(c);
+                lw->out_queued = evbuffer_get_length(c->out);
+            }
+        }
+    }
+    ahead_drain(c);
+    answered = (unsigned)(lw->tally.commands - before);
+    tally_flush(lw);
+    reply_flush(c);
+    conn_consume(c, off);
+    return answered;
+}
+
+static size_t line_in_limit(const struct conf *cf)
+{
+    return cf->max_line + 1;
+}
+
+/* Cannot happen: a full buffer of max_line + 1 bytes without an LF was
+ * refused by the parser. Close rather than spin. */
+static void line_in_full(struct conn *c)
+{
+    conn_close(c, "input buffer full");
+}
+
+static void line_refuse(evutil_socket_t fd, struct stats *s)
+{
+    static const char msg[] = "ERR too_many_connections the server is at max_connections\n";
+    STAT_ADD(s, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
+    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+}
+
+/* Main thread, before the worker runs. */
+static void *line_worker_new(struct worker *w)
+{
+    struct line_worker *lw = calloc(1, sizeof(*lw));
+    if (!lw)
+        return NULL;
+    lw->w = w;
+    lw->env = w->env;
+    lw->env.proto = STATS_LINE;
+    lw->tokens = calloc(w->scratch_items, sizeof(*lw->tokens));
+    lw->reply_cap = PROTO_BOOLS_CAP(w->scratch_items) + REPLY_SLACK;
+    if (lw->reply_cap < REPLY_BATCH)
+        lw->reply_cap = REPLY_BATCH;
+    lw->reply = malloc(lw->reply_cap);
+    if (!lw->tokens || !lw->reply) {
+        free(lw->tokens);
+        free(lw->reply);
+        free(lw);
+        return NULL;
+    }
+    return lw;
+}
+
+static void line_worker_free(void *fw)
+{
+    struct line_worker *lw = fw;
+    free(lw->tokens);
+    free(lw->reply);
+    free(lw);
+}
+
+#define LINE_ERR_NAME_(sym, name) name,
+static const char *const line_err_names[] = {NULL, PROTO_ERRORS(LINE_ERR_NAME_)};
+#undef LINE_ERR_NAME_
+
+const struct conn_ops line_ops = {
+    .name = "line",
+    .proto = STATS_LINE,
+    .priv_size = sizeof(struct line_conn),
+    .err_names = line_err_names,
+    .n_err = sizeof(line_err_names) / sizeof(line_err_names[0]),
+    .worker_new = line_worker_new,
+    .worker_free = line_worker_free,
+    .process = line_process,
+    .in_limit = line_in_limit,
+    .in_full = line_in_full,
+    .refuse = line_refuse,
+    .stop = conn_stop_drain,
+};

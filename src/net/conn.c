@@ -1,0 +1,390 @@
+/* The one connection implementation, see conn.h. Every function here runs on
+ * the thread of the worker that owns the connection.
+ *
+ * Memory per connection: an input buffer that grows (doubling) only as far as
+ * the request being read needs (ops->in_limit) and shrinks back when it
+ * empties, and an output evbuffer that stops the reading of its connection
+ * once it passes max_output. */
+#include "config.h"
+
+#include "net/conn.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "core/gate.h"
+#include "net/worker.h"
+
+#define IN_START 4096      /* first input buffer of a connection */
+#define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */
+
+struct conn_wait {
+    struct conn *c; /* NULL once the connection is gone */
+    conn_wait_fn answer;
+    unsigned char note[32];
+};
+
+static const struct catalog *cat_now(struct conn *c)
+{
+    return registry_read(c->w->reg);
+}
+
+void conn_arm_read(struct conn *c)
+{
+    unsigned idle = cat_now(c)->conf->idle_timeout;
+    struct timeval tv = {(time_t)idle, 0};
+    event_add(c->rev, idle ? &tv : NULL);
+}
+
+void conn_pause(struct conn *c)
+{
+    if (c->paused)
+        return;
+    c->paused = true;
+    event_del(c->rev);
+    if (c->ops->proto == STATS_LINE)
+        STAT_ADD(&c->w->stats->s, output_pauses, 1);
+}
+
+void conn_consume(struct conn *c, size_t n)
+{
+    if (n > 0) {
+        memmove(c->in, c->in + n, c->in_len - n);
+        c->in_len -= n;
+    }
+    if (c->in_len == 0 && c->in_cap > IN_IDLE_KEEP) {
+        char *small = realloc(c->in, IN_START);
+        if (small) {
+            c->in = small;
+            c->in_cap = IN_START;
+        }
+    }
+}
+
+void conn_close(struct conn *c, const char *why)
+{
+    struct worker *w = c->w;
+    log_debug("%s connection %s closed: %s", c->ops->name, c->peer, why);
+    if (c->wait)
+        c->wait->c = NULL; /* the reload's answer will find nobody */
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        w->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    w->n_conns--;
+    atomic_fetch_sub_explicit(&w->stats->load, 1, memory_order_relaxed);
+    event_free(c->rev);
+    event_free(c->wev);
+    evbuffer_free(c->out);
+    /* Give the slot back before the client can see the close: a client that
+     * reconnects at once must find it free. */
+    atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
+    if (c->ops->proto == STATS_LINE)
+        STAT_ADD(&w->stats->s, connections_closed, 1);
+    else
+        STAT_ADD(&w->stats->s, http_connections_closed, 1);
+    evutil_closesocket(c->fd);
+    free(c->in);
+    free(c);
+    worker_check_drained(w);
+}
+
+/* Every reply is in the kernel and the connection must end. close() with
+ * unread input makes the kernel reset the connection and discard what the
+ * client has not read yet, so: shut our side down (a FIN after the data) and
+ * wait (CONN_LINGER_S, at most CONN_LINGER_MAX_S in all) for the client's EOF,
+ * reading and dropping what it sends meanwhile (conn_read_cb). */
+static void conn_linger(struct conn *c)
+{
+    if (c->end.lingering)
+        return;
+    if (c->end.peer_eof || shutdown(c->fd, SHUT_WR) != 0) {
+        conn_close(c, "done");
+        return;
+    }
+    c->end.lingering = true;
+    c->end.until = util_now() + CONN_LINGER_MAX_S;
+    struct timeval tv = {CONN_LINGER_S, 0};
+    event_add(c->rev, &tv);
+}
+
+/* Read and drop what a closing connection's client sends. NULL to keep
+ * waiting, or why to close now. */
+static const char *conn_drain_input(struct conn *c)
+{
+    char sink[4096];
+    ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
+    if (n == 0) {
+        c->end.peer_eof = true;
+        event_del(c->rev);
+        return c->end.lingering ? "done" : NULL;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        return strerror(errno);
+    if (c->end.lingering && util_now() > c->end.until)
+        return "the client kept sending after the last reply";
+    return NULL;
+}
+
+/* After a wait or a pause: answer what the client sent meanwhile, then read
+ * again. Arm the read before the flush: the flush may write it all, and then
+ * nothing else would ever arm it. May close (and free) c. */
+static void conn_resume(struct conn *c)
+{
+    c->ops->process(c, false);
+    if (!c->paused && !c->closing && !c->wait)
+        conn_arm_read(c);
+    conn_flush(c);
+}
+
+/* Write what is pending with one writev; arm the write event for the rest.
+ * First the group commit of the batch's journal records: a reply that says
+ * NEW must not leave before its add is durable as the policy promises. While
+ * the server stops, a connection with nothing left to answer closes. */
+void conn_flush(struct conn *c)
+{
+    struct worker *w = c->w;
+    if (gate_dirty(&w->gate) && !gate_commit(&w->gate)) {
+        conn_close(c, "journal commit failed: replies withheld");
+        return;
+    }
+    if (evbuffer_get_length(c->out) > 0) {
+        int n = evbuffer_write(c->out, c->fd);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            conn_close(c, "write failed");
+            return;
+        }
+    }
+    if (evbuffer_get_length(c->out) > 0) {
+        unsigned idle = cat_now(c)->conf->idle_timeout;
+        struct timeval tv = {(time_t)idle, 0};
+        event_add(c->wev, idle ? &tv : NULL);
+        return;
+    }
+    event_del(c->wev);
+    if (c->closing || (w->stopping && c->in_len == 0 && !c->wait)) {
+        c->closing = true;
+        conn_linger(c);
+        return;
+    }
+    if (c->paused) {
+        c->paused = false;
+        conn_resume(c);
+    }
+}
+
+/* Room to read into: the buffer doubles when full, up to ops->in_limit. */
+static bool conn_room(struct conn *c)
+{
+    if (c->in_len < c->in_cap)
+        return true;
+    size_t limit = c->ops->in_limit(cat_now(c)->conf);
+    size_t ncap = c->in_cap * 2 < limit ? c->in_cap * 2 : limit;
+    if (ncap <= c->in_cap)
+        return false;
+    char *nb = realloc(c->in, ncap);
+    if (!nb)
+        return false;
+    c->in = nb;
+    c->in_cap = ncap;
+    return true;
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    struct worker *w = c->w;
+    if (what & EV_TIMEOUT) {
+        if (c->end.lingering) {
+            conn_close(c, "no EOF from the client after the last reply");
+            return;
+        }
+        /* Not idle while replies are still being written: a client reading
+         * them slowly would lose the rest. The write event's own timeout
+         * closes a client that stops reading. */
+        if (evbuffer_get_length(c->out) == 0) {
+            if (c->ops->proto == STATS_LINE)
+                STAT_ADD(&w->stats->s, idle_timeouts, 1);
+            conn_close(c, "idle timeout");
+        }
+        return;
+    }
+    if (c->closing) {
+        /* The connection ends once its replies are written: what the client
+         * sends meanwhile is read and dropped (left unread, it would make the
+         * close a reset, which throws away replies not yet delivered). */
+        const char *why = conn_drain_input(c);
+        if (why)
+            conn_close(c, why);
+        return;
+    }
+    if (!conn_room(c)) {
+        c->ops->in_full(c); /* answers and sets closing, or closes */
+        registry_quiescent(w->reg, w->id);
+        return;
+    }
+    ssize_t n = recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            return;
+        conn_close(c, strerror(errno));
+        return;
+    }
+    double t0 = util_now();
+    unsigned answered;
+    if (n == 0) {
+        /* The client shut down its side: answer what it sent, then close. */
+        c->end.peer_eof = true;
+        event_del(c->rev);
+        answered = c->ops->process(c, true);
+        c->closing = true;
+    } else {
+        c->in_len += (size_t)n;
+        answered = c->ops->process(c, false);
+    }
+    struct latency *lat = &w->stats->latency[c->ops->proto];
+    conn_flush(c); /* may close (and free) c */
+    /* Every request answered from this read is timed from the read to the
+     * write: two clock reads per read, not per request. */
+    if (answered)
+        stats_latency_add(lat, util_now() - t0, answered);
+    registry_quiescent(w->reg, w->id);
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    struct worker *w = c->w;
+    (void)fd;
+    if (what & EV_TIMEOUT) {
+        if (c->ops->proto == STATS_LINE)
+            STAT_ADD(&w->stats->s, idle_timeouts, 1);
+        conn_close(c, "client did not read its replies");
+        return;
+    }
+    conn_flush(c);
+    registry_quiescent(w->reg, w->id);
+}
+
+bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, evutil_socket_t fd,
+               const struct sockaddr *sa)
+{
+    size_t head = (sizeof(struct conn) + 15) & ~(size_t)15;
+    struct conn *c = calloc(1, head + ops->priv_size);
+    if (c) {
+        c->in = malloc(IN_START);
+        c->out = evbuffer_new();
+        c->rev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+        c->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
+    }
+    if (!c || !c->in || !c->out || !c->rev || !c->wev) {
+        log_error("out of memory accepting a %s connection", ops->name);
+        if (c) {
+            free(c->in);
+            if (c->out)
+                evbuffer_free(c->out);
+            if (c->rev)
+                event_free(c->rev);
+            if (c->wev)
+                event_free(c->wev);
+            free(c);
+        }
+        atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
+        evutil_closesocket(fd);
+        return false;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->ops = ops;
+    c->w = w;
+    c->fw = fw;
+    c->fd = fd;
+    c->in_cap = IN_START;
+    c->loopback = util_addr_is_loopback(sa);
+    util_addr_text(sa, c->peer, sizeof(c->peer));
+    c->next = w->conns;
+    if (w->conns)
+        w->conns->prev = c;
+    w->conns = c;
+    w->n_conns++;
+    atomic_fetch_add_explicit(&w->stats->load, 1, memory_order_relaxed);
+    log_debug("%s connection from %s on worker %u", ops->name, c->peer, w->id);
+    conn_arm_read(c);
+    return true;
+}
+
+/* Line-protocol shutdown: answer what the client has sent already (until its
+ * socket is empty, or max_output of replies is queued), then close once the
+ * replies are written. Nothing is written before the loop ends, so max_output
+ * bounds the replies queued, and the loop, even if the client keeps sending. */
+void conn_stop_drain(struct conn *c)
+{
+    size_t max_output = cat_now(c)->conf->max_output;
+    event_del(c->rev);
+    c->paused = false;
+    c->ops->process(c, true);
+    while (!c->closing && !c->wait && evbuffer_get_length(c->out) < max_output) {
+        if (c->in_len == c->in_cap && !conn_room(c))
+            break;
+        ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+        if (n <= 0)
+            break;
+        c->in_len += (size_t)n;
+        c->ops->process(c, true);
+    }
+    if (!c->wait)
+        c->closing = true;
+    conn_flush(c); /* may close (and free) c */
+}
+
+/* ---- requests answered later (RELOAD) ---- */
+
+/* The reload is over, on this worker's thread (the hook's contract): answer,
+ * then go on with what the client sent after the request. Every path answers:
+ * a NULL report (lost on the way) is the front's to turn into an error. */
+static void conn_wait_done(json_t *report, void *arg)
+{
+    struct conn_wait *wt = arg;
+    struct conn *c = wt->c;
+    if (!c) {
+        json_decref(report);
+        free(wt);
+        return;
+    }
+    c->wait = NULL;
+    wt->answer(c, report, wt->note);
+    free(wt);
+    conn_resume(c);
+}
+
+bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t note_len)
+{
+    struct server *srv = c->w->srv;
+    if (!srv->reload_fn || note_len > sizeof(((struct conn_wait *)0)->note))
+        return false;
+    struct conn_wait *wt = calloc(1, sizeof(*wt));
+    if (!wt)
+        return false;
+    wt->c = c;
+    wt->answer = answer;
+    if (note_len)
+        memcpy(wt->note, note, note_len);
+    if (!srv->reload_fn(srv->reload_ctx, c->w->base, conn_wait_done, wt)) {
+        free(wt);
+        return false;
+    }
+    c->wait = wt;
+    event_del(c->rev); /* later requests wait in the kernel, not in our buffer */
+    return true;
+}
