@@ -22,7 +22,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "core/gate.h"
-#include "net/worker.h"
+#include "net/runtime.h"
 
 #define IN_START 4096      /* first input buffer of a connection */
 #define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "net/worker.h"
+#include "net/runtime.h"
 #include "store/conf.h"
 
 #define LISTEN_BACKLOG 1024
@@ -102,7 +102,7 @@ static void accept_cb(struct evconnlistener *el, evutil_socket_t fd, struct sock
         if (atomic_fetch_sub(&paused_listeners, 1) == 1)
             log_info("accepting connections again");
     }
-    worker_accept(l->w, l->front, fd, sa);
+    l->w->srv->accept(l->w, l->front, fd, sa);
 }
 
 /* The pause is over: accept again. A listener that fails again pauses twice

@@ -13,6 +13,7 @@
 
 #include "core/stats.h"
 #include "store/registry.h"
+#include "store/reload.h"
 
 struct server;
 struct conn_ops;
@@ -29,7 +30,7 @@ struct conn_ops;
  *                 "error": "..." (failed only), "generation": N}, ...]}
  * The worker must not block while it waits: its other connections go on. */
 struct event_base;
-typedef void (*server_reload_done)(json_t *report, void *arg);
+typedef reload_done_fn server_reload_done;
 typedef bool (*server_reload_fn)(void *ctx, struct event_base *base, server_reload_done done,
                                  void *arg);
 

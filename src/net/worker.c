@@ -36,12 +36,6 @@ struct handoff {
     struct handoff *next;
 };
 
-void worker_check_drained(struct worker *w)
-{
-    if (w->stopping && w->n_conns == 0)
-        event_base_loopexit(w->base, NULL);
-}
-
 /* Serve fd (admitted) here, with its front's ops. */
 static void serve_here(struct worker *w, size_t front, evutil_socket_t fd,
                        const struct sockaddr *sa)
@@ -276,6 +270,7 @@ struct server *server_create_fronts(struct registry *reg, unsigned threads,
         return NULL;
     }
     srv->reg = reg;
+    srv->accept = worker_accept;
     srv->n_workers = threads;
     srv->n_fronts = n_fronts;
     memcpy(srv->fronts, fronts, n_fronts * sizeof(*fronts));

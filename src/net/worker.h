@@ -1,7 +1,7 @@
 /* worker: one thread with its own event_base serving every connection it
  * accepted (or was handed), for every front end. Fronts reach their worker's
- * gate, counters and scratch here; only that worker's thread touches them. The
- * listeners (listener.c) call worker_accept; the rest is worker.c. */
+ * gate, counters and scratch here (net/runtime.h); only that worker's thread
+ * touches them. */
 #ifndef BLOOMGATE_WORKER_H
 #define BLOOMGATE_WORKER_H
 
@@ -10,70 +10,11 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 
-#include "core/cmd.h"
-#include "core/gate.h"
-#include "core/stats.h"
-#include "net/server.h"
-
-struct conn;
-struct handoff;
-struct listener;
-
-struct worker {
-    unsigned id;
-    struct server *srv;
-    struct registry *reg;
-    pthread_t tid;
-    bool started;
-    struct event_base *base;
-    struct event *tick;
-    struct event *ctl; /* activated by server_stop from the main thread */
-    bool stopping;
-    struct conn *conns; /* every connection, all fronts */
-    unsigned n_conns;
-    void *fw[SERVER_MAX_FRONTS]; /* each front's per-worker state */
-    /* Connections other workers accepted and handed to this one, taken by
-     * inbox_cb on this worker's thread (see worker_accept). */
-    pthread_mutex_t inbox_mu;
-    bool inbox_mu_ok;
-    struct handoff *inbox;
-    struct event *inbox_ev;
-    struct stats_block *stats; /* srv's blocks[id] */
-    struct gate_batch gate;    /* journals appended to in this batch */
-    /* The command table's view of this worker (proto set by each front). */
-    struct cmd_env env;
-    struct filter_key *keys; /* scratch_items entries */
-    bool *bools;
-    size_t scratch_items; /* sized for max_items at start (restart-only) */
-};
-
-struct server {
-    struct registry *reg;
-    unsigned n_workers;
-    struct worker *workers;
-    struct stats_block *blocks;
-    _Atomic uint64_t *id_gen; /* REGISTRY_MAX_FILTERS: see struct fstats */
-    struct server_front fronts[SERVER_MAX_FRONTS];
-    size_t n_fronts;
-    struct listener *ls; /* n_workers x (all addresses of all fronts) */
-    size_t n_ls;
-    int *ports; /* per front and address: fronts[f] starts at port_base[f] */
-    size_t port_base[SERVER_MAX_FRONTS];
-    _Atomic unsigned conns_open;
-    _Atomic bool stopping; /* server_stop has begun: no more hand-offs */
-    double started;        /* monotonic */
-    int64_t started_wall;
-    server_reload_fn reload_fn;
-    void *reload_ctx;
-};
+#include "net/runtime.h"
 
 /* Listener's accept, on w's thread: admit fd against max_connections (or
  * refuse it at once through the front), count it, and serve it here or hand
  * it to the least loaded worker. */
 void worker_accept(struct worker *w, size_t front, evutil_socket_t fd, const struct sockaddr *sa);
-
-/* A connection closed or a front drained: end the loop if w is stopping and
- * nothing is left. w's thread. */
-void worker_check_drained(struct worker *w);
 
 #endif

@@ -81,45 +81,12 @@ out:
     return c;
 }
 
-void conf_free(struct conf *c)
-{
-    if (c == NULL)
-        return;
-    for (size_t i = 0; i < c->n_filters; i++) {
-        free(c->filters[i].name);
-        free(c->filters[i].file);
-        free(c->filters[i].journal);
-    }
-    free(c->filters);
-    free(c->listen);
-    free(c->http_listen);
-    free(c->user);
-    free(c->pidfile);
-    free(c->admin_token);
-    free(c->path);
-    free(c->dir);
-    free(c);
-}
-
 const struct conf_filter *conf_find_filter(const struct conf *c, const char *name)
 {
     for (size_t i = 0; i < c->n_filters; i++)
         if (strcmp(c->filters[i].name, name) == 0)
             return &c->filters[i];
     return NULL;
-}
-
-int conf_is_valid_name(const char *s, size_t len)
-{
-    if (len < 1 || len > CONF_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '.' || c == '-'))
-            return 0;
-    }
-    return 1;
 }
 
 static const char *enum_name(const struct conf_enum *e, int value)

@@ -32,7 +32,7 @@ _Atomic unsigned reload_fault_delivery;
  * nothing. A report that cannot be copied is delivered as NULL. */
 struct waiter {
     struct event_base *base;
-    server_reload_done done;
+    reload_done_fn done;
     void *arg;
     struct event *ev; /* on base: runs deliver_cb there */
     json_t *report;   /* set by the reload thread before ev is activated */
@@ -645,7 +645,7 @@ struct reloader *reloader_start(struct registry *reg, const char *config_path, u
     return r;
 }
 
-bool reloader_request(struct reloader *r, struct event_base *base, server_reload_done done,
+bool reloader_request(struct reloader *r, struct event_base *base, reload_done_fn done,
                       void *arg)
 {
     struct waiter *w = NULL;
@@ -685,7 +685,7 @@ bool reloader_request(struct reloader *r, struct event_base *base, server_reload
     return true;
 }
 
-bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg)
+bool reloader_hook(void *ctx, struct event_base *base, reload_done_fn done, void *arg)
 {
     return reloader_request(ctx, base, done, arg);
 }

@@ -14,9 +14,13 @@
 
 #include "store/conf.h"
 #include "store/registry.h"
-#include "net/server.h"
-
 struct reloader;
+struct event_base;
+
+/* What a reload's caller is handed when the reload ends (on the caller's
+ * event_base): the report (owned by done; NULL if it could not be copied).
+ * The network layer names the same type server_reload_done. */
+typedef void (*reload_done_fn)(json_t *report, void *arg);
 
 /* Start-up (main thread), before the listeners are bound: publish conf with
  * no filter yet, so server_create binds from it; the registry owns conf. */
@@ -32,10 +36,9 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
 struct reloader *reloader_start(struct registry *reg, const char *config_path, unsigned threads);
 /* Any thread. Queue a reload (joining the next run if one is running). With a
  * base and done, done(report, arg) runs on base's thread when it is over. */
-bool reloader_request(struct reloader *r, struct event_base *base, server_reload_done done,
-                      void *arg);
+bool reloader_request(struct reloader *r, struct event_base *base, reload_done_fn done, void *arg);
 /* The hook the server calls; ctx is the reloader. */
-bool reloader_hook(void *ctx, struct event_base *base, server_reload_done done, void *arg);
+bool reloader_hook(void *ctx, struct event_base *base, reload_done_fn done, void *arg);
 /* Test-only: the next n deliveries of a report fail as if out of memory. */
 extern _Atomic unsigned reload_fault_delivery;
 

@@ -19,23 +19,6 @@
 
 enum { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
-#define HTTP_ERR_NAME_(sym, name, status) name,
-static const char *const err_names[] = {HTTP_ERRORS(HTTP_ERR_NAME_)};
-#undef HTTP_ERR_NAME_
-#define HTTP_ERR_STATUS_(sym, name, status) status,
-static const int err_statuses[] = {HTTP_ERRORS(HTTP_ERR_STATUS_)};
-#undef HTTP_ERR_STATUS_
-
-const char *http_err_name(enum http_err err)
-{
-    return (unsigned)err < HTTP_ERR_COUNT_ ? err_names[err] : "internal";
-}
-
-int http_err_status(enum http_err err)
-{
-    return (unsigned)err < HTTP_ERR_COUNT_ ? err_statuses[err] : 500;
-}
-
 int http_query_param(const char *query, const char *name, char **out, size_t *outlen, char *err,
                      size_t errlen)
 {

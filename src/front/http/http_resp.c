@@ -13,6 +13,25 @@
 #include "front/http/http_int.h"
 #include "net/worker.h"
 
+/* The HTTP errors' names and statuses (http.h), here with the responses that
+ * carry them. */
+#define HTTP_ERR_NAME_(sym, name, status) name,
+static const char *const err_names[] = {HTTP_ERRORS(HTTP_ERR_NAME_)};
+#undef HTTP_ERR_NAME_
+#define HTTP_ERR_STATUS_(sym, name, status) status,
+static const int err_statuses[] = {HTTP_ERRORS(HTTP_ERR_STATUS_)};
+#undef HTTP_ERR_STATUS_
+
+const char *http_err_name(enum http_err err)
+{
+    return (unsigned)err < HTTP_ERR_COUNT_ ? err_names[err] : "internal";
+}
+
+int http_err_status(enum http_err err)
+{
+    return (unsigned)err < HTTP_ERR_COUNT_ ? err_statuses[err] : 500;
+}
+
 static const char *status_text(int code)
 {
     switch (code) {
