@@ -454,6 +454,7 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
         free(b);
         goto fail_inputs;
     }
+    b->f->keys = o->keys;
     pthread_mutex_init(&b->rd.mu, NULL);
     b->rd.inputs = in;
     b->rd.n_inputs = n_in;

@@ -27,6 +27,7 @@ struct build_opts {
     size_t n_journals;
     const char *output;        /* filter file to write */
     enum filter_layout layout;
+    enum filter_keys keys;     /* stored in the file's header */
     uint64_t capacity;         /* 0: count the items first and size for them */
     double fpr;
     uint32_t shards;           /* 0: chosen from the size */

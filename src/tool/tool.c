@@ -55,11 +55,13 @@ static json_t *hex_seed(uint64_t seed)
 
 /* The JSON object of `info` and `build --dry-run`: the same fields for a file
  * and for a plan, so scripts can read either. */
-static json_t *info_object(const struct filter_plan *p, uint64_t items, uint64_t bits_set,
-                           double fpr_estimated, uint64_t seed, int64_t build_time)
+static json_t *info_object(enum filter_keys keys, const struct filter_plan *p, uint64_t items,
+                           uint64_t bits_set, double fpr_estimated, uint64_t seed,
+                           int64_t build_time)
 {
     uint64_t bytes = filter_plan_bytes(p);
     json_t *o = json_object();
+    json_object_set_new(o, "keys", json_string(format_keys_name(keys)));
     json_object_set_new(o, "layout", json_string(filter_layout_name(p->layout)));
     json_object_set_new(o, "capacity", json_integer((json_int_t)p->capacity));
     json_object_set_new(o, "fpr_target", json_real(p->fpr_target));
@@ -180,7 +182,7 @@ static int build_main(int argc, char **argv, const char ***journals_out)
         struct filter_plan plan;
         if (filter_plan_make(o.layout, o.capacity, o.fpr, o.shards, &plan, err, sizeof(err)) != 0)
             return usage_error("build: %s", err);
-        json_t *j = info_object(&plan, 0, 0, 0.0, o.seed, 0);
+        json_t *j = info_object(o.keys, &plan, 0, 0, 0.0, o.seed, 0);
         json_object_set_new(j, "dry_run", json_true());
         print_json(j);
         return 0;
@@ -273,7 +275,7 @@ static int cmd_info(int argc, char **argv)
     json_t *j = json_object();
     json_object_set_new(j, "file", json_string(file));
     json_object_set_new(j, "format_version", json_integer(fi.version));
-    json_t *rest = info_object(&p, fi.items, fi.bits_set, est, fi.seed, fi.build_time);
+    json_t *rest = info_object(fi.keys, &p, fi.items, fi.bits_set, est, fi.seed, fi.build_time);
     json_object_update(j, rest);
     json_decref(rest);
     json_object_set_new(j, "file_bytes", json_integer((json_int_t)fi.file_size));

@@ -31,9 +31,11 @@ expect 0 "info" -- "$BG" info "$T/s.bloom"
 items=$(grep -vc -e '^#' -e '^[[:space:]]*$' "$SAMPLE")
 [ "$(json "$T/out" items)" = "$items" ] && ok || bad "info items != $items"
 [ "$(json "$T/out" capacity)" = "$items" ] && ok || bad "capacity not sized from input"
-for f in layout capacity fpr_target fpr_estimated items k shards bytes seed; do
+for f in keys layout capacity fpr_target fpr_estimated items k shards bytes seed; do
     grep -q "^  \"$f\": " "$T/out" && ok || bad "info lacks $f"
 done
+[ "$(json "$T/out" keys)" = exact ] && ok || bad "info keys: $(json "$T/out" keys), wanted exact"
+[ "$(json "$T/out" format_version)" = 1 ] && ok || bad "an exact filter is not format version 1"
 expect 0 "verify" -- "$BG" verify "$T/s.bloom"
 contains "$T/out" "ok" "verify output"
 # every listed item is present
