@@ -16,11 +16,22 @@
 #include <unistd.h>
 
 #include "tool/build.h"
+#include "url/keys.h"
+#include "url/lists.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
 #include "store/journal.h"
 #include "bloom/sizing.h"
 #include "base/util.h"
+
+/* The tool hands a keys_query's probes straight to the filter, and stores a
+ * keys_kind as a filter_keys. */
+_Static_assert(sizeof(struct keys_probe) == sizeof(struct filter_key) &&
+                   offsetof(struct keys_probe, len) == offsetof(struct filter_key, len),
+               "keys_probe and filter_key differ");
+_Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT && (int)KEYS_HOST == (int)FILTER_KEYS_HOST &&
+                   (int)KEYS_URL == (int)FILTER_KEYS_URL,
+               "keys_kind and filter_keys differ");
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -104,6 +115,46 @@ static int parse_threads(const char *s, unsigned *out)
     return 0;
 }
 
+/* The parse-mode summary: lines by outcome, keys by form (kept, new, merged
+ * as duplicates), rejections by reason, what was dropped without rejecting
+ * the line. */
+static void print_tally(const struct build_tally *t, const char *rejects)
+{
+    printf("lines: %llu read: %llu kept, %llu blank, %llu comment, %llu ignored, %llu rejected\n",
+           (unsigned long long)t->lines, (unsigned long long)t->cls[LISTS_KEPT],
+           (unsigned long long)t->cls[LISTS_BLANK], (unsigned long long)t->cls[LISTS_COMMENT],
+           (unsigned long long)t->cls[LISTS_IGNORED], (unsigned long long)t->cls[LISTS_REJECTED]);
+    uint64_t kept = 0, fresh = 0;
+    for (int i = 0; i < BUILD_FORMS; i++) {
+        kept += t->kept[i];
+        fresh += t->fresh[i];
+    }
+    printf("keys: %llu kept, %llu new, %llu merged as duplicates (or false positives)\n",
+           (unsigned long long)kept, (unsigned long long)fresh,
+           (unsigned long long)(kept - fresh));
+    for (int i = 0; i < BUILD_FORMS; i++)
+        if (t->kept[i])
+            printf("  %-5s %llu kept, %llu new, %llu merged\n", build_form_name((enum build_form)i),
+                   (unsigned long long)t->kept[i], (unsigned long long)t->fresh[i],
+                   (unsigned long long)(t->kept[i] - t->fresh[i]));
+    if (t->cls[LISTS_REJECTED]) {
+        printf("rejected: %llu lines%s%s%s:", (unsigned long long)t->cls[LISTS_REJECTED],
+               rejects ? " (written to " : "", rejects ? rejects : "", rejects ? ")" : "");
+        const char *sep = " ";
+        for (int i = 1; i < LISTS_REASON_COUNT; i++)
+            if (t->rejected[i]) {
+                printf("%s%s %llu", sep, lists_reason_name((enum lists_reason)i),
+                       (unsigned long long)t->rejected[i]);
+                sep = ", ";
+            }
+        putchar('\n');
+    }
+    if (t->ignored_opts || t->ignored_names)
+        printf("dropped: %llu adblock options that change no match, %llu hosts names never "
+               "blocked (localhost, ...)\n",
+               (unsigned long long)t->ignored_opts, (unsigned long long)t->ignored_names);
+}
+
 static int build_main(int argc, char **argv, const char ***journals_out)
 {
     static const struct option opts[] = {
@@ -112,9 +163,12 @@ static int build_main(int argc, char **argv, const char ***journals_out)
         {"shards", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
         {"seed", required_argument, NULL, 'S'},    {"dry-run", no_argument, NULL, 'd'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-        {"journal", required_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
-    struct build_opts o = {.layout = FILTER_BLOCKED, .fpr = 1e-4};
-    bool dry = false, quiet = false;
+        {"journal", required_argument, NULL, 'j'}, {"keys", required_argument, NULL, 'k'},
+        {"format", required_argument, NULL, 'f'},  {"rejects", required_argument, NULL, 'r'},
+        {NULL, 0, NULL, 0}};
+    struct build_opts o = {.layout = FILTER_BLOCKED, .fpr = 1e-4, .format = LISTS_PLAIN};
+    bool dry = false, quiet = false, keys_given = false;
+    char why[256];
     uint64_t v;
     int c;
     /* Each --journal takes one argument, so argc bounds their number. */
@@ -124,8 +178,21 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     *journals_out = journals;
     o.journals = journals;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:k:f:r:", opts, NULL)) != -1) {
         switch (c) {
+        case 'k':
+            if (format_keys_parse(optarg, &o.keys) != 0)
+                return usage_error("build: --keys: '%s' is not exact, host or url", optarg);
+            keys_given = true;
+            break;
+        case 'f':
+            if (lists_format_parse(optarg, &o.format, why, sizeof(why)) != 0)
+                return usage_error("build: --format: '%s' is not plain, hosts, adblock or urls",
+                                   optarg);
+            break;
+        case 'r':
+            o.rejects = optarg;
+            break;
         case 'o':
             o.output = optarg;
             break;
@@ -173,6 +240,24 @@ static int build_main(int argc, char **argv, const char ***journals_out)
             return usage_error("build: bad option");
         }
     }
+    /* A list format implies the keys it is written for; the combinations that
+     * would silently mean something else are usage errors. */
+    static const char *const fmt_names[] = {"plain", "hosts", "adblock", "urls"};
+    const char *fmt = fmt_names[o.format];
+    if (!keys_given)
+        o.keys = o.format == LISTS_PLAIN   ? FILTER_KEYS_EXACT
+                 : o.format == LISTS_HOSTS ? FILTER_KEYS_HOST
+                                           : FILTER_KEYS_URL;
+    if (o.format != LISTS_PLAIN && o.keys == FILTER_KEYS_EXACT)
+        return usage_error("build: --format %s yields host or url keys, not exact items "
+                           "(use --keys host or --keys url)",
+                           fmt);
+    if (o.format == LISTS_URLS && o.keys == FILTER_KEYS_HOST)
+        return usage_error("build: --format urls with --keys host would block a whole host for "
+                           "one URL (use --keys url, or a hosts or plain list of hosts)");
+    if (o.n_journals && o.keys != FILTER_KEYS_EXACT)
+        return usage_error("build: --journal holds exact items; it cannot go into a %s filter",
+                           format_keys_name(o.keys));
     char err[1024];
     if (dry) {
         if (o.capacity == 0)
@@ -211,10 +296,18 @@ static int build_main(int argc, char **argv, const char ***journals_out)
         char hb[64], jn[64] = "";
         if (o.n_journals)
             snprintf(jn, sizeof(jn), ", %llu journal items", (unsigned long long)r.journal_items);
-        printf("built %s: %llu items (%llu lines read%s), capacity %llu, layout %s, %u shards\n",
-               o.output, (unsigned long long)r.items, (unsigned long long)r.lines, jn,
+        printf("built %s: %llu %s (%llu lines read%s), keys %s, format %s, capacity %llu, "
+               "layout %s, %u shards\n",
+               o.output, (unsigned long long)r.items, r.parsed ? "keys" : "items",
+               (unsigned long long)r.lines, jn, format_keys_name(o.keys), fmt,
                (unsigned long long)r.plan.capacity, filter_layout_name(r.plan.layout),
                r.plan.shard_count);
+        if (r.parsed)
+            print_tally(&r.tally, o.rejects);
+        else
+            printf("items: %llu read, %llu kept, %llu merged as duplicates (or false positives)\n",
+                   (unsigned long long)(r.lines + r.journal_items), (unsigned long long)r.items,
+                   (unsigned long long)(r.lines + r.journal_items - r.items));
         printf("size %s, %.2f bits/item, k=%u, expected false-positive rate %.3g at capacity\n",
                util_human_bytes(bytes, hb, sizeof(hb)), (double)bytes * 8 / (double)r.plan.capacity,
                r.plan.k, r.plan.fpr_expected);
@@ -508,6 +601,9 @@ struct tool_cmd {
 
 static const struct tool_opt build_opts[] = {
     {"-o, --output FILE", "filter file to write (required; written beside it, then renamed)"},
+    {"-k, --keys K", "exact (default for plain), host or url: stored in the file"},
+    {"-f, --format F", "plain (default), hosts, adblock (implies url keys) or urls (url keys)"},
+    {"-r, --rejects FILE", "write each rejected line to FILE with its reason"},
     {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
     {"-p, --fpr P", "target false-positive rate at capacity (default 0.0001)"},
@@ -540,7 +636,11 @@ static const struct tool_cmd commands[] = {
      "input: one item per line, LF or CRLF; trailing spaces, tabs, CR, VT and FF are\n"
      "trimmed; empty lines and lines starting with '#' are skipped; a line may hold\n"
      "at most 1 MiB. The summary's \"items\" counts the items that set a new bit:\n"
-     "duplicates are not counted, nor the rare item whose bits others had all set.\n",
+     "duplicates are not counted, nor the rare item whose bits others had all set.\n"
+     "A list format implies its keys: hosts gives host keys, adblock and urls url\n"
+     "keys. Host and url keys are canonical (docs/url-matching.md); exact keys take\n"
+     "only plain lists, and journals only exact keys. A rejects file line is\n"
+     "INPUT:OFFSET<tab>REASON<tab>WHY<tab>LINE.\n",
      cmd_build},
     {"info", NULL, "FILE", "print the header as JSON\n", NULL, NULL, cmd_info},
     {"verify", NULL, "FILE [--threads T]", "check every checksum\n", verify_opts, NULL, cmd_verify},
