@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "tool/build.h"
 #include "url/keys.h"
+#include "url/canon.h"
 #include "url/lists.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
@@ -411,29 +413,55 @@ static int cmd_verify(int argc, char **argv)
     return 0;
 }
 
-static void check_print(const struct filter *f, const void *item, size_t len, bool with_items)
+/* What check prints and counts. The query scratch (about 16 KiB) lives on
+ * the heap, one for the whole run. */
+struct checker {
+    const struct filter *f;
+    struct keys_query *q;
+    bool with_items, match;
+    uint64_t bad; /* items that are not a host or URL the filter's kind can read */
+};
+
+/* One item: applied to the filter's key kind, every probe checked in one
+ * batch (hashes first, then prefetched lines), YES if any is present. */
+static void check_print(struct checker *k, const void *item, size_t len)
 {
-    bool yes = filter_check(f, item, len);
-    if (with_items) {
-        printf("%s\t", yes ? "YES" : "NO");
-        fwrite(item, 1, len, stdout);
-        putchar('\n');
+    char why[256];
+    bool present[KEYS_MAX];
+    size_t hit;
+    if (keys_expand((enum keys_kind)k->f->keys, item, len, k->q, why, sizeof(why)) != 0) {
+        k->bad++;
+        printf("ERROR\t%s", why);
     } else {
-        puts(yes ? "YES" : "NO");
+        filter_check_batch(k->f, (const struct filter_key *)k->q->p, k->q->n, present);
+        hit = keys_first_present(k->q, present);
+        fputs(hit < k->q->n ? "YES" : "NO", stdout);
+        if (k->match && hit < k->q->n) {
+            putchar('\t');
+            fwrite(k->q->p[hit].data, 1, k->q->p[hit].len, stdout);
+        }
     }
+    if (k->with_items) {
+        putchar('\t');
+        fwrite(item, 1, len, stdout);
+    }
+    putchar('\n');
 }
 
 static int cmd_check(int argc, char **argv)
 {
     static const struct option opts[] = {{"with-items", no_argument, NULL, 'w'},
+                                         {"match", no_argument, NULL, 'm'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    bool with_items = false;
+    struct checker k = {0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "wh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "wmh", opts, NULL)) != -1) {
         if (c == 'w') {
-            with_items = true;
+            k.with_items = true;
+        } else if (c == 'm') {
+            k.match = true;
         } else if (c == 'h') {
             return print_cmd_help("check");
         } else {
@@ -447,9 +475,14 @@ static int cmd_check(int argc, char **argv)
     struct filter *f = format_load(file, 0, err, sizeof(err));
     if (!f)
         return runtime_error(err);
+    k.f = f;
+    if (!(k.q = malloc(sizeof(*k.q)))) {
+        filter_free(f);
+        return runtime_error("out of memory");
+    }
     if (optind < argc) {
         for (int i = optind; i < argc; i++)
-            check_print(f, argv[i], strlen(argv[i]), with_items);
+            check_print(&k, argv[i], strlen(argv[i]));
     } else {
         /* Items on stdin, read with the same line rules as build. */
         size_t cap = 1 << 16, len = 0;
@@ -459,6 +492,7 @@ static int cmd_check(int argc, char **argv)
             if (len == cap) {
                 if (cap >= BUILD_MAX_LINE * 2) {
                     free(buf);
+                    free(k.q);
                     filter_free(f);
                     return runtime_error("stdin: a line is longer than 1 MiB");
                 }
@@ -473,6 +507,7 @@ static int cmd_check(int argc, char **argv)
                 continue;
             if (n < 0) {
                 free(buf);
+                free(k.q);
                 filter_free(f);
                 return runtime_error("stdin: read failed");
             }
@@ -481,16 +516,110 @@ static int cmd_check(int argc, char **argv)
             size_t pos = 0;
             struct filter_key it;
             while (build_next_item(buf, len, eof, &pos, &it))
-                check_print(f, it.data, it.len, with_items);
+                check_print(&k, it.data, it.len);
             memmove(buf, buf + pos, len - pos);
             len -= pos;
         }
         free(buf);
     }
+    enum filter_keys keys = f->keys;
+    free(k.q);
     filter_free(f);
     if (fflush(stdout) != 0)
         return runtime_error("writing to stdout failed");
+    if (k.bad) {
+        fprintf(stderr, "bloomgate: check: %llu item%s could not be read as %s keys (ERROR lines)\n",
+                (unsigned long long)k.bad, k.bad == 1 ? "" : "s", format_keys_name(keys));
+        return EXIT_RUNTIME;
+    }
     return 0;
+}
+
+/* url canon URL...: each URL's canonical form, one a line; a URL that does
+ * not canonicalise is reported on stderr and fails the run at the end. */
+static int url_canon_main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("url canon: a URL is required");
+    struct url_canon *c = malloc(sizeof(*c));
+    if (!c)
+        return runtime_error("out of memory");
+    int rc = 0;
+    for (int i = 1; i < argc; i++) {
+        char why[256];
+        if (url_canon_url(c, argv[i], strlen(argv[i]), why, sizeof(why)) != 0) {
+            fflush(stdout);
+            fprintf(stderr, "bloomgate: url canon: '%s': %s\n", argv[i], why);
+            rc = EXIT_RUNTIME;
+            continue;
+        }
+        fwrite(c->url, 1, c->len, stdout);
+        putchar('\n');
+    }
+    free(c);
+    if (fflush(stdout) != 0)
+        return runtime_error("writing to stdout failed");
+    return rc;
+}
+
+/* url expressions [--keys K] URL: what a lookup of URL in a K filter probes,
+ * most specific first. */
+static int url_expressions_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"keys", required_argument, NULL, 'k'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    enum filter_keys keys = FILTER_KEYS_URL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
+        if (c == 'k') {
+            if (format_keys_parse(optarg, &keys) != 0)
+                return usage_error("url expressions: --keys: '%s' is not exact, host or url",
+                                   optarg);
+        } else if (c == 'h') {
+            return print_cmd_help("url");
+        } else {
+            return usage_error("url expressions: bad option");
+        }
+    }
+    if (argc - optind != 1)
+        return usage_error("url expressions: one URL is required");
+    struct keys_query *q = malloc(sizeof(*q));
+    if (!q)
+        return runtime_error("out of memory");
+    char why[256];
+    const char *u = argv[optind];
+    if (keys_expand((enum keys_kind)keys, u, strlen(u), q, why, sizeof(why)) != 0) {
+        fprintf(stderr, "bloomgate: url expressions: '%s': %s\n", u, why);
+        free(q);
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < q->n; i++) {
+        fwrite(q->p[i].data, 1, q->p[i].len, stdout);
+        putchar('\n');
+    }
+    free(q);
+    if (fflush(stdout) != 0)
+        return runtime_error("writing to stdout failed");
+    return 0;
+}
+
+static int cmd_url(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("url: a subcommand is required (canon, expressions)");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return print_cmd_help("url");
+    if (strcmp(argv[1], "canon") == 0) {
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+                return print_cmd_help("url");
+        return url_canon_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "expressions") == 0)
+        return url_expressions_main(argc - 1, argv + 1);
+    return usage_error("url: unknown subcommand '%s'", argv[1]);
 }
 
 /* What `journal dump` counts: items a list file cannot carry unchanged, because
@@ -621,6 +750,11 @@ static const struct tool_opt verify_opts[] = {
 };
 static const struct tool_opt check_opts[] = {
     {"-w, --with-items", "print YES or NO, a tab, then the item"},
+    {"-m, --match", "after YES, a tab and the expression that matched (most specific)"},
+    {NULL, NULL},
+};
+static const struct tool_opt url_expr_opts[] = {
+    {"-k, --keys K", "url (default: host-suffix x path-prefix), host (the host and parents)"},
     {NULL, NULL},
 };
 static const struct tool_opt journal_opts[] = {
@@ -644,11 +778,25 @@ static const struct tool_cmd commands[] = {
      cmd_build},
     {"info", NULL, "FILE", "print the header as JSON\n", NULL, NULL, cmd_info},
     {"verify", NULL, "FILE [--threads T]", "check every checksum\n", verify_opts, NULL, cmd_verify},
-    {"check", NULL, "FILE [--with-items] [ITEM...]",
-     "print YES or NO per item (items from stdin if none)\n", check_opts,
+    {"check", NULL, "FILE [--with-items] [--match] [ITEM...]",
+     "print YES or NO per item (items from stdin if none),\n"
+     "applying the file's key kind\n",
+     check_opts,
      "stdin is read with build's line rules. YES means probably listed (a Bloom\n"
-     "filter has false positives); NO means certainly not.\n",
+     "filter has false positives); NO means certainly not. A host or url filter\n"
+     "canonicalises each item and probes its expressions (bloomgate url\n"
+     "expressions shows them): YES if any is present. An item that is not a host\n"
+     "or URL prints ERROR, a tab and the reason, and the exit status is 1.\n",
      cmd_check},
+    {"url", "canon", "canon URL...",
+     "print each URL's canonical form (Safe Browsing),\n"
+     "one a line; a bad URL is an error on stderr\n",
+     NULL, NULL, cmd_url},
+    {"url", "expressions", "expressions [--keys K] URL",
+     "print each expression a lookup of URL tries,\n"
+     "one a line, most specific first\n",
+     url_expr_opts,
+     "See docs/url-matching.md for canonicalisation and the expressions.\n", cmd_url},
     {"journal", "dump", "dump [--count] FILE",
      "print a journal's items, one per line (raw bytes),\n"
      "or with --count only how many there are\n",
@@ -719,10 +867,8 @@ static void print_overview(void)
           stdout);
 }
 
-static int print_cmd_help(const char *name)
+static void print_row_help(const struct tool_cmd *c)
 {
-    const struct tool_cmd *c = find_cmd(name);
-    assert(c != NULL);
     printf("usage: bloomgate %s %s\n", c->name, c->args);
     print_lines(c->summary, "", 0);
     if (c->opts) {
@@ -733,6 +879,19 @@ static int print_cmd_help(const char *name)
         putchar('\n');
         print_lines(c->notes, "", 0);
     }
+}
+
+/* The help of every row called name (url has one per subcommand). */
+static int print_cmd_help(const char *name)
+{
+    const struct tool_cmd *c = find_cmd(name);
+    assert(c != NULL);
+    for (; c < commands + N_COMMANDS; c++)
+        if (strcmp(c->name, name) == 0) {
+            if (c != find_cmd(name))
+                putchar('\n');
+            print_row_help(c);
+        }
     fputs("\nexit status: 0 success, 1 runtime error, 2 usage error; see bloomgate(1)\n", stdout);
     return 0;
 }
@@ -751,7 +910,16 @@ static int cmd_help(int argc, char **argv)
     const struct tool_cmd *c = find_cmd(name);
     if (!c)
         return usage_error("help: unknown command '%s'", argv[1]);
-    if (argc > 2 && !(argc == 3 && c->sub && strcmp(argv[2], c->sub) == 0))
+    if (argc == 3 && c->sub)
+        for (const struct tool_cmd *r = c; r < commands + N_COMMANDS; r++)
+            if (strcmp(r->name, c->name) == 0 && strcmp(argv[2], r->sub) == 0) {
+                print_row_help(r);
+                fputs("\nexit status: 0 success, 1 runtime error, 2 usage error; see "
+                      "bloomgate(1)\n",
+                      stdout);
+                return 0;
+            }
+    if (argc > 2)
         return usage_error("help: unexpected argument '%s'", argv[2]);
     return print_cmd_help(c->name);
 }
