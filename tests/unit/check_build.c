@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/conf.h"
+#include "store/loader.h"
+#include "store/registry.h"
 #include "tool/build.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
@@ -668,6 +671,65 @@ START_TEST(test_build_list_combinations)
 }
 END_TEST
 
+/* ---- the config's `keys` against the file (store/loader.c) ---- */
+
+static struct fversion *load_with(const char *file, const char *keys_line, char *err, size_t errlen)
+{
+    char text[8192];
+    snprintf(text, sizeof(text), "filter f {\n    %s %s\n    %s\n}\n", file ? "file" : "capacity",
+             file ? file : "1000", keys_line);
+    struct conf *c = conf_parse(text, strlen(text), NULL, err, errlen);
+    ck_assert_msg(c != NULL, "%s", err);
+    err[0] = '\0';
+    struct fversion *v = loader_load_filter(&c->filters[0], 1, err, errlen);
+    conf_free(c);
+    return v;
+}
+
+START_TEST(test_loader_checks_keys)
+{
+    const char *in = tmp_path("k.txt"), *out = tmp_path("k.bgf");
+    tu_write_file(in, "||evil.example^\n", 16);
+    const char *inputs[] = {in};
+    struct build_opts o = {.inputs = inputs, .n_inputs = 1, .output = out, .layout = FILTER_BLOCKED,
+                           .fpr = 1e-4, .seed = SEED, .keys = FILTER_KEYS_URL,
+                           .format = LISTS_ADBLOCK};
+    struct build_result r;
+    char err[1024] = "";
+    ck_assert_msg(build_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
+    struct fversion *v = load_with(out, "keys url", err, sizeof(err));
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_URL);
+    fversion_free(v);
+    v = load_with(out, "", err, sizeof(err)); /* not given: the file decides */
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_URL);
+    fversion_free(v);
+    /* Disagreeing: refused, naming the filter, the file and both kinds. */
+    v = load_with(out, "keys exact", err, sizeof(err));
+    ck_assert_ptr_null(v);
+    ck_assert_msg(strstr(err, "filter f:") && strstr(err, out) && strstr(err, "holds url keys") &&
+                      strstr(err, "says keys exact"),
+                  "%s", err);
+    v = load_with(out, "keys host", err, sizeof(err));
+    ck_assert_ptr_null(v);
+    ck_assert_msg(strstr(err, "holds url keys") && strstr(err, "says keys host"), "%s", err);
+    /* A filter that starts empty takes the config's kind (exact if none). */
+    v = load_with(NULL, "keys host", err, sizeof(err));
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_HOST);
+    fversion_free(v);
+    v = load_with(NULL, "", err, sizeof(err));
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_EXACT);
+    fversion_free(v);
+    /* An unknown kind is a config error. */
+    static const char bad[] = "filter f {\n capacity 10\n keys domain\n}\n";
+    ck_assert_ptr_null(conf_parse(bad, sizeof(bad) - 1, NULL, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "keys"), "%s", err);
+}
+END_TEST
+
 static Suite *build_suite(void)
 {
     Suite *s = suite_create("build");
@@ -692,6 +754,7 @@ static Suite *build_suite(void)
     tcase_add_test(tc, test_build_threads_same_bits);
     tcase_add_test(tc, test_build_hosts_list);
     tcase_add_test(tc, test_build_list_combinations);
+    tcase_add_test(tc, test_loader_checks_keys);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("long_line");
