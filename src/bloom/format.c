@@ -39,7 +39,7 @@ enum {
     OFF_BUILD_TIME = 72,
     OFF_PAYLOAD = 80,
     OFF_STRIDE = 88,
-    OFF_KEYS = 96,     /* version 2: the key kind; version 1: reserved, zero */
+    OFF_KEYS = 96,      /* version 2: the key kind; version 1: reserved, zero */
     OFF_RESERVED = 100, /* 20 bytes of zeros */
     OFF_HEADER_SUM = 120,
 };

@@ -58,8 +58,8 @@ struct filter *format_load(const char *path, unsigned threads, char *err, size_t
  * of bad shards (0 = sound), or -1 if the file could not be checked at all. */
 int format_verify(const char *path, unsigned threads, char *err, size_t errlen);
 
-/* Write the filter durably (its key kind included: f->keys): temporary file beside path, fsync, rename, fsync
- * the directory. Counts and checksums are computed here, over threads. */
+/* Write the filter durably (its key kind included: f->keys): temporary file beside path, fsync,
+ * rename, fsync the directory. Counts and checksums are computed here, over threads. */
 int format_write(struct filter *f, const char *path, unsigned threads, char *err, size_t errlen);
 
 #endif

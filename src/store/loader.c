@@ -72,8 +72,8 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
             snprintf(err, errlen, "filter %s: %s", cf->name, why);
             return NULL;
         }
-        f->keys = cf->keys == CONF_KEYS_FILE ? FILTER_KEYS_EXACT
-                                             : (enum filter_keys)((int)cf->keys - 1);
+        f->keys =
+            cf->keys == CONF_KEYS_FILE ? FILTER_KEYS_EXACT : (enum filter_keys)((int)cf->keys - 1);
     }
     struct fversion *v = fversion_new(f, file);
     if (!v) {

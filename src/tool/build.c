@@ -139,12 +139,12 @@ struct reader {
 struct builder {
     struct reader rd;
     struct filter *f;
-    bool parse;            /* lines go through url/lists (not plain + exact) */
+    bool parse; /* lines go through url/lists (not plain + exact) */
     enum lists_format format;
     enum url_kind kind;
-    FILE *rejects;         /* under rej_mu; NULL when not asked for */
+    FILE *rejects; /* under rej_mu; NULL when not asked for */
     pthread_mutex_t rej_mu;
-    bool rej_failed;       /* a write to rejects failed (under rej_mu) */
+    bool rej_failed; /* a write to rejects failed (under rej_mu) */
     _Atomic uint64_t lines;
     _Atomic uint64_t bytes;
     _Atomic int done;
@@ -155,9 +155,9 @@ struct worker {
     pthread_t tid;
     uint64_t *new_per_shard; /* items that set a new bit, per shard */
     uint64_t lines;
-    struct build_tally t;    /* parse mode: this thread's counts */
-    struct lists_line *ll;   /* parse mode: the parser's scratch (about 26 KiB) */
-    char *rej;               /* parse mode: this chunk's rejects file lines */
+    struct build_tally t;  /* parse mode: this thread's counts */
+    struct lists_line *ll; /* parse mode: the parser's scratch (about 26 KiB) */
+    char *rej;             /* parse mode: this chunk's rejects file lines */
     size_t rej_len, rej_cap;
 };
 
@@ -255,8 +255,9 @@ static bool rej_append(struct worker *w, const struct chunk_origin *o, uint64_t 
                        const struct lists_line *ll, const char *line, size_t len)
 {
     char head[512];
-    int hn = snprintf(head, sizeof(head), "%s:%llu\t%s\t%s\t", o->name,
-                      (unsigned long long)(o->offset + off), lists_reason_name(ll->reason), ll->why);
+    int hn =
+        snprintf(head, sizeof(head), "%s:%llu\t%s\t%s\t", o->name,
+                 (unsigned long long)(o->offset + off), lists_reason_name(ll->reason), ll->why);
     if (hn < 0)
         return false;
     size_t h = (size_t)hn < sizeof(head) ? (size_t)hn : sizeof(head) - 1;
@@ -582,7 +583,9 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     enum url_kind kind = o->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
     if (parse && o->keys == FILTER_KEYS_EXACT) {
         snprintf(err, errlen, "a %s list yields host or url keys, not exact items",
-                 o->format == LISTS_HOSTS ? "hosts" : o->format == LISTS_ADBLOCK ? "adblock" : "urls");
+                 o->format == LISTS_HOSTS     ? "hosts"
+                 : o->format == LISTS_ADBLOCK ? "adblock"
+                                              : "urls");
         goto fail_inputs;
     }
     if (parse && o->n_journals) {

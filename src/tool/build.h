@@ -40,7 +40,7 @@ struct build_opts {
     size_t n_journals;
     const char *output;        /* filter file to write */
     enum filter_layout layout;
-    enum filter_keys keys;     /* stored in the file's header */
+    enum filter_keys keys; /* stored in the file's header */
     /* How lines become keys. plain + exact is the fast path (the line is the
      * item); anything else goes through url/lists (host or url keys only). */
     enum lists_format format;
@@ -58,12 +58,12 @@ struct build_opts {
  * as duplicates of a key already in (or, rarely, a false positive: a new key
  * whose bits were all set already). */
 struct build_tally {
-    uint64_t lines;                             /* every line, blank and comment ones too */
-    uint64_t cls[LISTS_REJECTED + 1];           /* lines per enum lists_class */
-    uint64_t rejected[LISTS_REASON_COUNT];      /* rejected lines per reason */
+    uint64_t lines;                                 /* every line, blank and comment ones too */
+    uint64_t cls[LISTS_REJECTED + 1];               /* lines per enum lists_class */
+    uint64_t rejected[LISTS_REASON_COUNT];          /* rejected lines per reason */
     uint64_t kept[BUILD_FORMS], fresh[BUILD_FORMS]; /* keys per form; those that set a bit */
-    uint64_t ignored_names;                     /* hosts: localhost and the like, dropped */
-    uint64_t ignored_opts;                      /* adblock: $options that change no match */
+    uint64_t ignored_names;                         /* hosts: localhost and the like, dropped */
+    uint64_t ignored_opts;                          /* adblock: $options that change no match */
 };
 
 struct build_result {
@@ -73,7 +73,7 @@ struct build_result {
     uint64_t items;         /* items that set a new bit (distinct, up to false positives) */
     uint64_t bytes_read;    /* input bytes */
     uint64_t seed;
-    bool parsed;            /* lines went through url/lists: tally is filled */
+    bool parsed; /* lines went through url/lists: tally is filled */
     struct build_tally tally;
     double count_seconds;   /* first pass, when sizing from the input */
     double insert_seconds;  /* reading, hashing and inserting */

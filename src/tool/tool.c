@@ -31,8 +31,8 @@
 _Static_assert(sizeof(struct keys_probe) == sizeof(struct filter_key) &&
                    offsetof(struct keys_probe, len) == offsetof(struct filter_key, len),
                "keys_probe and filter_key differ");
-_Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT && (int)KEYS_HOST == (int)FILTER_KEYS_HOST &&
-                   (int)KEYS_URL == (int)FILTER_KEYS_URL,
+_Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT &&
+                   (int)KEYS_HOST == (int)FILTER_KEYS_HOST && (int)KEYS_URL == (int)FILTER_KEYS_URL,
                "keys_kind and filter_keys differ");
 
 #define EXIT_RUNTIME 1
@@ -132,8 +132,7 @@ static void print_tally(const struct build_tally *t, const char *rejects)
         fresh += t->fresh[i];
     }
     printf("keys: %llu kept, %llu new, %llu merged as duplicates (or false positives)\n",
-           (unsigned long long)kept, (unsigned long long)fresh,
-           (unsigned long long)(kept - fresh));
+           (unsigned long long)kept, (unsigned long long)fresh, (unsigned long long)(kept - fresh));
     for (int i = 0; i < BUILD_FORMS; i++)
         if (t->kept[i])
             printf("  %-5s %llu kept, %llu new, %llu merged\n", build_form_name((enum build_form)i),
@@ -159,15 +158,21 @@ static void print_tally(const struct build_tally *t, const char *rejects)
 
 static int build_main(int argc, char **argv, const char ***journals_out)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},  {"capacity", required_argument, NULL, 'n'},
-        {"fpr", required_argument, NULL, 'p'},     {"layout", required_argument, NULL, 'l'},
-        {"shards", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, 'S'},    {"dry-run", no_argument, NULL, 'd'},
-        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-        {"journal", required_argument, NULL, 'j'}, {"keys", required_argument, NULL, 'k'},
-        {"format", required_argument, NULL, 'f'},  {"rejects", required_argument, NULL, 'r'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"capacity", required_argument, NULL, 'n'},
+                                         {"fpr", required_argument, NULL, 'p'},
+                                         {"layout", required_argument, NULL, 'l'},
+                                         {"shards", required_argument, NULL, 's'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"dry-run", no_argument, NULL, 'd'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"journal", required_argument, NULL, 'j'},
+                                         {"keys", required_argument, NULL, 'k'},
+                                         {"format", required_argument, NULL, 'f'},
+                                         {"rejects", required_argument, NULL, 'r'},
+                                         {NULL, 0, NULL, 0}};
     struct build_opts o = {.layout = FILTER_BLOCKED, .fpr = 1e-4, .format = LISTS_PLAIN};
     bool dry = false, quiet = false, keys_given = false;
     char why[256];
@@ -528,7 +533,8 @@ static int cmd_check(int argc, char **argv)
     if (fflush(stdout) != 0)
         return runtime_error("writing to stdout failed");
     if (k.bad) {
-        fprintf(stderr, "bloomgate: check: %llu item%s could not be read as %s keys (ERROR lines)\n",
+        fprintf(stderr,
+                "bloomgate: check: %llu item%s could not be read as %s keys (ERROR lines)\n",
                 (unsigned long long)k.bad, k.bad == 1 ? "" : "s", format_keys_name(keys));
         return EXIT_RUNTIME;
     }
@@ -795,8 +801,8 @@ static const struct tool_cmd commands[] = {
     {"url", "expressions", "expressions [--keys K] URL",
      "print each expression a lookup of URL tries,\n"
      "one a line, most specific first\n",
-     url_expr_opts,
-     "See docs/url-matching.md for canonicalisation and the expressions.\n", cmd_url},
+     url_expr_opts, "See docs/url-matching.md for canonicalisation and the expressions.\n",
+     cmd_url},
     {"journal", "dump", "dump [--count] FILE",
      "print a journal's items, one per line (raw bytes),\n"
      "or with --count only how many there are\n",

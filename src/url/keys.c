@@ -26,8 +26,8 @@ int keys_kind_parse(const char *s, enum keys_kind *out)
     return -1;
 }
 
-int keys_expand(enum keys_kind kind, const void *item, size_t len, struct keys_query *q,
-                char *err, size_t errlen)
+int keys_expand(enum keys_kind kind, const void *item, size_t len, struct keys_query *q, char *err,
+                size_t errlen)
 {
     q->kind = kind;
     q->n = 0;

@@ -37,10 +37,10 @@ struct keys_probe {
  * on a small stack. */
 struct keys_query {
     enum keys_kind kind;
-    size_t n;                     /* probes in p[], 1 to KEYS_MAX */
+    size_t n;                      /* probes in p[], 1 to KEYS_MAX */
     struct keys_probe p[KEYS_MAX]; /* most specific first (url/expr.h's order) */
-    struct url_exprs x;           /* host, url: what each probe is, for keys_describe */
-    struct url_canon c;           /* host, url: the canonical form the probes slice */
+    struct url_exprs x;            /* host, url: what each probe is, for keys_describe */
+    struct url_canon c;            /* host, url: the canonical form the probes slice */
 };
 
 /* Expand item[0..len) as kind into q. exact takes any bytes (the empty item
@@ -48,8 +48,8 @@ struct keys_query {
  * takes a URL, with or without a scheme. 0, or -1 with the reason in err
  * ("bad URL: no host", "bad host: empty host", an over-long input, an unknown
  * kind); q->n is then 0. */
-int keys_expand(enum keys_kind kind, const void *item, size_t len, struct keys_query *q,
-                char *err, size_t errlen);
+int keys_expand(enum keys_kind kind, const void *item, size_t len, struct keys_query *q, char *err,
+                size_t errlen);
 
 /* The first probe present, given present[i] for each probe i: the most
  * specific expression that matched, what MATCH names. q->n if none. */

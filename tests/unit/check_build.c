@@ -590,9 +590,16 @@ START_TEST(test_build_hosts_list)
     for (int round = 0; round < 4; round++) {
         enum filter_keys keys = round & 1 ? FILTER_KEYS_URL : FILTER_KEYS_HOST;
         const char *inputs[] = {in};
-        struct build_opts o = {.inputs = inputs, .n_inputs = 1, .output = out,
-                               .layout = FILTER_BLOCKED, .fpr = 1e-4, .threads = round < 2 ? 1 : 2,
-                               .seed = SEED, .keys = keys, .format = LISTS_HOSTS, .rejects = rej};
+        struct build_opts o = {.inputs = inputs,
+                               .n_inputs = 1,
+                               .output = out,
+                               .layout = FILTER_BLOCKED,
+                               .fpr = 1e-4,
+                               .threads = round < 2 ? 1 : 2,
+                               .seed = SEED,
+                               .keys = keys,
+                               .format = LISTS_HOSTS,
+                               .rejects = rej};
         struct build_result r;
         char err[512] = "";
         ck_assert_msg(build_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
@@ -648,9 +655,14 @@ START_TEST(test_build_list_combinations)
     tu_write_file(in, "||evil.example^\n", 16);
     const char *inputs[] = {in};
     const char *journals[] = {tmp_path("no.journal")};
-    struct build_opts o = {.inputs = inputs, .n_inputs = 1, .output = out,
-                           .layout = FILTER_BLOCKED, .fpr = 1e-4, .seed = SEED,
-                           .keys = FILTER_KEYS_EXACT, .format = LISTS_ADBLOCK};
+    struct build_opts o = {.inputs = inputs,
+                           .n_inputs = 1,
+                           .output = out,
+                           .layout = FILTER_BLOCKED,
+                           .fpr = 1e-4,
+                           .seed = SEED,
+                           .keys = FILTER_KEYS_EXACT,
+                           .format = LISTS_ADBLOCK};
     struct build_result r;
     char err[512] = "";
     ck_assert_int_eq(build_run(&o, &r, err, sizeof(err)), -1);
@@ -691,8 +703,13 @@ START_TEST(test_loader_checks_keys)
     const char *in = tmp_path("k.txt"), *out = tmp_path("k.bgf");
     tu_write_file(in, "||evil.example^\n", 16);
     const char *inputs[] = {in};
-    struct build_opts o = {.inputs = inputs, .n_inputs = 1, .output = out, .layout = FILTER_BLOCKED,
-                           .fpr = 1e-4, .seed = SEED, .keys = FILTER_KEYS_URL,
+    struct build_opts o = {.inputs = inputs,
+                           .n_inputs = 1,
+                           .output = out,
+                           .layout = FILTER_BLOCKED,
+                           .fpr = 1e-4,
+                           .seed = SEED,
+                           .keys = FILTER_KEYS_URL,
                            .format = LISTS_ADBLOCK};
     struct build_result r;
     char err[1024] = "";

@@ -523,8 +523,8 @@ START_TEST(test_key_kinds)
     char path[4096], name[64], err[512];
     struct {
         uint32_t version, keys;
-        int ok;             /* loads, with these keys */
-        const char *word;   /* else refused with this */
+        int ok;           /* loads, with these keys */
+        const char *word; /* else refused with this */
     } c[] = {
         {2, 0, 1, NULL}, /* version 2 may say exact, though the writer writes 1 */
         {2, 1, 1, NULL},

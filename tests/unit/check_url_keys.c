@@ -96,8 +96,9 @@ START_TEST(test_host)
     probes_are(__LINE__, KEYS_HOST, "[2001:DB8:0:0:0::1]", "2001:db8::1", NULL);
     probes_are(__LINE__, KEYS_HOST, "http://[2001:db8::1]:443/", "2001:db8::1", NULL);
     /* IDN to punycode. */
-    probes_are(__LINE__, KEYS_HOST, "b\xc3\xbc"
-                                    "cher.example",
+    probes_are(__LINE__, KEYS_HOST,
+               "b\xc3\xbc"
+               "cher.example",
                "xn--bcher-kva.example", "example", NULL);
 }
 END_TEST
