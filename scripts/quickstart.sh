@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Quick start: install what is missing, build, build a filter from the bundled
-# sample blocklist, start bloomgated on it (127.0.0.1:7878 line protocol,
-# 127.0.0.1:7879 HTTP), show a first session, then keep serving until Ctrl-C.
+# sample blocklist, build the shipped URLhaus Adblock list as url keys (filter
+# file urls.bloom) and as host keys (hosts.bloom) and look URLs up in them,
+# start bloomgated on the sample (127.0.0.1:7878 line protocol, 127.0.0.1:7879
+# HTTP), show a first session, then keep serving until Ctrl-C.
+# The daemon does not apply key kinds yet (its query side comes after the
+# network restructuring), so the url and host lookups are shown with
+# `bloomgate check --match` on the files, and the daemon serves exact items.
 # BLOOMGATE_DEMO_SECONDS=N stops it after N seconds instead (used by CI).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,6 +16,25 @@ scripts/build.sh _build
 mkdir -p _demo
 echo "== bloomgate build: a filter from data/sample-blocklist.txt"
 _build/bloomgate build -o _demo/sample.bloom data/sample-blocklist.txt
+list=data/urlhaus-filter-online.txt
+echo "== bloomgate build: $list (Adblock rules) as url keys, then as host keys"
+_build/bloomgate build --format adblock --keys url -o _demo/urls.bloom "$list"
+_build/bloomgate build --format adblock --keys host --rejects _demo/hosts.rejects -o _demo/hosts.bloom "$list"
+# A listed URL (the first ||host/path^ rule without a query) written with an
+# upper-case host, a port and a query; a listed host with an extra path; and
+# in the host filter, a subdomain of a listed host and an e-mail address there.
+rule=$(awk '/^\|\|[^?]*\// { t = $0; sub(/^\|\|/, "", t); sub(/\^?(\$.*)?$/, "", t); print t; exit }' "$list")
+host=$(awk '!/^[!|[]/ && /[a-z]/ && !/\// { print; exit }' "$list")
+rhost=${rule%%/*}
+upper=$(printf '%s' "$rhost" | tr '[:lower:]' '[:upper:]')
+url1="http://$upper:8080/${rule#*/}?download=1"
+url2="http://$host:81/some/extra/path.html"
+echo "> bloomgate check --match _demo/urls.bloom '$url1' '$url2' 'https://www.debian.org/'"
+_build/bloomgate check --match _demo/urls.bloom "$url1" "$url2" "https://www.debian.org/"
+echo "> bloomgate check --match _demo/hosts.bloom 'deep.sub.$host' 'bob@mail.$host' 'www.debian.org'"
+_build/bloomgate check --match _demo/hosts.bloom "deep.sub.$host" "bob@mail.$host" "www.debian.org"
+echo "> bloomgate url expressions '$url1'"
+_build/bloomgate url expressions "$url1"
 cat >_demo/bloomgate.conf <<CONF
 listen 127.0.0.1:${BLOOMGATE_PORT:-7878}
 http_listen 127.0.0.1:${BLOOMGATE_HTTP_PORT:-7879}

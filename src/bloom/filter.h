@@ -17,6 +17,16 @@ enum filter_layout {
     FILTER_CLASSIC = 2, /* k bits anywhere in the shard: least memory */
 };
 
+/* What a filter's keys are, and so how a query is turned into the strings it is
+ * probed with (src/url/keys.h does that; the filter itself only stores the
+ * kind, in the file header). Same values as enum keys_kind in url/keys.h. */
+enum filter_keys {
+    FILTER_KEYS_EXACT = 0, /* the query's bytes as they are (version-1 files) */
+    FILTER_KEYS_HOST = 1,  /* host names and IP addresses: host and parent domains */
+    FILTER_KEYS_URL = 2,   /* Safe Browsing host/path expressions */
+};
+#define FILTER_KEYS_COUNT 3
+
 #define FILTER_MAX_SHARDS 65536u
 #define FILTER_MAX_BYTES (1ull << 40)      /* 1 TiB: far past any machine we serve */
 #define FILTER_MAX_CAPACITY (1ull << 42)   /* items */
@@ -51,6 +61,7 @@ struct filter {
     uint64_t blocks_per_shard; /* bits_per_shard / 512 */
     uint64_t seed;             /* XXH3 seed; stored in the file */
     int64_t build_time;        /* unix seconds; 0 if never written */
+    enum filter_keys keys;     /* stored in the file; exact for a filter made empty */
     struct filter_shard *shards;
 };
 

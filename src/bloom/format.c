@@ -39,11 +39,29 @@ enum {
     OFF_BUILD_TIME = 72,
     OFF_PAYLOAD = 80,
     OFF_STRIDE = 88,
-    OFF_RESERVED = 96, /* 24 bytes of zeros */
+    OFF_KEYS = 96,      /* version 2: the key kind; version 1: reserved, zero */
+    OFF_RESERVED = 100, /* 20 bytes of zeros */
     OFF_HEADER_SUM = 120,
 };
 
 #define CHUNK (8u << 20) /* bytes read per pread while verifying */
+
+static const char *const keys_names[FILTER_KEYS_COUNT] = {"exact", "host", "url"};
+
+const char *format_keys_name(enum filter_keys keys)
+{
+    return (unsigned)keys < FILTER_KEYS_COUNT ? keys_names[keys] : "?";
+}
+
+int format_keys_parse(const char *s, enum filter_keys *out)
+{
+    for (unsigned i = 0; i < FILTER_KEYS_COUNT; i++)
+        if (strcmp(s, keys_names[i]) == 0) {
+            *out = (enum filter_keys)i;
+            return 0;
+        }
+    return -1;
+}
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
@@ -141,7 +159,20 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         free(hdr);
         return -1;
     }
+    /* In version 1 the key kind's bytes are reserved: zero, which is exact. */
+    uint32_t keys = le_get32(hdr + OFF_KEYS);
+    if (info->version >= FORMAT_VERSION_KEYS && keys >= FILTER_KEYS_COUNT) {
+        snprintf(err, errlen,
+                 "%s: unknown key kind %u (this bloomgate knows 0 exact, 1 host, 2 url); a newer "
+                 "bloomgate may have written it",
+                 path, keys);
+        free(hdr);
+        return -1;
+    }
+    info->keys = (enum filter_keys)keys;
     int nonzero = le_get32(hdr + OFF_FLAGS) != 0;
+    if (info->version < FORMAT_VERSION_KEYS)
+        nonzero |= keys != 0;
     for (int i = OFF_RESERVED; i < OFF_HEADER_SUM; i++)
         nonzero |= hdr[i] != 0;
     if (nonzero) {
@@ -337,6 +368,7 @@ static int run_shards(const char *path, unsigned threads, struct filter **out, c
             goto done;
         }
         j->f->build_time = info.build_time;
+        j->f->keys = info.keys;
     }
     util_parallel_for(threads ? threads : util_ncpus(), info.plan.shard_count, shard_task, j);
     rc = atomic_load(&j->failed);
@@ -413,7 +445,13 @@ int format_write(struct filter *f, const char *path, unsigned threads, char *err
     if (f->build_time == 0)
         f->build_time = util_wall_seconds();
     memcpy(hdr + OFF_MAGIC, FORMAT_MAGIC, 8);
-    le_put32(hdr + OFF_VERSION, FORMAT_VERSION);
+    if ((unsigned)f->keys >= FILTER_KEYS_COUNT) {
+        snprintf(err, errlen, "%s: unknown key kind %u", path, (unsigned)f->keys);
+        goto fail;
+    }
+    /* Exact filters stay version 1 so that every reader takes them. */
+    le_put32(hdr + OFF_VERSION, f->keys == FILTER_KEYS_EXACT ? 1u : FORMAT_VERSION);
+    le_put32(hdr + OFF_KEYS, (uint32_t)f->keys);
     le_put32(hdr + OFF_HEADER_BYTES, (uint32_t)header_bytes);
     le_put32(hdr + OFF_LAYOUT, (uint32_t)f->layout);
     le_put32(hdr + OFF_K, f->k);

@@ -10,7 +10,12 @@
 #include "bloom/filter.h"
 
 #define FORMAT_MAGIC "BLOOMGT\x1a"
-#define FORMAT_VERSION 1u
+/* Version 2 adds the key kind (offset 96). An exact filter is still written as
+ * version 1, which every reader takes; a host or url filter is version 2, so
+ * that an older reader refuses it as "newer" instead of answering exact
+ * lookups on expression keys (always NO) or calling it corrupt. */
+#define FORMAT_VERSION 2u
+#define FORMAT_VERSION_KEYS 2u /* the first version with a key kind */
 #define FORMAT_FIXED_HEADER 128u
 #define FORMAT_SHARD_ENTRY 32u
 #define FORMAT_ALIGN 4096u
@@ -24,6 +29,7 @@ struct format_shard {
 /* Everything the header says, checked. */
 struct format_info {
     uint32_t version;
+    enum filter_keys keys; /* exact for a version-1 file */
     struct filter_plan plan;
     uint64_t items;
     uint64_t bits_set;
@@ -34,6 +40,11 @@ struct format_info {
     uint64_t file_size;
     struct format_shard *shards; /* plan.shard_count entries; free with format_info_free */
 };
+
+/* "exact", "host", "url"; "?" for a value out of range. */
+const char *format_keys_name(enum filter_keys keys);
+/* The kind named s: 0, or -1 if s names none. */
+int format_keys_parse(const char *s, enum filter_keys *out);
 
 /* Read and check the header and shard table (not the payloads). */
 int format_read_info(const char *path, struct format_info *info, char *err, size_t errlen);
@@ -47,8 +58,8 @@ struct filter *format_load(const char *path, unsigned threads, char *err, size_t
  * of bad shards (0 = sound), or -1 if the file could not be checked at all. */
 int format_verify(const char *path, unsigned threads, char *err, size_t errlen);
 
-/* Write the filter durably: temporary file beside path, fsync, rename, fsync
- * the directory. Counts and checksums are computed here, over threads. */
+/* Write the filter durably (its key kind included: f->keys): temporary file beside path, fsync,
+ * rename, fsync the directory. Counts and checksums are computed here, over threads. */
 int format_write(struct filter *f, const char *path, unsigned threads, char *err, size_t errlen);
 
 #endif

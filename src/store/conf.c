@@ -28,6 +28,11 @@
 _Static_assert((int)CONF_LAYOUT_BLOCKED == (int)FILTER_BLOCKED, "conf and filter conf_layouts differ");
 _Static_assert((int)CONF_LAYOUT_CLASSIC == (int)FILTER_CLASSIC, "conf and filter conf_layouts differ");
 
+_Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
+                   (int)CONF_KEYS_HOST == (int)FILTER_KEYS_HOST + 1 &&
+                   (int)CONF_KEYS_URL == (int)FILTER_KEYS_URL + 1,
+               "conf_keys is not filter_keys + 1");
+
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
 #define GIB (1024ull * MIB)
@@ -40,6 +45,9 @@ const struct conf_enum conf_log_levels[] = {
 };
 const struct conf_enum conf_layouts[] = {
     {"blocked", CONF_LAYOUT_BLOCKED}, {"classic", CONF_LAYOUT_CLASSIC}, {NULL, 0},
+};
+const struct conf_enum conf_key_kinds[] = {
+    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},
 };
 const struct conf_enum conf_fsyncs[] = {
     {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},
@@ -101,6 +109,7 @@ const struct directive conf_directives[] = {
     SIZE(  "capacity",         FILTER, capacity,         NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
     DOUBLE("fpr",              FILTER, fpr,              "0.0001", FILTER_MIN_FPR, 0.5, F_RELOAD),
     ENUM(  "layout",           FILTER, layout,           conf_layouts, "blocked",          F_RELOAD),
+    ENUM(  "keys",             FILTER, keys,             conf_key_kinds,   NULL,               F_RELOAD),
     PATH_OFF("journal",        FILTER, journal, journal_off,                          F_RELOAD),
     ENUM(  "fsync",            FILTER, fsync,            conf_fsyncs,  "everysec",         F_RELOAD),
 };

@@ -29,6 +29,16 @@ enum conf_layout {
     CONF_LAYOUT_CLASSIC = 2, /* FILTER_CLASSIC */
 };
 
+/* A filter's key kind as the config states it. CONF_KEYS_FILE (not given)
+ * takes whatever the file says; any other must agree with the file's header
+ * (loader.c checks). Value - 1 is enum filter_keys (checked in conf.c). */
+enum conf_keys {
+    CONF_KEYS_FILE = 0,  /* not given: the file decides; an empty filter is exact */
+    CONF_KEYS_EXACT = 1, /* FILTER_KEYS_EXACT + 1 */
+    CONF_KEYS_HOST = 2,  /* FILTER_KEYS_HOST + 1 */
+    CONF_KEYS_URL = 3,   /* FILTER_KEYS_URL + 1 */
+};
+
 enum conf_fsync {
     CONF_FSYNC_ALWAYS,   /* fsync the journal after every write */
     CONF_FSYNC_EVERYSEC, /* at most a second of adds lost on power failure */
@@ -43,6 +53,7 @@ struct conf_filter {
     uint64_t capacity;       /* items for a filter created empty; 0 if not given */
     double fpr;              /* target false-positive rate at capacity */
     enum conf_layout layout; /* layout of a filter created empty */
+    enum conf_keys keys;     /* what the file's keys must be; FILE: whatever they are */
     char *journal;           /* absolute path of the ADD journal; NULL when off */
     bool journal_off;        /* "journal off" was given */
     enum conf_fsync fsync;   /* when the journal is flushed to disk */
@@ -114,5 +125,6 @@ int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *w
 const char *conf_log_level_name(enum conf_log_level level);
 const char *conf_layout_name(enum conf_layout layout);
 const char *conf_fsync_name(enum conf_fsync fsync);
+const char *conf_keys_name(enum conf_keys keys);
 
 #endif

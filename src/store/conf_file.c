@@ -249,3 +249,8 @@ const char *conf_fsync_name(enum conf_fsync fsync)
 {
     return enum_name(conf_fsyncs, fsync);
 }
+
+const char *conf_keys_name(enum conf_keys keys)
+{
+    return keys == CONF_KEYS_FILE ? "(as the file says)" : enum_name(conf_key_kinds, keys);
+}

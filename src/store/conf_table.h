@@ -48,7 +48,7 @@ struct directive {
 
 extern const struct directive conf_directives[]; /* every directive the file may hold */
 extern const size_t conf_n_directives;
-extern const struct conf_enum conf_log_levels[], conf_layouts[], conf_fsyncs[];
+extern const struct conf_enum conf_log_levels[], conf_layouts[], conf_fsyncs[], conf_key_kinds[];
 
 /* An integer or enum field stored by width (4 or 8 bytes). */
 uint64_t conf_load_uint(const void *field, size_t size);

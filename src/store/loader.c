@@ -39,6 +39,19 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
             snprintf(err, errlen, "filter %s: %s", cf->name, why);
             return NULL;
         }
+        /* The kind decides how every query is read: a file built for other
+         * keys would answer (almost) every lookup wrongly, so it is refused
+         * here, at start-up or on the reload that brings it, and a reload
+         * keeps the filter being served. */
+        if (cf->keys != CONF_KEYS_FILE && (int)cf->keys - 1 != (int)f->keys) {
+            snprintf(err, errlen,
+                     "filter %s: file %s holds %s keys, but the config (line %u) says keys %s; "
+                     "rebuild the file with bloomgate build --keys %s, or change the config",
+                     cf->name, cf->file, format_keys_name(f->keys), cf->line,
+                     conf_keys_name(cf->keys), conf_keys_name(cf->keys));
+            filter_free(f);
+            return NULL;
+        }
         file = cf->file;
     } else {
         struct filter_plan plan;
@@ -59,6 +72,8 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
             snprintf(err, errlen, "filter %s: %s", cf->name, why);
             return NULL;
         }
+        f->keys =
+            cf->keys == CONF_KEYS_FILE ? FILTER_KEYS_EXACT : (enum filter_keys)((int)cf->keys - 1);
     }
     struct fversion *v = fversion_new(f, file);
     if (!v) {
@@ -73,9 +88,9 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
         v->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     }
     v->load_seconds = util_now() - t0;
-    log_info("filter %s: %s %s, %llu items, %llu bytes, %u shards, k=%u (%.3f s)", cf->name,
-             have_file ? "loaded" : "created empty", have_file ? file : "in memory",
-             (unsigned long long)filter_items(f), (unsigned long long)filter_bytes(f),
-             f->shard_count, f->k, v->load_seconds);
+    log_info("filter %s: %s %s, %s keys, %llu items, %llu bytes, %u shards, k=%u (%.3f s)",
+             cf->name, have_file ? "loaded" : "created empty", have_file ? file : "in memory",
+             format_keys_name(f->keys), (unsigned long long)filter_items(f),
+             (unsigned long long)filter_bytes(f), f->shard_count, f->k, v->load_seconds);
     return v;
 }

@@ -1,6 +1,8 @@
 /* The offline builder. Worker threads take turns at a shared reader (under a
  * mutex, one large read() each), then scan, hash and insert their chunk with no
- * lock: bits are set with atomic OR and tallies are kept per thread. */
+ * lock: bits are set with atomic OR and tallies are kept per thread. Lists of
+ * host or url keys are parsed line by line (url/lists) on the same threads;
+ * the choice is made once per chunk, so plain exact items pay nothing for it. */
 #include "config.h"
 
 #include "tool/build.h"
@@ -58,6 +60,61 @@ int build_next_item(const char *buf, size_t len, bool last, size_t *pos, struct 
     return 0;
 }
 
+int build_next_line(const char *buf, size_t len, bool last, size_t *pos, struct filter_key *line)
+{
+    size_t p = *pos;
+    if (p >= len)
+        return 0;
+    const char *nl = memchr(buf + p, '\n', len - p);
+    size_t end;
+    if (nl)
+        end = (size_t)(nl - buf);
+    else if (last)
+        end = len;
+    else
+        return 0;
+    line->data = buf + p;
+    line->len = end - p;
+    *pos = nl ? end + 1 : len;
+    return 1;
+}
+
+static const char *const form_names[BUILD_FORMS] = {"host", "ip", "url"};
+
+const char *build_form_name(enum build_form f)
+{
+    return (unsigned)f < BUILD_FORMS ? form_names[f] : "?";
+}
+
+/* A canonical host is an IP address when it is IPv6 (a ':', or brackets in a
+ * url key) or four dotted decimal parts (a name never is: it would have been
+ * read as an IPv4 address). */
+static bool host_is_ip(const char *h, size_t n)
+{
+    if (n > 0 && (h[0] == '[' || memchr(h, ':', n)))
+        return true;
+    unsigned dots = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (h[i] == '.')
+            dots++;
+        else if (h[i] < '0' || h[i] > '9')
+            return false;
+    }
+    return n > 0 && dots == 3;
+}
+
+enum build_form build_key_form(enum filter_keys keys, const char *key, size_t len)
+{
+    size_t hl = len;
+    if (keys == FILTER_KEYS_URL) {
+        const char *slash = memchr(key, '/', len);
+        hl = slash ? (size_t)(slash - key) : len;
+        if (len > hl + 1)
+            return BUILD_FORM_PATH;
+    }
+    return host_is_ip(key, hl) ? BUILD_FORM_IP : BUILD_FORM_HOST;
+}
+
 /* One input stream: a path (or "-") and its open descriptor. */
 struct input {
     const char *name;
@@ -82,6 +139,12 @@ struct reader {
 struct builder {
     struct reader rd;
     struct filter *f;
+    bool parse; /* lines go through url/lists (not plain + exact) */
+    enum lists_format format;
+    enum url_kind kind;
+    FILE *rejects; /* under rej_mu; NULL when not asked for */
+    pthread_mutex_t rej_mu;
+    bool rej_failed; /* a write to rejects failed (under rej_mu) */
     _Atomic uint64_t lines;
     _Atomic uint64_t bytes;
     _Atomic int done;
@@ -92,6 +155,10 @@ struct worker {
     pthread_t tid;
     uint64_t *new_per_shard; /* items that set a new bit, per shard */
     uint64_t lines;
+    struct build_tally t;  /* parse mode: this thread's counts */
+    struct lists_line *ll; /* parse mode: the parser's scratch (about 26 KiB) */
+    char *rej;             /* parse mode: this chunk's rejects file lines */
+    size_t rej_len, rej_cap;
 };
 
 __attribute__((format(printf, 2, 3))) static int reader_fail(struct reader *rd, const char *fmt,
@@ -181,6 +248,81 @@ static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *las
     return rd->failed ? -1 : 0;
 }
 
+/* Append one rejects-file line for a rejected list line:
+ * SOURCE:OFFSET<TAB>REASON<TAB>WHY<TAB>LINE (the line is the last field, so
+ * `cut -f4-` gives the rules back, tabs and all). False when out of memory. */
+static bool rej_append(struct worker *w, const struct chunk_origin *o, uint64_t off,
+                       const struct lists_line *ll, const char *line, size_t len)
+{
+    char head[512];
+    int hn =
+        snprintf(head, sizeof(head), "%s:%llu\t%s\t%s\t", o->name,
+                 (unsigned long long)(o->offset + off), lists_reason_name(ll->reason), ll->why);
+    if (hn < 0)
+        return false;
+    size_t h = (size_t)hn < sizeof(head) ? (size_t)hn : sizeof(head) - 1;
+    size_t need = w->rej_len + h + len + 1;
+    if (need > w->rej_cap) {
+        size_t cap = need * 2;
+        char *nb = realloc(w->rej, cap);
+        if (!nb)
+            return false;
+        w->rej = nb;
+        w->rej_cap = cap;
+    }
+    memcpy(w->rej + w->rej_len, head, h);
+    memcpy(w->rej + w->rej_len + h, line, len);
+    w->rej_len += h + len;
+    w->rej[w->rej_len++] = '\n';
+    return true;
+}
+
+/* Parse mode: every line of the chunk through url/lists, each key it yields
+ * hashed and inserted, every outcome counted. Returns the lines seen. */
+static uint64_t parse_chunk(struct worker *w, const char *buf, size_t n, bool last,
+                            const struct chunk_origin *origin)
+{
+    struct builder *b = w->b;
+    struct filter *f = b->f;
+    struct lists_line *ll = w->ll;
+    size_t pos = 0;
+    uint64_t lines = 0;
+    struct filter_key line;
+    bool rej_ok = true;
+    while (build_next_line(buf, n, last, &pos, &line)) {
+        lines++;
+        enum lists_class cls = lists_parse_line(b->format, b->kind, line.data, line.len, ll);
+        w->t.cls[cls]++;
+        w->t.ignored_names += ll->ignored_names;
+        w->t.ignored_opts += ll->ignored_opts;
+        if (cls == LISTS_REJECTED) {
+            w->t.rejected[ll->reason]++;
+            if (b->rejects && rej_ok)
+                rej_ok = rej_append(w, origin, (uint64_t)((const char *)line.data - buf), ll,
+                                    line.data, line.len);
+            continue;
+        }
+        for (size_t i = 0; i < ll->n; i++) {
+            enum build_form form = build_key_form(f->keys, ll->e[i].ptr, ll->e[i].len);
+            uint32_t shard;
+            w->t.kept[form]++;
+            if (filter_add_hash_raw(f, filter_hash(f, ll->e[i].ptr, ll->e[i].len), &shard)) {
+                w->new_per_shard[shard]++;
+                w->t.fresh[form]++;
+            }
+        }
+    }
+    if (b->rejects && (w->rej_len || !rej_ok)) {
+        pthread_mutex_lock(&b->rej_mu);
+        if (!rej_ok || fwrite(w->rej, 1, w->rej_len, b->rejects) != w->rej_len)
+            b->rej_failed = true;
+        pthread_mutex_unlock(&b->rej_mu);
+        w->rej_len = 0;
+    }
+    w->t.lines += lines;
+    return lines;
+}
+
 /* Worker thread: alternate between taking a chunk (under the reader lock) and
  * inserting its items (no lock). */
 static void *worker_main(void *arg)
@@ -198,6 +340,12 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&b->rd.mu);
         if (n <= 0)
             break;
+        if (b->parse) {
+            uint64_t lines = parse_chunk(w, buf, (size_t)n, last, &origin);
+            atomic_fetch_add_explicit(&b->lines, lines, memory_order_relaxed);
+            atomic_fetch_add_explicit(&b->bytes, (uint64_t)n, memory_order_relaxed);
+            continue;
+        }
         size_t pos = 0;
         uint64_t lines = 0;
         struct filter_key it;
@@ -268,8 +416,10 @@ fail:
 }
 
 /* First pass when no capacity is given: count items exactly as the build will
- * see them, so the filter is sized for the list as it is. */
-static int count_items(struct input *in, uint64_t *count, char *err, size_t errlen)
+ * see them, so the filter is sized for the list as it is. With ll (parse
+ * mode) that is the keys the lines yield, a hosts line giving up to 16. */
+static int count_items(struct input *in, struct lists_line *ll, enum lists_format fmt,
+                       enum url_kind kind, uint64_t *count, char *err, size_t errlen)
 {
     struct reader rd = {.inputs = in, .n_inputs = 1};
     char *buf = NULL;
@@ -281,6 +431,12 @@ static int count_items(struct input *in, uint64_t *count, char *err, size_t errl
     while ((n = reader_next(&rd, &buf, &cap, &last, &origin)) > 0) {
         size_t pos = 0;
         struct filter_key it;
+        if (ll) {
+            while (build_next_line(buf, (size_t)n, last, &pos, &it))
+                if (lists_parse_line(fmt, kind, it.data, it.len, ll) == LISTS_KEPT)
+                    *count += ll->n;
+            continue;
+        }
         while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
             if (it.len > BUILD_MAX_LINE) {
                 reader_fail(&rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
@@ -423,12 +579,35 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
             goto fail_inputs;
         journal_items += (uint64_t)n;
     }
+    bool parse = !(o->format == LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT);
+    enum url_kind kind = o->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
+    if (parse && o->keys == FILTER_KEYS_EXACT) {
+        snprintf(err, errlen, "a %s list yields host or url keys, not exact items",
+                 o->format == LISTS_HOSTS     ? "hosts"
+                 : o->format == LISTS_ADBLOCK ? "adblock"
+                                              : "urls");
+        goto fail_inputs;
+    }
+    if (parse && o->n_journals) {
+        snprintf(err, errlen, "journals hold exact items: they cannot go into a %s filter",
+                 format_keys_name(o->keys));
+        goto fail_inputs;
+    }
+    res->parsed = parse;
     uint64_t capacity = o->capacity;
     if (capacity == 0) {
         double tc = util_now();
+        struct lists_line *cl = NULL;
+        if (parse && !(cl = malloc(sizeof(*cl)))) {
+            snprintf(err, errlen, "out of memory");
+            goto fail_inputs;
+        }
         for (size_t i = 0; i < n_in; i++)
-            if (count_items(&in[i], &capacity, err, errlen) != 0)
+            if (count_items(&in[i], cl, o->format, kind, &capacity, err, errlen) != 0) {
+                free(cl);
                 goto fail_inputs;
+            }
+        free(cl);
         capacity += journal_items;
         res->count_seconds = util_now() - tc;
         if (capacity == 0)
@@ -454,6 +633,16 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
         free(b);
         goto fail_inputs;
     }
+    b->f->keys = o->keys;
+    b->parse = parse;
+    b->format = o->format;
+    b->kind = kind;
+    pthread_mutex_init(&b->rej_mu, NULL);
+    if (o->rejects && !(b->rejects = fopen(o->rejects, "we"))) {
+        snprintf(err, errlen, "%s: cannot write the rejects file: %s", o->rejects, strerror(errno));
+        pthread_mutex_init(&b->rd.mu, NULL);
+        goto fail_builder;
+    }
     pthread_mutex_init(&b->rd.mu, NULL);
     b->rd.inputs = in;
     b->rd.n_inputs = n_in;
@@ -465,8 +654,12 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     for (unsigned t = 0; ws && t < nt; t++) {
         ws[t].b = b;
         ws[t].new_per_shard = calloc(res->plan.shard_count, sizeof(uint64_t));
-        if (!ws[t].new_per_shard || pthread_create(&ws[t].tid, NULL, worker_main, &ws[t]) != 0) {
+        if (parse)
+            ws[t].ll = malloc(sizeof(*ws[t].ll));
+        if (!ws[t].new_per_shard || (parse && !ws[t].ll) ||
+            pthread_create(&ws[t].tid, NULL, worker_main, &ws[t]) != 0) {
             free(ws[t].new_per_shard);
+            free(ws[t].ll);
             break;
         }
         started++;
@@ -495,14 +688,39 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
         for (uint32_t s = 0; s < res->plan.shard_count; s++)
             atomic_fetch_add(&b->f->shards[s].items, ws[t].new_per_shard[s]);
         free(ws[t].new_per_shard);
+        struct build_tally *a = &res->tally, *wt = &ws[t].t;
+        a->lines += wt->lines;
+        for (size_t i = 0; i <= LISTS_REJECTED; i++)
+            a->cls[i] += wt->cls[i];
+        for (size_t i = 0; i < LISTS_REASON_COUNT; i++)
+            a->rejected[i] += wt->rejected[i];
+        for (size_t i = 0; i < BUILD_FORMS; i++) {
+            a->kept[i] += wt->kept[i];
+            a->fresh[i] += wt->fresh[i];
+        }
+        a->ignored_names += wt->ignored_names;
+        a->ignored_opts += wt->ignored_opts;
+        free(ws[t].ll);
+        free(ws[t].rej);
     }
     free(ws);
     if (o->progress)
         print_progress(b, total_bytes, ti, true);
     res->bytes_read = atomic_load(&b->bytes);
+    if (parse)
+        res->lines = res->tally.lines;
     if (b->rd.failed) {
         snprintf(err, errlen, "%s", b->rd.err);
         goto fail_builder;
+    }
+    if (b->rejects) {
+        int rc = fclose(b->rejects);
+        b->rejects = NULL;
+        if (rc != 0 || b->rej_failed) {
+            snprintf(err, errlen, "%s: writing the rejects file failed: %s", o->rejects,
+                     b->rej_failed ? "out of memory or a short write" : strerror(errno));
+            goto fail_builder;
+        }
     }
     if (fold_journals(o, b->f, &res->journal_items, err, errlen) != 0)
         goto fail_builder;
@@ -516,14 +734,18 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     filter_free(b->f);
     free(b->rd.carry);
     pthread_mutex_destroy(&b->rd.mu);
+    pthread_mutex_destroy(&b->rej_mu);
     free(b);
     close_inputs(in, n_in);
     return 0;
 
 fail_builder:
+    if (b->rejects)
+        fclose(b->rejects);
     filter_free(b->f);
     free(b->rd.carry);
     pthread_mutex_destroy(&b->rd.mu);
+    pthread_mutex_destroy(&b->rej_mu);
     free(b);
 fail_inputs:
     close_inputs(in, n_in);

@@ -1,6 +1,7 @@
-/* build: turn plain lists (one item per line) and journals into a filter file,
- * offline, on every core. The line scanner is a pure function; the builder runs
- * worker threads that read, hash and insert, then writes the file durably.
+/* build: turn lists (plain items, or hosts, Adblock and URL lists parsed into
+ * host or url keys by url/lists) and journals into a filter file, offline, on
+ * every core. The line scanner is a pure function; the builder runs worker
+ * threads that read, parse, hash and insert, then writes the file durably.
  * Called from the `bloomgate` tool and the benchmark; not used by the daemon. */
 #ifndef BLOOMGATE_BUILD_H
 #define BLOOMGATE_BUILD_H
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "bloom/filter.h"
+#include "url/lists.h"
 
 #define BUILD_MAX_LINE (1u << 20) /* a longer line is an input error */
 
@@ -19,6 +21,17 @@
  * Returns 1 with the item, or 0 when buf holds no further complete line. */
 int build_next_item(const char *buf, size_t len, bool last, size_t *pos, struct filter_key *item);
 
+/* Next raw line in buf[*pos, len), without its LF, nothing trimmed or skipped
+ * (url/lists classifies blank lines and comments itself, and "##" starts an
+ * Adblock rule, not a comment). Same ending rules as build_next_item. */
+int build_next_line(const char *buf, size_t len, bool last, size_t *pos, struct filter_key *line);
+
+/* What a kept key is, for the summary: a whole host name, a whole IP
+ * address, or (url keys) a URL below a host. */
+enum build_form { BUILD_FORM_HOST, BUILD_FORM_IP, BUILD_FORM_PATH, BUILD_FORMS };
+const char *build_form_name(enum build_form f);
+enum build_form build_key_form(enum filter_keys keys, const char *key, size_t len);
+
 struct build_opts {
     const char *const *inputs; /* paths; "-" is stdin; none means stdin, unless journals */
     size_t n_inputs;
@@ -27,12 +40,30 @@ struct build_opts {
     size_t n_journals;
     const char *output;        /* filter file to write */
     enum filter_layout layout;
+    enum filter_keys keys; /* stored in the file's header */
+    /* How lines become keys. plain + exact is the fast path (the line is the
+     * item); anything else goes through url/lists (host or url keys only). */
+    enum lists_format format;
+    const char *rejects;       /* write rejected lines here, with reasons; NULL: don't */
     uint64_t capacity;         /* 0: count the items first and size for them */
     double fpr;
     uint32_t shards;           /* 0: chosen from the size */
     unsigned threads;          /* 0: every CPU */
     uint64_t seed;             /* 0: random */
     bool progress;             /* progress on stderr (the tool sets it on a terminal) */
+};
+
+/* What the lists held, when parsed (anything but plain + exact). Keys are
+ * counted as kept, then as new when they set a bit: kept - new were merged
+ * as duplicates of a key already in (or, rarely, a false positive: a new key
+ * whose bits were all set already). */
+struct build_tally {
+    uint64_t lines;                                 /* every line, blank and comment ones too */
+    uint64_t cls[LISTS_REJECTED + 1];               /* lines per enum lists_class */
+    uint64_t rejected[LISTS_REASON_COUNT];          /* rejected lines per reason */
+    uint64_t kept[BUILD_FORMS], fresh[BUILD_FORMS]; /* keys per form; those that set a bit */
+    uint64_t ignored_names;                         /* hosts: localhost and the like, dropped */
+    uint64_t ignored_opts;                          /* adblock: $options that change no match */
 };
 
 struct build_result {
@@ -42,6 +73,8 @@ struct build_result {
     uint64_t items;         /* items that set a new bit (distinct, up to false positives) */
     uint64_t bytes_read;    /* input bytes */
     uint64_t seed;
+    bool parsed; /* lines went through url/lists: tally is filled */
+    struct build_tally tally;
     double count_seconds;   /* first pass, when sizing from the input */
     double insert_seconds;  /* reading, hashing and inserting */
     double write_seconds;   /* checksums and the durable write */

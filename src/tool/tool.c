@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,23 @@
 #include <unistd.h>
 
 #include "tool/build.h"
+#include "url/keys.h"
+#include "url/canon.h"
+#include "url/lists.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
 #include "store/journal.h"
 #include "bloom/sizing.h"
 #include "base/util.h"
+
+/* The tool hands a keys_query's probes straight to the filter, and stores a
+ * keys_kind as a filter_keys. */
+_Static_assert(sizeof(struct keys_probe) == sizeof(struct filter_key) &&
+                   offsetof(struct keys_probe, len) == offsetof(struct filter_key, len),
+               "keys_probe and filter_key differ");
+_Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT &&
+                   (int)KEYS_HOST == (int)FILTER_KEYS_HOST && (int)KEYS_URL == (int)FILTER_KEYS_URL,
+               "keys_kind and filter_keys differ");
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -55,11 +68,13 @@ static json_t *hex_seed(uint64_t seed)
 
 /* The JSON object of `info` and `build --dry-run`: the same fields for a file
  * and for a plan, so scripts can read either. */
-static json_t *info_object(const struct filter_plan *p, uint64_t items, uint64_t bits_set,
-                           double fpr_estimated, uint64_t seed, int64_t build_time)
+static json_t *info_object(enum filter_keys keys, const struct filter_plan *p, uint64_t items,
+                           uint64_t bits_set, double fpr_estimated, uint64_t seed,
+                           int64_t build_time)
 {
     uint64_t bytes = filter_plan_bytes(p);
     json_t *o = json_object();
+    json_object_set_new(o, "keys", json_string(format_keys_name(keys)));
     json_object_set_new(o, "layout", json_string(filter_layout_name(p->layout)));
     json_object_set_new(o, "capacity", json_integer((json_int_t)p->capacity));
     json_object_set_new(o, "fpr_target", json_real(p->fpr_target));
@@ -102,17 +117,65 @@ static int parse_threads(const char *s, unsigned *out)
     return 0;
 }
 
+/* The parse-mode summary: lines by outcome, keys by form (kept, new, merged
+ * as duplicates), rejections by reason, what was dropped without rejecting
+ * the line. */
+static void print_tally(const struct build_tally *t, const char *rejects)
+{
+    printf("lines: %llu read: %llu kept, %llu blank, %llu comment, %llu ignored, %llu rejected\n",
+           (unsigned long long)t->lines, (unsigned long long)t->cls[LISTS_KEPT],
+           (unsigned long long)t->cls[LISTS_BLANK], (unsigned long long)t->cls[LISTS_COMMENT],
+           (unsigned long long)t->cls[LISTS_IGNORED], (unsigned long long)t->cls[LISTS_REJECTED]);
+    uint64_t kept = 0, fresh = 0;
+    for (int i = 0; i < BUILD_FORMS; i++) {
+        kept += t->kept[i];
+        fresh += t->fresh[i];
+    }
+    printf("keys: %llu kept, %llu new, %llu merged as duplicates (or false positives)\n",
+           (unsigned long long)kept, (unsigned long long)fresh, (unsigned long long)(kept - fresh));
+    for (int i = 0; i < BUILD_FORMS; i++)
+        if (t->kept[i])
+            printf("  %-5s %llu kept, %llu new, %llu merged\n", build_form_name((enum build_form)i),
+                   (unsigned long long)t->kept[i], (unsigned long long)t->fresh[i],
+                   (unsigned long long)(t->kept[i] - t->fresh[i]));
+    if (t->cls[LISTS_REJECTED]) {
+        printf("rejected: %llu lines%s%s%s:", (unsigned long long)t->cls[LISTS_REJECTED],
+               rejects ? " (written to " : "", rejects ? rejects : "", rejects ? ")" : "");
+        const char *sep = " ";
+        for (int i = 1; i < LISTS_REASON_COUNT; i++)
+            if (t->rejected[i]) {
+                printf("%s%s %llu", sep, lists_reason_name((enum lists_reason)i),
+                       (unsigned long long)t->rejected[i]);
+                sep = ", ";
+            }
+        putchar('\n');
+    }
+    if (t->ignored_opts || t->ignored_names)
+        printf("dropped: %llu adblock options that change no match, %llu hosts names never "
+               "blocked (localhost, ...)\n",
+               (unsigned long long)t->ignored_opts, (unsigned long long)t->ignored_names);
+}
+
 static int build_main(int argc, char **argv, const char ***journals_out)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},  {"capacity", required_argument, NULL, 'n'},
-        {"fpr", required_argument, NULL, 'p'},     {"layout", required_argument, NULL, 'l'},
-        {"shards", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, 'S'},    {"dry-run", no_argument, NULL, 'd'},
-        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-        {"journal", required_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
-    struct build_opts o = {.layout = FILTER_BLOCKED, .fpr = 1e-4};
-    bool dry = false, quiet = false;
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"capacity", required_argument, NULL, 'n'},
+                                         {"fpr", required_argument, NULL, 'p'},
+                                         {"layout", required_argument, NULL, 'l'},
+                                         {"shards", required_argument, NULL, 's'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"dry-run", no_argument, NULL, 'd'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"journal", required_argument, NULL, 'j'},
+                                         {"keys", required_argument, NULL, 'k'},
+                                         {"format", required_argument, NULL, 'f'},
+                                         {"rejects", required_argument, NULL, 'r'},
+                                         {NULL, 0, NULL, 0}};
+    struct build_opts o = {.layout = FILTER_BLOCKED, .fpr = 1e-4, .format = LISTS_PLAIN};
+    bool dry = false, quiet = false, keys_given = false;
+    char why[256];
     uint64_t v;
     int c;
     /* Each --journal takes one argument, so argc bounds their number. */
@@ -122,8 +185,21 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     *journals_out = journals;
     o.journals = journals;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:k:f:r:", opts, NULL)) != -1) {
         switch (c) {
+        case 'k':
+            if (format_keys_parse(optarg, &o.keys) != 0)
+                return usage_error("build: --keys: '%s' is not exact, host or url", optarg);
+            keys_given = true;
+            break;
+        case 'f':
+            if (lists_format_parse(optarg, &o.format, why, sizeof(why)) != 0)
+                return usage_error("build: --format: '%s' is not plain, hosts, adblock or urls",
+                                   optarg);
+            break;
+        case 'r':
+            o.rejects = optarg;
+            break;
         case 'o':
             o.output = optarg;
             break;
@@ -171,6 +247,24 @@ static int build_main(int argc, char **argv, const char ***journals_out)
             return usage_error("build: bad option");
         }
     }
+    /* A list format implies the keys it is written for; the combinations that
+     * would silently mean something else are usage errors. */
+    static const char *const fmt_names[] = {"plain", "hosts", "adblock", "urls"};
+    const char *fmt = fmt_names[o.format];
+    if (!keys_given)
+        o.keys = o.format == LISTS_PLAIN   ? FILTER_KEYS_EXACT
+                 : o.format == LISTS_HOSTS ? FILTER_KEYS_HOST
+                                           : FILTER_KEYS_URL;
+    if (o.format != LISTS_PLAIN && o.keys == FILTER_KEYS_EXACT)
+        return usage_error("build: --format %s yields host or url keys, not exact items "
+                           "(use --keys host or --keys url)",
+                           fmt);
+    if (o.format == LISTS_URLS && o.keys == FILTER_KEYS_HOST)
+        return usage_error("build: --format urls with --keys host would block a whole host for "
+                           "one URL (use --keys url, or a hosts or plain list of hosts)");
+    if (o.n_journals && o.keys != FILTER_KEYS_EXACT)
+        return usage_error("build: --journal holds exact items; it cannot go into a %s filter",
+                           format_keys_name(o.keys));
     char err[1024];
     if (dry) {
         if (o.capacity == 0)
@@ -180,7 +274,7 @@ static int build_main(int argc, char **argv, const char ***journals_out)
         struct filter_plan plan;
         if (filter_plan_make(o.layout, o.capacity, o.fpr, o.shards, &plan, err, sizeof(err)) != 0)
             return usage_error("build: %s", err);
-        json_t *j = info_object(&plan, 0, 0, 0.0, o.seed, 0);
+        json_t *j = info_object(o.keys, &plan, 0, 0, 0.0, o.seed, 0);
         json_object_set_new(j, "dry_run", json_true());
         print_json(j);
         return 0;
@@ -209,10 +303,18 @@ static int build_main(int argc, char **argv, const char ***journals_out)
         char hb[64], jn[64] = "";
         if (o.n_journals)
             snprintf(jn, sizeof(jn), ", %llu journal items", (unsigned long long)r.journal_items);
-        printf("built %s: %llu items (%llu lines read%s), capacity %llu, layout %s, %u shards\n",
-               o.output, (unsigned long long)r.items, (unsigned long long)r.lines, jn,
+        printf("built %s: %llu %s (%llu lines read%s), keys %s, format %s, capacity %llu, "
+               "layout %s, %u shards\n",
+               o.output, (unsigned long long)r.items, r.parsed ? "keys" : "items",
+               (unsigned long long)r.lines, jn, format_keys_name(o.keys), fmt,
                (unsigned long long)r.plan.capacity, filter_layout_name(r.plan.layout),
                r.plan.shard_count);
+        if (r.parsed)
+            print_tally(&r.tally, o.rejects);
+        else
+            printf("items: %llu read, %llu kept, %llu merged as duplicates (or false positives)\n",
+                   (unsigned long long)(r.lines + r.journal_items), (unsigned long long)r.items,
+                   (unsigned long long)(r.lines + r.journal_items - r.items));
         printf("size %s, %.2f bits/item, k=%u, expected false-positive rate %.3g at capacity\n",
                util_human_bytes(bytes, hb, sizeof(hb)), (double)bytes * 8 / (double)r.plan.capacity,
                r.plan.k, r.plan.fpr_expected);
@@ -273,7 +375,7 @@ static int cmd_info(int argc, char **argv)
     json_t *j = json_object();
     json_object_set_new(j, "file", json_string(file));
     json_object_set_new(j, "format_version", json_integer(fi.version));
-    json_t *rest = info_object(&p, fi.items, fi.bits_set, est, fi.seed, fi.build_time);
+    json_t *rest = info_object(fi.keys, &p, fi.items, fi.bits_set, est, fi.seed, fi.build_time);
     json_object_update(j, rest);
     json_decref(rest);
     json_object_set_new(j, "file_bytes", json_integer((json_int_t)fi.file_size));
@@ -316,29 +418,55 @@ static int cmd_verify(int argc, char **argv)
     return 0;
 }
 
-static void check_print(const struct filter *f, const void *item, size_t len, bool with_items)
+/* What check prints and counts. The query scratch (about 16 KiB) lives on
+ * the heap, one for the whole run. */
+struct checker {
+    const struct filter *f;
+    struct keys_query *q;
+    bool with_items, match;
+    uint64_t bad; /* items that are not a host or URL the filter's kind can read */
+};
+
+/* One item: applied to the filter's key kind, every probe checked in one
+ * batch (hashes first, then prefetched lines), YES if any is present. */
+static void check_print(struct checker *k, const void *item, size_t len)
 {
-    bool yes = filter_check(f, item, len);
-    if (with_items) {
-        printf("%s\t", yes ? "YES" : "NO");
-        fwrite(item, 1, len, stdout);
-        putchar('\n');
+    char why[256];
+    bool present[KEYS_MAX];
+    size_t hit;
+    if (keys_expand((enum keys_kind)k->f->keys, item, len, k->q, why, sizeof(why)) != 0) {
+        k->bad++;
+        printf("ERROR\t%s", why);
     } else {
-        puts(yes ? "YES" : "NO");
+        filter_check_batch(k->f, (const struct filter_key *)k->q->p, k->q->n, present);
+        hit = keys_first_present(k->q, present);
+        fputs(hit < k->q->n ? "YES" : "NO", stdout);
+        if (k->match && hit < k->q->n) {
+            putchar('\t');
+            fwrite(k->q->p[hit].data, 1, k->q->p[hit].len, stdout);
+        }
     }
+    if (k->with_items) {
+        putchar('\t');
+        fwrite(item, 1, len, stdout);
+    }
+    putchar('\n');
 }
 
 static int cmd_check(int argc, char **argv)
 {
     static const struct option opts[] = {{"with-items", no_argument, NULL, 'w'},
+                                         {"match", no_argument, NULL, 'm'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    bool with_items = false;
+    struct checker k = {0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "wh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "wmh", opts, NULL)) != -1) {
         if (c == 'w') {
-            with_items = true;
+            k.with_items = true;
+        } else if (c == 'm') {
+            k.match = true;
         } else if (c == 'h') {
             return print_cmd_help("check");
         } else {
@@ -352,9 +480,14 @@ static int cmd_check(int argc, char **argv)
     struct filter *f = format_load(file, 0, err, sizeof(err));
     if (!f)
         return runtime_error(err);
+    k.f = f;
+    if (!(k.q = malloc(sizeof(*k.q)))) {
+        filter_free(f);
+        return runtime_error("out of memory");
+    }
     if (optind < argc) {
         for (int i = optind; i < argc; i++)
-            check_print(f, argv[i], strlen(argv[i]), with_items);
+            check_print(&k, argv[i], strlen(argv[i]));
     } else {
         /* Items on stdin, read with the same line rules as build. */
         size_t cap = 1 << 16, len = 0;
@@ -364,6 +497,7 @@ static int cmd_check(int argc, char **argv)
             if (len == cap) {
                 if (cap >= BUILD_MAX_LINE * 2) {
                     free(buf);
+                    free(k.q);
                     filter_free(f);
                     return runtime_error("stdin: a line is longer than 1 MiB");
                 }
@@ -378,6 +512,7 @@ static int cmd_check(int argc, char **argv)
                 continue;
             if (n < 0) {
                 free(buf);
+                free(k.q);
                 filter_free(f);
                 return runtime_error("stdin: read failed");
             }
@@ -386,16 +521,111 @@ static int cmd_check(int argc, char **argv)
             size_t pos = 0;
             struct filter_key it;
             while (build_next_item(buf, len, eof, &pos, &it))
-                check_print(f, it.data, it.len, with_items);
+                check_print(&k, it.data, it.len);
             memmove(buf, buf + pos, len - pos);
             len -= pos;
         }
         free(buf);
     }
+    enum filter_keys keys = f->keys;
+    free(k.q);
     filter_free(f);
     if (fflush(stdout) != 0)
         return runtime_error("writing to stdout failed");
+    if (k.bad) {
+        fprintf(stderr,
+                "bloomgate: check: %llu item%s could not be read as %s keys (ERROR lines)\n",
+                (unsigned long long)k.bad, k.bad == 1 ? "" : "s", format_keys_name(keys));
+        return EXIT_RUNTIME;
+    }
     return 0;
+}
+
+/* url canon URL...: each URL's canonical form, one a line; a URL that does
+ * not canonicalise is reported on stderr and fails the run at the end. */
+static int url_canon_main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("url canon: a URL is required");
+    struct url_canon *c = malloc(sizeof(*c));
+    if (!c)
+        return runtime_error("out of memory");
+    int rc = 0;
+    for (int i = 1; i < argc; i++) {
+        char why[256];
+        if (url_canon_url(c, argv[i], strlen(argv[i]), why, sizeof(why)) != 0) {
+            fflush(stdout);
+            fprintf(stderr, "bloomgate: url canon: '%s': %s\n", argv[i], why);
+            rc = EXIT_RUNTIME;
+            continue;
+        }
+        fwrite(c->url, 1, c->len, stdout);
+        putchar('\n');
+    }
+    free(c);
+    if (fflush(stdout) != 0)
+        return runtime_error("writing to stdout failed");
+    return rc;
+}
+
+/* url expressions [--keys K] URL: what a lookup of URL in a K filter probes,
+ * most specific first. */
+static int url_expressions_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"keys", required_argument, NULL, 'k'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    enum filter_keys keys = FILTER_KEYS_URL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
+        if (c == 'k') {
+            if (format_keys_parse(optarg, &keys) != 0)
+                return usage_error("url expressions: --keys: '%s' is not exact, host or url",
+                                   optarg);
+        } else if (c == 'h') {
+            return print_cmd_help("url");
+        } else {
+            return usage_error("url expressions: bad option");
+        }
+    }
+    if (argc - optind != 1)
+        return usage_error("url expressions: one URL is required");
+    struct keys_query *q = malloc(sizeof(*q));
+    if (!q)
+        return runtime_error("out of memory");
+    char why[256];
+    const char *u = argv[optind];
+    if (keys_expand((enum keys_kind)keys, u, strlen(u), q, why, sizeof(why)) != 0) {
+        fprintf(stderr, "bloomgate: url expressions: '%s': %s\n", u, why);
+        free(q);
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < q->n; i++) {
+        fwrite(q->p[i].data, 1, q->p[i].len, stdout);
+        putchar('\n');
+    }
+    free(q);
+    if (fflush(stdout) != 0)
+        return runtime_error("writing to stdout failed");
+    return 0;
+}
+
+static int cmd_url(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("url: a subcommand is required (canon, expressions)");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return print_cmd_help("url");
+    if (strcmp(argv[1], "canon") == 0) {
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+                return print_cmd_help("url");
+        return url_canon_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "expressions") == 0)
+        return url_expressions_main(argc - 1, argv + 1);
+    return usage_error("url: unknown subcommand '%s'", argv[1]);
 }
 
 /* What `journal dump` counts: items a list file cannot carry unchanged, because
@@ -506,6 +736,9 @@ struct tool_cmd {
 
 static const struct tool_opt build_opts[] = {
     {"-o, --output FILE", "filter file to write (required; written beside it, then renamed)"},
+    {"-k, --keys K", "exact (default for plain), host or url: stored in the file"},
+    {"-f, --format F", "plain (default), hosts, adblock (implies url keys) or urls (url keys)"},
+    {"-r, --rejects FILE", "write each rejected line to FILE with its reason"},
     {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
     {"-p, --fpr P", "target false-positive rate at capacity (default 0.0001)"},
@@ -523,6 +756,11 @@ static const struct tool_opt verify_opts[] = {
 };
 static const struct tool_opt check_opts[] = {
     {"-w, --with-items", "print YES or NO, a tab, then the item"},
+    {"-m, --match", "after YES, a tab and the expression that matched (most specific)"},
+    {NULL, NULL},
+};
+static const struct tool_opt url_expr_opts[] = {
+    {"-k, --keys K", "url (default: host-suffix x path-prefix), host (the host and parents)"},
     {NULL, NULL},
 };
 static const struct tool_opt journal_opts[] = {
@@ -538,15 +776,33 @@ static const struct tool_cmd commands[] = {
      "input: one item per line, LF or CRLF; trailing spaces, tabs, CR, VT and FF are\n"
      "trimmed; empty lines and lines starting with '#' are skipped; a line may hold\n"
      "at most 1 MiB. The summary's \"items\" counts the items that set a new bit:\n"
-     "duplicates are not counted, nor the rare item whose bits others had all set.\n",
+     "duplicates are not counted, nor the rare item whose bits others had all set.\n"
+     "A list format implies its keys: hosts gives host keys, adblock and urls url\n"
+     "keys. Host and url keys are canonical (docs/url-matching.md); exact keys take\n"
+     "only plain lists, and journals only exact keys. A rejects file line is\n"
+     "INPUT:OFFSET<tab>REASON<tab>WHY<tab>LINE.\n",
      cmd_build},
     {"info", NULL, "FILE", "print the header as JSON\n", NULL, NULL, cmd_info},
     {"verify", NULL, "FILE [--threads T]", "check every checksum\n", verify_opts, NULL, cmd_verify},
-    {"check", NULL, "FILE [--with-items] [ITEM...]",
-     "print YES or NO per item (items from stdin if none)\n", check_opts,
+    {"check", NULL, "FILE [--with-items] [--match] [ITEM...]",
+     "print YES or NO per item (items from stdin if none),\n"
+     "applying the file's key kind\n",
+     check_opts,
      "stdin is read with build's line rules. YES means probably listed (a Bloom\n"
-     "filter has false positives); NO means certainly not.\n",
+     "filter has false positives); NO means certainly not. A host or url filter\n"
+     "canonicalises each item and probes its expressions (bloomgate url\n"
+     "expressions shows them): YES if any is present. An item that is not a host\n"
+     "or URL prints ERROR, a tab and the reason, and the exit status is 1.\n",
      cmd_check},
+    {"url", "canon", "canon URL...",
+     "print each URL's canonical form (Safe Browsing),\n"
+     "one a line; a bad URL is an error on stderr\n",
+     NULL, NULL, cmd_url},
+    {"url", "expressions", "expressions [--keys K] URL",
+     "print each expression a lookup of URL tries,\n"
+     "one a line, most specific first\n",
+     url_expr_opts, "See docs/url-matching.md for canonicalisation and the expressions.\n",
+     cmd_url},
     {"journal", "dump", "dump [--count] FILE",
      "print a journal's items, one per line (raw bytes),\n"
      "or with --count only how many there are\n",
@@ -617,10 +873,8 @@ static void print_overview(void)
           stdout);
 }
 
-static int print_cmd_help(const char *name)
+static void print_row_help(const struct tool_cmd *c)
 {
-    const struct tool_cmd *c = find_cmd(name);
-    assert(c != NULL);
     printf("usage: bloomgate %s %s\n", c->name, c->args);
     print_lines(c->summary, "", 0);
     if (c->opts) {
@@ -631,6 +885,19 @@ static int print_cmd_help(const char *name)
         putchar('\n');
         print_lines(c->notes, "", 0);
     }
+}
+
+/* The help of every row called name (url has one per subcommand). */
+static int print_cmd_help(const char *name)
+{
+    const struct tool_cmd *c = find_cmd(name);
+    assert(c != NULL);
+    for (; c < commands + N_COMMANDS; c++)
+        if (strcmp(c->name, name) == 0) {
+            if (c != find_cmd(name))
+                putchar('\n');
+            print_row_help(c);
+        }
     fputs("\nexit status: 0 success, 1 runtime error, 2 usage error; see bloomgate(1)\n", stdout);
     return 0;
 }
@@ -649,7 +916,16 @@ static int cmd_help(int argc, char **argv)
     const struct tool_cmd *c = find_cmd(name);
     if (!c)
         return usage_error("help: unknown command '%s'", argv[1]);
-    if (argc > 2 && !(argc == 3 && c->sub && strcmp(argv[2], c->sub) == 0))
+    if (argc == 3 && c->sub)
+        for (const struct tool_cmd *r = c; r < commands + N_COMMANDS; r++)
+            if (strcmp(r->name, c->name) == 0 && strcmp(argv[2], r->sub) == 0) {
+                print_row_help(r);
+                fputs("\nexit status: 0 success, 1 runtime error, 2 usage error; see "
+                      "bloomgate(1)\n",
+                      stdout);
+                return 0;
+            }
+    if (argc > 2)
         return usage_error("help: unexpected argument '%s'", argv[2]);
     return print_cmd_help(c->name);
 }

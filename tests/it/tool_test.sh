@@ -31,9 +31,11 @@ expect 0 "info" -- "$BG" info "$T/s.bloom"
 items=$(grep -vc -e '^#' -e '^[[:space:]]*$' "$SAMPLE")
 [ "$(json "$T/out" items)" = "$items" ] && ok || bad "info items != $items"
 [ "$(json "$T/out" capacity)" = "$items" ] && ok || bad "capacity not sized from input"
-for f in layout capacity fpr_target fpr_estimated items k shards bytes seed; do
+for f in keys layout capacity fpr_target fpr_estimated items k shards bytes seed; do
     grep -q "^  \"$f\": " "$T/out" && ok || bad "info lacks $f"
 done
+[ "$(json "$T/out" keys)" = exact ] && ok || bad "info keys: $(json "$T/out" keys), wanted exact"
+[ "$(json "$T/out" format_version)" = 1 ] && ok || bad "an exact filter is not format version 1"
 expect 0 "verify" -- "$BG" verify "$T/s.bloom"
 contains "$T/out" "ok" "verify output"
 # every listed item is present
@@ -70,6 +72,46 @@ contains "$T/err" "fpr" "bad fpr message"
 expect 2 "bad layout" -- "$BG" build -o "$T/x.bloom" --layout fancy "$SAMPLE"
 expect 2 "bad shards" -- "$BG" build -o "$T/x.bloom" --shards 3 "$SAMPLE"
 expect 2 "bad capacity" -- "$BG" build -o "$T/x.bloom" --capacity -5 "$SAMPLE"
+expect 2 "bad keys" -- "$BG" build -o "$T/x.bloom" --keys domain "$SAMPLE"
+contains "$T/err" "exact, host or url" "bad keys message"
+expect 2 "bad format" -- "$BG" build -o "$T/x.bloom" --format csv "$SAMPLE"
+expect 2 "adblock as exact items" -- "$BG" build -o "$T/x.bloom" --format adblock --keys exact "$SAMPLE"
+contains "$T/err" "not exact items" "adblock as exact message"
+expect 2 "urls as host keys" -- "$BG" build -o "$T/x.bloom" --format urls --keys host "$SAMPLE"
+expect 2 "journal into url keys" -- "$BG" build -o "$T/x.bloom" --keys url --journal "$T/j" "$SAMPLE"
+[ ! -e "$T/x.bloom" ] && ok || bad "a refused combination left an output file"
+# plain hosts as host keys: canonical, so EXAMPLE.COM. and example.com are one key
+printf 'Example.COM.\nexample.com\nhttp://example.com/x\n# c\n\n' >"$T/hl.txt"
+expect 0 "plain list as host keys" -- "$BG" build --seed 2 -o "$T/hl.bloom" --keys host --rejects "$T/hl.rej" "$T/hl.txt"
+contains "$T/out" "keys host, format plain" "summary names keys and format"
+contains "$T/out" "lines: 5 read: 2 kept, 1 blank, 1 comment, 0 ignored, 1 rejected" "summary lines"
+contains "$T/out" "keys: 2 kept, 1 new, 1 merged as duplicates" "summary merges the duplicate"
+contains "$T/out" "rejected: 1 lines (written to $T/hl.rej): path-for-host 1" "summary rejects"
+[ "$(cut -f2,4 "$T/hl.rej")" = "$(printf 'path-for-host\thttp://example.com/x')" ] && ok || bad "rejects file: $(cat "$T/hl.rej")"
+expect 0 "info host keys" -- "$BG" info "$T/hl.bloom"
+[ "$(json "$T/out" keys)" = host ] && ok || bad "info keys: $(json "$T/out" keys), wanted host"
+[ "$(json "$T/out" format_version)" = 2 ] && ok || bad "a host filter is not format version 2"
+# check applies the file's key kind; --match names the expression
+expect 0 "check host keys" -- "$BG" check --match "$T/hl.bloom" "http://WWW.Example.COM:8080/a?b" "bob@mail.example.com" "example.org"
+[ "$(cat "$T/out" | tr '\n\t' '|,')" = "YES,example.com|YES,example.com|NO|" ] && ok || bad "check host keys: $(cat "$T/out")"
+expect 1 "check a bad host" -- "$BG" check --with-items "$T/hl.bloom" "http://example.com:99999/" "example.com"
+[ "$(cut -f1 "$T/out" | tr '\n' ' ')" = "ERROR YES " ] && ok || bad "check a bad host: $(cat "$T/out")"
+contains "$T/out" "port" "check names why an item is bad"
+contains "$T/err" "1 item could not be read as host keys" "check bad item summary"
+# url canon and url expressions
+expect 0 "url canon" -- "$BG" url canon "HTTP://Login.EVIL.com.:8080/a/./b/../c?x=1#top" "http://%31%30.0.0.1/"
+[ "$(cat "$T/out" | tr '\n' ' ')" = "http://login.evil.com/a/c?x=1 http://10.0.0.1/ " ] && ok || bad "url canon: $(cat "$T/out")"
+expect 1 "url canon bad" -- "$BG" url canon "http://a.example/" "mailto:bob@example.org" "b.example"
+[ "$(cat "$T/out" | tr '\n' ' ')" = "http://a.example/ http://b.example/ " ] && ok || bad "url canon bad: $(cat "$T/out")"
+contains "$T/err" "mailto:bob@example.org" "url canon names the bad URL"
+expect 0 "url expressions" -- "$BG" url expressions "http://a.b.c/1/2.html?param=1"
+[ "$(cat "$T/out" | tr '\n' ' ')" = "a.b.c/1/2.html?param=1 a.b.c/1/2.html a.b.c/ a.b.c/1/ b.c/1/2.html?param=1 b.c/1/2.html b.c/ b.c/1/ " ] && ok || bad "url expressions: $(cat "$T/out")"
+expect 0 "url expressions --keys host" -- "$BG" url expressions --keys host "bob@mx.sub.spam.example"
+[ "$(cat "$T/out" | tr '\n' ' ')" = "mx.sub.spam.example sub.spam.example spam.example example " ] && ok || bad "url expressions host: $(cat "$T/out")"
+expect 2 "url expressions two URLs" -- "$BG" url expressions a.example b.example
+expect 2 "url unknown subcommand" -- "$BG" url frob
+expect 0 "help url canon" -- "$BG" help url canon
+contains "$T/out" "usage: bloomgate url canon" "help url canon"
 expect 2 "unknown command" -- "$BG" frobnicate
 expect 2 "no command" -- "$BG"
 expect 2 "info without file" -- "$BG" info
@@ -86,7 +128,7 @@ expect 0 "help (command)" -- "$BG" help
 cp "$T/out" "$T/overview"
 expect 0 "--help" -- "$BG" --help
 cmp -s "$T/out" "$T/overview" && ok || bad "help and --help differ"
-for cmd in build info verify check journal help; do
+for cmd in build info verify check url journal help; do
     expect 0 "help $cmd" -- "$BG" help "$cmd"
     cp "$T/out" "$T/help-$cmd"
     contains "$T/out" "^usage: bloomgate $cmd" "help $cmd usage line"

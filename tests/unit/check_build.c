@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/conf.h"
+#include "store/loader.h"
+#include "store/registry.h"
 #include "tool/build.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
@@ -512,6 +515,238 @@ START_TEST(test_build_threads_same_bits)
 }
 END_TEST
 
+/* ---- lists of host and url keys ---- */
+
+START_TEST(test_next_line_raw)
+{
+    /* Nothing trimmed or skipped: url/lists classifies blank lines and
+     * comments, and "##" opens an Adblock rule. */
+    static const char buf[] = "##.ad\n\n# c \r\n  x\nlast";
+    const char *want[] = {"##.ad", "", "# c \r", "  x", "last"};
+    size_t len = sizeof(buf) - 1, pos = 0, i = 0;
+    struct filter_key l;
+    while (build_next_line(buf, len, false, &pos, &l)) {
+        ck_assert_uint_lt(i, 4);
+        ck_assert_uint_eq(l.len, strlen(want[i]));
+        ck_assert_int_eq(memcmp(l.data, want[i], l.len), 0);
+        i++;
+    }
+    ck_assert_uint_eq(i, 4); /* "last" has no LF and this is not the last chunk */
+    ck_assert_int_eq(build_next_line(buf, len, true, &pos, &l), 1);
+    ck_assert_uint_eq(l.len, 4);
+    ck_assert_uint_eq(pos, len);
+    ck_assert_int_eq(build_next_line(buf, len, true, &pos, &l), 0);
+    pos = 0; /* a final LF ends the input: no empty line after it */
+    ck_assert_int_eq(build_next_line("a\n", 2, true, &pos, &l), 1);
+    ck_assert_int_eq(build_next_line("a\n", 2, true, &pos, &l), 0);
+}
+END_TEST
+
+START_TEST(test_key_forms)
+{
+    static const struct {
+        enum filter_keys keys;
+        const char *key;
+        enum build_form form;
+    } c[] = {
+        {FILTER_KEYS_URL, "evil.example/", BUILD_FORM_HOST},
+        {FILTER_KEYS_URL, "evil.example/x.exe", BUILD_FORM_PATH},
+        {FILTER_KEYS_URL, "evil.example/?q", BUILD_FORM_PATH},
+        {FILTER_KEYS_URL, "1.2.3.4/", BUILD_FORM_IP},
+        {FILTER_KEYS_URL, "1.2.3.4/a", BUILD_FORM_PATH},
+        {FILTER_KEYS_URL, "[2001:db8::1]/", BUILD_FORM_IP},
+        {FILTER_KEYS_URL, "1.2.3.4.5/", BUILD_FORM_HOST},
+        {FILTER_KEYS_HOST, "evil.example", BUILD_FORM_HOST},
+        {FILTER_KEYS_HOST, "10.0.0.1", BUILD_FORM_IP},
+        {FILTER_KEYS_HOST, "2001:db8::1", BUILD_FORM_IP},
+        {FILTER_KEYS_HOST, "123", BUILD_FORM_HOST},
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+        ck_assert_msg(build_key_form(c[i].keys, c[i].key, strlen(c[i].key)) == c[i].form,
+                      "%s: form %s", c[i].key,
+                      build_form_name(build_key_form(c[i].keys, c[i].key, strlen(c[i].key))));
+    ck_assert_str_eq(build_form_name(BUILD_FORM_PATH), "url");
+}
+END_TEST
+
+/* A hosts list with every kind of line, built as host and as url keys, on
+ * one thread and two: the same counts, the same keys, the rejects written. */
+START_TEST(test_build_hosts_list)
+{
+    const char *in = tmp_path("hosts.txt"), *out = tmp_path("hosts.bgf");
+    const char *rej = tmp_path("hosts.rej");
+    static const char text[] = "# a hosts file\r\n"
+                               "\n"
+                               "127.0.0.1 localhost\n"
+                               "0.0.0.0 Evil.Example.\n"
+                               "0.0.0.0 a.evil.example b.example # two more\n"
+                               "0.0.0.0 evil.example\n" /* a duplicate once canonical */
+                               "0.0.0.0 10.1.515\n"     /* an IPv4 address as a name */
+                               "0.0.0.0\n"              /* no name */
+                               "evil.example\n"         /* no address */
+                               "::1 ip6-localhost ip6-loopback\n"
+                               "0.0.0.0 bad/host\n";
+    tu_write_file(in, text, sizeof(text) - 1);
+    for (int round = 0; round < 4; round++) {
+        enum filter_keys keys = round & 1 ? FILTER_KEYS_URL : FILTER_KEYS_HOST;
+        const char *inputs[] = {in};
+        struct build_opts o = {.inputs = inputs,
+                               .n_inputs = 1,
+                               .output = out,
+                               .layout = FILTER_BLOCKED,
+                               .fpr = 1e-4,
+                               .threads = round < 2 ? 1 : 2,
+                               .seed = SEED,
+                               .keys = keys,
+                               .format = LISTS_HOSTS,
+                               .rejects = rej};
+        struct build_result r;
+        char err[512] = "";
+        ck_assert_msg(build_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
+        ck_assert(r.parsed);
+        const struct build_tally *t = &r.tally;
+        ck_assert_uint_eq(t->lines, 11);
+        ck_assert_uint_eq(r.lines, 11);
+        ck_assert_uint_eq(t->cls[LISTS_KEPT], 4);
+        ck_assert_uint_eq(t->cls[LISTS_BLANK], 1);
+        ck_assert_uint_eq(t->cls[LISTS_COMMENT], 1);
+        ck_assert_uint_eq(t->cls[LISTS_IGNORED], 2);
+        ck_assert_uint_eq(t->cls[LISTS_REJECTED], 3);
+        ck_assert_uint_eq(t->rejected[LISTS_REJ_NO_NAME], 1);
+        ck_assert_uint_eq(t->rejected[LISTS_REJ_NO_ADDRESS], 1);
+        ck_assert_uint_eq(t->rejected[LISTS_REJ_BAD_HOST], 1);
+        ck_assert_uint_eq(t->ignored_names, 3);
+        ck_assert_uint_eq(t->kept[BUILD_FORM_HOST], 4);
+        ck_assert_uint_eq(t->fresh[BUILD_FORM_HOST], 3);
+        ck_assert_uint_eq(t->kept[BUILD_FORM_IP], 1);
+        ck_assert_uint_eq(t->fresh[BUILD_FORM_IP], 1);
+        ck_assert_uint_eq(t->kept[BUILD_FORM_PATH], 0);
+        ck_assert_uint_eq(r.plan.capacity, 5); /* sized for the keys, not the lines */
+        ck_assert_uint_eq(r.items, 4);
+        struct filter *f = load_ok(out);
+        ck_assert_int_eq(f->keys, keys);
+        bool u = keys == FILTER_KEYS_URL;
+        ck_assert(has(f, u ? "evil.example/" : "evil.example"));
+        ck_assert(has(f, u ? "a.evil.example/" : "a.evil.example"));
+        ck_assert(has(f, u ? "b.example/" : "b.example"));
+        ck_assert(has(f, u ? "10.1.2.3/" : "10.1.2.3"));
+        ck_assert(!has(f, "Evil.Example."));
+        ck_assert(!has(f, u ? "localhost/" : "localhost"));
+        filter_free(f);
+        size_t len;
+        char *rt = (char *)tu_read_file(rej, &len);
+        ck_assert_msg(strstr(rt, "\tno-name\t") && strstr(rt, "\t0.0.0.0\n"), "%s", rt);
+        ck_assert_msg(strstr(rt, "\tno-address\t") && strstr(rt, "\tevil.example\n"), "%s", rt);
+        ck_assert_msg(strstr(rt, "\tbad-host\t") && strstr(rt, "\t0.0.0.0 bad/host\n"), "%s", rt);
+        int nl = 0;
+        for (size_t i = 0; i < len; i++)
+            nl += rt[i] == '\n';
+        ck_assert_int_eq(nl, 3);
+        ck_assert_msg(strncmp(rt, in, strlen(in)) == 0, "rejects line lacks the input: %s", rt);
+        free(rt);
+    }
+}
+END_TEST
+
+START_TEST(test_build_list_combinations)
+{
+    /* What the tool refuses as usage errors, build_run refuses too. */
+    const char *in = tmp_path("c.txt"), *out = tmp_path("c.bgf");
+    tu_write_file(in, "||evil.example^\n", 16);
+    const char *inputs[] = {in};
+    const char *journals[] = {tmp_path("no.journal")};
+    struct build_opts o = {.inputs = inputs,
+                           .n_inputs = 1,
+                           .output = out,
+                           .layout = FILTER_BLOCKED,
+                           .fpr = 1e-4,
+                           .seed = SEED,
+                           .keys = FILTER_KEYS_EXACT,
+                           .format = LISTS_ADBLOCK};
+    struct build_result r;
+    char err[512] = "";
+    ck_assert_int_eq(build_run(&o, &r, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "not exact items"), "%s", err);
+    o.keys = FILTER_KEYS_HOST;
+    o.journals = journals;
+    o.n_journals = 1;
+    tu_write_file(journals[0], "", 0); /* an empty journal is valid */
+    ck_assert_int_eq(build_run(&o, &r, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "journals hold exact items"), "%s", err);
+    o.n_journals = 0;
+    o.rejects = tmp_path("no/such/dir/r.txt");
+    ck_assert_int_eq(build_run(&o, &r, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "rejects file"), "%s", err);
+    o.rejects = NULL;
+    ck_assert_msg(build_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(r.items, 1);
+}
+END_TEST
+
+/* ---- the config's `keys` against the file (store/loader.c) ---- */
+
+static struct fversion *load_with(const char *file, const char *keys_line, char *err, size_t errlen)
+{
+    char text[8192];
+    snprintf(text, sizeof(text), "filter f {\n    %s %s\n    %s\n}\n", file ? "file" : "capacity",
+             file ? file : "1000", keys_line);
+    struct conf *c = conf_parse(text, strlen(text), NULL, err, errlen);
+    ck_assert_msg(c != NULL, "%s", err);
+    err[0] = '\0';
+    struct fversion *v = loader_load_filter(&c->filters[0], 1, err, errlen);
+    conf_free(c);
+    return v;
+}
+
+START_TEST(test_loader_checks_keys)
+{
+    const char *in = tmp_path("k.txt"), *out = tmp_path("k.bgf");
+    tu_write_file(in, "||evil.example^\n", 16);
+    const char *inputs[] = {in};
+    struct build_opts o = {.inputs = inputs,
+                           .n_inputs = 1,
+                           .output = out,
+                           .layout = FILTER_BLOCKED,
+                           .fpr = 1e-4,
+                           .seed = SEED,
+                           .keys = FILTER_KEYS_URL,
+                           .format = LISTS_ADBLOCK};
+    struct build_result r;
+    char err[1024] = "";
+    ck_assert_msg(build_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
+    struct fversion *v = load_with(out, "keys url", err, sizeof(err));
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_URL);
+    fversion_free(v);
+    v = load_with(out, "", err, sizeof(err)); /* not given: the file decides */
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_URL);
+    fversion_free(v);
+    /* Disagreeing: refused, naming the filter, the file and both kinds. */
+    v = load_with(out, "keys exact", err, sizeof(err));
+    ck_assert_ptr_null(v);
+    ck_assert_msg(strstr(err, "filter f:") && strstr(err, out) && strstr(err, "holds url keys") &&
+                      strstr(err, "says keys exact"),
+                  "%s", err);
+    v = load_with(out, "keys host", err, sizeof(err));
+    ck_assert_ptr_null(v);
+    ck_assert_msg(strstr(err, "holds url keys") && strstr(err, "says keys host"), "%s", err);
+    /* A filter that starts empty takes the config's kind (exact if none). */
+    v = load_with(NULL, "keys host", err, sizeof(err));
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_HOST);
+    fversion_free(v);
+    v = load_with(NULL, "", err, sizeof(err));
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_int_eq(v->f->keys, FILTER_KEYS_EXACT);
+    fversion_free(v);
+    /* An unknown kind is a config error. */
+    static const char bad[] = "filter f {\n capacity 10\n keys domain\n}\n";
+    ck_assert_ptr_null(conf_parse(bad, sizeof(bad) - 1, NULL, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "keys"), "%s", err);
+}
+END_TEST
+
 static Suite *build_suite(void)
 {
     Suite *s = suite_create("build");
@@ -520,6 +755,8 @@ static Suite *build_suite(void)
     tcase_add_test(tc, test_next_item_last_line);
     tcase_add_test(tc, test_next_item_nul);
     tcase_add_test(tc, test_next_item_positions);
+    tcase_add_test(tc, test_next_line_raw);
+    tcase_add_test(tc, test_key_forms);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("run");
@@ -532,6 +769,9 @@ static Suite *build_suite(void)
     tcase_add_test(tc, test_build_bad_inputs);
     tcase_add_test(tc, test_build_line_limit);
     tcase_add_test(tc, test_build_threads_same_bits);
+    tcase_add_test(tc, test_build_hosts_list);
+    tcase_add_test(tc, test_build_list_combinations);
+    tcase_add_test(tc, test_loader_checks_keys);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("long_line");

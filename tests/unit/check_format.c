@@ -1,6 +1,7 @@
 /* Unit tests for filter files (src/format.c): write and load round trips, and
  * every kind of damage a file can come with: flipped bytes in each header
- * field and in payloads, truncation, trailing bytes, a future version, and
+ * field and in payloads, truncation, trailing bytes, a future version or key
+ * kind, and
  * absurd values behind a valid header checksum. Each must be refused with a
  * message naming the file and the fault, never a crash (the sanitizer build
  * turns any stray read into a failure). Offsets are the on-disk layout of
@@ -38,7 +39,8 @@ enum {
     OFF_BUILD_TIME = 72,
     OFF_PAYLOAD = 80,
     OFF_STRIDE = 88,
-    OFF_RESERVED = 96,
+    OFF_KEYS = 96, /* version 2; reserved (zero) in version 1 */
+    OFF_RESERVED = 100,
     OFF_HEADER_SUM = 120,
     OFF_TABLE = 128,
 };
@@ -67,8 +69,8 @@ static void fix_header_sum(unsigned char *buf, size_t header_bytes)
     put_le(buf + OFF_HEADER_SUM, 8, XXH3_64bits(buf, header_bytes));
 }
 
-static struct filter *make_filled(enum filter_layout layout, uint64_t capacity, uint32_t shards,
-                                  uint64_t items)
+static struct filter *make_filled_keys(enum filter_layout layout, uint64_t capacity,
+                                       uint32_t shards, uint64_t items, enum filter_keys keys)
 {
     struct filter_plan plan;
     char err[256] = "", key[32];
@@ -76,9 +78,16 @@ static struct filter *make_filled(enum filter_layout layout, uint64_t capacity, 
                   "%s", err);
     struct filter *f = filter_create(&plan, SEED, err, sizeof(err));
     ck_assert_msg(f != NULL, "%s", err);
+    f->keys = keys;
     for (uint64_t i = 0; i < items; i++)
         filter_add(f, key, tu_key(key, "key-", i));
     return f;
+}
+
+static struct filter *make_filled(enum filter_layout layout, uint64_t capacity, uint32_t shards,
+                                  uint64_t items)
+{
+    return make_filled_keys(layout, capacity, shards, items, FILTER_KEYS_EXACT);
 }
 
 static void write_ok(struct filter *f, const char *path)
@@ -136,10 +145,10 @@ struct sample {
     uint32_t shards;
 };
 
-static void sample_make(struct sample *s, enum filter_layout layout, uint64_t capacity,
-                        uint32_t shards, const char *name)
+static void sample_make_keys(struct sample *s, enum filter_layout layout, uint64_t capacity,
+                             uint32_t shards, const char *name, enum filter_keys keys)
 {
-    struct filter *f = make_filled(layout, capacity, shards, capacity);
+    struct filter *f = make_filled_keys(layout, capacity, shards, capacity, keys);
     tu_path(s->path, sizeof(s->path), name);
     write_ok(f, s->path);
     s->buf = tu_read_file(s->path, &s->len);
@@ -149,7 +158,15 @@ static void sample_make(struct sample *s, enum filter_layout layout, uint64_t ca
     s->stride = get_le(s->buf + OFF_STRIDE, 8);
     s->shard_bytes = f->bits_per_shard / 8;
     ck_assert_uint_eq(get_le(s->buf + OFF_HEADER_BYTES, 4), s->header_bytes);
+    ck_assert_uint_eq(get_le(s->buf + OFF_VERSION, 4), keys == FILTER_KEYS_EXACT ? 1 : 2);
+    ck_assert_uint_eq(get_le(s->buf + OFF_KEYS, 4), keys);
     filter_free(f);
+}
+
+static void sample_make(struct sample *s, enum filter_layout layout, uint64_t capacity,
+                        uint32_t shards, const char *name)
+{
+    sample_make_keys(s, layout, capacity, shards, name, FILTER_KEYS_EXACT);
 }
 
 /* Write a variant of the sample as <name> and return its path in out. */
@@ -167,14 +184,16 @@ static const uint32_t rt_shards[] = {1, 4, 16};
 
 START_TEST(test_round_trip)
 {
-    /* Loop index: layout by shard count. */
+    /* Loop index: layout by shard count; the key kinds go round with the
+     * shard counts, so each layout carries each kind once. */
     enum filter_layout layout = _i / 3 ? FILTER_CLASSIC : FILTER_BLOCKED;
     uint32_t S = rt_shards[_i % 3];
+    enum filter_keys keys = (enum filter_keys)((_i + _i / 3) % 3);
     const uint64_t n = 50000;
     char path[4096], name[64], err[512] = "", key[32];
     snprintf(name, sizeof(name), "rt-%d-%u.bgf", (int)layout, S);
     tu_path(path, sizeof(path), name);
-    struct filter *f = make_filled(layout, n, S, n);
+    struct filter *f = make_filled_keys(layout, n, S, n, keys);
     ck_assert_int_eq(f->build_time, 0);
     write_ok(f, path);
     ck_assert_int_gt(f->build_time, 1600000000); /* stamped with the time of writing */
@@ -185,7 +204,9 @@ START_TEST(test_round_trip)
     ck_assert_int_eq(stat(path, &st), 0);
     uint64_t header_bytes = OFF_TABLE + 32ull * S;
     uint64_t shard_bytes = f->bits_per_shard / 8;
-    ck_assert_uint_eq(info.version, 1);
+    /* An exact filter is written as version 1, readable by every release. */
+    ck_assert_uint_eq(info.version, keys == FILTER_KEYS_EXACT ? 1 : 2);
+    ck_assert_int_eq(info.keys, keys);
     ck_assert_int_eq(info.plan.layout, layout);
     ck_assert_uint_eq(info.plan.k, f->k);
     ck_assert_uint_eq(info.plan.capacity, n);
@@ -224,6 +245,7 @@ START_TEST(test_round_trip)
     ck_assert_double_eq(b.fpr_expected, a.fpr_expected);
     ck_assert_uint_eq(g->seed, SEED);
     ck_assert_int_eq(g->build_time, f->build_time);
+    ck_assert_int_eq(g->keys, keys);
     ck_assert_uint_eq(filter_items(g), filter_items(f));
     ck_assert_uint_eq(filter_bits_set(g), filter_bits_set(f));
     for (uint32_t i = 0; i < S; i++) {
@@ -315,8 +337,10 @@ static const struct flip header_flips[] = {
     {OFF_BUILD_TIME, "checksum"},
     {OFF_PAYLOAD + 1, "checksum"},
     {OFF_STRIDE + 1, "checksum"},
+    {OFF_KEYS, "checksum"},
+    {OFF_KEYS + 3, "checksum"},
     {OFF_RESERVED, "checksum"},
-    {OFF_RESERVED + 23, "checksum"},
+    {OFF_RESERVED + 19, "checksum"},
     {OFF_HEADER_SUM, "checksum"},
     {OFF_HEADER_SUM + 7, "checksum"},
     {OFF_TABLE + 0, "checksum"},       /* shard 0: items */
@@ -327,8 +351,10 @@ static const struct flip header_flips[] = {
 
 START_TEST(test_header_byte_flips)
 {
+    /* Loop index: an exact (version 1) and a url (version 2) file. */
     struct sample s;
-    sample_make(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf");
+    sample_make_keys(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf",
+                     _i ? FILTER_KEYS_URL : FILTER_KEYS_EXACT);
     for (size_t i = 0; i < sizeof(header_flips) / sizeof(header_flips[0]); i++) {
         unsigned char *buf = malloc(s.len);
         ck_assert_ptr_nonnull(buf);
@@ -462,14 +488,14 @@ END_TEST
 
 START_TEST(test_versions)
 {
-    /* Version 2 behind a valid checksum: refused because of the version, with
+    /* Version 3 behind a valid checksum: refused because of the version, with
      * advice to upgrade, not as a corrupt file. */
     struct sample s;
     sample_make(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf");
     struct {
         uint32_t version;
         const char *word;
-    } v[] = {{2, "format version 2 is newer"}, {0xffffffffu, "newer"}, {0, "format version 0"}};
+    } v[] = {{3, "format version 3 is newer"}, {0xffffffffu, "newer"}, {0, "format version 0"}};
     for (size_t i = 0; i < 3; i++) {
         unsigned char *buf = malloc(s.len);
         ck_assert_ptr_nonnull(buf);
@@ -482,6 +508,75 @@ START_TEST(test_versions)
         expect_refused(path, v[i].word, 1, -1);
         free(buf);
     }
+    free(s.buf);
+}
+END_TEST
+
+START_TEST(test_key_kinds)
+{
+    /* The key kind behind a valid checksum: version 2 takes 0, 1 and 2 and
+     * refuses any other value by name; version 1 keeps the field reserved. */
+    struct sample s;
+    sample_make_keys(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf", FILTER_KEYS_URL);
+    unsigned char *buf = malloc(s.len);
+    ck_assert_ptr_nonnull(buf);
+    char path[4096], name[64], err[512];
+    struct {
+        uint32_t version, keys;
+        int ok;           /* loads, with these keys */
+        const char *word; /* else refused with this */
+    } c[] = {
+        {2, 0, 1, NULL}, /* version 2 may say exact, though the writer writes 1 */
+        {2, 1, 1, NULL},
+        {2, 2, 1, NULL},
+        {2, 3, 0, "unknown key kind 3"},
+        {2, 0x100, 0, "unknown key kind 256"},
+        {2, 0xffffffffu, 0, "unknown key kind 4294967295"},
+        {1, 0, 1, NULL},
+        {1, 1, 0, "reserved"},
+        {1, 2, 0, "reserved"},
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        memcpy(buf, s.buf, s.len);
+        put_le(buf + OFF_VERSION, 4, c[i].version);
+        put_le(buf + OFF_KEYS, 4, c[i].keys);
+        fix_header_sum(buf, s.header_bytes);
+        snprintf(name, sizeof(name), "keys-%u-%u.bgf", c[i].version, c[i].keys);
+        variant(&s, buf, s.len, name, path, sizeof(path));
+        if (!c[i].ok) {
+            expect_refused(path, c[i].word, 1, -1);
+            continue;
+        }
+        memset(err, 0, sizeof(err));
+        struct filter *f = format_load(path, 2, err, sizeof(err));
+        ck_assert_msg(f != NULL, "%s: %s", name, err);
+        ck_assert_int_eq(f->keys, c[i].keys);
+        struct format_info info;
+        ck_assert_int_eq(format_read_info(path, &info, err, sizeof(err)), 0);
+        ck_assert_int_eq(info.keys, c[i].keys);
+        ck_assert_uint_eq(info.version, c[i].version);
+        format_info_free(&info);
+        filter_free(f);
+    }
+    /* The names, both ways. */
+    enum filter_keys k;
+    ck_assert_str_eq(format_keys_name(FILTER_KEYS_EXACT), "exact");
+    ck_assert_str_eq(format_keys_name(FILTER_KEYS_HOST), "host");
+    ck_assert_str_eq(format_keys_name(FILTER_KEYS_URL), "url");
+    ck_assert_str_eq(format_keys_name((enum filter_keys)7), "?");
+    ck_assert_int_eq(format_keys_parse("url", &k), 0);
+    ck_assert_int_eq(k, FILTER_KEYS_URL);
+    ck_assert_int_eq(format_keys_parse("URL", &k), -1);
+    ck_assert_int_eq(format_keys_parse("", &k), -1);
+    /* A filter whose kind is out of range is not written. */
+    struct filter *f = make_filled(FILTER_BLOCKED, 100, 1, 10);
+    f->keys = (enum filter_keys)5;
+    tu_path(path, sizeof(path), "bad-kind.bgf");
+    err[0] = '\0';
+    ck_assert_int_eq(format_write(f, path, 1, err, sizeof(err)), -1);
+    ck_assert_msg(has_word(err, "key kind"), "%s", err);
+    filter_free(f);
+    free(buf);
     free(s.buf);
 }
 END_TEST
@@ -530,6 +625,8 @@ static const struct patch patches[] = {
     {"layout 2^32-1", OFF_LAYOUT, 4, SET, 0xffffffffu, 0, "layout", 1, -1},
     {"flags 1", OFF_FLAGS, 4, SET, 1, 0, "reserved", 1, -1},
     {"reserved byte", OFF_RESERVED + 5, 1, SET, 1, 0, "reserved", 1, -1},
+    {"last reserved byte", OFF_RESERVED + 19, 1, SET, 1, 0, "reserved", 1, -1},
+    {"key kind in version 1", OFF_KEYS, 4, SET, 2, 0, "reserved", 1, -1},
     {"payload offset 0", OFF_PAYLOAD, 8, SET, 0, 0, "payload offset 0", 1, -1},
     {"payload offset 2^63", OFF_PAYLOAD, 8, SET, 1ull << 63, 0, "payload offset", 1, -1},
     {"stride 0", OFF_STRIDE, 8, SET, 0, 0, "shard stride 0", 1, -1},
@@ -722,12 +819,13 @@ static Suite *format_suite(void)
     tc = tcase_create("corruption");
     tcase_add_unchecked_fixture(tc, tu_dir_setup, tu_dir_teardown);
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_header_byte_flips);
+    tcase_add_loop_test(tc, test_header_byte_flips, 0, 2);
     tcase_add_loop_test(tc, test_payload_byte_flips, 0, 2);
     tcase_add_test(tc, test_truncation);
     tcase_add_test(tc, test_trailing_bytes);
     tcase_add_test(tc, test_wrong_magic);
     tcase_add_test(tc, test_versions);
+    tcase_add_test(tc, test_key_kinds);
     tcase_add_loop_test(tc, test_absurd_fields, 0, (int)(sizeof(patches) / sizeof(patches[0])));
     tcase_add_test(tc, test_valid_checksum_is_accepted);
     tcase_add_test(tc, test_bad_paths);
