@@ -161,6 +161,31 @@ int hc_send(struct hc_conn *c, const char *method, const char *target, const cha
     return 0;
 }
 
+int hc_send_raw(struct hc_conn *c, const void *buf, size_t len, int timeout_ms)
+{
+    return send_all(c, buf, len, now_ms() + timeout_ms);
+}
+
+int hc_fill(struct hc_conn *c, int timeout_ms)
+{
+    return fill(c, now_ms() + timeout_ms);
+}
+
+bool hc_closed(struct hc_conn *c, int timeout_ms)
+{
+    if (c->len > 0)
+        return false;
+    if (c->eof)
+        return true;
+    if (!wait_fd(c->fd, POLLIN, now_ms() + timeout_ms))
+        return false;
+    char b;
+    ssize_t n = recv(c->fd, &b, 1, MSG_DONTWAIT);
+    if (n == 0)
+        c->eof = true;
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
 bool hc_header(const struct hc_resp *r, const char *name, char *out, size_t cap)
 {
     size_t nl = strlen(name);
