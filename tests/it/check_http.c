@@ -220,6 +220,33 @@ static void expect_error(struct hc_resp *r, int status, const char *code)
     hc_resp_free(r);
 }
 
+/* One request on a connection of its own and what it must get: with status
+ * 2xx the exact body `want`; otherwise a JSON error whose code is `want`.
+ * `has`, when set, must appear in the body too. Tests whose bodies were a run
+ * of req1 + expect_* calls are tables of these. */
+struct http_case {
+    const char *method, *target, *extra, *body;
+    int status;
+    const char *want;
+    const char *has;
+};
+
+static void run_cases(const struct http_case *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct hc_resp r = req1(t[i].method, t[i].target, t[i].extra, t[i].body);
+        ck_assert_msg(r.status == t[i].status, "case %zu (%s %s): status %d, wanted %d: %s", i,
+                      t[i].method, t[i].target, r.status, t[i].status, r.body);
+        if (t[i].has)
+            ck_assert_msg(strstr(r.body, t[i].has), "case %zu: no '%s' in %s", i, t[i].has, r.body);
+        if (t[i].status < 300)
+            expect_body(&r, t[i].status, t[i].want);
+        else
+            expect_error(&r, t[i].status, t[i].want);
+    }
+}
+#define RUN_CASES(t) run_cases((t), sizeof(t) / sizeof((t)[0]))
+
 /* ---- the line protocol (tests/lib/daemon_harness), for the cross-protocol checks ---- */
 
 static struct dh_conn *line_open(void)
@@ -293,55 +320,62 @@ END_TEST
 
 START_TEST(test_check_and_add)
 {
-    struct hc_resp r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\",\"b\",\"a\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,false],\"added\":2}");
-    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"b\",\"c\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[false,true],\"added\":1}");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",\"nope\",\"c\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,false,true]}");
-    r = req1("GET", "/v1/filters/urls/check?item=a", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=nope", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"nope\",\"present\":false}");
-    /* The other filter is another filter. */
-    r = req1("GET", "/v1/filters/big/check?item=a", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"big\",\"item\":\"a\",\"present\":false}");
-    /* An empty batch is a batch. */
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[]}");
-    /* Other keys are ignored; so is the request's Content-Type. */
-    r = req1("POST", "/v1/filters/urls/check", "Content-Type: text/plain\r\n",
-             "{\"x\":1,\"items\":[\"a\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
-    /* An escaped name is the same name. */
-    r = req1("GET", "/v1/filters/ur%6Cs/check?item=a", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}");
+    static const struct http_case t[] = {
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\",\"b\",\"a\"]}", 200,
+         "{\"filter\":\"urls\",\"new\":[true,true,false],\"added\":2}", NULL},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"b\",\"c\"]}", 200,
+         "{\"filter\":\"urls\",\"new\":[false,true],\"added\":1}", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",\"nope\",\"c\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[true,false,true]}", NULL},
+        {"GET", "/v1/filters/urls/check?item=a", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=nope", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"nope\",\"present\":false}", NULL},
+        /* The other filter is another filter. */
+        {"GET", "/v1/filters/big/check?item=a", NULL, NULL, 200,
+         "{\"filter\":\"big\",\"item\":\"a\",\"present\":false}", NULL},
+        /* An empty batch is a batch. */
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[]}", 200,
+         "{\"filter\":\"urls\",\"present\":[]}", NULL},
+        /* Other keys are ignored; so is the request's Content-Type. */
+        {"POST", "/v1/filters/urls/check", "Content-Type: text/plain\r\n",
+         "{\"x\":1,\"items\":[\"a\"]}", 200, "{\"filter\":\"urls\",\"present\":[true]}", NULL},
+        /* An escaped name is the same name. */
+        {"GET", "/v1/filters/ur%6Cs/check?item=a", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}", NULL},
+    };
+    RUN_CASES(t);
 }
 END_TEST
 
 /* Items are bytes: spaces and NUL over HTTP, and the same bytes across protocols. */
 START_TEST(test_items_are_bytes)
 {
-    struct hc_resp r = req1("POST", "/v1/filters/urls/add", NULL,
-                         "{\"items\":[\"with space\",\"nul\\u0000inside\",\"caf\\u00e9\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,true],\"added\":3}");
-    r = req1("GET", "/v1/filters/urls/check?item=with%20space", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=with+space", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=nul%00inside", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"nul\\u0000inside\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=caf%C3%A9", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"café\",\"present\":true}");
-    /* The NUL is part of the item: its prefix and the joined bytes are others. */
-    r = req1("POST", "/v1/filters/urls/check", NULL,
-             "{\"items\":[\"nul\",\"nulinside\",\"nul\\u0000inside\",\"with\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[false,false,true,false]}");
+    static const struct http_case t[] = {
+        {"POST", "/v1/filters/urls/add", NULL,
+         "{\"items\":[\"with space\",\"nul\\u0000inside\",\"caf\\u00e9\"]}", 200,
+         "{\"filter\":\"urls\",\"new\":[true,true,true],\"added\":3}", NULL},
+        {"GET", "/v1/filters/urls/check?item=with%20space", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=with+space", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=nul%00inside", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"nul\\u0000inside\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=caf%C3%A9", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"café\",\"present\":true}", NULL},
+        /* The NUL is part of the item: its prefix and the joined bytes are others. */
+        {"POST", "/v1/filters/urls/check", NULL,
+         "{\"items\":[\"nul\",\"nulinside\",\"nul\\u0000inside\",\"with\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[false,false,true,false]}", NULL},
+    };
+    RUN_CASES(t);
 
     /* HTTP add, line check; line add, HTTP check. */
-    r = req1("POST", "/v1/filters/urls/add", NULL,
-             "{\"items\":[\"http://x.example/added-by-http\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
+    static const struct http_case add[] = {
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"http://x.example/added-by-http\"]}",
+         200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}", NULL},
+    };
+    RUN_CASES(add);
     struct dh_conn *fd = line_open();
     char line[256];
     line_cmd(fd, "CHECK urls http://x.example/added-by-http", line, sizeof(line));
@@ -353,22 +387,26 @@ START_TEST(test_items_are_bytes)
     line_cmd(fd, "ADD urls caf\xc3\xa9", line, sizeof(line));
     ck_assert_str_eq(line, "EXISTS");
     dh_close(fd);
-    r = req1("GET",
-             "/v1/filters/urls/check?item=http%3A%2F%2Fx.example%2Fadded-by-line%3Fa%3D1%26b%3D2",
-             NULL, NULL);
-    expect_body(&r, 200,
-                "{\"filter\":\"urls\",\"item\":\"http://x.example/added-by-line?a=1&b=2\","
-                "\"present\":true}");
-    r = req1("POST", "/v1/filters/urls/check", NULL,
-             "{\"items\":[\"http://x.example/added-by-line?a=1&b=2\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
+    static const struct http_case seen[] = {
+        {"GET",
+         "/v1/filters/urls/check?item=http%3A%2F%2Fx.example%2Fadded-by-line%3Fa%3D1%26b%3D2", NULL,
+         NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"http://x.example/"
+         "added-by-line?a=1&b=2\",\"present\":true}",
+         NULL},
+        {"POST", "/v1/filters/urls/check", NULL,
+         "{\"items\":[\"http://x.example/added-by-line?a=1&b=2\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[true]}", NULL},
+    };
+    RUN_CASES(seen);
 }
 END_TEST
 
 START_TEST(test_keepalive_1000)
 {
     struct hc_conn *c = client_open();
-    struct hc_resp r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"even\"]}", 18);
+    struct hc_resp r =
+        request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"even\"]}", 18);
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
     for (int i = 0; i < 1000; i++) {
         bool even = i % 2 == 0;
@@ -448,51 +486,38 @@ START_TEST(test_batch_10000)
 }
 END_TEST
 
+/* 64 bytes: max_item in BASE_CONF. */
+#define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
+
 START_TEST(test_errors_400)
 {
-    struct hc_resp r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"");
-    expect_error(&r, 400, "bad_json");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"]} trailing");
-    expect_error(&r, 400, "bad_json");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "");
-    expect_error(&r, 400, "bad_json");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{}");
-    expect_error(&r, 400, "missing_items");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "[\"a\"]");
-    expect_error(&r, 400, "missing_items");
-    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":\"a\"}");
-    expect_error(&r, 400, "missing_items");
-    r = req1("GET", "/v1/filters/urls/check", NULL, NULL);
-    expect_error(&r, 400, "missing_items");
-    r = req1("GET", "/v1/filters/urls/check?items=a", NULL, NULL);
-    expect_error(&r, 400, "missing_items");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",1]}");
-    ck_assert_int_eq(r.status, 400);
-    ck_assert_ptr_nonnull(strstr(r.body, "item 2 "));
-    expect_error(&r, 400, "not_a_string");
-    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[null]}");
-    expect_error(&r, 400, "not_a_string");
-    /* max_item is 64 here: 64 bytes pass, 65 do not, over GET and POST. */
-    char body[256], target[256];
-    snprintf(body, sizeof(body), "{\"items\":[\"%064d\"]}", 0);
-    r = req1("POST", "/v1/filters/urls/check", NULL, body);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[false]}");
-    snprintf(body, sizeof(body), "{\"items\":[\"a\",\"%065d\"]}", 0);
-    r = req1("POST", "/v1/filters/urls/add", NULL, body);
-    ck_assert_ptr_nonnull(strstr(r.body, "item 2 "));
-    expect_error(&r, 400, "item_too_long");
-    snprintf(target, sizeof(target), "/v1/filters/urls/check?item=%065d", 0);
-    r = req1("GET", target, NULL, NULL);
-    expect_error(&r, 400, "item_too_long");
-    /* Malformed queries. */
-    r = req1("GET", "/v1/filters/urls/check?item=%zz", NULL, NULL);
-    expect_error(&r, 400, "bad_request");
-    r = req1("GET", "/v1/filters/urls/check?item=a&item=b", NULL, NULL);
-    expect_error(&r, 400, "bad_request");
-    r = req1("GET", "/v1/filters/urls/check?item=%ff", NULL, NULL);
-    expect_error(&r, 400, "bad_request");
+    static const struct http_case t[] = {
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"", 400, "bad_json", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"]} trailing", 400, "bad_json",
+         NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "", 400, "bad_json", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{}", 400, "missing_items", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "[\"a\"]", 400, "missing_items", NULL},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":\"a\"}", 400, "missing_items", NULL},
+        {"GET", "/v1/filters/urls/check", NULL, NULL, 400, "missing_items", NULL},
+        {"GET", "/v1/filters/urls/check?items=a", NULL, NULL, 400, "missing_items", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",1]}", 400, "not_a_string",
+         "item 2 "},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[null]}", 400, "not_a_string", NULL},
+        /* max_item is 64 here: 64 bytes pass, 65 do not, over GET and POST. */
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"" Z64 "\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[false]}", NULL},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\",\"" Z64 "0\"]}", 400,
+         "item_too_long", "item 2 "},
+        {"GET", "/v1/filters/urls/check?item=" Z64 "0", NULL, NULL, 400, "item_too_long", NULL},
+        /* Malformed queries. */
+        {"GET", "/v1/filters/urls/check?item=%zz", NULL, NULL, 400, "bad_request", NULL},
+        {"GET", "/v1/filters/urls/check?item=a&item=b", NULL, NULL, 400, "bad_request", NULL},
+        {"GET", "/v1/filters/urls/check?item=%ff", NULL, NULL, 400, "bad_request", NULL},
+    };
+    RUN_CASES(t);
     /* None of this changed the filter. */
-    r = req1("GET", "/v1/filters/urls", NULL, NULL);
+    struct hc_resp r = req1("GET", "/v1/filters/urls", NULL, NULL);
     json_t *j = resp_json(&r);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "items")), 0);
     json_decref(j);
@@ -502,26 +527,21 @@ END_TEST
 
 START_TEST(test_errors_404)
 {
-    struct hc_resp r = req1("GET", "/v1/filters/nosuch", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/v1/filters/nosuch/check?item=a", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("POST", "/v1/filters/nosuch/check", NULL, "{\"items\":[\"a\"]}");
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("POST", "/v1/filters/nosuch/add", NULL, "{\"items\":[\"a\"]}");
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/v1/filters/bad%2Fname/check?item=a", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/v1/filters//check?item=a", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/", NULL, NULL);
-    expect_error(&r, 404, "not_found");
-    r = req1("GET", "/v1/nope", NULL, NULL);
-    expect_error(&r, 404, "not_found");
-    r = req1("GET", "/v1/filters/urls/remove", NULL, NULL);
-    expect_error(&r, 404, "not_found");
-    r = req1("GET", "/v1/filters/", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
+    static const struct http_case t[] = {
+        {"GET", "/v1/filters/nosuch", NULL, NULL, 404, "unknown_filter", NULL},
+        {"GET", "/v1/filters/nosuch/check?item=a", NULL, NULL, 404, "unknown_filter", NULL},
+        {"POST", "/v1/filters/nosuch/check", NULL, "{\"items\":[\"a\"]}", 404, "unknown_filter",
+         NULL},
+        {"POST", "/v1/filters/nosuch/add", NULL, "{\"items\":[\"a\"]}", 404, "unknown_filter",
+         NULL},
+        {"GET", "/v1/filters/bad%2Fname/check?item=a", NULL, NULL, 404, "unknown_filter", NULL},
+        {"GET", "/v1/filters//check?item=a", NULL, NULL, 404, "unknown_filter", NULL},
+        {"GET", "/", NULL, NULL, 404, "not_found", NULL},
+        {"GET", "/v1/nope", NULL, NULL, 404, "not_found", NULL},
+        {"GET", "/v1/filters/urls/remove", NULL, NULL, 404, "not_found", NULL},
+        {"GET", "/v1/filters/", NULL, NULL, 404, "unknown_filter", NULL},
+    };
+    RUN_CASES(t);
 }
 END_TEST
 
@@ -529,8 +549,7 @@ static void expect_405(const char *method, const char *target, const char *allow
 {
     struct hc_resp r = req1(method, target, NULL, NULL);
     char got[64];
-    ck_assert_msg(hc_header(&r, "Allow", got, sizeof(got)), "%s %s: no Allow", method,
-                  target);
+    ck_assert_msg(hc_header(&r, "Allow", got, sizeof(got)), "%s %s: no Allow", method, target);
     ck_assert_str_eq(got, allow);
     if (strcmp(method, "HEAD") == 0) {
         ck_assert_int_eq(r.status, 405);
@@ -835,7 +854,7 @@ END_TEST
 START_TEST(test_stalled_body_times_out)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\nidle_timeout 1\n"
-                     "filter urls {\n    capacity 1000\n}\n");
+                 "filter urls {\n    capacity 1000\n}\n");
     struct hc_conn *c = client_open();
     const char *h = "POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
                     "Content-Length: 100\r\n\r\n{\"items\":[";
@@ -876,7 +895,7 @@ END_TEST
 START_TEST(test_http_adds_are_journaled)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "filter urls {\n    capacity 1000\n    fsync always\n}\n");
+                 "filter urls {\n    capacity 1000\n    fsync always\n}\n");
     struct hc_resp r =
         req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"kept\",\"nul\\u0000kept\"]}");
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true],\"added\":2}");
@@ -899,7 +918,7 @@ END_TEST
 START_TEST(test_auth_token)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "admin_token \"s3cret-token\"\nfilter urls {\n    capacity 1000\n}\n");
+                 "admin_token \"s3cret-token\"\nfilter urls {\n    capacity 1000\n}\n");
     const char *add = "/v1/filters/urls/add";
     const char *body = "{\"items\":[\"t\"]}";
     struct hc_resp r = req1("POST", add, NULL, body);
@@ -937,7 +956,7 @@ END_TEST
 START_TEST(test_max_connections)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_connections 3\n"
-                     "filter urls {\n    capacity 1000\n}\n");
+                 "filter urls {\n    capacity 1000\n}\n");
     struct hc_conn *c[3];
     struct hc_resp r;
     for (int i = 0; i < 3; i++) {
@@ -986,7 +1005,7 @@ END_TEST
 START_TEST(test_http_off)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen off\nthreads 1\n"
-                     "filter urls {\n    capacity 1000\n}\n");
+                 "filter urls {\n    capacity 1000\n}\n");
     ck_assert_int_eq(n_http, 0);
     char *log = dh_log_read(D);
     ck_assert_ptr_null(strstr(log, "HTTP listening"));
@@ -1037,7 +1056,7 @@ END_TEST
 START_TEST(test_shutdown_with_keepalive)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "shutdown_timeout 3600\nfilter urls {\n    capacity 1000\n}\n");
+                 "shutdown_timeout 3600\nfilter urls {\n    capacity 1000\n}\n");
     struct hc_conn *c[4];
     for (int i = 0; i < 4; i++) {
         c[i] = client_open();
@@ -1095,8 +1114,8 @@ static void send_metrics_pipeline(struct hc_conn *c, int n)
 START_TEST(test_close_with_input_after_it)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
-                     "http_max_body 1k\nhttp_max_headers 1k\nmax_output 64M\n"
-                     "filter urls {\n    capacity 1000\n}\n");
+                 "http_max_body 1k\nhttp_max_headers 1k\nmax_output 64M\n"
+                 "filter urls {\n    capacity 1000\n}\n");
     struct hc_conn *c = client_open_small_rcvbuf();
     int n = 300;
     send_metrics_pipeline(c, n);
@@ -1130,8 +1149,8 @@ END_TEST
 START_TEST(test_slow_reader_not_cut)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
-                     "idle_timeout 1\nmax_output 64M\n"
-                     "filter urls {\n    capacity 1000\n}\n");
+                 "idle_timeout 1\nmax_output 64M\n"
+                 "filter urls {\n    capacity 1000\n}\n");
     struct hc_conn *c = client_open_small_rcvbuf();
     int n = 600; /* ~6 MB: more than the socket buffers take */
     send_metrics_pipeline(c, n);
@@ -1221,8 +1240,8 @@ static int check_responses(const char *out, size_t len, const bool *is_head, int
 START_TEST(test_fuzz_requests)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_item 64\n"
-                     "http_max_body 4k\nhttp_max_headers 1k\nidle_timeout 5\n"
-                     "filter urls {\n    capacity 10000\n}\n");
+                 "http_max_body 4k\nhttp_max_headers 1k\nidle_timeout 5\n"
+                 "filter urls {\n    capacity 10000\n}\n");
     static const char *const base[] = {
         "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
         "GET /v1/filters/urls/check?item=a%20b+c HTTP/1.1\r\n\r\n",
@@ -1433,7 +1452,7 @@ static void check_exposition(const char *text)
 START_TEST(test_stats_views_agree)
 {
     daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "filter urls {\n    capacity 1000\n}\n");
+                 "filter urls {\n    capacity 1000\n}\n");
     char line[8192];
     struct dh_conn *fd = line_open();
     line_cmd(fd, "ADD urls a", line, sizeof(line));

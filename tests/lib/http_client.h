@@ -2,8 +2,8 @@
  * Keep-alive, request bodies with Content-Length, responses with
  * Content-Length, chunked or read-to-EOF bodies. It never fails the test by
  * itself: every call returns 0 or -1 with the reason in c->err, so client
- * threads can use it and report what went wrong. A connection may be used by one thread at a time; every wait is
- * bounded by the caller's timeout. */
+ * threads can use it and report what went wrong. A connection may be used by one thread at a time;
+ * every wait is bounded by the caller's timeout. */
 #ifndef BLOOMGATE_HTTP_CLIENT_H
 #define BLOOMGATE_HTTP_CLIENT_H
 
