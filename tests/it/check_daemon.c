@@ -638,10 +638,7 @@ START_TEST(test_long_line)
     long rss = dh_rss_kib(d->pid);
     fprintf(stderr, "test_long_line: daemon RSS %ld KiB after 8 x 4 MB lines\n", rss);
     ck_assert_msg(rss > 0 && rss < 200 * 1024, "daemon RSS %ld KiB after over-long lines", rss);
-    ck_assert(dh_alive(d));
-    c = dh_connect(d);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(d);
     free(big);
     dh_finish(d);
 }
@@ -837,12 +834,9 @@ static void *cc_thread(void *arg)
     struct cc_shared *sh = a->sh;
     int me = a->me, other = 1 - me;
     char *fail = sh->fail[me];
-    int fd = dh_connect_fd(sh->port);
-    if (fd < 0) {
-        snprintf(fail, 512, "cannot connect: %s", strerror(errno));
+    struct dh_conn *c = dh_connect_port(sh->port, fail, 512);
+    if (!c)
         return NULL;
-    }
-    struct dh_conn *c = dh_conn_wrap(fd, NULL);
     char *req = malloc(16 + CC_BATCH * 16);
     for (int b = 0; b < CC_ITEMS / CC_BATCH && !fail[0]; b++) {
         size_t n = (size_t)sprintf(req, "MADD dyn");
@@ -1191,14 +1185,10 @@ START_TEST(test_port_in_use_pidfile_sigint)
     expect_start_fails(b, msgbuf);
     dh_free(b);
 
-    struct dh_conn *c = dh_connect(a);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(a);
     ck_assert_int_eq(dh_signal(a, SIGINT), 0);
-    int st = dh_wait_exit(a, DH_TIMEOUT_MS);
-    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGINT: status 0x%x", st);
+    dh_expect_exit0(a, "SIGINT");
     ck_assert_msg(access(pidpath, F_OK) != 0, "pidfile %s left behind", pidpath);
-    dh_assert_log_clean(a);
     dh_free(a);
 }
 END_TEST
@@ -1428,9 +1418,7 @@ START_TEST(test_sighup)
     DH_EXPECT(c, "PING", "PONG");
     DH_EXPECT(c, "CHECK dyn before-hup", "YES");
     dh_close(c);
-    c = dh_connect(d);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(d);
     dh_finish(d);
 }
 END_TEST
@@ -1442,31 +1430,19 @@ START_TEST(test_reload_pipelined)
 {
     struct dh_daemon *d = start_std(NULL);
     struct dh_conn *c = dh_connect(d);
-    static const char reqs[] = "PING\nRELOAD\nPING\nCHECK f item-1\nQUIT\n";
-    ck_assert_int_eq(dh_send(c, reqs, sizeof(reqs) - 1, DH_TIMEOUT_MS), 0);
-    char **got = dh_read_lines(c, 5, DH_TIMEOUT_MS);
-    ck_assert_str_eq(got[0], "PONG");
-    ck_assert_str_eq(got[1], "OK f=unchanged dyn=unchanged");
-    ck_assert_str_eq(got[2], "PONG");
-    ck_assert_str_eq(got[3], "YES");
-    ck_assert_str_eq(got[4], "BYE");
-    dh_lines_free(got);
+    dh_expect_lines(c, "PING\nRELOAD\nPING\nCHECK f item-1\nQUIT\n",
+                    (const char *const[]){"PONG", "OK f=unchanged dyn=unchanged", "PONG", "YES",
+                                          "BYE", NULL});
     expect_closed(c, false, "after RELOAD and QUIT");
     dh_close(c);
 
     c = dh_connect(d);
-    ck_assert_int_eq(dh_send(c, "RELOAD\nQUIT\n", 12, DH_TIMEOUT_MS), 0);
-    got = dh_read_lines(c, 2, DH_TIMEOUT_MS);
-    ck_assert_str_eq(got[0], "OK f=unchanged dyn=unchanged");
-    ck_assert_str_eq(got[1], "BYE");
-    dh_lines_free(got);
+    dh_expect_lines(c, "RELOAD\nQUIT\n",
+                    (const char *const[]){"OK f=unchanged dyn=unchanged", "BYE", NULL});
     expect_closed(c, false, "after RELOAD and QUIT");
     dh_close(c);
 
-    ck_assert(dh_alive(d));
-    c = dh_connect(d);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(d);
     dh_finish(d);
 }
 END_TEST
@@ -1480,9 +1456,7 @@ START_TEST(test_restart_keeps_adds)
     DH_EXPECT(c, "MADD f kept-1 kept-2", "NEW NEW");
     DH_EXPECT(c, "ADD dyn kept-3", "NEW");
     dh_close(c);
-    int st = dh_stop(d, DH_TIMEOUT_MS);
-    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
-    dh_start(d, NULL);
+    dh_restart(d);
     c = dh_connect(d);
     DH_EXPECT(c, "MCHECK f kept-1 kept-2 item-1 other-1", "YES YES YES NO");
     DH_EXPECT(c, "CHECK dyn kept-3", "YES");
@@ -1539,14 +1513,5 @@ static Suite *daemon_suite(void)
 
 int main(void)
 {
-    if (dh_root_init() != 0) {
-        fprintf(stderr, "check_daemon: cannot make a temporary directory\n");
-        return EXIT_FAILURE;
-    }
-    SRunner *sr = srunner_create(daemon_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    dh_root_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dh_run_suite(daemon_suite());
 }

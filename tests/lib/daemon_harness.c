@@ -529,13 +529,33 @@ int dh_stop(struct dh_daemon *d, int timeout_ms)
     return d->status;
 }
 
-void dh_finish(struct dh_daemon *d)
+static void assert_exit0(const struct dh_daemon *d, int st, const char *what)
 {
-    int st = dh_stop(d, DH_TIMEOUT_MS);
     dh_assert_log_clean(d);
     ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                  "bloomgated did not exit 0 on SIGTERM (status 0x%x); its log:\n%s", st,
+                  "bloomgated did not exit 0 on %s (status 0x%x); its log:\n%s", what, st,
                   log_tail(d));
+}
+
+void dh_stop_ok(struct dh_daemon *d)
+{
+    assert_exit0(d, dh_stop(d, DH_TIMEOUT_MS), "SIGTERM");
+}
+
+void dh_restart(struct dh_daemon *d)
+{
+    dh_stop_ok(d);
+    dh_start(d, NULL);
+}
+
+void dh_expect_exit0(struct dh_daemon *d, const char *what)
+{
+    assert_exit0(d, dh_wait_exit(d, DH_TIMEOUT_MS), what);
+}
+
+void dh_finish(struct dh_daemon *d)
+{
+    dh_stop_ok(d);
     dh_free(d);
 }
 
@@ -932,6 +952,38 @@ const char *dh_cmd(struct dh_conn *c, const char *req)
     return reply;
 }
 
+struct dh_conn *dh_connect_port(int port, char *err, size_t errlen)
+{
+    int fd = dh_connect_fd(port);
+    if (fd < 0) {
+        snprintf(err, errlen, "connect: %s", strerror(errno));
+        return NULL;
+    }
+    return dh_conn_wrap(fd, NULL);
+}
+
+void dh_expect_lines(struct dh_conn *c, const char *reqs, const char *const *want)
+{
+    size_t n = 0;
+    while (want[n])
+        n++;
+    ck_assert_msg(dh_send(c, reqs, strlen(reqs), DH_TIMEOUT_MS) == 0, "cannot send: %s",
+                  no_reply_why(c));
+    char **got = dh_read_lines(c, n, DH_TIMEOUT_MS);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(strcmp(got[i], want[i]) == 0, "reply %zu: '%s', wanted '%s'", i, got[i],
+                      want[i]);
+    dh_lines_free(got);
+}
+
+void dh_expect_ping(struct dh_daemon *d)
+{
+    ck_assert_msg(dh_alive(d), "bloomgated is gone; its log:\n%s", log_tail(d));
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "PING", "PONG");
+    dh_close(c);
+}
+
 enum dh_closed dh_wait_closed(struct dh_conn *c, int timeout_ms)
 {
     long long deadline = now_ms() + timeout_ms;
@@ -969,4 +1021,20 @@ double dh_cpu_seconds(pid_t pid)
     if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
         return -1;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* ---- the test program ---- */
+
+int dh_run_suite(Suite *s)
+{
+    if (dh_root_init() != 0) {
+        fprintf(stderr, "cannot make the run's temporary directory\n");
+        return EXIT_FAILURE;
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    dh_root_cleanup();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -105,7 +105,15 @@ int dh_thaw(struct dh_daemon *d);
 /* SIGTERM (and SIGCONT, in case it is frozen), wait up to timeout_ms, then
  * SIGKILL the group. The waitpid status. */
 int dh_stop(struct dh_daemon *d, int timeout_ms);
-/* dh_stop, then fail the test unless it exited 0 with a clean log. */
+/* dh_stop, then fail the test unless it exited 0 with a clean log; the
+ * daemon stays registered, so dh_start may run it again in its directory. */
+void dh_stop_ok(struct dh_daemon *d);
+/* dh_stop_ok, then dh_start with no arguments: a clean restart. */
+void dh_restart(struct dh_daemon *d);
+/* Wait for a daemon already told to stop (a signal, SHUTDOWN) and fail the
+ * test unless it exited 0; what names the cause in the message. */
+void dh_expect_exit0(struct dh_daemon *d, const char *what);
+/* dh_stop_ok, then dh_free. */
 void dh_finish(struct dh_daemon *d);
 /* Kill (if running), reap, remove the directory, unregister, free. */
 void dh_free(struct dh_daemon *d);
@@ -179,9 +187,24 @@ void dh_lines_free(char **lines);
 /* Send `req\n` and return the reply line; fails the test if none comes
  * (quoting the daemon's log if it died). */
 const char *dh_cmd(struct dh_conn *c, const char *req);
+/* For a client thread, which must not fail the test itself: a connection to
+ * 127.0.0.1:port, or NULL with "connect: <reason>" in err. Registered, like every dh_conn. */
+struct dh_conn *dh_connect_port(int port, char *err, size_t errlen);
+/* Send reqs (one or more lines, pipelined) and assert that the replies are
+ * want[0], want[1], ... (NULL-terminated), in order. */
+void dh_expect_lines(struct dh_conn *c, const char *reqs, const char *const *want);
+/* The daemon is alive and answers PING with PONG on a new connection. */
+void dh_expect_ping(struct dh_daemon *d);
 /* Wait for the server to close the connection. Lines still buffered or
  * arriving count as DH_DATA. */
 enum dh_closed dh_wait_closed(struct dh_conn *c, int timeout_ms);
+
+/* ---- the test program ---- */
+
+struct Suite;
+/* The main of an integration test: dh_root_init, run every test of s (CK_ENV
+ * verbosity), dh_root_cleanup. The exit status automake reads. */
+int dh_run_suite(struct Suite *s);
 
 /* Assert that req gets exactly the reply want (include <check.h> first). */
 #define DH_EXPECT(c, req, want) ck_assert_str_eq(dh_cmd((c), (req)), (want))
