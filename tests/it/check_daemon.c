@@ -249,7 +249,8 @@ START_TEST(test_emfile_pauses_accepting)
     free(log);
     int fds[IDLE];
     for (int i = 0; i < IDLE; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(i % 2 ? hport : port))};
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)(i % 2 ? hport : port))};
         inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
         fds[i] = socket(AF_INET, SOCK_STREAM, 0);
         ck_assert_int_ge(fds[i], 0);
@@ -1430,9 +1431,9 @@ START_TEST(test_reload_pipelined)
 {
     struct dh_daemon *d = start_std(NULL);
     struct dh_conn *c = dh_connect(d);
-    dh_expect_lines(c, "PING\nRELOAD\nPING\nCHECK f item-1\nQUIT\n",
-                    (const char *const[]){"PONG", "OK f=unchanged dyn=unchanged", "PONG", "YES",
-                                          "BYE", NULL});
+    dh_expect_lines(
+        c, "PING\nRELOAD\nPING\nCHECK f item-1\nQUIT\n",
+        (const char *const[]){"PONG", "OK f=unchanged dyn=unchanged", "PONG", "YES", "BYE", NULL});
     expect_closed(c, false, "after RELOAD and QUIT");
     dh_close(c);
 
@@ -1469,45 +1470,34 @@ END_TEST
 static Suite *daemon_suite(void)
 {
     Suite *s = suite_create("daemon");
-    TCase *tc = tcase_create("daemon");
-    tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_every_command);
-    tcase_add_test(tc, test_pipeline_10k);
-    tcase_add_test(tc, test_check_runs);
-    tcase_add_test(tc, test_tiny_writes);
-    tcase_add_test(tc, test_long_line);
-    tcase_add_test(tc, test_garbage);
-    tcase_add_test(tc, test_slow_reader);
-    tcase_add_test(tc, test_concurrent_add_check);
-    tcase_add_test(tc, test_auth);
-    tcase_add_test(tc, test_sigterm_in_flight);
-    tcase_add_test(tc, test_sigterm_stuck_client);
-    tcase_add_test(tc, test_bad_config);
-    tcase_add_test(tc, test_command_line);
-    tcase_add_test(tc, test_port_in_use_pidfile_sigint);
-    tcase_add_test(tc, test_balanced_workers);
-    tcase_add_test(tc, test_quit_with_input_after_it);
-    tcase_add_test(tc, test_slow_reader_not_cut_by_idle_timeout);
-    tcase_add_test(tc, test_two_listeners);
-    tcase_add_test(tc, test_idle_timeout);
-    tcase_add_test(tc, test_sighup);
-    tcase_add_test(tc, test_reload_pipelined);
-    tcase_add_test(tc, test_restart_keeps_adds);
-    suite_add_tcase(s, tc);
+    const TTest *daemon[] = {test_every_command,
+                             test_pipeline_10k,
+                             test_check_runs,
+                             test_tiny_writes,
+                             test_long_line,
+                             test_garbage,
+                             test_slow_reader,
+                             test_concurrent_add_check,
+                             test_auth,
+                             test_sigterm_in_flight,
+                             test_sigterm_stuck_client,
+                             test_bad_config,
+                             test_command_line,
+                             test_port_in_use_pidfile_sigint,
+                             test_balanced_workers,
+                             test_quit_with_input_after_it,
+                             test_slow_reader_not_cut_by_idle_timeout,
+                             test_two_listeners,
+                             test_idle_timeout,
+                             test_sighup,
+                             test_reload_pipelined,
+                             test_restart_keeps_adds,
+                             NULL};
+    dh_add_case(s, "daemon", 120, daemon);
     /* Cases of their own, so that CK_RUN_CASE runs one alone (the every_error
      * case ran 50 times under load to show the counters are not flaky). */
-    const struct {
-        const char *name;
-        const TTest *test;
-    } own[] = {{"every_error", test_every_error}, {"emfile", test_emfile_pauses_accepting}};
-    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
-        TCase *t = tcase_create(own[i].name);
-        tcase_add_checked_fixture(t, NULL, dh_cleanup_all);
-        tcase_set_timeout(t, 120);
-        tcase_add_test(t, own[i].test);
-        suite_add_tcase(s, t);
-    }
+    dh_add_case(s, "every_error", 120, (const TTest *const[]){test_every_error, NULL});
+    dh_add_case(s, "emfile", 120, (const TTest *const[]){test_emfile_pauses_accepting, NULL});
     return s;
 }
 

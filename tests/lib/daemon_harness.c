@@ -1025,6 +1025,17 @@ double dh_cpu_seconds(pid_t pid)
 
 /* ---- the test program ---- */
 
+TCase *dh_add_case(Suite *s, const char *name, int timeout_s, const TTest *const *tests)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
+    tcase_set_timeout(tc, timeout_s);
+    for (size_t i = 0; tests[i]; i++)
+        tcase_add_test(tc, tests[i]);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 int dh_run_suite(Suite *s)
 {
     if (dh_root_init() != 0) {

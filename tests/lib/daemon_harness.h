@@ -20,6 +20,7 @@
 #ifndef BLOOMGATE_DAEMON_HARNESS_H
 #define BLOOMGATE_DAEMON_HARNESS_H
 
+#include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -201,12 +202,14 @@ enum dh_closed dh_wait_closed(struct dh_conn *c, int timeout_ms);
 
 /* ---- the test program ---- */
 
-struct Suite;
+/* A test case named name in s: dh_cleanup_all as its checked teardown, a
+ * timeout of timeout_s, and tests[] (NULL-terminated). */
+TCase *dh_add_case(Suite *s, const char *name, int timeout_s, const TTest *const *tests);
 /* The main of an integration test: dh_root_init, run every test of s (CK_ENV
  * verbosity), dh_root_cleanup. The exit status automake reads. */
-int dh_run_suite(struct Suite *s);
+int dh_run_suite(Suite *s);
 
-/* Assert that req gets exactly the reply want (include <check.h> first). */
+/* Assert that req gets exactly the reply want. */
 #define DH_EXPECT(c, req, want) ck_assert_str_eq(dh_cmd((c), (req)), (want))
 
 #endif
