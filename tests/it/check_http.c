@@ -377,15 +377,10 @@ START_TEST(test_items_are_bytes)
     };
     RUN_CASES(add);
     struct dh_conn *fd = line_open();
-    char line[256];
-    line_cmd(fd, "CHECK urls http://x.example/added-by-http", line, sizeof(line));
-    ck_assert_str_eq(line, "YES");
-    line_cmd(fd, "CHECK urls http://x.example/never-added", line, sizeof(line));
-    ck_assert_str_eq(line, "NO");
-    line_cmd(fd, "ADD urls http://x.example/added-by-line?a=1&b=2", line, sizeof(line));
-    ck_assert_str_eq(line, "NEW");
-    line_cmd(fd, "ADD urls caf\xc3\xa9", line, sizeof(line));
-    ck_assert_str_eq(line, "EXISTS");
+    DH_EXPECT(fd, "CHECK urls http://x.example/added-by-http", "YES");
+    DH_EXPECT(fd, "CHECK urls http://x.example/never-added", "NO");
+    DH_EXPECT(fd, "ADD urls http://x.example/added-by-line?a=1&b=2", "NEW");
+    DH_EXPECT(fd, "ADD urls caf\xc3\xa9", "EXISTS");
     dh_close(fd);
     static const struct http_case seen[] = {
         {"GET",
@@ -798,10 +793,8 @@ START_TEST(test_balanced_workers)
         struct hc_resp r = request(hc[i], "GET", "/healthz", NULL, NULL, 0);
         expect_body(&r, 200, "{\"status\":\"ok\"}");
         if (i < 4) {
-            char line[64];
             lc[i] = line_open();
-            line_cmd(lc[i], "PING", line, sizeof(line));
-            ck_assert_str_eq(line, "PONG");
+            DH_EXPECT(lc[i], "PING", "PONG");
         }
     }
     struct hc_resp r = request(hc[0], "GET", "/metrics", NULL, NULL, 0);
@@ -1011,9 +1004,7 @@ START_TEST(test_http_off)
     ck_assert_ptr_null(strstr(log, "HTTP listening"));
     free(log);
     struct dh_conn *fd = line_open();
-    char line[64];
-    line_cmd(fd, "PING", line, sizeof(line));
-    ck_assert_str_eq(line, "PONG");
+    DH_EXPECT(fd, "PING", "PONG");
     dh_close(fd);
 }
 END_TEST
@@ -1528,12 +1519,9 @@ START_TEST(test_metrics)
     http_requests += 3;
     struct dh_conn *fd = line_open();
     char line[256];
-    line_cmd(fd, "CHECK urls m1", line, sizeof(line));
-    ck_assert_str_eq(line, "YES");
-    line_cmd(fd, "CHECK urls zz", line, sizeof(line));
-    ck_assert_str_eq(line, "NO");
-    line_cmd(fd, "ADD urls line-added", line, sizeof(line));
-    ck_assert_str_eq(line, "NEW");
+    DH_EXPECT(fd, "CHECK urls m1", "YES");
+    DH_EXPECT(fd, "CHECK urls zz", "NO");
+    DH_EXPECT(fd, "ADD urls line-added", "NEW");
     line_cmd(fd, "BOGUS", line, sizeof(line));
     dh_close(fd);
 
@@ -1736,8 +1724,7 @@ START_TEST(test_inproc_reload_report_lost)
     atomic_store(&reload_fault_delivery, 1);
     line_cmd(lfd, "RELOAD", line, sizeof(line));
     ck_assert_msg(strncmp(line, "ERR internal ", 13) == 0, "RELOAD answered: %s", line);
-    line_cmd(lfd, "PING", line, sizeof(line));
-    ck_assert_str_eq(line, "PONG");
+    DH_EXPECT(lfd, "PING", "PONG");
     dh_close(lfd);
 
     struct hc_conn *c = client_open();
@@ -1867,16 +1854,12 @@ START_TEST(test_inproc_reload_odd_report)
     inproc_start(false);
     P.fake.delay_ms = 10;
     P.fake.odd = true;
-    char line[512];
     struct dh_conn *fd = line_open();
     P.fake.ok = true;
-    line_cmd(fd, "RELOAD", line, sizeof(line));
-    ck_assert_str_eq(line, "OK ?=?");
+    DH_EXPECT(fd, "RELOAD", "OK ?=?");
     P.fake.ok = false;
-    line_cmd(fd, "RELOAD", line, sizeof(line));
-    ck_assert_str_eq(line, "ERR reload_failed reload failed");
-    line_cmd(fd, "PING", line, sizeof(line));
-    ck_assert_str_eq(line, "PONG");
+    DH_EXPECT(fd, "RELOAD", "ERR reload_failed reload failed");
+    DH_EXPECT(fd, "PING", "PONG");
     dh_close(fd);
     inproc_stop();
 }
