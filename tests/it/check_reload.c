@@ -1268,21 +1268,30 @@ static void expect_batches(struct dh_conn *c, const char *prefix, int from, int 
     }
 }
 
+/* A daemon on journal_conf that has written n batches of prefix to its
+ * journal (their end offsets in sizes[]) and stopped cleanly; its path in jpath. */
+static struct dh_daemon *journaled_daemon(char *jpath, const char *prefix, int n, long long *sizes)
+{
+    struct dh_daemon *d = dh_new();
+    dh_write_config(d, journal_conf);
+    dh_path(d, "d.journal", jpath);
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    add_batches(c, jpath, prefix, n, sizes);
+    dh_close(c);
+    dh_stop_ok(d);
+    return d;
+}
+
 /* (a) A torn tail: junk after the last complete record, or the last record
  * cut short. The daemon starts, says where it cut, and keeps every complete
  * record. */
 START_TEST(test_journal_torn_tail)
 {
-    struct dh_daemon *d = dh_new();
-    dh_write_config(d, journal_conf);
     char jpath[DH_PATH_MAX];
-    dh_path(d, "d.journal", jpath);
-    dh_start(d, NULL);
-    struct dh_conn *c = dh_connect(d);
     long long sizes[6];
-    add_batches(c, jpath, "t", 5, sizes);
-    dh_close(c);
-    dh_stop_ok(d);
+    struct dh_daemon *d = journaled_daemon(jpath, "t", 5, sizes);
+    struct dh_conn *c;
 
     /* A partial record after the last complete one: a record magic and 7
      * bytes of a header (a crash while writing it). */
@@ -1321,16 +1330,9 @@ END_TEST
  * the offset, and leaves the file alone. */
 START_TEST(test_journal_corrupt_middle)
 {
-    struct dh_daemon *d = dh_new();
-    dh_write_config(d, journal_conf);
     char jpath[DH_PATH_MAX];
-    dh_path(d, "d.journal", jpath);
-    dh_start(d, NULL);
-    struct dh_conn *c = dh_connect(d);
     long long sizes[3];
-    add_batches(c, jpath, "m", 3, sizes);
-    dh_close(c);
-    dh_stop_ok(d);
+    struct dh_daemon *d = journaled_daemon(jpath, "m", 3, sizes);
 
     /* The second record is [sizes[0], sizes[1]); its payload starts 16 bytes in. */
     long long off = sizes[0] + 16 + (sizes[1] - sizes[0] - 16) / 2;
