@@ -1884,7 +1884,6 @@ START_TEST(test_inproc_reload_client_gone)
             sleep_ms(2);
         ck_assert_ptr_null(P.fake.done);
     }
-    sleep_ms(50);
     struct hc_resp r = req1("GET", "/healthz", NULL, NULL);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     ck_assert_int_eq(P.fake.calls, 2);
