@@ -1845,7 +1845,6 @@ START_TEST(test_inproc_reload_refused)
 }
 END_TEST
 
-/* The client goes away while its reload runs; the answer finds nobody. */
 /* A report whose fields are not strings (json_string_value gives NULL) is
  * still answered on the line protocol, and nothing reaches %s or strcmp
  * with NULL (a crash before: strcmp(NULL, "failed")). */
@@ -1865,6 +1864,7 @@ START_TEST(test_inproc_reload_odd_report)
 }
 END_TEST
 
+/* The client goes away while its reload runs; the answer finds nobody. */
 START_TEST(test_inproc_reload_client_gone)
 {
     inproc_start(false);
