@@ -249,7 +249,8 @@ START_TEST(test_emfile_pauses_accepting)
     free(log);
     int fds[IDLE];
     for (int i = 0; i < IDLE; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(i % 2 ? hport : port))};
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)(i % 2 ? hport : port))};
         inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
         fds[i] = socket(AF_INET, SOCK_STREAM, 0);
         ck_assert_int_ge(fds[i], 0);
@@ -638,10 +639,7 @@ START_TEST(test_long_line)
     long rss = dh_rss_kib(d->pid);
     fprintf(stderr, "test_long_line: daemon RSS %ld KiB after 8 x 4 MB lines\n", rss);
     ck_assert_msg(rss > 0 && rss < 200 * 1024, "daemon RSS %ld KiB after over-long lines", rss);
-    ck_assert(dh_alive(d));
-    c = dh_connect(d);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(d);
     free(big);
     dh_finish(d);
 }
@@ -837,12 +835,9 @@ static void *cc_thread(void *arg)
     struct cc_shared *sh = a->sh;
     int me = a->me, other = 1 - me;
     char *fail = sh->fail[me];
-    int fd = dh_connect_fd(sh->port);
-    if (fd < 0) {
-        snprintf(fail, 512, "cannot connect: %s", strerror(errno));
+    struct dh_conn *c = dh_connect_port(sh->port, fail, 512);
+    if (!c)
         return NULL;
-    }
-    struct dh_conn *c = dh_conn_wrap(fd, NULL);
     char *req = malloc(16 + CC_BATCH * 16);
     for (int b = 0; b < CC_ITEMS / CC_BATCH && !fail[0]; b++) {
         size_t n = (size_t)sprintf(req, "MADD dyn");
@@ -1191,14 +1186,10 @@ START_TEST(test_port_in_use_pidfile_sigint)
     expect_start_fails(b, msgbuf);
     dh_free(b);
 
-    struct dh_conn *c = dh_connect(a);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(a);
     ck_assert_int_eq(dh_signal(a, SIGINT), 0);
-    int st = dh_wait_exit(a, DH_TIMEOUT_MS);
-    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGINT: status 0x%x", st);
+    dh_expect_exit0(a, "SIGINT");
     ck_assert_msg(access(pidpath, F_OK) != 0, "pidfile %s left behind", pidpath);
-    dh_assert_log_clean(a);
     dh_free(a);
 }
 END_TEST
@@ -1428,9 +1419,7 @@ START_TEST(test_sighup)
     DH_EXPECT(c, "PING", "PONG");
     DH_EXPECT(c, "CHECK dyn before-hup", "YES");
     dh_close(c);
-    c = dh_connect(d);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(d);
     dh_finish(d);
 }
 END_TEST
@@ -1442,31 +1431,19 @@ START_TEST(test_reload_pipelined)
 {
     struct dh_daemon *d = start_std(NULL);
     struct dh_conn *c = dh_connect(d);
-    static const char reqs[] = "PING\nRELOAD\nPING\nCHECK f item-1\nQUIT\n";
-    ck_assert_int_eq(dh_send(c, reqs, sizeof(reqs) - 1, DH_TIMEOUT_MS), 0);
-    char **got = dh_read_lines(c, 5, DH_TIMEOUT_MS);
-    ck_assert_str_eq(got[0], "PONG");
-    ck_assert_str_eq(got[1], "OK f=unchanged dyn=unchanged");
-    ck_assert_str_eq(got[2], "PONG");
-    ck_assert_str_eq(got[3], "YES");
-    ck_assert_str_eq(got[4], "BYE");
-    dh_lines_free(got);
+    dh_expect_lines(
+        c, "PING\nRELOAD\nPING\nCHECK f item-1\nQUIT\n",
+        (const char *const[]){"PONG", "OK f=unchanged dyn=unchanged", "PONG", "YES", "BYE", NULL});
     expect_closed(c, false, "after RELOAD and QUIT");
     dh_close(c);
 
     c = dh_connect(d);
-    ck_assert_int_eq(dh_send(c, "RELOAD\nQUIT\n", 12, DH_TIMEOUT_MS), 0);
-    got = dh_read_lines(c, 2, DH_TIMEOUT_MS);
-    ck_assert_str_eq(got[0], "OK f=unchanged dyn=unchanged");
-    ck_assert_str_eq(got[1], "BYE");
-    dh_lines_free(got);
+    dh_expect_lines(c, "RELOAD\nQUIT\n",
+                    (const char *const[]){"OK f=unchanged dyn=unchanged", "BYE", NULL});
     expect_closed(c, false, "after RELOAD and QUIT");
     dh_close(c);
 
-    ck_assert(dh_alive(d));
-    c = dh_connect(d);
-    DH_EXPECT(c, "PING", "PONG");
-    dh_close(c);
+    dh_expect_ping(d);
     dh_finish(d);
 }
 END_TEST
@@ -1480,9 +1457,7 @@ START_TEST(test_restart_keeps_adds)
     DH_EXPECT(c, "MADD f kept-1 kept-2", "NEW NEW");
     DH_EXPECT(c, "ADD dyn kept-3", "NEW");
     dh_close(c);
-    int st = dh_stop(d, DH_TIMEOUT_MS);
-    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
-    dh_start(d, NULL);
+    dh_restart(d);
     c = dh_connect(d);
     DH_EXPECT(c, "MCHECK f kept-1 kept-2 item-1 other-1", "YES YES YES NO");
     DH_EXPECT(c, "CHECK dyn kept-3", "YES");
@@ -1495,58 +1470,38 @@ END_TEST
 static Suite *daemon_suite(void)
 {
     Suite *s = suite_create("daemon");
-    TCase *tc = tcase_create("daemon");
-    tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_every_command);
-    tcase_add_test(tc, test_pipeline_10k);
-    tcase_add_test(tc, test_check_runs);
-    tcase_add_test(tc, test_tiny_writes);
-    tcase_add_test(tc, test_long_line);
-    tcase_add_test(tc, test_garbage);
-    tcase_add_test(tc, test_slow_reader);
-    tcase_add_test(tc, test_concurrent_add_check);
-    tcase_add_test(tc, test_auth);
-    tcase_add_test(tc, test_sigterm_in_flight);
-    tcase_add_test(tc, test_sigterm_stuck_client);
-    tcase_add_test(tc, test_bad_config);
-    tcase_add_test(tc, test_command_line);
-    tcase_add_test(tc, test_port_in_use_pidfile_sigint);
-    tcase_add_test(tc, test_balanced_workers);
-    tcase_add_test(tc, test_quit_with_input_after_it);
-    tcase_add_test(tc, test_slow_reader_not_cut_by_idle_timeout);
-    tcase_add_test(tc, test_two_listeners);
-    tcase_add_test(tc, test_idle_timeout);
-    tcase_add_test(tc, test_sighup);
-    tcase_add_test(tc, test_reload_pipelined);
-    tcase_add_test(tc, test_restart_keeps_adds);
-    suite_add_tcase(s, tc);
+    const TTest *daemon[] = {test_every_command,
+                             test_pipeline_10k,
+                             test_check_runs,
+                             test_tiny_writes,
+                             test_long_line,
+                             test_garbage,
+                             test_slow_reader,
+                             test_concurrent_add_check,
+                             test_auth,
+                             test_sigterm_in_flight,
+                             test_sigterm_stuck_client,
+                             test_bad_config,
+                             test_command_line,
+                             test_port_in_use_pidfile_sigint,
+                             test_balanced_workers,
+                             test_quit_with_input_after_it,
+                             test_slow_reader_not_cut_by_idle_timeout,
+                             test_two_listeners,
+                             test_idle_timeout,
+                             test_sighup,
+                             test_reload_pipelined,
+                             test_restart_keeps_adds,
+                             NULL};
+    dh_add_case(s, "daemon", 120, daemon);
     /* Cases of their own, so that CK_RUN_CASE runs one alone (the every_error
      * case ran 50 times under load to show the counters are not flaky). */
-    const struct {
-        const char *name;
-        const TTest *test;
-    } own[] = {{"every_error", test_every_error}, {"emfile", test_emfile_pauses_accepting}};
-    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
-        TCase *t = tcase_create(own[i].name);
-        tcase_add_checked_fixture(t, NULL, dh_cleanup_all);
-        tcase_set_timeout(t, 120);
-        tcase_add_test(t, own[i].test);
-        suite_add_tcase(s, t);
-    }
+    dh_add_case(s, "every_error", 120, (const TTest *const[]){test_every_error, NULL});
+    dh_add_case(s, "emfile", 120, (const TTest *const[]){test_emfile_pauses_accepting, NULL});
     return s;
 }
 
 int main(void)
 {
-    if (dh_root_init() != 0) {
-        fprintf(stderr, "check_daemon: cannot make a temporary directory\n");
-        return EXIT_FAILURE;
-    }
-    SRunner *sr = srunner_create(daemon_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    dh_root_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dh_run_suite(daemon_suite());
 }

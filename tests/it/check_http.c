@@ -1,9 +1,10 @@
 /* check_http: the HTTP API (docs/http-api.md).
  *
- * Most tests start the real daemon ($BLOOMGATED, from make check) with a
- * config in a fresh temporary directory, listening on ports the kernel picks
- * (parsed from its log), and talk to it with the small blocking HTTP/1.1
- * client below (keep-alive, Content-Length bodies) and with the line protocol.
+ * Most tests start the real daemon ($BLOOMGATED, from make check) with the
+ * shared harness (tests/lib/daemon_harness: a config in a fresh temporary
+ * directory, ports the kernel picks, parsed from its log), and talk to it with
+ * tests/lib/http_client (wrapped below to fail the test on any error) and with
+ * the harness's line client.
  * Each test stops its daemon with SIGTERM and requires exit status 0, so a
  * sanitizer report (a leak, a use after free) fails the test that caused it.
  *
@@ -43,8 +44,11 @@
 #include "front/fronts.h"
 #include "net/server.h"
 #include "base/util.h"
+#include "lib/daemon_harness.h"
+#include "lib/http_client.h"
 
 #define IO_TIMEOUT_S 20 /* generous: sanitizer builds are slow */
+#define IO_MS (IO_TIMEOUT_S * 1000)
 
 static void sleep_ms(int ms)
 {
@@ -52,162 +56,45 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* ---- the daemon ---- */
+/* ---- the daemon: tests/lib/daemon_harness ----
+ * The running test's daemon and its ports. The in-process tests set the
+ * ports from their own server and leave D NULL. */
 
-struct daemon {
-    char dir[256];
-    char log[512];
-    pid_t pid;
-    int line_port;
-    int http_port[4];
-    int n_http;
-    int exit_status; /* once reaped */
-};
+static struct dh_daemon *D;
+static int line_port;
+static int http_port[4];
+static int n_http;
 
-static struct daemon D; /* the daemon of the running test */
-
-static char *slurp(const char *path)
+static void read_ports(void)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return strdup("");
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len < 1024)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* Ports from lines like "... HTTP listening on 127.0.0.1:0 (port 41234)". */
-static void parse_ports(struct daemon *d, const char *log)
-{
-    d->n_http = 0;
-    d->line_port = -1;
-    for (const char *p = log; (p = strstr(p, " listening on ")) != NULL; p++) {
-        const char *eol = strchr(p, '\n');
-        const char *port = strstr(p, "(port ");
-        if (!port || (eol && port > eol))
-            continue;
-        int n = atoi(port + 6);
-        if (p - log >= 4 && strncmp(p - 4, "HTTP", 4) == 0) {
-            if (d->n_http < 4)
-                d->http_port[d->n_http++] = n;
-        } else if (d->line_port < 0) {
-            d->line_port = n;
-        }
-    }
-}
-
-/* Run bloomgated on the config already in d->dir and wait until it is ready. */
-static void daemon_launch(struct daemon *d)
-{
-    d->exit_status = 0;
-    char path[512];
-    snprintf(path, sizeof(path), "%s/bloomgate.conf", d->dir);
-    const char *bin = getenv("BLOOMGATED");
-    ck_assert_msg(bin != NULL, "BLOOMGATED is not set: run through make check");
-    unlink(d->log); /* a restart must not read the last run's "ready" */
-    d->pid = fork();
-    ck_assert_int_ge(d->pid, 0);
-    if (d->pid == 0) {
-        /* A test that fails stops where it is: its daemon must not outlive it. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int lfd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(nul, 1);
-        dup2(lfd, 2);
-        execl(bin, bin, "-c", path, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < IO_TIMEOUT_S * 100; i++) {
-        char *log = slurp(d->log);
-        bool ready = strstr(log, "ready:") != NULL;
-        if (ready)
-            parse_ports(d, log);
-        int status;
-        if (!ready && waitpid(d->pid, &status, WNOHANG) == d->pid) {
-            d->pid = -1;
-            ck_abort_msg("bloomgated exited at start-up: %s", log);
-        }
-        free(log);
-        if (ready)
-            return;
-        sleep_ms(10);
-    }
-    ck_abort_msg("bloomgated did not get ready");
+    line_port = dh_port(D, 0);
+    for (n_http = 0; n_http < 4 && (http_port[n_http] = dh_http_port(D, (unsigned)n_http)) > 0;)
+        n_http++;
 }
 
 /* A fresh directory with conf in it (filters' journals land there too), and
- * the daemon on it. */
-static void daemon_start(struct daemon *d, const char *conf)
+ * the daemon on it, ready. */
+static void daemon_start(const char *conf)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(d->dir, sizeof(d->dir), "%s/bg-http.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(d->dir));
-    char path[512];
-    snprintf(path, sizeof(path), "%s/bloomgate.conf", d->dir);
-    snprintf(d->log, sizeof(d->log), "%s/log", d->dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(conf, f);
-    fclose(f);
-    daemon_launch(d);
+    D = dh_new();
+    dh_write_config(D, conf);
+    dh_start(D, NULL);
+    read_ports();
 }
 
-/* Reap the daemon (signalled already), waiting at most IO_TIMEOUT_S. Its
- * exit status; -1 if killed by a signal, -2 if it had to be killed. */
-static int daemon_wait(struct daemon *d)
+/* Start it again in the same directory (after it exited). */
+static void daemon_restart(void)
 {
-    int rc = -2, status = 0;
-    for (int i = 0; i < IO_TIMEOUT_S * 100; i++) {
-        if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-            rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-            break;
-        }
-        sleep_ms(10);
-    }
-    if (rc == -2) {
-        kill(d->pid, SIGKILL);
-        waitpid(d->pid, &status, 0);
-    }
-    d->pid = -1;
-    d->exit_status = rc;
-    return rc;
+    dh_start(D, NULL);
+    read_ports();
 }
 
-/* SIGTERM (unless a test did), reap, clean up. The exit status, as above. */
-static int daemon_stop(struct daemon *d)
+/* Wait for the daemon (signalled already) to exit; it must exit 0. */
+static void expect_exit0(void)
 {
-    int rc = d->exit_status;
-    if (d->pid > 0) {
-        kill(d->pid, SIGTERM);
-        rc = daemon_wait(d);
-    }
-    if (rc != 0) {
-        char *log = slurp(d->log);
-        fprintf(stderr, "bloomgated exited with %d; its log:\n%s\n", rc, log);
-        free(log);
-    }
-    /* The config, the log and the journals: plain files, no subdirectories. */
-    DIR *dir = opendir(d->dir);
-    for (struct dirent *de; dir && (de = readdir(dir)) != NULL;) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof(path), "%s/%s", d->dir, de->d_name);
-        unlink(path);
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(d->dir);
-    return rc;
+    int st = dh_wait_exit(D, IO_MS);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "bloomgated exited with status 0x%x", st);
 }
 
 #define BASE_CONF                                                                                  \
@@ -222,207 +109,87 @@ static int daemon_stop(struct daemon *d)
 
 static void setup_base(void)
 {
-    daemon_start(&D, BASE_CONF);
+    daemon_start(BASE_CONF);
 }
+/* SIGTERM; exit status 0 and a log without sanitizer reports, or the test fails. */
 static void teardown(void)
 {
-    ck_assert_int_eq(daemon_stop(&D), 0);
+    if (D)
+        dh_finish(D);
+    D = NULL;
 }
 
-/* ---- a small blocking HTTP/1.1 client ---- */
+/* ---- HTTP: tests/lib/http_client, failing the test on any error ---- */
 
-struct client {
-    int fd;
-    char *buf; /* received, not yet consumed */
-    size_t len, cap;
-};
-
-struct resp {
-    int status;
-    char head[8192]; /* status line and headers */
-    char *body;      /* NUL-terminated for convenience; blen bytes */
-    size_t blen;
-};
-
-static int tcp_connect(const char *host, int port)
+static struct hc_conn *client_open_at(const char *host, int port)
 {
-    struct sockaddr_storage ss = {0};
-    socklen_t len;
-    if (strchr(host, ':')) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)port);
-        inet_pton(AF_INET6, host, &a->sin6_addr);
-        len = sizeof(*a);
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)port);
-        inet_pton(AF_INET, host, &a->sin_addr);
-        len = sizeof(*a);
-    }
-    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_msg(connect(fd, (struct sockaddr *)&ss, len) == 0, "connect %s:%d: %s", host, port,
-                  strerror(errno));
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    struct hc_conn *c = malloc(sizeof(*c));
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(hc_open(c, host, port) == 0, "%s", c->err);
+    /* Some tests read the socket directly: bound those reads too. */
     struct timeval tv = {IO_TIMEOUT_S, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return fd;
-}
-
-static struct client *client_open_at(const char *host, int port)
-{
-    struct client *c = calloc(1, sizeof(*c));
-    c->fd = tcp_connect(host, port);
-    c->cap = 65536;
-    c->buf = malloc(c->cap);
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     return c;
 }
 
-static struct client *client_open(void)
+static struct hc_conn *client_open(void)
 {
-    return client_open_at("127.0.0.1", D.http_port[0]);
+    return client_open_at("127.0.0.1", http_port[0]);
 }
 
-static void client_close(struct client *c)
+static void client_close(struct hc_conn *c)
 {
-    close(c->fd);
-    free(c->buf);
+    hc_close(c);
     free(c);
 }
 
-static void send_all(int fd, const void *p, size_t n)
+static void send_all(struct hc_conn *c, const void *p, size_t n)
 {
-    const char *s = p;
-    while (n) {
-        ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-        ck_assert_msg(w > 0, "send: %s", strerror(errno));
-        s += w;
-        n -= (size_t)w;
-    }
-}
-
-/* Receive more; false on EOF or error. */
-static bool client_fill(struct client *c)
-{
-    if (c->cap - c->len < 4096)
-        c->buf = realloc(c->buf, c->cap *= 2);
-    ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-    if (n <= 0)
-        return false;
-    c->len += (size_t)n;
-    return true;
+    ck_assert_msg(hc_send_raw(c, p, n, IO_MS) == 0, "%s", c->err);
 }
 
 /* True when the server closed the connection (EOF or reset), false when it
  * sent more or stayed silent for IO_TIMEOUT_S. */
-static bool client_closed(struct client *c)
+static bool client_closed(struct hc_conn *c)
 {
-    char b;
-    ssize_t n = recv(c->fd, &b, 1, 0);
-    return n == 0 || (n < 0 && errno == ECONNRESET);
-}
-
-static bool header_value(const char *head, const char *name, char *out, size_t cap)
-{
-    size_t nl = strlen(name);
-    for (const char *p = strstr(head, "\r\n"); p && p[2]; p = strstr(p + 2, "\r\n")) {
-        const char *h = p + 2;
-        if (strncasecmp(h, name, nl) == 0 && h[nl] == ':') {
-            const char *v = h + nl + 1;
-            while (*v == ' ')
-                v++;
-            const char *e = strstr(v, "\r\n");
-            size_t n = e ? (size_t)(e - v) : strlen(v);
-            if (n >= cap)
-                n = cap - 1;
-            memcpy(out, v, n);
-            out[n] = '\0';
-            return true;
-        }
-    }
-    return false;
+    return hc_closed(c, IO_MS);
 }
 
 /* Read one response; false if the connection closed first. */
-static bool read_resp(struct client *c, bool head_req, struct resp *r)
+static bool read_resp(struct hc_conn *c, bool head_req, struct hc_resp *r)
 {
-    memset(r, 0, sizeof(*r));
-    char *end;
-    while (!(end = c->len ? memmem(c->buf, c->len, "\r\n\r\n", 4) : NULL))
-        if (!client_fill(c))
-            return false;
-    size_t hlen = (size_t)(end - c->buf) + 4;
-    ck_assert_uint_lt(hlen, sizeof(r->head));
-    memcpy(r->head, c->buf, hlen);
-    r->head[hlen] = '\0';
-    ck_assert_msg(sscanf(r->head, "HTTP/1.%*d %d", &r->status) == 1, "bad status line: %s",
-                  r->head);
-    char cl[32];
-    bool have_len = header_value(r->head, "Content-Length", cl, sizeof(cl));
-    size_t want = head_req ? 0 : have_len ? strtoull(cl, NULL, 10) : SIZE_MAX;
-    if (want == SIZE_MAX) { /* no length: the body runs to EOF (HTTP/1.0) */
-        while (client_fill(c))
-            ;
-        want = c->len - hlen;
-    }
-    while (c->len - hlen < want)
-        ck_assert_msg(client_fill(c), "connection closed inside a body");
-    r->body = malloc(want + 1);
-    memcpy(r->body, c->buf + hlen, want);
-    r->body[want] = '\0';
-    r->blen = want;
-    memmove(c->buf, c->buf + hlen + want, c->len - hlen - want);
-    c->len -= hlen + want;
-    return true;
+    return hc_recv(c, head_req, r, IO_MS) == 0;
 }
 
-static void send_req(struct client *c, const char *method, const char *target, const char *extra,
+static void send_req(struct hc_conn *c, const char *method, const char *target, const char *extra,
                      const char *body, size_t blen)
 {
-    char head[8192];
-    int n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s", method, target,
-                     extra ? extra : "");
-    if (body)
-        n += snprintf(head + n, sizeof(head) - (size_t)n, "Content-Length: %zu\r\n", blen);
-    n += snprintf(head + n, sizeof(head) - (size_t)n, "\r\n");
-    ck_assert_int_lt(n, (int)sizeof(head));
-    send_all(c->fd, head, (size_t)n);
-    if (body && blen)
-        send_all(c->fd, body, blen);
+    ck_assert_msg(hc_send(c, method, target, extra, body, blen, IO_MS) == 0, "%s", c->err);
 }
 
-static struct resp request(struct client *c, const char *method, const char *target,
-                           const char *extra, const char *body, size_t blen)
+static struct hc_resp request(struct hc_conn *c, const char *method, const char *target,
+                              const char *extra, const char *body, size_t blen)
 {
-    send_req(c, method, target, extra, body, blen);
-    struct resp r;
-    ck_assert_msg(read_resp(c, strcmp(method, "HEAD") == 0, &r), "%s %s: connection closed", method,
-                  target);
+    struct hc_resp r;
+    ck_assert_msg(hc_request(c, method, target, extra, body, blen, &r, IO_MS) == 0, "%s %s: %s",
+                  method, target, c->err);
     return r;
 }
 
 /* One request on a connection of its own. */
-static struct resp req1(const char *method, const char *target, const char *extra, const char *body)
+static struct hc_resp req1(const char *method, const char *target, const char *extra,
+                           const char *body)
 {
-    struct client *c = client_open();
-    struct resp r = request(c, method, target, extra, body, body ? strlen(body) : 0);
+    struct hc_conn *c = client_open();
+    struct hc_resp r = request(c, method, target, extra, body, body ? strlen(body) : 0);
     client_close(c);
     return r;
 }
 
-static void resp_free(struct resp *r)
-{
-    free(r->body);
-    r->body = NULL;
-}
-
-static json_t *resp_json(const struct resp *r)
+static json_t *resp_json(const struct hc_resp *r)
 {
     char ct[128];
-    ck_assert_msg(header_value(r->head, "Content-Type", ct, sizeof(ct)), "no Content-Type");
+    ck_assert_msg(hc_header(r, "Content-Type", ct, sizeof(ct)), "no Content-Type");
     ck_assert_str_eq(ct, "application/json; charset=utf-8");
     json_error_t e;
     json_t *j = json_loadb(r->body, r->blen, JSON_ALLOW_NUL, &e);
@@ -431,15 +198,15 @@ static json_t *resp_json(const struct resp *r)
 }
 
 /* The body, exactly. */
-static void expect_body(struct resp *r, int status, const char *body)
+static void expect_body(struct hc_resp *r, int status, const char *body)
 {
     ck_assert_msg(r->status == status, "status %d, wanted %d: %s", r->status, status, r->body);
     ck_assert_str_eq(r->body, body);
-    resp_free(r);
+    hc_resp_free(r);
 }
 
 /* {"error":{"code":code,"message":"..."}} with status; frees r. */
-static void expect_error(struct resp *r, int status, const char *code)
+static void expect_error(struct hc_resp *r, int status, const char *code)
 {
     ck_assert_msg(r->status == status, "status %d, wanted %d: %s", r->status, status, r->body);
     json_t *j = resp_json(r);
@@ -450,51 +217,71 @@ static void expect_error(struct resp *r, int status, const char *code)
     ck_assert_msg(msg && *msg, "no message: %s", r->body);
     ck_assert_uint_eq(json_object_size(j), 1);
     json_decref(j);
-    resp_free(r);
+    hc_resp_free(r);
 }
 
-/* ---- the line protocol, for the cross-protocol checks ---- */
+/* One request on a connection of its own and what it must get: with status
+ * 2xx the exact body `want`; otherwise a JSON error whose code is `want`.
+ * `has`, when set, must appear in the body too. Tests whose bodies were a run
+ * of req1 + expect_* calls are tables of these. */
+struct http_case {
+    const char *method, *target, *extra, *body;
+    int status;
+    const char *want;
+    const char *has;
+};
 
-static int line_open(void)
+static void run_cases(const struct http_case *t, size_t n)
 {
-    return tcp_connect("127.0.0.1", D.line_port);
-}
-
-static void line_cmd(int fd, const char *cmd, char *out, size_t cap)
-{
-    send_all(fd, cmd, strlen(cmd));
-    send_all(fd, "\n", 1);
-    size_t n = 0;
-    while (n + 1 < cap) {
-        ssize_t r = recv(fd, out + n, 1, 0);
-        ck_assert_msg(r == 1, "line protocol: no reply to %s", cmd);
-        if (out[n] == '\n')
-            break;
-        n++;
+    for (size_t i = 0; i < n; i++) {
+        struct hc_resp r = req1(t[i].method, t[i].target, t[i].extra, t[i].body);
+        ck_assert_msg(r.status == t[i].status, "case %zu (%s %s): status %d, wanted %d: %s", i,
+                      t[i].method, t[i].target, r.status, t[i].status, r.body);
+        if (t[i].has)
+            ck_assert_msg(strstr(r.body, t[i].has), "case %zu: no '%s' in %s", i, t[i].has, r.body);
+        if (t[i].status < 300)
+            expect_body(&r, t[i].status, t[i].want);
+        else
+            expect_error(&r, t[i].status, t[i].want);
     }
-    out[n] = '\0';
+}
+#define RUN_CASES(t) run_cases((t), sizeof(t) / sizeof((t)[0]))
+
+/* ---- the line protocol (tests/lib/daemon_harness), for the cross-protocol checks ---- */
+
+static struct dh_conn *line_open(void)
+{
+    int fd = dh_connect_fd(line_port);
+    ck_assert_msg(fd >= 0, "connect to port %d: %s", line_port, strerror(errno));
+    return dh_conn_wrap(fd, D);
+}
+
+/* Send cmd, copy the reply line into out. */
+static void line_cmd(struct dh_conn *l, const char *cmd, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", dh_cmd(l, cmd));
 }
 
 /* ---- the tests against the daemon ---- */
 
 START_TEST(test_healthz)
 {
-    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    struct hc_resp r = req1("GET", "/healthz", NULL, NULL);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     r = req1("HEAD", "/healthz", NULL, NULL);
     ck_assert_int_eq(r.status, 200);
     ck_assert_uint_eq(r.blen, 0);
     char cl[32];
-    ck_assert(header_value(r.head, "Content-Length", cl, sizeof(cl)));
+    ck_assert(hc_header(&r, "Content-Length", cl, sizeof(cl)));
     ck_assert_str_eq(cl, "15");
-    resp_free(&r);
+    hc_resp_free(&r);
 }
 END_TEST
 
 /* GET /v1/filters/{name} has the fields of INFO <filter>, with the same values. */
 START_TEST(test_filters_and_info)
 {
-    struct resp r = req1("GET", "/v1/filters", NULL, NULL);
+    struct hc_resp r = req1("GET", "/v1/filters", NULL, NULL);
     ck_assert_int_eq(r.status, 200);
     json_t *j = resp_json(&r);
     json_t *arr = json_object_get(j, "filters");
@@ -503,16 +290,16 @@ START_TEST(test_filters_and_info)
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(arr, 0), "name")), "urls");
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(arr, 1), "name")), "big");
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
 
     r = req1("GET", "/v1/filters/urls", NULL, NULL);
     ck_assert_int_eq(r.status, 200);
     json_t *http = resp_json(&r);
-    resp_free(&r);
-    int fd = line_open();
+    hc_resp_free(&r);
+    struct dh_conn *fd = line_open();
     char line[8192];
     line_cmd(fd, "INFO urls", line, sizeof(line));
-    close(fd);
+    dh_close(fd);
     json_t *info = json_loads(line, 0, NULL);
     ck_assert_ptr_nonnull(info);
     ck_assert_uint_eq(json_object_size(http), json_object_size(info));
@@ -533,82 +320,88 @@ END_TEST
 
 START_TEST(test_check_and_add)
 {
-    struct resp r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\",\"b\",\"a\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,false],\"added\":2}");
-    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"b\",\"c\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[false,true],\"added\":1}");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",\"nope\",\"c\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,false,true]}");
-    r = req1("GET", "/v1/filters/urls/check?item=a", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=nope", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"nope\",\"present\":false}");
-    /* The other filter is another filter. */
-    r = req1("GET", "/v1/filters/big/check?item=a", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"big\",\"item\":\"a\",\"present\":false}");
-    /* An empty batch is a batch. */
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[]}");
-    /* Other keys are ignored; so is the request's Content-Type. */
-    r = req1("POST", "/v1/filters/urls/check", "Content-Type: text/plain\r\n",
-             "{\"x\":1,\"items\":[\"a\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
-    /* An escaped name is the same name. */
-    r = req1("GET", "/v1/filters/ur%6Cs/check?item=a", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}");
+    static const struct http_case t[] = {
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\",\"b\",\"a\"]}", 200,
+         "{\"filter\":\"urls\",\"new\":[true,true,false],\"added\":2}", NULL},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"b\",\"c\"]}", 200,
+         "{\"filter\":\"urls\",\"new\":[false,true],\"added\":1}", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",\"nope\",\"c\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[true,false,true]}", NULL},
+        {"GET", "/v1/filters/urls/check?item=a", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=nope", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"nope\",\"present\":false}", NULL},
+        /* The other filter is another filter. */
+        {"GET", "/v1/filters/big/check?item=a", NULL, NULL, 200,
+         "{\"filter\":\"big\",\"item\":\"a\",\"present\":false}", NULL},
+        /* An empty batch is a batch. */
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[]}", 200,
+         "{\"filter\":\"urls\",\"present\":[]}", NULL},
+        /* Other keys are ignored; so is the request's Content-Type. */
+        {"POST", "/v1/filters/urls/check", "Content-Type: text/plain\r\n",
+         "{\"x\":1,\"items\":[\"a\"]}", 200, "{\"filter\":\"urls\",\"present\":[true]}", NULL},
+        /* An escaped name is the same name. */
+        {"GET", "/v1/filters/ur%6Cs/check?item=a", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"a\",\"present\":true}", NULL},
+    };
+    RUN_CASES(t);
 }
 END_TEST
 
 /* Items are bytes: spaces and NUL over HTTP, and the same bytes across protocols. */
 START_TEST(test_items_are_bytes)
 {
-    struct resp r = req1("POST", "/v1/filters/urls/add", NULL,
-                         "{\"items\":[\"with space\",\"nul\\u0000inside\",\"caf\\u00e9\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,true],\"added\":3}");
-    r = req1("GET", "/v1/filters/urls/check?item=with%20space", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=with+space", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=nul%00inside", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"nul\\u0000inside\",\"present\":true}");
-    r = req1("GET", "/v1/filters/urls/check?item=caf%C3%A9", NULL, NULL);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"café\",\"present\":true}");
-    /* The NUL is part of the item: its prefix and the joined bytes are others. */
-    r = req1("POST", "/v1/filters/urls/check", NULL,
-             "{\"items\":[\"nul\",\"nulinside\",\"nul\\u0000inside\",\"with\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[false,false,true,false]}");
+    static const struct http_case t[] = {
+        {"POST", "/v1/filters/urls/add", NULL,
+         "{\"items\":[\"with space\",\"nul\\u0000inside\",\"caf\\u00e9\"]}", 200,
+         "{\"filter\":\"urls\",\"new\":[true,true,true],\"added\":3}", NULL},
+        {"GET", "/v1/filters/urls/check?item=with%20space", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=with+space", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"with space\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=nul%00inside", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"nul\\u0000inside\",\"present\":true}", NULL},
+        {"GET", "/v1/filters/urls/check?item=caf%C3%A9", NULL, NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"café\",\"present\":true}", NULL},
+        /* The NUL is part of the item: its prefix and the joined bytes are others. */
+        {"POST", "/v1/filters/urls/check", NULL,
+         "{\"items\":[\"nul\",\"nulinside\",\"nul\\u0000inside\",\"with\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[false,false,true,false]}", NULL},
+    };
+    RUN_CASES(t);
 
     /* HTTP add, line check; line add, HTTP check. */
-    r = req1("POST", "/v1/filters/urls/add", NULL,
-             "{\"items\":[\"http://x.example/added-by-http\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
-    int fd = line_open();
-    char line[256];
-    line_cmd(fd, "CHECK urls http://x.example/added-by-http", line, sizeof(line));
-    ck_assert_str_eq(line, "YES");
-    line_cmd(fd, "CHECK urls http://x.example/never-added", line, sizeof(line));
-    ck_assert_str_eq(line, "NO");
-    line_cmd(fd, "ADD urls http://x.example/added-by-line?a=1&b=2", line, sizeof(line));
-    ck_assert_str_eq(line, "NEW");
-    line_cmd(fd, "ADD urls caf\xc3\xa9", line, sizeof(line));
-    ck_assert_str_eq(line, "EXISTS");
-    close(fd);
-    r = req1("GET",
-             "/v1/filters/urls/check?item=http%3A%2F%2Fx.example%2Fadded-by-line%3Fa%3D1%26b%3D2",
-             NULL, NULL);
-    expect_body(&r, 200,
-                "{\"filter\":\"urls\",\"item\":\"http://x.example/added-by-line?a=1&b=2\","
-                "\"present\":true}");
-    r = req1("POST", "/v1/filters/urls/check", NULL,
-             "{\"items\":[\"http://x.example/added-by-line?a=1&b=2\"]}");
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
+    static const struct http_case add[] = {
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"http://x.example/added-by-http\"]}",
+         200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}", NULL},
+    };
+    RUN_CASES(add);
+    struct dh_conn *fd = line_open();
+    DH_EXPECT(fd, "CHECK urls http://x.example/added-by-http", "YES");
+    DH_EXPECT(fd, "CHECK urls http://x.example/never-added", "NO");
+    DH_EXPECT(fd, "ADD urls http://x.example/added-by-line?a=1&b=2", "NEW");
+    DH_EXPECT(fd, "ADD urls caf\xc3\xa9", "EXISTS");
+    dh_close(fd);
+    static const struct http_case seen[] = {
+        {"GET",
+         "/v1/filters/urls/check?item=http%3A%2F%2Fx.example%2Fadded-by-line%3Fa%3D1%26b%3D2", NULL,
+         NULL, 200,
+         "{\"filter\":\"urls\",\"item\":\"http://x.example/"
+         "added-by-line?a=1&b=2\",\"present\":true}",
+         NULL},
+        {"POST", "/v1/filters/urls/check", NULL,
+         "{\"items\":[\"http://x.example/added-by-line?a=1&b=2\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[true]}", NULL},
+    };
+    RUN_CASES(seen);
 }
 END_TEST
 
 START_TEST(test_keepalive_1000)
 {
-    struct client *c = client_open();
-    struct resp r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"even\"]}", 18);
+    struct hc_conn *c = client_open();
+    struct hc_resp r =
+        request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"even\"]}", 18);
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
     for (int i = 0; i < 1000; i++) {
         bool even = i % 2 == 0;
@@ -617,10 +410,10 @@ START_TEST(test_keepalive_1000)
                     NULL, NULL, 0);
         ck_assert_msg(r.status == 200, "request %d: %d", i, r.status);
         char conn[32];
-        ck_assert(!header_value(r.head, "Connection", conn, sizeof(conn)));
+        ck_assert(!hc_header(&r, "Connection", conn, sizeof(conn)));
         ck_assert_str_eq(r.body, even ? "{\"filter\":\"urls\",\"item\":\"even\",\"present\":true}"
                                       : "{\"filter\":\"urls\",\"item\":\"odd\",\"present\":false}");
-        resp_free(&r);
+        hc_resp_free(&r);
     }
     /* Pipelined: three requests sent at once, three answers in order. */
     send_req(c, "GET", "/healthz", NULL, NULL, 0);
@@ -651,7 +444,7 @@ static char *batch_body(size_t n, const char *prefix)
     return b;
 }
 
-static void expect_bools(struct resp *r, const char *key, size_t n, bool want)
+static void expect_bools(struct hc_resp *r, const char *key, size_t n, bool want)
 {
     ck_assert_msg(r->status == 200, "status %d: %.200s", r->status, r->body);
     json_t *j = resp_json(r);
@@ -665,19 +458,19 @@ static void expect_bools(struct resp *r, const char *key, size_t n, bool want)
 START_TEST(test_batch_10000)
 {
     char *body = batch_body(10000, "batch-item-");
-    struct client *c = client_open();
-    struct resp r = request(c, "POST", "/v1/filters/big/check", NULL, body, strlen(body));
+    struct hc_conn *c = client_open();
+    struct hc_resp r = request(c, "POST", "/v1/filters/big/check", NULL, body, strlen(body));
     expect_bools(&r, "present", 10000, false);
-    resp_free(&r);
+    hc_resp_free(&r);
     r = request(c, "POST", "/v1/filters/big/add", NULL, body, strlen(body));
     expect_bools(&r, "new", 10000, true);
     json_t *j = resp_json(&r);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "added")), 10000);
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
     r = request(c, "POST", "/v1/filters/big/check", NULL, body, strlen(body));
     expect_bools(&r, "present", 10000, true);
-    resp_free(&r);
+    hc_resp_free(&r);
     free(body);
     /* One more than max_items (10000). */
     body = batch_body(10001, "x");
@@ -688,93 +481,74 @@ START_TEST(test_batch_10000)
 }
 END_TEST
 
+/* 64 bytes: max_item in BASE_CONF. */
+#define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
+
 START_TEST(test_errors_400)
 {
-    struct resp r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"");
-    expect_error(&r, 400, "bad_json");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"]} trailing");
-    expect_error(&r, 400, "bad_json");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "");
-    expect_error(&r, 400, "bad_json");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{}");
-    expect_error(&r, 400, "missing_items");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "[\"a\"]");
-    expect_error(&r, 400, "missing_items");
-    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":\"a\"}");
-    expect_error(&r, 400, "missing_items");
-    r = req1("GET", "/v1/filters/urls/check", NULL, NULL);
-    expect_error(&r, 400, "missing_items");
-    r = req1("GET", "/v1/filters/urls/check?items=a", NULL, NULL);
-    expect_error(&r, 400, "missing_items");
-    r = req1("POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",1]}");
-    ck_assert_int_eq(r.status, 400);
-    ck_assert_ptr_nonnull(strstr(r.body, "item 2 "));
-    expect_error(&r, 400, "not_a_string");
-    r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[null]}");
-    expect_error(&r, 400, "not_a_string");
-    /* max_item is 64 here: 64 bytes pass, 65 do not, over GET and POST. */
-    char body[256], target[256];
-    snprintf(body, sizeof(body), "{\"items\":[\"%064d\"]}", 0);
-    r = req1("POST", "/v1/filters/urls/check", NULL, body);
-    expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[false]}");
-    snprintf(body, sizeof(body), "{\"items\":[\"a\",\"%065d\"]}", 0);
-    r = req1("POST", "/v1/filters/urls/add", NULL, body);
-    ck_assert_ptr_nonnull(strstr(r.body, "item 2 "));
-    expect_error(&r, 400, "item_too_long");
-    snprintf(target, sizeof(target), "/v1/filters/urls/check?item=%065d", 0);
-    r = req1("GET", target, NULL, NULL);
-    expect_error(&r, 400, "item_too_long");
-    /* Malformed queries. */
-    r = req1("GET", "/v1/filters/urls/check?item=%zz", NULL, NULL);
-    expect_error(&r, 400, "bad_request");
-    r = req1("GET", "/v1/filters/urls/check?item=a&item=b", NULL, NULL);
-    expect_error(&r, 400, "bad_request");
-    r = req1("GET", "/v1/filters/urls/check?item=%ff", NULL, NULL);
-    expect_error(&r, 400, "bad_request");
+    static const struct http_case t[] = {
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"", 400, "bad_json", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"]} trailing", 400, "bad_json",
+         NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "", 400, "bad_json", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{}", 400, "missing_items", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "[\"a\"]", 400, "missing_items", NULL},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":\"a\"}", 400, "missing_items", NULL},
+        {"GET", "/v1/filters/urls/check", NULL, NULL, 400, "missing_items", NULL},
+        {"GET", "/v1/filters/urls/check?items=a", NULL, NULL, 400, "missing_items", NULL},
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\",1]}", 400, "not_a_string",
+         "item 2 "},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[null]}", 400, "not_a_string", NULL},
+        /* max_item is 64 here: 64 bytes pass, 65 do not, over GET and POST. */
+        {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"" Z64 "\"]}", 200,
+         "{\"filter\":\"urls\",\"present\":[false]}", NULL},
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\",\"" Z64 "0\"]}", 400,
+         "item_too_long", "item 2 "},
+        {"GET", "/v1/filters/urls/check?item=" Z64 "0", NULL, NULL, 400, "item_too_long", NULL},
+        /* Malformed queries. */
+        {"GET", "/v1/filters/urls/check?item=%zz", NULL, NULL, 400, "bad_request", NULL},
+        {"GET", "/v1/filters/urls/check?item=a&item=b", NULL, NULL, 400, "bad_request", NULL},
+        {"GET", "/v1/filters/urls/check?item=%ff", NULL, NULL, 400, "bad_request", NULL},
+    };
+    RUN_CASES(t);
     /* None of this changed the filter. */
-    r = req1("GET", "/v1/filters/urls", NULL, NULL);
+    struct hc_resp r = req1("GET", "/v1/filters/urls", NULL, NULL);
     json_t *j = resp_json(&r);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "items")), 0);
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
 }
 END_TEST
 
 START_TEST(test_errors_404)
 {
-    struct resp r = req1("GET", "/v1/filters/nosuch", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/v1/filters/nosuch/check?item=a", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("POST", "/v1/filters/nosuch/check", NULL, "{\"items\":[\"a\"]}");
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("POST", "/v1/filters/nosuch/add", NULL, "{\"items\":[\"a\"]}");
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/v1/filters/bad%2Fname/check?item=a", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/v1/filters//check?item=a", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
-    r = req1("GET", "/", NULL, NULL);
-    expect_error(&r, 404, "not_found");
-    r = req1("GET", "/v1/nope", NULL, NULL);
-    expect_error(&r, 404, "not_found");
-    r = req1("GET", "/v1/filters/urls/remove", NULL, NULL);
-    expect_error(&r, 404, "not_found");
-    r = req1("GET", "/v1/filters/", NULL, NULL);
-    expect_error(&r, 404, "unknown_filter");
+    static const struct http_case t[] = {
+        {"GET", "/v1/filters/nosuch", NULL, NULL, 404, "unknown_filter", NULL},
+        {"GET", "/v1/filters/nosuch/check?item=a", NULL, NULL, 404, "unknown_filter", NULL},
+        {"POST", "/v1/filters/nosuch/check", NULL, "{\"items\":[\"a\"]}", 404, "unknown_filter",
+         NULL},
+        {"POST", "/v1/filters/nosuch/add", NULL, "{\"items\":[\"a\"]}", 404, "unknown_filter",
+         NULL},
+        {"GET", "/v1/filters/bad%2Fname/check?item=a", NULL, NULL, 404, "unknown_filter", NULL},
+        {"GET", "/v1/filters//check?item=a", NULL, NULL, 404, "unknown_filter", NULL},
+        {"GET", "/", NULL, NULL, 404, "not_found", NULL},
+        {"GET", "/v1/nope", NULL, NULL, 404, "not_found", NULL},
+        {"GET", "/v1/filters/urls/remove", NULL, NULL, 404, "not_found", NULL},
+        {"GET", "/v1/filters/", NULL, NULL, 404, "unknown_filter", NULL},
+    };
+    RUN_CASES(t);
 }
 END_TEST
 
 static void expect_405(const char *method, const char *target, const char *allow)
 {
-    struct resp r = req1(method, target, NULL, NULL);
+    struct hc_resp r = req1(method, target, NULL, NULL);
     char got[64];
-    ck_assert_msg(header_value(r.head, "Allow", got, sizeof(got)), "%s %s: no Allow", method,
-                  target);
+    ck_assert_msg(hc_header(&r, "Allow", got, sizeof(got)), "%s %s: no Allow", method, target);
     ck_assert_str_eq(got, allow);
     if (strcmp(method, "HEAD") == 0) {
         ck_assert_int_eq(r.status, 405);
-        resp_free(&r);
+        hc_resp_free(&r);
     } else {
         expect_error(&r, 405, "method_not_allowed");
     }
@@ -801,11 +575,11 @@ END_TEST
  * what is not HTTP; each answered in JSON, then the connection is closed. */
 START_TEST(test_oversized)
 {
-    struct client *c = client_open();
+    struct hc_conn *c = client_open();
     const char *big = "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\n"
                       "Content-Length: 262145\r\n\r\n";
-    send_all(c->fd, big, strlen(big));
-    struct resp r;
+    send_all(c, big, strlen(big));
+    struct hc_resp r;
     ck_assert(read_resp(c, false, &r));
     expect_error(&r, 413, "body_too_large");
     ck_assert(client_closed(c)); /* closed */
@@ -825,12 +599,12 @@ START_TEST(test_oversized)
     snprintf(head, sizeof(head),
              "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
              max + 1);
-    send_all(c->fd, head, strlen(head));
+    send_all(c, head, strlen(head));
     body = realloc(body, max + 2);
     body[max] = ' ';
     if (send(c->fd, body, max + 1, MSG_NOSIGNAL) > 0 && read_resp(c, false, &r)) {
         ck_assert_int_eq(r.status, 413);
-        resp_free(&r);
+        hc_resp_free(&r);
     }
     client_close(c);
     free(body);
@@ -841,7 +615,7 @@ START_TEST(test_oversized)
     int n = snprintf(hdr, 8192, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ");
     memset(hdr + n, 'a', 6000);
     strcpy(hdr + n + 6000, "\r\n\r\n");
-    send_all(c->fd, hdr, strlen(hdr));
+    send_all(c, hdr, strlen(hdr));
     free(hdr);
     ck_assert(read_resp(c, false, &r));
     expect_error(&r, 431, "headers_too_large");
@@ -850,7 +624,7 @@ START_TEST(test_oversized)
 
     /* Garbage is a 400; and the daemon goes on. */
     c = client_open();
-    send_all(c->fd, "NOT HTTP AT ALL\r\n\r\n", 19);
+    send_all(c, "NOT HTTP AT ALL\r\n\r\n", 19);
     ck_assert(read_resp(c, false, &r));
     expect_error(&r, 400, "bad_request");
     ck_assert(client_closed(c));
@@ -864,11 +638,11 @@ END_TEST
  * that connects and never speaks. The daemon answers everyone else, and
  * (teardown) exits cleanly with nothing leaked. */
 /* Read exactly the bytes `want` (an interim response, say) from c. */
-static void expect_raw(struct client *c, const char *want)
+static void expect_raw(struct hc_conn *c, const char *want)
 {
     size_t n = strlen(want);
     while (c->len < n)
-        ck_assert_msg(client_fill(c), "closed before '%s'", want);
+        ck_assert_msg(hc_fill(c, IO_MS) == 0, "closed before '%s'", want);
     ck_assert_msg(memcmp(c->buf, want, n) == 0, "got '%.*s', wanted '%s'", (int)n, c->buf, want);
     memmove(c->buf, c->buf + n, c->len - n);
     c->len -= n;
@@ -880,15 +654,15 @@ static void expect_raw(struct client *c, const char *want)
  * each with a JSON error and a close. */
 START_TEST(test_framing)
 {
-    struct resp r;
+    struct hc_resp r;
     /* Chunked, with an extension and a trailer, sent in pieces. */
-    struct client *c = client_open();
+    struct hc_conn *c = client_open();
     const char *parts[] = {"POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
                            "Transfer-Encoding: chunked\r\n\r\n",
                            "6;ext=1\r\n{\"item\r\n", "f\r\ns\":[\"ch1\",\"ch2\"\r\n", "2\r\n]}\r\n",
                            "0\r\nX-Trailer: y\r\n\r\n"};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-        send_all(c->fd, parts[i], strlen(parts[i]));
+        send_all(c, parts[i], strlen(parts[i]));
         usleep(2000);
     }
     ck_assert(read_resp(c, false, &r));
@@ -898,7 +672,7 @@ START_TEST(test_framing)
                       "Transfer-Encoding: chunked\r\n\r\n"
                       "b\r\n{\"items\":[\"\r\n9\r\nch1\",\"no\"\r\n2\r\n]}\r\n0\r\n\r\n";
     for (const char *p = one; *p; p++)
-        send_all(c->fd, p, 1);
+        send_all(c, p, 1);
     ck_assert(read_resp(c, false, &r));
     expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,false]}");
 
@@ -909,9 +683,9 @@ START_TEST(test_framing)
              "POST /v1/filters/urls/check HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
              "Content-Length: %zu\r\n\r\n",
              strlen(body));
-    send_all(c->fd, head, strlen(head));
+    send_all(c, head, strlen(head));
     expect_raw(c, "HTTP/1.1 100 Continue\r\n\r\n");
-    send_all(c->fd, body, strlen(body));
+    send_all(c, body, strlen(body));
     ck_assert(read_resp(c, false, &r));
     expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
 
@@ -919,7 +693,7 @@ START_TEST(test_framing)
     const char *pipe3 = "GET /v1/filters/urls/check?item=ch1 HTTP/1.1\r\nHost: x\r\n\r\n"
                         "GET /v1/filters/urls/check?item=zz HTTP/1.1\r\nHost: x\r\n\r\n"
                         "HEAD /v1/filters/urls/check?item=ch2 HTTP/1.1\r\nHost: x\r\n\r\n";
-    send_all(c->fd, pipe3, strlen(pipe3));
+    send_all(c, pipe3, strlen(pipe3));
     ck_assert(read_resp(c, false, &r));
     expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"ch1\",\"present\":true}");
     ck_assert(read_resp(c, false, &r));
@@ -927,33 +701,33 @@ START_TEST(test_framing)
     ck_assert(read_resp(c, true, &r));
     char cl[32];
     ck_assert_int_eq(r.status, 200);
-    ck_assert(header_value(r.head, "Content-Length", cl, sizeof(cl)));
+    ck_assert(hc_header(&r, "Content-Length", cl, sizeof(cl)));
     ck_assert_int_eq(atoi(cl),
                      (int)strlen("{\"filter\":\"urls\",\"item\":\"ch2\",\"present\":true}"));
-    resp_free(&r);
+    hc_resp_free(&r);
     /* Absolute-form target and bare-LF lines. */
-    send_all(c->fd, "GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: x\r\n\r\n", 50);
+    send_all(c, "GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: x\r\n\r\n", 50);
     ck_assert(read_resp(c, false, &r));
     expect_body(&r, 200, "{\"status\":\"ok\"}");
-    send_all(c->fd, "GET /healthz HTTP/1.1\nHost: x\n\n", 31);
+    send_all(c, "GET /healthz HTTP/1.1\nHost: x\n\n", 31);
     ck_assert(read_resp(c, false, &r));
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     client_close(c);
 
     /* HTTP/1.0: closed after the response unless it asks for keep-alive. */
     c = client_open();
-    send_all(c->fd, "GET /healthz HTTP/1.0\r\n\r\n", 25);
+    send_all(c, "GET /healthz HTTP/1.0\r\n\r\n", 25);
     ck_assert(read_resp(c, false, &r));
-    ck_assert(header_value(r.head, "Connection", cl, sizeof(cl)));
+    ck_assert(hc_header(&r, "Connection", cl, sizeof(cl)));
     ck_assert_str_eq(cl, "close");
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     ck_assert(client_closed(c));
     client_close(c);
     c = client_open();
     for (int i = 0; i < 2; i++) {
-        send_all(c->fd, "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 49);
+        send_all(c, "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 49);
         ck_assert(read_resp(c, false, &r));
-        ck_assert(header_value(r.head, "Connection", cl, sizeof(cl)));
+        ck_assert(hc_header(&r, "Connection", cl, sizeof(cl)));
         ck_assert_str_eq(cl, "keep-alive");
         expect_body(&r, 200, "{\"status\":\"ok\"}");
     }
@@ -989,7 +763,7 @@ START_TEST(test_framing)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         c = client_open();
-        send_all(c->fd, bad[i].req, strlen(bad[i].req));
+        send_all(c, bad[i].req, strlen(bad[i].req));
         ck_assert_msg(read_resp(c, false, &r), "no response to case %zu", i);
         expect_error(&r, bad[i].status, bad[i].code);
         ck_assert_msg(client_closed(c), "case %zu: not closed", i);
@@ -1003,7 +777,7 @@ START_TEST(test_framing)
     ck_assert_ptr_nonnull(
         strstr(r.body, "bloomgate_errors_total{protocol=\"http\",code=\"not_implemented\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "bloomgate_http_responses_total{code=\"505\"} 1\n"));
-    resp_free(&r);
+    hc_resp_free(&r);
 }
 END_TEST
 
@@ -1012,60 +786,58 @@ END_TEST
  * and 4 line connections, opened one after another, end up 5 and 5. */
 START_TEST(test_balanced_workers)
 {
-    struct client *hc[6];
-    int lc[4];
+    struct hc_conn *hc[6];
+    struct dh_conn *lc[4];
     for (int i = 0; i < 6; i++) {
         hc[i] = client_open();
-        struct resp r = request(hc[i], "GET", "/healthz", NULL, NULL, 0);
+        struct hc_resp r = request(hc[i], "GET", "/healthz", NULL, NULL, 0);
         expect_body(&r, 200, "{\"status\":\"ok\"}");
         if (i < 4) {
-            char line[64];
             lc[i] = line_open();
-            line_cmd(lc[i], "PING", line, sizeof(line));
-            ck_assert_str_eq(line, "PONG");
+            DH_EXPECT(lc[i], "PING", "PONG");
         }
     }
-    struct resp r = request(hc[0], "GET", "/metrics", NULL, NULL, 0);
+    struct hc_resp r = request(hc[0], "GET", "/metrics", NULL, NULL, 0);
     ck_assert_int_eq(r.status, 200);
     ck_assert_msg(strstr(r.body, "bloomgate_worker_connections{worker=\"0\"} 5\n") &&
                       strstr(r.body, "bloomgate_worker_connections{worker=\"1\"} 5\n"),
                   "not 5 and 5:\n%.2000s", strstr(r.body, "bloomgate_worker_connections"));
-    resp_free(&r);
+    hc_resp_free(&r);
     for (int i = 0; i < 6; i++) {
         r = request(hc[i], "GET", "/v1/filters/urls/check?item=spread", NULL, NULL, 0);
         expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"spread\",\"present\":false}");
         client_close(hc[i]);
     }
     for (int i = 0; i < 4; i++)
-        close(lc[i]);
+        dh_close(lc[i]);
 }
 END_TEST
 
 START_TEST(test_half_body)
 {
     for (int i = 0; i < 20; i++) {
-        struct client *c = client_open();
+        struct hc_conn *c = client_open();
         const char *h = "POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
                         "Content-Length: 1000\r\n\r\n{\"items\":[\"half";
-        send_all(c->fd, h, strlen(h));
+        send_all(c, h, strlen(h));
         if (i % 2) { /* RST instead of FIN */
             struct linger lg = {1, 0};
             setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
         }
         client_close(c);
     }
-    struct client *stalled = client_open();
+    struct hc_conn *stalled = client_open();
     const char *h = "POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
                     "Content-Length: 1000\r\n\r\n{\"items\":[";
-    send_all(stalled->fd, h, strlen(h));
-    struct client *silent = client_open();
-    struct resp r = req1("GET", "/v1/filters/urls/check?item=half", NULL, NULL);
+    send_all(stalled, h, strlen(h));
+    struct hc_conn *silent = client_open();
+    struct hc_resp r = req1("GET", "/v1/filters/urls/check?item=half", NULL, NULL);
     expect_body(&r, 200, "{\"filter\":\"urls\",\"item\":\"half\",\"present\":false}");
     r = req1("GET", "/v1/filters/urls", NULL, NULL);
     json_t *j = resp_json(&r);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "items")), 0);
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
     client_close(stalled);
     client_close(silent);
 }
@@ -1074,17 +846,17 @@ END_TEST
 /* A body that stops halfway is closed after idle_timeout (1 s here). */
 START_TEST(test_stalled_body_times_out)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\nidle_timeout 1\n"
-                     "filter urls {\n    capacity 1000\n}\n");
-    struct client *c = client_open();
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\nidle_timeout 1\n"
+                 "filter urls {\n    capacity 1000\n}\n");
+    struct hc_conn *c = client_open();
     const char *h = "POST /v1/filters/urls/add HTTP/1.1\r\nHost: x\r\n"
                     "Content-Length: 100\r\n\r\n{\"items\":[";
-    send_all(c->fd, h, strlen(h));
+    send_all(c, h, strlen(h));
     char b;
     ssize_t n = recv(c->fd, &b, 1, 0); /* blocks until the server closes (or 20 s) */
     ck_assert_int_eq(n, 0);
     client_close(c);
-    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    struct hc_resp r = req1("GET", "/healthz", NULL, NULL);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
 }
 END_TEST
@@ -1093,8 +865,8 @@ END_TEST
  * (loopback, no token: allowed). */
 START_TEST(test_reload)
 {
-    struct client *c = client_open();
-    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    struct hc_conn *c = client_open();
+    struct hc_resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
     ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
     json_t *j = resp_json(&r);
     ck_assert(json_is_true(json_object_get(j, "ok")));
@@ -1104,7 +876,7 @@ START_TEST(test_reload)
         ck_assert_str_eq(json_string_value(json_object_get(json_array_get(fs, i), "status")),
                          "unchanged");
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
     /* The connection goes on after the deferred answer. */
     r = request(c, "GET", "/healthz", NULL, NULL, 0);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
@@ -1115,14 +887,14 @@ END_TEST
 /* An add over HTTP goes to the filter's journal: it survives a restart. */
 START_TEST(test_http_adds_are_journaled)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "filter urls {\n    capacity 1000\n    fsync always\n}\n");
-    struct resp r =
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                 "filter urls {\n    capacity 1000\n    fsync always\n}\n");
+    struct hc_resp r =
         req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"kept\",\"nul\\u0000kept\"]}");
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true],\"added\":2}");
-    kill(D.pid, SIGTERM);
-    ck_assert_int_eq(daemon_wait(&D), 0);
-    daemon_launch(&D);
+    dh_signal(D, SIGTERM);
+    expect_exit0();
+    daemon_restart();
     r = req1("POST", "/v1/filters/urls/check", NULL,
              "{\"items\":[\"kept\",\"nul\\u0000kept\",\"nul\"]}");
     expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true,true,false]}");
@@ -1131,20 +903,20 @@ END_TEST
 
 START_TEST(test_loopback_may_add)
 {
-    struct resp r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"x\"]}");
+    struct hc_resp r = req1("POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"x\"]}");
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
 }
 END_TEST
 
 START_TEST(test_auth_token)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "admin_token \"s3cret-token\"\nfilter urls {\n    capacity 1000\n}\n");
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                 "admin_token \"s3cret-token\"\nfilter urls {\n    capacity 1000\n}\n");
     const char *add = "/v1/filters/urls/add";
     const char *body = "{\"items\":[\"t\"]}";
-    struct resp r = req1("POST", add, NULL, body);
+    struct hc_resp r = req1("POST", add, NULL, body);
     char www[128];
-    ck_assert(header_value(r.head, "WWW-Authenticate", www, sizeof(www)));
+    ck_assert(hc_header(&r, "WWW-Authenticate", www, sizeof(www)));
     expect_error(&r, 401, "auth_required");
     r = req1("POST", add, "Authorization: Bearer wrong\r\n", body);
     expect_error(&r, 401, "auth_failed");
@@ -1170,25 +942,25 @@ START_TEST(test_auth_token)
     expect_body(&r, 200, "{\"filter\":\"urls\",\"present\":[true]}");
     r = req1("POST", "/v1/reload", "Authorization: Bearer s3cret-token\r\n", NULL);
     ck_assert_int_eq(r.status, 200);
-    resp_free(&r);
+    hc_resp_free(&r);
 }
 END_TEST
 
 START_TEST(test_max_connections)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_connections 3\n"
-                     "filter urls {\n    capacity 1000\n}\n");
-    struct client *c[3];
-    struct resp r;
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_connections 3\n"
+                 "filter urls {\n    capacity 1000\n}\n");
+    struct hc_conn *c[3];
+    struct hc_resp r;
     for (int i = 0; i < 3; i++) {
         c[i] = client_open();
         r = request(c[i], "GET", "/healthz", NULL, NULL, 0);
         expect_body(&r, 200, "{\"status\":\"ok\"}");
     }
-    struct client *extra = client_open();
+    struct hc_conn *extra = client_open();
     r = request(extra, "GET", "/healthz", NULL, NULL, 0);
     char conn[32];
-    ck_assert(header_value(r.head, "Connection", conn, sizeof(conn)));
+    ck_assert(hc_header(&r, "Connection", conn, sizeof(conn)));
     ck_assert_str_eq(conn, "close");
     expect_error(&r, 503, "too_many_connections");
     ck_assert(client_closed(extra));
@@ -1197,19 +969,17 @@ START_TEST(test_max_connections)
      * a descriptor, until it sent a request or idle_timeout passed). */
     extra = client_open();
     ck_assert_msg(read_resp(extra, false, &r), "no 503 before the request was sent");
-    ck_assert(header_value(r.head, "Connection", conn, sizeof(conn)));
+    ck_assert(hc_header(&r, "Connection", conn, sizeof(conn)));
     ck_assert_str_eq(conn, "close");
     expect_error(&r, 503, "too_many_connections");
     ck_assert(client_closed(extra));
     client_close(extra);
     /* A line-protocol connection counts too: refused at once. */
-    int lfd = line_open();
-    char line[256];
-    ssize_t got = recv(lfd, line, sizeof(line) - 1, MSG_WAITALL);
-    ck_assert_int_gt(got, 0);
-    line[got] = '\0';
-    ck_assert_str_eq(line, "ERR too_many_connections the server is at max_connections\n");
-    close(lfd);
+    struct dh_conn *lfd = line_open();
+    const char *refused = dh_read_line(lfd, IO_MS);
+    ck_assert_ptr_nonnull(refused);
+    ck_assert_str_eq(refused, "ERR too_many_connections the server is at max_connections");
+    dh_close(lfd);
     client_close(c[0]);
     /* The server learns of the close asynchronously: try for a while. */
     int status = 0;
@@ -1217,7 +987,7 @@ START_TEST(test_max_connections)
         sleep_ms(10);
         r = req1("GET", "/healthz", NULL, NULL);
         status = r.status;
-        resp_free(&r);
+        hc_resp_free(&r);
     }
     ck_assert_int_eq(status, 200);
     client_close(c[1]);
@@ -1227,17 +997,15 @@ END_TEST
 
 START_TEST(test_http_off)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen off\nthreads 1\n"
-                     "filter urls {\n    capacity 1000\n}\n");
-    ck_assert_int_eq(D.n_http, 0);
-    char *log = slurp(D.log);
+    daemon_start("listen 127.0.0.1:0\nhttp_listen off\nthreads 1\n"
+                 "filter urls {\n    capacity 1000\n}\n");
+    ck_assert_int_eq(n_http, 0);
+    char *log = dh_log_read(D);
     ck_assert_ptr_null(strstr(log, "HTTP listening"));
     free(log);
-    int fd = line_open();
-    char line[64];
-    line_cmd(fd, "PING", line, sizeof(line));
-    ck_assert_str_eq(line, "PONG");
-    close(fd);
+    struct dh_conn *fd = line_open();
+    DH_EXPECT(fd, "PING", "PONG");
+    dh_close(fd);
 }
 END_TEST
 
@@ -1261,13 +1029,13 @@ START_TEST(test_two_addresses)
              "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nhttp_listen %s\nthreads 2\n"
              "filter urls {\n    capacity 1000\n}\n",
              v6 ? "[::1]:0" : "127.0.0.2:0");
-    daemon_start(&D, conf);
-    ck_assert_int_eq(D.n_http, 2);
-    struct client *c = client_open_at("127.0.0.1", D.http_port[0]);
-    struct resp r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"v\"]}", 15);
+    daemon_start(conf);
+    ck_assert_int_eq(n_http, 2);
+    struct hc_conn *c = client_open_at("127.0.0.1", http_port[0]);
+    struct hc_resp r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"v\"]}", 15);
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true],\"added\":1}");
     client_close(c);
-    c = client_open_at(v6 ? "::1" : "127.0.0.2", D.http_port[1]);
+    c = client_open_at(v6 ? "::1" : "127.0.0.2", http_port[1]);
     r = request(c, "POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"v\"]}", 15);
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[false],\"added\":0}");
     client_close(c);
@@ -1278,21 +1046,21 @@ END_TEST
  * for until shutdown_timeout (an hour here; Check gives the test 120 s). */
 START_TEST(test_shutdown_with_keepalive)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "shutdown_timeout 3600\nfilter urls {\n    capacity 1000\n}\n");
-    struct client *c[4];
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                 "shutdown_timeout 3600\nfilter urls {\n    capacity 1000\n}\n");
+    struct hc_conn *c[4];
     for (int i = 0; i < 4; i++) {
         c[i] = client_open();
-        struct resp r = request(c[i], "GET", "/healthz", NULL, NULL, 0);
+        struct hc_resp r = request(c[i], "GET", "/healthz", NULL, NULL, 0);
         expect_body(&r, 200, "{\"status\":\"ok\"}");
     }
-    kill(D.pid, SIGTERM);
+    dh_signal(D, SIGTERM);
     for (int i = 0; i < 4; i++) {
         ck_assert(client_closed(c[i]));
         client_close(c[i]);
     }
     /* Reaped here: a second SIGTERM during its clean-up would kill it. */
-    ck_assert_int_eq(daemon_wait(&D), 0);
+    expect_exit0();
 }
 END_TEST
 
@@ -1300,14 +1068,14 @@ END_TEST
 
 /* A client whose receive buffer is small (set before connect, so the window
  * is small too): the server's responses pile up unwritten in its output. */
-static struct client *client_open_small_rcvbuf(void)
+static struct hc_conn *client_open_small_rcvbuf(void)
 {
-    struct client *c = calloc(1, sizeof(*c));
+    struct hc_conn *c = calloc(1, sizeof(*c));
     c->fd = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(c->fd, 0);
     int sz = 4096;
     setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)D.http_port[0])};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)http_port[0])};
     inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
     ck_assert_int_eq(connect(c->fd, (struct sockaddr *)&a, sizeof(a)), 0);
     struct timeval tv = {IO_TIMEOUT_S, 0};
@@ -1318,14 +1086,14 @@ static struct client *client_open_small_rcvbuf(void)
 }
 
 /* n pipelined GET /metrics (about 10 KB of response each) in one write. */
-static void send_metrics_pipeline(struct client *c, int n)
+static void send_metrics_pipeline(struct hc_conn *c, int n)
 {
     static const char one[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
     size_t len = sizeof(one) - 1;
     char *all = malloc(len * (size_t)n);
     for (int i = 0; i < n; i++)
         memcpy(all + len * (size_t)i, one, len);
-    send_all(c->fd, all, len * (size_t)n);
+    send_all(c, all, len * (size_t)n);
     free(all);
 }
 
@@ -1336,28 +1104,28 @@ static void send_metrics_pipeline(struct client *c, int n)
  * throws away the responses still in flight). */
 START_TEST(test_close_with_input_after_it)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
-                     "http_max_body 1k\nhttp_max_headers 1k\nmax_output 64M\n"
-                     "filter urls {\n    capacity 1000\n}\n");
-    struct client *c = client_open_small_rcvbuf();
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                 "http_max_body 1k\nhttp_max_headers 1k\nmax_output 64M\n"
+                 "filter urls {\n    capacity 1000\n}\n");
+    struct hc_conn *c = client_open_small_rcvbuf();
     int n = 300;
     send_metrics_pipeline(c, n);
     const char *last = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    send_all(c->fd, last, strlen(last));
+    send_all(c, last, strlen(last));
     sleep_ms(200); /* the server has read the closing request and is writing */
     char junk[4096];
     memset(junk, 'X', sizeof(junk));
     for (int i = 0; i < 16; i++) /* 64 KB: more than the buffer the request could use */
-        send_all(c->fd, junk, sizeof(junk));
-    struct resp r;
+        send_all(c, junk, sizeof(junk));
+    struct hc_resp r;
     for (int i = 0; i < n; i++) {
         ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost", i + 1, n + 1);
         ck_assert_int_eq(r.status, 200);
-        resp_free(&r);
+        hc_resp_free(&r);
     }
     ck_assert_msg(read_resp(c, false, &r), "the last response was lost");
     char v[32];
-    ck_assert(header_value(r.head, "Connection", v, sizeof(v)));
+    ck_assert(hc_header(&r, "Connection", v, sizeof(v)));
     ck_assert_str_eq(v, "close");
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     ck_assert_msg(c->len == 0, "more after Connection: close: %.200s", c->buf);
@@ -1371,19 +1139,19 @@ END_TEST
  * responses, slowly, is not cut off in the middle of them. */
 START_TEST(test_slow_reader_not_cut)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
-                     "idle_timeout 1\nmax_output 64M\n"
-                     "filter urls {\n    capacity 1000\n}\n");
-    struct client *c = client_open_small_rcvbuf();
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 1\n"
+                 "idle_timeout 1\nmax_output 64M\n"
+                 "filter urls {\n    capacity 1000\n}\n");
+    struct hc_conn *c = client_open_small_rcvbuf();
     int n = 600; /* ~6 MB: more than the socket buffers take */
     send_metrics_pipeline(c, n);
-    struct resp r;
+    struct hc_resp r;
     double t0 = util_now();
     for (int i = 0; i < n; i++) {
         ck_assert_msg(read_resp(c, false, &r), "response %d of %d lost after %.1f s", i + 1, n,
                       util_now() - t0);
         ck_assert_int_eq(r.status, 200);
-        resp_free(&r);
+        hc_resp_free(&r);
         if (i % 5 == 0)
             sleep_ms(20); /* ~2.5 MB/s at most: ~2.5 s in all */
     }
@@ -1400,17 +1168,6 @@ static uint32_t fz_rand(void) /* xorshift64*, fixed seed: the same run every tim
     fz_state ^= fz_state << 25;
     fz_state ^= fz_state >> 27;
     return (uint32_t)((fz_state * 0x2545F4914F6CDD1Dull) >> 32);
-}
-
-static long rss_kib(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    char *st = slurp(path);
-    const char *p = strstr(st, "VmRSS:");
-    long kib = p ? atol(p + 6) : -1;
-    free(st);
-    return kib;
 }
 
 /* Every response in out[0..len) is HTTP/1.1 with a status line, Date and a
@@ -1435,14 +1192,15 @@ static int check_responses(const char *out, size_t len, const bool *is_head, int
         }
         memcpy(head, out + p, hlen);
         head[hlen] = '\0';
+        struct hc_resp hr = {.head = head};
         int status = atoi(head + 9);
         if (status == 100) {
             p += hlen;
             continue;
         }
         char cl[32], date[64];
-        if (status < 200 || status > 599 || !header_value(head, "Content-Length", cl, sizeof(cl)) ||
-            !header_value(head, "Date", date, sizeof(date))) {
+        if (status < 200 || status > 599 || !hc_header(&hr, "Content-Length", cl, sizeof(cl)) ||
+            !hc_header(&hr, "Date", date, sizeof(date))) {
             snprintf(why, whylen, "bad head: %s", head);
             return -1;
         }
@@ -1452,7 +1210,7 @@ static int check_responses(const char *out, size_t len, const bool *is_head, int
          * error has a body, and is the last response. */
         char conn[32];
         if (head_req && status >= 400 && blen > 0 && len - p - hlen == blen &&
-            header_value(head, "Connection", conn, sizeof(conn)) && strcmp(conn, "close") == 0)
+            hc_header(&hr, "Connection", conn, sizeof(conn)) && strcmp(conn, "close") == 0)
             head_req = false;
         if (!head_req && len - p - hlen < blen) {
             snprintf(why, whylen, "body shorter than Content-Length %zu: %s", blen, head);
@@ -1472,9 +1230,9 @@ static int check_responses(const char *out, size_t len, const bool *is_head, int
  * counted is gone afterwards. */
 START_TEST(test_fuzz_requests)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_item 64\n"
-                     "http_max_body 4k\nhttp_max_headers 1k\nidle_timeout 5\n"
-                     "filter urls {\n    capacity 10000\n}\n");
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\nmax_item 64\n"
+                 "http_max_body 4k\nhttp_max_headers 1k\nidle_timeout 5\n"
+                 "filter urls {\n    capacity 10000\n}\n");
     static const char *const base[] = {
         "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
         "GET /v1/filters/urls/check?item=a%20b+c HTTP/1.1\r\n\r\n",
@@ -1494,7 +1252,7 @@ START_TEST(test_fuzz_requests)
     static const char spice[] = "\r\n:%0123456789abcdefx ;\"\\\t\x00\xff";
     size_t nbase = sizeof(base) / sizeof(base[0]);
     fz_state = 0x9E3779B97F4A7C15ull;
-    long rss0 = rss_kib(D.pid), rss_max = rss0;
+    long rss0 = dh_rss_kib(D->pid), rss_max = rss0;
     char *data = malloc(1 << 16), *out = malloc(1 << 20);
     for (int it = 0; it < 1000; it++) {
         size_t len = 0;
@@ -1544,7 +1302,7 @@ START_TEST(test_fuzz_requests)
                 break;
             }
         }
-        struct client *c = client_open();
+        struct hc_conn *c = client_open();
         for (size_t p = 0; p < len;) {
             size_t k = 1 + fz_rand() % (len - p);
             send(c->fd, data + p, k, MSG_NOSIGNAL);
@@ -1571,23 +1329,23 @@ START_TEST(test_fuzz_requests)
                       "iteration %d: %d responses to %d requests: %.*s", it, got, n_req, (int)len,
                       data);
         if (it % 100 == 0) {
-            long rss = rss_kib(D.pid);
+            long rss = dh_rss_kib(D->pid);
             if (rss > rss_max)
                 rss_max = rss;
         }
     }
     free(data);
     free(out);
-    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    struct hc_resp r = req1("GET", "/healthz", NULL, NULL);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     ck_assert_msg(rss_max < rss0 + 64 * 1024, "RSS grew from %ld to %ld KiB", rss0, rss_max);
     /* Every connection is closed and uncounted: only this line connection is left. */
     char line[8192];
     const char *wc = NULL;
     for (int t = 0; t < 200; t++) {
-        int fd = line_open();
+        struct dh_conn *fd = line_open();
         line_cmd(fd, "INFO", line, sizeof(line));
-        close(fd);
+        dh_close(fd);
         wc = strstr(line, "\"worker_connections\":");
         ck_assert_ptr_nonnull(wc);
         if (strncmp(wc, "\"worker_connections\":[1,0]", 26) == 0 ||
@@ -1684,16 +1442,16 @@ static void check_exposition(const char *text)
  * hand, so counters went missing from /metrics. */
 START_TEST(test_stats_views_agree)
 {
-    daemon_start(&D, "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
-                     "filter urls {\n    capacity 1000\n}\n");
+    daemon_start("listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
+                 "filter urls {\n    capacity 1000\n}\n");
     char line[8192];
-    int fd = line_open();
+    struct dh_conn *fd = line_open();
     line_cmd(fd, "ADD urls a", line, sizeof(line));
     line_cmd(fd, "MCHECK urls a b", line, sizeof(line));
     line_cmd(fd, "BOGUS", line, sizeof(line));
-    struct client *c = client_open();
-    struct resp r = request(c, "GET", "/v1/filters/urls/check?item=a", NULL, NULL, 0);
-    resp_free(&r);
+    struct hc_conn *c = client_open();
+    struct hc_resp r = request(c, "GET", "/v1/filters/urls/check?item=a", NULL, NULL, 0);
+    hc_resp_free(&r);
     line_cmd(fd, "INFO", line, sizeof(line));
     json_error_t jerr;
     json_t *info = json_loads(line, 0, &jerr);
@@ -1718,9 +1476,9 @@ START_TEST(test_stats_views_agree)
                       table[i].name, (long long)json_integer_value(v), series, m);
     }
     json_decref(info);
-    resp_free(&r);
+    hc_resp_free(&r);
     client_close(c);
-    close(fd);
+    dh_close(fd);
 }
 END_TEST
 
@@ -1729,10 +1487,10 @@ START_TEST(test_metrics)
     /* Known traffic: over HTTP 7 single checks (3 hits), 2 batches of 5 (4
      * hits), 1 add of 4 (3 new); over the line protocol 2 checks (1 hit) and
      * 1 add; and one error of each kind below. */
-    struct client *c = client_open();
+    struct hc_conn *c = client_open();
     int http_requests = 0;
     const char *add = "{\"items\":[\"m1\",\"m2\",\"m3\",\"m1\"]}";
-    struct resp r = request(c, "POST", "/v1/filters/urls/add", NULL, add, strlen(add));
+    struct hc_resp r = request(c, "POST", "/v1/filters/urls/add", NULL, add, strlen(add));
     expect_body(&r, 200, "{\"filter\":\"urls\",\"new\":[true,true,true,false],\"added\":3}");
     http_requests++;
     const char *singles[7] = {"m1", "m2", "m3", "x1", "x2", "x3", "x4"};
@@ -1741,7 +1499,7 @@ START_TEST(test_metrics)
         snprintf(t, sizeof(t), "/v1/filters/urls/check?item=%s", singles[i]);
         r = request(c, "GET", t, NULL, NULL, 0);
         ck_assert_int_eq(r.status, 200);
-        resp_free(&r);
+        hc_resp_free(&r);
         http_requests++;
     }
     for (int i = 0; i < 2; i++) {
@@ -1749,7 +1507,7 @@ START_TEST(test_metrics)
                           : "{\"items\":[\"m1\",\"m2\",\"m3\",\"y\",\"y\"]}";
         r = request(c, "POST", "/v1/filters/urls/check", NULL, b, strlen(b));
         ck_assert_int_eq(r.status, 200);
-        resp_free(&r);
+        hc_resp_free(&r);
         http_requests++;
     }
     r = request(c, "GET", "/v1/filters/nosuch", NULL, NULL, 0);
@@ -1759,21 +1517,18 @@ START_TEST(test_metrics)
     r = request(c, "PUT", "/metrics", NULL, NULL, 0);
     expect_error(&r, 405, "method_not_allowed");
     http_requests += 3;
-    int fd = line_open();
+    struct dh_conn *fd = line_open();
     char line[256];
-    line_cmd(fd, "CHECK urls m1", line, sizeof(line));
-    ck_assert_str_eq(line, "YES");
-    line_cmd(fd, "CHECK urls zz", line, sizeof(line));
-    ck_assert_str_eq(line, "NO");
-    line_cmd(fd, "ADD urls line-added", line, sizeof(line));
-    ck_assert_str_eq(line, "NEW");
+    DH_EXPECT(fd, "CHECK urls m1", "YES");
+    DH_EXPECT(fd, "CHECK urls zz", "NO");
+    DH_EXPECT(fd, "ADD urls line-added", "NEW");
     line_cmd(fd, "BOGUS", line, sizeof(line));
-    close(fd);
+    dh_close(fd);
 
     r = request(c, "GET", "/metrics", NULL, NULL, 0);
     ck_assert_int_eq(r.status, 200);
     char ct[64];
-    ck_assert(header_value(r.head, "Content-Type", ct, sizeof(ct)));
+    ck_assert(hc_header(&r, "Content-Type", ct, sizeof(ct)));
     ck_assert_str_eq(ct, "text/plain; version=0.0.4; charset=utf-8");
     const char *m = r.body;
     check_exposition(m);
@@ -1821,12 +1576,12 @@ START_TEST(test_metrics)
     ck_assert_double_eq(metric(m, "bloomgate_connections_accepted_total{protocol=\"http\"}"), 1);
     ck_assert_double_eq(metric(m, "bloomgate_connections_accepted_total{protocol=\"line\"}"), 1);
     ck_assert_double_eq(metric(m, "bloomgate_worker_threads"), 2);
-    resp_free(&r);
+    hc_resp_free(&r);
     /* HEAD: the same headers, no body. */
     r = request(c, "HEAD", "/metrics", NULL, NULL, 0);
     ck_assert_int_eq(r.status, 200);
     ck_assert_uint_eq(r.blen, 0);
-    resp_free(&r);
+    hc_resp_free(&r);
     client_close(c);
 }
 END_TEST
@@ -1918,8 +1673,8 @@ static void inproc_start(bool drop_last)
     memset((void *)&P.fake, 0, sizeof(P.fake));
     server_set_reload(P.srv, fake_reload_fn, &P.fake);
     ck_assert_int_eq(server_start(P.srv, err, sizeof(err)), 0);
-    D.http_port[0] = server_http_port(P.srv, 0);
-    D.line_port = server_line_port(P.srv, 0);
+    http_port[0] = server_http_port(P.srv, 0);
+    line_port = server_line_port(P.srv, 0);
 }
 
 static void inproc_stop(void)
@@ -1939,17 +1694,14 @@ static void inproc_stop(void)
  * stopped for ever. The real reloader, in process. */
 START_TEST(test_inproc_reload_report_lost)
 {
-    char dir[256], path[300];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/bg-lost.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/bloomgate.conf", dir);
     static const char text[] = "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nthreads 2\n"
                                "filter urls {\n    capacity 1000\n    journal off\n}\n";
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
+    /* Only a directory for the config (no daemon is started): under the
+     * run's, so it goes even if the test fails. */
+    struct dh_daemon *home = dh_new();
+    dh_write_file(home, "bloomgate.conf", text, sizeof(text) - 1);
+    char path[DH_PATH_MAX];
+    dh_path(home, "bloomgate.conf", path);
     char err[512];
     struct conf *cf = conf_parse(text, sizeof(text) - 1, NULL, err, sizeof(err));
     ck_assert_msg(cf != NULL, "%s", err);
@@ -1961,21 +1713,20 @@ START_TEST(test_inproc_reload_report_lost)
     ck_assert_ptr_nonnull(rl);
     server_set_reload(srv, reloader_hook, rl);
     ck_assert_int_eq(server_start(srv, err, sizeof(err)), 0);
-    D.http_port[0] = server_http_port(srv, 0);
-    D.line_port = server_line_port(srv, 0);
+    http_port[0] = server_http_port(srv, 0);
+    line_port = server_line_port(srv, 0);
 
     char line[512];
-    int lfd = line_open();
+    struct dh_conn *lfd = line_open();
     atomic_store(&reload_fault_delivery, 1);
     line_cmd(lfd, "RELOAD", line, sizeof(line));
     ck_assert_msg(strncmp(line, "ERR internal ", 13) == 0, "RELOAD answered: %s", line);
-    line_cmd(lfd, "PING", line, sizeof(line));
-    ck_assert_str_eq(line, "PONG");
-    close(lfd);
+    DH_EXPECT(lfd, "PING", "PONG");
+    dh_close(lfd);
 
-    struct client *c = client_open();
+    struct hc_conn *c = client_open();
     atomic_store(&reload_fault_delivery, 1);
-    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    struct hc_resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
     expect_error(&r, 500, "internal");
     r = request(c, "GET", "/healthz", NULL, NULL, 0);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
@@ -1986,8 +1737,7 @@ START_TEST(test_inproc_reload_report_lost)
     reloader_free(rl);
     server_free(srv);
     registry_free(reg);
-    unlink(path);
-    rmdir(dir);
+    dh_free(home);
 }
 END_TEST
 
@@ -2033,8 +1783,8 @@ START_TEST(test_inproc_reload_ok_and_failed)
     inproc_start(false);
     P.fake.delay_ms = 50;
     P.fake.ok = true;
-    struct client *c = client_open();
-    struct resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
+    struct hc_conn *c = client_open();
+    struct hc_resp r = request(c, "POST", "/v1/reload", NULL, NULL, 0);
     ck_assert_int_eq(r.status, 200);
     json_t *j = resp_json(&r);
     ck_assert(json_is_true(json_object_get(j, "ok")));
@@ -2042,7 +1792,7 @@ START_TEST(test_inproc_reload_ok_and_failed)
                          json_array_get(json_object_get(j, "filters"), 0), "status")),
                      "unchanged");
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
     /* The connection goes on after the deferred answer. */
     r = request(c, "GET", "/healthz", NULL, NULL, 0);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
@@ -2052,7 +1802,7 @@ START_TEST(test_inproc_reload_ok_and_failed)
     j = resp_json(&r);
     ck_assert(json_is_false(json_object_get(j, "ok")));
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
     ck_assert_int_eq(P.fake.calls, 2);
     client_close(c);
     inproc_stop();
@@ -2066,11 +1816,11 @@ START_TEST(test_inproc_reload_refused)
 {
     inproc_start(false);
     P.fake.refuse = true;
-    struct client *c = client_open();
+    struct hc_conn *c = client_open();
     const char *two = "POST /v1/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
                       "GET /healthz HTTP/1.1\r\n\r\n";
-    send_all(c->fd, two, strlen(two));
-    struct resp r;
+    send_all(c, two, strlen(two));
+    struct hc_resp r;
     ck_assert(read_resp(c, false, &r));
     expect_error(&r, 503, "unavailable");
     ck_assert(read_resp(c, false, &r));
@@ -2078,26 +1828,19 @@ START_TEST(test_inproc_reload_refused)
     r = request(c, "GET", "/healthz", NULL, NULL, 0);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     client_close(c);
-    int fd = line_open();
-    send_all(fd, "RELOAD\nPING\nPING\n", 17);
-    char line[256];
-    size_t n = 0;
-    while (n < sizeof(line) - 1) { /* three replies, nothing more */
-        ssize_t k = recv(fd, line + n, sizeof(line) - 1 - n, 0);
-        ck_assert_int_gt(k, 0);
-        n += (size_t)k;
-        line[n] = '\0';
-        if (strstr(line, "PONG\nPONG\n"))
-            break;
-    }
-    ck_assert_str_eq(line, "ERR internal out of memory: the reload was not started\nPONG\nPONG\n");
-    close(fd);
+    struct dh_conn *fd = line_open();
+    ck_assert_int_eq(dh_send(fd, "RELOAD\nPING\nPING\n", 17, IO_MS), 0);
+    char **lines = dh_read_lines(fd, 3, IO_MS); /* three replies, nothing more */
+    ck_assert_str_eq(lines[0], "ERR internal out of memory: the reload was not started");
+    ck_assert_str_eq(lines[1], "PONG");
+    ck_assert_str_eq(lines[2], "PONG");
+    dh_lines_free(lines);
+    dh_close(fd);
     ck_assert_int_eq(P.fake.calls, 2);
     inproc_stop();
 }
 END_TEST
 
-/* The client goes away while its reload runs; the answer finds nobody. */
 /* A report whose fields are not strings (json_string_value gives NULL) is
  * still answered on the line protocol, and nothing reaches %s or strcmp
  * with NULL (a crash before: strcmp(NULL, "failed")). */
@@ -2106,28 +1849,25 @@ START_TEST(test_inproc_reload_odd_report)
     inproc_start(false);
     P.fake.delay_ms = 10;
     P.fake.odd = true;
-    char line[512];
-    int fd = line_open();
+    struct dh_conn *fd = line_open();
     P.fake.ok = true;
-    line_cmd(fd, "RELOAD", line, sizeof(line));
-    ck_assert_str_eq(line, "OK ?=?");
+    DH_EXPECT(fd, "RELOAD", "OK ?=?");
     P.fake.ok = false;
-    line_cmd(fd, "RELOAD", line, sizeof(line));
-    ck_assert_str_eq(line, "ERR reload_failed reload failed");
-    line_cmd(fd, "PING", line, sizeof(line));
-    ck_assert_str_eq(line, "PONG");
-    close(fd);
+    DH_EXPECT(fd, "RELOAD", "ERR reload_failed reload failed");
+    DH_EXPECT(fd, "PING", "PONG");
+    dh_close(fd);
     inproc_stop();
 }
 END_TEST
 
+/* The client goes away while its reload runs; the answer finds nobody. */
 START_TEST(test_inproc_reload_client_gone)
 {
     inproc_start(false);
     P.fake.delay_ms = 200;
     P.fake.ok = true;
     for (int i = 0; i < 2; i++) {
-        struct client *c = client_open();
+        struct hc_conn *c = client_open();
         send_req(c, "POST", "/v1/reload", NULL, NULL, 0);
         for (int t = 0; t < 500 && P.fake.calls <= i; t++)
             sleep_ms(2);
@@ -2140,8 +1880,7 @@ START_TEST(test_inproc_reload_client_gone)
             sleep_ms(2);
         ck_assert_ptr_null(P.fake.done);
     }
-    sleep_ms(50);
-    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    struct hc_resp r = req1("GET", "/healthz", NULL, NULL);
     expect_body(&r, 200, "{\"status\":\"ok\"}");
     ck_assert_int_eq(P.fake.calls, 2);
     inproc_stop();
@@ -2154,7 +1893,7 @@ START_TEST(test_inproc_stop_with_reload_pending)
 {
     inproc_start(false);
     P.fake.delay_ms = -1;
-    struct client *c = client_open();
+    struct hc_conn *c = client_open();
     send_req(c, "POST", "/v1/reload", NULL, NULL, 0);
     for (int t = 0; t < 1000 && P.fake.calls == 0; t++)
         sleep_ms(2);
@@ -2171,7 +1910,7 @@ END_TEST
 START_TEST(test_inproc_healthz_missing_filter)
 {
     inproc_start(true);
-    struct resp r = req1("GET", "/healthz", NULL, NULL);
+    struct hc_resp r = req1("GET", "/healthz", NULL, NULL);
     ck_assert_int_eq(r.status, 503);
     json_t *j = resp_json(&r);
     ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "unavailable");
@@ -2179,7 +1918,7 @@ START_TEST(test_inproc_healthz_missing_filter)
     ck_assert_uint_eq(json_array_size(missing), 1);
     ck_assert_str_eq(json_string_value(json_array_get(missing, 0)), "gone");
     json_decref(j);
-    resp_free(&r);
+    hc_resp_free(&r);
     r = req1("GET", "/v1/filters/gone", NULL, NULL);
     expect_error(&r, 404, "unknown_filter");
     inproc_stop();
@@ -2329,9 +2068,12 @@ static Suite *http_suite(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    if (dh_root_init() != 0)
+        return EXIT_FAILURE;
     SRunner *sr = srunner_create(http_suite());
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    dh_root_cleanup();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

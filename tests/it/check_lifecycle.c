@@ -118,25 +118,13 @@ END_TEST
 static Suite *lifecycle_suite(void)
 {
     Suite *s = suite_create("lifecycle");
-    TCase *tc = tcase_create("lifecycle");
-    tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_shutdown_with_reloads_pipelined);
-    tcase_add_test(tc, test_max_items_needs_restart);
-    suite_add_tcase(s, tc);
+    dh_add_case(s, "lifecycle", 300,
+                (const TTest *const[]){test_shutdown_with_reloads_pipelined,
+                                       test_max_items_needs_restart, NULL});
     return s;
 }
 
 int main(void)
 {
-    if (dh_root_init() != 0) {
-        fprintf(stderr, "check_lifecycle: cannot make a temporary directory\n");
-        return EXIT_FAILURE;
-    }
-    SRunner *sr = srunner_create(lifecycle_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    dh_root_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dh_run_suite(lifecycle_suite());
 }

@@ -1117,12 +1117,9 @@ struct k_stream {
 static void *k_stream_main(void *arg)
 {
     struct k_stream *s = arg;
-    int fd = dh_connect_fd(s->port);
-    if (fd < 0) {
-        snprintf(s->fail, sizeof(s->fail), "connect: %s", strerror(errno));
+    struct dh_conn *c = dh_connect_port(s->port, s->fail, sizeof(s->fail));
+    if (!c)
         return NULL;
-    }
-    struct dh_conn *c = dh_conn_wrap(fd, NULL);
     long ends[K_WINDOW]; /* the item count once each request in flight is answered */
     size_t head = 0, inflight = 0;
     long next = 0;
@@ -1271,10 +1268,19 @@ static void expect_batches(struct dh_conn *c, const char *prefix, int from, int 
     }
 }
 
-static void stop_ok(struct dh_daemon *d)
+/* A daemon on journal_conf that has written n batches of prefix to its
+ * journal (their end offsets in sizes[]) and stopped cleanly; its path in jpath. */
+static struct dh_daemon *journaled_daemon(char *jpath, const char *prefix, int n, long long *sizes)
 {
-    int st = dh_stop(d, DH_TIMEOUT_MS);
-    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+    struct dh_daemon *d = dh_new();
+    dh_write_config(d, journal_conf);
+    dh_path(d, "d.journal", jpath);
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    add_batches(c, jpath, prefix, n, sizes);
+    dh_close(c);
+    dh_stop_ok(d);
+    return d;
 }
 
 /* (a) A torn tail: junk after the last complete record, or the last record
@@ -1282,16 +1288,10 @@ static void stop_ok(struct dh_daemon *d)
  * record. */
 START_TEST(test_journal_torn_tail)
 {
-    struct dh_daemon *d = dh_new();
-    dh_write_config(d, journal_conf);
     char jpath[DH_PATH_MAX];
-    dh_path(d, "d.journal", jpath);
-    dh_start(d, NULL);
-    struct dh_conn *c = dh_connect(d);
     long long sizes[6];
-    add_batches(c, jpath, "t", 5, sizes);
-    dh_close(c);
-    stop_ok(d);
+    struct dh_daemon *d = journaled_daemon(jpath, "t", 5, sizes);
+    struct dh_conn *c;
 
     /* A partial record after the last complete one: a record magic and 7
      * bytes of a header (a crash while writing it). */
@@ -1309,7 +1309,7 @@ START_TEST(test_journal_torn_tail)
     /* The journal goes on after the cut. */
     add_batches(c, jpath, "u", 1, sizes + 5);
     dh_close(c);
-    stop_ok(d);
+    dh_stop_ok(d);
 
     /* The last record cut short: 3 bytes of its payload are missing. */
     ck_assert_int_eq(truncate(jpath, (off_t)(sizes[5] - 3)), 0);
@@ -1330,16 +1330,9 @@ END_TEST
  * the offset, and leaves the file alone. */
 START_TEST(test_journal_corrupt_middle)
 {
-    struct dh_daemon *d = dh_new();
-    dh_write_config(d, journal_conf);
     char jpath[DH_PATH_MAX];
-    dh_path(d, "d.journal", jpath);
-    dh_start(d, NULL);
-    struct dh_conn *c = dh_connect(d);
     long long sizes[3];
-    add_batches(c, jpath, "m", 3, sizes);
-    dh_close(c);
-    stop_ok(d);
+    struct dh_daemon *d = journaled_daemon(jpath, "m", 3, sizes);
 
     /* The second record is [sizes[0], sizes[1]); its payload starts 16 bytes in. */
     long long off = sizes[0] + 16 + (sizes[1] - sizes[0] - 16) / 2;
@@ -1438,7 +1431,7 @@ START_TEST(test_adds_survive_reload)
         if (pass == 0) {
             dh_close(c);
             hc_close(&h);
-            stop_ok(d);
+            dh_stop_ok(d);
             dh_start(d, NULL);
             c = dh_connect(d);
             http_open(d, &h);
@@ -1496,7 +1489,7 @@ START_TEST(test_adds_survive_reload)
         free(got);
         if (pass == 0) {
             dh_close(c);
-            stop_ok(d);
+            dh_stop_ok(d);
             dh_start(d, NULL);
             c = dh_connect(d);
         }
@@ -1558,12 +1551,11 @@ START_TEST(test_rename_keeps_journal)
     DH_EXPECT(c, "RELOAD", "OK new=unchanged");
     DH_EXPECT(c, "ADD new r-4", "NEW");
     dh_close(c);
-    stop_ok(d);
-    dh_start(d, NULL);
+    dh_restart(d);
     c = dh_connect(d);
     DH_EXPECT(c, "MCHECK new r-0 r-1 r-2 r-3 r-4 r-5", "YES YES YES YES YES NO");
     dh_close(c);
-    stop_ok(d);
+    dh_stop_ok(d);
 }
 END_TEST
 
@@ -1667,7 +1659,7 @@ START_TEST(test_journal_unwritable)
 
     /* Restarted without the limit: what was acknowledged is there, what was
      * refused is not, and adds work again. */
-    stop_ok(d);
+    dh_stop_ok(d);
     ck_assert_int_eq(file_size(jpath), jsize);
     d->fsize_limit = 0;
     dh_start(d, NULL);
@@ -1794,11 +1786,9 @@ START_TEST(test_systemd_notify)
     /* SIGTERM: STOPPING=1, and nothing else since. */
     ck_assert_int_eq(dh_signal(d, SIGTERM), 0);
     expect_notify(fd, "STOPPING=1", "SIGTERM");
-    int st = dh_wait_exit(d, DH_TIMEOUT_MS);
-    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+    dh_expect_exit0(d, "SIGTERM");
     m = notify_next(fd, 0);
     ck_assert_msg(m == NULL, "after STOPPING=1: '%s'", m);
-    dh_assert_log_clean(d);
     close(fd);
     dh_free(d);
 }
@@ -1824,12 +1814,9 @@ struct ryw {
 static void *ryw_main(void *arg)
 {
     struct ryw *s = arg;
-    int fd = dh_connect_fd(s->port);
-    if (fd < 0) {
-        snprintf(s->fail, sizeof(s->fail), "connect: %s", strerror(errno));
+    struct dh_conn *c = dh_connect_port(s->port, s->fail, sizeof(s->fail));
+    if (!c)
         return NULL;
-    }
-    struct dh_conn *c = dh_conn_wrap(fd, NULL);
     char req[1024];
     for (long b = 0; !atomic_load(&s->stop); b++) {
         size_t len = (size_t)sprintf(req, "MADD f");
@@ -1902,34 +1889,23 @@ END_TEST
 static Suite *reload_suite(void)
 {
     Suite *s = suite_create("reload");
-    TCase *tc = tcase_create("reload");
-    tcase_add_checked_fixture(tc, NULL, dh_cleanup_all);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_reload_under_load);
-    tcase_add_test(tc, test_failed_reloads);
-    tcase_add_test(tc, test_reload_memory);
-    tcase_add_test(tc, test_crash_durability);
-    tcase_add_test(tc, test_journal_torn_tail);
-    tcase_add_test(tc, test_journal_corrupt_middle);
-    tcase_add_test(tc, test_adds_survive_reload);
-    tcase_add_test(tc, test_rename_keeps_journal);
-    tcase_add_test(tc, test_journal_unwritable);
-    tcase_add_test(tc, test_systemd_notify);
-    tcase_add_test(tc, test_read_your_writes_across_reload);
-    suite_add_tcase(s, tc);
+    const TTest *reload[] = {test_reload_under_load,
+                             test_failed_reloads,
+                             test_reload_memory,
+                             test_crash_durability,
+                             test_journal_torn_tail,
+                             test_journal_corrupt_middle,
+                             test_adds_survive_reload,
+                             test_rename_keeps_journal,
+                             test_journal_unwritable,
+                             test_systemd_notify,
+                             test_read_your_writes_across_reload,
+                             NULL};
+    dh_add_case(s, "reload", 300, reload);
     return s;
 }
 
 int main(void)
 {
-    if (dh_root_init() != 0) {
-        fprintf(stderr, "check_reload: cannot make a temporary directory\n");
-        return EXIT_FAILURE;
-    }
-    SRunner *sr = srunner_create(reload_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    dh_root_cleanup();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return dh_run_suite(reload_suite());
 }

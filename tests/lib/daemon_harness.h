@@ -1,9 +1,10 @@
-/* daemon_harness: start the real bloomgated for an integration test, talk to it
- * over the line protocol, stop it and clean up. For Check tests: the set-up calls
+/* daemon_harness: start the real bloomgated for an integration test (config
+ * from a template, ports the kernel picks, a temporary directory), wait for it,
+ * stop it and clean up. It includes line_client.h, the line-protocol client;
+ * http_client.h is the HTTP one. For Check tests: the set-up calls
  * (dh_new ... dh_start) fail the running test with ck_abort_msg, quoting the
  * daemon's log, instead of returning an error. Call the daemon functions from
- * the test's main thread (a daemon dies with the thread that spawned it); a
- * dh_conn may be used by any one thread at a time.
+ * the test's main thread (a daemon dies with the thread that spawned it).
  *
  * Cleanup when an assertion fails. Check runs each test in a forked child and
  * a failed assertion ends it with _exit, so no teardown runs. Therefore:
@@ -20,10 +21,13 @@
 #ifndef BLOOMGATE_DAEMON_HARNESS_H
 #define BLOOMGATE_DAEMON_HARNESS_H
 
+#include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "lib/line_client.h"
 
 #define DH_PATH_MAX 1024
 #define DH_TIMEOUT_MS 10000 /* start-up, a reply, a stop: long, since ASan is slow */
@@ -105,7 +109,15 @@ int dh_thaw(struct dh_daemon *d);
 /* SIGTERM (and SIGCONT, in case it is frozen), wait up to timeout_ms, then
  * SIGKILL the group. The waitpid status. */
 int dh_stop(struct dh_daemon *d, int timeout_ms);
-/* dh_stop, then fail the test unless it exited 0 with a clean log. */
+/* dh_stop, then fail the test unless it exited 0 with a clean log; the
+ * daemon stays registered, so dh_start may run it again in its directory. */
+void dh_stop_ok(struct dh_daemon *d);
+/* dh_stop_ok, then dh_start with no arguments: a clean restart. */
+void dh_restart(struct dh_daemon *d);
+/* Wait for a daemon already told to stop (a signal, SHUTDOWN) and fail the
+ * test unless it exited 0; what names the cause in the message. */
+void dh_expect_exit0(struct dh_daemon *d, const char *what);
+/* dh_stop_ok, then dh_free. */
 void dh_finish(struct dh_daemon *d);
 /* Kill (if running), reap, remove the directory, unregister, free. */
 void dh_free(struct dh_daemon *d);
@@ -116,6 +128,9 @@ void dh_free(struct dh_daemon *d);
  * directory appends to it), NUL-terminated (malloc'd; never NULL). */
 char *dh_log_read(const struct dh_daemon *d);
 bool dh_log_contains(const struct dh_daemon *d, const char *needle);
+/* what, and, if the daemon has died or its log holds a sanitizer report, that
+ * with the end of its log: for failure messages (static buffer; d may be NULL). */
+const char *dh_explain(struct dh_daemon *d, const char *what);
 /* Fail the test if the log (every run's) holds a sanitizer report ("ERROR:
  * AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"). dh_finish calls it. */
 void dh_assert_log_clean(const struct dh_daemon *d);
@@ -131,59 +146,13 @@ long dh_rss_kib(pid_t pid);
  * /dev/null), bounded by timeout_ms. The waitpid status, or -1 on timeout. */
 int dh_run(const char *const *argv, const char *out_path, int timeout_ms);
 
-/* ---- a client ---- */
+/* ---- the test program ---- */
 
-enum dh_closed {
-    DH_EOF = 0,     /* read returned 0: the server closed cleanly */
-    DH_RESET = 1,   /* read failed, mostly ECONNRESET: closed with our bytes unread */
-    DH_TIMEOUT = 2, /* still open when the time ran out */
-    DH_DATA = 3,    /* bytes arrived instead */
-};
-
-struct dh_conn {
-    int fd;
-    struct dh_daemon *d; /* the daemon it talks to (its log explains a failure); may be NULL */
-    char *buf;           /* received bytes; buf[off..len) not yet returned as lines */
-    size_t off, len, cap;
-    size_t scanned; /* buf[off..scanned) is known to hold no LF */
-    char *line;     /* the line dh_read_line last returned */
-    size_t line_cap;
-    bool eof;       /* the server closed (read returned 0) */
-    int err;        /* errno of a failed read or send, else 0 */
-    size_t n_lines; /* lines returned so far */
-};
-
-/* A TCP socket connected to ip:port, IPv4 or IPv6 (blocking, TCP_NODELAY,
- * close-on-exec); -1 with errno on error. dh_connect_fd connects to 127.0.0.1. */
-int dh_connect_to(const char *ip, int port);
-int dh_connect_fd(int port);
-/* A connection to the daemon; fails the test if it cannot connect. Registered:
- * dh_cleanup_all closes what a failed test left open. */
-struct dh_conn *dh_connect(struct dh_daemon *d);
-/* The same for a socket the caller connected (taken over; d may be NULL). */
-struct dh_conn *dh_conn_wrap(int fd, struct dh_daemon *d);
-void dh_close(struct dh_conn *c);
-
-/* Send all of buf within timeout_ms. While the socket is not writable, replies
- * are read into the connection's buffer, so a long pipeline cannot deadlock.
- * 0, or -1 with c->err (ETIMEDOUT, EPIPE, ECONNRESET, ...). */
-int dh_send(struct dh_conn *c, const void *buf, size_t len, int timeout_ms);
-int dh_sendf(struct dh_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The next reply line without its LF, or NULL on EOF, error or timeout. The
- * pointer stays valid until the next read on c. */
-const char *dh_read_line(struct dh_conn *c, int timeout_ms);
-/* The next n lines (NULL-terminated array of malloc'd strings, free with
- * dh_lines_free), all within timeout_ms; fails the test if fewer arrive. */
-char **dh_read_lines(struct dh_conn *c, size_t n, int timeout_ms);
-void dh_lines_free(char **lines);
-/* Send `req\n` and return the reply line; fails the test if none comes
- * (quoting the daemon's log if it died). */
-const char *dh_cmd(struct dh_conn *c, const char *req);
-/* Wait for the server to close the connection. Lines still buffered or
- * arriving count as DH_DATA. */
-enum dh_closed dh_wait_closed(struct dh_conn *c, int timeout_ms);
-
-/* Assert that req gets exactly the reply want (include <check.h> first). */
-#define DH_EXPECT(c, req, want) ck_assert_str_eq(dh_cmd((c), (req)), (want))
+/* A test case named name in s: dh_cleanup_all as its checked teardown, a
+ * timeout of timeout_s, and tests[] (NULL-terminated). */
+TCase *dh_add_case(Suite *s, const char *name, int timeout_s, const TTest *const *tests);
+/* The main of an integration test: dh_root_init, run every test of s (CK_ENV
+ * verbosity), dh_root_cleanup. The exit status automake reads. */
+int dh_run_suite(Suite *s);
 
 #endif

@@ -2,11 +2,9 @@
 #include "config.h"
 
 #include "lib/http_client.h"
+#include "lib/line_client.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +22,7 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-__attribute__((format(printf, 2, 3))) static int fail(struct hc_conn *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int set_err(struct hc_conn *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -36,34 +34,10 @@ __attribute__((format(printf, 2, 3))) static int fail(struct hc_conn *c, const c
 int hc_open(struct hc_conn *c, const char *ip, int port)
 {
     memset(c, 0, sizeof(*c));
-    c->fd = -1;
-    struct sockaddr_storage ss;
-    socklen_t len;
-    memset(&ss, 0, sizeof(ss));
-    struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, ip, &sin->sin_addr) == 1) {
-        sin->sin_family = AF_INET;
-        sin->sin_port = htons((uint16_t)port);
-        len = sizeof(*sin);
-    } else if (inet_pton(AF_INET6, ip, &sin6->sin6_addr) == 1) {
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons((uint16_t)port);
-        len = sizeof(*sin6);
-    } else {
-        return fail(c, "not an IP address: %s", ip);
-    }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return fail(c, "socket: %s", strerror(errno));
-    if (connect(fd, (struct sockaddr *)&ss, len) != 0) {
-        int e = errno;
-        close(fd);
-        return fail(c, "connect %s:%d: %s", ip, port, strerror(e));
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    c->fd = fd;
+    /* The harness's connect: IPv4 or IPv6, close-on-exec, TCP_NODELAY. */
+    c->fd = dh_connect_to(ip, port);
+    if (c->fd < 0)
+        return set_err(c, "connect %s:%d: %s", ip, port, strerror(errno));
     return 0;
 }
 
@@ -104,9 +78,9 @@ static int send_all(struct hc_conn *c, const void *p, size_t n, long long deadli
             continue;
         }
         if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            return fail(c, "send: %s", strerror(errno));
+            return set_err(c, "send: %s", strerror(errno));
         if (!wait_fd(c->fd, POLLOUT, deadline))
-            return fail(c, "send: timed out");
+            return set_err(c, "send: timed out");
     }
     return 0;
 }
@@ -115,12 +89,12 @@ static int send_all(struct hc_conn *c, const void *p, size_t n, long long deadli
 static int fill(struct hc_conn *c, long long deadline)
 {
     if (c->eof)
-        return fail(c, "the server closed the connection");
+        return set_err(c, "the server closed the connection");
     if (c->cap - c->len < 16384) {
         size_t ncap = c->cap ? c->cap * 2 : 65536;
         char *nb = realloc(c->buf, ncap);
         if (!nb)
-            return fail(c, "out of memory");
+            return set_err(c, "out of memory");
         c->buf = nb;
         c->cap = ncap;
     }
@@ -132,12 +106,12 @@ static int fill(struct hc_conn *c, long long deadline)
         }
         if (n == 0) {
             c->eof = true;
-            return fail(c, "the server closed the connection");
+            return set_err(c, "the server closed the connection");
         }
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            return fail(c, "recv: %s", strerror(errno));
+            return set_err(c, "recv: %s", strerror(errno));
         if (!wait_fd(c->fd, POLLIN, deadline))
-            return fail(c, "no response within the time limit");
+            return set_err(c, "no response within the time limit");
     }
 }
 
@@ -153,12 +127,37 @@ int hc_send(struct hc_conn *c, const char *method, const char *target, const cha
     if (n > 0 && (size_t)n < sizeof(head))
         n += snprintf(head + n, sizeof(head) - (size_t)n, "\r\n");
     if (n < 0 || (size_t)n >= sizeof(head))
-        return fail(c, "request head too long");
+        return set_err(c, "request head too long");
     if (send_all(c, head, (size_t)n, deadline) != 0)
         return -1;
     if (body && blen && send_all(c, body, blen, deadline) != 0)
         return -1;
     return 0;
+}
+
+int hc_send_raw(struct hc_conn *c, const void *buf, size_t len, int timeout_ms)
+{
+    return send_all(c, buf, len, now_ms() + timeout_ms);
+}
+
+int hc_fill(struct hc_conn *c, int timeout_ms)
+{
+    return fill(c, now_ms() + timeout_ms);
+}
+
+bool hc_closed(struct hc_conn *c, int timeout_ms)
+{
+    if (c->len > 0)
+        return false;
+    if (c->eof)
+        return true;
+    if (!wait_fd(c->fd, POLLIN, now_ms() + timeout_ms))
+        return false;
+    char b;
+    ssize_t n = recv(c->fd, &b, 1, MSG_DONTWAIT);
+    if (n == 0)
+        c->eof = true;
+    return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
 bool hc_header(const struct hc_resp *r, const char *name, char *out, size_t cap)
@@ -195,7 +194,7 @@ static int body_add(struct hc_conn *c, struct hc_resp *r, const char *p, size_t 
 {
     char *nb = realloc(r->body, r->blen + n + 1);
     if (!nb)
-        return fail(c, "out of memory");
+        return set_err(c, "out of memory");
     r->body = nb;
     memcpy(r->body + r->blen, p, n);
     r->blen += n;
@@ -215,7 +214,7 @@ static int read_chunked(struct hc_conn *c, struct hc_resp *r, long long deadline
         char *end;
         unsigned long size = strtoul(c->buf, &end, 16);
         if (end == c->buf)
-            return fail(c, "bad chunk size line");
+            return set_err(c, "bad chunk size line");
         consume(c, (size_t)(eol - c->buf) + 2);
         if (size == 0) {
             while (!(eol = c->len ? memmem(c->buf, c->len, "\r\n", 2) : NULL))
@@ -246,14 +245,14 @@ int hc_recv(struct hc_conn *c, bool head_req, struct hc_resp *r, int timeout_ms)
     r->body = malloc(1);
     if (!r->head || !r->body) {
         hc_resp_free(r);
-        return fail(c, "out of memory");
+        return set_err(c, "out of memory");
     }
     memcpy(r->head, c->buf, hlen);
     r->head[hlen] = '\0';
     r->body[0] = '\0';
     consume(c, hlen);
     if (sscanf(r->head, "HTTP/1.%*d %d", &r->status) != 1) {
-        fail(c, "bad status line: %.80s", r->head);
+        set_err(c, "bad status line: %.80s", r->head);
         hc_resp_free(r);
         return -1;
     }

@@ -1,10 +1,9 @@
 /* http_client: a small blocking HTTP/1.1 client for the integration tests.
  * Keep-alive, request bodies with Content-Length, responses with
- * Content-Length, chunked or read-to-EOF bodies. Unlike check_http's own
- * client it never fails the test by itself: every call returns 0 or -1 with
- * the reason in c->err, so client threads can use it and report what went
- * wrong. A connection may be used by one thread at a time; every wait is
- * bounded by the caller's timeout. */
+ * Content-Length, chunked or read-to-EOF bodies. It never fails the test by
+ * itself: every call returns 0 or -1 with the reason in c->err, so client
+ * threads can use it and report what went wrong. A connection may be used by one thread at a time;
+ * every wait is bounded by the caller's timeout. */
 #ifndef BLOOMGATE_HTTP_CLIENT_H
 #define BLOOMGATE_HTTP_CLIENT_H
 
@@ -42,6 +41,16 @@ int hc_recv(struct hc_conn *c, bool head_req, struct hc_resp *r, int timeout_ms)
 int hc_request(struct hc_conn *c, const char *method, const char *target, const char *headers,
                const void *body, size_t blen, struct hc_resp *r, int timeout_ms);
 void hc_resp_free(struct hc_resp *r);
+
+/* Send raw bytes (a hand-made or malformed request) within timeout_ms. 0, or
+ * -1 with c->err. */
+int hc_send_raw(struct hc_conn *c, const void *buf, size_t len, int timeout_ms);
+/* Receive more bytes into c->buf (for a test that reads raw bytes). 0, or -1
+ * with c->err on EOF, error or timeout. */
+int hc_fill(struct hc_conn *c, int timeout_ms);
+/* Whether the server closes the connection (EOF or reset) within timeout_ms:
+ * false if bytes arrive instead, or it stays open and silent. */
+bool hc_closed(struct hc_conn *c, int timeout_ms);
 
 /* The value of header name (case-insensitive) into out; false if absent. */
 bool hc_header(const struct hc_resp *r, const char *name, char *out, size_t cap);
