@@ -985,7 +985,7 @@ START_TEST(test_sigterm_in_flight)
         expect_closed(c[k], false, "at shutdown");
         dh_close(c[k]);
     }
-    int st = dh_wait_exit(d, 5000 + DH_TIMEOUT_MS);
+    int st = dh_wait_exit(d, 5000 + DH_EXIT_TIMEOUT_MS);
     ck_assert_msg(st != -1, "the daemon did not exit after SIGTERM");
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x", st);
     dh_assert_log_clean(d);
@@ -1018,7 +1018,7 @@ START_TEST(test_sigterm_stuck_client)
         }
     }
     ck_assert_int_eq(dh_signal(d, SIGTERM), 0);
-    int st = dh_wait_exit(d, 1000 + DH_TIMEOUT_MS);
+    int st = dh_wait_exit(d, 1000 + DH_EXIT_TIMEOUT_MS);
     ck_assert_msg(st != -1, "the daemon did not exit with a stuck client");
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x", st);
     dh_assert_log_clean(d);
@@ -1053,7 +1053,7 @@ static int check_config(struct dh_daemon *d, char **out)
 static void expect_start_fails(struct dh_daemon *d, const char *want)
 {
     dh_spawn(d, NULL);
-    int st = dh_wait_exit(d, DH_TIMEOUT_MS);
+    int st = dh_wait_exit(d, DH_EXIT_TIMEOUT_MS);
     char *log = dh_log_read(d);
     ck_assert_msg(st != -1, "bloomgated started with a bad config; its log:\n%s", log);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "exit status 0x%x; log:\n%s", st, log);

@@ -92,7 +92,7 @@ static void daemon_restart(void)
 /* Wait for the daemon (signalled already) to exit; it must exit 0. */
 static void expect_exit0(void)
 {
-    int st = dh_wait_exit(D, IO_MS);
+    int st = dh_wait_exit(D, DH_EXIT_TIMEOUT_MS);
     ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "bloomgated exited with status 0x%x", st);
 }

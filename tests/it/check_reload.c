@@ -1199,7 +1199,7 @@ START_TEST(test_crash_durability)
         sleep_ms(delay);
         atomic_store(&s.killed, true);
         ck_assert_int_eq(dh_signal(d, SIGKILL), 0);
-        int st = dh_wait_exit(d, DH_TIMEOUT_MS);
+        int st = dh_wait_exit(d, DH_EXIT_TIMEOUT_MS);
         ck_assert_msg(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status 0x%x", st);
         pthread_join(t, NULL);
         ck_assert_msg(s.fail[0] == '\0', "%s", s.fail);
@@ -1342,7 +1342,7 @@ START_TEST(test_journal_corrupt_middle)
     copy_file(d, "d.journal", "d.journal.damaged");
 
     dh_spawn(d, NULL);
-    int st = dh_wait_exit(d, DH_TIMEOUT_MS);
+    int st = dh_wait_exit(d, DH_EXIT_TIMEOUT_MS);
     char *log = dh_log_read(d);
     ck_assert_msg(st != -1, "bloomgated started on a corrupt journal; its log:\n%s", log);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "exit status 0x%x; log:\n%s", st, log);

@@ -535,7 +535,7 @@ static void assert_exit0(const struct dh_daemon *d, int st, const char *what)
 
 void dh_stop_ok(struct dh_daemon *d)
 {
-    assert_exit0(d, dh_stop(d, DH_TIMEOUT_MS), "SIGTERM");
+    assert_exit0(d, dh_stop(d, DH_EXIT_TIMEOUT_MS), "SIGTERM");
 }
 
 void dh_restart(struct dh_daemon *d)
@@ -546,7 +546,7 @@ void dh_restart(struct dh_daemon *d)
 
 void dh_expect_exit0(struct dh_daemon *d, const char *what)
 {
-    assert_exit0(d, dh_wait_exit(d, DH_TIMEOUT_MS), what);
+    assert_exit0(d, dh_wait_exit(d, DH_EXIT_TIMEOUT_MS), what);
 }
 
 void dh_finish(struct dh_daemon *d)
