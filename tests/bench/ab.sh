@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Paired A/B benchmark of two bloomgated builds: the same client (A's
+# bench_net), the same filter file, both daemons running at once with
+# `threads 1`, the cases alternated A B A B, and each server's own CPU time per
+# item (utime + stime of every thread, from /proc/PID/stat) beside its
+# throughput. On a shared 2-core machine throughput moves with the load; the
+# CPU time per item moves much less, and the pairing cancels drift.
+#   tests/bench/ab.sh BUILD_DIR_A BUILD_DIR_B [ROUNDS] [SECONDS]
+# Cases: pipelined CHECK (1 conn x 100), MCHECK of 100 (4 conns x 4),
+# HTTP GET check (50 conns). Prints one line per run and the medians.
+set -euo pipefail
+A=$(cd "${1:?usage: ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS]}" && pwd)
+Bd=$(cd "${2:?usage: ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS]}" && pwd)
+rounds=${3:-3}
+dur=${4:-3}
+command -v jq >/dev/null || { echo "ab.sh: needs jq (apt-get install jq)" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-ab.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+clk=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, all threads
+
+"$A/tests/bench/bench_net" --dump 1000000 --item-len 48 |
+    "$A/bloomgate" build -o "$tmp/bench.bloom" --capacity 1000000 --fpr 0.0001 --quiet -
+declare -A pid lport hport
+for side in A B; do
+    dir=$A; [ $side = B ] && dir=$Bd
+    lport[$side]=$(free_port); hport[$side]=$(free_port)
+    cat >"$tmp/$side.conf" <<CONF
+listen 127.0.0.1:${lport[$side]}
+http_listen 127.0.0.1:${hport[$side]}
+threads 1
+log_level warn
+filter bench {
+    file $tmp/bench.bloom
+    journal off
+}
+CONF
+    "$dir/bloomgated" -c "$tmp/$side.conf" 2>"$tmp/$side.log" &
+    pid[$side]=$!
+    pids+=("$!")
+done
+for side in A B; do
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/${hport[$side]}") 2>/dev/null && break
+        sleep 0.1
+    done
+done
+
+cases=(c2 c3 c4)
+args_c2="--proto line --connections 1 --pipeline 100"
+args_c3="--proto line --items 100 --connections 4 --pipeline 4"
+args_c4="--proto http --connections 50"
+printf '%-4s %-2s %5s %12s %14s\n' case bg round items/s "cpu ns/item"
+for r in $(seq "$rounds"); do
+    for c in "${cases[@]}"; do
+        for side in A B; do
+            a="args_$c"
+            port=${lport[$side]}; [ $c = c4 ] && port=${hport[$side]}
+            t0=$(cpu_ticks "${pid[$side]}")
+            line=$("$A/tests/bench/bench_net" ${!a} --port "$port" --filter bench --keyspace 1000000 \
+                --item-len 48 --present-share 0.5 --duration "$dur" --warmup 0 --label "$c-$side")
+            t1=$(cpu_ticks "${pid[$side]}")
+            items=$(jq -r .items <<<"$line"); ips=$(jq -r .items_per_s <<<"$line")
+            errs=$(jq -r .errors <<<"$line")
+            [ "$errs" = 0 ] || { echo "ab.sh: $c on $side: $errs errors" >&2; exit 1; }
+            ns=$(awk -v t=$((t1 - t0)) -v hz="$clk" -v n="$items" 'BEGIN{printf "%.0f", t / hz * 1e9 / n}')
+            printf '%-4s %-2s %5s %12s %14s\n' "$c" "$side" "$r" "$ips" "$ns" | tee -a "$tmp/rows"
+        done
+    done
+done
+echo "medians over $rounds rounds of ${dur} s (A: $A, B: $Bd):"
+for c in "${cases[@]}"; do
+    for side in A B; do
+        m=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $4}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+        n=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $5}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+        printf '  %-4s %-2s %12s items/s %8s ns server CPU per item\n' "$c" "$side" "$m" "$n"
+    done
+done
