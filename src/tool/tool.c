@@ -17,8 +17,7 @@
 #include <unistd.h>
 
 #include "tool/build.h"
-#include "url/keys.h"
-#include "url/canon.h"
+#include "tool/cli.h"
 #include "url/lists.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
@@ -26,23 +25,7 @@
 #include "bloom/sizing.h"
 #include "base/util.h"
 
-/* The tool hands a keys_query's probes straight to the filter, and stores a
- * keys_kind as a filter_keys. */
-_Static_assert(sizeof(struct keys_probe) == sizeof(struct filter_key) &&
-                   offsetof(struct keys_probe, len) == offsetof(struct filter_key, len),
-               "keys_probe and filter_key differ");
-_Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT &&
-                   (int)KEYS_HOST == (int)FILTER_KEYS_HOST && (int)KEYS_URL == (int)FILTER_KEYS_URL,
-               "keys_kind and filter_keys differ");
-
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
-
-/* Prints the help of the command called name (its text lives in commands[],
- * the one copy) to stdout; returns 0. */
-static int print_cmd_help(const char *name);
-
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+int tool_usage_error(const char *fmt, ...)
 {
     va_list ap;
     fputs("bloomgate: ", stderr);
@@ -53,7 +36,7 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     return EXIT_USAGE;
 }
 
-static int runtime_error(const char *msg)
+int tool_runtime_error(const char *msg)
 {
     fprintf(stderr, "bloomgate: %s\n", msg);
     return EXIT_RUNTIME;
@@ -181,7 +164,7 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     /* Each --journal takes one argument, so argc bounds their number. */
     const char **journals = calloc((size_t)argc, sizeof(*journals));
     if (!journals)
-        return runtime_error("out of memory");
+        return tool_runtime_error("out of memory");
     *journals_out = journals;
     o.journals = journals;
     optind = 1;
@@ -189,13 +172,13 @@ static int build_main(int argc, char **argv, const char ***journals_out)
         switch (c) {
         case 'k':
             if (format_keys_parse(optarg, &o.keys) != 0)
-                return usage_error("build: --keys: '%s' is not exact, host or url", optarg);
+                return tool_usage_error("build: --keys: '%s' is not exact, host or url", optarg);
             keys_given = true;
             break;
         case 'f':
             if (lists_format_parse(optarg, &o.format, why, sizeof(why)) != 0)
-                return usage_error("build: --format: '%s' is not plain, hosts, adblock or urls",
-                                   optarg);
+                return tool_usage_error(
+                    "build: --format: '%s' is not plain, hosts, adblock or urls", optarg);
             break;
         case 'r':
             o.rejects = optarg;
@@ -208,32 +191,33 @@ static int build_main(int argc, char **argv, const char ***journals_out)
             break;
         case 'n':
             if (util_parse_count(optarg, &o.capacity) != 0 || o.capacity == 0)
-                return usage_error("build: --capacity: '%s' is not a positive whole number",
-                                   optarg);
+                return tool_usage_error("build: --capacity: '%s' is not a positive whole number",
+                                        optarg);
             break;
         case 'p':
             if (util_parse_double(optarg, &o.fpr) != 0 || !(o.fpr > 0 && o.fpr < 1))
-                return usage_error("build: --fpr: '%s' is not a rate between 0 and 1", optarg);
+                return tool_usage_error("build: --fpr: '%s' is not a rate between 0 and 1", optarg);
             break;
         case 'l':
             if (filter_layout_parse(optarg, &o.layout) != 0)
-                return usage_error("build: --layout: '%s' is not blocked or classic", optarg);
+                return tool_usage_error("build: --layout: '%s' is not blocked or classic", optarg);
             break;
         case 's':
             if (util_parse_u64(optarg, &v) != 0 || v < 1 || v > FILTER_MAX_SHARDS ||
                 (v & (v - 1)) != 0)
-                return usage_error("build: --shards: '%s' is not a power of two from 1 to %u",
-                                   optarg, FILTER_MAX_SHARDS);
+                return tool_usage_error("build: --shards: '%s' is not a power of two from 1 to %u",
+                                        optarg, FILTER_MAX_SHARDS);
             o.shards = (uint32_t)v;
             break;
         case 't':
             if (parse_threads(optarg, &o.threads) != 0)
-                return usage_error("build: --threads: '%s' is not a number from 1 to 1024",
-                                   optarg);
+                return tool_usage_error("build: --threads: '%s' is not a number from 1 to 1024",
+                                        optarg);
             break;
         case 'S':
             if (util_parse_u64(optarg, &o.seed) != 0 || o.seed == 0)
-                return usage_error("build: --seed: '%s' is not a positive whole number", optarg);
+                return tool_usage_error("build: --seed: '%s' is not a positive whole number",
+                                        optarg);
             break;
         case 'd':
             dry = true;
@@ -242,9 +226,9 @@ static int build_main(int argc, char **argv, const char ***journals_out)
             quiet = true;
             break;
         case 'h':
-            return print_cmd_help("build");
+            return tool_print_cmd_help("build");
         default:
-            return usage_error("build: bad option");
+            return tool_usage_error("build: bad option");
         }
     }
     /* A list format implies the keys it is written for; the combinations that
@@ -256,31 +240,32 @@ static int build_main(int argc, char **argv, const char ***journals_out)
                  : o.format == LISTS_HOSTS ? FILTER_KEYS_HOST
                                            : FILTER_KEYS_URL;
     if (o.format != LISTS_PLAIN && o.keys == FILTER_KEYS_EXACT)
-        return usage_error("build: --format %s yields host or url keys, not exact items "
-                           "(use --keys host or --keys url)",
-                           fmt);
+        return tool_usage_error("build: --format %s yields host or url keys, not exact items "
+                                "(use --keys host or --keys url)",
+                                fmt);
     if (o.format == LISTS_URLS && o.keys == FILTER_KEYS_HOST)
-        return usage_error("build: --format urls with --keys host would block a whole host for "
-                           "one URL (use --keys url, or a hosts or plain list of hosts)");
+        return tool_usage_error(
+            "build: --format urls with --keys host would block a whole host for "
+            "one URL (use --keys url, or a hosts or plain list of hosts)");
     if (o.n_journals && o.keys != FILTER_KEYS_EXACT)
-        return usage_error("build: --journal holds exact items; it cannot go into a %s filter",
-                           format_keys_name(o.keys));
+        return tool_usage_error("build: --journal holds exact items; it cannot go into a %s filter",
+                                format_keys_name(o.keys));
     char err[1024];
     if (dry) {
         if (o.capacity == 0)
-            return usage_error("build --dry-run needs --capacity");
+            return tool_usage_error("build --dry-run needs --capacity");
         if (optind < argc || o.n_journals)
-            return usage_error("build --dry-run takes no input");
+            return tool_usage_error("build --dry-run takes no input");
         struct filter_plan plan;
         if (filter_plan_make(o.layout, o.capacity, o.fpr, o.shards, &plan, err, sizeof(err)) != 0)
-            return usage_error("build: %s", err);
+            return tool_usage_error("build: %s", err);
         json_t *j = info_object(o.keys, &plan, 0, 0, 0.0, o.seed, 0);
         json_object_set_new(j, "dry_run", json_true());
         print_json(j);
         return 0;
     }
     if (!o.output)
-        return usage_error("build: -o FILE is required");
+        return tool_usage_error("build: -o FILE is required");
     o.inputs = (const char *const *)argv + optind;
     o.n_inputs = (size_t)(argc - optind);
     o.progress = !quiet && isatty(STDERR_FILENO);
@@ -289,7 +274,7 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     for (size_t i = 0; i < o.n_journals; i++) {
         struct journal_scan js;
         if (journal_read_file(o.journals[i], NULL, NULL, &js, err, sizeof(err)) < 0)
-            return runtime_error(err);
+            return tool_runtime_error(err);
         if (js.torn_at != JOURNAL_NO_TEAR)
             fprintf(stderr, "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out\n",
                     o.journals[i], (unsigned long long)js.torn_at,
@@ -297,7 +282,7 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     }
     struct build_result r;
     if (build_run(&o, &r, err, sizeof(err)) != 0)
-        return runtime_error(err);
+        return tool_runtime_error(err);
     if (!quiet) {
         uint64_t bytes = filter_plan_bytes(&r.plan);
         char hb[64], jn[64] = "";
@@ -336,10 +321,10 @@ static int cmd_build(int argc, char **argv)
     return rc;
 }
 
-static int one_file_arg(int argc, char **argv, const char *cmd, const char **file)
+int tool_one_file_arg(int argc, char **argv, const char *cmd, const char **file)
 {
     if (optind >= argc)
-        return usage_error("%s: FILE is required", cmd);
+        return tool_usage_error("%s: FILE is required", cmd);
     *file = argv[optind++];
     return 0;
 }
@@ -351,18 +336,18 @@ static int cmd_info(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h')
-            return print_cmd_help("info");
-        return usage_error("info: bad option");
+            return tool_print_cmd_help("info");
+        return tool_usage_error("info: bad option");
     }
     const char *file = NULL;
-    if (one_file_arg(argc, argv, "info", &file))
+    if (tool_one_file_arg(argc, argv, "info", &file))
         return EXIT_USAGE;
     if (optind < argc)
-        return usage_error("info: one FILE only");
+        return tool_usage_error("info: one FILE only");
     struct format_info fi;
     char err[1024];
     if (format_read_info(file, &fi, err, sizeof(err)) != 0)
-        return runtime_error(err);
+        return tool_runtime_error(err);
     /* The header does not store the model's expectation: recompute it. */
     struct filter_plan p = fi.plan;
     uint64_t total = filter_plan_bytes(&p) * 8;
@@ -396,236 +381,26 @@ static int cmd_verify(int argc, char **argv)
         if (c == 't' && parse_threads(optarg, &threads) == 0)
             continue;
         if (c == 'h')
-            return print_cmd_help("verify");
-        return usage_error("verify: bad option");
+            return tool_print_cmd_help("verify");
+        return tool_usage_error("verify: bad option");
     }
     const char *file = NULL;
-    if (one_file_arg(argc, argv, "verify", &file))
+    if (tool_one_file_arg(argc, argv, "verify", &file))
         return EXIT_USAGE;
     if (optind < argc)
-        return usage_error("verify: one FILE only");
+        return tool_usage_error("verify: one FILE only");
     char err[1024];
     double t0 = util_now();
     int bad = format_verify(file, threads, err, sizeof(err));
     if (bad != 0)
-        return runtime_error(err);
+        return tool_runtime_error(err);
     struct format_info fi;
     if (format_read_info(file, &fi, err, sizeof(err)) != 0)
-        return runtime_error(err);
+        return tool_runtime_error(err);
     printf("%s: ok: %u shards, %llu bytes, every checksum matches (%.3f s)\n", file,
            fi.plan.shard_count, (unsigned long long)fi.file_size, util_now() - t0);
     format_info_free(&fi);
     return 0;
-}
-
-/* What check prints and counts. The query scratch (about 16 KiB) lives on
- * the heap, one for the whole run. */
-struct checker {
-    const struct filter *f;
-    struct keys_query *q;
-    bool with_items, match;
-    uint64_t bad; /* items that are not a host or URL the filter's kind can read */
-};
-
-/* One item: applied to the filter's key kind, every probe checked in one
- * batch (hashes first, then prefetched lines), YES if any is present. */
-static void check_print(struct checker *k, const void *item, size_t len)
-{
-    char why[256];
-    bool present[KEYS_MAX];
-    size_t hit;
-    if (keys_expand((enum keys_kind)k->f->keys, item, len, k->q, why, sizeof(why)) != 0) {
-        k->bad++;
-        printf("ERROR\t%s", why);
-    } else {
-        filter_check_batch(k->f, (const struct filter_key *)k->q->p, k->q->n, present);
-        hit = keys_first_present(k->q, present);
-        fputs(hit < k->q->n ? "YES" : "NO", stdout);
-        if (k->match && hit < k->q->n) {
-            putchar('\t');
-            fwrite(k->q->p[hit].data, 1, k->q->p[hit].len, stdout);
-        }
-    }
-    if (k->with_items) {
-        putchar('\t');
-        fwrite(item, 1, len, stdout);
-    }
-    putchar('\n');
-}
-
-static int cmd_check(int argc, char **argv)
-{
-    static const struct option opts[] = {{"with-items", no_argument, NULL, 'w'},
-                                         {"match", no_argument, NULL, 'm'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    struct checker k = {0};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "wmh", opts, NULL)) != -1) {
-        if (c == 'w') {
-            k.with_items = true;
-        } else if (c == 'm') {
-            k.match = true;
-        } else if (c == 'h') {
-            return print_cmd_help("check");
-        } else {
-            return usage_error("check: bad option");
-        }
-    }
-    const char *file = NULL;
-    if (one_file_arg(argc, argv, "check", &file))
-        return EXIT_USAGE;
-    char err[1024];
-    struct filter *f = format_load(file, 0, err, sizeof(err));
-    if (!f)
-        return runtime_error(err);
-    k.f = f;
-    if (!(k.q = malloc(sizeof(*k.q)))) {
-        filter_free(f);
-        return runtime_error("out of memory");
-    }
-    if (optind < argc) {
-        for (int i = optind; i < argc; i++)
-            check_print(&k, argv[i], strlen(argv[i]));
-    } else {
-        /* Items on stdin, read with the same line rules as build. */
-        size_t cap = 1 << 16, len = 0;
-        char *buf = malloc(cap);
-        bool eof = false;
-        while (buf && !eof) {
-            if (len == cap) {
-                if (cap >= BUILD_MAX_LINE * 2) {
-                    free(buf);
-                    free(k.q);
-                    filter_free(f);
-                    return runtime_error("stdin: a line is longer than 1 MiB");
-                }
-                char *nb = realloc(buf, cap * 2);
-                if (!nb)
-                    break;
-                buf = nb;
-                cap *= 2;
-            }
-            ssize_t n = read(STDIN_FILENO, buf + len, cap - len);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0) {
-                free(buf);
-                free(k.q);
-                filter_free(f);
-                return runtime_error("stdin: read failed");
-            }
-            eof = n == 0;
-            len += (size_t)n;
-            size_t pos = 0;
-            struct filter_key it;
-            while (build_next_item(buf, len, eof, &pos, &it))
-                check_print(&k, it.data, it.len);
-            memmove(buf, buf + pos, len - pos);
-            len -= pos;
-        }
-        free(buf);
-    }
-    enum filter_keys keys = f->keys;
-    free(k.q);
-    filter_free(f);
-    if (fflush(stdout) != 0)
-        return runtime_error("writing to stdout failed");
-    if (k.bad) {
-        fprintf(stderr,
-                "bloomgate: check: %llu item%s could not be read as %s keys (ERROR lines)\n",
-                (unsigned long long)k.bad, k.bad == 1 ? "" : "s", format_keys_name(keys));
-        return EXIT_RUNTIME;
-    }
-    return 0;
-}
-
-/* url canon URL...: each URL's canonical form, one a line; a URL that does
- * not canonicalise is reported on stderr and fails the run at the end. */
-static int url_canon_main(int argc, char **argv)
-{
-    if (argc < 2)
-        return usage_error("url canon: a URL is required");
-    struct url_canon *c = malloc(sizeof(*c));
-    if (!c)
-        return runtime_error("out of memory");
-    int rc = 0;
-    for (int i = 1; i < argc; i++) {
-        char why[256];
-        if (url_canon_url(c, argv[i], strlen(argv[i]), why, sizeof(why)) != 0) {
-            fflush(stdout);
-            fprintf(stderr, "bloomgate: url canon: '%s': %s\n", argv[i], why);
-            rc = EXIT_RUNTIME;
-            continue;
-        }
-        fwrite(c->url, 1, c->len, stdout);
-        putchar('\n');
-    }
-    free(c);
-    if (fflush(stdout) != 0)
-        return runtime_error("writing to stdout failed");
-    return rc;
-}
-
-/* url expressions [--keys K] URL: what a lookup of URL in a K filter probes,
- * most specific first. */
-static int url_expressions_main(int argc, char **argv)
-{
-    static const struct option opts[] = {{"keys", required_argument, NULL, 'k'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    enum filter_keys keys = FILTER_KEYS_URL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
-        if (c == 'k') {
-            if (format_keys_parse(optarg, &keys) != 0)
-                return usage_error("url expressions: --keys: '%s' is not exact, host or url",
-                                   optarg);
-        } else if (c == 'h') {
-            return print_cmd_help("url");
-        } else {
-            return usage_error("url expressions: bad option");
-        }
-    }
-    if (argc - optind != 1)
-        return usage_error("url expressions: one URL is required");
-    struct keys_query *q = malloc(sizeof(*q));
-    if (!q)
-        return runtime_error("out of memory");
-    char why[256];
-    const char *u = argv[optind];
-    if (keys_expand((enum keys_kind)keys, u, strlen(u), q, why, sizeof(why)) != 0) {
-        fprintf(stderr, "bloomgate: url expressions: '%s': %s\n", u, why);
-        free(q);
-        return EXIT_RUNTIME;
-    }
-    for (size_t i = 0; i < q->n; i++) {
-        fwrite(q->p[i].data, 1, q->p[i].len, stdout);
-        putchar('\n');
-    }
-    free(q);
-    if (fflush(stdout) != 0)
-        return runtime_error("writing to stdout failed");
-    return 0;
-}
-
-static int cmd_url(int argc, char **argv)
-{
-    if (argc < 2)
-        return usage_error("url: a subcommand is required (canon, expressions)");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return print_cmd_help("url");
-    if (strcmp(argv[1], "canon") == 0) {
-        for (int i = 2; i < argc; i++)
-            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-                return print_cmd_help("url");
-        return url_canon_main(argc - 1, argv + 1);
-    }
-    if (strcmp(argv[1], "expressions") == 0)
-        return url_expressions_main(argc - 1, argv + 1);
-    return usage_error("url: unknown subcommand '%s'", argv[1]);
 }
 
 /* What `journal dump` counts: items a list file cannot carry unchanged, because
@@ -664,11 +439,11 @@ static int cmd_journal(int argc, char **argv)
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     if (argc < 2)
-        return usage_error("journal: a subcommand is required (dump)");
+        return tool_usage_error("journal: a subcommand is required (dump)");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return print_cmd_help("journal");
+        return tool_print_cmd_help("journal");
     if (strcmp(argv[1], "dump") != 0)
-        return usage_error("journal: unknown subcommand '%s'", argv[1]);
+        return tool_usage_error("journal: unknown subcommand '%s'", argv[1]);
     argc--, argv++;
     bool count = false;
     int c;
@@ -677,26 +452,26 @@ static int cmd_journal(int argc, char **argv)
         if (c == 'c') {
             count = true;
         } else if (c == 'h') {
-            return print_cmd_help("journal");
+            return tool_print_cmd_help("journal");
         } else {
-            return usage_error("journal dump: bad option");
+            return tool_usage_error("journal dump: bad option");
         }
     }
     const char *file = NULL;
-    if (one_file_arg(argc, argv, "journal dump", &file))
+    if (tool_one_file_arg(argc, argv, "journal dump", &file))
         return EXIT_USAGE;
     if (optind < argc)
-        return usage_error("journal dump: one FILE only");
+        return tool_usage_error("journal dump: one FILE only");
     char err[1024];
     struct dump d = {.print = !count};
     struct journal_scan js;
     int64_t n = journal_read_file(file, dump_item, &d, &js, err, sizeof(err));
     if (n < 0)
-        return runtime_error(err);
+        return tool_runtime_error(err);
     if (count)
         printf("%lld\n", (long long)n);
     if (fflush(stdout) != 0 || ferror(stdout))
-        return runtime_error("writing to stdout failed");
+        return tool_runtime_error("writing to stdout failed");
     if (js.torn_at != JOURNAL_NO_TEAR)
         fprintf(stderr,
                 "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out: a crash "
@@ -793,16 +568,16 @@ static const struct tool_cmd commands[] = {
      "canonicalises each item and probes its expressions (bloomgate url\n"
      "expressions shows them): YES if any is present. An item that is not a host\n"
      "or URL prints ERROR, a tab and the reason, and the exit status is 1.\n",
-     cmd_check},
+     tool_cmd_check},
     {"url", "canon", "canon URL...",
      "print each URL's canonical form (Safe Browsing),\n"
      "one a line; a bad URL is an error on stderr\n",
-     NULL, NULL, cmd_url},
+     NULL, NULL, tool_cmd_url},
     {"url", "expressions", "expressions [--keys K] URL",
      "print each expression a lookup of URL tries,\n"
      "one a line, most specific first\n",
      url_expr_opts, "See docs/url-matching.md for canonicalisation and the expressions.\n",
-     cmd_url},
+     tool_cmd_url},
     {"journal", "dump", "dump [--count] FILE",
      "print a journal's items, one per line (raw bytes),\n"
      "or with --count only how many there are\n",
@@ -888,7 +663,7 @@ static void print_row_help(const struct tool_cmd *c)
 }
 
 /* The help of every row called name (url has one per subcommand). */
-static int print_cmd_help(const char *name)
+int tool_print_cmd_help(const char *name)
 {
     const struct tool_cmd *c = find_cmd(name);
     assert(c != NULL);
@@ -915,7 +690,7 @@ static int cmd_help(int argc, char **argv)
         name = "help";
     const struct tool_cmd *c = find_cmd(name);
     if (!c)
-        return usage_error("help: unknown command '%s'", argv[1]);
+        return tool_usage_error("help: unknown command '%s'", argv[1]);
     if (argc == 3 && c->sub)
         for (const struct tool_cmd *r = c; r < commands + N_COMMANDS; r++)
             if (strcmp(r->name, c->name) == 0 && strcmp(argv[2], r->sub) == 0) {
@@ -926,14 +701,14 @@ static int cmd_help(int argc, char **argv)
                 return 0;
             }
     if (argc > 2)
-        return usage_error("help: unexpected argument '%s'", argv[2]);
-    return print_cmd_help(c->name);
+        return tool_usage_error("help: unexpected argument '%s'", argv[2]);
+    return tool_print_cmd_help(c->name);
 }
 
 int tool_main(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error("no command given");
+        return tool_usage_error("no command given");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         print_overview();
@@ -945,6 +720,6 @@ int tool_main(int argc, char **argv)
     }
     const struct tool_cmd *c = find_cmd(cmd);
     if (!c)
-        return usage_error("unknown command '%s'", cmd);
+        return tool_usage_error("unknown command '%s'", cmd);
     return c->run(argc - 1, argv + 1);
 }
