@@ -139,177 +139,231 @@ static void print_tally(const struct build_tally *t, const char *rejects)
                (unsigned long long)t->ignored_opts, (unsigned long long)t->ignored_names);
 }
 
-static int build_main(int argc, char **argv, const char ***journals_out)
+/* What `bloomgate build` was asked for: the library's options plus the
+ * tool's own switches. */
+struct build_cli {
+    struct build_opts o;
+    bool dry, quiet, keys_given;
+};
+
+/* build_cli_opt and build_main's steps return this to mean "go on"; any
+ * other value is the exit code to return at once. */
+#define BUILD_GO_ON (-1)
+
+static const struct option build_longopts[] = {{"output", required_argument, NULL, 'o'},
+                                               {"capacity", required_argument, NULL, 'n'},
+                                               {"fpr", required_argument, NULL, 'p'},
+                                               {"layout", required_argument, NULL, 'l'},
+                                               {"shards", required_argument, NULL, 's'},
+                                               {"threads", required_argument, NULL, 't'},
+                                               {"seed", required_argument, NULL, 'S'},
+                                               {"dry-run", no_argument, NULL, 'd'},
+                                               {"quiet", no_argument, NULL, 'q'},
+                                               {"help", no_argument, NULL, 'h'},
+                                               {"journal", required_argument, NULL, 'j'},
+                                               {"keys", required_argument, NULL, 'k'},
+                                               {"format", required_argument, NULL, 'f'},
+                                               {"rejects", required_argument, NULL, 'r'},
+                                               {NULL, 0, NULL, 0}};
+
+/* One option of build, as getopt returned it: a flat switch, one case per
+ * option, each a parse and a bound. Journals go into the array build_main
+ * sized from argc. Main thread. */
+static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char **journals)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"capacity", required_argument, NULL, 'n'},
-                                         {"fpr", required_argument, NULL, 'p'},
-                                         {"layout", required_argument, NULL, 'l'},
-                                         {"shards", required_argument, NULL, 's'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {"seed", required_argument, NULL, 'S'},
-                                         {"dry-run", no_argument, NULL, 'd'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"journal", required_argument, NULL, 'j'},
-                                         {"keys", required_argument, NULL, 'k'},
-                                         {"format", required_argument, NULL, 'f'},
-                                         {"rejects", required_argument, NULL, 'r'},
-                                         {NULL, 0, NULL, 0}};
-    struct build_opts o = {.layout = FILTER_BLOCKED, .fpr = 1e-4, .format = LISTS_PLAIN};
-    bool dry = false, quiet = false, keys_given = false;
+    struct build_opts *o = &b->o;
     char why[256];
     uint64_t v;
-    int c;
+    switch (c) {
+    case 'k':
+        if (format_keys_parse(arg, &o->keys) != 0)
+            return tool_usage_error("build: --keys: '%s' is not exact, host or url", arg);
+        b->keys_given = true;
+        break;
+    case 'f':
+        if (lists_format_parse(arg, &o->format, why, sizeof(why)) != 0)
+            return tool_usage_error("build: --format: '%s' is not plain, hosts, adblock or urls",
+                                    arg);
+        break;
+    case 'r':
+        o->rejects = arg;
+        break;
+    case 'o':
+        o->output = arg;
+        break;
+    case 'j':
+        journals[o->n_journals++] = arg;
+        break;
+    case 'n':
+        if (util_parse_count(arg, &o->capacity) != 0 || o->capacity == 0)
+            return tool_usage_error("build: --capacity: '%s' is not a positive whole number", arg);
+        break;
+    case 'p':
+        if (util_parse_double(arg, &o->fpr) != 0 || !(o->fpr > 0 && o->fpr < 1))
+            return tool_usage_error("build: --fpr: '%s' is not a rate between 0 and 1", arg);
+        break;
+    case 'l':
+        if (filter_layout_parse(arg, &o->layout) != 0)
+            return tool_usage_error("build: --layout: '%s' is not blocked or classic", arg);
+        break;
+    case 's':
+        if (util_parse_u64(arg, &v) != 0 || v < 1 || v > FILTER_MAX_SHARDS || (v & (v - 1)) != 0)
+            return tool_usage_error("build: --shards: '%s' is not a power of two from 1 to %u", arg,
+                                    FILTER_MAX_SHARDS);
+        o->shards = (uint32_t)v;
+        break;
+    case 't':
+        if (parse_threads(arg, &o->threads) != 0)
+            return tool_usage_error("build: --threads: '%s' is not a number from 1 to 1024", arg);
+        break;
+    case 'S':
+        if (util_parse_u64(arg, &o->seed) != 0 || o->seed == 0)
+            return tool_usage_error("build: --seed: '%s' is not a positive whole number", arg);
+        break;
+    case 'd':
+        b->dry = true;
+        break;
+    case 'q':
+        b->quiet = true;
+        break;
+    case 'h':
+        return tool_print_cmd_help("build");
+    default:
+        return tool_usage_error("build: bad option");
+    }
+    return BUILD_GO_ON;
+}
+
+static const char *build_format_name(enum lists_format f)
+{
+    static const char *const names[] = {"plain", "hosts", "adblock", "urls"};
+    return names[f];
+}
+
+/* A list format implies the keys it is written for; the combinations that
+ * would silently mean something else are usage errors. Main thread. */
+static int build_cli_keys(struct build_cli *b)
+{
+    struct build_opts *o = &b->o;
+    if (!b->keys_given)
+        o->keys = o->format == LISTS_PLAIN   ? FILTER_KEYS_EXACT
+                  : o->format == LISTS_HOSTS ? FILTER_KEYS_HOST
+                                             : FILTER_KEYS_URL;
+    if (o->format != LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT)
+        return tool_usage_error("build: --format %s yields host or url keys, not exact items "
+                                "(use --keys host or --keys url)",
+                                build_format_name(o->format));
+    if (o->format == LISTS_URLS && o->keys == FILTER_KEYS_HOST)
+        return tool_usage_error(
+            "build: --format urls with --keys host would block a whole host for "
+            "one URL (use --keys url, or a hosts or plain list of hosts)");
+    if (o->n_journals && o->keys != FILTER_KEYS_EXACT)
+        return tool_usage_error("build: --journal holds exact items; it cannot go into a %s filter",
+                                format_keys_name(o->keys));
+    return BUILD_GO_ON;
+}
+
+/* build --dry-run: the plan a build would make, as info's JSON, without
+ * reading any input. Main thread. */
+static int build_dry_run(const struct build_cli *b, int argc)
+{
+    const struct build_opts *o = &b->o;
+    char err[1024];
+    if (o->capacity == 0)
+        return tool_usage_error("build --dry-run needs --capacity");
+    if (optind < argc || o->n_journals)
+        return tool_usage_error("build --dry-run takes no input");
+    struct filter_plan plan;
+    if (filter_plan_make(o->layout, o->capacity, o->fpr, o->shards, &plan, err, sizeof(err)) != 0)
+        return tool_usage_error("build: %s", err);
+    json_t *j = info_object(o->keys, &plan, 0, 0, 0.0, o->seed, 0);
+    json_object_set_new(j, "dry_run", json_true());
+    print_json(j);
+    return 0;
+}
+
+/* A torn tail is not an error (a crash mid-write, or a daemon writing
+ * now), but say what was left out before the build starts. build_run
+ * checks the journals again. Main thread. */
+static int build_scan_journals(const struct build_opts *o)
+{
+    char err[1024];
+    for (size_t i = 0; i < o->n_journals; i++) {
+        struct journal_scan js;
+        if (journal_read_file(o->journals[i], NULL, NULL, &js, err, sizeof(err)) < 0)
+            return tool_runtime_error(err);
+        if (js.torn_at != JOURNAL_NO_TEAR)
+            fprintf(stderr, "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out\n",
+                    o->journals[i], (unsigned long long)js.torn_at,
+                    (unsigned long long)js.torn_bytes, js.torn_why);
+    }
+    return BUILD_GO_ON;
+}
+
+/* The summary on stdout after a build (unless --quiet): what was written,
+ * what the input held, the size and rate, and the time taken. Main thread. */
+static void build_print_summary(const struct build_opts *o, const struct build_result *r)
+{
+    uint64_t bytes = filter_plan_bytes(&r->plan);
+    char hb[64], jn[64] = "";
+    if (o->n_journals)
+        snprintf(jn, sizeof(jn), ", %llu journal items", (unsigned long long)r->journal_items);
+    printf("built %s: %llu %s (%llu lines read%s), keys %s, format %s, capacity %llu, "
+           "layout %s, %u shards\n",
+           o->output, (unsigned long long)r->items, r->parsed ? "keys" : "items",
+           (unsigned long long)r->lines, jn, format_keys_name(o->keys),
+           build_format_name(o->format), (unsigned long long)r->plan.capacity,
+           filter_layout_name(r->plan.layout), r->plan.shard_count);
+    if (r->parsed)
+        print_tally(&r->tally, o->rejects);
+    else
+        printf("items: %llu read, %llu kept, %llu merged as duplicates (or false positives)\n",
+               (unsigned long long)(r->lines + r->journal_items), (unsigned long long)r->items,
+               (unsigned long long)(r->lines + r->journal_items - r->items));
+    printf("size %s, %.2f bits/item, k=%u, expected false-positive rate %.3g at capacity\n",
+           util_human_bytes(bytes, hb, sizeof(hb)), (double)bytes * 8 / (double)r->plan.capacity,
+           r->plan.k, r->plan.fpr_expected);
+    printf("%.3f s (insert %.3f s, %.2f M items/s; write %.3f s)\n", r->seconds, r->insert_seconds,
+           r->insert_seconds > 0 ? (double)(r->lines + r->journal_items) / r->insert_seconds / 1e6
+                                 : 0.0,
+           r->write_seconds);
+}
+
+/* bloomgate build: options, the keys they imply, then either the dry-run
+ * plan or the journals' torn tails, the build and its summary. The journal
+ * array is returned for cmd_build to free on every path. Main thread. */
+static int build_main(int argc, char **argv, const char ***journals_out)
+{
+    struct build_cli b = {.o = {.layout = FILTER_BLOCKED, .fpr = 1e-4, .format = LISTS_PLAIN}};
+    struct build_opts *o = &b.o;
+    int c, rc;
     /* Each --journal takes one argument, so argc bounds their number. */
     const char **journals = calloc((size_t)argc, sizeof(*journals));
     if (!journals)
         return tool_runtime_error("out of memory");
     *journals_out = journals;
-    o.journals = journals;
+    o->journals = journals;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:k:f:r:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'k':
-            if (format_keys_parse(optarg, &o.keys) != 0)
-                return tool_usage_error("build: --keys: '%s' is not exact, host or url", optarg);
-            keys_given = true;
-            break;
-        case 'f':
-            if (lists_format_parse(optarg, &o.format, why, sizeof(why)) != 0)
-                return tool_usage_error(
-                    "build: --format: '%s' is not plain, hosts, adblock or urls", optarg);
-            break;
-        case 'r':
-            o.rejects = optarg;
-            break;
-        case 'o':
-            o.output = optarg;
-            break;
-        case 'j':
-            journals[o.n_journals++] = optarg;
-            break;
-        case 'n':
-            if (util_parse_count(optarg, &o.capacity) != 0 || o.capacity == 0)
-                return tool_usage_error("build: --capacity: '%s' is not a positive whole number",
-                                        optarg);
-            break;
-        case 'p':
-            if (util_parse_double(optarg, &o.fpr) != 0 || !(o.fpr > 0 && o.fpr < 1))
-                return tool_usage_error("build: --fpr: '%s' is not a rate between 0 and 1", optarg);
-            break;
-        case 'l':
-            if (filter_layout_parse(optarg, &o.layout) != 0)
-                return tool_usage_error("build: --layout: '%s' is not blocked or classic", optarg);
-            break;
-        case 's':
-            if (util_parse_u64(optarg, &v) != 0 || v < 1 || v > FILTER_MAX_SHARDS ||
-                (v & (v - 1)) != 0)
-                return tool_usage_error("build: --shards: '%s' is not a power of two from 1 to %u",
-                                        optarg, FILTER_MAX_SHARDS);
-            o.shards = (uint32_t)v;
-            break;
-        case 't':
-            if (parse_threads(optarg, &o.threads) != 0)
-                return tool_usage_error("build: --threads: '%s' is not a number from 1 to 1024",
-                                        optarg);
-            break;
-        case 'S':
-            if (util_parse_u64(optarg, &o.seed) != 0 || o.seed == 0)
-                return tool_usage_error("build: --seed: '%s' is not a positive whole number",
-                                        optarg);
-            break;
-        case 'd':
-            dry = true;
-            break;
-        case 'q':
-            quiet = true;
-            break;
-        case 'h':
-            return tool_print_cmd_help("build");
-        default:
-            return tool_usage_error("build: bad option");
-        }
-    }
-    /* A list format implies the keys it is written for; the combinations that
-     * would silently mean something else are usage errors. */
-    static const char *const fmt_names[] = {"plain", "hosts", "adblock", "urls"};
-    const char *fmt = fmt_names[o.format];
-    if (!keys_given)
-        o.keys = o.format == LISTS_PLAIN   ? FILTER_KEYS_EXACT
-                 : o.format == LISTS_HOSTS ? FILTER_KEYS_HOST
-                                           : FILTER_KEYS_URL;
-    if (o.format != LISTS_PLAIN && o.keys == FILTER_KEYS_EXACT)
-        return tool_usage_error("build: --format %s yields host or url keys, not exact items "
-                                "(use --keys host or --keys url)",
-                                fmt);
-    if (o.format == LISTS_URLS && o.keys == FILTER_KEYS_HOST)
-        return tool_usage_error(
-            "build: --format urls with --keys host would block a whole host for "
-            "one URL (use --keys url, or a hosts or plain list of hosts)");
-    if (o.n_journals && o.keys != FILTER_KEYS_EXACT)
-        return tool_usage_error("build: --journal holds exact items; it cannot go into a %s filter",
-                                format_keys_name(o.keys));
-    char err[1024];
-    if (dry) {
-        if (o.capacity == 0)
-            return tool_usage_error("build --dry-run needs --capacity");
-        if (optind < argc || o.n_journals)
-            return tool_usage_error("build --dry-run takes no input");
-        struct filter_plan plan;
-        if (filter_plan_make(o.layout, o.capacity, o.fpr, o.shards, &plan, err, sizeof(err)) != 0)
-            return tool_usage_error("build: %s", err);
-        json_t *j = info_object(o.keys, &plan, 0, 0, 0.0, o.seed, 0);
-        json_object_set_new(j, "dry_run", json_true());
-        print_json(j);
-        return 0;
-    }
-    if (!o.output)
+    while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:k:f:r:", build_longopts, NULL)) != -1)
+        if ((rc = build_cli_opt(c, optarg, &b, journals)) != BUILD_GO_ON)
+            return rc;
+    if ((rc = build_cli_keys(&b)) != BUILD_GO_ON)
+        return rc;
+    if (b.dry)
+        return build_dry_run(&b, argc);
+    if (!o->output)
         return tool_usage_error("build: -o FILE is required");
-    o.inputs = (const char *const *)argv + optind;
-    o.n_inputs = (size_t)(argc - optind);
-    o.progress = !quiet && isatty(STDERR_FILENO);
-    /* A torn tail is not an error (a crash mid-write, or a daemon writing
-     * now), but say what was left out. build_run checks the journals again. */
-    for (size_t i = 0; i < o.n_journals; i++) {
-        struct journal_scan js;
-        if (journal_read_file(o.journals[i], NULL, NULL, &js, err, sizeof(err)) < 0)
-            return tool_runtime_error(err);
-        if (js.torn_at != JOURNAL_NO_TEAR)
-            fprintf(stderr, "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out\n",
-                    o.journals[i], (unsigned long long)js.torn_at,
-                    (unsigned long long)js.torn_bytes, js.torn_why);
-    }
+    o->inputs = (const char *const *)argv + optind;
+    o->n_inputs = (size_t)(argc - optind);
+    o->progress = !b.quiet && isatty(STDERR_FILENO);
+    if ((rc = build_scan_journals(o)) != BUILD_GO_ON)
+        return rc;
+    char err[1024];
     struct build_result r;
-    if (build_run(&o, &r, err, sizeof(err)) != 0)
+    if (build_run(o, &r, err, sizeof(err)) != 0)
         return tool_runtime_error(err);
-    if (!quiet) {
-        uint64_t bytes = filter_plan_bytes(&r.plan);
-        char hb[64], jn[64] = "";
-        if (o.n_journals)
-            snprintf(jn, sizeof(jn), ", %llu journal items", (unsigned long long)r.journal_items);
-        printf("built %s: %llu %s (%llu lines read%s), keys %s, format %s, capacity %llu, "
-               "layout %s, %u shards\n",
-               o.output, (unsigned long long)r.items, r.parsed ? "keys" : "items",
-               (unsigned long long)r.lines, jn, format_keys_name(o.keys), fmt,
-               (unsigned long long)r.plan.capacity, filter_layout_name(r.plan.layout),
-               r.plan.shard_count);
-        if (r.parsed)
-            print_tally(&r.tally, o.rejects);
-        else
-            printf("items: %llu read, %llu kept, %llu merged as duplicates (or false positives)\n",
-                   (unsigned long long)(r.lines + r.journal_items), (unsigned long long)r.items,
-                   (unsigned long long)(r.lines + r.journal_items - r.items));
-        printf("size %s, %.2f bits/item, k=%u, expected false-positive rate %.3g at capacity\n",
-               util_human_bytes(bytes, hb, sizeof(hb)), (double)bytes * 8 / (double)r.plan.capacity,
-               r.plan.k, r.plan.fpr_expected);
-        printf("%.3f s (insert %.3f s, %.2f M items/s; write %.3f s)\n", r.seconds,
-               r.insert_seconds,
-               r.insert_seconds > 0
-                   ? (double)(r.lines + r.journal_items) / r.insert_seconds / 1e6
-                   : 0.0,
-               r.write_seconds);
-    }
+    if (!b.quiet)
+        build_print_summary(o, &r);
     return 0;
 }
 
