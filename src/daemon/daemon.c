@@ -44,6 +44,7 @@ struct daemon {
     const char *config_path;
     char *pidfile;
     struct reloader *reloader;
+    struct event *sigs[4]; /* TERM, INT, HUP; NULL-terminated */
     bool stopping;
 };
 
@@ -148,7 +149,21 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
     reloader_request(d->reloader, NULL, NULL, NULL);
 }
 
-int daemon_main(int argc, char **argv)
+/* What the command line asked for beyond the config path (which goes
+ * straight into struct daemon). */
+struct daemon_args {
+    bool only_check, verbose;
+    const char *level_arg; /* --log-level as given; NULL: the config's */
+    enum log_level forced; /* level_arg parsed */
+};
+
+/* daemon_args_parse and the start-up steps return this to mean "go on";
+ * any other value is the exit status. */
+#define DAEMON_GO_ON (-1)
+
+/* The command line, before anything is opened (main thread, single
+ * threaded): --version and --help answer here, bad usage exits 2. */
+static int daemon_args_parse(int argc, char **argv, struct daemon *d, struct daemon_args *a)
 {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"check-config", no_argument, NULL, 'C'},
@@ -158,25 +173,22 @@ int daemon_main(int argc, char **argv)
                                          {"version", no_argument, NULL, 'V'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    struct daemon d = {.config_path = DEFAULT_CONFIG};
-    bool only_check = false, verbose = false;
-    const char *level_arg = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "c:fvh", opts, NULL)) != -1) {
         switch (c) {
         case 'c':
-            d.config_path = optarg;
+            d->config_path = optarg;
             break;
         case 'C':
-            only_check = true;
+            a->only_check = true;
             break;
         case 'f':
             break;
         case 'v':
-            verbose = true;
+            a->verbose = true;
             break;
         case 'L':
-            level_arg = optarg;
+            a->level_arg = optarg;
             break;
         case 'V':
             printf("bloomgated %s\n", PACKAGE_VERSION);
@@ -194,13 +206,128 @@ int daemon_main(int argc, char **argv)
                 argv[optind]);
         return 2;
     }
-    enum log_level forced;
-    if (level_arg && log_level_parse(level_arg, &forced) != 0) {
+    if (a->level_arg && log_level_parse(a->level_arg, &a->forced) != 0) {
         fprintf(stderr, "bloomgated: --log-level: '%s' is not debug, info, warn or error\n",
-                level_arg);
+                a->level_arg);
         return 2;
     }
-    if (only_check)
+    return DAEMON_GO_ON;
+}
+
+/* Bind: publish conf with no filter yet (the registry owns it from here),
+ * create the server, which binds every listener from it (this may need root:
+ * a port below 1024), and say where it listens. Main thread, before any
+ * other thread exists. */
+static int daemon_bind(struct daemon *d, struct conf *conf, char *err, size_t errlen)
+{
+    if (reload_publish_conf(d->reg, conf, err, errlen) != 0) {
+        log_error("%s", err);
+        conf_free(conf);
+        return -1;
+    }
+    const struct catalog *cat = registry_read(d->reg);
+    if (!(d->srv = server_create(d->reg, d->threads, err, errlen))) {
+        log_error("%s", err);
+        return -1;
+    }
+    for (size_t i = 0; i < cat->conf->n_listen; i++)
+        log_info("line protocol listening on %s (port %d)", cat->conf->listen[i].text,
+                 server_line_port(d->srv, i));
+    for (size_t i = 0; !cat->conf->http_off && i < cat->conf->n_http_listen; i++)
+        log_info("HTTP listening on %s (port %d)", cat->conf->http_listen[i].text,
+                 server_http_port(d->srv, i));
+    return 0;
+}
+
+/* Write the pidfile (its directory may be root's), then drop to the
+ * configured user. Main thread, after bind, before load. */
+static int daemon_drop_privileges(struct daemon *d, char *err, size_t errlen)
+{
+    const struct conf *conf = registry_read(d->reg)->conf;
+    if (conf->pidfile) {
+        if (write_pidfile(conf->pidfile, err, errlen) != 0) {
+            log_error("%s", err);
+            return -1;
+        }
+        d->pidfile = strdup(conf->pidfile);
+    }
+    if (conf->user && drop_privileges(conf->user, err, errlen) != 0) {
+        log_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Start: the signal events on the main event_base, the reload thread, then
+ * the workers; READY=1 once they all run. Main thread; from here on other
+ * threads run, and the reloader may be called from the workers. */
+static int daemon_start(struct daemon *d, char *err, size_t errlen)
+{
+    const struct catalog *cat = registry_read(d->reg); /* the catalog with the filters */
+    d->base = event_base_new();
+    d->sigs[0] = evsignal_new(d->base, SIGTERM, on_stop, d);
+    d->sigs[1] = evsignal_new(d->base, SIGINT, on_stop, d);
+    d->sigs[2] = evsignal_new(d->base, SIGHUP, on_hup, d);
+    for (int i = 0; d->sigs[i]; i++)
+        event_add(d->sigs[i], NULL);
+    if (!(d->reloader = reloader_start(d->reg, d->config_path, d->threads))) {
+        log_error("cannot start the reload thread");
+        return -1;
+    }
+    server_set_reload(d->srv, reloader_hook, d->reloader);
+    if (server_start(d->srv, err, errlen) != 0) {
+        log_error("%s", err);
+        return -1;
+    }
+    char status[128];
+    snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %zu filter(s)\nMAINPID=%d", cat->n,
+             (int)getpid());
+    notify_send(status);
+    log_info("ready: serving %zu filter(s)", cat->n);
+    return 0;
+}
+
+/* Shutdown order: refuse new reloads first (a RELOAD still buffered on a
+ * connection is answered with its error), let the reload in progress
+ * finish and answer while the workers still run, then drain the workers,
+ * and only then free the reloader (daemon_free): until server_stop returns,
+ * a worker may still call the hook with it. Main thread, after the event
+ * loop returned. */
+static void daemon_shut_down(struct daemon *d)
+{
+    reloader_stop(d->reloader);
+    unsigned timeout = registry_read(d->reg)->conf->shutdown_timeout;
+    server_stop(d->srv, timeout);
+    log_info("stopped");
+}
+
+/* Frees whatever start-up got to, in reverse order; safe after a failure at
+ * any step. Main thread, with the workers stopped or never started. */
+static void daemon_free(struct daemon *d)
+{
+    reloader_free(d->reloader);
+    for (int i = 0; d->sigs[i]; i++)
+        event_free(d->sigs[i]);
+    server_free(d->srv);
+    if (d->base)
+        event_base_free(d->base);
+    if (d->pidfile) {
+        unlink(d->pidfile);
+        free(d->pidfile);
+    }
+    registry_free(d->reg);
+}
+
+/* bloomgated: parse the command line, read the config, then start up in
+ * the order below and serve until TERM or INT. Main thread. */
+int daemon_main(int argc, char **argv)
+{
+    struct daemon d = {.config_path = DEFAULT_CONFIG};
+    struct daemon_args a = {0};
+    int rc = daemon_args_parse(argc, argv, &d, &a);
+    if (rc != DAEMON_GO_ON)
+        return rc;
+    if (a.only_check)
         return check_config(d.config_path);
 
     char err[2048];
@@ -209,14 +336,12 @@ int daemon_main(int argc, char **argv)
         log_error("%s", err);
         return 1;
     }
-    log_set_level(level_arg ? forced : verbose ? LOG_DEBUG : (enum log_level)conf->log_level);
+    log_set_level(a.level_arg ? a.forced : a.verbose ? LOG_DEBUG : (enum log_level)conf->log_level);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit fails the journal write, not the daemon */
     d.threads = conf->threads ? conf->threads : util_ncpus();
     log_info("bloomgated %s starting: config %s, %u worker threads", PACKAGE_VERSION,
              d.config_path, d.threads);
-
-    int rc = 1;
     if (!(d.reg = registry_create(d.threads))) {
         log_error("out of memory");
         conf_free(conf);
@@ -228,83 +353,20 @@ int daemon_main(int argc, char **argv)
      * are opened by the same user as on every later reload; then start the
      * threads. The listeners are bound from the config, published first
      * with no filter. */
-    if (reload_publish_conf(d.reg, conf, err, sizeof(err)) != 0) {
-        log_error("%s", err);
-        conf_free(conf);
+    rc = 1;
+    if (daemon_bind(&d, conf, err, sizeof(err)) != 0 ||
+        daemon_drop_privileges(&d, err, sizeof(err)) != 0)
         goto out;
-    }
-    const struct catalog *cat = registry_read(d.reg);
-    if (!(d.srv = server_create(d.reg, d.threads, err, sizeof(err)))) {
-        log_error("%s", err);
-        goto out;
-    }
-    for (size_t i = 0; i < cat->conf->n_listen; i++)
-        log_info("line protocol listening on %s (port %d)", cat->conf->listen[i].text,
-                 server_line_port(d.srv, i));
-    for (size_t i = 0; !cat->conf->http_off && i < cat->conf->n_http_listen; i++)
-        log_info("HTTP listening on %s (port %d)", cat->conf->http_listen[i].text,
-                 server_http_port(d.srv, i));
-    if (cat->conf->pidfile) {
-        if (write_pidfile(cat->conf->pidfile, err, sizeof(err)) != 0) {
-            log_error("%s", err);
-            goto out;
-        }
-        d.pidfile = strdup(cat->conf->pidfile);
-    }
-    if (cat->conf->user && drop_privileges(cat->conf->user, err, sizeof(err)) != 0) {
-        log_error("%s", err);
-        goto out;
-    }
     if (reload_initial(d.reg, conf, 0, err, sizeof(err)) != 0) {
         log_error("%s", err);
         goto out;
     }
-    cat = registry_read(d.reg); /* the catalog with the filters */
-    d.base = event_base_new();
-    struct event *sigs[4] = {
-        evsignal_new(d.base, SIGTERM, on_stop, &d), evsignal_new(d.base, SIGINT, on_stop, &d),
-        evsignal_new(d.base, SIGHUP, on_hup, &d), NULL};
-    for (int i = 0; sigs[i]; i++)
-        event_add(sigs[i], NULL);
-    if (!(d.reloader = reloader_start(d.reg, d.config_path, d.threads))) {
-        log_error("cannot start the reload thread");
-        goto out_sigs;
-    }
-    server_set_reload(d.srv, reloader_hook, d.reloader);
-    if (server_start(d.srv, err, sizeof(err)) != 0) {
-        log_error("%s", err);
-        goto out_sigs;
-    }
-    char status[128];
-    snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %zu filter(s)\nMAINPID=%d",
-             cat->n, (int)getpid());
-    notify_send(status);
-    log_info("ready: serving %zu filter(s)", cat->n);
-
+    if (daemon_start(&d, err, sizeof(err)) != 0)
+        goto out;
     event_base_dispatch(d.base);
-
-    /* Shutdown order: refuse new reloads first (a RELOAD still buffered on a
-     * connection is answered with its error), let the reload in progress
-     * finish and answer while the workers still run, then drain the workers,
-     * and only then free the reloader: until server_stop returns, a worker
-     * may still call the hook with it. */
-    reloader_stop(d.reloader);
-    unsigned timeout = registry_read(d.reg)->conf->shutdown_timeout;
-    server_stop(d.srv, timeout);
-    log_info("stopped");
+    daemon_shut_down(&d);
     rc = 0;
-out_sigs:
-    reloader_free(d.reloader);
-    for (int i = 0; sigs[i]; i++)
-        event_free(sigs[i]);
 out:
-    server_free(d.srv);
-    if (d.base)
-        event_base_free(d.base);
-    if (d.pidfile) {
-        unlink(d.pidfile);
-        free(d.pidfile);
-    }
-    registry_free(d.reg);
+    daemon_free(&d);
     return rc;
 }
