@@ -77,15 +77,15 @@ static uint64_t header_checksum(const unsigned char *hdr, size_t len)
     return XXH3_64bits_digest(&st);
 }
 
-/* Parse a header already read into memory. Checks come in the order that gives
- * the most useful message: what the file is, which version, whether it is
- * whole, whether its bytes are intact, then whether the values make sense. */
-static int parse_header(const char *path, int fd, uint64_t file_size, struct format_info *info,
-                        char *err, size_t errlen)
+/* parse_header's first checks, on the fixed part only: what the file is
+ * (size and magic), that the fixed header is whole, which version, and that
+ * the shard count and header size agree and fit in the file. Sets
+ * info->version, *shards and *header_bytes. Any thread (load or tool). */
+static int header_check_fixed(const char *path, int fd, uint64_t file_size,
+                              struct format_info *info, uint32_t *shards, uint32_t *header_bytes,
+                              char *err, size_t errlen)
 {
     unsigned char fixed[FORMAT_FIXED_HEADER];
-    memset(info, 0, sizeof(*info));
-    info->file_size = file_size;
     if (file_size < 8 || util_pread_all(fd, fixed, 8, 0) != 0) {
         snprintf(err, errlen, "%s: not a bloomgate filter file (%llu bytes, too short for a header)",
                  path, (unsigned long long)file_size);
@@ -112,35 +112,54 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         snprintf(err, errlen, "%s: corrupt header: format version 0", path);
         return -1;
     }
-    uint32_t shards = le_get32(fixed + OFF_SHARDS);
-    uint32_t header_bytes = le_get32(fixed + OFF_HEADER_BYTES);
-    if (shards < 1 || shards > FILTER_MAX_SHARDS || (shards & (shards - 1)) != 0 ||
-        header_bytes != FORMAT_FIXED_HEADER + (uint64_t)shards * FORMAT_SHARD_ENTRY) {
+    *shards = le_get32(fixed + OFF_SHARDS);
+    *header_bytes = le_get32(fixed + OFF_HEADER_BYTES);
+    if (*shards < 1 || *shards > FILTER_MAX_SHARDS || (*shards & (*shards - 1)) != 0 ||
+        *header_bytes != FORMAT_FIXED_HEADER + (uint64_t)*shards * FORMAT_SHARD_ENTRY) {
         snprintf(err, errlen, "%s: corrupt header: shard count %u with header size %u", path,
-                 shards, header_bytes);
+                 *shards, *header_bytes);
         return -1;
     }
-    if (header_bytes > file_size) {
+    if (*header_bytes > file_size) {
         snprintf(err, errlen, "%s: truncated: %llu bytes, shorter than its %u-byte header", path,
-                 (unsigned long long)file_size, header_bytes);
+                 (unsigned long long)file_size, *header_bytes);
         return -1;
     }
+    return 0;
+}
+
+/* The whole header (fixed part and shard table) read into a new buffer, or
+ * NULL with err set when it cannot be read or its checksum does not match:
+ * whether its bytes are intact comes before what they say. */
+static unsigned char *header_read_whole(const char *path, int fd, uint32_t header_bytes, char *err,
+                                        size_t errlen)
+{
     unsigned char *hdr = malloc(header_bytes);
     if (!hdr) {
         snprintf(err, errlen, "%s: out of memory reading the header", path);
-        return -1;
+        return NULL;
     }
     if (util_pread_all(fd, hdr, header_bytes, 0) != 0) {
         snprintf(err, errlen, "%s: cannot read the header: %s", path,
                  errno ? strerror(errno) : "unexpected end of file");
         free(hdr);
-        return -1;
+        return NULL;
     }
     if (header_checksum(hdr, header_bytes) != le_get64(hdr + OFF_HEADER_SUM)) {
         snprintf(err, errlen, "%s: corrupt header: checksum mismatch", path);
         free(hdr);
-        return -1;
+        return NULL;
     }
+    return hdr;
+}
+
+/* Whether an intact header's values make sense: the plan, the key kind,
+ * reserved bytes zero, the payload layout, and the file size it implies.
+ * Fills info's plan and fields. */
+static int header_check_values(const char *path, const unsigned char *hdr, uint32_t header_bytes,
+                               uint32_t shards, uint64_t file_size, struct format_info *info,
+                               char *err, size_t errlen)
+{
     struct filter_plan *p = &info->plan;
     p->layout = (enum filter_layout)le_get32(hdr + OFF_LAYOUT);
     p->k = le_get32(hdr + OFF_K);
@@ -156,7 +175,6 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
     char why[200];
     if (filter_plan_validate(p, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s: corrupt header: %s", path, why);
-        free(hdr);
         return -1;
     }
     /* In version 1 the key kind's bytes are reserved: zero, which is exact. */
@@ -166,7 +184,6 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
                  "%s: unknown key kind %u (this bloomgate knows 0 exact, 1 host, 2 url); a newer "
                  "bloomgate may have written it",
                  path, keys);
-        free(hdr);
         return -1;
     }
     info->keys = (enum filter_keys)keys;
@@ -177,7 +194,6 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         nonzero |= hdr[i] != 0;
     if (nonzero) {
         snprintf(err, errlen, "%s: corrupt header: reserved fields are not zero", path);
-        free(hdr);
         return -1;
     }
     uint64_t shard_bytes = p->bits_per_shard / 8;
@@ -186,7 +202,6 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         snprintf(err, errlen, "%s: corrupt header: payload offset %llu / shard stride %llu", path,
                  (unsigned long long)info->payload_offset,
                  (unsigned long long)info->shard_stride);
-        free(hdr);
         return -1;
     }
     /* plan_validate bounded bits * shards to 1 TiB, so this cannot overflow. */
@@ -195,13 +210,21 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         snprintf(err, errlen, "%s: %s: %llu bytes, the header says %llu", path,
                  file_size < expect ? "truncated" : "trailing bytes after the last shard",
                  (unsigned long long)file_size, (unsigned long long)expect);
-        free(hdr);
         return -1;
     }
+    return 0;
+}
+
+/* The shard table, last: each entry's counts within its shard's bits, and
+ * the items summing to the header's. Fills info->shards (freed with info on
+ * a failure after it is allocated). */
+static int header_check_shards(const char *path, const unsigned char *hdr, uint32_t shards,
+                               struct format_info *info, char *err, size_t errlen)
+{
+    const struct filter_plan *p = &info->plan;
     info->shards = calloc(shards, sizeof(*info->shards));
     if (!info->shards) {
         snprintf(err, errlen, "%s: out of memory", path);
-        free(hdr);
         return -1;
     }
     uint64_t items = 0;
@@ -213,14 +236,12 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         s->checksum = le_get64(e + 16);
         if (s->bits_set > p->bits_per_shard || le_get64(e + 24) != 0 || s->items > p->bits_per_shard) {
             snprintf(err, errlen, "%s: corrupt header: shard %u counts out of range", path, i);
-            free(hdr);
             format_info_free(info);
             return -1;
         }
         items += s->items;
         info->bits_set += s->bits_set;
     }
-    free(hdr);
     if (items != info->items) {
         snprintf(err, errlen, "%s: corrupt header: shard items sum to %llu, header says %llu",
                  path, (unsigned long long)items, (unsigned long long)info->items);
@@ -228,6 +249,29 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
         return -1;
     }
     return 0;
+}
+
+/* Parse a header already read into memory. Checks come in the order that gives
+ * the most useful message: what the file is, which version, whether it is
+ * whole, whether its bytes are intact, then whether the values make sense
+ * (the header's own, then the shard table's): one step function each. */
+static int parse_header(const char *path, int fd, uint64_t file_size, struct format_info *info,
+                        char *err, size_t errlen)
+{
+    uint32_t shards, header_bytes;
+    memset(info, 0, sizeof(*info));
+    info->file_size = file_size;
+    if (header_check_fixed(path, fd, file_size, info, &shards, &header_bytes, err, errlen) != 0)
+        return -1;
+    unsigned char *hdr = header_read_whole(path, fd, header_bytes, err, errlen);
+    if (!hdr)
+        return -1;
+    int rc = -1;
+    if (header_check_values(path, hdr, header_bytes, shards, file_size, info, err, errlen) == 0 &&
+        header_check_shards(path, hdr, shards, info, err, errlen) == 0)
+        rc = 0;
+    free(hdr);
+    return rc;
 }
 
 static int open_filter_file(const char *path, uint64_t *size, char *err, size_t errlen)
