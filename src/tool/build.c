@@ -525,87 +525,90 @@ static void print_progress(const struct builder *b, uint64_t total_bytes, double
         fputc('\n', stderr);
 }
 
-int build_run(const struct build_opts *o, struct build_result *res, char *err, size_t errlen)
+/* Opens every input (n_in entries of in, fds already -1), refusing a second
+ * stdin and directories; spools an input that cannot be read twice when the
+ * count pass needs it. Adds what can be known of their sizes to
+ * *total_bytes, for progress. Calling thread, before any worker. */
+static int open_inputs(const struct build_opts *o, const char *const *names, struct input *in,
+                       size_t n_in, uint64_t *total_bytes, char *err, size_t errlen)
 {
-    static const char *const stdin_only[] = {"-"};
-    const char *const *names = o->n_inputs ? o->inputs : stdin_only;
-    size_t n_in = o->n_inputs ? o->n_inputs : o->n_journals ? 0 : 1;
-    double t0 = util_now();
-    memset(res, 0, sizeof(*res));
-
-    struct input *in = calloc(n_in ? n_in : 1, sizeof(*in));
-    if (!in) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < n_in; i++)
-        in[i].fd = -1;
-    uint64_t total_bytes = 0;
     int stdin_used = 0;
     for (size_t i = 0; i < n_in; i++) {
         in[i].name = names[i];
         if (strcmp(names[i], "-") == 0) {
             if (stdin_used++) {
                 snprintf(err, errlen, "stdin (-) given more than once");
-                goto fail_inputs;
+                return -1;
             }
             in[i].name = "stdin";
             in[i].fd = STDIN_FILENO;
         } else if ((in[i].fd = open(names[i], O_RDONLY | O_CLOEXEC)) < 0) {
             snprintf(err, errlen, "%s: cannot open: %s", names[i], strerror(errno));
-            goto fail_inputs;
+            return -1;
         }
         struct stat st;
         if (fstat(in[i].fd, &st) == 0 && S_ISDIR(st.st_mode)) {
             snprintf(err, errlen, "%s: is a directory", names[i]);
-            goto fail_inputs;
+            return -1;
         }
         if (fstat(in[i].fd, &st) == 0 && S_ISREG(st.st_mode))
-            total_bytes += (uint64_t)st.st_size;
+            *total_bytes += (uint64_t)st.st_size;
         else if (o->capacity == 0 && spool(&in[i], o->output, err, errlen) != 0)
-            goto fail_inputs;
+            return -1;
         else if (in[i].spooled && fstat(in[i].fd, &st) == 0)
-            total_bytes += (uint64_t)st.st_size;
+            *total_bytes += (uint64_t)st.st_size;
         if (in[i].fd != STDIN_FILENO)
             (void)posix_fadvise(in[i].fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
+    return 0;
+}
 
-    /* Check every journal before anything is built: a corrupt one fails the
-     * build, and their items count toward the size. */
-    uint64_t journal_items = 0;
+/* Check every journal before anything is built: a corrupt one fails the
+ * build, and their items count toward the size. Then refuse what parse mode
+ * cannot take. Calling thread. */
+static int check_journals_and_keys(const struct build_opts *o, bool parse, uint64_t *journal_items,
+                                   char *err, size_t errlen)
+{
     for (size_t i = 0; i < o->n_journals; i++) {
         int64_t n = journal_read_file(o->journals[i], NULL, NULL, NULL, err, errlen);
         if (n < 0)
-            goto fail_inputs;
-        journal_items += (uint64_t)n;
+            return -1;
+        *journal_items += (uint64_t)n;
     }
-    bool parse = !(o->format == LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT);
-    enum url_kind kind = o->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
     if (parse && o->keys == FILTER_KEYS_EXACT) {
         snprintf(err, errlen, "a %s list yields host or url keys, not exact items",
                  o->format == LISTS_HOSTS     ? "hosts"
                  : o->format == LISTS_ADBLOCK ? "adblock"
                                               : "urls");
-        goto fail_inputs;
+        return -1;
     }
     if (parse && o->n_journals) {
         snprintf(err, errlen, "journals hold exact items: they cannot go into a %s filter",
                  format_keys_name(o->keys));
-        goto fail_inputs;
+        return -1;
     }
-    res->parsed = parse;
+    return 0;
+}
+
+/* The filter's plan and seed: the capacity asked for, or counted in a first
+ * pass over the inputs (plus the journals' items), then a random seed unless
+ * one was given. Calling thread. */
+static int plan_filter(const struct build_opts *o, struct input *in, size_t n_in, bool parse,
+                       enum url_kind kind, uint64_t journal_items, struct build_result *res,
+                       char *err, size_t errlen)
+{
     uint64_t capacity = o->capacity;
     if (capacity == 0) {
         double tc = util_now();
         struct lists_line *cl = NULL;
         if (parse && !(cl = malloc(sizeof(*cl)))) {
             snprintf(err, errlen, "out of memory");
-            goto fail_inputs;
+            return -1;
         }
         for (size_t i = 0; i < n_in; i++)
             if (count_items(&in[i], cl, o->format, kind, &capacity, err, errlen) != 0) {
                 free(cl);
-                goto fail_inputs;
+                return -1;
             }
         free(cl);
         capacity += journal_items;
@@ -614,49 +617,95 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
             capacity = 1; /* an empty list still makes a valid (empty) filter */
     }
     if (filter_plan_make(o->layout, capacity, o->fpr, o->shards, &res->plan, err, errlen) != 0)
-        goto fail_inputs;
+        return -1;
     uint64_t seed = o->seed;
     while (seed == 0) { /* 0 asks for a random seed */
         char why[256];
         if (util_random_u64(&seed, why, sizeof(why)) != 0) {
             snprintf(err, errlen, "a seed for the filter: %s", why);
-            goto fail_inputs;
+            return -1;
         }
     }
     res->seed = seed;
+    return 0;
+}
+
+/* Frees a builder on success or failure alike (the rejects file is still
+ * open only on failure). Calling thread, with the workers joined. */
+static void builder_free(struct builder *b)
+{
+    if (b->rejects)
+        fclose(b->rejects);
+    filter_free(b->f);
+    free(b->rd.carry);
+    pthread_mutex_destroy(&b->rd.mu);
+    pthread_mutex_destroy(&b->rej_mu);
+    free(b);
+}
+
+/* The state the workers share: the empty filter, how to read lines, the
+ * rejects file and the reader over the inputs. NULL with err set on failure.
+ * Calling thread, before any worker. */
+static struct builder *builder_create(const struct build_opts *o, const struct build_result *res,
+                                      bool parse, enum url_kind kind, struct input *in, size_t n_in,
+                                      char *err, size_t errlen)
+{
     struct builder *b = calloc(1, sizeof(*b));
     if (!b) {
         snprintf(err, errlen, "out of memory");
-        goto fail_inputs;
+        return NULL;
     }
-    if (!(b->f = filter_create(&res->plan, seed, err, errlen))) {
+    if (!(b->f = filter_create(&res->plan, res->seed, err, errlen))) {
         free(b);
-        goto fail_inputs;
+        return NULL;
     }
     b->f->keys = o->keys;
     b->parse = parse;
     b->format = o->format;
     b->kind = kind;
     pthread_mutex_init(&b->rej_mu, NULL);
+    pthread_mutex_init(&b->rd.mu, NULL);
     if (o->rejects && !(b->rejects = fopen(o->rejects, "we"))) {
         snprintf(err, errlen, "%s: cannot write the rejects file: %s", o->rejects, strerror(errno));
-        pthread_mutex_init(&b->rd.mu, NULL);
-        goto fail_builder;
+        builder_free(b);
+        return NULL;
     }
-    pthread_mutex_init(&b->rd.mu, NULL);
     b->rd.inputs = in;
     b->rd.n_inputs = n_in;
+    return b;
+}
 
-    unsigned nt = o->threads ? o->threads : util_ncpus();
+/* Adds one worker's tally into the run's. */
+static void tally_add(struct build_tally *a, const struct build_tally *wt)
+{
+    a->lines += wt->lines;
+    for (size_t i = 0; i <= LISTS_REJECTED; i++)
+        a->cls[i] += wt->cls[i];
+    for (size_t i = 0; i < LISTS_REASON_COUNT; i++)
+        a->rejected[i] += wt->rejected[i];
+    for (size_t i = 0; i < BUILD_FORMS; i++) {
+        a->kept[i] += wt->kept[i];
+        a->fresh[i] += wt->fresh[i];
+    }
+    a->ignored_names += wt->ignored_names;
+    a->ignored_opts += wt->ignored_opts;
+}
+
+/* Runs up to nt insert threads over the inputs (as many as start), prints
+ * progress from the calling thread meanwhile, then joins them and sums their
+ * counts into res and the filter's shards. -1 if no thread started. */
+static int run_workers(const struct build_opts *o, struct builder *b, unsigned nt,
+                       uint64_t total_bytes, double ti, struct build_result *res, char *err,
+                       size_t errlen)
+{
     struct worker *ws = calloc(nt, sizeof(*ws));
     unsigned started = 0;
-    double ti = util_now();
     for (unsigned t = 0; ws && t < nt; t++) {
         ws[t].b = b;
         ws[t].new_per_shard = calloc(res->plan.shard_count, sizeof(uint64_t));
-        if (parse)
+        if (b->parse)
             ws[t].ll = malloc(sizeof(*ws[t].ll));
-        if (!ws[t].new_per_shard || (parse && !ws[t].ll) ||
+        if (!ws[t].new_per_shard || (b->parse && !ws[t].ll) ||
             pthread_create(&ws[t].tid, NULL, worker_main, &ws[t]) != 0) {
             free(ws[t].new_per_shard);
             free(ws[t].ll);
@@ -667,7 +716,7 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     if (started == 0) {
         snprintf(err, errlen, "cannot start build threads");
         free(ws);
-        goto fail_builder;
+        return -1;
     }
     if (o->progress) {
         /* Poll the workers' counters: nothing on the insert path waits for us. */
@@ -688,30 +737,23 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
         for (uint32_t s = 0; s < res->plan.shard_count; s++)
             atomic_fetch_add(&b->f->shards[s].items, ws[t].new_per_shard[s]);
         free(ws[t].new_per_shard);
-        struct build_tally *a = &res->tally, *wt = &ws[t].t;
-        a->lines += wt->lines;
-        for (size_t i = 0; i <= LISTS_REJECTED; i++)
-            a->cls[i] += wt->cls[i];
-        for (size_t i = 0; i < LISTS_REASON_COUNT; i++)
-            a->rejected[i] += wt->rejected[i];
-        for (size_t i = 0; i < BUILD_FORMS; i++) {
-            a->kept[i] += wt->kept[i];
-            a->fresh[i] += wt->fresh[i];
-        }
-        a->ignored_names += wt->ignored_names;
-        a->ignored_opts += wt->ignored_opts;
+        tally_add(&res->tally, &ws[t].t);
         free(ws[t].ll);
         free(ws[t].rej);
     }
     free(ws);
-    if (o->progress)
-        print_progress(b, total_bytes, ti, true);
-    res->bytes_read = atomic_load(&b->bytes);
-    if (parse)
-        res->lines = res->tally.lines;
+    return 0;
+}
+
+/* After the workers: a read error fails the build, as does a rejects file
+ * that did not reach the disk; then the journals go in and the file is
+ * written. Calling thread. */
+static int finish_filter(const struct build_opts *o, struct builder *b, unsigned nt, double ti,
+                         struct build_result *res, char *err, size_t errlen)
+{
     if (b->rd.failed) {
         snprintf(err, errlen, "%s", b->rd.err);
-        goto fail_builder;
+        return -1;
     }
     if (b->rejects) {
         int rc = fclose(b->rejects);
@@ -719,34 +761,70 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
         if (rc != 0 || b->rej_failed) {
             snprintf(err, errlen, "%s: writing the rejects file failed: %s", o->rejects,
                      b->rej_failed ? "out of memory or a short write" : strerror(errno));
-            goto fail_builder;
+            return -1;
         }
     }
     if (fold_journals(o, b->f, &res->journal_items, err, errlen) != 0)
-        goto fail_builder;
+        return -1;
     res->insert_seconds = util_now() - ti;
     res->items = filter_items(b->f);
     double tw = util_now();
     if (format_write(b->f, o->output, nt, err, errlen) != 0)
-        goto fail_builder;
+        return -1;
     res->write_seconds = util_now() - tw;
+    return 0;
+}
+
+/* A build, in order: open the inputs, check the journals, plan (counting
+ * the items first if no capacity was given), create the filter, insert on
+ * worker threads, fold in the journals, write. Calling thread (the tool's
+ * main thread); the workers are joined before it returns. */
+int build_run(const struct build_opts *o, struct build_result *res, char *err, size_t errlen)
+{
+    static const char *const stdin_only[] = {"-"};
+    const char *const *names = o->n_inputs ? o->inputs : stdin_only;
+    size_t n_in = o->n_inputs ? o->n_inputs : o->n_journals ? 0 : 1;
+    double t0 = util_now();
+    memset(res, 0, sizeof(*res));
+
+    struct input *in = calloc(n_in ? n_in : 1, sizeof(*in));
+    if (!in) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n_in; i++)
+        in[i].fd = -1;
+    uint64_t total_bytes = 0, journal_items = 0;
+    bool parse = !(o->format == LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT);
+    enum url_kind kind = o->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
+    if (open_inputs(o, names, in, n_in, &total_bytes, err, errlen) != 0 ||
+        check_journals_and_keys(o, parse, &journal_items, err, errlen) != 0)
+        goto fail_inputs;
+    res->parsed = parse;
+    if (plan_filter(o, in, n_in, parse, kind, journal_items, res, err, errlen) != 0)
+        goto fail_inputs;
+    struct builder *b = builder_create(o, res, parse, kind, in, n_in, err, errlen);
+    if (!b)
+        goto fail_inputs;
+
+    unsigned nt = o->threads ? o->threads : util_ncpus();
+    double ti = util_now();
+    if (run_workers(o, b, nt, total_bytes, ti, res, err, errlen) != 0)
+        goto fail_builder;
+    if (o->progress)
+        print_progress(b, total_bytes, ti, true);
+    res->bytes_read = atomic_load(&b->bytes);
+    if (parse)
+        res->lines = res->tally.lines;
+    if (finish_filter(o, b, nt, ti, res, err, errlen) != 0)
+        goto fail_builder;
     res->seconds = util_now() - t0;
-    filter_free(b->f);
-    free(b->rd.carry);
-    pthread_mutex_destroy(&b->rd.mu);
-    pthread_mutex_destroy(&b->rej_mu);
-    free(b);
+    builder_free(b);
     close_inputs(in, n_in);
     return 0;
 
 fail_builder:
-    if (b->rejects)
-        fclose(b->rejects);
-    filter_free(b->f);
-    free(b->rd.carry);
-    pthread_mutex_destroy(&b->rd.mu);
-    pthread_mutex_destroy(&b->rej_mu);
-    free(b);
+    builder_free(b);
 fail_inputs:
     close_inputs(in, n_in);
     return -1;
