@@ -37,23 +37,9 @@ _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
 #define MIB (1024ull * KIB)
 #define GIB (1024ull * MIB)
 
-/* The tables below read best one row a line, in columns. */
+/* The tables below read best one row a line, in columns (the enum words are
+ * in conf_file.c, beside the functions that name them). */
 /* clang-format off */
-const struct conf_enum conf_log_levels[] = {
-    {"debug", CONF_LOG_DEBUG}, {"info", CONF_LOG_INFO}, {"warn", CONF_LOG_WARN},
-    {"error", CONF_LOG_ERROR}, {NULL, 0},
-};
-const struct conf_enum conf_layouts[] = {
-    {"blocked", CONF_LAYOUT_BLOCKED}, {"classic", CONF_LAYOUT_CLASSIC}, {NULL, 0},
-};
-const struct conf_enum conf_key_kinds[] = {
-    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},
-};
-const struct conf_enum conf_fsyncs[] = {
-    {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},
-    {NULL, 0},
-};
-
 #define STRUCT_GLOBAL struct conf
 #define STRUCT_FILTER struct conf_filter
 #define AT(sc, f) \
@@ -182,19 +168,6 @@ static void store_uint(void *field, size_t size, uint64_t v)
         assert(size == sizeof(uint64_t));
         memcpy(field, &v, sizeof(v));
     }
-}
-
-uint64_t conf_load_uint(const void *field, size_t size)
-{
-    if (size == sizeof(uint32_t)) {
-        uint32_t x;
-        memcpy(&x, field, sizeof(x));
-        return x;
-    }
-    assert(size == sizeof(uint64_t));
-    uint64_t v;
-    memcpy(&v, field, sizeof(v));
-    return v;
 }
 
 /* Bounds of a size read best the way one would write them: 65536 as 64K. */
@@ -820,37 +793,4 @@ struct conf *conf_parse(const char *text, size_t len, const char *path, char *er
         return NULL;
     }
     return c;
-}
-
-void conf_free(struct conf *c)
-{
-    if (c == NULL)
-        return;
-    for (size_t i = 0; i < c->n_filters; i++) {
-        free(c->filters[i].name);
-        free(c->filters[i].file);
-        free(c->filters[i].journal);
-    }
-    free(c->filters);
-    free(c->listen);
-    free(c->http_listen);
-    free(c->user);
-    free(c->pidfile);
-    free(c->admin_token);
-    free(c->path);
-    free(c->dir);
-    free(c);
-}
-
-int conf_is_valid_name(const char *s, size_t len)
-{
-    if (len < 1 || len > CONF_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '.' || c == '-'))
-            return 0;
-    }
-    return 1;
 }

@@ -1,10 +1,12 @@
 /* What is done with a parsed configuration: read from a file, freed, looked
- * up, and compared with the running one on reload (the restart-only
- * directives, generic over the directive table in conf.c). */
+ * up (and a filter name checked), its enum values named, and compared with the
+ * running one on reload (the restart-only directives, generic over the
+ * directive table in conf.c). */
 #include "config.h"
 
 #include "store/conf.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -79,6 +81,57 @@ out:
         c = conf_parse(buf, n, path, err, errlen);
     free(buf);
     return c;
+}
+
+/* Frees everything conf_parse allocated; NULL is fine. */
+void conf_free(struct conf *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n_filters; i++) {
+        free(c->filters[i].name);
+        free(c->filters[i].file);
+        free(c->filters[i].journal);
+    }
+    free(c->filters);
+    free(c->listen);
+    free(c->http_listen);
+    free(c->user);
+    free(c->pidfile);
+    free(c->admin_token);
+    free(c->path);
+    free(c->dir);
+    free(c);
+}
+
+/* A filter name as the config, the line protocol and the HTTP paths accept it:
+ * the parser and the HTTP API both ask. */
+int conf_is_valid_name(const char *s, size_t len)
+{
+    if (len < 1 || len > CONF_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* The reader of the fields conf.c's store_uint writes (at the width the
+ * table records); the reload comparison below is its user. */
+uint64_t conf_load_uint(const void *field, size_t size)
+{
+    if (size == sizeof(uint32_t)) {
+        uint32_t x;
+        memcpy(&x, field, sizeof(x));
+        return x;
+    }
+    assert(size == sizeof(uint64_t));
+    uint64_t v;
+    memcpy(&v, field, sizeof(v));
+    return v;
 }
 
 const struct conf_filter *conf_find_filter(const struct conf *c, const char *name)
@@ -236,6 +289,25 @@ int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *w
     }
     return 0;
 }
+
+/* Each enum directive's words and values: the parser (conf.c's directive
+ * table) reads them, the functions below name a value back. One row a line. */
+/* clang-format off */
+const struct conf_enum conf_log_levels[] = {
+    {"debug", CONF_LOG_DEBUG}, {"info", CONF_LOG_INFO}, {"warn", CONF_LOG_WARN},
+    {"error", CONF_LOG_ERROR}, {NULL, 0},
+};
+const struct conf_enum conf_layouts[] = {
+    {"blocked", CONF_LAYOUT_BLOCKED}, {"classic", CONF_LAYOUT_CLASSIC}, {NULL, 0},
+};
+const struct conf_enum conf_key_kinds[] = {
+    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},
+};
+const struct conf_enum conf_fsyncs[] = {
+    {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},
+    {NULL, 0},
+};
+/* clang-format on */
 
 const char *conf_log_level_name(enum conf_log_level level)
 {
