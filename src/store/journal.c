@@ -432,6 +432,10 @@ static int header_init(const char *path, int fd, uint64_t *salt, char *err, size
     return util_fsync_dir_of(path, err, errlen);
 }
 
+/* Open (or create) a journal, take its lock, check its header and scan its
+ * records; the reload thread or the main thread. One sequence of ~90 lines:
+ * every step can fail and all share the one clean-up at its end, which a
+ * split would have to pass a half-open journal through. */
 struct journal *journal_open(const char *path, enum conf_fsync policy, struct journal_scan *scan,
                              char *err, size_t errlen)
 {

@@ -12,6 +12,10 @@
 #include "base/log.h"
 #include "base/util.h"
 
+/* Load one configured filter: its file, or an empty filter of its capacity
+ * when the file does not exist yet, checked against the config's key kind;
+ * the reload thread, or the main thread at start-up. ~80 lines: the two
+ * sources meet in one version and one log line. */
 struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threads, char *err,
                                     size_t errlen)
 {

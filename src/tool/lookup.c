@@ -64,6 +64,9 @@ static void check_print(struct checker *k, const void *item, size_t len)
     putchar('\n');
 }
 
+/* `bloomgate check FILE [ITEM...]`: options, the file, then each item from
+ * the arguments or stdin through the file's key kind. Main thread. ~85 lines,
+ * most of them the option table and the two item sources. */
 int tool_cmd_check(int argc, char **argv)
 {
     static const struct option opts[] = {{"with-items", no_argument, NULL, 'w'},

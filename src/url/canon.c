@@ -481,7 +481,10 @@ static bool put_path(struct out *o, const char *p, size_t n)
     return true;
 }
 
-/* Canonicalise the prepared URL c->work[0..n). */
+/* Canonicalise the prepared URL c->work[0..n).
+ * Long (~95 lines) as the specification's steps in their order over one
+ * output buffer: scheme, authority (userinfo, host, port), path, query; each
+ * step writes where the last stopped and records its offsets in c. */
 static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen)
 {
     const char *s = c->work;

@@ -318,6 +318,9 @@ static bool adblock_bare_host(const char *s, size_t n)
     return dot && s[0] != '-' && s[n - 1] != '-';
 }
 
+/* Classify one Adblock rule: options, then anchors, then scheme and target.
+ * A flat sequence of rejections in the order a rule is read (~85 lines): each
+ * test depends on what the ones before it stripped. */
 static enum lists_class adblock_line(struct lists_line *l, enum url_kind kind, const char *s,
                                      size_t n)
 {

@@ -193,6 +193,9 @@ static bool parse_target(const char *t, size_t n, struct httpparse_head *h)
     return true;
 }
 
+/* Any thread (pure). One function of ~150 lines on purpose: a single pass
+ * over the head (request line, then each header line) whose state is a few
+ * locals; split into steps, that state would travel through every call. */
 enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_head, size_t *scan,
                                      struct httpparse_head *h, int *status, char *err,
                                      size_t errlen)
@@ -369,7 +372,9 @@ static int hexval(int c)
 
 /* A byte-at-a-time state machine over the framing; data is moved in runs.
  * st->left is the chunk size being read, then what is left of its data;
- * st->line bounds a size line and the trailers. */
+ * st->line bounds a size line and the trailers.
+ * It stays one function (~100 lines) because the machine's states are its
+ * cases: split, each state would need the whole of st and the buffer. */
 enum httpparse_status httpparse_chunked(char *buf, size_t len, size_t max_body,
                                         struct httpparse_chunked *st, int *status, char *err,
                                         size_t errlen)
