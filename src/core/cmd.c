@@ -12,8 +12,8 @@
 #include "url/keys.h"
 #include "url/lists.h"
 
-_Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT && (int)KEYS_HOST == (int)FILTER_KEYS_HOST &&
-                   (int)KEYS_URL == (int)FILTER_KEYS_URL,
+_Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT &&
+                   (int)KEYS_HOST == (int)FILTER_KEYS_HOST && (int)KEYS_URL == (int)FILTER_KEYS_URL,
                "url/keys.h and bloom/filter.h number the key kinds alike");
 _Static_assert(sizeof(struct keys_probe) == sizeof(struct filter_key) &&
                    offsetof(struct keys_probe, data) == offsetof(struct filter_key, data) &&
@@ -67,8 +67,8 @@ static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
     const struct filter *f = call->e->v->f;
     size_t n = call->n_items;
     for (size_t i = 0; i < n; i++) {
-        long hit = keyed_lookup(f, env->keys[i].data, env->keys[i].len, call->msg,
-                                sizeof(call->msg));
+        long hit =
+            keyed_lookup(f, env->keys[i].data, env->keys[i].len, call->msg, sizeof(call->msg));
         if (hit < 0) {
             call->err = CMD_ERR_BAD_ITEM;
             call->bad_item = i + 1;
@@ -149,8 +149,8 @@ static int keyed_add(const struct cmd_env *env, struct cmd_call *call)
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
             env->keys[i].data = buf + off[i];
-        if (gate_add(env->gate, call->e, env->keys, n, env->bools, call->msg,
-                     sizeof(call->msg)) != 0) {
+        if (gate_add(env->gate, call->e, env->keys, n, env->bools, call->msg, sizeof(call->msg)) !=
+            0) {
             call->err = CMD_ERR_UNAVAILABLE;
             rc = -1;
         }

@@ -71,8 +71,8 @@ struct cmd_call {
     enum cmd_cred cred;
     bool limits_applied; /* the front's parser applied cmd_limits already (the line protocol) */
     /* results */
-    size_t yes;       /* items answered true (found / new) */
-    size_t bad_item;  /* CMD_ERR_BAD_ITEM: which item (from 1); msg says why, unprefixed */
+    size_t yes;      /* items answered true (found / new) */
+    size_t bad_item; /* CMD_ERR_BAD_ITEM: which item (from 1); msg says why, unprefixed */
     /* CHECK of one item, MATCH: the key that matched (the most specific
      * expression of a host or url filter; the item itself for an exact one),
      * or NULL. It points into the item or into this thread's scratch, so it

@@ -1087,8 +1087,8 @@ START_TEST(test_names)
     ck_assert_str_eq(proto_err_name(PROTO_ERR_COUNT_), "internal");
     ck_assert_str_eq(proto_err_name((enum proto_err)(PROTO_ERR_COUNT_ + 7)), "internal");
 
-    static const char *const cmds[] = {"PING", "CHECK", "MCHECK", "ADD",    "MADD", "INFO",
-                                       "FILTERS", "AUTH", "QUIT", "RELOAD", "MATCH"};
+    static const char *const cmds[] = {"PING",    "CHECK", "MCHECK", "ADD",    "MADD", "INFO",
+                                       "FILTERS", "AUTH",  "QUIT",   "RELOAD", "MATCH"};
     for (int i = 0; i <= PROTO_MATCH; i++)
         ck_assert_str_eq(proto_cmd_name((enum proto_cmd)i), cmds[i]);
 }

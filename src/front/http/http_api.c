@@ -317,8 +317,8 @@ static int matches_write(struct matches *m, const struct fentry *e, const struct
         char why[160];
         /* Found, so it canonicalised; it matches again (bits are never
          * cleared), but a null is the safe answer if not. */
-        if (found[i] && cmd_match_again(e, keys[i].data, keys[i].len, &k, &klen, why,
-                                         sizeof(why)) != 1)
+        if (found[i] &&
+            cmd_match_again(e, keys[i].data, keys[i].len, &k, &klen, why, sizeof(why)) != 1)
             k = NULL;
         if (matches_room(m, 6 * klen + 8) != 0)
             return -1;
