@@ -430,7 +430,8 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     }
     if (keyed) {
         p = PUT_LIT(p, ",\"matches\":[");
-        p = put(p, m.p, m.len);
+        if (m.len) /* no items: m.p is NULL */
+            p = put(p, m.p, m.len);
         *p++ = ']';
     }
     *p++ = '}';
