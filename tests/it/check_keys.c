@@ -323,6 +323,10 @@ START_TEST(test_bad_items)
     DH_EXPECT(c, "CHECK urls http://111101111.ru/", "YES");
     DH_EXPECT(c, "CHECK ex mailto:bob@example.org", "NO");
     DH_EXPECT(c, "MATCH nosuch a", "ERR unknown_filter no such filter 'nosuch'");
+    /* INFO says how each filter reads its items. */
+    ck_assert_ptr_nonnull(strstr(dh_cmd(c, "INFO urls"), "\"keys\":\"url\""));
+    ck_assert_ptr_nonnull(strstr(dh_cmd(c, "INFO hosts"), "\"keys\":\"host\""));
+    ck_assert_ptr_nonnull(strstr(dh_cmd(c, "INFO ex"), "\"keys\":\"exact\""));
     dh_close(c);
     dh_finish(d);
 }
