@@ -23,6 +23,7 @@ enum cmd_id {
     CMD_FILTERS, /* the names served */
     CMD_RELOAD,  /* re-read the config and the filters (mutating; answered later) */
     CMD_HEALTH,  /* are all configured filters served */
+    CMD_MATCH,   /* which of a filter's keys one item matched */
     CMD_COUNT_
 };
 
@@ -35,6 +36,7 @@ enum cmd_err {
     CMD_ERR_TOO_MANY_ITEMS, /* more than max_items */
     CMD_ERR_ITEM_TOO_LONG,  /* an item longer than max_item */
     CMD_ERR_UNAVAILABLE,    /* the journal refused an add: nothing was added */
+    CMD_ERR_BAD_ITEM,       /* a host or url filter cannot read an item (call->bad_item) */
     CMD_ERR_INTERNAL,       /* out of memory, no reload hook */
 };
 
@@ -69,7 +71,14 @@ struct cmd_call {
     enum cmd_cred cred;
     bool limits_applied; /* the front's parser applied cmd_limits already (the line protocol) */
     /* results */
-    size_t yes;       /* items answered true (found / new) */
+    size_t yes;      /* items answered true (found / new) */
+    size_t bad_item; /* CMD_ERR_BAD_ITEM: which item (from 1); msg says why, unprefixed */
+    /* CHECK of one item, MATCH: the key that matched (the most specific
+     * expression of a host or url filter; the item itself for an exact one),
+     * or NULL. It points into the item or into this thread's scratch, so it
+     * is good until the thread's next command. */
+    const char *match;
+    size_t match_len;
     json_t *json;     /* INFO, FILTERS, HEALTH: the caller's to decref */
     enum cmd_err err; /* CMD_OK or why not */
     char msg[320];    /* the error's text (a front may word auth errors its own way) */
@@ -88,6 +97,9 @@ static inline void cmd_call_init(struct cmd_call *call, const struct catalog *ca
     call->cred = cred;
     call->limits_applied = false;
     call->yes = 0;
+    call->bad_item = 0;
+    call->match = NULL;
+    call->match_len = 0;
     call->json = NULL;
     call->err = CMD_OK;
     call->msg[0] = '\0';
@@ -131,6 +143,15 @@ enum cmd_err cmd_admit(struct cmd_call *call, enum cmd_id id);
  * (may be NULL otherwise). Worker thread. */
 void cmd_run(const struct cmd_env *env, enum cmd_id id, const struct stats_src *src,
              struct cmd_call *call);
+
+/* The key a host or url filter's item e matched, looked up again: for a
+ * front that answers a batch (HTTP's POST check) and names the match of each
+ * item found, the rare case, without keeping every item's expansion. 1 with
+ * *m (good until this thread's next command) set, 0 if none matched, -1 if
+ * the item cannot be read (the reason in err). An exact filter's match is the
+ * item itself: callers do not ask. Worker thread. */
+int cmd_match_again(const struct fentry *e, const void *item, size_t len, const char **m,
+                    size_t *mlen, char *err, size_t errlen);
 
 /* Items commands without the table's checks, for a front's fast path that has
  * applied them already (the line protocol's parser checks the limits; checks

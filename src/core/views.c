@@ -10,6 +10,7 @@
 
 #include "base/util.h"
 #include "bloom/filter.h"
+#include "bloom/format.h"
 #include "store/journal.h"
 
 static json_t *iso_time(int64_t t)
@@ -31,6 +32,9 @@ json_t *views_filter_json(const struct fentry *e)
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(e->name));
     json_object_set_new(o, "layout", json_string(filter_layout_name(f->layout)));
+    /* How CHECK/MATCH read an item (docs/protocol.md, Key kinds): a client
+     * learns here whether to send URLs, hosts or exact strings. */
+    json_object_set_new(o, "keys", json_string(format_keys_name(f->keys)));
     json_object_set_new(o, "capacity", json_integer((json_int_t)f->capacity));
     json_object_set_new(o, "fpr_target", json_real(f->fpr_target));
     json_object_set_new(o, "fpr_estimated", json_real(fversion_estimated_fpr(v)));

@@ -85,6 +85,7 @@ static struct {
     bool verify;           /* judge YES/NO against what is present */
     bool http_post;        /* POST even a single item */
     const char *label;     /* free text copied into the JSON */
+    bool url_items;        /* send items respelled (upper-case host, a port) for a url filter */
     uint64_t bloom_bits;   /* m of the hand-built Redis filter (0: from keyspace, bloom_fpr) */
     unsigned bloom_k;      /* its k */
     double bloom_fpr;      /* rate m is sized for when bloom_bits is 0 */
@@ -382,6 +383,24 @@ static uint64_t rng_next(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* --url-items: the item as a gateway might see it, not as the list wrote it:
+ * "https://ABC123.EXAMPLE.COM:8080/p/..." for "https://abc123.example.com/p/...".
+ * A url filter built from the --dump of the plain items (bloomgate build
+ * --format urls --keys url) finds it only through canonicalisation. out has
+ * room for len + 5 bytes; returns the new length. */
+static size_t url_respell(char *out, size_t len)
+{
+    char *host = out + 8, *end = memchr(host, '/', len - 8);
+    if (!end)
+        return len;
+    for (char *c = host; c < end; c++)
+        if (*c >= 'a' && *c <= 'z')
+            *c = (char)(*c - 'a' + 'A');
+    memmove(end + 5, end, len - (size_t)(end - out));
+    memcpy(end, ":8080", 5);
+    return len + 5;
+}
+
 /* Fill the pool with at least max(pipeline + 1, 64) requests and about
  * pool_bytes of them: enough distinct items that the server's filter is read
  * all over (out of cache when it is larger than the caches), and a pool long
@@ -394,11 +413,12 @@ static void pool_build(void)
     uint8_t *present = malloc(cap_req * o.items);
     char **it = malloc(o.items * sizeof(*it));
     size_t *il = malloc(o.items * sizeof(*il));
-    char *arena = malloc((size_t)o.items * o.item_len);
+    size_t stride = o.item_len + 8; /* --url-items adds ":8080" */
+    char *arena = malloc((size_t)o.items * stride);
     if (!off || !present || !it || !il || !arena)
         die("out of memory");
     for (unsigned j = 0; j < o.items; j++)
-        it[j] = arena + (size_t)j * o.item_len;
+        it[j] = arena + (size_t)j * stride;
     uint64_t rng = mix64(o.seed) | 1;
     size_t min_req = o.pipeline + 1 > 64 ? o.pipeline + 1 : 64;
     while (n < min_req || b.len < o.pool_bytes) {
@@ -416,6 +436,8 @@ static void pool_build(void)
             uint64_t r2 = rng_next(&rng);
             il[j] = p ? item_make(it[j], 'p', r2 % o.keyspace, o.item_len)
                       : item_make(it[j], 'a', r2 & ABSENT_MASK, o.item_len);
+            if (o.url_items)
+                il[j] = url_respell(it[j], il[j]);
             present[n * o.items + j] = p;
         }
         put_request(&b, it, il, o.items, false);
@@ -1095,9 +1117,10 @@ static int run_bench(void)
     print_settings();
     printf("\"connections\":%u,\"pipeline\":%u,\"items_per_command\":%u,\"present_share\":%g,"
            "\"threads\":%u,\"duration_s\":%g,\"warmup_s\":%g,\"item_len\":%u,\"keyspace\":%llu,"
-           "\"filter\":\"%s\",\"verify\":%s,",
+           "\"filter\":\"%s\",\"verify\":%s,\"url_items\":%s,",
            o.connections, o.pipeline, o.items, o.present_share, o.threads, o.duration, o.warmup,
-           o.item_len, (unsigned long long)o.keyspace, o.filter, o.verify ? "true" : "false");
+           o.item_len, (unsigned long long)o.keyspace, o.filter, o.verify ? "true" : "false",
+           o.url_items ? "true" : "false");
     if (o.kind == K_REDIS_BLOOM)
         printf("\"bloom_bits\":%llu,\"bloom_k\":%u,\"redis_commands_per_s\":%.0f,",
                (unsigned long long)o.bloom_bits, o.bloom_k, (double)s->items * o.bloom_k / dur);
@@ -1323,6 +1346,8 @@ static const char usage_text[] =
     "  --seed N           random choices of the request pool (default 1)\n"
     "  --pool-mb M        size of the preformatted request pool (default 128)\n"
     "  --label TEXT       copied into the JSON line\n"
+    "  --url-items        send each item respelled for a url filter: upper-case host,\n"
+    "                     port 8080 (build the filter from --dump with --format urls)\n"
     "  --bloom-bits M     redis-bloom bitmap size (default: for --keyspace at --bloom-fpr)\n"
     "  --bloom-fpr P      (default 0.0001)\n"
     "  --bloom-k K        redis-bloom probes per item (default 13)\n"
@@ -1388,6 +1413,7 @@ static void parse_args(int argc, char **argv)
         O_SEED,
         O_POOL,
         O_LABEL,
+        O_URLITEMS,
         O_BBITS,
         O_BFPR,
         O_BK,
@@ -1418,6 +1444,7 @@ static void parse_args(int argc, char **argv)
         {"seed", 1, 0, O_SEED},
         {"pool-mb", 1, 0, O_POOL},
         {"label", 1, 0, O_LABEL},
+        {"url-items", 0, 0, O_URLITEMS},
         {"bloom-bits", 1, 0, O_BBITS},
         {"bloom-fpr", 1, 0, O_BFPR},
         {"bloom-k", 1, 0, O_BK},
@@ -1494,6 +1521,9 @@ static void parse_args(int argc, char **argv)
             break;
         case O_LABEL:
             o.label = arg_word(name, a);
+            break;
+        case O_URLITEMS:
+            o.url_items = true;
             break;
         case O_BBITS:
             o.bloom_bits = arg_count(name, a, 64, 1ull << 32);

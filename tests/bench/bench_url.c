@@ -1,19 +1,28 @@
 /* bench_url: canonicalise + expand URLs per second on one core, the work the
- * daemon does per `url` query before it probes the filter. The URLs are the
+ * daemon does per `url` query before it probes the filter; then the whole
+ * lookup the daemon makes (core/cmd.c keyed_check: keys_expand, every probe
+ * hashed and prefetched, tested once the next URL is expanded) against an
+ * in-memory `url` filter of KEYS keys (10M by default: the URLhaus keys plus
+ * made-up ones). The URLs are the
  * targets of the URLhaus list, each in varied spellings (case, port, userinfo,
  * dot segments, extra path, query, fragment, escapes), so that every step of
  * canonicalisation has work to do. Prints figures; asserts nothing.
- *   tests/bench/bench_url [LIST] [SECONDS]
+ *   tests/bench/bench_url [LIST] [SECONDS] [KEYS]
  * LIST defaults to ../shared/data/urlhaus-filter-online.txt beside the
  * source tree ($srcdir) or /work/shared/data/. */
 #include "config.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bloom/filter.h"
 #include "url/expr.h"
+#include "url/keys.h"
+#include "url/lists.h"
 
 struct urlset {
     char **v;
@@ -165,6 +174,86 @@ int main(int argc, char **argv)
     } while (t1 - t0 < seconds);
     printf("bench_url: host kind %.2f M queries/s on one core (CPU time; %.2f M/s wall)\n",
            (double)done / (cpu_now() - c0) / 1e6, (double)done / (t1 - t0) / 1e6);
+
+    /* The daemon's lookup on a url filter of n_keys keys: the list's keys
+     * (so about a sixth of the spellings are found, most through a
+     * parent expression) and made-up ones up to n_keys. */
+    uint64_t n_keys = argc > 3 ? strtoull(argv[3], NULL, 10) : 10000000;
+    struct filter_plan plan;
+    char why[256];
+    if (filter_plan_make(FILTER_BLOCKED, n_keys, 1e-4, 0, &plan, why, sizeof(why)) != 0) {
+        fprintf(stderr, "bench_url: %s\n", why);
+        return 1;
+    }
+    struct filter *flt = filter_create(&plan, 0x5eed5eedull, why, sizeof(why));
+    if (!flt) {
+        fprintf(stderr, "bench_url: %s\n", why);
+        return 1;
+    }
+    flt->keys = FILTER_KEYS_URL;
+    double tb = now();
+    uint64_t added = 0;
+    f = open_list(argc > 1 ? argv[1] : NULL);
+    static struct lists_line ll;
+    while (f && fgets(line, sizeof(line), f)) {
+        if (lists_parse_line(LISTS_ADBLOCK, URL_KIND_URL, line, strcspn(line, "\r\n"), &ll) !=
+            LISTS_KEPT)
+            continue;
+        for (size_t k = 0; k < ll.n; k++, added++)
+            filter_add(flt, ll.e[k].ptr, ll.e[k].len);
+    }
+    if (f)
+        fclose(f);
+    char key[128];
+    for (uint64_t i = added; i < n_keys; i++) {
+        int kl = snprintf(key, sizeof(key), "h%llu.example%u.com/p/%llu.html",
+                          (unsigned long long)(i / 7), (unsigned)(i % 7), (unsigned long long)i);
+        filter_add(flt, key, (size_t)kl);
+    }
+    printf("bench_url: url filter of %llu keys (%llu from the list), %.1f MB, k=%u, built in "
+           "%.1f s\n",
+           (unsigned long long)n_keys, (unsigned long long)added, (double)filter_bytes(flt) / 1e6,
+           flt->k, now() - tb);
+
+    /* As core/cmd.c keyed_check does it: item i expanded, hashed and
+     * prefetched, then item i-1 tested (most specific probe first, stopping
+     * at the first present one). */
+    static struct keys_query q[2];
+    static struct hash128 hh[2][KEYS_MAX];
+    bool have[2] = {false, false};
+    size_t hits = 0, probes = 0;
+    done = 0;
+    t0 = now();
+    c0 = cpu_now();
+    do {
+        for (size_t i = 0; i <= s.n; i++) {
+            if (i < s.n) {
+                have[i & 1] =
+                    keys_expand(KEYS_URL, s.v[i], strlen(s.v[i]), &q[i & 1], err, sizeof(err)) == 0;
+                for (size_t j = 0; have[i & 1] && j < q[i & 1].n; j++) {
+                    hh[i & 1][j] = filter_hash(flt, q[i & 1].p[j].data, q[i & 1].p[j].len);
+                    __builtin_prefetch(filter_first_line(flt, hh[i & 1][j]), 0, 0);
+                }
+            }
+            if (i == 0 || !have[(i - 1) & 1])
+                continue;
+            const struct keys_query *pq = &q[(i - 1) & 1];
+            size_t hit = 0;
+            while (hit < pq->n && !filter_check_hash(flt, hh[(i - 1) & 1][hit]))
+                hit++;
+            probes += pq->n;
+            hits += hit < pq->n;
+        }
+        done += s.n;
+        t1 = now();
+    } while (t1 - t0 < seconds);
+    cpu = cpu_now() - c0;
+    rate = (double)done / cpu;
+    printf("bench_url: url lookup (canonicalise + expand + prefetched probes) %.2f M URLs/s on one "
+           "core (CPU time; %.2f M/s wall), %.0f ns per URL, %.1f probes per URL, %.1f %% found\n",
+           rate / 1e6, (double)done / (t1 - t0) / 1e6, 1e9 / rate, (double)probes / (double)done,
+           100.0 * (double)hits / (double)done);
+    filter_free(flt);
     for (size_t i = 0; i < s.n; i++)
         free(s.v[i]);
     free(s.v);

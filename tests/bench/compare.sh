@@ -6,6 +6,13 @@
 # it started. Not run by `make check`: it takes ~25 minutes (--quick: ~5).
 #
 #   tests/bench/compare.sh [--quick] [--out FILE] [--repeat N] [--build-dir DIR] [--keep]
+#   tests/bench/compare.sh --urls [--quick] [--build-dir DIR] [--keep]
+#
+#   --urls        only issue 11's case: MCHECK of 100 URLs against a url filter
+#                 and of 100 exact items against an exact filter, one daemon
+#                 serving both, the same client; items/s and the daemon's CPU
+#                 time per item (/proc/PID/stat utime+stime over each run).
+#                 Needs nothing beyond the build (~1 minute; --quick: ~20 s)
 #
 #   --quick       short runs, a 20M-item filter for case 5, one repetition
 #   --out FILE    also write every raw JSON line (bench_net's and wrk's) to FILE
@@ -28,14 +35,16 @@ out=""
 repeat=""
 build_dir="$top/_build"
 keep=0
+urls=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
+    --urls) urls=1 ;;
     --out) out=$(realpath -m "$2"); shift ;;
     --repeat) repeat=$2; shift ;;
     --build-dir) build_dir=$(realpath -m "$2"); shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -56,6 +65,80 @@ bloom_bits=$(awk -v n=$small -v p=$fpr 'BEGIN { printf "%d", -n * log(p) / (log(
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'compare.sh: %s\n' "$*" >&2; exit 1; }
+
+# ---- --urls: URL items on a url filter against exact items on an exact filter ----
+# One daemon (2 worker threads, unpinned, as the throughput cases) serves
+# `exact`, built from bench_net --dump (plain items), and `urls`, built from
+# the same dump with --format urls --keys url (each item's canonical
+# expression). bench_net sends MCHECKs of 100 items, half present; with
+# --url-items every item is respelled (upper-case host, port 8080), so the url
+# filter finds the present ones only through canonicalisation and expansion.
+# The daemon's CPU time (utime + stime from /proc/PID/stat) is read before
+# and after each run (warm-up included), so each figure is the daemon's own
+# cost per item answered.
+urls_case() {
+    local B=$build_dir n=1000000 d=10 w=2 tmp pid port hz f c0 c1 line ips all
+    local -a cmd extra
+    [ "$quick" = 1 ] && { d=3; w=0.5; }
+    if [ ! -x "$B/bloomgated" ] || [ ! -x "$B/tests/bench/bench_net" ]; then
+        (cd "$top" && scripts/build.sh "$(realpath --relative-to="$top" "$B")")
+    fi
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-urls.XXXXXX")
+    "$B/tests/bench/bench_net" --dump "$n" >"$tmp/items.txt"
+    "$B/bloomgate" build -o "$tmp/exact.bloom" "$tmp/items.txt" >/dev/null
+    "$B/bloomgate" build --format urls --keys url -o "$tmp/urls.bloom" "$tmp/items.txt" >/dev/null
+    port=$((20000 + RANDOM % 40000))
+    cat >"$tmp/bg.conf" <<EOF
+listen 127.0.0.1:$port
+http_listen off
+threads 2
+log_level warn
+filter exact {
+    file $tmp/exact.bloom
+    journal off
+}
+filter urls {
+    file $tmp/urls.bloom
+    journal off
+}
+EOF
+    "$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/bg.log" &
+    pid=$!
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        sleep 0.1
+    done
+    hz=$(getconf CLK_TCK)
+    say "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    say "date: $(date -u +%Y-%m-%dT%H:%MZ); $n items of 48 bytes loaded in each filter, half of those queried present"
+    for f in exact urls; do
+        extra=()
+        [ "$f" = urls ] && extra=(--url-items)
+        cmd=("$B/tests/bench/bench_net" --proto line --port "$port" --filter "$f" --keyspace "$n"
+            --items 100 --connections 4 --pipeline 4 --duration "$d" --warmup "$w" "${extra[@]}"
+            --label "$f")
+        say "  \$ ${cmd[*]#"$B"/}"
+        c0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        line=$("${cmd[@]}")
+        c1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        [ -n "$out" ] && printf '%s\n' "$line" >>"$out"
+        ips=$(sed -n 's/.*"items_per_s":\([0-9.]*\).*/\1/p' <<<"$line")
+        all=$(awk -v i="$ips" -v d="$d" -v w="$w" 'BEGIN { printf "%.0f", i * (d + w) }')
+        awk -v f="$f" -v i="$ips" -v c="$((c1 - c0))" -v hz="$hz" -v n="$all" 'BEGIN {
+            printf "%-6s %10.0f items/s   server CPU %.2f s over about %d items: %.0f ns per item\n",
+                f, i, c / hz, n, c / hz / n * 1e9 }'
+        say "       $(grep -o '"client_cpu_cores":[0-9.]*\|"errors":[0-9]*\|"false_positives":[0-9]*\|"p50_us":[0-9.]*\|"p99_us":[0-9.]*' <<<"$line" | tr '\n' ' ')"
+        printf -v "ips_$f" '%s' "$ips"
+    done
+    awk -v u="$ips_urls" -v e="$ips_exact" 'BEGIN { printf "urls / exact: %.2f x items/s (target >= 0.4)\n", u / e }'
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    if [ "$keep" = 1 ]; then say "kept $tmp"; else rm -rf "$tmp"; fi
+}
+if [ "$urls" = 1 ]; then
+    urls_case
+    exit 0
+fi
 
 # ---- dependencies ----
 need=()

@@ -203,6 +203,18 @@ static const struct arity_case arity_cases[] = {
     {"RELOAD\n", PROTO_REQUEST, PROTO_RELOAD, PROTO_ERR_NONE, ""},
     {"RELOAD all\n", PROTO_ERROR, PROTO_RELOAD, PROTO_ERR_WRONG_ARITY,
      "RELOAD takes no arguments, got 1"},
+    {"MATCH f a\n", PROTO_REQUEST, PROTO_MATCH, PROTO_ERR_NONE, ""},
+    {"match f a\n", PROTO_REQUEST, PROTO_MATCH, PROTO_ERR_NONE, ""},
+    {"MATCH\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
+     "MATCH takes 2 arguments (<filter> <item>), got 0"},
+    {"MATCH f\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
+     "MATCH takes 2 arguments (<filter> <item>), got 1"},
+    {"MATCH f a b\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
+     "MATCH takes 2 arguments (<filter> <item>), got 3"},
+    {"MATCH f/x a\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_UNKNOWN_FILTER,
+     "invalid filter name 'f/x': use 1 to 64 of A-Z a-z 0-9 _ . -"},
+    {"MATCHES f a\n", PROTO_ERROR, PROTO_PING, PROTO_ERR_UNKNOWN_COMMAND,
+     "unknown command 'MATCHES'"},
 };
 
 #define N_ARITY_CASES (sizeof(arity_cases) / sizeof(arity_cases[0]))
@@ -218,6 +230,52 @@ START_TEST(test_arity)
     ck_assert_int_eq(req.cmd, c->cmd);
     ck_assert_int_eq(req.err, c->err);
     ck_assert_str_eq(req.errmsg, c->msg);
+}
+END_TEST
+
+/* MATCH takes its filter and item as CHECK does: the item is one token (a
+ * URL with its query and fragment, bytes the canonicaliser will read), the
+ * limits apply to it, and the parser knows nothing of key kinds. */
+START_TEST(test_match)
+{
+    struct proto_request req;
+    size_t consumed;
+    const char *line = "MATCH urls http://Evil.EXAMPLE:8080/a/./b?x=1#top\r\n";
+    ck_assert_int_eq(parse_s(line, &req, &consumed), PROTO_REQUEST);
+    ck_assert_uint_eq(consumed, strlen(line));
+    ck_assert_int_eq(req.cmd, PROTO_MATCH);
+    ck_assert_int_eq(req.has_filter, 1);
+    ck_assert_tok(req.filter, "urls");
+    ck_assert_uint_eq(req.n_items, 1);
+    ck_assert_tok(req.items[0], "http://Evil.EXAMPLE:8080/a/./b?x=1#top");
+
+    /* Separators around the item are not part of it. */
+    ck_assert_int_eq(parse_s("  MATCH\thosts \t bob@mail.example \n", &req, &consumed),
+                     PROTO_REQUEST);
+    ck_assert_tok(req.filter, "hosts");
+    ck_assert_tok(req.items[0], "bob@mail.example");
+
+    /* max_item (64 here) applies as to CHECK. */
+    char big[128] = "MATCH f http://";
+    size_t at = strlen(big);
+    memset(big + at, 'a', 70 - 7);
+    memcpy(big + at + 70 - 7, "\n", 2);
+    ck_assert_int_eq(parse_s(big, &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_ITEM_TOO_LONG);
+    ck_assert_str_eq(req.errmsg, "item 1 of 1 is 70 bytes; the limit is 64");
+
+    /* A NUL is refused before the command is looked at. */
+    ck_assert_int_eq(parse_n("MATCH f a\0b\n", 12, &lim_std, &req, storage_std, &consumed),
+                     PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+
+    /* Pipelined after a CHECK, each is its own request. */
+    const char *two = "CHECK f a\nMATCH f b\n";
+    ck_assert_int_eq(parse_s(two, &req, &consumed), PROTO_REQUEST);
+    ck_assert_int_eq(req.cmd, PROTO_CHECK);
+    ck_assert_int_eq(parse_s(two + consumed, &req, &consumed), PROTO_REQUEST);
+    ck_assert_int_eq(req.cmd, PROTO_MATCH);
+    ck_assert_tok(req.items[0], "b");
 }
 END_TEST
 
@@ -1021,7 +1079,7 @@ START_TEST(test_names)
         "none",          "unknown_command", "wrong_arity",          "unknown_filter",
         "item_too_long", "too_many_items",  "auth_required",        "auth_failed",
         "line_too_long", "bad_request",     "too_many_connections", "internal",
-        "reload_failed",
+        "reload_failed", "bad_item",
     };
     ck_assert_uint_eq(sizeof(want) / sizeof(want[0]), PROTO_ERR_COUNT_);
     for (int i = 0; i < PROTO_ERR_COUNT_; i++)
@@ -1029,9 +1087,9 @@ START_TEST(test_names)
     ck_assert_str_eq(proto_err_name(PROTO_ERR_COUNT_), "internal");
     ck_assert_str_eq(proto_err_name((enum proto_err)(PROTO_ERR_COUNT_ + 7)), "internal");
 
-    static const char *const cmds[] = {"PING", "CHECK",   "MCHECK", "ADD",  "MADD",
-                                       "INFO", "FILTERS", "AUTH",   "QUIT", "RELOAD"};
-    for (int i = 0; i <= PROTO_RELOAD; i++)
+    static const char *const cmds[] = {"PING",    "CHECK", "MCHECK", "ADD",    "MADD", "INFO",
+                                       "FILTERS", "AUTH",  "QUIT",   "RELOAD", "MATCH"};
+    for (int i = 0; i <= PROTO_MATCH; i++)
         ck_assert_str_eq(proto_cmd_name((enum proto_cmd)i), cmds[i]);
 }
 END_TEST
@@ -1042,6 +1100,7 @@ static Suite *proto_suite(void)
     TCase *tc = tcase_create("parse");
     tcase_add_loop_test(tc, test_arity, 0, (int)N_ARITY_CASES);
     tcase_add_test(tc, test_fields);
+    tcase_add_test(tc, test_match);
     tcase_add_test(tc, test_case_insensitive);
     tcase_add_test(tc, test_crlf);
     tcase_add_test(tc, test_whitespace);

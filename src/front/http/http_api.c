@@ -120,6 +120,11 @@ static void cmd_error(struct hreq *r, const struct cmd_call *call)
     case CMD_ERR_UNAVAILABLE:
         http_reply_error(r, HTTP_ERR_UNAVAILABLE, "%s", call->msg);
         return;
+    case CMD_ERR_BAD_ITEM:
+        /* A host or url filter cannot read the item: the client's fault, so
+         * 400, naming the item as the other per-item errors do. */
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "item %zu: %s", call->bad_item, call->msg);
+        return;
     default:
         http_reply_error(r, HTTP_ERR_INTERNAL, "%s", call->msg);
     }
@@ -222,9 +227,13 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
         return;
     }
     bool yes = call.yes != 0;
-    /* {"filter":"NAME","item":"ITEM","present":true}; the body is built after
-     * the room for the head, then the head is put in front of it. */
-    size_t body_max = e->name_len + 6 * len + 64;
+    /* A host or url filter's answer names the key that matched (or null);
+     * an exact filter's is unchanged (its match would be the item). */
+    bool keyed = e->v->f->keys != FILTER_KEYS_EXACT;
+    /* {"filter":"NAME","item":"ITEM","present":true[,"match":...]}; the body
+     * is built after the room for the head, then the head is put in front of
+     * it. */
+    size_t body_max = e->name_len + 6 * len + 64 + (keyed ? 6 * call.match_len + 16 : 0);
     char *b = http_rbuf_room(h, 1024 + sizeof(r->extra) + body_max);
     if (!b) {
         http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
@@ -235,7 +244,15 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
     p = put(p, e->name, e->name_len);
     p = PUT_LIT(p, "\",\"item\":\"");
     p = put_json_escaped(p, h->qbuf, len);
-    p = yes ? PUT_LIT(p, "\",\"present\":true}") : PUT_LIT(p, "\",\"present\":false}");
+    if (!keyed) {
+        p = yes ? PUT_LIT(p, "\",\"present\":true}") : PUT_LIT(p, "\",\"present\":false}");
+    } else if (call.match) {
+        p = PUT_LIT(p, "\",\"present\":true,\"match\":\"");
+        p = put_json_escaped(p, call.match, call.match_len);
+        p = PUT_LIT(p, "\"}");
+    } else {
+        p = PUT_LIT(p, "\",\"present\":false,\"match\":null}");
+    }
     size_t blen = (size_t)(p - body);
     char head[512 + sizeof(r->extra)];
     char *he = http_put_head(r, head, 200, CT_JSON, blen);
@@ -267,6 +284,57 @@ static size_t json_elements_upper_bound(const char *p, size_t n)
         }
     }
     return commas + 1;
+}
+
+/* The inside of a POST check's "matches" array, built while the items are
+ * still there: "key" for an item found, null for one not. */
+struct matches {
+    char *p;
+    size_t len, cap;
+};
+
+static int matches_room(struct matches *m, size_t n)
+{
+    if (m->cap - m->len >= n)
+        return 0;
+    size_t cap = m->cap ? m->cap : 256;
+    while (cap - m->len < n)
+        cap *= 2;
+    char *np = realloc(m->p, cap);
+    if (!np)
+        return -1;
+    m->p = np;
+    m->cap = cap;
+    return 0;
+}
+
+static int matches_write(struct matches *m, const struct fentry *e, const struct filter_key *keys,
+                         const bool *found, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *k = NULL;
+        size_t klen = 0;
+        char why[160];
+        /* Found, so it canonicalised; it matches again (bits are never
+         * cleared), but a null is the safe answer if not. */
+        if (found[i] &&
+            cmd_match_again(e, keys[i].data, keys[i].len, &k, &klen, why, sizeof(why)) != 1)
+            k = NULL;
+        if (matches_room(m, 6 * klen + 8) != 0)
+            return -1;
+        char *p = m->p + m->len;
+        if (i)
+            *p++ = ',';
+        if (k) {
+            *p++ = '"';
+            p = put_json_escaped(p, k, klen);
+            *p++ = '"';
+        } else {
+            p = PUT_LIT(p, "null");
+        }
+        m->len = (size_t)(p - m->p);
+    }
+    return 0;
 }
 
 /* POST .../check and .../add: {"items":[...]} through the filter's batch call
@@ -312,6 +380,17 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     struct cmd_call call;
     call_for(&call, r, e, n, add ? CMD_ADD : CMD_CHECK);
     cmd_run(&h->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    /* A check of a host or url filter names each item's match: the items
+     * found are looked up again (rare, and cheaper than keeping every
+     * item's expansion), while the body still holds them. */
+    struct matches m = {NULL, 0, 0};
+    bool keyed = !add && call.err == CMD_OK && e->v->f->keys != FILTER_KEYS_EXACT;
+    if (keyed && matches_write(&m, e, h->env.keys, h->env.bools, n) != 0) {
+        free(m.p);
+        json_decref(root);
+        http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
+        return;
+    }
     json_decref(root);
     if (call.err != CMD_OK) {
         cmd_error(r, &call);
@@ -329,9 +408,10 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
 
     /* {"filter":"NAME","present":[true,...]} or {...,"new":[...],"added":N}:
      * the name needs no escaping ([A-Za-z0-9_.-]), the rest is fixed words. */
-    size_t cap = e->name_len + 64 + n * 6;
+    size_t cap = e->name_len + 64 + n * 6 + m.len + 16;
     char *body = malloc(cap);
     if (!body) {
+        free(m.p);
         http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
         return;
     }
@@ -348,7 +428,14 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         p = PUT_LIT(p, ",\"added\":");
         p = put_u64(p, yes);
     }
+    if (keyed) {
+        p = PUT_LIT(p, ",\"matches\":[");
+        if (m.len) /* no items: m.p is NULL */
+            p = put(p, m.p, m.len);
+        *p++ = ']';
+    }
     *p++ = '}';
+    free(m.p);
     http_respond(r, 200, CT_JSON, body, (size_t)(p - body));
     free(body);
 }

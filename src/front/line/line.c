@@ -6,7 +6,9 @@
  * gathered in a per-worker batch and handed to the evbuffer once. It skips the
  * command table on purpose: a CHECK needs no auth, its limits were applied by
  * the parser, and an indirect call with its checks would cost more than the
- * prefetch gains. Every other request goes through the table (core/cmd.h). */
+ * prefetch gains. It is taken for filters of exact keys only (one test of the
+ * kind per CHECK); a host or url filter's CHECK expands its item into several
+ * probes, in the table like every other request (core/cmd.h). */
 #include "config.h"
 
 #include "front/line/line.h"
@@ -157,6 +159,8 @@ static enum proto_err line_err(enum cmd_err e)
         return PROTO_ERR_TOO_MANY_ITEMS;
     case CMD_ERR_ITEM_TOO_LONG:
         return PROTO_ERR_ITEM_TOO_LONG;
+    case CMD_ERR_BAD_ITEM:
+        return PROTO_ERR_BAD_ITEM;
     default:
         return PROTO_ERR_INTERNAL;
     }
@@ -291,7 +295,22 @@ static inline void check_ahead(struct conn *c, const struct fentry *e,
     lw->tally.commands++;
 }
 
-/* CHECK (unknown filter)/MCHECK/ADD/MADD through the table; the reply is
+/* A failed item command's ERR line: a bad item of a multi-item request is
+ * named by its place ("item 3: bad URL: no host"), the one item of
+ * CHECK/ADD/MATCH needs no number. */
+static void reply_call_err(struct conn *c, const struct proto_request *r,
+                           const struct cmd_call *call)
+{
+    if (call->err == CMD_ERR_BAD_ITEM && r->n_items > 1) {
+        char msg[sizeof(call->msg) + 32];
+        snprintf(msg, sizeof(msg), "item %zu: %s", call->bad_item, call->msg);
+        reply_err(c, PROTO_ERR_BAD_ITEM, msg);
+        return;
+    }
+    reply_err(c, line_err(call->err), call->msg);
+}
+
+/* CHECK (unknown filter, host or url keys)/MCHECK/ADD/MADD through the table; the reply is
  * written straight into the reply batch. */
 static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
                      bool add)
@@ -316,7 +335,7 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
         return;
     }
     if (call.err != CMD_OK) {
-        reply_err(c, line_err(call.err), call.msg);
+        reply_call_err(c, r, &call);
         return;
     }
     struct stats *s = &c->w->stats->s;
@@ -332,6 +351,44 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     size_t n = proto_format_bools(reply_room(c, cap), cap, lw->env.bools, r->n_items,
                                   add ? "NEW" : "YES", add ? "EXISTS" : "NO");
     lw->reply_len += n;
+}
+
+/* MATCH <filter> <item> through the table: `MATCH <key>` (the most specific
+ * expression of a host or url filter that is present; an exact filter's
+ * item itself) or `NO`. Keys are canonical (escaped, no space) or, for an
+ * exact filter, the item, which holds no separator: one line either way. */
+static void do_match(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+{
+    struct line_worker *lw = LW(c);
+    struct cmd_call call;
+    cmd_call_init(&call, cat, lookup_filter(lw, cat, &r->filter), 1, c->loopback, CMD_CRED_NONE);
+    call.filter = r->filter.p;
+    call.filter_len = r->filter.len;
+    call.limits_applied = true;
+    lw->env.keys[0].data = r->items[0].p;
+    lw->env.keys[0].len = r->items[0].len;
+    cmd_run(&lw->env, CMD_MATCH, NULL, &call);
+    if (call.err != CMD_OK) {
+        reply_call_err(c, r, &call);
+        return;
+    }
+    tally_checks(lw, NULL, 1, call.yes);
+    if (!call.match) {
+        reply_str(c, "NO\n");
+        return;
+    }
+    if (call.match_len + 7 > lw->reply_cap) { /* an exact item longer than the batch */
+        reply_flush(c);
+        evbuffer_add(c->out, "MATCH ", 6);
+        evbuffer_add(c->out, call.match, call.match_len);
+        evbuffer_add(c->out, "\n", 1);
+        return;
+    }
+    char *o = reply_room(c, call.match_len + 7);
+    memcpy(o, "MATCH ", 6);
+    memcpy(o + 6, call.match, call.match_len);
+    o[6 + call.match_len] = '\n';
+    lw->reply_len += call.match_len + 7;
 }
 
 /* The reload is over (conn.h): one reply line, OK with per-filter statuses or
@@ -428,6 +485,9 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
     case PROTO_MADD:
         do_items(c, cat, r, true);
         break;
+    case PROTO_MATCH:
+        do_match(c, cat, r);
+        break;
     case PROTO_INFO: {
         tally_flush(lw); /* INFO counts every request before it, itself included */
         struct stats_src src;
@@ -469,7 +529,7 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
 static inline bool r_direct(enum proto_cmd cmd)
 {
     return !(cmd == PROTO_PING || cmd == PROTO_CHECK || cmd == PROTO_MCHECK || cmd == PROTO_ADD ||
-             cmd == PROTO_MADD);
+             cmd == PROTO_MADD || cmd == PROTO_MATCH);
 }
 
 /* Parse and answer every complete request in the input buffer, unless the
@@ -507,7 +567,9 @@ static unsigned line_process(struct conn *c, bool draining)
             break;
         if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK) {
             const struct fentry *e = lookup_filter(lw, cat, &req.filter);
-            if (e) {
+            /* The one branch on the key kind: a host or url filter's CHECK
+             * expands its item into many probes, which the table does. */
+            if (e && e->v->f->keys == FILTER_KEYS_EXACT) {
                 off += used;
                 check_ahead(c, e, &req.items[0]);
                 continue;

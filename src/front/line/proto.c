@@ -20,7 +20,7 @@
 /* How the arguments after the command word are used. */
 enum args_kind {
     ARGS_NONE,   /* PING, FILTERS, QUIT, RELOAD */
-    ARGS_ITEMS,  /* <filter> <item>...: CHECK, MCHECK, ADD, MADD */
+    ARGS_ITEMS,  /* <filter> <item>...: CHECK, MCHECK, ADD, MADD, MATCH */
     ARGS_FILTER, /* INFO [<filter>] */
     ARGS_TOKEN,  /* AUTH <token> */
 };
@@ -52,6 +52,7 @@ static const struct cmd_spec cmd_table[] = {
     [PROTO_AUTH] = CMD("AUTH", PROTO_AUTH, ARGS_TOKEN, 1, 1, "<token>"),
     [PROTO_QUIT] = CMD("QUIT", PROTO_QUIT, ARGS_NONE, 0, 0, ""),
     [PROTO_RELOAD] = CMD("RELOAD", PROTO_RELOAD, ARGS_NONE, 0, 0, ""),
+    [PROTO_MATCH] = CMD("MATCH", PROTO_MATCH, ARGS_ITEMS, 2, 2, "<filter> <item>"),
 };
 
 #define N_CMDS (sizeof(cmd_table) / sizeof(cmd_table[0]))

@@ -19,6 +19,7 @@ enum proto_cmd {
     PROTO_AUTH,
     PROTO_QUIT,
     PROTO_RELOAD,
+    PROTO_MATCH, /* MATCH <filter> <item>: the key the item matched */
 };
 
 /* The error codes of `ERR <code> <message>`, defined once so the enum and the
@@ -36,7 +37,8 @@ enum proto_cmd {
     X(BAD_REQUEST, "bad_request")                                                                  \
     X(TOO_MANY_CONNECTIONS, "too_many_connections")                                                \
     X(INTERNAL, "internal")                                                                        \
-    X(RELOAD_FAILED, "reload_failed")
+    X(RELOAD_FAILED, "reload_failed")                                                              \
+    X(BAD_ITEM, "bad_item")
 
 /* clang-format off */
 #define PROTO_ERR_ENUM_(sym, name) PROTO_ERR_##sym,
@@ -75,9 +77,9 @@ struct proto_token {
 
 struct proto_request {
     enum proto_cmd cmd;             /* valid on PROTO_REQUEST */
-    struct proto_token filter;      /* CHECK/MCHECK/ADD/MADD, and INFO if has_filter */
+    struct proto_token filter;      /* CHECK/MCHECK/ADD/MADD/MATCH, and INFO if has_filter */
     struct proto_token arg;         /* AUTH's token */
-    struct proto_token *items;      /* items_storage; n_items used (CHECK/ADD: exactly 1) */
+    struct proto_token *items;      /* items_storage; n_items used (CHECK/ADD/MATCH: exactly 1) */
     size_t n_items;                 /* 0 for commands without items */
     int has_filter;                 /* 1 if filter is set */
     enum proto_err err;             /* PROTO_ERR_NONE unless PROTO_ERROR/PROTO_FATAL */
