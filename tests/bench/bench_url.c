@@ -8,8 +8,8 @@
  * dot segments, extra path, query, fragment, escapes), so that every step of
  * canonicalisation has work to do. Prints figures; asserts nothing.
  *   tests/bench/bench_url [LIST] [SECONDS] [KEYS]
- * LIST defaults to ../shared/data/urlhaus-filter-online.txt beside the
- * source tree ($srcdir) or /work/shared/data/. */
+ * LIST defaults to data/urlhaus-filter-online.txt in the source tree
+ * ($srcdir, else the parent of the build directory). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -94,9 +94,8 @@ static FILE *open_list(const char *arg)
         return fopen(arg, "r");
     char p[4096];
     const char *src = getenv("srcdir");
-    snprintf(p, sizeof(p), "%s/../shared/data/urlhaus-filter-online.txt", src ? src : "..");
-    FILE *f = fopen(p, "r");
-    return f ? f : fopen("/work/shared/data/urlhaus-filter-online.txt", "r");
+    snprintf(p, sizeof(p), "%s/data/urlhaus-filter-online.txt", src ? src : "..");
+    return fopen(p, "r");
 }
 
 /* CPU time of this thread: on a machine shared with other work, wall-clock
