@@ -508,6 +508,21 @@ int dh_thaw(struct dh_daemon *d)
     return dh_signal(d, SIGCONT);
 }
 
+/* A daemon that did not exit in time: print every thread's stack (gdb, if
+ * installed) to stderr, into the test's log, before it is killed, so a hang
+ * can be read after the fact. Test thread. */
+static void dump_stacks(const struct dh_daemon *d)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd),
+             "command -v gdb >/dev/null && gdb -p %d -batch -ex 'thread apply all bt' 2>/dev/null "
+             "| grep -E '^(#|Thread)' >&2",
+             (int)d->pid);
+    fprintf(stderr, "bloomgated (pid %d) did not exit in time; its threads:\n", (int)d->pid);
+    if (system(cmd) != 0)
+        fprintf(stderr, "(no stacks: gdb missing or could not attach)\n");
+}
+
 int dh_stop(struct dh_daemon *d, int timeout_ms)
 {
     if (d->pid == 0)
@@ -516,6 +531,7 @@ int dh_stop(struct dh_daemon *d, int timeout_ms)
         kill(d->pid, SIGTERM);
         kill(d->pid, SIGCONT); /* in case it was frozen */
         if (dh_wait_exit(d, timeout_ms) == -1) {
+            dump_stacks(d);
             killpg(d->pid, SIGKILL);
             int st;
             if (waitpid(d->pid, &st, 0) == d->pid)
