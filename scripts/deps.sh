@@ -4,7 +4,9 @@
 set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
       libevent-dev libxxhash-dev libjansson-dev libidn2-dev check
-      netcat-openbsd curl)
+      netcat-openbsd curl
+      nginx-light squid redis-server redis-tools python3-redis
+      postfix bind9-dnsutils dnsperf haproxy)
 missing=()
 for p in "${pkgs[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -20,5 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then
     SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
+# postfix: no mail system is configured or started (postmap is all tests use).
+echo "postfix postfix/main_mailer_type select No configuration" | $SUDO debconf-set-selections
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
