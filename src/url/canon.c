@@ -582,11 +582,192 @@ too_long:
     return fail(err, errlen, "canonical URL longer than %d bytes", URL_CANON_MAX);
 }
 
-int url_canon_url(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+/* ---- the fast path ---- */
+
+/* Eight bytes at a time (SWAR): each test below is exact as a yes/no answer
+ * for the word (a borrow can only mark bytes above one that truly matches). */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+static uint64_t load64(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* Whether the word w holds a byte the fast path cannot take: < 0x21 (white
+ * space, controls), > 0x7e (DEL, non-ASCII), '#' or '%'. */
+static uint64_t word_stops(uint64_t w)
+{
+    uint64_t lt21 = (w - ONES * 0x21) & ~w & HIGHS;
+    uint64_t gt7e = ((w + ONES * (0x7f - 0x7e)) | w) & HIGHS;
+    uint64_t hash = w ^ (ONES * '#'), pct = w ^ (ONES * '%');
+    uint64_t eq = ((hash - ONES) & ~hash) | ((pct - ONES) & ~pct);
+    return lt21 | gt7e | (eq & HIGHS);
+}
+
+/* The bytes the fast path cannot take (see word_stops), for the tail. */
+static const unsigned char fast_stop[256] = {
+    [0x00 ... 0x20] = 1,
+    ['#'] = 1,
+    ['%'] = 1,
+    [0x7f ... 0xff] = 1,
+};
+
+/* True if s[0..n) has no byte the fast path cannot take. */
+static bool fast_clean(const char *s, size_t n)
+{
+    uint64_t any = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        any |= word_stops(load64(s + i));
+    for (; i < n; i++)
+        any |= fast_stop[(unsigned char)s[i]];
+    return !any;
+}
+
+/* What a host byte is to the fast path: part of a label (0), a dot, what
+ * ends the host (the port's ':', the path's '/', the query's '?') or what
+ * only the general path takes ('@' of userinfo, '[' of an IPv6 literal). */
+enum { HB_LABEL = 0, HB_DOT, HB_END, HB_SLOW };
+static const unsigned char host_byte[256] = {
+    ['.'] = HB_DOT, [':'] = HB_END, ['/'] = HB_END, ['?'] = HB_END, ['@'] = HB_SLOW, ['['] = HB_SLOW,
+};
+
+/* Whether a path's byte after a '/' starts an empty, "." or ".." segment,
+ * given the bytes left (rest >= 1): what only the general path resolves. */
+static bool odd_segment(const char *nx, size_t rest)
+{
+    if (nx[0] == '/')
+        return true;
+    if (nx[0] != '.')
+        return false;
+    if (rest == 1 || nx[1] == '/' || nx[1] == '?')
+        return true;
+    return nx[1] == '.' && (rest == 2 || nx[2] == '/' || nx[2] == '?');
+}
+
+/* The URL in[0..len) when it needs only what most URLs need: a scheme with
+ * "//" (or none), an ASCII host name (any case, no userinfo, stray dots, IP
+ * address or IPv6 literal), an optional valid port, and a path and query
+ * with nothing to unescape, escape or resolve (no %, no bytes <= 0x20 or >=
+ * 0x7f, no '#', no "//", "." or ".." segment). Then the canonical form is the
+ * input with the scheme and host lower-cased and the port dropped, written in
+ * one scan and one copy; the general steps cost about three times as much on
+ * such a URL (docs/benchmarks.md). 1 when c is filled; 0 when the general
+ * path must decide (it gives the same result for every input this accepts:
+ * the unit tests and the url fuzz harness compare both). Any thread. */
+static int url_fast(struct url_canon *c, const char *in, size_t len)
+{
+    if (!fast_clean(in, len))
+        return 0;
+    long sl = scheme_len(in, len);
+    if (sl < 0 || sl > URL_SCHEME_MAX)
+        return 0;
+    char *o = c->url;
+    size_t i = 0;
+    if (sl == 0) {
+        memcpy(o, "http", 4);
+        c->scheme_len = 4;
+    } else {
+        for (; i < (size_t)sl; i++)
+            o[i] = (char)lower((unsigned char)in[i]);
+        c->scheme_len = (size_t)sl;
+        i += 3;
+    }
+    size_t ol = c->scheme_len;
+    memcpy(o + ol, "://", 3);
+    ol += 3;
+
+    /* The host: labels split by single dots, not starting or ending with one. */
+    c->host_off = ol;
+    size_t label = i; /* where the current label starts */
+    for (; i < len; i++) {
+        unsigned char ch = (unsigned char)in[i];
+        unsigned cls = host_byte[ch];
+        o[ol++] = (char)lower(ch);
+        if (cls == HB_LABEL)
+            continue;
+        if (cls != HB_DOT)
+            break;
+        if (i == label)
+            return 0; /* a leading dot or "..": the general path cleans it */
+        label = i + 1;
+    }
+    if (i < len) {
+        if (host_byte[(unsigned char)in[i]] == HB_SLOW)
+            return 0;
+        ol--; /* the terminator copied above */
+    }
+    c->host_len = ol - c->host_off;
+    /* An IPv4 address in any spelling ends in a number, so a name whose last
+     * label does not start with a digit is never one. */
+    if (i == label || c->host_len > URL_HOST_MAX || is_digit((unsigned char)in[label]))
+        return 0;
+    if (i < len && in[i] == ':') {
+        size_t start = ++i;
+        unsigned long v = 0;
+        for (; i < len && in[i] != '/' && in[i] != '?'; i++) {
+            if (!is_digit((unsigned char)in[i]) || i - start >= 5)
+                return 0;
+            v = v * 10 + (unsigned)(in[i] - '0');
+        }
+        if (v > 65535)
+            return 0;
+    }
+
+    /* The path, to the first '?'. */
+    c->path_off = ol;
+    size_t p = i;
+    const char *q = memchr(in + i, '?', len - i);
+    size_t path_end = q ? (size_t)(q - in) : len;
+    for (const char *sl2 = in + i; sl2 && sl2 < in + path_end;) {
+        size_t at = (size_t)(sl2 - in);
+        if (at + 1 < len && odd_segment(sl2 + 1, len - at - 1))
+            return 0;
+        sl2 = memchr(sl2 + 1, '/', path_end - at - 1);
+    }
+    i = path_end;
+    if (i == p) {
+        o[ol++] = '/';
+    } else {
+        memcpy(o + ol, in + p, i - p);
+        ol += i - p;
+    }
+    c->path_len = ol - c->path_off;
+    c->has_query = i < len;
+    c->query_off = c->query_len = 0;
+    if (c->has_query) {
+        o[ol++] = '?';
+        c->query_off = ol;
+        memcpy(o + ol, in + i + 1, len - i - 1);
+        ol += len - i - 1;
+        c->query_len = ol - c->query_off;
+    }
+    if (ol > URL_CANON_MAX)
+        return 0;
+    o[ol] = 0;
+    c->len = ol;
+    c->host_type = URL_HOST_NAME;
+    return 1;
+}
+
+int url_canon_url_general(struct url_canon *c, const char *in, size_t len, char *err,
+                          size_t errlen)
 {
     if (len > URL_CANON_MAX)
         return fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
     return url_from_work(c, prepare(in, len, c->work, true), err, errlen);
+}
+
+int url_canon_url(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
+{
+    /* The fast path's output is at most 8 bytes longer than its input
+     * ("http://" and a '/' added), so it never passes url[]. */
+    if (len <= URL_CANON_MAX - 8 && url_fast(c, in, len))
+        return 0;
+    return url_canon_url_general(c, in, len, err, errlen);
 }
 
 /* ---- bare hosts and e-mail addresses ---- */

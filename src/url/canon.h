@@ -52,6 +52,12 @@ struct url_canon {
  * without "//" such as mailto:, ...). canon(canon(x)) == canon(x). */
 int url_canon_url(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen);
 
+/* The same result by the general steps alone, never the fast path that
+ * url_canon_url takes for URLs that need only lower-casing and a port
+ * dropped. For tests and the fuzz harness, which check that both agree. */
+int url_canon_url_general(struct url_canon *c, const char *in, size_t len, char *err,
+                          size_t errlen);
+
 /* Canonicalise a bare host name or IP address: the host rules above, with an
  * IPv6 address written without brackets (brackets and a ":port" are accepted
  * and dropped on input). url[] holds the host alone. */

@@ -4,7 +4,8 @@
  * bounded output, well-formed escapes, parts that tile the canonical URL,
  * idempotence (canon(canon(x)) == canon(x)), at most 30 distinct expressions
  * inside the canonical URL, a list key and a query meeting on the same bytes,
- * and the one-pass unescape equal to the naive loop. Build: `make fuzz`. */
+ * the one-pass unescape equal to the naive loop, and url_canon_url's fast
+ * path equal to the general steps. Build: `make fuzz`. */
 #include "config.h"
 
 #include <stdbool.h>
@@ -113,6 +114,16 @@ static void check_exprs(const struct url_canon *c, const struct url_exprs *x, si
     }
 }
 
+static bool same_canon(const struct url_canon *a, const struct url_canon *b)
+{
+    return a->len == b->len && !memcmp(a->url, b->url, a->len + 1) &&
+           a->scheme_len == b->scheme_len && a->host_off == b->host_off &&
+           a->host_len == b->host_len && a->path_off == b->path_off &&
+           a->path_len == b->path_len && a->query_off == b->query_off &&
+           a->query_len == b->query_len && a->has_query == b->has_query &&
+           a->host_type == b->host_type;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -129,7 +140,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(na == nb && !memcmp(a, b, na));
     }
 
-    if (url_canon_url(&c1, in, size, err, sizeof(err)) == 0) {
+    /* The fast path and the general steps agree on every input. */
+    int rc = url_canon_url(&c1, in, size, err, sizeof(err));
+    CHECK(url_canon_url_general(&c2, in, size, err, sizeof(err)) == rc);
+    if (rc == 0)
+        CHECK(same_canon(&c1, &c2));
+
+    if (rc == 0) {
         check_url(&c1);
         /* Idempotent. */
         CHECK(url_canon_url(&c2, c1.url, c1.len, err, sizeof(err)) == 0);

@@ -28,6 +28,28 @@ static int canon_n(int (*fn)(struct url_canon *, const char *, size_t, char *, s
     return rc;
 }
 
+/* url_canon_url's fast path and the general steps give the same result
+ * (g_c holds url_canon_url's; the general one goes into its own struct). */
+static struct url_canon g_general;
+static void same_as_general(const char *in, size_t n, int line)
+{
+    char err[256];
+    int rc = url_canon_url_general(&g_general, in, n, err, sizeof(err));
+    ck_assert_msg(rc == 0, "line %d: general path failed: %s", line, err);
+    ck_assert_msg(strcmp(g_general.url, g_c.url) == 0, "line %d: fast \"%s\", general \"%s\"",
+                  line, g_c.url, g_general.url);
+    ck_assert_uint_eq(g_general.len, g_c.len);
+    ck_assert_uint_eq(g_general.scheme_len, g_c.scheme_len);
+    ck_assert_uint_eq(g_general.host_off, g_c.host_off);
+    ck_assert_uint_eq(g_general.host_len, g_c.host_len);
+    ck_assert_uint_eq(g_general.path_off, g_c.path_off);
+    ck_assert_uint_eq(g_general.path_len, g_c.path_len);
+    ck_assert_uint_eq(g_general.query_off, g_c.query_off);
+    ck_assert_uint_eq(g_general.query_len, g_c.query_len);
+    ck_assert_int_eq(g_general.has_query, g_c.has_query);
+    ck_assert_int_eq(g_general.host_type, g_c.host_type);
+}
+
 #define URL_IS(in, want) url_is_n(in, sizeof(in) - 1, want, __LINE__)
 static void url_is_n(const char *in, size_t n, const char *want, int line)
 {
@@ -36,6 +58,7 @@ static void url_is_n(const char *in, size_t n, const char *want, int line)
     ck_assert_msg(strcmp(g_c.url, want) == 0, "line %d: got \"%s\", want \"%s\"", line, g_c.url,
                   want);
     ck_assert_uint_eq(strlen(g_c.url), g_c.len);
+    same_as_general(in, n, line);
     /* Idempotent: the canonical form is its own canonical form. */
     char again[URL_CANON_MAX + 1];
     memcpy(again, g_c.url, g_c.len + 1);
@@ -438,6 +461,43 @@ static size_t naive_unescape(char *b, size_t n)
     }
 }
 
+/* Inputs at the edges of what url_canon_url's fast path takes (a scheme or
+ * none, upper case, ports, dots, dot segments, queries): each must give the
+ * general steps' answer, error or not. */
+START_TEST(fast_path_edges)
+{
+    const char *cases[] = {
+        "http://a.example/",          "HTTP://A.EXAMPLE",          "a.example",
+        "a.example:8080",             "a.example:8080/x?y",        "a.example?q",
+        "http://a.example:/",         "http://a.example:65535/",   "http://a.example:65536/",
+        "http://a.example:123456/",   "http://a.example:8a/",      "http://a.example./",
+        "http://.a.example/",         "http://a..example/",        "http://a.example/./x",
+        "http://a.example/../x",      "http://a.example/x/.",      "http://a.example/x/..",
+        "http://a.example/x/.?q",     "http://a.example/x/..?q",   "http://a.example/.x/..y",
+        "http://a.example//x",        "http://a.example/x//",      "http://a.example/x?//./",
+        "http://1.2.3.4/",            "http://a.0x7f/",            "http://a.1b/",
+        "http://a.b1/",               "http://u@a.example/",       "http://u:p@a.example/",
+        "http://[::1]/",              "http://a.example:80@b/",    "http:/a.example/",
+        "mailto:x@a.example",         "HtTpS://MiXeD.Example:443/P/Q?R=S", "http://:80/",
+        "http:///x",                  "http://",                   "x",
+        "a.example/p/0/1/2/3/4/5/6?z", "http://a.example/%41",     "http://a.example/#f",
+        "http://a.example/ x",        " http://a.example/",        "http://a_b-c.example/",
+        "http://a.example?",          "http://a.example/?",        "ftp://a.example/f.txt",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char e1[256], e2[256];
+        size_t n = strlen(cases[i]);
+        int r1 = url_canon_url(&g_c, cases[i], n, e1, sizeof(e1));
+        int r2 = url_canon_url_general(&g_general, cases[i], n, e2, sizeof(e2));
+        ck_assert_msg(r1 == r2, "%s: url_canon_url %d, general %d", cases[i], r1, r2);
+        if (r1 == 0)
+            same_as_general(cases[i], n, __LINE__);
+        else
+            ck_assert_str_eq(e1, e2);
+    }
+}
+END_TEST
+
 START_TEST(unescape_equals_naive)
 {
     const char *cases[] = {
@@ -474,6 +534,7 @@ static Suite *url_canon_suite(void)
     tcase_add_test(tc, non_utf8_and_idn);
     tcase_add_test(tc, nul_and_controls);
     tcase_add_test(tc, unescape_equals_naive);
+    tcase_add_test(tc, fast_path_edges);
     suite_add_tcase(s, tc);
     tc = tcase_create("hosts");
     tcase_add_test(tc, bare_hosts);
