@@ -16,6 +16,8 @@ MCHECK and send HTTP checks through it the whole time, and:
    to the survivor, the only line requests that fail are those in flight on
    the killed replica's connections (counted), HTTP requests are retried by
    HAProxy (0 fail); restarted, it comes back into rotation by itself.
+4. the same through nginx's `upstream` (http and stream), the configs
+   docs/scaling.md gives.
 
 Counts are asserted, never timings; every wait polls with a long deadline.
 """
@@ -223,6 +225,79 @@ class HAProxy:
             st = self.status()
             return all(st.get((b, server), "").startswith(want) for b in ("bg_line", "bg_http"))
         return wait_for(ok, f"HAProxy to see {server} {want}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+NGINX_CONF = """load_module /usr/lib/nginx/modules/ngx_stream_module.so;
+pid {root}/nginx.pid;
+error_log {root}/nginx.err warn;
+events {{ worker_connections 512; }}
+stream {{
+    upstream bloomgate_line {{
+        least_conn;
+{line_servers}
+    }}
+    server {{
+        listen 127.0.0.1:{line};
+        proxy_pass bloomgate_line;
+        proxy_connect_timeout 2s;
+        proxy_next_upstream on;
+        proxy_timeout 300s;
+    }}
+}}
+http {{
+    access_log off;
+    client_body_temp_path {root}/nginx-body;
+    proxy_temp_path {root}/nginx-proxy;
+    upstream bloomgate_http {{
+        least_conn;
+{http_servers}
+        keepalive 16;
+    }}
+    server {{
+        listen 127.0.0.1:{http};
+        location / {{
+            proxy_pass http://bloomgate_http;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_next_upstream error timeout http_502 http_503;
+            proxy_next_upstream_tries 2;
+        }}
+    }}
+}}
+"""
+
+
+class Nginx:
+    """nginx (Debian's nginx-light and libnginx-mod-stream) in front of the same
+    replicas: the `upstream` equivalents docs/scaling.md gives. Open-source
+    nginx has no active health check: a replica is skipped for fail_timeout
+    after max_fails failed attempts."""
+
+    def __init__(self, root, replicas):
+        self.line, self.http = free_ports(2)
+        srv = "        server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;"
+        self.conf = os.path.join(root, "nginx.conf")
+        with open(self.conf, "w") as f:
+            f.write(NGINX_CONF.format(
+                root=root, line=self.line, http=self.http,
+                line_servers="\n".join(srv.format(p=r.line) for r in replicas),
+                http_servers="\n".join(srv.format(p=r.http) for r in replicas)))
+        self.log = os.path.join(root, "nginx.err")
+        self.proc = subprocess.Popen(["nginx", "-c", self.conf, "-p", root, "-g", "daemon off;"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        wait_for(lambda: self.proc.poll() is not None or line_request(self.line, "PING", 5) == "PONG",
+                 "nginx to pass a PING")
+        if self.proc.poll() is not None:
+            raise RuntimeError("nginx exited: " + open(self.log).read())
 
     def stop(self):
         if self.proc.poll() is None:
@@ -520,6 +595,46 @@ def test_kill(reps, hap):
           f"wrong answers: {load.wrong[:5]}")
 
 
+def test_nginx(root, reps):
+    """The nginx configs under load, a replica killed: line requests in flight
+    on it fail (counted), HTTP requests are passed to the other replica
+    (proxy_next_upstream), and the restarted replica is used again."""
+    r1, r2 = reps
+    ngx = Nginx(root, reps)
+    try:
+        load = Load(ngx, line_conns=4, http_conns=2)
+        load.mark(True)
+        load.wait_answered(20, "load through nginx")
+        with load.lock:
+            on_r2 = sum(1 for _, p in load.conns if p == r2.proc.pid)
+        check(on_r2 > 0, f"no line connection through nginx reached r2: {load.conns}")
+        killed = r2.proc.pid
+        r2.proc.send_signal(signal.SIGKILL)
+        r2.proc.wait()
+        load.mark(True)
+        load.wait_answered(30, "load through nginx after the kill")
+        with load.lock:
+            failed = dict(load.failed_line)
+            broken = dict(load.broken)
+            after_conns = [p for ph, p in load.conns if ph >= 2]
+        print(f"nginx kill: {on_r2} line connections were on r2; {broken.get(killed, 0)} broke, "
+              f"losing {failed.get(killed, 0)} requests in flight; HTTP failed "
+              f"{load.failed_http}", flush=True)
+        check(set(failed) <= {killed}, f"nginx: line requests failed elsewhere: {failed}")
+        check(failed.get(killed, 0) <= DEPTH * broken.get(killed, 0), f"nginx: lost {failed}")
+        check(killed not in after_conns, "nginx: a connection made after the kill reached r2")
+        check(load.failed_http == 0, f"nginx: HTTP requests failed: {load.wrong[:3]}")
+        new_pid = r2.start()
+        # No active check: once fail_timeout has passed, least_conn tries it again.
+        wait_for(lambda: json.loads(line_request(ngx.line, "INFO") or "{}").get("pid") == new_pid,
+                 "nginx to send a connection to the restarted replica")
+        load.stop()
+        check(not [w for w in load.wrong if not w.startswith("http worker")],
+              f"nginx: wrong answers: {load.wrong[:5]}")
+    finally:
+        ngx.stop()
+
+
 def main():
     if not shutil.which("haproxy"):
         print("FAIL: haproxy is not installed (scripts/deps.sh installs it)", file=sys.stderr)
@@ -540,10 +655,11 @@ def main():
         test_corrupt_ship(root, reps, new_bloom, new_sum)
         test_reload_fails(root, reps, new_bloom, new_sum)
         test_kill(reps, hap)
+        test_nginx(root, reps)
     except Exception as e:  # a setup step or a wait that timed out
         failures.append(f"{type(e).__name__}: {e}")
         print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-        for name in ("haproxy.log", "r1/log", "r2/log"):
+        for name in ("haproxy.log", "nginx.err", "r1/log", "r2/log"):
             p = os.path.join(root, name)
             if os.path.exists(p):
                 print(f"--- {name}\n" + open(p).read()[-3000:], file=sys.stderr)
