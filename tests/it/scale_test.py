@@ -127,13 +127,20 @@ class Replica:
         return self.proc.pid
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        """SIGTERM; the exit status (0 is a clean stop), None if it was not running."""
+        if not self.proc or self.proc.poll() is not None:
+            return None
+        self.proc.terminate()
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return "killed after 30 s"
+
+    def log_text(self):
+        with open(os.path.join(self.dir, "log"), errors="replace") as f:
+            return f.read()
 
     def spec(self, how):
         # r1 reloads by SIGHUP through its pidfile and is asked over the line
@@ -656,6 +663,13 @@ def main():
         test_reload_fails(root, reps, new_bloom, new_sum)
         test_kill(reps, hap)
         test_nginx(root, reps)
+        # Clean stops, and no sanitizer report (the sanitizer build runs this too).
+        for r in reps:
+            rc = r.stop()
+            check(rc == 0, f"{r.name}: exit status {rc} on SIGTERM")
+            log = r.log_text()
+            check("Sanitizer" not in log and "runtime error" not in log,
+                  f"{r.name}: sanitizer report in its log: {log[-2000:]}")
     except Exception as e:  # a setup step or a wait that timed out
         failures.append(f"{type(e).__name__}: {e}")
         print(f"FAIL: {type(e).__name__}: {e}", file=sys.stderr)
