@@ -16,7 +16,8 @@ MCHECK and send HTTP checks through it the whole time, and:
    to the survivor, the only line requests that fail are those in flight on
    the killed replica's connections (counted), HTTP requests are retried by
    HAProxy (0 fail); restarted, it comes back into rotation by itself.
-4. the same through nginx's `upstream` (http and stream), the configs
+4. the ssh transport's command lines, run by `sh -c` as sshd would.
+5. a replica killed, through nginx's `upstream` (http and stream), the configs
    docs/scaling.md gives.
 
 Counts are asserted, never timings; every wait polls with a long deadline.
@@ -558,6 +559,42 @@ def test_reload_fails(root, reps, cur_bloom, cur_sum):
               f"{rep.name}: leftovers {os.listdir(rep.dir)}")
 
 
+SSH_HERE = """#!/bin/sh
+# A stand-in for ssh in the test: `ssh-here [-o X] HOST COMMAND...` runs the
+# command with sh -c, as sshd runs it with the user's shell (dash here), its
+# standard input passed on; HOST is only logged.
+while [ $# -gt 0 ]; do case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac; done
+echo "$1" >>"$(dirname "$0")/ssh-hosts"
+shift
+exec sh -c "$*"
+"""
+
+
+def test_ship_over_ssh(root, reps, old_sum):
+    """The ssh transport's command lines, run by sh -c as sshd would (no sshd
+    here): the remote quoting and the same steps."""
+    fifth, fifth_sum = build(root, "fifth", [old_item(i) for i in range(N_OLD)] +
+                             [new_item(i) for i in range(N_NEW)] + ["fifth.example"])
+    ssh = os.path.join(root, "ssh-here")
+    with open(ssh, "w") as f:
+        f.write(SSH_HERE)
+    os.chmod(ssh, 0o755)
+    specs = [f"host=bg{i + 1}.example," + rep.spec("hup" if i == 0 else "http")
+             for i, rep in enumerate(reps)]
+    r = subprocess.run(["bash", SHIP, "--bloomgate", BG, "--ssh", ssh, "urls", fifth, *specs],
+                       capture_output=True, text=True)
+    print(r.stdout + r.stderr, end="", flush=True)
+    check(r.returncode == 0, f"ship over the ssh stand-in: status {r.returncode}")
+    hosts = open(os.path.join(root, "ssh-hosts")).read().split()
+    check(set(hosts) == {"bg1.example", "bg2.example"}, f"ssh was asked for {set(hosts)}")
+    for rep in reps:
+        i = info(rep.line)
+        check(i and i["checksum"] == fifth_sum and i["generation"] == 3,
+              f"{rep.name} after the ssh ship: {i}")
+        check(line_request(rep.line, "CHECK urls fifth.example") == "YES",
+              f"{rep.name} does not answer from the shipped file")
+
+
 def test_kill(reps, hap):
     r1, r2 = reps
     load = Load(hap, line_conns=6, http_conns=2)
@@ -591,7 +628,9 @@ def test_kill(reps, hap):
     check(failed.get(killed, 0) <= DEPTH * broken.get(killed, 0), f"lost {failed} > in flight")
     check(load.failed_http == 0, f"HTTP requests failed despite retry-on: {load.wrong[:3]}")
     check(killed not in after_conns, "a connection made after the kill reached r1")
-    check(len(after_conns) >= broken.get(killed, 0), f"reconnections {after_conns}")
+    # (Every worker reconnected: wait_answered above needs answers from each
+    # after the kill. Counting reconnections here would race: a worker may
+    # reconnect before mark() runs.)
     # Restarted, it comes back by itself; leastconn sends it the next connection.
     new_pid = r1.start()
     hap.wait_status("r1", "UP")
@@ -661,6 +700,7 @@ def main():
         test_rolling_ship(root, reps, hap, new_bloom, new_sum, old_sum)
         test_corrupt_ship(root, reps, new_bloom, new_sum)
         test_reload_fails(root, reps, new_bloom, new_sum)
+        test_ship_over_ssh(root, reps, new_sum)
         test_kill(reps, hap)
         test_nginx(root, reps)
         # Clean stops, and no sanitizer report (the sanitizer build runs this too).
