@@ -307,7 +307,8 @@ enum cmd_err cmd_admit(struct cmd_call *call, enum cmd_id id)
         call->e = catalog_find(call->cat, call->filter, call->filter_len);
         /* INFO of a configured filter that is not loaded answers its
          * readiness (false), not an error: see views_unloaded_json. */
-        if (!call->e && id == CMD_INFO && views_configured(call->cat, call->filter, call->filter_len))
+        if (!call->e && id == CMD_INFO &&
+            views_configured(call->cat, call->filter, call->filter_len))
             return CMD_OK;
         if (!call->e) {
             call->err = CMD_ERR_UNKNOWN_FILTER;
