@@ -6,7 +6,8 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       libevent-dev libxxhash-dev libjansson-dev libidn2-dev check
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis
-      postfix bind9-dnsutils dnsperf haproxy)
+      postfix bind9-dnsutils dnsperf haproxy
+      libnginx-mod-stream)
 missing=()
 for p in "${pkgs[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

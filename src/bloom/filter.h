@@ -61,6 +61,7 @@ struct filter {
     uint64_t blocks_per_shard; /* bits_per_shard / 512 */
     uint64_t seed;             /* XXH3 seed; stored in the file */
     int64_t build_time;        /* unix seconds; 0 if never written */
+    uint64_t file_checksum;    /* header checksum of the file loaded; 0 if not loaded from one */
     enum filter_keys keys;     /* stored in the file; exact for a filter made empty */
     struct filter_shard *shards;
 };

@@ -267,6 +267,7 @@ static int parse_header(const char *path, int fd, uint64_t file_size, struct for
     if (!hdr)
         return -1;
     int rc = -1;
+    info->checksum = le_get64(hdr + OFF_HEADER_SUM);
     if (header_check_values(path, hdr, header_bytes, shards, file_size, info, err, errlen) == 0 &&
         header_check_shards(path, hdr, shards, info, err, errlen) == 0)
         rc = 0;
@@ -412,6 +413,7 @@ static int run_shards(const char *path, unsigned threads, struct filter **out, c
             goto done;
         }
         j->f->build_time = info.build_time;
+        j->f->file_checksum = info.checksum;
         j->f->keys = info.keys;
     }
     util_parallel_for(threads ? threads : util_ncpus(), info.plan.shard_count, shard_task, j);

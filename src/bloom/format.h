@@ -38,6 +38,7 @@ struct format_info {
     uint64_t payload_offset;
     uint64_t shard_stride;
     uint64_t file_size;
+    uint64_t checksum; /* the header's checksum: it covers every shard's, so it names the content */
     struct format_shard *shards; /* plan.shard_count entries; free with format_info_free */
 };
 

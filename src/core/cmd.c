@@ -252,24 +252,24 @@ static void h_match(const struct cmd_env *env, const struct stats_src *src, stru
 static void h_info(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
 {
     (void)env;
-    call->json = call->e ? views_filter_json(call->e) : views_info_json(src, call->cat);
+    if (call->e)
+        call->json = views_filter_json(call->e);
+    else if (call->filter) /* configured, not loaded: cmd_admit let it through */
+        call->json = views_unloaded_json(call->filter, call->filter_len);
+    else
+        call->json = views_info_json(src, call->cat);
 }
 
 /* The configured filters that are not served (a reload failed to load them):
- * NULL when all are, which is the common answer and allocates nothing. */
+ * NULL when all are, which is the common answer. */
 static void h_health(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
 {
     (void)env;
     (void)src;
-    const struct conf *cf = call->cat->conf;
-    json_t *missing = NULL;
-    for (size_t i = 0; i < cf->n_filters; i++) {
-        const char *name = cf->filters[i].name;
-        if (catalog_find(call->cat, name, strlen(name)))
-            continue;
-        if (!missing)
-            missing = json_array();
-        json_array_append_new(missing, json_string(name));
+    json_t *missing = views_missing_json(call->cat);
+    if (json_array_size(missing) == 0) {
+        json_decref(missing);
+        missing = NULL;
     }
     call->json = missing;
 }
@@ -305,6 +305,11 @@ enum cmd_err cmd_admit(struct cmd_call *call, enum cmd_id id)
      * with cmd_authorize, the same rule: see http_api.c route_filter.) */
     if (call->filter && !call->e) {
         call->e = catalog_find(call->cat, call->filter, call->filter_len);
+        /* INFO of a configured filter that is not loaded answers its
+         * readiness (false), not an error: see views_unloaded_json. */
+        if (!call->e && id == CMD_INFO &&
+            views_configured(call->cat, call->filter, call->filter_len))
+            return CMD_OK;
         if (!call->e) {
             call->err = CMD_ERR_UNKNOWN_FILTER;
             snprintf(call->msg, sizeof(call->msg), "no such filter '%.*s'", (int)call->filter_len,

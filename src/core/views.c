@@ -3,8 +3,11 @@
 
 #include "core/views.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,8 +46,23 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(o, "shards", json_integer(f->shard_count));
     json_object_set_new(o, "bytes", json_integer((json_int_t)filter_bytes(f)));
     json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
+    /* What a shipper compares with `bloomgate info FILE` to know this
+     * replica serves the file it sent: the header checksum, which covers
+     * every shard's checksum and so the whole content (runtime adds do not
+     * change it: it names the file loaded, not the bits now). */
+    if (v->file && f->file_checksum) {
+        char sum[17];
+        snprintf(sum, sizeof(sum), "%016" PRIx64, f->file_checksum);
+        json_object_set_new(o, "checksum", json_string(sum));
+    } else {
+        json_object_set_new(o, "checksum", json_null());
+    }
+    json_object_set_new(o, "built_at",
+                        v->file && f->build_time > 0 ? iso_time(f->build_time) : json_null());
     json_object_set_new(o, "generation", json_integer((json_int_t)v->generation));
     json_object_set_new(o, "loaded_at", iso_time(v->loaded_at));
+    json_object_set_new(o, "load_seconds", json_real(v->load_seconds));
+    json_object_set_new(o, "ready", json_true());
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     if (e->st) {
@@ -57,6 +75,38 @@ json_t *views_filter_json(const struct fentry *e)
         pthread_mutex_unlock(&e->st->mu);
     }
     return o;
+}
+
+/* Any thread holding cat. */
+json_t *views_unloaded_json(const char *name, size_t len)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_stringn(name, len));
+    json_object_set_new(o, "ready", json_false());
+    return o;
+}
+
+/* Any thread holding cat: a walk of the config's filters (a handful). */
+bool views_configured(const struct catalog *cat, const char *name, size_t len)
+{
+    const struct conf *cf = cat->conf;
+    for (size_t i = 0; i < cf->n_filters; i++)
+        if (strlen(cf->filters[i].name) == len && memcmp(cf->filters[i].name, name, len) == 0)
+            return true;
+    return false;
+}
+
+/* Any thread holding cat. */
+json_t *views_missing_json(const struct catalog *cat)
+{
+    const struct conf *cf = cat->conf;
+    json_t *missing = json_array();
+    for (size_t i = 0; i < cf->n_filters; i++) {
+        const char *name = cf->filters[i].name;
+        if (!catalog_find(cat, name, strlen(name)))
+            json_array_append_new(missing, json_string(name));
+    }
+    return missing;
 }
 
 /* Any thread: every counter of the table by its name (STATS_COUNTERS), so a
@@ -89,6 +139,10 @@ json_t *views_info_json(const struct stats_src *src, const struct catalog *cat)
     json_object_set_new(o, "last_reload_at", last ? iso_time(last) : json_null());
     json_object_set_new(o, "last_reload_ok",
                         last ? json_boolean(atomic_load(&reg->last_reload_ok)) : json_null());
+    /* The readiness /healthz answers: every configured filter served. */
+    json_t *missing = views_missing_json(cat);
+    json_object_set_new(o, "ready", json_boolean(json_array_size(missing) == 0));
+    json_object_set_new(o, "missing", missing);
     json_t *arr = json_array();
     for (size_t i = 0; i < cat->n; i++)
         json_array_append_new(arr, views_filter_json(&cat->entries[i]));

@@ -6,6 +6,8 @@
 #define BLOOMGATE_VIEWS_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "core/stats.h"
 #include "store/registry.h"
@@ -13,7 +15,17 @@
 /* The whole daemon: version, uptime, connections, every counter of
  * STATS_COUNTERS by its name, reload outcomes, and every filter. */
 json_t *views_info_json(const struct stats_src *src, const struct catalog *cat);
-/* One filter: sizes, rates, file, journal, generation, last reload. */
+/* One filter: sizes, rates, file, its checksum, journal, generation, last
+ * reload, and "ready": true (it is served). */
 json_t *views_filter_json(const struct fentry *e);
+/* A filter the configuration in force names but no catalog entry serves (a
+ * reload could not load it): {"name":..., "ready": false}. What INFO <name>
+ * and GET /v1/filters/{name} answer for it, so a shipper or a load balancer
+ * polling one filter sees it turn unready instead of "no such filter". */
+json_t *views_unloaded_json(const char *name, size_t len);
+/* Whether the configuration in force names this filter. */
+bool views_configured(const struct catalog *cat, const char *name, size_t len);
+/* The configured filters not served, as a JSON array (empty when all are). */
+json_t *views_missing_json(const struct catalog *cat);
 
 #endif

@@ -1559,6 +1559,60 @@ START_TEST(test_rename_keeps_journal)
 }
 END_TEST
 
+/* What a shipper and a load balancer read (scripts/ship.sh, docs/scaling.md):
+ * INFO <filter> names the file's content by its header checksum, the one
+ * `bloomgate info` prints, with its build time, the generation and "ready";
+ * after a new file is renamed in and reloaded, the new checksum and the next
+ * generation; runtime adds change neither. INFO says the daemon is ready. */
+static void expect_checksum(struct dh_conn *c, struct dh_daemon *d, const char *name, long long gen)
+{
+    char path[DH_PATH_MAX], err[1024], want[17];
+    struct format_info fi;
+    dh_path(d, name, path);
+    ck_assert_msg(format_read_info(path, &fi, err, sizeof(err)) == 0, "%s", err);
+    snprintf(want, sizeof(want), "%016llx", (unsigned long long)fi.checksum);
+    format_info_free(&fi);
+    json_t *j = info_json(c, "f");
+    const char *sum = json_string_value(json_object_get(j, "checksum"));
+    ck_assert_msg(sum && strcmp(sum, want) == 0, "INFO f checksum %s, the file's %s", sum, want);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "generation")), gen);
+    ck_assert(json_is_true(json_object_get(j, "ready")));
+    ck_assert(json_is_string(json_object_get(j, "built_at")));
+    ck_assert(json_is_real(json_object_get(j, "load_seconds")));
+    json_decref(j);
+}
+
+START_TEST(test_info_names_the_file)
+{
+    struct dh_daemon *d = dh_new();
+    build_range(d, "a.bloom", "a-", 0, 100, 10000, 1e-4);
+    build_range(d, "b.bloom", "b-", 0, 100, 10000, 1e-4);
+    dh_write_config(d, "threads 1\nfilter f {\n    file @DIR@/f.bloom\n    journal off\n}\n"
+                       "filter e {\n    capacity 1000\n    journal off\n}\n");
+    install_copy(d, "a.bloom", "f.bloom");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    expect_checksum(c, d, "a.bloom", 1);
+    DH_EXPECT(c, "ADD f extra", "NEW");
+    expect_checksum(c, d, "a.bloom", 1);
+    /* A filter that started empty names no file. */
+    json_t *j = info_json(c, "e");
+    ck_assert(json_is_null(json_object_get(j, "checksum")));
+    ck_assert(json_is_null(json_object_get(j, "built_at")));
+    ck_assert(json_is_true(json_object_get(j, "ready")));
+    json_decref(j);
+    install_copy(d, "b.bloom", "f.bloom");
+    DH_EXPECT(c, "RELOAD", "OK f=reloaded e=unchanged");
+    expect_checksum(c, d, "b.bloom", 2);
+    j = info_json(c, NULL);
+    ck_assert(json_is_true(json_object_get(j, "ready")));
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "missing")), 0);
+    json_decref(j);
+    dh_close(c);
+    dh_stop_ok(d);
+}
+END_TEST
+
 static char *big_item(const char *tag)
 {
     char *s = malloc(J_ITEM + 1);
@@ -1897,6 +1951,7 @@ static Suite *reload_suite(void)
                              test_journal_corrupt_middle,
                              test_adds_survive_reload,
                              test_rename_keeps_journal,
+                             test_info_names_the_file,
                              test_journal_unwritable,
                              test_systemd_notify,
                              test_read_your_writes_across_reload,

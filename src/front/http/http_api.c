@@ -524,6 +524,12 @@ static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
     char name[3 * REGISTRY_NAME_MAX + 1];
     long len = raw < sizeof(name) ? httpparse_pct_decode(rest, raw, name, false) : -1;
     const struct fentry *e = len > 0 ? catalog_find(r->cat, name, (size_t)len) : NULL;
+    if (!e && !sub && len > 0 && views_configured(r->cat, name, (size_t)len)) {
+        /* Configured, not loaded: 503, so an `option httpchk` on this path
+         * takes the replica out while its filter is missing. */
+        http_reply_json(r, 503, views_unloaded_json(name, (size_t)len));
+        return;
+    }
     if (!e) {
         if (len > 0 && conf_is_valid_name(name, (size_t)len))
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "no such filter '%.*s'", (int)len, name);
