@@ -82,9 +82,12 @@ static const char *errno_text(int e)
  * payload. The salt is random per journal, so an item whose bytes happen to be a
  * whole record (of this or any other journal) never checks as one: only records
  * this journal wrote do, which the torn-tail test below relies on. */
+static _Atomic uint64_t bytes_hashed, bytes_read; /* journal_io_counters */
+
 static uint64_t record_sum(uint64_t salt, const unsigned char *head8, const unsigned char *payload,
                            size_t len)
 {
+    atomic_fetch_add_explicit(&bytes_hashed, 8u + len, memory_order_relaxed);
     XXH3_state_t st;
     /* reset_withSeed compares the state's old seed to skip re-deriving its
      * secret: on an uninitialised state that could keep a stale secret. */
@@ -226,6 +229,7 @@ static const unsigned char *rbuf_get(struct rbuf *r, uint64_t off, size_t n, uin
         r->cap = want;
     }
     r->len = 0;
+    atomic_fetch_add_explicit(&bytes_read, want, memory_order_relaxed);
     if (util_pread_all(r->fd, r->buf, want, (off_t)off) != 0)
         return NULL;
     r->off = off;
@@ -276,38 +280,124 @@ static enum rec record_at(struct rbuf *r, uint64_t salt, uint64_t off, uint64_t 
     return REC_OK;
 }
 
-/* After a bad record: is there a valid record anywhere in [from, limit)? A torn
+/* The record that would follow a bad one at off if only its payload or
+ * checksum were damaged: checked first, so that a damaged record full of
+ * planted headers cannot hide the valid one right after it. 1 with its
+ * offset, 0 if there is none (or the length is itself implausible), -1 on a
+ * read error. */
+static int natural_follower(struct rbuf *r, uint64_t salt, uint64_t off, uint64_t limit,
+                            uint64_t *budget, uint64_t *found)
+{
+    const unsigned char *h = rbuf_get(r, off, JOURNAL_RECORD_HEADER, limit);
+    if (!h)
+        return -1;
+    uint32_t n = le_get32(h + 4);
+    if (n > JOURNAL_MAX_PAYLOAD || limit - off - JOURNAL_RECORD_HEADER < n)
+        return 0;
+    uint64_t next = off + JOURNAL_RECORD_HEADER + n;
+    if (limit - next < JOURNAL_RECORD_HEADER)
+        return 0;
+    h = rbuf_get(r, next, JOURNAL_RECORD_HEADER, limit);
+    if (!h)
+        return -1;
+    uint32_t claim = le_get32(h + 4);
+    if (claim > JOURNAL_MAX_PAYLOAD || limit - next - JOURNAL_RECORD_HEADER < claim ||
+        *budget < 8u + claim)
+        return 0;
+    *budget -= 8u + claim;
+    const unsigned char *p;
+    uint32_t len;
+    const char *why;
+    enum rec st = record_at(r, salt, next, limit, &p, &len, &why);
+    if (st == REC_IO)
+        return -1;
+    if (st != REC_OK)
+        return 0;
+    *found = next;
+    return 1;
+}
+
+/* After a bad record at offset bad: is there a valid record anywhere after it?
+ * (length_ok: its header was sound and only its checksum failed.) A torn
  * tail (a crash mid-write) can only be followed by nothing, so one valid record
  * means the damage is in the middle, where cutting would drop acknowledged adds.
- * Returns 1 with its offset, 0 if none, -1 on a read error (errno). */
-static int find_follower(struct rbuf *r, uint64_t salt, uint64_t from, uint64_t limit,
-                         uint64_t *found)
+ *
+ * Items are client bytes, so the look-ahead must stay linear whatever they
+ * hold: every "JRN\x1e" in them is a candidate whose claimed payload would cost
+ * a checksum, and candidates overlap (issue 15: 65,536 fake headers of 512 KiB
+ * each in a 1 MiB tail hashed 16 GiB). So the magic is searched through a
+ * window of its own that reads each byte once; a candidate is first checked
+ * on its header alone (claimed length in range and inside the file); and the
+ * checksums of candidates together may hash at most LOOKAHEAD_FACTOR times the
+ * bytes after the damage. A real follower is a record this journal wrote, and
+ * normal items almost never hold the magic, so the budget only runs out on
+ * planted headers; the caller then refuses the file rather than guess. Returns
+ * 1 with the offset of a follower, 0 if none, 2 if the budget ran out first
+ * (*found: the candidate it stopped at), -1 on a read error (errno). Any
+ * thread, on the caller's own buffers. */
+#define LOOKAHEAD_FACTOR 2u
+static int find_follower(struct rbuf *r, uint64_t salt, uint64_t bad, bool length_ok,
+                         uint64_t limit, uint64_t *found)
 {
-    uint64_t y = from;
+    uint64_t budget = LOOKAHEAD_FACTOR * (limit - bad);
+    if (length_ok) {
+        int nf = natural_follower(r, salt, bad, limit, &budget, found);
+        if (nf != 0)
+            return nf;
+    }
+    struct rbuf win_buf = {.fd = r->fd};
+    uint64_t y = bad + 1;
+    int rc = 0;
     while (y <= limit && limit - y >= JOURNAL_RECORD_HEADER) {
         size_t win = limit - y > READ_CHUNK ? READ_CHUNK : (size_t)(limit - y);
-        const unsigned char *w = rbuf_get(r, y, win, limit);
-        if (!w)
-            return -1;
+        const unsigned char *w = rbuf_get(&win_buf, y, win, limit);
+        if (!w) {
+            rc = -1;
+            break;
+        }
         const unsigned char *m = memmem(w, win, JOURNAL_RECORD_MAGIC, 4);
         if (!m) {
             y += win - 3; /* a magic may straddle two windows */
             continue;
         }
         uint64_t cand = y + (uint64_t)(m - w);
+        y = cand + 1;
+        if (limit - cand < JOURNAL_RECORD_HEADER)
+            break; /* no room for a record header: nothing further can be one */
+        /* Screen the candidate on its header (from the window when it is there)
+         * and charge its checksum to the budget before it is computed. */
+        const unsigned char *hd = (size_t)(m - w) + JOURNAL_RECORD_HEADER <= win
+                                      ? m
+                                      : rbuf_get(r, cand, JOURNAL_RECORD_HEADER, limit);
+        if (!hd) {
+            rc = -1;
+            break;
+        }
+        uint32_t claim = le_get32(hd + 4);
+        if (claim > JOURNAL_MAX_PAYLOAD || limit - cand - JOURNAL_RECORD_HEADER < claim)
+            continue;
+        if (budget < 8u + claim) {
+            *found = cand;
+            rc = 2;
+            break;
+        }
+        budget -= 8u + claim;
         const unsigned char *p;
         uint32_t n;
         const char *why;
         enum rec st = record_at(r, salt, cand, limit, &p, &n, &why);
-        if (st == REC_IO)
-            return -1;
+        if (st == REC_IO) {
+            rc = -1;
+            break;
+        }
         if (st == REC_OK) {
             *found = cand;
-            return 1;
+            rc = 1;
+            break;
         }
-        y = cand + 1;
     }
-    return 0;
+    free(win_buf.buf);
+    return rc;
 }
 
 /* Check every record from the header to size, filling s (records, items, end,
@@ -344,14 +434,25 @@ static int scan_records(const char *path, int fd, uint64_t salt, uint64_t size,
             off += JOURNAL_RECORD_HEADER + n;
             continue;
         }
-        uint64_t next;
-        int f = find_follower(&r, salt, off + 1, size, &next);
+        uint64_t next = 0;
+        int f = find_follower(&r, salt, off, strcmp(why, "checksum mismatch") == 0, size, &next);
         if (f < 0) {
             fail(err, errlen, "%s: read failed after offset %llu: %s", path,
                  (unsigned long long)off, errno_text(errno));
             goto out;
         }
-        if (f > 0) {
+        if (f == 2) {
+            fail(err, errlen,
+                 "%s: corrupt record at offset %llu (%s), followed by more record headers "
+                 "than can be checked (the look-ahead stopped at offset %llu after hashing %u "
+                 "times the %llu bytes after it), so it cannot be told from damage in the "
+                 "middle; to keep the records before it and drop the rest, truncate the file "
+                 "to %llu bytes",
+                 path, (unsigned long long)off, why, (unsigned long long)next, LOOKAHEAD_FACTOR,
+                 (unsigned long long)(size - off), (unsigned long long)off);
+            goto out;
+        }
+        if (f == 1) {
             fail(err, errlen,
                  "%s: corrupt record at offset %llu (%s); a valid record follows at offset %llu, "
                  "so this is not a torn tail",
@@ -694,6 +795,12 @@ int64_t journal_replay(struct journal *j, uint64_t from, uint64_t to, journal_it
                     "%s: replay range [%llu, %llu) is outside the journal (%llu bytes)", j->path,
                     (unsigned long long)from, (unsigned long long)to, (unsigned long long)end);
     return replay_range(j->path, j->fd, j->salt, from, to, fn, ctx, err, errlen);
+}
+
+void journal_io_counters(uint64_t *hashed, uint64_t *read)
+{
+    *hashed = atomic_load_explicit(&bytes_hashed, memory_order_relaxed);
+    *read = atomic_load_explicit(&bytes_read, memory_order_relaxed);
 }
 
 /* ---- the offline reader ---- */
