@@ -351,7 +351,8 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         return;
     }
     json_error_t jerr;
-    json_t *root = json_loadb(r->body_len ? r->body : "", r->body_len, JSON_ALLOW_NUL, &jerr);
+    json_t *root = json_loadb(r->body_len ? r->body : "", r->body_len,
+                              JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         http_reply_error(r, HTTP_ERR_BAD_JSON, "line %d column %d: %s", jerr.line, jerr.column,
                          jerr.text);
