@@ -1097,6 +1097,20 @@ START_TEST(test_bad_config)
     snprintf(msgbuf, sizeof(msgbuf), "filter lost: file %s: No such file or directory", missing);
     expect_start_fails(d, msgbuf);
 
+    /* Issue 15: a filter with no file that is too large to create (87 TB, over
+     * the 1 TiB limit) passed --check-config and failed at start-up. Both
+     * run the same sizing check now, and say the same. */
+    dh_write_config(d, "threads 1\nfilter huge {\n    capacity 4398046511104\n"
+                       "    fpr 1e-12\n    journal off\n}\n");
+    st = check_config(d, &out);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--check-config: status 0x%x: %s", st,
+                  out);
+    static const char too_big[] = "filter huge: capacity 4398046511104 at fpr 1e-12: filter would "
+                                  "take";
+    ck_assert_msg(strstr(out, too_big) && strstr(out, "over the limit of 1099511627776"),
+                  "got: %s", out);
+    expect_start_fails(d, too_big);
+
     /* Not a filter file at all. */
     dh_write_file(d, "junk.bloom", "this is not a filter\n", 21);
     dh_write_config(d, "threads 1\nfilter junk {\n    file @DIR@/junk.bloom\n}\n");
