@@ -402,7 +402,7 @@ bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, evutil_so
         c->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
     }
     if (!c || !c->in || !c->out || !c->rev || !c->wev) {
-        log_error("out of memory accepting a %s connection", ops->name);
+        log_error_limited("out of memory accepting a %s connection", ops->name);
         if (c) {
             free(c->in);
             if (c->out)

@@ -20,6 +20,8 @@
 #include "lib/daemon_harness.h"
 #include "lib/http_client.h"
 
+#define LOG_LIMIT_BURST_IT 5 /* LOG_LIMIT_BURST in src/base/log.h */
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -250,6 +252,74 @@ START_TEST(test_buffer_budget)
 }
 END_TEST
 
+/* ---- log amplification ---- */
+
+/* Lines of the log holding needle, and the sum N of its "N more like it
+ * suppressed ... needle" summaries. */
+static void count_log(struct dh_daemon *d, const char *needle, unsigned *lines,
+                      unsigned long long *suppressed)
+{
+    char *log = dh_log_read(d);
+    *lines = 0;
+    *suppressed = 0;
+    for (char *save = NULL, *l = strtok_r(log, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (!strstr(l, needle))
+            continue;
+        const char *s = strstr(l, " more like it suppressed in the last ");
+        if (!s) {
+            (*lines)++;
+            continue;
+        }
+        const char *p = s;
+        while (p > l && p[-1] != ' ')
+            p--;
+        *suppressed += strtoull(p, NULL, 10);
+    }
+    free(log);
+}
+
+/* 2,000 failed AUTHs (line protocol) and 300 wrong tokens (HTTP) write a
+ * handful of lines each, not one per request; at the stop the rest are
+ * accounted for in summary lines. */
+START_TEST(test_failed_auth_log_is_bounded)
+{
+    struct dh_daemon *d = start("admin_token sesame\n");
+    struct dh_conn *l = dh_connect(d);
+    enum { N_LINE = 2000, N_HTTP = 300 };
+    static char req[N_LINE * 12];
+    size_t len = 0;
+    for (int i = 0; i < N_LINE; i++)
+        len += (size_t)sprintf(req + len, "AUTH wrong\n");
+    ck_assert_int_eq(dh_send(l, req, len, 30000), 0);
+    for (int i = 0; i < N_LINE; i++) {
+        const char *r = dh_read_line(l, DH_TIMEOUT_MS);
+        ck_assert_msg(r && strncmp(r, "ERR auth_failed", 15) == 0, "%s", r ? r : "(none)");
+    }
+    dh_close(l);
+    struct hc_conn h;
+    http_open(&h, d);
+    for (int i = 0; i < N_HTTP; i++) {
+        struct hc_resp r;
+        ck_assert_msg(hc_request(&h, "POST", "/v1/filters/f/add", "Authorization: Bearer no\r\n",
+                                 "{\"items\":[\"x\"]}", 14, &r, DH_TIMEOUT_MS) == 0,
+                      "%s", h.err);
+        ck_assert_int_eq(r.status, 401);
+        hc_resp_free(&r);
+    }
+    hc_close(&h);
+    dh_stop_ok(d);
+    unsigned lines;
+    unsigned long long suppressed;
+    count_log(d, "AUTH failed from ", &lines, &suppressed);
+    ck_assert_msg(lines >= 1 && lines <= 4 * LOG_LIMIT_BURST_IT, "%u AUTH lines", lines);
+    ck_assert_uint_eq(lines + suppressed, N_LINE);
+    count_log(d, "HTTP: wrong admin token from ", &lines, &suppressed);
+    ck_assert_msg(lines >= 1 && lines <= 4 * LOG_LIMIT_BURST_IT, "%u token lines", lines);
+    ck_assert_uint_eq(lines + suppressed, N_HTTP);
+    dh_free(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *limits_suite(void)
@@ -257,7 +327,8 @@ static Suite *limits_suite(void)
     Suite *s = suite_create("limits");
     dh_add_case(s, "limits", 300,
                 (const TTest *const[]){test_slowloris_gets_request_timeout,
-                                       test_trickled_body_times_out, test_buffer_budget, NULL});
+                                       test_trickled_body_times_out, test_buffer_budget,
+                                       test_failed_auth_log_is_bounded, NULL});
     return s;
 }
 

@@ -450,7 +450,7 @@ static void do_auth(struct conn *c, const struct catalog *cat, const struct prot
         reply_str(c, "OK\n");
     } else {
         LC(c)->authed = false;
-        log_warn("AUTH failed from %s", c->peer);
+        log_warn_limited("AUTH failed from %s", c->peer);
         reply_err(c, PROTO_ERR_AUTH_FAILED, "wrong token");
     }
 }
