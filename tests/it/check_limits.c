@@ -137,8 +137,7 @@ START_TEST(test_slowloris_gets_request_timeout)
 
     ck_assert_double_eq(get_metric(d, "bloomgate_request_timeouts_total{protocol=\"http\"}"), 1);
     ck_assert_double_eq(get_metric(d, "bloomgate_request_timeouts_total{protocol=\"line\"}"), 1);
-    ck_assert_double_eq(
-        get_metric(d, "bloomgate_http_responses_total{code=\"408\"}"), 1);
+    ck_assert_double_eq(get_metric(d, "bloomgate_http_responses_total{code=\"408\"}"), 1);
     dh_finish(d);
 }
 END_TEST

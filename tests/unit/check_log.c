@@ -92,7 +92,8 @@ START_TEST(test_limited_lines_are_counted)
     log_limit_flush(1);
     unsigned long lines, summaries;
     unsigned long long suppressed;
-    tally("AUTH failed from 192.0.2.", "AUTH failed from 192.0.2.%d:%d", &lines, &suppressed, &summaries);
+    tally("AUTH failed from 192.0.2.", "AUTH failed from 192.0.2.%d:%d", &lines, &suppressed,
+          &summaries);
     ck_assert_uint_eq(lines + suppressed, THREADS * PER_THREAD);
     ck_assert_uint_ge(lines, LOG_LIMIT_BURST);
     ck_assert_uint_le(lines, (unsigned long)(windows + 1) * LOG_LIMIT_BURST);
