@@ -19,11 +19,12 @@
 
 #define READ_CHUNK (1u << 20) /* read-ahead of the record reader */
 
+static _Atomic uint64_t bytes_hashed, bytes_read; /* journal_io_counters */
+
 /* XXH3-64, seeded with the salt, over a record's magic and length, then its
  * payload. The salt is random per journal, so an item whose bytes happen to be a
  * whole record (of this or any other journal) never checks as one: only records
  * this journal wrote do, which the torn-tail test below relies on. */
-static _Atomic uint64_t bytes_hashed, bytes_read; /* journal_io_counters */
 
 uint64_t journal_record_sum(uint64_t salt, const unsigned char *head8, const unsigned char *payload,
                             size_t len)
