@@ -16,7 +16,7 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
                   const struct filter_key *keys, size_t n, char *err, size_t errlen)
 {
     if (journal_append(j, keys, n, err, errlen) != 0) {
-        log_error_limited("filter %s: %s", e->name, err);
+        log_error_limited("filter %s: add refused: %s", e->name, err);
         return -1;
     }
     if (gate_test_after_append)
@@ -28,7 +28,7 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
         b->dirty[b->n_dirty++] = j;
     } else if (!seen && journal_commit(j, err, errlen) != 0) {
         /* More journals in one batch than we track: this one commits now. */
-        log_error_limited("filter %s: %s", e->name, err);
+        log_error_limited("filter %s: add refused: %s", e->name, err);
         return -1;
     }
     return 0;

@@ -319,6 +319,47 @@ START_TEST(test_failed_auth_log_is_bounded)
 }
 END_TEST
 
+/* Adds refused because the journal cannot grow (RLIMIT_FSIZE: a full disk as
+ * the daemon sees it): each refused add is answered, but the log gets a
+ * handful of lines and summaries that account for every other refusal. */
+START_TEST(test_refused_add_log_is_bounded)
+{
+    struct dh_daemon *d = dh_new();
+    dh_write_config(d, "threads 1\nlog_level info\n"
+                       "filter d {\n    capacity 100000\n    journal @DIR@/d.journal\n}\n");
+    d->fsize_limit = 4096;
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    enum { N = 2000 };
+    static char req[N * 24];
+    size_t len = 0;
+    for (int i = 0; i < N; i++)
+        len += (size_t)sprintf(req + len, "ADD d item-%05d\n", i);
+    ck_assert_int_eq(dh_send(c, req, len, 30000), 0);
+    unsigned added = 0, refused = 0;
+    for (int i = 0; i < N; i++) {
+        const char *r = dh_read_line(c, DH_TIMEOUT_MS);
+        ck_assert_msg(r != NULL, "reply %d missing", i);
+        if (strcmp(r, "NEW") == 0)
+            added++;
+        else if (strncmp(r, "ERR internal ", 13) == 0 && strstr(r, "cannot append"))
+            refused++;
+        else
+            ck_abort_msg("reply %d: %s", i, r);
+    }
+    ck_assert_uint_eq(added + refused, N);
+    ck_assert_uint_ge(refused, N / 2);
+    dh_close(c);
+    dh_stop_ok(d);
+    unsigned lines;
+    unsigned long long suppressed;
+    count_log(d, "add refused: ", &lines, &suppressed);
+    ck_assert_msg(lines >= 1 && lines <= 4 * LOG_LIMIT_BURST_IT, "%u lines", lines);
+    ck_assert_uint_eq(lines + suppressed, refused);
+    dh_free(d);
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *limits_suite(void)
@@ -327,7 +368,8 @@ static Suite *limits_suite(void)
     dh_add_case(s, "limits", 300,
                 (const TTest *const[]){test_slowloris_gets_request_timeout,
                                        test_trickled_body_times_out, test_buffer_budget,
-                                       test_failed_auth_log_is_bounded, NULL});
+                                       test_failed_auth_log_is_bounded,
+                                       test_refused_add_log_is_bounded, NULL});
     return s;
 }
 
