@@ -6,18 +6,23 @@
 # in which listed URLs written another way are found and MATCH names the list
 # entry, then keep serving until Ctrl-C.
 # BLOOMGATE_DEMO_SECONDS=N stops it after N seconds instead (used by CI).
+# BLOOMGATE_PORT and BLOOMGATE_HTTP_PORT choose other ports.
+# Every run starts from an empty _demo/ and builds with a fixed seed, so it
+# prints the same thing every time (but for the timings).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 scripts/deps.sh
 scripts/build.sh _build
-mkdir -p _demo
+rm -rf _demo
+mkdir _demo
 echo "== bloomgate build: a filter from data/sample-blocklist.txt"
-_build/bloomgate build -o _demo/sample.bloom data/sample-blocklist.txt
+_build/bloomgate build --seed 1 -o _demo/sample.bloom data/sample-blocklist.txt
 list=data/urlhaus-filter-online.txt
 echo "== bloomgate build: $list (Adblock rules) as url keys, then as host keys"
-_build/bloomgate build --format adblock --keys url -o _demo/urls.bloom "$list"
-_build/bloomgate build --format adblock --keys host --rejects _demo/hosts.rejects -o _demo/hosts.bloom "$list"
+_build/bloomgate build --seed 1 --format adblock --keys url -o _demo/urls.bloom "$list"
+_build/bloomgate build --seed 1 --format adblock --keys host --rejects _demo/hosts.rejects \
+    -o _demo/hosts.bloom "$list"
 # A listed URL (the first ||host/path^ rule without a query) written with an
 # upper-case host, a port and a query; a listed host written with upper case,
 # a port and an extra path; for the host filter a subdomain and an e-mail
@@ -31,9 +36,6 @@ url1="http://$upper:8080/${rule#*/}?download=1"
 url2="http://$hupper:8080/some/extra/path.html"
 echo "> bloomgate url expressions '$url2'"
 _build/bloomgate url expressions "$url2"
-# Journals hold the adds of an earlier run: start from the files alone, so
-# the session prints the same on every run.
-rm -f _demo/*.journal
 cat >_demo/bloomgate.conf <<CONF
 listen 127.0.0.1:${BLOOMGATE_PORT:-7878}
 http_listen 127.0.0.1:${BLOOMGATE_HTTP_PORT:-7879}

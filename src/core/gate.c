@@ -16,7 +16,7 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
                   const struct filter_key *keys, size_t n, char *err, size_t errlen)
 {
     if (journal_append(j, keys, n, err, errlen) != 0) {
-        log_error("filter %s: %s", e->name, err);
+        log_error_limited("filter %s: add refused: %s", e->name, err);
         return -1;
     }
     if (gate_test_after_append)
@@ -28,7 +28,7 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
         b->dirty[b->n_dirty++] = j;
     } else if (!seen && journal_commit(j, err, errlen) != 0) {
         /* More journals in one batch than we track: this one commits now. */
-        log_error("filter %s: %s", e->name, err);
+        log_error_limited("filter %s: add refused: %s", e->name, err);
         return -1;
     }
     return 0;
@@ -109,7 +109,8 @@ bool gate_commit(struct gate_batch *b)
     char err[512];
     for (unsigned i = 0; i < b->n_dirty; i++) {
         if (journal_commit(b->dirty[i], err, sizeof(err)) != 0) {
-            log_error("journal commit failed: %s; the replies of this batch are withheld", err);
+            log_error_limited("journal commit failed: %s; the replies of this batch are withheld",
+                              err);
             ok = false;
         }
     }

@@ -251,6 +251,12 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
     for (unsigned i = 0; i < src->n_workers; i++)
         evbuffer_add_printf(o, "bloomgate_worker_connections{worker=\"%u\"} %u\n", i,
                             atomic_load_explicit(&src->blocks[i].load, memory_order_relaxed));
+    family(o, "bloomgate_request_buffer_bytes", "gauge",
+           "Bytes of input buffers all client connections hold (requests being read)");
+    evbuffer_add_printf(o, "bloomgate_request_buffer_bytes %" PRIu64 "\n", src->buffered);
+    family(o, "bloomgate_request_buffer_limit_bytes", "gauge",
+           "max_buffered: past it, new request bytes are refused");
+    evbuffer_add_printf(o, "bloomgate_request_buffer_limit_bytes %zu\n", cat->conf->max_buffered);
     table_counters(o, &s);
 
     family(o, "bloomgate_http_responses_total", "counter", "HTTP responses by status");

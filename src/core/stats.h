@@ -48,13 +48,21 @@
     X(http_connections_closed, "bloomgate_connections_closed_total", "protocol=\"http\"",          \
       "Client connections closed (HTTP: admitted ones)")                                           \
     X(http_connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"http\"",      \
-      "Connections refused because max_connections were open")
+      "Connections refused because max_connections were open")                                     \
+    X(request_timeouts, "bloomgate_request_timeouts_total", "protocol=\"line\"",                   \
+      "Connections closed because a started request did not arrive within request_timeout")        \
+    X(http_request_timeouts, "bloomgate_request_timeouts_total", "protocol=\"http\"",              \
+      "Connections closed because a started request did not arrive within request_timeout")        \
+    X(buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"line\"",                     \
+      "Requests refused because the input buffers of all connections were at max_buffered")        \
+    X(http_buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"http\"",                \
+      "Requests refused because the input buffers of all connections were at max_buffered")
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
 #define STATS_HTTP_STATUSES(X)                                                                     \
-    X(200) X(400) X(401) X(404) X(405) X(413) X(431) X(500) X(501) X(503) X(505)
-#define STATS_HTTP_SLOTS 12
+    X(200) X(400) X(401) X(404) X(405) X(408) X(413) X(431) X(500) X(501) X(503) X(505)
+#define STATS_HTTP_SLOTS 13
 #define STATS_HTTP_ERRS 24 /* enum http_err fits */
 #define STATS_HTTP_CODE_(code) code,
 static const int stats_http_codes[STATS_HTTP_SLOTS] = {0, STATS_HTTP_STATUSES(STATS_HTTP_CODE_)};
@@ -165,6 +173,7 @@ struct stats_src {
     unsigned n_workers;
     const _Atomic uint64_t *id_gen; /* REGISTRY_MAX_FILTERS generations (struct fstats) */
     unsigned conns_open;            /* connections open, both protocols */
+    uint64_t buffered;              /* bytes of input buffers held (max_buffered) */
     double started;                 /* monotonic seconds */
     int64_t started_wall;           /* unix seconds */
     struct registry *reg;

@@ -17,6 +17,7 @@
 
 #include "store/conf.h"
 #include "bloom/format.h"
+#include "store/loader.h"
 #include "store/reload.h"
 #include "base/log.h"
 #include "base/notify.h"
@@ -29,7 +30,8 @@
 static const char usage_text[] =
     "usage: bloomgated [-c FILE] [--check-config] [--foreground] [-v] [--log-level L]\n"
     "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ")\n"
-    "  --check-config      validate the configuration and the filter files' headers, then exit\n"
+    "  --check-config      validate the configuration, the filter files' headers and the sizes\n"
+    "                      of filters to create, then exit\n"
     "  --foreground        stay in the foreground (the default; bloomgated never forks)\n"
     "  -v, --verbose       log at debug level\n"
     "  --log-level L       debug, info, warn or error (overrides the config)\n"
@@ -48,8 +50,9 @@ struct daemon {
     bool stopping;
 };
 
-/* Validate a config without starting: parse it, and read the header of each
- * filter file (a missing file is fine only with a capacity). */
+/* Validate a config without starting: parse it, then run on each filter the
+ * checks loading would (loader_check_filter: a file's header and key kind,
+ * or an empty filter's sizing), so that what passes here starts. Main thread. */
 static int check_config(const char *path)
 {
     char err[1024];
@@ -61,24 +64,10 @@ static int check_config(const char *path)
     int rc = 0;
     for (size_t i = 0; i < c->n_filters; i++) {
         const struct conf_filter *f = &c->filters[i];
-        if (!f->file)
-            continue;
-        struct stat st;
-        if (stat(f->file, &st) != 0) {
-            if (errno == ENOENT && f->capacity)
-                continue;
-            fprintf(stderr, "bloomgated: %s:%u: filter %s: file %s: %s\n", path, f->line, f->name,
-                    f->file, strerror(errno));
+        if (loader_check_filter(f, err, sizeof(err)) != 0) {
+            fprintf(stderr, "bloomgated: %s:%u: %s\n", path, f->line, err);
             rc = 1;
-            continue;
         }
-        struct format_info fi;
-        if (format_read_info(f->file, &fi, err, sizeof(err)) != 0) {
-            fprintf(stderr, "bloomgated: %s:%u: filter %s: %s\n", path, f->line, f->name, err);
-            rc = 1;
-            continue;
-        }
-        format_info_free(&fi);
     }
     conf_free(c);
     if (rc == 0)

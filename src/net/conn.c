@@ -4,7 +4,15 @@
  * Memory per connection: an input buffer that grows (doubling) only as far as
  * the request being read needs (ops->in_limit) and shrinks back when it
  * empties, and an output evbuffer that stops the reading of its connection
- * once it passes max_output. */
+ * once it passes max_output. The input buffers of all connections together
+ * are held to max_buffered (srv->buffered counts their capacity): a buffer
+ * that would pass it does not grow, and its request is refused.
+ *
+ * Time per request: a request that has begun to arrive must be complete
+ * within request_timeout seconds, plus one second per CONN_MIN_RATE bytes it
+ * holds so far (a large body at a fair rate); every byte re-arms idle_timeout,
+ * so without this deadline a client sending a byte a second would keep its
+ * connection (and its buffer) for ever. */
 #include "config.h"
 
 #include "net/conn.h"
@@ -42,7 +50,26 @@ void conn_arm_read(struct conn *c)
 {
     unsigned idle = cat_now(c)->conf->idle_timeout;
     struct timeval tv = {(time_t)idle, 0};
+    c->req_timer = false;
+    c->req_since = 0; /* a paused or waiting request's clock starts again */
     event_add(c->rev, idle ? &tv : NULL);
+}
+
+/* Charge (n > 0) or give back (n < 0) input buffer bytes on the server's
+ * budget. A charge that would pass max_buffered is not made: false. */
+static bool budget_charge(struct conn *c, ptrdiff_t n)
+{
+    _Atomic size_t *b = &c->w->srv->buffered;
+    if (n <= 0) {
+        atomic_fetch_sub_explicit(b, (size_t)-n, memory_order_relaxed);
+        return true;
+    }
+    size_t now = atomic_fetch_add_explicit(b, (size_t)n, memory_order_relaxed) + (size_t)n;
+    if (now > cat_now(c)->conf->max_buffered) {
+        atomic_fetch_sub_explicit(b, (size_t)n, memory_order_relaxed);
+        return false;
+    }
+    return true;
 }
 
 void conn_pause(struct conn *c)
@@ -64,6 +91,7 @@ void conn_consume(struct conn *c, size_t n)
     if (c->in_len == 0 && c->in_cap > IN_IDLE_KEEP) {
         char *small = realloc(c->in, IN_START);
         if (small) {
+            budget_charge(c, -(ptrdiff_t)(c->in_cap - IN_START));
             c->in = small;
             c->in_cap = IN_START;
         }
@@ -95,6 +123,7 @@ void conn_close(struct conn *c, const char *why)
     else
         STAT_ADD(&w->stats->s, http_connections_closed, 1);
     evutil_closesocket(c->fd);
+    budget_charge(c, -(ptrdiff_t)c->in_cap);
     free(c->in);
     free(c);
     worker_check_drained(w);
@@ -184,21 +213,89 @@ void conn_flush(struct conn *c)
     }
 }
 
-/* Room to read into: the buffer doubles when full, up to ops->in_limit. */
-static bool conn_room(struct conn *c)
+/* Room to read into: the buffer doubles when full, up to ops->in_limit and
+ * as far as max_buffered allows. 0 if there is room; else why not. */
+static int conn_room(struct conn *c)
 {
     if (c->in_len < c->in_cap)
-        return true;
+        return 0;
     size_t limit = c->ops->in_limit(cat_now(c)->conf);
     size_t ncap = c->in_cap * 2 < limit ? c->in_cap * 2 : limit;
     if (ncap <= c->in_cap)
-        return false;
+        return 1 + CONN_FULL_LIMIT;
+    if (!budget_charge(c, (ptrdiff_t)(ncap - c->in_cap))) {
+        if (c->ops->proto == STATS_LINE)
+            STAT_ADD(&c->w->stats->s, buffer_refusals, 1);
+        else
+            STAT_ADD(&c->w->stats->s, http_buffer_refusals, 1);
+        return 1 + CONN_FULL_BUDGET;
+    }
     char *nb = realloc(c->in, ncap);
-    if (!nb)
-        return false;
+    if (!nb) {
+        budget_charge(c, -(ptrdiff_t)(ncap - c->in_cap));
+        return 1 + CONN_FULL_LIMIT;
+    }
     c->in = nb;
     c->in_cap = ncap;
+    return 0;
+}
+
+/* When the request now in c->in must be complete: request_timeout after its
+ * first byte, plus a second per CONN_MIN_RATE bytes received (0: none due). */
+static double conn_due(const struct conn *c, unsigned request_timeout)
+{
+    if (!c->req_since || !request_timeout)
+        return 0;
+    return c->req_since + request_timeout + (double)c->in_len / CONN_MIN_RATE;
+}
+
+/* After a read was answered: time the request still arriving, if any (its
+ * first bytes came with this read when it answered a request, fresh == true).
+ * The read event's timeout becomes the sooner of its deadline and
+ * idle_timeout; back to idle_timeout once nothing is pending. Not for a
+ * connection that is closing, paused or waiting (its reading is stopped).
+ * Returns false if the deadline has already passed. */
+static bool conn_deadline(struct conn *c, bool fresh)
+{
+    const struct conf *cf = cat_now(c)->conf;
+    if (c->in_len == 0 || cf->request_timeout == 0) {
+        c->req_since = 0;
+        if (c->req_timer)
+            conn_arm_read(c);
+        return true;
+    }
+    double now = util_now();
+    if (!c->req_since || fresh)
+        c->req_since = now;
+    double left = conn_due(c, cf->request_timeout) - now;
+    if (left <= 0)
+        return false;
+    if (cf->idle_timeout && cf->idle_timeout <= left) {
+        if (c->req_timer) {
+            double since = c->req_since; /* the request keeps its clock */
+            conn_arm_read(c);
+            c->req_since = since;
+        }
+        return true;
+    }
+    struct timeval tv = {(time_t)left, (suseconds_t)((left - (double)(time_t)left) * 1e6)};
+    event_add(c->rev, &tv);
+    c->req_timer = true;
     return true;
+}
+
+/* The request's deadline passed: the front answers (408 for HTTP) and the
+ * connection closes once that is written. May close (and free) c. */
+static void conn_request_expired(struct conn *c)
+{
+    if (c->ops->proto == STATS_LINE)
+        STAT_ADD(&c->w->stats->s, request_timeouts, 1);
+    else
+        STAT_ADD(&c->w->stats->s, http_request_timeouts, 1);
+    c->req_since = 0;
+    c->req_timer = false;
+    c->ops->request_timeout(c);
+    conn_flush(c);
 }
 
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
@@ -208,6 +305,16 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     if (what & EV_TIMEOUT) {
         if (c->end.lingering) {
             conn_close(c, "no EOF from the client after the last reply");
+            return;
+        }
+        if (c->req_timer && !c->closing) {
+            unsigned rt = cat_now(c)->conf->request_timeout;
+            if (!rt || util_now() < conn_due(c, rt)) {
+                if (conn_deadline(c, false)) /* early, or the limit changed: re-arm */
+                    return;
+            }
+            conn_request_expired(c);
+            registry_quiescent(w->reg, w->id);
             return;
         }
         /* Not idle while replies are still being written: a client reading
@@ -229,8 +336,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
             conn_close(c, why);
         return;
     }
-    if (!conn_room(c)) {
-        c->ops->in_full(c); /* answers and sets closing, or closes */
+    int full = conn_room(c);
+    if (full) {
+        c->ops->in_full(c, (enum conn_full)(full - 1)); /* answers and sets closing, or closes */
         registry_quiescent(w->reg, w->id);
         return;
     }
@@ -252,6 +360,11 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     } else {
         c->in_len += (size_t)n;
         answered = c->ops->process(c, false);
+        if (!c->closing && !c->paused && !c->wait && !conn_deadline(c, answered > 0)) {
+            conn_request_expired(c); /* may close (and free) c */
+            registry_quiescent(w->reg, w->id);
+            return;
+        }
     }
     struct latency *lat = &w->stats->latency[c->ops->proto];
     conn_flush(c); /* may close (and free) c */
@@ -289,7 +402,7 @@ bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, evutil_so
         c->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
     }
     if (!c || !c->in || !c->out || !c->rev || !c->wev) {
-        log_error("out of memory accepting a %s connection", ops->name);
+        log_error_limited("out of memory accepting a %s connection", ops->name);
         if (c) {
             free(c->in);
             if (c->out)
@@ -304,6 +417,7 @@ bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, evutil_so
         evutil_closesocket(fd);
         return false;
     }
+    atomic_fetch_add_explicit(&w->srv->buffered, IN_START, memory_order_relaxed);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     c->ops = ops;
@@ -335,7 +449,7 @@ void conn_stop_drain(struct conn *c)
     c->paused = false;
     c->ops->process(c, true);
     while (!c->closing && !c->wait && evbuffer_get_length(c->out) < max_output) {
-        if (c->in_len == c->in_cap && !conn_room(c))
+        if (c->in_len == c->in_cap && conn_room(c))
             break;
         ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
         if (n <= 0)

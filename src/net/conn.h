@@ -20,6 +20,10 @@ struct worker;
 #define CONN_LINGER_S 2      /* a closing connection waits this long for the client's EOF */
 #define CONN_LINGER_MAX_S 10 /* and no longer than this in all */
 
+#define CONN_MIN_RATE 65536 /* bytes a second a long request must keep up: see conn_deadline */
+
+enum conn_full { CONN_FULL_LIMIT, CONN_FULL_BUDGET };
+
 /* What a front end tells the connection layer. */
 struct conn_ops {
     const char *name;             /* "line", "http": for logs */
@@ -38,9 +42,14 @@ struct conn_ops {
     unsigned (*process)(struct conn *c, bool draining);
     /* The most input one request may need under cf. */
     size_t (*in_limit)(const struct conf *cf);
-    /* The input buffer is at in_limit (or memory ran out) and no request is
-     * complete: answer and set c->closing, or close. */
-    void (*in_full)(struct conn *c);
+    /* The input buffer is at in_limit (or memory ran out: CONN_FULL_LIMIT), or
+     * growing it would pass max_buffered, the daemon-wide budget for input
+     * buffers (CONN_FULL_BUDGET), and no request is complete: answer and set
+     * c->closing, or close. */
+    void (*in_full)(struct conn *c, enum conn_full why);
+    /* A started request did not arrive within request_timeout (see
+     * conn_read_cb): answer and set c->closing, or close. */
+    void (*request_timeout)(struct conn *c);
     /* A connection over max_connections, refused before it is read: write a
      * last word to fd (non-blocking; it is closed after), counted on s first. */
     void (*refuse)(evutil_socket_t fd, struct stats *s);
@@ -75,6 +84,8 @@ struct conn {
     bool closing;           /* close once out is written (QUIT, fatal error, EOF) */
     struct conn_end end;    /* how its end goes */
     struct conn_wait *wait; /* a request awaiting its answer: later requests wait */
+    double req_since;       /* util_now() when the request in[0..in_len) began; 0: none */
+    bool req_timer;         /* rev's timeout is that request's deadline, not idle_timeout */
     struct conn *prev, *next;
     char peer[64];
 };

@@ -62,6 +62,7 @@ struct server {
     int *ports; /* per front and address: fronts[f] starts at port_base[f] */
     size_t port_base[SERVER_MAX_FRONTS];
     _Atomic unsigned conns_open;
+    _Atomic size_t buffered; /* input buffer bytes of every connection (max_buffered) */
     _Atomic bool stopping; /* server_stop has begun: no more hand-offs */
     double started;        /* monotonic */
     int64_t started_wall;

@@ -409,6 +409,7 @@ void server_stats_src(struct server *srv, struct stats_src *out)
     out->n_workers = srv->n_workers;
     out->id_gen = srv->id_gen;
     out->conns_open = atomic_load_explicit(&srv->conns_open, memory_order_relaxed);
+    out->buffered = atomic_load_explicit(&srv->buffered, memory_order_relaxed);
     out->started = srv->started;
     out->started_wall = srv->started_wall;
     out->reg = srv->reg;

@@ -86,6 +86,8 @@ const struct directive conf_directives[] = {
     INT(   "max_items",        GLOBAL, max_items,        "10000", 1,       1000000,   0),
     INT(   "max_connections",  GLOBAL, max_connections,  "10000", 1,       1000000,   F_RELOAD),
     INT(   "idle_timeout",     GLOBAL, idle_timeout,     "300",   0,       86400,     F_RELOAD),
+    INT(   "request_timeout",  GLOBAL, request_timeout,  "10",    0,       86400,     F_RELOAD),
+    SIZE(  "max_buffered",     GLOBAL, max_buffered,     NULL,    1 * MIB, 1024 * GIB, F_RELOAD),
     SIZE(  "max_output",       GLOBAL, max_output,       "4M",    64 * KIB, 1 * GIB,  F_RELOAD),
     INT(   "shutdown_timeout", GLOBAL, shutdown_timeout, "5",     0,       3600,      F_RELOAD),
     SIZE(  "http_max_body",    GLOBAL, http_max_body,    "8M",    1 * KIB, 1 * GIB,   F_RELOAD),
@@ -715,6 +717,8 @@ static int finish(struct parser *p)
             return -1;
     }
 
+    if (!seen_line(p, "max_buffered"))
+        c->max_buffered = conf_default_max_buffered();
     if (c->max_item >= c->max_line) {
         const struct directive *item = find_directive("max_item");
         const struct directive *line = find_directive("max_line");
@@ -726,6 +730,21 @@ static int finish(struct parser *p)
                     fmt_bound(line, c->max_line, b, sizeof(b)));
     }
     return 0;
+}
+
+/* max_buffered when the file does not set it: an eighth of the machine's
+ * physical memory, at least 64 MiB (what 16 connections at the default
+ * http_max_body may hold at once), at most 1 TiB. Any thread. */
+size_t conf_default_max_buffered(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    uint64_t v = mem / 8;
+    if (v < 64 * MIB)
+        v = 64 * MIB;
+    if (v > 1024 * GIB)
+        v = 1024 * GIB;
+    return (size_t)v;
 }
 
 /* The absolute directory of the config file: relative paths in the file are

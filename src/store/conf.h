@@ -80,6 +80,8 @@ struct conf {
     unsigned max_items;        /* items in one request; restart-only (sizes worker scratch) */
     unsigned max_connections;  /* open client connections, all listeners together */
     unsigned idle_timeout;     /* close a silent connection after this; 0 = never */
+    unsigned request_timeout;  /* a started request must arrive within this (+1 s per 64 KiB) */
+    size_t max_buffered;       /* input buffers of all connections together; never 0 */
     size_t max_output;         /* pending output at which we stop reading a connection */
     unsigned shutdown_timeout; /* grace for connections to drain on shutdown */
     size_t http_max_body;      /* bytes of one HTTP request body (413 beyond) */
@@ -98,6 +100,10 @@ struct conf {
  * paths. path may be NULL (messages then say "(config)", paths resolve against
  * the current directory). NULL on failure with "PATH:LINE: reason" in err. */
 struct conf *conf_parse(const char *text, size_t len, const char *path, char *err, size_t errlen);
+
+/* max_buffered's default on this machine (an eighth of physical memory, at
+ * least 64 MiB). Any thread. */
+size_t conf_default_max_buffered(void);
 
 /* Read path (at most CONF_MAX_FILE_BYTES) and conf_parse it. */
 struct conf *conf_load(const char *path, char *err, size_t errlen);

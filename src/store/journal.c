@@ -30,6 +30,7 @@
 #include "bloom/hash.h"
 #include "bloom/le.h"
 #include "base/util.h"
+#include "store/journal_int.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 /* Not needed for correctness (fields are encoded byte by byte), only kept in
@@ -37,8 +38,7 @@
 #error "bloomgate assumes a little-endian host"
 #endif
 
-#define READ_CHUNK (1u << 20) /* read-ahead of the record reader */
-#define STACK_BATCH 4096u     /* appends this small are encoded on the stack */
+#define STACK_BATCH 4096u /* appends this small are encoded on the stack */
 
 /* Header field offsets. */
 enum { H_MAGIC = 0, H_VERSION = 8, H_FLAGS = 12, H_SALT = 16, H_SUM = 24 };
@@ -58,43 +58,7 @@ struct journal {
     char failure[512];       /* why, repeated to every later append */
 };
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                      ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-
-static const char *errno_text(int e)
-{
-    return e ? strerror(e) : "the file ended early";
-}
-
 /* ---- pure encoding and decoding: any thread ---- */
-
-/* XXH3-64, seeded with the salt, over a record's magic and length, then its
- * payload. The salt is random per journal, so an item whose bytes happen to be a
- * whole record (of this or any other journal) never checks as one: only records
- * this journal wrote do, which the torn-tail test below relies on. */
-static uint64_t record_sum(uint64_t salt, const unsigned char *head8, const unsigned char *payload,
-                           size_t len)
-{
-    XXH3_state_t st;
-    /* reset_withSeed compares the state's old seed to skip re-deriving its
-     * secret: on an uninitialised state that could keep a stale secret. */
-    memset(&st, 0, sizeof(st));
-    XXH3_64bits_reset_withSeed(&st, salt);
-    XXH3_64bits_update(&st, head8, 8);
-    XXH3_64bits_update(&st, payload, len);
-    return XXH3_64bits_digest(&st);
-}
-
 static void header_encode(unsigned char *h, uint64_t salt)
 {
     memset(h, 0, JOURNAL_HEADER_BYTES);
@@ -112,21 +76,22 @@ static int header_check(const char *path, const unsigned char *h, size_t len, ui
                         char *err, size_t errlen)
 {
     if (memcmp(h, JOURNAL_MAGIC, len < 8 ? len : 8) != 0)
-        return fail(err, errlen, "%s: not a bloomgate journal (wrong magic)", path);
+        return journal_fail(err, errlen, "%s: not a bloomgate journal (wrong magic)", path);
     if (len < JOURNAL_HEADER_BYTES)
         return 1;
     uint32_t version = le_get32(h + H_VERSION);
     if (version > JOURNAL_VERSION)
-        return fail(err, errlen,
-                    "%s: journal format version %u is newer than this bloomgate reads (%u); "
-                    "upgrade bloomgate",
-                    path, version, JOURNAL_VERSION);
+        return journal_fail(
+            err, errlen,
+            "%s: journal format version %u is newer than this bloomgate reads (%u); "
+            "upgrade bloomgate",
+            path, version, JOURNAL_VERSION);
     if (version == 0)
-        return fail(err, errlen, "%s: corrupt journal header: version 0", path);
+        return journal_fail(err, errlen, "%s: corrupt journal header: version 0", path);
     if (hash_checksum(h, H_SUM) != le_get64(h + H_SUM))
-        return fail(err, errlen, "%s: corrupt journal header: checksum mismatch", path);
+        return journal_fail(err, errlen, "%s: corrupt journal header: checksum mismatch", path);
     if (le_get32(h + H_FLAGS) != 0)
-        return fail(err, errlen, "%s: corrupt journal header: flags are not zero", path);
+        return journal_fail(err, errlen, "%s: corrupt journal header: flags are not zero", path);
     *salt = le_get64(h + H_SALT);
     return 0;
 }
@@ -153,262 +118,12 @@ static size_t batch_encode(unsigned char *out, uint64_t salt, const struct filte
         if (rec) {
             memcpy(rec, JOURNAL_RECORD_MAGIC, 4);
             le_put32(rec + 4, (uint32_t)plen);
-            le_put64(rec + 8, record_sum(salt, rec, rec + JOURNAL_RECORD_HEADER, plen));
+            le_put64(rec + 8, journal_record_sum(salt, rec, rec + JOURNAL_RECORD_HEADER, plen));
         }
         total += JOURNAL_RECORD_HEADER + plen;
     }
     return total;
 }
-
-/* Walk a checksummed payload's items, handing each to fn (NULL: only count).
- * Returns the count; -1 if the framing is wrong (why says how); -2 if fn
- * stopped the walk. */
-static int64_t payload_items(const unsigned char *p, size_t len, journal_item_fn *fn, void *ctx,
-                             const char **why)
-{
-    size_t pos = 0;
-    int64_t n = 0;
-    while (pos < len) {
-        if (len - pos < 4) {
-            *why = "malformed payload: a truncated item length";
-            return -1;
-        }
-        uint32_t il = le_get32(p + pos);
-        pos += 4;
-        if (il > JOURNAL_MAX_ITEM) {
-            *why = "malformed payload: an item longer than 1 MiB";
-            return -1;
-        }
-        if (len - pos < il) {
-            *why = "malformed payload: an item runs past the end of the record";
-            return -1;
-        }
-        if (fn && fn(ctx, p + pos, il) != 0)
-            return -2;
-        pos += il;
-        n++;
-    }
-    return n;
-}
-
-/* ---- reading records: pread only, through a window of the caller's own, so
- * any thread may read while others append ---- */
-
-/* A read-ahead window over the file, so a journal of many small records costs
- * one pread per megabyte rather than two per record. */
-struct rbuf {
-    int fd;
-    unsigned char *buf;
-    size_t cap;
-    uint64_t off; /* file offset of buf[0] */
-    size_t len;   /* bytes of buf that hold file data */
-};
-
-/* Bytes [off, off + n) of the file, with off + n <= limit; reads ahead but never
- * at or past limit (the reload thread's `to`). Valid until the next call. NULL
- * with errno on failure (errno 0: the file ended before limit). */
-static const unsigned char *rbuf_get(struct rbuf *r, uint64_t off, size_t n, uint64_t limit)
-{
-    if (n == 0)
-        return (const unsigned char *)"";
-    if (off >= r->off && off - r->off <= r->len && n <= r->len - (off - r->off))
-        return r->buf + (off - r->off);
-    size_t want = n > READ_CHUNK ? n : READ_CHUNK;
-    if (want > limit - off)
-        want = (size_t)(limit - off);
-    if (want > r->cap) {
-        unsigned char *nb = realloc(r->buf, want);
-        if (!nb) {
-            errno = ENOMEM;
-            return NULL;
-        }
-        r->buf = nb;
-        r->cap = want;
-    }
-    r->len = 0;
-    if (util_pread_all(r->fd, r->buf, want, (off_t)off) != 0)
-        return NULL;
-    r->off = off;
-    r->len = want;
-    return r->buf;
-}
-
-enum rec { REC_OK, REC_BAD, REC_IO };
-
-/* Check the record at off, which must end by limit: magic, length, bounds,
- * checksum (not the payload's framing). REC_OK with the payload (valid until
- * the next rbuf_get); REC_BAD with why; REC_IO with errno. */
-static enum rec record_at(struct rbuf *r, uint64_t salt, uint64_t off, uint64_t limit,
-                          const unsigned char **payload, uint32_t *len, const char **why)
-{
-    if (limit - off < JOURNAL_RECORD_HEADER) {
-        *why = "incomplete record header";
-        return REC_BAD;
-    }
-    const unsigned char *h = rbuf_get(r, off, JOURNAL_RECORD_HEADER, limit);
-    if (!h)
-        return REC_IO;
-    if (memcmp(h, JOURNAL_RECORD_MAGIC, 4) != 0) {
-        *why = "bad record magic";
-        return REC_BAD;
-    }
-    unsigned char head8[8];
-    memcpy(head8, h, 8);
-    uint32_t n = le_get32(h + 4);
-    uint64_t sum = le_get64(h + 8);
-    if (n > JOURNAL_MAX_PAYLOAD) {
-        *why = "record length out of range";
-        return REC_BAD;
-    }
-    if (limit - off - JOURNAL_RECORD_HEADER < n) {
-        *why = "incomplete record";
-        return REC_BAD;
-    }
-    const unsigned char *p = rbuf_get(r, off + JOURNAL_RECORD_HEADER, n, limit);
-    if (!p)
-        return REC_IO;
-    if (record_sum(salt, head8, p, n) != sum) {
-        *why = "checksum mismatch";
-        return REC_BAD;
-    }
-    *payload = p;
-    *len = n;
-    return REC_OK;
-}
-
-/* After a bad record: is there a valid record anywhere in [from, limit)? A torn
- * tail (a crash mid-write) can only be followed by nothing, so one valid record
- * means the damage is in the middle, where cutting would drop acknowledged adds.
- * Returns 1 with its offset, 0 if none, -1 on a read error (errno). */
-static int find_follower(struct rbuf *r, uint64_t salt, uint64_t from, uint64_t limit,
-                         uint64_t *found)
-{
-    uint64_t y = from;
-    while (y <= limit && limit - y >= JOURNAL_RECORD_HEADER) {
-        size_t win = limit - y > READ_CHUNK ? READ_CHUNK : (size_t)(limit - y);
-        const unsigned char *w = rbuf_get(r, y, win, limit);
-        if (!w)
-            return -1;
-        const unsigned char *m = memmem(w, win, JOURNAL_RECORD_MAGIC, 4);
-        if (!m) {
-            y += win - 3; /* a magic may straddle two windows */
-            continue;
-        }
-        uint64_t cand = y + (uint64_t)(m - w);
-        const unsigned char *p;
-        uint32_t n;
-        const char *why;
-        enum rec st = record_at(r, salt, cand, limit, &p, &n, &why);
-        if (st == REC_IO)
-            return -1;
-        if (st == REC_OK) {
-            *found = cand;
-            return 1;
-        }
-        y = cand + 1;
-    }
-    return 0;
-}
-
-/* Check every record from the header to size, filling s (records, items, end,
- * a torn tail). Cuts nothing. -1 with err on corruption that is not a torn tail
- * or on a read error. */
-static int scan_records(const char *path, int fd, uint64_t salt, uint64_t size,
-                        struct journal_scan *s, char *err, size_t errlen)
-{
-    struct rbuf r = {.fd = fd};
-    uint64_t off = JOURNAL_HEADER_BYTES;
-    int rc = -1;
-    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    while (off < size) {
-        const unsigned char *p;
-        uint32_t n;
-        const char *why;
-        enum rec st = record_at(&r, salt, off, size, &p, &n, &why);
-        if (st == REC_IO) {
-            fail(err, errlen, "%s: read failed at offset %llu: %s", path, (unsigned long long)off,
-                 errno_text(errno));
-            goto out;
-        }
-        if (st == REC_OK) {
-            int64_t items = payload_items(p, n, NULL, NULL, &why);
-            if (items < 0) {
-                fail(err, errlen,
-                     "%s: record at offset %llu: %s (its checksum matches, so it was written "
-                     "this way: not a torn tail)",
-                     path, (unsigned long long)off, why);
-                goto out;
-            }
-            s->records++;
-            s->items += (uint64_t)items;
-            off += JOURNAL_RECORD_HEADER + n;
-            continue;
-        }
-        uint64_t next;
-        int f = find_follower(&r, salt, off + 1, size, &next);
-        if (f < 0) {
-            fail(err, errlen, "%s: read failed after offset %llu: %s", path,
-                 (unsigned long long)off, errno_text(errno));
-            goto out;
-        }
-        if (f > 0) {
-            fail(err, errlen,
-                 "%s: corrupt record at offset %llu (%s); a valid record follows at offset %llu, "
-                 "so this is not a torn tail",
-                 path, (unsigned long long)off, why, (unsigned long long)next);
-            goto out;
-        }
-        s->torn_at = off;
-        s->torn_bytes = size - off;
-        s->torn_why = why;
-        break;
-    }
-    s->end = off;
-    rc = 0;
-out:
-    free(r.buf);
-    return rc;
-}
-
-/* Hand every item of the records in [from, to) to fn. Each record is checked
- * (checksum, then framing) before any of its items is handed over. */
-static int64_t replay_range(const char *path, int fd, uint64_t salt, uint64_t from, uint64_t to,
-                            journal_item_fn *fn, void *ctx, char *err, size_t errlen)
-{
-    struct rbuf r = {.fd = fd};
-    int64_t total = 0;
-    for (uint64_t off = from; off < to;) {
-        const unsigned char *p;
-        uint32_t n;
-        const char *why;
-        enum rec st = record_at(&r, salt, off, to, &p, &n, &why);
-        if (st == REC_IO) {
-            fail(err, errlen, "%s: read failed at offset %llu: %s", path, (unsigned long long)off,
-                 errno_text(errno));
-            total = -1;
-            break;
-        }
-        int64_t k = st == REC_OK ? payload_items(p, n, NULL, NULL, &why) : -1;
-        if (k >= 0)
-            k = payload_items(p, n, fn, ctx, &why);
-        if (k == -2) {
-            fail(err, errlen, "%s: replay stopped by the caller in the record at offset %llu", path,
-                 (unsigned long long)off);
-            total = -1;
-            break;
-        }
-        if (k < 0) {
-            fail(err, errlen, "%s: record at offset %llu: %s", path, (unsigned long long)off, why);
-            total = -1;
-            break;
-        }
-        total += k;
-        off += JOURNAL_RECORD_HEADER + n;
-    }
-    free(r.buf);
-    return total;
-}
-
 /* ---- the writer ---- */
 
 /* Give an empty (or torn-header) file a fresh header with a new salt. */
@@ -417,18 +132,19 @@ static int header_init(const char *path, int fd, uint64_t *salt, char *err, size
     unsigned char h[JOURNAL_HEADER_BYTES];
     char why[256];
     if (util_random_u64(salt, why, sizeof(why)) != 0)
-        return fail(err, errlen, "%s: a salt for the new journal: %s", path, why);
+        return journal_fail(err, errlen, "%s: a salt for the new journal: %s", path, why);
     header_encode(h, *salt);
     if (ftruncate(fd, 0) != 0)
-        return fail(err, errlen, "%s: cannot truncate the incomplete header: %s", path,
-                    strerror(errno));
+        return journal_fail(err, errlen, "%s: cannot truncate the incomplete header: %s", path,
+                            strerror(errno));
     if (util_write_all(fd, h, sizeof(h)) != 0) {
         int e = errno;
         (void)ftruncate(fd, 0); /* an empty file is a new journal to the next open */
-        return fail(err, errlen, "%s: cannot write the journal header: %s", path, strerror(e));
+        return journal_fail(err, errlen, "%s: cannot write the journal header: %s", path,
+                            strerror(e));
     }
     if (fdatasync(fd) != 0)
-        return fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
+        return journal_fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
     return util_fsync_dir_of(path, err, errlen);
 }
 
@@ -443,7 +159,7 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
     struct journal *j = calloc(1, sizeof(*j));
     if (!j || !(j->path = strdup(path))) {
         free(j);
-        fail(err, errlen, "%s: out of memory", path);
+        journal_fail(err, errlen, "%s: out of memory", path);
         return NULL;
     }
     atomic_init(&j->policy, (int)policy);
@@ -453,36 +169,37 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
         if (j->fd < 0 && errno == EEXIST) /* created meanwhile: the flock decides */
             j->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
         else if (j->fd < 0) {
-            fail(err, errlen, "%s: cannot create journal: %s", path, strerror(errno));
+            journal_fail(err, errlen, "%s: cannot create journal: %s", path, strerror(errno));
             goto fail;
         }
     }
     if (j->fd < 0) {
-        fail(err, errlen, "%s: cannot open journal: %s", path, strerror(errno));
+        journal_fail(err, errlen, "%s: cannot open journal: %s", path, strerror(errno));
         goto fail;
     }
     /* Two writers would cut each other's records (a torn tail that is only
      * another writer's write in progress, a failed append's cleanup). */
     if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK)
-            fail(err, errlen,
-                 "%s: journal is locked by another writer (another bloomgated, or still open "
-                 "in this one)",
-                 path);
+            journal_fail(
+                err, errlen,
+                "%s: journal is locked by another writer (another bloomgated, or still open "
+                "in this one)",
+                path);
         else
-            fail(err, errlen, "%s: cannot lock journal: %s", path, strerror(errno));
+            journal_fail(err, errlen, "%s: cannot lock journal: %s", path, strerror(errno));
         goto fail;
     }
     struct stat st;
     if (fstat(j->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fail(err, errlen, "%s: not a regular file", path);
+        journal_fail(err, errlen, "%s: not a regular file", path);
         goto fail;
     }
     uint64_t size = (uint64_t)st.st_size;
     unsigned char h[JOURNAL_HEADER_BYTES];
     size_t hlen = size < sizeof(h) ? (size_t)size : sizeof(h);
     if (hlen && util_pread_all(j->fd, h, hlen, 0) != 0) {
-        fail(err, errlen, "%s: cannot read the header: %s", path, errno_text(errno));
+        journal_fail(err, errlen, "%s: cannot read the header: %s", path, errno_text(errno));
         goto fail;
     }
     int hc = hlen ? header_check(path, h, hlen, &j->salt, err, errlen) : 1;
@@ -500,17 +217,17 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
         s.created = 1;
         s.end = JOURNAL_HEADER_BYTES;
     } else {
-        if (scan_records(path, j->fd, j->salt, size, &s, err, errlen) != 0)
+        if (journal_scan_records(path, j->fd, j->salt, size, &s, err, errlen) != 0)
             goto fail;
         if (s.torn_at != JOURNAL_NO_TEAR && ftruncate(j->fd, (off_t)s.torn_at) != 0) {
-            fail(err, errlen, "%s: cannot cut the torn tail at offset %llu: %s", path,
-                 (unsigned long long)s.torn_at, strerror(errno));
+            journal_fail(err, errlen, "%s: cannot cut the torn tail at offset %llu: %s", path,
+                         (unsigned long long)s.torn_at, strerror(errno));
             goto fail;
         }
         /* What we replay must be on disk before we build on it: a previous
          * process may have died with its writes still in the page cache. */
         if (fdatasync(j->fd) != 0) {
-            fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
+            journal_fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
             goto fail;
         }
     }
@@ -547,29 +264,30 @@ int journal_append(struct journal *j, const struct filter_key *items, size_t n, 
         return 0;
     for (size_t i = 0; i < n; i++)
         if (items[i].len > JOURNAL_MAX_ITEM)
-            return fail(err, errlen,
-                        "%s: an item of %zu bytes is longer than the journal's limit "
-                        "(1 MiB)",
-                        j->path, items[i].len);
+            return journal_fail(err, errlen,
+                                "%s: an item of %zu bytes is longer than the journal's limit "
+                                "(1 MiB)",
+                                j->path, items[i].len);
     size_t total = batch_encode(NULL, 0, items, n);
     unsigned char stack[STACK_BATCH];
     unsigned char *buf = total <= sizeof(stack) ? stack : malloc(total);
     if (!buf)
-        return fail(err, errlen, "%s: out of memory for a %zu-byte append", j->path, total);
+        return journal_fail(err, errlen, "%s: out of memory for a %zu-byte append", j->path, total);
     /* Encode and checksum outside the lock: only the write is serialised. */
     batch_encode(buf, j->salt, items, n);
     int rc = 0;
     pthread_mutex_lock(&j->mu);
     uint64_t end = atomic_load_explicit(&j->end, memory_order_relaxed);
     if (j->failed) {
-        rc = fail(err, errlen, "%s", j->failure);
+        rc = journal_fail(err, errlen, "%s", j->failure);
     } else if (util_write_all(j->fd, buf, total) != 0) {
         int e = errno;
         /* Take back whatever part of the batch reached the file: otherwise the
          * next record would land after a torn one, and the journal would no
          * longer load. */
         if (ftruncate(j->fd, (off_t)end) == 0) {
-            rc = fail(err, errlen, "%s: cannot append %zu bytes: %s", j->path, total, strerror(e));
+            rc = journal_fail(err, errlen, "%s: cannot append %zu bytes: %s", j->path, total,
+                              strerror(e));
         } else {
             int e2 = errno;
             j->failed = true;
@@ -577,7 +295,7 @@ int journal_append(struct journal *j, const struct filter_key *items, size_t n, 
                      "%s: journal takes no more appends until reopened: after a failed append "
                      "(%s) it could not be truncated back to offset %llu (%s)",
                      j->path, strerror(e), (unsigned long long)end, strerror(e2));
-            rc = fail(err, errlen, "%s", j->failure);
+            rc = journal_fail(err, errlen, "%s", j->failure);
         }
     } else {
         atomic_store_explicit(&j->end, end + total, memory_order_release);
@@ -602,7 +320,7 @@ static int sync_to(struct journal *j, uint64_t target, char *err, size_t errlen)
         pthread_mutex_lock(&j->mu);
         bool failed = j->failed;
         if (failed)
-            fail(err, errlen, "%s", j->failure);
+            journal_fail(err, errlen, "%s", j->failure);
         pthread_mutex_unlock(&j->mu);
         /* After a failed fdatasync the kernel may have dropped the dirty pages
          * and a retry may "succeed": never trust this descriptor again. */
@@ -617,7 +335,7 @@ static int sync_to(struct journal *j, uint64_t target, char *err, size_t errlen)
                      "%s: fdatasync failed: %s; the journal takes no more appends until reopened",
                      j->path, strerror(errno));
             set_failed(j, msg);
-            rc = fail(err, errlen, "%s", msg);
+            rc = journal_fail(err, errlen, "%s", msg);
         }
     }
     pthread_mutex_unlock(&j->sync_mu);
@@ -658,11 +376,11 @@ int journal_replaced(const struct journal *j, char *err, size_t errlen)
 {
     struct stat open_st, path_st;
     if (fstat(j->fd, &open_st) != 0)
-        return fail(err, errlen, "%s: fstat failed: %s", j->path, strerror(errno));
+        return journal_fail(err, errlen, "%s: fstat failed: %s", j->path, strerror(errno));
     if (stat(j->path, &path_st) != 0) {
         if (errno == ENOENT)
             return 1;
-        return fail(err, errlen, "%s: stat failed: %s", j->path, strerror(errno));
+        return journal_fail(err, errlen, "%s: stat failed: %s", j->path, strerror(errno));
     }
     return path_st.st_dev != open_st.st_dev || path_st.st_ino != open_st.st_ino;
 }
@@ -675,7 +393,7 @@ int journal_close(struct journal *j, char *err, size_t errlen)
     if (atomic_load(&j->policy) != CONF_FSYNC_NO)
         rc = sync_to(j, atomic_load(&j->end), err, errlen);
     if (close(j->fd) != 0 && rc == 0)
-        rc = fail(err, errlen, "%s: close failed: %s", j->path, strerror(errno));
+        rc = journal_fail(err, errlen, "%s: close failed: %s", j->path, strerror(errno));
     pthread_mutex_destroy(&j->mu);
     pthread_mutex_destroy(&j->sync_mu);
     free(j->path);
@@ -690,12 +408,11 @@ int64_t journal_replay(struct journal *j, uint64_t from, uint64_t to, journal_it
     if (from < JOURNAL_HEADER_BYTES)
         from = JOURNAL_HEADER_BYTES;
     if (to > end || from > to)
-        return fail(err, errlen,
-                    "%s: replay range [%llu, %llu) is outside the journal (%llu bytes)", j->path,
-                    (unsigned long long)from, (unsigned long long)to, (unsigned long long)end);
-    return replay_range(j->path, j->fd, j->salt, from, to, fn, ctx, err, errlen);
+        return journal_fail(
+            err, errlen, "%s: replay range [%llu, %llu) is outside the journal (%llu bytes)",
+            j->path, (unsigned long long)from, (unsigned long long)to, (unsigned long long)end);
+    return journal_replay_range(j->path, j->fd, j->salt, from, to, fn, ctx, err, errlen);
 }
-
 /* ---- the offline reader ---- */
 
 int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
@@ -705,17 +422,17 @@ int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
     int64_t rc = -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return journal_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fail(err, errlen, "%s: not a regular file", path);
+        journal_fail(err, errlen, "%s: not a regular file", path);
         goto out;
     }
     uint64_t size = (uint64_t)st.st_size, salt = 0;
     unsigned char h[JOURNAL_HEADER_BYTES];
     size_t hlen = size < sizeof(h) ? (size_t)size : sizeof(h);
     if (hlen && util_pread_all(fd, h, hlen, 0) != 0) {
-        fail(err, errlen, "%s: cannot read the header: %s", path, errno_text(errno));
+        journal_fail(err, errlen, "%s: cannot read the header: %s", path, errno_text(errno));
         goto out;
     }
     int hc = hlen ? header_check(path, h, hlen, &salt, err, errlen) : 1;
@@ -728,8 +445,9 @@ int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
             s.torn_why = "incomplete header";
         }
         rc = 0;
-    } else if (scan_records(path, fd, salt, size, &s, err, errlen) == 0) {
-        rc = fn ? replay_range(path, fd, salt, JOURNAL_HEADER_BYTES, s.end, fn, ctx, err, errlen)
+    } else if (journal_scan_records(path, fd, salt, size, &s, err, errlen) == 0) {
+        rc = fn ? journal_replay_range(path, fd, salt, JOURNAL_HEADER_BYTES, s.end, fn, ctx, err,
+                                       errlen)
                 : (int64_t)s.items;
     }
 out:

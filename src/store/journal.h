@@ -47,7 +47,8 @@ typedef int journal_item_fn(void *ctx, const void *item, size_t len);
  * complete record before it is kept. Anything else unreadable is an error and
  * the file is left alone: wrong magic, a newer version, a bad header, a bad
  * record followed by valid ones, a checksummed record whose payload is
- * malformed. Takes an exclusive flock(): a second open of the same file fails,
+ * malformed, a bad record followed by more candidate record headers than the
+ * linear-bounded look-ahead checks. Takes an exclusive flock(): a second open of the same file fails,
  * even from this process, so close the old handle before reopening a path.
  * Then replay with journal_replay(j, 0, journal_end(j), ...). scan may be
  * NULL. NULL on failure with "PATH: reason" in err. */
@@ -118,5 +119,11 @@ void journal_set_policy(struct journal *j, enum conf_fsync policy);
  * reload should open the path again), 0 if it still does, -1 with err if it
  * cannot be told. The reload thread; never blocks on the disk beyond stat. */
 int journal_replaced(const struct journal *j, char *err, size_t errlen);
+
+/* Bytes that every journal reader of this process has checksummed, and read
+ * from files, since it started: what the tests measure a scan's cost with (the
+ * look-ahead after a bad record must stay linear in the file's size). Any
+ * thread. */
+void journal_io_counters(uint64_t *hashed, uint64_t *read);
 
 #endif

@@ -12,6 +12,55 @@
 #include "base/log.h"
 #include "base/util.h"
 
+/* The plan of the empty filter a block with no file (or a missing one) gets:
+ * the sizing check that start-up, a reload and --check-config all run, so
+ * that a filter the daemon would refuse (over FILTER_MAX_BYTES, an fpr the
+ * layout cannot reach) is refused by the check too. Any thread. */
+static int empty_plan(const struct conf_filter *cf, struct filter_plan *plan, char *err,
+                      size_t errlen)
+{
+    char why[512];
+    if (filter_plan_make((enum filter_layout)cf->layout, cf->capacity, cf->fpr, 0, plan, why,
+                         sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: capacity %llu at fpr %g: %s", cf->name,
+                 (unsigned long long)cf->capacity, cf->fpr, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The checks of loader_load_filter without the loading: the file's header
+ * (not its payload), its key kind against the config's, or the empty
+ * filter's sizing. --check-config, on the main thread. */
+int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!cf->file || stat(cf->file, &st) != 0) {
+        if (cf->file && (errno != ENOENT || cf->capacity == 0)) {
+            snprintf(err, errlen, "filter %s: file %s: %s%s", cf->name, cf->file, strerror(errno),
+                     errno == ENOENT ? " (and no capacity is configured to start empty)" : "");
+            return -1;
+        }
+        struct filter_plan plan;
+        return empty_plan(cf, &plan, err, errlen);
+    }
+    struct format_info fi;
+    char why[1024];
+    if (format_read_info(cf->file, &fi, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        return -1;
+    }
+    int rc = 0;
+    if (cf->keys != CONF_KEYS_FILE && (int)cf->keys - 1 != (int)fi.keys) {
+        snprintf(err, errlen, "filter %s: file %s holds %s keys, but the config (line %u) says keys %s",
+                 cf->name, cf->file, format_keys_name(fi.keys), cf->line,
+                 conf_keys_name(cf->keys));
+        rc = -1;
+    }
+    format_info_free(&fi);
+    return rc;
+}
+
 /* Load one configured filter: its file, or an empty filter of its capacity
  * when the file does not exist yet, checked against the config's key kind;
  * the reload thread, or the main thread at start-up. ~80 lines: the two
@@ -59,11 +108,8 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
         file = cf->file;
     } else {
         struct filter_plan plan;
-        if (filter_plan_make((enum filter_layout)cf->layout, cf->capacity, cf->fpr, 0, &plan, why,
-                             sizeof(why)) != 0) {
-            snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        if (empty_plan(cf, &plan, err, errlen) != 0)
             return NULL;
-        }
         uint64_t seed = 0;
         while (seed == 0) { /* 0 is no seed; one draw in 2^64 */
             if (util_random_u64(&seed, why, sizeof(why)) != 0) {

@@ -12,4 +12,9 @@
 struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threads, char *err,
                                     size_t errlen);
 
+/* What loading would check, without loading: the file's header and key kind,
+ * or (no file, or a missing one with a capacity) the empty filter's sizing.
+ * 0, or -1 with "filter NAME: ..." in err. For --check-config. */
+int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen);
+
 #endif

@@ -584,6 +584,7 @@ static void *reloader_main(void *arg)
             if (!r->pending) {
                 pthread_mutex_unlock(&r->mu);
                 tick_journals(r);
+                log_limit_flush(0); /* what rate-limited lines suppressed, once a second */
                 pthread_mutex_lock(&r->mu);
             }
             continue;
@@ -709,6 +710,7 @@ void reloader_free(struct reloader *r)
         return;
     reloader_stop(r);
     tick_journals(r); /* everysec: the last second's adds reach the disk too */
+    log_limit_flush(1);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r->config_path);

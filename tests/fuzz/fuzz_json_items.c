@@ -1,5 +1,6 @@
 /* fuzz_json_items: the JSON bodies of POST /v1/filters/NAME/check and /add,
- * read as the HTTP API reads them: jansson's json_loadb with JSON_ALLOW_NUL,
+ * read as the HTTP API reads them: jansson's json_loadb with JSON_ALLOW_NUL
+ * and JSON_REJECT_DUPLICATES,
  * then the shape the API accepts, {"items": [<string>, ...]}, each string at
  * most max_item bytes (the API's other limit, max_items, is a count).
  *
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *body = fuzz_dup(data, size);
     json_error_t jerr;
-    json_t *root = json_loadb(size ? body : "", size, JSON_ALLOW_NUL, &jerr);
+    json_t *root = json_loadb(size ? body : "", size, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         FUZZ_CHECK(jerr.text[0] != '\0', "json_loadb failed without a reason");
         FUZZ_CHECK(memchr(jerr.text, '\0', sizeof(jerr.text)) != NULL, "reason not terminated");

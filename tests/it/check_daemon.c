@@ -232,13 +232,13 @@ static int lines_in(const char *text)
 /* Out of descriptors (EMFILE): a daemon under a low RLIMIT_NOFILE with more
  * idle clients than descriptors must pause accepting (not spin on a listener
  * that stays readable, not write a log line per failed accept), and serve new
- * clients on both protocols once the idle ones have gone. */
-START_TEST(test_emfile_pauses_accepting)
+ * clients on both protocols once the idle ones have gone. idle clients, on
+ * both ports in turn, or (http_only) all on the HTTP port. */
+static void emfile_run(long nofile, int idle, bool http_only)
 {
-    enum { NOFILE = 64, IDLE = 120 };
     struct dh_daemon *d = dh_new();
     build_known(d);
-    d->nofile_limit = NOFILE;
+    d->nofile_limit = nofile;
     dh_write_config(d, "threads 2\nlog_level info\nhttp_listen 127.0.0.1:0\n"
                        "max_connections 1000\nidle_timeout 0\n"
                        "filter f {\n    file @DIR@/f.bloom\n}\n");
@@ -247,10 +247,11 @@ START_TEST(test_emfile_pauses_accepting)
     char *log = dh_log_read(d);
     size_t log_before = strlen(log);
     free(log);
-    int fds[IDLE];
-    for (int i = 0; i < IDLE; i++) {
+    int *fds = calloc((size_t)idle, sizeof(*fds));
+    ck_assert_ptr_nonnull(fds);
+    for (int i = 0; i < idle; i++) {
         struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)(i % 2 ? hport : port))};
+                                 .sin_port = htons((uint16_t)(i % 2 || http_only ? hport : port))};
         inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
         fds[i] = socket(AF_INET, SOCK_STREAM, 0);
         ck_assert_int_ge(fds[i], 0);
@@ -269,9 +270,12 @@ START_TEST(test_emfile_pauses_accepting)
     int lines = lines_in(log + (strlen(log) >= log_before ? log_before : 0));
     ck_assert_msg(lines < 20, "%d log lines in 1.3 s of saturation:\n%.2000s", lines,
                   log + log_before);
+    ck_assert_msg(strstr(log, "pausing accepts"), "descriptors never ran out:\n%.2000s",
+                  log + log_before);
     free(log);
-    for (int i = 0; i < IDLE; i++)
+    for (int i = 0; i < idle; i++)
         close(fds[i]);
+    free(fds);
     /* New clients are served on both ports once descriptors are free again. */
     struct dh_conn *c = dh_connect(d);
     DH_EXPECT(c, "PING", "PONG");
@@ -285,6 +289,19 @@ START_TEST(test_emfile_pauses_accepting)
     hc_resp_free(&r);
     hc_close(&h);
     dh_finish(d);
+}
+
+START_TEST(test_emfile_pauses_accepting)
+{
+    emfile_run(64, 120, false);
+}
+END_TEST
+
+/* Issue 15's wording: `ulimit -n 512` and 700 idle connections, all through
+ * the HTTP port (HTTP connections are admitted before they send anything). */
+START_TEST(test_emfile_http_port)
+{
+    emfile_run(512, 700, true);
 }
 END_TEST
 
@@ -1097,6 +1114,20 @@ START_TEST(test_bad_config)
     snprintf(msgbuf, sizeof(msgbuf), "filter lost: file %s: No such file or directory", missing);
     expect_start_fails(d, msgbuf);
 
+    /* Issue 15: a filter with no file that is too large to create (87 TB, over
+     * the 1 TiB limit) passed --check-config and failed at start-up. Both
+     * run the same sizing check now, and say the same. */
+    dh_write_config(d, "threads 1\nfilter huge {\n    capacity 4398046511104\n"
+                       "    fpr 1e-12\n    journal off\n}\n");
+    st = check_config(d, &out);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "--check-config: status 0x%x: %s", st,
+                  out);
+    static const char too_big[] = "filter huge: capacity 4398046511104 at fpr 1e-12: filter would "
+                                  "take";
+    ck_assert_msg(strstr(out, too_big) && strstr(out, "over the limit of 1099511627776"),
+                  "got: %s", out);
+    expect_start_fails(d, too_big);
+
     /* Not a filter file at all. */
     dh_write_file(d, "junk.bloom", "this is not a filter\n", 21);
     dh_write_config(d, "threads 1\nfilter junk {\n    file @DIR@/junk.bloom\n}\n");
@@ -1497,7 +1528,8 @@ static Suite *daemon_suite(void)
     /* Cases of their own, so that CK_RUN_CASE runs one alone (the every_error
      * case ran 50 times under load to show the counters are not flaky). */
     dh_add_case(s, "every_error", 120, (const TTest *const[]){test_every_error, NULL});
-    dh_add_case(s, "emfile", 120, (const TTest *const[]){test_emfile_pauses_accepting, NULL});
+    dh_add_case(s, "emfile", 120,
+                (const TTest *const[]){test_emfile_pauses_accepting, test_emfile_http_port, NULL});
     return s;
 }
 

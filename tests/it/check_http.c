@@ -491,6 +491,10 @@ START_TEST(test_errors_400)
         {"POST", "/v1/filters/urls/check", NULL, "{\"items\":[\"a\"]} trailing", 400, "bad_json",
          NULL},
         {"POST", "/v1/filters/urls/check", NULL, "", 400, "bad_json", NULL},
+        /* Issue 15: two "items" keys were read as the last one; a proxy that
+         * checks the body may read the first. */
+        {"POST", "/v1/filters/urls/add", NULL, "{\"items\":[\"a\"],\"items\":[\"b\"]}", 400,
+         "bad_json", "duplicate object key"},
         {"POST", "/v1/filters/urls/check", NULL, "{}", 400, "missing_items", NULL},
         {"POST", "/v1/filters/urls/check", NULL, "[\"a\"]", 400, "missing_items", NULL},
         {"POST", "/v1/filters/urls/add", NULL, "{\"items\":\"a\"}", 400, "missing_items", NULL},
@@ -760,6 +764,17 @@ START_TEST(test_framing)
         {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
          "40001\r\n",
          413, "body_too_large"},
+        /* Issue 15: leniencies a front proxy may read differently. */
+        {"GET /healthz HTTP/1.9\r\n\r\n", 505, "version_not_supported"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+         "f 5\r\n{\"items\":[\"a\"]}\r\n0\r\n\r\n",
+         400, "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+         "f;x\ry\r\n{\"items\":[\"a\"]}\r\n0\r\n\r\n",
+         400, "bad_request"},
+        {"POST /v1/filters/urls/check HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+         "f\n{\"items\":[\"a\"]}\n0\n\n",
+         400, "bad_request"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         c = client_open();
@@ -773,10 +788,10 @@ START_TEST(test_framing)
     r = req1("GET", "/metrics", NULL, NULL);
     ck_assert_int_eq(r.status, 200);
     ck_assert_ptr_nonnull(strstr(
-        r.body, "bloomgate_errors_total{protocol=\"http\",code=\"version_not_supported\"} 1\n"));
+        r.body, "bloomgate_errors_total{protocol=\"http\",code=\"version_not_supported\"} 2\n"));
     ck_assert_ptr_nonnull(
         strstr(r.body, "bloomgate_errors_total{protocol=\"http\",code=\"not_implemented\"} 1\n"));
-    ck_assert_ptr_nonnull(strstr(r.body, "bloomgate_http_responses_total{code=\"505\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "bloomgate_http_responses_total{code=\"505\"} 2\n"));
     hc_resp_free(&r);
 }
 END_TEST

@@ -1706,7 +1706,7 @@ START_TEST(test_journal_unwritable)
         "%s", h.err);
     ck_assert_str_eq(hr.body, "{\"filter\":\"d\",\"item\":\"ok-1\",\"present\":true}");
     hc_resp_free(&hr);
-    snprintf(msgbuf, sizeof(msgbuf), "filter d: %s: cannot append", jpath);
+    snprintf(msgbuf, sizeof(msgbuf), "filter d: add refused: %s: cannot append", jpath);
     ck_assert_msg(dh_log_contains(d, msgbuf), "the log lacks '%s'", msgbuf);
     hc_close(&h);
     dh_close(c);

@@ -898,6 +898,134 @@ START_TEST(test_replaced)
 }
 END_TEST
 
+/* ---- the look-ahead after a bad record stays linear (issue 15) ---- */
+
+/* A journal with one valid record, then what tests/fuzz/gen_slow_journal
+ * writes after its header: a record with a wrong checksum, then `headers`
+ * fake record headers each claiming half of their total size. Returns the
+ * file's size; *bad is the bad record's offset. */
+static uint64_t make_planted(const char *p, size_t headers, uint64_t *bad)
+{
+    struct journal *j = open_ok(p, CONF_FSYNC_NO, NULL);
+    struct filter_key k = key("kept");
+    append_ok(j, &k, 1);
+    *bad = journal_end(j);
+    close_ok(j);
+    FILE *f = fopen(p, "ab");
+    ck_assert_ptr_nonnull(f);
+    unsigned char rec[JOURNAL_RECORD_HEADER + 4] = "JRN\x1e\x04";
+    ck_assert_uint_eq(fwrite(rec, 1, sizeof(rec), f), sizeof(rec));
+    unsigned char fake[JOURNAL_RECORD_HEADER] = "JRN\x1e";
+    uint32_t claim = (uint32_t)(headers * sizeof(fake) / 2);
+    for (int i = 0; i < 4; i++)
+        fake[4 + i] = (unsigned char)(claim >> (8 * i));
+    for (size_t i = 0; i < headers; i++)
+        ck_assert_uint_eq(fwrite(fake, 1, sizeof(fake), f), sizeof(fake));
+    ck_assert_int_eq(fclose(f), 0);
+    return file_size(p);
+}
+
+/* The bytes the reader hashes and reads for a file of 65,536 planted headers
+ * (1 MiB) and of four times as many: both bounded by a small multiple of the
+ * file's size, and the larger about four times the smaller (the quadratic
+ * scan hashed 16 GiB for the first and 256 GiB for the second). The file is
+ * refused, not cut, with the offset to truncate at. */
+START_TEST(test_planted_headers_linear)
+{
+    make_dir();
+    uint64_t hashed[2], readb[2], size[2];
+    const size_t headers[2] = {65536, 4 * 65536};
+    for (int t = 0; t < 2; t++) {
+        const char *p = path_in(t ? "planted4.journal" : "planted1.journal");
+        uint64_t bad;
+        size[t] = make_planted(p, headers[t], &bad);
+        char want[96];
+        snprintf(want, sizeof(want), "truncate the file to %llu bytes", (unsigned long long)bad);
+        uint64_t h0, r0, h1, r1;
+        journal_io_counters(&h0, &r0);
+        ck_assert_int_eq(journal_read_file(p, NULL, NULL, NULL, err, sizeof(err)), -1);
+        journal_io_counters(&h1, &r1);
+        ck_assert_msg(strstr(err, "cannot be told from damage in the middle"), "%s", err);
+        ck_assert_msg(strstr(err, want), "%s", err);
+        hashed[t] = h1 - h0;
+        readb[t] = r1 - r0;
+        open_fails(p, want);
+        ck_assert_uint_eq(file_size(p), size[t]); /* left alone */
+        fprintf(stderr, "planted headers: %zu in %llu bytes: %llu hashed, %llu read\n",
+                headers[t], (unsigned long long)size[t], (unsigned long long)hashed[t],
+                (unsigned long long)readb[t]);
+        ck_assert_uint_le(hashed[t], 2 * size[t] + 4096);
+        ck_assert_uint_le(readb[t], 4 * size[t] + (4u << 20));
+    }
+    /* Linear: four times the file, at most five times the work. */
+    ck_assert_uint_le(hashed[1], 5 * hashed[0]);
+    ck_assert_uint_le(readb[1], 5 * readb[0]);
+    remove_dir();
+}
+END_TEST
+
+/* A few planted headers in a torn last record stay under the look-ahead's
+ * budget: the tear is still found to be one and cut. */
+START_TEST(test_torn_record_with_planted_headers)
+{
+    make_dir();
+    const char *p = path_in("torn-planted.journal");
+    unsigned char item[4000];
+    memset(item, 'x', sizeof(item));
+    for (size_t at = 0; at + JOURNAL_RECORD_HEADER <= 2000; at += 20) {
+        memcpy(item + at, "JRN\x1e\x10\0\0\0", 8); /* claims 16 bytes: inside the file */
+    }
+    struct journal *j = open_ok(p, CONF_FSYNC_NO, NULL);
+    struct filter_key a = key("a"), it = {item, sizeof(item)};
+    append_ok(j, &a, 1);
+    uint64_t last = journal_end(j);
+    append_ok(j, &it, 1);
+    close_ok(j);
+    ck_assert_int_eq(truncate(p, (off_t)(last + 3000)), 0);
+    struct journal_scan s;
+    j = open_ok(p, CONF_FSYNC_NO, &s);
+    ck_assert_uint_eq(s.torn_at, last);
+    ck_assert_uint_eq(s.items, 1);
+    close_ok(j);
+    remove_dir();
+}
+END_TEST
+
+/* Damage inside a record full of planted headers that claim long payloads:
+ * the record right after the damaged one (where its intact length points) is
+ * checked first, so the damage is still found to be in the middle. */
+START_TEST(test_middle_damage_behind_planted_headers)
+{
+    make_dir();
+    const char *p = path_in("mid-planted.journal");
+    size_t ilen = 256u << 10;
+    unsigned char *item = malloc(ilen);
+    memset(item, 'y', ilen);
+    for (size_t at = 0; at + JOURNAL_RECORD_HEADER <= ilen; at += JOURNAL_RECORD_HEADER)
+        memcpy(item + at, "JRN\x1e\0\0\x03\0", 8); /* claims 192 KiB each */
+    struct journal *j = open_ok(p, CONF_FSYNC_NO, NULL);
+    struct filter_key big = {item, ilen}, b = key("b");
+    uint64_t first = journal_end(j);
+    append_ok(j, &big, 1);
+    uint64_t second = journal_end(j);
+    append_ok(j, &b, 1);
+    close_ok(j);
+    size_t len;
+    unsigned char *bytes = read_all(p, &len);
+    bytes[first + JOURNAL_RECORD_HEADER + 100] ^= 1;
+    write_all(p, bytes, len);
+    char want[64];
+    snprintf(want, sizeof(want), "a valid record follows at offset %llu",
+             (unsigned long long)second);
+    open_fails(p, want);
+    ck_assert_int_eq(journal_read_file(p, NULL, NULL, NULL, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, want), "%s", err);
+    free(bytes);
+    free(item);
+    remove_dir();
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
     Suite *s = suite_create("journal");
@@ -921,6 +1049,9 @@ static Suite *journal_suite(void)
     tcase_add_test(tc, test_policies);
     tcase_add_test(tc, test_replay_ranges);
     tcase_add_test(tc, test_replaced);
+    tcase_add_test(tc, test_planted_headers_linear);
+    tcase_add_test(tc, test_torn_record_with_planted_headers);
+    tcase_add_test(tc, test_middle_damage_behind_planted_headers);
     suite_add_tcase(s, tc);
     return s;
 }

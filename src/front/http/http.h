@@ -14,7 +14,7 @@
 
 /* The codes of {"error":{"code":..., "message":...}}, with their statuses,
  * defined once so the enum, the wire names, the docs table and the metrics
- * cannot drift. The last five are framing errors: answered, then the
+ * cannot drift. The last six are framing errors: answered, then the
  * connection is closed. */
 #define HTTP_ERRORS(X)                                                                             \
     X(BAD_REQUEST, "bad_request", 400)                                                             \
@@ -34,7 +34,8 @@
     X(BODY_TOO_LARGE, "body_too_large", 413)                                                       \
     X(HEADERS_TOO_LARGE, "headers_too_large", 431)                                                 \
     X(NOT_IMPLEMENTED, "not_implemented", 501)                                                     \
-    X(VERSION_NOT_SUPPORTED, "version_not_supported", 505)
+    X(VERSION_NOT_SUPPORTED, "version_not_supported", 505)                                         \
+    X(REQUEST_TIMEOUT, "request_timeout", 408)
 
 /* clang-format off */
 #define HTTP_ERR_ENUM_(sym, name, status) HTTP_ERR_##sym,

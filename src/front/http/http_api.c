@@ -93,7 +93,7 @@ static void auth_error(struct hreq *r, enum cmd_err e)
                          "this needs Authorization: Bearer <admin_token>");
     } else {
         bool bearer = r->hd->auth_len > 7 && strncasecmp(r->hd->auth, "Bearer ", 7) == 0;
-        log_warn("HTTP: wrong admin token from %s", r->c->peer);
+        log_warn_limited("HTTP: wrong admin token from %s", r->c->peer);
         http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\", error=\"invalid_token\"");
         http_reply_error(r, HTTP_ERR_AUTH_FAILED,
                          bearer ? "wrong token" : "use Authorization: Bearer <admin_token>");
@@ -351,7 +351,8 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
         return;
     }
     json_error_t jerr;
-    json_t *root = json_loadb(r->body_len ? r->body : "", r->body_len, JSON_ALLOW_NUL, &jerr);
+    json_t *root = json_loadb(r->body_len ? r->body : "", r->body_len,
+                              JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         http_reply_error(r, HTTP_ERR_BAD_JSON, "line %d column %d: %s", jerr.line, jerr.column,
                          jerr.text);

@@ -28,6 +28,8 @@ static void framing_error(struct conn *c, const struct catalog *cat, int status,
                       : status == 431 ? HTTP_ERR_HEADERS_TOO_LARGE
                       : status == 501 ? HTTP_ERR_NOT_IMPLEMENTED
                       : status == 505 ? HTTP_ERR_VERSION_NOT_SUPPORTED
+                      : status == 408 ? HTTP_ERR_REQUEST_TIMEOUT
+                      : status == 503 ? HTTP_ERR_UNAVAILABLE
                                       : HTTP_ERR_BAD_REQUEST;
     struct hreq r = {.c = c, .h = c->fw, .cat = cat, .close = true};
     http_reply_error(&r, e, "%s", msg);
@@ -124,12 +126,28 @@ static size_t http_in_limit(const struct conf *cf)
 }
 
 /* The request is over a limit the parser has not seen yet (or memory ran
- * out): 413, then the rest is read and dropped. */
-static void http_in_full(struct conn *c)
+ * out): 413; or its buffer would pass max_buffered, the budget of every
+ * connection's input buffers: 503. Then the rest is read and dropped. */
+static void http_in_full(struct conn *c, enum conn_full why)
 {
-    framing_error(c, registry_read(c->w->reg), 413,
-                  "the request is longer than http_max_headers + http_max_body");
+    const struct catalog *cat = registry_read(c->w->reg);
+    if (why == CONN_FULL_BUDGET)
+        framing_error(c, cat, 503,
+                      "the server's request buffers are full (max_buffered); try again later");
+    else
+        framing_error(c, cat, 413, "the request is longer than http_max_headers + http_max_body");
     conn_flush(c); /* may close (and free) c */
+}
+
+/* A request begun more than request_timeout ago (net/conn.c) is still
+ * incomplete: 408, and the connection closes once it is written. */
+static void http_request_timeout(struct conn *c)
+{
+    const struct catalog *cat = registry_read(c->w->reg);
+    char msg[128];
+    snprintf(msg, sizeof(msg), "the request did not arrive within request_timeout (%u s)",
+             cat->conf->request_timeout);
+    framing_error(c, cat, 408, msg);
 }
 
 /* Over max_connections: 503 at once, before the client sent anything (it is
@@ -193,6 +211,7 @@ const struct conn_ops http_ops = {
     .process = http_process,
     .in_limit = http_in_limit,
     .in_full = http_in_full,
+    .request_timeout = http_request_timeout,
     .refuse = http_refuse,
     .stop = http_stop,
 };

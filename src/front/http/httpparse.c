@@ -2,8 +2,11 @@
  * leniency lets two parsers disagree about where a request ends (request
  * smuggling behind a proxy): Content-Length must be digits, repeated only
  * with the same value, never beside Transfer-Encoding; obsolete line folding
- * and whitespace before a colon are refused. Lenient where it costs nothing:
- * bare-LF line ends, empty lines before a request, no Host header. */
+ * and whitespace before a colon are refused; so are versions other than 1.0
+ * and 1.1, and chunked framing that is not exactly RFC 9112's (bare LF or CR,
+ * whitespace after a chunk size not followed by an extension). Lenient where
+ * it costs nothing: bare-LF line ends in the head, empty lines before a
+ * request, no Host header. */
 #include "config.h"
 
 #include "front/http/httpparse.h"
@@ -257,9 +260,11 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
     if (vlen != 8 || memcmp(ver, "HTTP/", 5) != 0 || ver[5] < '0' || ver[5] > '9' ||
         ver[6] != '.' || ver[7] < '0' || ver[7] > '9')
         return fail(status, 400, err, errlen, "malformed HTTP version in the request line");
-    if (ver[5] != '1')
+    /* HTTP/1.2 to 1.9 are not 1.1: RFC 9112 lets a server refuse a minor
+     * version it does not know, and a proxy may read such a request otherwise. */
+    if (ver[5] != '1' || ver[7] > '1')
         return fail(status, 505, err, errlen, "only HTTP/1.0 and HTTP/1.1 are supported");
-    h->minor = ver[7] - '0' > 1 ? 1 : ver[7] - '0';
+    h->minor = ver[7] - '0';
 
     /* Header fields. */
     struct conn_tokens ct = {false, false};
@@ -348,6 +353,7 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
 
 enum {
     CH_SIZE,
+    CH_SIZE_WS, /* whitespace after the size: only a ';' may follow */
     CH_EXT,
     CH_SIZE_LF,
     CH_DATA,
@@ -355,6 +361,7 @@ enum {
     CH_DATA_LF,
     CH_TRAILER,
     CH_TRAILER_LINE,
+    CH_TRAILER_LINE_LF,
     CH_TRAILER_LF,
     CH_DONE
 };
@@ -372,8 +379,12 @@ static int hexval(int c)
 
 /* A byte-at-a-time state machine over the framing; data is moved in runs.
  * st->left is the chunk size being read, then what is left of its data;
- * st->line bounds a size line and the trailers.
- * It stays one function (~100 lines) because the machine's states are its
+ * st->line bounds a size line and the trailers. Strictly RFC 9112, section 7.1:
+ * every line of the framing ends in CRLF (a bare LF or a bare CR is refused,
+ * also inside an extension or a trailer), and whitespace after the size may
+ * only precede a ';' ("f 5" is not 0xf). A front proxy that reads the framing
+ * another way could otherwise smuggle a request past it.
+ * It stays one function (~110 lines) because the machine's states are its
  * cases: split, each state would need the whole of st and the buffer. */
 enum httpparse_status httpparse_chunked(char *buf, size_t len, size_t max_body,
                                         struct httpparse_chunked *st, int *status, char *err,
@@ -395,29 +406,33 @@ enum httpparse_status httpparse_chunked(char *buf, size_t len, size_t max_body,
                 st->in++;
                 break;
             }
-            if (st->line == 0 || !(c == ';' || c == ' ' || c == '\t' || c == '\r' || c == '\n'))
+            if (st->line == 0 || !(c == ';' || c == ' ' || c == '\t' || c == '\r'))
                 goto bad_size;
-            st->phase = c == '\r' ? CH_SIZE_LF : c == '\n' ? CH_DATA : CH_EXT;
+            st->phase = c == '\r' ? CH_SIZE_LF : c == ';' ? CH_EXT : CH_SIZE_WS;
             st->in++;
-            if (st->phase == CH_DATA)
-                goto size_done;
             break;
         }
+        case CH_SIZE_WS:
         case CH_EXT:
             st->in++;
             if (++st->line > CHUNK_LINE_MAX)
                 return fail(status, 400, err, errlen, "chunk extensions too long");
-            if (c == '\n') {
-                st->phase = CH_DATA;
-                goto size_done;
+            if (st->phase == CH_SIZE_WS) {
+                if (c == ';')
+                    st->phase = CH_EXT;
+                else if (c != ' ' && c != '\t')
+                    goto bad_size;
+            } else if (c == '\r') {
+                st->phase = CH_SIZE_LF;
+            } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                return fail(status, 400, err, errlen, "control character in a chunk extension");
             }
             break;
         case CH_SIZE_LF:
             if (c != '\n')
-                goto bad_size;
+                return fail(status, 400, err, errlen, "chunk size line not ended by CRLF");
             st->in++;
             st->phase = CH_DATA;
-        size_done:
             st->line = 0;
             if (st->left == 0) {
                 st->phase = CH_TRAILER;
@@ -438,33 +453,30 @@ enum httpparse_status httpparse_chunked(char *buf, size_t len, size_t max_body,
             break;
         }
         case CH_DATA_CR:
-            if (c != '\r' && c != '\n')
-                return fail(status, 400, err, errlen, "chunk data not followed by CRLF");
-            st->in++;
-            st->phase = c == '\r' ? CH_DATA_LF : CH_SIZE;
-            break;
         case CH_DATA_LF:
-            if (c != '\n')
+            if (c != (st->phase == CH_DATA_CR ? '\r' : '\n'))
                 return fail(status, 400, err, errlen, "chunk data not followed by CRLF");
             st->in++;
-            st->phase = CH_SIZE;
+            st->phase = st->phase == CH_DATA_CR ? CH_DATA_LF : CH_SIZE;
             break;
         case CH_TRAILER:
-            st->in++;
-            st->phase = c == '\n' ? CH_DONE : c == '\r' ? CH_TRAILER_LF : CH_TRAILER_LINE;
-            break;
         case CH_TRAILER_LINE:
             st->in++;
-            if (++st->line > TRAILERS_MAX)
-                return fail(status, 400, err, errlen, "chunked trailers too long");
             if (c == '\n')
-                st->phase = CH_TRAILER;
+                return fail(status, 400, err, errlen, "chunked trailer line not ended by CRLF");
+            if (c == '\r')
+                st->phase = st->phase == CH_TRAILER ? CH_TRAILER_LF : CH_TRAILER_LINE_LF;
+            else if (++st->line > TRAILERS_MAX)
+                return fail(status, 400, err, errlen, "chunked trailers too long");
+            else
+                st->phase = CH_TRAILER_LINE;
             break;
+        case CH_TRAILER_LINE_LF:
         case CH_TRAILER_LF:
             if (c != '\n')
                 return fail(status, 400, err, errlen, "malformed end of a chunked body");
             st->in++;
-            st->phase = CH_DONE;
+            st->phase = st->phase == CH_TRAILER_LF ? CH_DONE : CH_TRAILER;
             break;
         }
         if (st->phase == CH_DONE)

@@ -450,7 +450,7 @@ static void do_auth(struct conn *c, const struct catalog *cat, const struct prot
         reply_str(c, "OK\n");
     } else {
         LC(c)->authed = false;
-        log_warn("AUTH failed from %s", c->peer);
+        log_warn_limited("AUTH failed from %s", c->peer);
         reply_err(c, PROTO_ERR_AUTH_FAILED, "wrong token");
     }
 }
@@ -607,11 +607,33 @@ static size_t line_in_limit(const struct conf *cf)
     return cf->max_line + 1;
 }
 
-/* Cannot happen: a full buffer of max_line + 1 bytes without an LF was
- * refused by the parser. Close rather than spin. */
-static void line_in_full(struct conn *c)
+/* CONN_FULL_BUDGET: a partial line would pass max_buffered, the budget of
+ * every connection's input buffers: say so and close (what was read of the
+ * line is dropped). CONN_FULL_LIMIT cannot happen: a full buffer of max_line
+ * + 1 bytes without an LF was refused by the parser. Close rather than spin. */
+static void line_in_full(struct conn *c, enum conn_full why)
 {
-    conn_close(c, "input buffer full");
+    if (why != CONN_FULL_BUDGET) {
+        conn_close(c, "input buffer full");
+        return;
+    }
+    reply_err(c, PROTO_ERR_INTERNAL,
+              "the server's request buffers are full (max_buffered); try again later");
+    reply_flush(c);
+    c->closing = true;
+    conn_flush(c); /* may close (and free) c */
+}
+
+/* A line begun more than request_timeout ago (net/conn.c) that has not ended:
+ * say so and close once written. */
+static void line_request_timeout(struct conn *c)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "the line did not end within request_timeout (%u s)",
+             registry_read(c->w->reg)->conf->request_timeout);
+    reply_err(c, PROTO_ERR_BAD_REQUEST, msg);
+    reply_flush(c);
+    c->closing = true;
 }
 
 static void line_refuse(evutil_socket_t fd, struct stats *s)
@@ -668,6 +690,7 @@ const struct conn_ops line_ops = {
     .process = line_process,
     .in_limit = line_in_limit,
     .in_full = line_in_full,
+    .request_timeout = line_request_timeout,
     .refuse = line_refuse,
     .stop = conn_stop_drain,
 };
