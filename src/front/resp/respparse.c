@@ -227,8 +227,16 @@ static int hex(char c)
 }
 
 /* One argument of an inline line at s[*i..n), unescaped in place from s + *i
- * on (it never grows); its length in *out. false on unbalanced quotes. */
-static bool inline_arg(char *s, size_t n, size_t *i, size_t *out)
+ * on when write (it never grows); its length in *out. false on unbalanced
+ * quotes. The caller checks the whole line without writing first, so a line
+ * refused (a FATAL, which must be sticky) is left as it came. */
+#define PUT(c)                                                                                     \
+    do {                                                                                           \
+        if (write)                                                                                 \
+            s[w] = (c);                                                                            \
+        w++;                                                                                       \
+    } while (0)
+static bool inline_arg(char *s, size_t n, size_t *i, size_t *out, bool write)
 {
     size_t p = *i, w = *i;
     bool inq = false, insq = false;
@@ -236,14 +244,14 @@ static bool inline_arg(char *s, size_t n, size_t *i, size_t *out)
         if (inq) {
             if (p >= n)
                 return false;
-            if (s[p] == '\\' && p + 3 < n + 0 && s[p + 1] == 'x' && hex(s[p + 2]) >= 0 &&
+            if (s[p] == '\\' && p + 3 < n && s[p + 1] == 'x' && hex(s[p + 2]) >= 0 &&
                 hex(s[p + 3]) >= 0) {
-                s[w++] = (char)(hex(s[p + 2]) * 16 + hex(s[p + 3]));
+                PUT((char)(hex(s[p + 2]) * 16 + hex(s[p + 3])));
                 p += 4;
             } else if (s[p] == '\\' && p + 1 < n) {
                 char c = s[p + 1];
-                s[w++] = c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : c == 'b' ? '\b'
-                         : c == 'a' ? '\a' : c;
+                PUT(c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : c == 'b' ? '\b'
+                    : c == 'a' ? '\a' : c);
                 p += 2;
             } else if (s[p] == '"') {
                 if (p + 1 < n && !is_space(s[p + 1]))
@@ -251,13 +259,14 @@ static bool inline_arg(char *s, size_t n, size_t *i, size_t *out)
                 p++;
                 break;
             } else {
-                s[w++] = s[p++];
+                PUT(s[p]);
+                p++;
             }
         } else if (insq) {
             if (p >= n)
                 return false;
             if (s[p] == '\\' && p + 1 < n && s[p + 1] == '\'') {
-                s[w++] = '\'';
+                PUT('\'');
                 p += 2;
             } else if (s[p] == '\'') {
                 if (p + 1 < n && !is_space(s[p + 1]))
@@ -265,7 +274,8 @@ static bool inline_arg(char *s, size_t n, size_t *i, size_t *out)
                 p++;
                 break;
             } else {
-                s[w++] = s[p++];
+                PUT(s[p]);
+                p++;
             }
         } else {
             if (p >= n || is_space(s[p]))
@@ -275,7 +285,7 @@ static bool inline_arg(char *s, size_t n, size_t *i, size_t *out)
             else if (s[p] == '\'')
                 insq = true;
             else
-                s[w++] = s[p];
+                PUT(s[p]);
             p++;
         }
     }
@@ -283,6 +293,7 @@ static bool inline_arg(char *s, size_t n, size_t *i, size_t *out)
     *i = p;
     return true;
 }
+#undef PUT
 
 /* An inline request: one line (LF or CRLF), split as redis-cli's own
  * splitter and Redis's inline reader do. */
@@ -299,17 +310,23 @@ static enum resp_status inline_req(char *buf, size_t len, const struct resp_limi
                         lim->max_inline);
         return RESP_NEED_MORE;
     }
-    size_t n = (size_t)(nl - buf), i = 0, argc = 0;
+    size_t n = (size_t)(nl - buf), i = 0, argc = 0, alen;
     req->is_inline = true;
+    while (i < n) { /* check, writing nothing */
+        if (is_space(buf[i]))
+            i++;
+        else if (!inline_arg(buf, n, &i, &alen, false))
+            return fail(req, RESP_FATAL, RESP_ERR_PROTOCOL,
+                        "Protocol error: unbalanced quotes in request");
+    }
+    i = 0;
     for (;;) {
         while (i < n && is_space(buf[i]))
             i++;
         if (i >= n)
             break;
-        size_t start = i, alen;
-        if (!inline_arg(buf, n, &i, &alen))
-            return fail(req, RESP_FATAL, RESP_ERR_PROTOCOL,
-                        "Protocol error: unbalanced quotes in request");
+        size_t start = i;
+        inline_arg(buf, n, &i, &alen, true);
         if (argc < lim->max_args) {
             storage[argc].p = buf + start;
             storage[argc].len = alen;
