@@ -185,12 +185,12 @@ START_TEST(test_auth)
     struct dh_daemon *d = start("admin_token s3cret");
     struct dh_conn *c = rconnect(d);
     expect(c, "BF.EXISTS exact a\r\nBF.ADD exact x\r\nBF.MADD exact x y\r\n",
-           ":1\r\n-NOAUTH BF.ADD needs AUTH <token> first on this connection\r\n"
-           "-NOAUTH BF.MADD needs AUTH <token> first on this connection\r\n");
+           ":1\r\n-NOPERM BF.ADD needs AUTH <token> first on this connection\r\n"
+           "-NOPERM BF.MADD needs AUTH <token> first on this connection\r\n");
     expect(c, "AUTH wrong\r\nAUTH someone s3cret\r\nBF.ADD exact x\r\n",
            "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
            "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
-           "-NOAUTH BF.ADD needs AUTH <token> first on this connection\r\n");
+           "-NOPERM BF.ADD needs AUTH <token> first on this connection\r\n");
     expect(c, "AUTH s3cret\r\nBF.ADD exact x\r\n", "+OK\r\n:1\r\n");
     dh_close(c);
     c = rconnect(d);

@@ -179,8 +179,10 @@ static enum resp_err resp_code(enum cmd_err e)
     }
 }
 
-/* A failed table call: auth in Redis's words (NOAUTH, NOPERM), the rest as
- * `ERR <code> <message>`; a bad item of several is named by its place. */
+/* A failed table call: auth as Redis's NOPERM (a command this connection may
+ * not run: clients keep the connection, where NOAUTH would make redis-py
+ * drop it), the rest as `ERR <code> <message>`; a bad item of several is
+ * named by its place. */
 static void reply_call_err(struct conn *c, const struct cmd_call *call, const char *cmd,
                            size_t n_items)
 {
@@ -191,7 +193,7 @@ static void reply_call_err(struct conn *c, const struct cmd_call *call, const ch
                  token ? "%s needs AUTH <token> first on this connection"
                        : "%s is accepted only from loopback clients when no admin_token is set",
                  cmd);
-        reply_error(c, RESP_ERR_AUTH_REQUIRED, token ? "NOAUTH" : "NOPERM", msg);
+        reply_error(c, RESP_ERR_AUTH_REQUIRED, "NOPERM", msg);
         return;
     }
     if (call->err == CMD_ERR_BAD_ITEM && n_items > 1) {
