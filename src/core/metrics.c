@@ -17,7 +17,7 @@
 #include "core/stats.h"
 #include "store/registry.h"
 
-static const char *const proto_names[2] = {"line", "http"}; /* by enum stats_proto */
+static const char *const proto_names[STATS_N_PROTO] = {"line", "http", "resp"}; /* by enum stats_proto */
 
 static void family(struct evbuffer *o, const char *name, const char *type, const char *help)
 {
@@ -48,7 +48,7 @@ static void filter_counters(struct evbuffer *o, const struct catalog *cat,
 {
     family(o, name, "counter", help);
     for (size_t i = 0; i < cat->n; i++)
-        for (int p = 0; p < 2; p++)
+        for (int p = 0; p < STATS_N_PROTO; p++)
             evbuffer_add_printf(o, "%s{filter=\"%s\",protocol=\"%s\"} %" PRIu64 "\n", name,
                                 cat->entries[i].name, proto_names[p],
                                 fstat_get(&sums[i], which, p));
@@ -104,7 +104,7 @@ static void latency_histogram(struct evbuffer *o, const struct stats_src *src)
     const char *name = "bloomgate_request_duration_seconds";
     family(o, name, "histogram",
            "Time from a request's arrival to its reply being handed to the socket");
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < STATS_N_PROTO; p++) {
         struct latency l;
         stats_sum_latency(src, (enum stats_proto)p, &l);
         uint64_t cum = 0;
@@ -246,6 +246,9 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
     evbuffer_add_printf(
         o, "bloomgate_connections_open{protocol=\"http\"} %" PRIu64 "\n",
         diff0(STAT_GET(&s, http_connections_admitted), STAT_GET(&s, http_connections_closed)));
+    evbuffer_add_printf(
+        o, "bloomgate_connections_open{protocol=\"resp\"} %" PRIu64 "\n",
+        diff0(STAT_GET(&s, resp_connections_accepted), STAT_GET(&s, resp_connections_closed)));
     family(o, "bloomgate_worker_connections", "gauge",
            "Connections open on each worker thread, both protocols");
     for (unsigned i = 0; i < src->n_workers; i++)
@@ -278,6 +281,11 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
             evbuffer_add_printf(
                 o, "bloomgate_errors_total{protocol=\"http\",code=\"%s\"} %" PRIu64 "\n",
                 src->err_names[STATS_HTTP][e], STAT_GET(&s, http_errors_by_code[e]));
+    for (unsigned e = 0; e < src->n_err[STATS_RESP] && e < 16; e++)
+        if (src->err_names[STATS_RESP][e])
+            evbuffer_add_printf(
+                o, "bloomgate_errors_total{protocol=\"resp\",code=\"%s\"} %" PRIu64 "\n",
+                src->err_names[STATS_RESP][e], STAT_GET(&s, resp_errors_by_code[e]));
 
     filter_families(o, cat, sums);
     free(sums);

@@ -24,6 +24,8 @@ void stats_sum(const struct stats_src *src, struct stats *out)
             STAT_ADD(out, http_errors_by_code[c], STAT_GET(s, http_errors_by_code[c]));
         for (int c = 0; c < STATS_HTTP_SLOTS; c++)
             STAT_ADD(out, http_responses[c], STAT_GET(s, http_responses[c]));
+        for (int c = 0; c < 16; c++)
+            STAT_ADD(out, resp_errors_by_code[c], STAT_GET(s, resp_errors_by_code[c]));
     }
 }
 
@@ -39,7 +41,7 @@ void stats_sum_filter(const struct stats_src *src, unsigned id, struct fstats *o
          * id before: it counts as zero until its owner restarts it. */
         if (atomic_load_explicit(&f->gen, memory_order_acquire) != g)
             continue;
-        for (int p = 0; p < 2; p++) {
+        for (int p = 0; p < STATS_N_PROTO; p++) {
             STAT_ADD(out, checks[p], STAT_GET(f, checks[p]));
             STAT_ADD(out, hits[p], STAT_GET(f, hits[p]));
             STAT_ADD(out, adds[p], STAT_GET(f, adds[p]));

@@ -56,7 +56,15 @@
     X(buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"line\"",                     \
       "Requests refused because the input buffers of all connections were at max_buffered")        \
     X(http_buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"http\"",                \
-      "Requests refused because the input buffers of all connections were at max_buffered")
+      "Requests refused because the input buffers of all connections were at max_buffered")        \
+    X(resp_requests, "bloomgate_requests_total", "protocol=\"resp\"",                              \
+      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")                \
+    X(resp_connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"resp\"",      \
+      "Client connections accepted")                                                               \
+    X(resp_connections_closed, "bloomgate_connections_closed_total", "protocol=\"resp\"",          \
+      "Client connections closed (HTTP: admitted ones)")                                           \
+    X(resp_connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"resp\"",      \
+      "Connections refused because max_connections were open")
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
@@ -84,10 +92,12 @@ struct stats {
     _Atomic uint64_t errors_by_code[16];                   /* indexed by enum proto_err */
     _Atomic uint64_t http_errors_by_code[STATS_HTTP_ERRS]; /* indexed by enum http_err */
     _Atomic uint64_t http_responses[STATS_HTTP_SLOTS];     /* by status, see STATS_HTTP_STATUSES */
+    _Atomic uint64_t resp_errors_by_code[16];              /* indexed by enum resp_err */
 };
 
-/* The two front ends, for counters kept per protocol. */
-enum stats_proto { STATS_LINE = 0, STATS_HTTP = 1 };
+/* The front ends, for counters kept per protocol. */
+enum stats_proto { STATS_LINE = 0, STATS_HTTP = 1, STATS_RESP = 2 };
+#define STATS_N_PROTO 3
 
 /* Per filter (indexed by the registry's filter id), per protocol. An id that
  * starts naming another filter starts from zero by generation, not by another
@@ -97,10 +107,10 @@ enum stats_proto { STATS_LINE = 0, STATS_HTTP = 1 };
  * sum a slot only when its gen (acquire) matches id_gen[id]. */
 struct fstats {
     _Atomic uint64_t gen;          /* the id_gen[id] these counters belong to */
-    _Atomic uint64_t checks[2];    /* items looked up */
-    _Atomic uint64_t hits[2];      /* items answered YES */
-    _Atomic uint64_t adds[2];      /* items added */
-    _Atomic uint64_t added_new[2]; /* items that were new */
+    _Atomic uint64_t checks[STATS_N_PROTO];    /* items looked up */
+    _Atomic uint64_t hits[STATS_N_PROTO];      /* items answered YES */
+    _Atomic uint64_t adds[STATS_N_PROTO];      /* items added */
+    _Atomic uint64_t added_new[STATS_N_PROTO]; /* items that were new */
 };
 
 /* Request latency histogram: upper bounds in seconds, the last is +Inf. */
@@ -139,7 +149,7 @@ static inline void stats_latency_add(struct latency *l, double seconds, uint64_t
 struct stats_block {
     struct stats s;
     struct fstats *fstats;     /* REGISTRY_MAX_FILTERS entries, by filter id */
-    struct latency latency[2]; /* by enum stats_proto */
+    struct latency latency[STATS_N_PROTO]; /* by enum stats_proto */
     _Atomic unsigned load;     /* connections open on this worker, hand-offs included */
 };
 
@@ -152,7 +162,7 @@ static inline struct fstats *stats_fslot(struct stats_block *b, const _Atomic ui
     struct fstats *f = &b->fstats[id];
     uint64_t g = atomic_load_explicit(&id_gen[id], memory_order_acquire);
     if (atomic_load_explicit(&f->gen, memory_order_relaxed) != g) {
-        for (int p = 0; p < 2; p++) {
+        for (int p = 0; p < STATS_N_PROTO; p++) {
             atomic_store_explicit(&f->checks[p], 0, memory_order_relaxed);
             atomic_store_explicit(&f->hits[p], 0, memory_order_relaxed);
             atomic_store_explicit(&f->adds[p], 0, memory_order_relaxed);
@@ -180,8 +190,8 @@ struct stats_src {
     /* The error codes' wire names by protocol (the fronts own them), for
      * bloomgate_errors_total: names[p][i] counts errors_by_code[i] (line) or
      * http_errors_by_code[i] (HTTP); NULL entries are skipped. */
-    const char *const *err_names[2];
-    unsigned n_err[2];
+    const char *const *err_names[STATS_N_PROTO];
+    unsigned n_err[STATS_N_PROTO];
 };
 
 /* Sums over the workers (any thread). */

@@ -225,6 +225,9 @@ static int daemon_bind(struct daemon *d, struct conf *conf, char *err, size_t er
     for (size_t i = 0; !cat->conf->http_off && i < cat->conf->n_http_listen; i++)
         log_info("HTTP listening on %s (port %d)", cat->conf->http_listen[i].text,
                  server_http_port(d->srv, i));
+    for (size_t i = 0; i < cat->conf->n_resp_listen; i++)
+        log_info("Redis protocol listening on %s (port %d)", cat->conf->resp_listen[i].text,
+                 server_resp_port(d->srv, i));
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /* fronts: the protocols bloomgated serves, wired onto the net layer: the
- * line protocol on conf's `listen` addresses and HTTP on `http_listen`. The
+ * line protocol on conf's `listen` addresses, HTTP on `http_listen`, the Redis
+ * protocol on `resp_listen`. The
  * one place that knows every front; a new front adds a line here. Main
  * thread (server_create runs before privileges drop). */
 #ifndef BLOOMGATE_FRONTS_H
@@ -9,7 +10,7 @@
 
 #include "net/server.h"
 
-enum { FRONT_LINE = 0, FRONT_HTTP = 1 };
+enum { FRONT_LINE = 0, FRONT_HTTP = 1, FRONT_RESP = 2 };
 
 /* server_create_fronts with every front of the catalog's config. NULL with
  * the reason in err. */
@@ -23,6 +24,11 @@ static inline int server_line_port(const struct server *srv, size_t idx)
 static inline int server_http_port(const struct server *srv, size_t idx)
 {
     return server_port(srv, FRONT_HTTP, idx);
+}
+/* The same for a `resp_listen` (Redis protocol) listener. */
+static inline int server_resp_port(const struct server *srv, size_t idx)
+{
+    return server_port(srv, FRONT_RESP, idx);
 }
 
 #endif

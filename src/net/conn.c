@@ -120,6 +120,8 @@ void conn_close(struct conn *c, const char *why)
     atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
     if (c->ops->proto == STATS_LINE)
         STAT_ADD(&w->stats->s, connections_closed, 1);
+    else if (c->ops->proto == STATS_RESP)
+        STAT_ADD(&w->stats->s, resp_connections_closed, 1);
     else
         STAT_ADD(&w->stats->s, http_connections_closed, 1);
     evutil_closesocket(c->fd);

@@ -132,15 +132,17 @@ void worker_accept(struct worker *w, size_t front, evutil_socket_t fd, const str
 {
     struct server *srv = w->srv;
     const struct conn_ops *ops = srv->fronts[front].ops;
-    bool line = ops->proto == STATS_LINE;
+    bool line = ops->proto == STATS_LINE, resp = ops->proto == STATS_RESP;
     const struct conf *cf = registry_read(w->reg)->conf;
-    if (!line)
+    if (!line && !resp)
         STAT_ADD(&w->stats->s, http_connections_accepted, 1);
     unsigned open = atomic_fetch_add_explicit(&srv->conns_open, 1, memory_order_relaxed) + 1;
     if (open > cf->max_connections) {
         atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
         if (line)
             STAT_ADD(&w->stats->s, connections_rejected, 1);
+        else if (resp)
+            STAT_ADD(&w->stats->s, resp_connections_rejected, 1);
         else
             STAT_ADD(&w->stats->s, http_connections_rejected, 1);
         ops->refuse(fd, &w->stats->s);
@@ -149,6 +151,8 @@ void worker_accept(struct worker *w, size_t front, evutil_socket_t fd, const str
     }
     if (line)
         STAT_ADD(&w->stats->s, connections_accepted, 1);
+    else if (resp)
+        STAT_ADD(&w->stats->s, resp_connections_accepted, 1);
     else
         STAT_ADD(&w->stats->s, http_connections_admitted, 1);
     if (!hand_off(w, front, fd, sa))

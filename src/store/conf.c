@@ -68,7 +68,8 @@ _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
      .off_offset = offsetof(struct conf, off), .def = d, .flags = (fl) | F_REPEAT | F_OFF}
 
 /* Every directive the file may hold. A list's default ("127.0.0.1:7878") applies
- * only when the file gives none; every other default is set before parsing.
+ * only when the file gives none (resp_listen has none: off unless given); every
+ * other default is set before parsing.
  * Not F_RELOAD: what is bound, forked or dropped once at start-up, and
  * max_items, which sizes each worker's per-request buffers once. */
 const struct directive conf_directives[] = {
@@ -76,6 +77,7 @@ const struct directive conf_directives[] = {
     ADDRS("listen",                    listen, n_listen, "127.0.0.1:7878",                0),
     ADDRS_OFF("http_listen",           http_listen, n_http_listen, http_off,
                                                          "127.0.0.1:7879",                0),
+    ADDRS("resp_listen",               resp_listen, n_resp_listen, NULL,                  0),
     INT(   "threads",          GLOBAL, threads,          "0",     0,       1024,      0),
     STRING("user",             GLOBAL, user,                      1,       256,       0),
     PATH(  "pidfile",          GLOBAL, pidfile,                                       0),
@@ -709,7 +711,7 @@ static int finish(struct parser *p)
     struct conf *c = p->conf;
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
         const struct directive *d = &conf_directives[i];
-        if (d->type != T_ADDRS || *(size_t *)((char *)c + d->count_offset) > 0)
+        if (d->type != T_ADDRS || !d->def || *(size_t *)((char *)c + d->count_offset) > 0)
             continue;
         if ((d->flags & F_OFF) && *(bool *)((char *)c + d->off_offset))
             continue;

@@ -66,6 +66,8 @@ struct conf {
     struct conf_addr *http_listen; /* HTTP listeners; empty when http_off */
     size_t n_http_listen;
     bool http_off;    /* "http_listen off" */
+    struct conf_addr *resp_listen; /* Redis-protocol (RESP) listeners; none unless given */
+    size_t n_resp_listen;
     unsigned threads; /* worker threads; 0 = one per CPU (the daemon resolves) */
     char *user;       /* user to switch to after binding; NULL: stay */
     char *pidfile;    /* absolute; NULL: write none */

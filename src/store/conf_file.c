@@ -96,6 +96,7 @@ void conf_free(struct conf *c)
     free(c->filters);
     free(c->listen);
     free(c->http_listen);
+    free(c->resp_listen);
     free(c->user);
     free(c->pidfile);
     free(c->admin_token);
@@ -226,6 +227,8 @@ static void value_text(const struct directive *d, const struct conf *c, char *bu
         size_t n = *(const size_t *)((const char *)c + d->count_offset), used = 0;
         if ((d->flags & F_OFF) && *(const bool *)((const char *)c + d->off_offset))
             snprintf(buf, len, "off");
+        else if (n == 0)
+            snprintf(buf, len, "none");
         for (size_t i = 0; i < n && used < len; i++)
             used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", list[i].text);
         break;

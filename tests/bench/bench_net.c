@@ -8,6 +8,8 @@
  *   bench_net --proto line --port 7878 --filter urls --keyspace 1M \
  *             --connections 4 --pipeline 8 --items 100 --duration 10
  *   bench_net --proto redis-get --port 6379 --load 1M     # SET item(i) 1, i < 1M
+ *   bench_net --proto resp-bf --port 6380 --filter urls --items 100   # BF.MEXISTS:
+ *             bloomgated's resp_listen, or Redis with RedisBloom (--load: BF.MADD)
  *   bench_net --dump 1M | bloomgate build -o f.bloom --capacity 1M -
  *
  * Items: item(ns, i) is a URL-like string of exactly --item-len bytes made from
@@ -61,8 +63,9 @@
 #define BLOOM_SEED 0x62656e63686e6574ull /* "benchnet": the hand-built filter's hash seed */
 #define LOAD_WINDOW 8                    /* batches in flight while loading */
 
-enum kind { K_LINE, K_HTTP, K_REDIS_GET, K_REDIS_MGET, K_REDIS_BLOOM };
-static const char *const kind_names[] = {"line", "http", "redis-get", "redis-mget", "redis-bloom"};
+enum kind { K_LINE, K_HTTP, K_REDIS_GET, K_REDIS_MGET, K_REDIS_BLOOM, K_RESP_BF };
+static const char *const kind_names[] = {"line",        "http",       "redis-get",
+                                         "redis-mget",  "redis-bloom", "resp-bf"};
 
 /* Command-line settings; every one is echoed in the JSON line. */
 static struct {
@@ -329,6 +332,15 @@ static void put_request(struct gbuf *b, char *const *it, const size_t *il, unsig
                 gb_bulk(b, it[i], il[i]);
         }
         break;
+    case K_RESP_BF: /* RedisBloom's commands: bloomgated's resp_listen, or Redis + RedisBloom */
+        gb_put(b, "*", 1);
+        gb_u64(b, n + 2);
+        gb_str(b, add ? "\r\n$7\r\nBF.MADD\r\n"
+                      : n == 1 ? "\r\n$9\r\nBF.EXISTS\r\n" : "\r\n$10\r\nBF.MEXISTS\r\n");
+        gb_bulk(b, o.filter, strlen(o.filter));
+        for (unsigned i = 0; i < n; i++)
+            gb_bulk(b, it[i], il[i]);
+        break;
     case K_REDIS_BLOOM: {
         uint64_t pos[64];
         for (unsigned i = 0; i < n; i++) {
@@ -359,6 +371,8 @@ static uint64_t replies_per_request(unsigned n, bool add)
         return add ? n : 1;
     case K_REDIS_BLOOM:
         return (uint64_t)n * o.bloom_k;
+    case K_RESP_BF:
+        return 1;
     }
     return 1;
 }
@@ -766,6 +780,43 @@ static ssize_t redis_pass(struct thread *t, const char *b, size_t len, const uin
             }
             if (judging && !err)
                 judge(&t->s, want[i], yes);
+        }
+        if (judging && err)
+            t->s.error_replies++;
+        return (ssize_t)off;
+    }
+    if (o.kind == K_RESP_BF) {
+        /* BF.EXISTS: an integer; BF.MEXISTS: an array of o.items integers. */
+        unsigned n = o.items;
+        if (n > 1) {
+            if ((u = resp_value(b, len, &type, &num)) <= 0)
+                return u;
+            if (type == '-') {
+                if (judging) {
+                    t->s.error_replies++;
+                    complain(t, "error reply: %s", excerpt(b, (size_t)u, ex, sizeof(ex)));
+                }
+                return u;
+            }
+            if (type != '*' || num != (int64_t)n) {
+                complain(t, "BF.MEXISTS reply is not an array of %u", n);
+                return -1;
+            }
+            off = (size_t)u;
+        }
+        for (unsigned i = 0; i < n; i++) {
+            if ((u = resp_value(b + off, len - off, &type, &num)) <= 0)
+                return u;
+            if (type == ':') {
+                if (judging)
+                    judge(&t->s, want[i], num == 1);
+            } else {
+                err = true;
+                if (judging)
+                    complain(t, "not an integer reply: %s",
+                             excerpt(b + off, (size_t)u, ex, sizeof(ex)));
+            }
+            off += (size_t)u;
         }
         if (judging && err)
             t->s.error_replies++;
@@ -1201,6 +1252,19 @@ static size_t load_replies(const char *b, size_t len, uint64_t *got, uint64_t *e
                 break;
             used = (size_t)u;
             bad = type == '-';
+            /* BF.MADD answers an array: the array is the one reply. */
+            for (int64_t k = 0; o.kind == K_RESP_BF && type == '*' && k < num && u > 0; k++) {
+                char t2;
+                int64_t n2;
+                u = resp_value(p + used, rest - used, &t2, &n2);
+                if (u < 0) {
+                    fprintf(stderr, "bench_net: unreadable reply: %s\n", excerpt(p, rest, ex, 80));
+                    exit(1);
+                }
+                used += (size_t)u;
+            }
+            if (u == 0)
+                break;
         }
         if (bad && (*errors)++ < 5)
             fprintf(stderr, "bench_net: error reply: %s\n", excerpt(p, used, ex, sizeof(ex)));
@@ -1328,7 +1392,8 @@ static const char usage_text[] =
     "       bench_net --load N [options]     add items 0..N-1 to the server\n"
     "       bench_net --dump N [--item-len L] print items 0..N-1, one per line\n"
     "       bench_net --dump-absent N         print N items that are never loaded\n"
-    "  --proto P          line | http | redis-get | redis-mget | redis-bloom (default line)\n"
+    "  --proto P          line | http | redis-get | redis-mget | redis-bloom | resp-bf\n"
+    "                     (default line; resp-bf: BF.EXISTS, BF.MEXISTS, --load BF.MADD)\n"
     "  --host H --port N  server (default 127.0.0.1:7878)\n"
     "  --connections C    TCP connections (default 1)\n"
     "  --pipeline P       commands in flight per connection (default 1)\n"
@@ -1467,7 +1532,7 @@ static void parse_args(int argc, char **argv)
             while (k < sizeof(kind_names) / sizeof(kind_names[0]) && strcmp(a, kind_names[k]))
                 k++;
             if (k == sizeof(kind_names) / sizeof(kind_names[0]))
-                usage("--proto: line, http, redis-get, redis-mget or redis-bloom");
+                usage("--proto: line, http, redis-get, redis-mget, redis-bloom or resp-bf");
             o.kind = (enum kind)k;
             break;
         }

@@ -7,12 +7,21 @@
 #
 #   tests/bench/compare.sh [--quick] [--out FILE] [--repeat N] [--build-dir DIR] [--keep]
 #   tests/bench/compare.sh --urls [--quick] [--build-dir DIR] [--keep]
+#   tests/bench/compare.sh --resp [--redisbloom PATH] [--quick] [--repeat N] [--build-dir DIR]
 #
 #   --urls        only issue 11's case: MCHECK of 100 URLs against a url filter
 #                 and of 100 exact items against an exact filter, one daemon
 #                 serving both, the same client; items/s and the daemon's CPU
 #                 time per item (/proc/PID/stat utime+stime over each run).
 #                 Needs nothing beyond the build (~1 minute; --quick: ~20 s)
+#
+#   --resp        the Redis protocol front (resp_listen) against the line
+#                 protocol, one daemon, the same client (bench_net): BF.MEXISTS
+#                 of 100 against MCHECK of 100, BF.EXISTS against CHECK
+#                 (pipelined), items/s and the daemon's CPU time per item
+#   --redisbloom PATH  implies --resp, and runs the same BF.* cases against
+#                 Redis (Debian's redis-server) with PATH, a redisbloom.so the
+#                 user built (docs/resp.md says how), loaded with BF.MADD
 #
 #   --quick       short runs, a 20M-item filter for case 5, one repetition
 #   --out FILE    also write every raw JSON line (bench_net's and wrk's) to FILE
@@ -36,15 +45,19 @@ repeat=""
 build_dir="$top/_build"
 keep=0
 urls=0
+resp=0
+redisbloom=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
     --urls) urls=1 ;;
+    --resp) resp=1 ;;
+    --redisbloom) resp=1; redisbloom=$(realpath -m "$2"); shift ;;
     --out) out=$(realpath -m "$2"); shift ;;
     --repeat) repeat=$2; shift ;;
     --build-dir) build_dir=$(realpath -m "$2"); shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -137,6 +150,110 @@ EOF
 }
 if [ "$urls" = 1 ]; then
     urls_case
+    exit 0
+fi
+
+# ---- --resp: the Redis protocol front against the line protocol (and RedisBloom) ----
+# One daemon (2 worker threads) serves `exact`, built from bench_net --dump,
+# on its line port and its resp_listen port; bench_net sends the same items
+# with the same settings to each (MCHECK or BF.MEXISTS of 100; CHECK or
+# BF.EXISTS of one, 32 in flight a connection), alternating, --repeat times.
+# With --redisbloom, redis-server with the module gets BF.RESERVE exact 0.0001
+# N and the same items by BF.MADD, then the same BF.* runs. Each server's CPU
+# time (utime + stime from /proc/PID/stat) is read around each run, warm-up
+# included, so each figure is that server's own cost per item.
+resp_run() { # resp_run LABEL PID ARGS...: one bench_net run, one output line
+    local label=$1 rpid=$2 c0 c1 line ips all hz
+    shift 2
+    hz=$(getconf CLK_TCK)
+    c0=$(awk '{ print $14 + $15 }' "/proc/$rpid/stat")
+    line=$("$build_dir/tests/bench/bench_net" "$@" --label "$label")
+    c1=$(awk '{ print $14 + $15 }' "/proc/$rpid/stat")
+    [ -n "$out" ] && printf '%s\n' "$line" >>"$out"
+    ips=$(sed -n 's/.*"items_per_s":\([0-9.]*\).*/\1/p' <<<"$line")
+    all=$(awk -v i="$ips" -v d="$rdur" -v w="$rwarm" 'BEGIN { printf "%.0f", i * (d + w) }')
+    awk -v f="$label" -v i="$ips" -v c="$((c1 - c0))" -v hz="$hz" -v n="$all" 'BEGIN {
+        printf "%-26s %10.0f items/s   server CPU %.2f s: %.0f ns per item\n",
+            f, i, c / hz, c / hz / n * 1e9 }'
+    say "       $(grep -o '"client_cpu_cores":[0-9.]*\|"errors":[0-9]*\|"error_replies":[0-9]*\|"false_positives":[0-9]*\|"p50_us":[0-9.]*\|"p99_us":[0-9.]*' <<<"$line" | tr '\n' ' ')"
+    printf '%s|%s\n' "$label" "$ips" >>"$rtmp/ips"
+}
+resp_case() {
+    local B=$build_dir n=1000000 lport rport pid rbport="" rbpid="" r
+    rdur=10; rwarm=2
+    [ "$quick" = 1 ] && { rdur=3; rwarm=0.5; }
+    if [ ! -x "$B/bloomgated" ] || [ ! -x "$B/tests/bench/bench_net" ]; then
+        (cd "$top" && scripts/build.sh "$(realpath --relative-to="$top" "$B")")
+    fi
+    rtmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-resp.XXXXXX")
+    "$B/tests/bench/bench_net" --dump "$n" >"$rtmp/items.txt"
+    "$B/bloomgate" build -q -o "$rtmp/exact.bloom" "$rtmp/items.txt"
+    lport=$((20000 + RANDOM % 20000))
+    rport=$((lport + 1))
+    printf '%s\n' "listen 127.0.0.1:$lport" "resp_listen 127.0.0.1:$rport" "http_listen off" \
+        "threads 2" "log_level warn" "filter exact {" "    file $rtmp/exact.bloom" \
+        "    journal off" "}" >"$rtmp/bg.conf"
+    "$B/bloomgated" -c "$rtmp/bg.conf" 2>"$rtmp/bg.log" &
+    pid=$!
+    # Whatever fails from here, the servers started go too.
+    trap "kill $pid 2>/dev/null || true" EXIT
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$rport") 2>/dev/null && break
+        sleep 0.1
+    done
+    if [ -n "$redisbloom" ]; then
+        [ -f "$redisbloom" ] || die "--redisbloom: no such file $redisbloom"
+        rbport=$((lport + 2))
+        redis-server --port "$rbport" --bind 127.0.0.1 --save "" --appendonly no \
+            --loadmodule "$redisbloom" --dir "$rtmp" >"$rtmp/redis.log" 2>&1 &
+        rbpid=$!
+        trap "kill $pid $rbpid 2>/dev/null || true" EXIT
+        for _ in $(seq 100); do
+            redis-cli -p "$rbport" PING >/dev/null 2>&1 && break
+            sleep 0.1
+        done
+        redis-cli -p "$rbport" BF.RESERVE exact 0.0001 "$n" | grep -q OK ||
+            die "RedisBloom: BF.RESERVE failed (is $redisbloom RedisBloom? see $rtmp/redis.log)"
+        "$B/tests/bench/bench_net" --proto resp-bf --port "$rbport" --filter exact --load "$n" >/dev/null
+    fi
+    say "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    say "date: $(date -u +%Y-%m-%dT%H:%MZ); $n items of 48 bytes, half of those queried present; $repeat round(s)"
+    local common=(--filter exact --keyspace "$n" --connections 4 --duration "$rdur" --warmup "$rwarm")
+    say "  \$ tests/bench/bench_net --proto line|resp-bf --port P ${common[*]} --items 100 --pipeline 4"
+    say "  \$ tests/bench/bench_net --proto line|resp-bf --port P ${common[*]} --items 1 --pipeline 32"
+    for r in $(seq "$repeat"); do
+        resp_run "line-MCHECK-100" "$pid" --proto line --port "$lport" "${common[@]}" --items 100 --pipeline 4
+        resp_run "resp-BF.MEXISTS-100" "$pid" --proto resp-bf --port "$rport" "${common[@]}" --items 100 --pipeline 4
+        if [ -n "$redisbloom" ]; then
+            resp_run "redisbloom-BF.MEXISTS-100" "$rbpid" --proto resp-bf --port "$rbport" "${common[@]}" --items 100 --pipeline 4
+        fi
+        resp_run "line-CHECK" "$pid" --proto line --port "$lport" "${common[@]}" --items 1 --pipeline 32
+        resp_run "resp-BF.EXISTS" "$pid" --proto resp-bf --port "$rport" "${common[@]}" --items 1 --pipeline 32
+        if [ -n "$redisbloom" ]; then
+            resp_run "redisbloom-BF.EXISTS" "$rbpid" --proto resp-bf --port "$rbport" "${common[@]}" --items 1 --pipeline 32
+        fi
+    done
+    # Medians over the rounds (sort, no gawk needed), and the ratios.
+    rmed() { grep "^$1|" "$rtmp/ips" | cut -d'|' -f2 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    awk -v m="$(rmed resp-BF.MEXISTS-100)" -v l="$(rmed line-MCHECK-100)" \
+        -v e="$(rmed resp-BF.EXISTS)" -v c="$(rmed line-CHECK)" 'BEGIN {
+        printf "medians: resp BF.MEXISTS / line MCHECK %.2f x items/s (target >= 0.85)\n", m / l
+        printf "         resp BF.EXISTS / line CHECK %.2f x\n", e / c }'
+    if [ -n "$redisbloom" ]; then
+        awk -v m="$(rmed resp-BF.MEXISTS-100)" -v rm="$(rmed redisbloom-BF.MEXISTS-100)" \
+            -v e="$(rmed resp-BF.EXISTS)" -v re="$(rmed redisbloom-BF.EXISTS)" 'BEGIN {
+            printf "         bloomgate / RedisBloom: BF.MEXISTS %.2f x, BF.EXISTS %.2f x\n", m / rm, e / re }'
+        kill "$rbpid"
+        wait "$rbpid" 2>/dev/null || true
+    fi
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    trap - EXIT
+    if [ "$keep" = 1 ]; then say "kept $rtmp"; else rm -rf "$rtmp"; fi
+}
+if [ "$resp" = 1 ]; then
+    repeat=${repeat:-3}
+    resp_case
     exit 0
 fi
 

@@ -406,6 +406,14 @@ int dh_http_port(const struct dh_daemon *d, unsigned idx)
     return port;
 }
 
+int dh_resp_port(const struct dh_daemon *d, unsigned idx)
+{
+    char *log = dh_log_read(d);
+    int port = parse_tagged_port(log, "Redis protocol listening on ", idx);
+    free(log);
+    return port;
+}
+
 int dh_wait_ready(struct dh_daemon *d, int timeout_ms)
 {
     long long deadline = now_ms() + timeout_ms;

@@ -1,0 +1,786 @@
+/* The Redis protocol's glue, see resp.h. Worker thread only.
+ *
+ * Every BF.* command goes through the command table (core/cmd.c) with the
+ * table's own checks: the filter named by the key, the auth rule for adds,
+ * max_items and max_item, the key kind (a url filter's BF.EXISTS canonicalises
+ * and expands its item as CHECK does), and the journal before an add. The
+ * other commands (PING, AUTH, HELLO, COMMAND, INFO, ...) are what Redis
+ * clients and tools send on connecting; they are answered here. Replies are
+ * gathered in a per-worker batch and handed to the connection's evbuffer once
+ * per read, as the line protocol does. */
+#include "config.h"
+
+#include "front/resp/resp.h"
+
+#include <event2/buffer.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "core/cmd.h"
+#include "front/resp/respparse.h"
+#include "net/worker.h"
+
+#define REPLY_BATCH 65536 /* the reply batch holds at least this much */
+#define REPLY_SLACK 1024  /* and an error or a short reply besides */
+#define EXTRA_ARGS 8      /* arguments beyond max_items a request may hold (HELLO's) */
+#define FRAMING_PER_ARG 16
+
+/* Per connection. */
+struct resp_conn {
+    struct resp_scan scan; /* resp_next's resume hint */
+    bool authed;           /* AUTH succeeded on this connection */
+};
+
+/* Per worker. */
+struct resp_worker {
+    struct worker *w;
+    struct cmd_env env; /* the worker's, proto = STATS_RESP */
+    struct resp_arg *args;
+    size_t max_args;
+    /* The reply batch of the connection being processed (see line.c): empty
+     * outside resp_process; whatever writes to c->out directly flushes it
+     * first, so replies stay in order. */
+    char *reply;
+    size_t reply_cap, reply_len;
+    size_t out_queued; /* bytes in c->out as of the last flush (for max_output) */
+};
+
+static inline struct resp_worker *RW(struct conn *c)
+{
+    return c->fw;
+}
+
+static inline struct resp_conn *RC(struct conn *c)
+{
+    return conn_priv(c);
+}
+
+/* The most bytes one multibulk request may take under cf: the line it stands
+ * for (max_line) plus framing for each argument (`$N\r\n` and a CRLF). */
+static size_t max_frame(const struct conf *cf)
+{
+    return cf->max_line + FRAMING_PER_ARG * ((size_t)cf->max_items + EXTRA_ARGS) + 64;
+}
+
+static void reply_flush(struct conn *c)
+{
+    struct resp_worker *rw = RW(c);
+    if (rw->reply_len) {
+        evbuffer_add(c->out, rw->reply, rw->reply_len);
+        rw->out_queued += rw->reply_len;
+        rw->reply_len = 0;
+    }
+}
+
+/* Room for n <= reply_cap bytes at the end of the batch; the caller adds
+ * what it wrote to reply_len. */
+static inline char *reply_room(struct conn *c, size_t n)
+{
+    struct resp_worker *rw = RW(c);
+    if (rw->reply_cap - rw->reply_len < n)
+        reply_flush(c);
+    return rw->reply + rw->reply_len;
+}
+
+static void reply_bytes(struct conn *c, const void *p, size_t n)
+{
+    struct resp_worker *rw = RW(c);
+    if (n > rw->reply_cap / 2) {
+        reply_flush(c);
+        evbuffer_add(c->out, p, n);
+        rw->out_queued += n;
+        return;
+    }
+    memcpy(reply_room(c, n), p, n);
+    rw->reply_len += n;
+}
+
+static void reply_int(struct conn *c, int64_t v)
+{
+    RW(c)->reply_len += resp_format_int(reply_room(c, 24), 24, v);
+}
+
+static void reply_header(struct conn *c, char type, int64_t n)
+{
+    RW(c)->reply_len += resp_format_header(reply_room(c, 24), 24, type, n);
+}
+
+static void reply_simple(struct conn *c, const char *s)
+{
+    size_t n = strlen(s) + 3;
+    RW(c)->reply_len += resp_format_simple(reply_room(c, n), n, s);
+}
+
+static void reply_bulk(struct conn *c, const void *p, size_t len)
+{
+    reply_header(c, '$', (int64_t)len);
+    reply_bytes(c, p, len);
+    reply_bytes(c, "\r\n", 2);
+}
+
+static void reply_cstr(struct conn *c, const char *s)
+{
+    reply_bulk(c, s, strlen(s));
+}
+
+/* An error reply `-<prefix> <msg>`, counted under code. */
+static void reply_error(struct conn *c, enum resp_err code, const char *prefix, const char *msg)
+{
+    char buf[512];
+    size_t n = resp_format_error(buf, sizeof(buf), prefix, msg);
+    if (n > sizeof(buf))
+        n = resp_format_error(buf, sizeof(buf), prefix, "(message too long)");
+    reply_bytes(c, buf, n);
+    if ((unsigned)code < 16)
+        STAT_ADD(&c->w->stats->s, resp_errors_by_code[code], 1);
+}
+
+/* `-ERR <code> <msg>`: bloomgate's own errors, worded as on the line protocol. */
+static void reply_coded(struct conn *c, enum resp_err code, const char *msg)
+{
+    char buf[400];
+    snprintf(buf, sizeof(buf), "%s %s", resp_err_name(code), msg);
+    reply_error(c, code, "ERR", buf);
+}
+
+/* Redis's own wording for a wrong argument count. */
+static void reply_arity(struct conn *c, const struct resp_arg *name)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "wrong number of arguments for '%.*s' command",
+             (int)(name->len < 64 ? name->len : 64), name->p);
+    for (char *p = buf; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p + 32);
+    reply_error(c, RESP_ERR_WRONG_ARITY, "ERR", buf);
+}
+
+static enum resp_err resp_code(enum cmd_err e)
+{
+    switch (e) {
+    case CMD_ERR_UNKNOWN_FILTER:
+        return RESP_ERR_UNKNOWN_FILTER;
+    case CMD_ERR_AUTH_REQUIRED:
+        return RESP_ERR_AUTH_REQUIRED;
+    case CMD_ERR_AUTH_FAILED:
+        return RESP_ERR_AUTH_FAILED;
+    case CMD_ERR_TOO_MANY_ITEMS:
+        return RESP_ERR_TOO_MANY_ITEMS;
+    case CMD_ERR_ITEM_TOO_LONG:
+        return RESP_ERR_ITEM_TOO_LONG;
+    case CMD_ERR_BAD_ITEM:
+        return RESP_ERR_BAD_ITEM;
+    default:
+        return RESP_ERR_INTERNAL;
+    }
+}
+
+/* A failed table call: auth as Redis's NOPERM (a command this connection may
+ * not run: clients keep the connection, where NOAUTH would make redis-py
+ * drop it), the rest as `ERR <code> <message>`; a bad item of several is
+ * named by its place. */
+static void reply_call_err(struct conn *c, const struct cmd_call *call, const char *cmd,
+                           size_t n_items)
+{
+    char msg[sizeof(call->msg) + 64];
+    if (call->err == CMD_ERR_AUTH_REQUIRED || call->err == CMD_ERR_AUTH_FAILED) {
+        bool token = call->cat->conf->admin_token != NULL;
+        snprintf(msg, sizeof(msg),
+                 token ? "%s needs AUTH <token> first on this connection"
+                       : "%s is accepted only from loopback clients when no admin_token is set",
+                 cmd);
+        reply_error(c, RESP_ERR_AUTH_REQUIRED, "NOPERM", msg);
+        return;
+    }
+    if (call->err == CMD_ERR_BAD_ITEM && n_items > 1) {
+        snprintf(msg, sizeof(msg), "item %zu: %s", call->bad_item, call->msg);
+        reply_coded(c, RESP_ERR_BAD_ITEM, msg);
+        return;
+    }
+    reply_coded(c, resp_code(call->err), call->msg);
+}
+
+static void call_init(struct conn *c, struct cmd_call *call, const struct catalog *cat,
+                      const struct resp_arg *key, size_t n_items)
+{
+    cmd_call_init(call, cat, NULL, n_items, c->loopback,
+                  RC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
+    call->filter = key ? key->p : NULL;
+    call->filter_len = key ? key->len : 0;
+}
+
+/* BF.EXISTS, BF.MEXISTS, BF.ADD, BF.MADD: argv[1] the filter, the rest its
+ * items, through the table (limits, auth, key kind, journal). One item
+ * answers an integer, several an array, as RedisBloom does. */
+static void do_items(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                     bool add, bool multi)
+{
+    struct resp_worker *rw = RW(c);
+    size_t n = r->argc - 2;
+    struct cmd_call call;
+    call_init(c, &call, cat, &r->argv[1], n);
+    if (n > rw->env.scratch_items) { /* cannot pass the table's max_items either */
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%zu items, the limit is max_items %zu", n,
+                 cmd_limits(cat->conf, rw->env.scratch_items).max_items);
+        reply_coded(c, RESP_ERR_TOO_MANY_ITEMS, msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rw->env.keys[i].data = r->argv[i + 2].p;
+        rw->env.keys[i].len = r->argv[i + 2].len;
+    }
+    cmd_run(&rw->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    if (call.err != CMD_OK) {
+        reply_call_err(c, &call, add ? (multi ? "BF.MADD" : "BF.ADD") : "BF.EXISTS", n);
+        return;
+    }
+    if (!multi) {
+        memcpy(reply_room(c, 4), rw->env.bools[0] ? ":1\r\n" : ":0\r\n", 4);
+        rw->reply_len += 4;
+        return;
+    }
+    size_t cap = RESP_BOOLS_CAP(n);
+    rw->reply_len += resp_format_bools(reply_room(c, cap), cap, rw->env.bools, n);
+}
+
+/* The filter named by argv[1] as INFO JSON, through the table; NULL after
+ * replying the error. */
+static json_t *filter_info(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    struct cmd_call call;
+    call_init(c, &call, cat, &r->argv[1], 0);
+    cmd_run(&RW(c)->env, CMD_INFO, NULL, &call);
+    if (call.err != CMD_OK) {
+        reply_call_err(c, &call, "BF.INFO", 0);
+        return NULL;
+    }
+    return call.json;
+}
+
+static int64_t jint(json_t *o, const char *key)
+{
+    return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+/* BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION], RedisBloom 2.4's
+ * shapes: the pairs as a flat array, or one field as a one-element array. A
+ * bloomgate filter is one filter that never scales: "Number of filters" is 1
+ * (shards are not RedisBloom's sub-filters) and "Expansion rate" is nil, as
+ * RedisBloom answers for a NONSCALING filter. Size is the bits' bytes. */
+static void do_bf_info(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    static const struct {
+        const char *field, *label, *json; /* json NULL: 1 (filters) or nil (expansion) */
+    } rows[] = {
+        {"CAPACITY", "Capacity", "capacity"},
+        {"SIZE", "Size", "bytes"},
+        {"FILTERS", "Number of filters", NULL},
+        {"ITEMS", "Number of items inserted", "items"},
+        {"EXPANSION", "Expansion rate", NULL},
+    };
+    size_t pick = 5;
+    if (r->argc == 3) {
+        for (size_t i = 0; i < 5 && pick == 5; i++)
+            if (resp_arg_is(&r->argv[2], rows[i].field))
+                pick = i;
+    }
+    json_t *j = filter_info(c, cat, r);
+    if (!j)
+        return;
+    if (r->argc == 3 && pick == 5) {
+        reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "Invalid information value");
+    } else {
+        size_t from = r->argc == 3 ? pick : 0, to = r->argc == 3 ? pick + 1 : 5;
+        reply_header(c, '*', (int64_t)(r->argc == 3 ? 1 : 10));
+        for (size_t i = from; i < to; i++) {
+            if (r->argc != 3)
+                reply_simple(c, rows[i].label);
+            if (rows[i].json)
+                reply_int(c, jint(j, rows[i].json));
+            else if (i == 2)
+                reply_int(c, 1);
+            else
+                reply_bytes(c, "$-1\r\n", 5);
+        }
+    }
+    json_decref(j);
+}
+
+/* BF.CARD key: the items in the filter (adds that set a new bit). */
+static void do_bf_card(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    json_t *j = filter_info(c, cat, r);
+    if (!j)
+        return;
+    reply_int(c, jint(j, "items"));
+    json_decref(j);
+}
+
+/* AUTH <token> or AUTH default <token> (Redis 6's form, which redis-cli
+ * --user and client libraries send): the admin_token, as the line protocol's
+ * AUTH and HTTP's bearer token. */
+static void do_auth(struct conn *c, const struct catalog *cat, const struct resp_arg *user,
+                    const struct resp_arg *pass)
+{
+    const char *tok = cat->conf->admin_token;
+    if (!tok) {
+        reply_coded(c, RESP_ERR_AUTH_FAILED, "no admin_token is configured on this server");
+        return;
+    }
+    if ((!user || resp_arg_is(user, "default")) && util_token_equal(pass->p, pass->len, tok)) {
+        RC(c)->authed = true;
+        reply_simple(c, "OK");
+        return;
+    }
+    RC(c)->authed = false;
+    log_warn("AUTH failed from %s (Redis protocol)", c->peer);
+    reply_error(c, RESP_ERR_AUTH_FAILED, "WRONGPASS",
+                "invalid username-password pair or user is disabled.");
+}
+
+/* HELLO [2 [AUTH user pass] [SETNAME name]]: RESP2 only. The reply is
+ * Redis's map, flattened as RESP2 does; server names bloomgate. */
+static void do_hello(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    if (r->argc >= 2 && !resp_arg_is(&r->argv[1], "2")) {
+        reply_error(c, RESP_ERR_BAD_ARGUMENT, "NOPROTO",
+                    "unsupported protocol version (bloomgate speaks RESP2)");
+        return;
+    }
+    for (size_t i = 2; i < r->argc; i++) {
+        if (resp_arg_is(&r->argv[i], "AUTH") && i + 2 < r->argc) {
+            const char *tok = cat->conf->admin_token;
+            if (!tok || !resp_arg_is(&r->argv[i + 1], "default") ||
+                !util_token_equal(r->argv[i + 2].p, r->argv[i + 2].len, tok)) {
+                RC(c)->authed = false;
+                reply_error(c, RESP_ERR_AUTH_FAILED, "WRONGPASS",
+                            "invalid username-password pair or user is disabled.");
+                return;
+            }
+            RC(c)->authed = true;
+            i += 2;
+        } else if (resp_arg_is(&r->argv[i], "SETNAME") && i + 1 < r->argc) {
+            i += 1;
+        } else {
+            reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "syntax error in HELLO");
+            return;
+        }
+    }
+    reply_header(c, '*', 14);
+    reply_cstr(c, "server");
+    reply_cstr(c, "bloomgate");
+    reply_cstr(c, "version");
+    reply_cstr(c, PACKAGE_VERSION);
+    reply_cstr(c, "proto");
+    reply_int(c, 2);
+    reply_cstr(c, "id");
+    reply_int(c, (int64_t)c->fd);
+    reply_cstr(c, "mode");
+    reply_cstr(c, "standalone");
+    reply_cstr(c, "role");
+    reply_cstr(c, "master");
+    reply_cstr(c, "modules");
+    reply_header(c, '*', 0);
+}
+
+static void do_client(struct conn *c, const struct resp_request *r)
+{
+    if (resp_arg_is(&r->argv[1], "SETNAME") && r->argc == 3) {
+        reply_simple(c, "OK");
+    } else if (resp_arg_is(&r->argv[1], "SETINFO") && r->argc == 4) {
+        reply_simple(c, "OK");
+    } else {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "unknown subcommand '%.*s' of CLIENT (SETNAME, SETINFO)",
+                 (int)(r->argv[1].len < 48 ? r->argv[1].len : 48), r->argv[1].p);
+        reply_error(c, RESP_ERR_UNKNOWN_COMMAND, "ERR", msg);
+    }
+}
+
+/* What a request holds for the command table below. */
+typedef void (*resp_fn)(struct conn *c, const struct catalog *cat, const struct resp_request *r);
+
+static void f_exists(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    do_items(c, cat, r, false, false);
+}
+static void f_mexists(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    do_items(c, cat, r, false, true);
+}
+static void f_add(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    do_items(c, cat, r, true, false);
+}
+static void f_madd(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    do_items(c, cat, r, true, true);
+}
+static void f_ping(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    (void)cat;
+    if (r->argc == 2)
+        reply_bulk(c, r->argv[1].p, r->argv[1].len);
+    else
+        reply_simple(c, "PONG");
+}
+static void f_echo(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    (void)cat;
+    reply_bulk(c, r->argv[1].p, r->argv[1].len);
+}
+static void f_auth(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    do_auth(c, cat, r->argc == 3 ? &r->argv[1] : NULL, &r->argv[r->argc - 1]);
+}
+static void f_quit(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    (void)cat;
+    (void)r;
+    reply_simple(c, "OK");
+    c->closing = true;
+}
+static void f_select(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    (void)cat;
+    if (resp_arg_is(&r->argv[1], "0"))
+        reply_simple(c, "OK");
+    else
+        reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "DB index is out of range");
+}
+static void f_client(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    (void)cat;
+    do_client(c, r);
+}
+static void f_command(struct conn *c, const struct catalog *cat, const struct resp_request *r);
+static void f_info(struct conn *c, const struct catalog *cat, const struct resp_request *r);
+
+/* The commands, hottest first. arity as Redis counts it (the name
+ * included): n exactly n arguments, -n at least n; max (0: none) bounds the
+ * variadic ones that are not item lists. */
+static const struct resp_cmd {
+    const char *name;
+    size_t len;
+    int arity;
+    size_t max;
+    resp_fn fn;
+    const char *flags; /* COMMAND's flags for it */
+    int first_key;     /* COMMAND's key position (0: none) */
+} resp_cmds[] = {
+#define CMD_(name, arity, max, fn, flags, key) {name, sizeof(name) - 1, arity, max, fn, flags, key}
+    CMD_("BF.EXISTS", 3, 0, f_exists, "readonly", 1),
+    CMD_("BF.MEXISTS", -3, 0, f_mexists, "readonly", 1),
+    CMD_("BF.ADD", 3, 0, f_add, "write", 1),
+    CMD_("BF.MADD", -3, 0, f_madd, "write", 1),
+    CMD_("BF.INFO", -2, 3, do_bf_info, "readonly", 1),
+    CMD_("BF.CARD", 2, 0, do_bf_card, "readonly", 1),
+    CMD_("PING", -1, 2, f_ping, "fast", 0),
+    CMD_("ECHO", 2, 0, f_echo, "fast", 0),
+    CMD_("AUTH", -2, 3, f_auth, "fast", 0),
+    CMD_("QUIT", -1, 0, f_quit, "fast", 0),
+    CMD_("SELECT", 2, 0, f_select, "fast", 0),
+    CMD_("HELLO", -1, 7, do_hello, "fast", 0),
+    CMD_("CLIENT", -2, 4, f_client, "fast", 0),
+    CMD_("COMMAND", -1, 0, f_command, "loading", 0),
+    CMD_("INFO", -1, 0, f_info, "loading", 0),
+#undef CMD_
+};
+#define N_CMDS (sizeof(resp_cmds) / sizeof(resp_cmds[0]))
+
+/* One COMMAND entry in Redis 7's shape: name, arity, flags, first key, last
+ * key, step, ACL categories, tips, key specs, subcommands. */
+static void command_entry(struct conn *c, const struct resp_cmd *d)
+{
+    char lower[16];
+    size_t n = d->len < sizeof(lower) ? d->len : sizeof(lower) - 1;
+    for (size_t i = 0; i < n; i++)
+        lower[i] = (char)(d->name[i] >= 'A' && d->name[i] <= 'Z' ? d->name[i] + 32 : d->name[i]);
+    reply_header(c, '*', 10);
+    reply_bulk(c, lower, n);
+    reply_int(c, d->arity);
+    reply_header(c, '*', 1);
+    reply_simple(c, d->flags);
+    reply_int(c, d->first_key);
+    reply_int(c, d->first_key);
+    reply_int(c, d->first_key ? 1 : 0);
+    for (int i = 0; i < 4; i++)
+        reply_header(c, '*', 0);
+}
+
+/* COMMAND, COMMAND COUNT, COMMAND INFO name..., COMMAND DOCS [name...]:
+ * enough for redis-cli's interactive mode (its hints and completion). DOCS
+ * has nothing to add to what redis-cli knows: an empty map. */
+static void f_command(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    (void)cat;
+    if (r->argc == 1) {
+        reply_header(c, '*', (int64_t)N_CMDS);
+        for (size_t i = 0; i < N_CMDS; i++)
+            command_entry(c, &resp_cmds[i]);
+    } else if (resp_arg_is(&r->argv[1], "COUNT") && r->argc == 2) {
+        reply_int(c, (int64_t)N_CMDS);
+    } else if (resp_arg_is(&r->argv[1], "DOCS")) {
+        reply_header(c, '*', 0);
+    } else if (resp_arg_is(&r->argv[1], "INFO")) {
+        reply_header(c, '*', (int64_t)(r->argc - 2));
+        for (size_t a = 2; a < r->argc; a++) {
+            size_t i = 0;
+            while (i < N_CMDS && !resp_arg_is(&r->argv[a], resp_cmds[i].name))
+                i++;
+            if (i < N_CMDS)
+                command_entry(c, &resp_cmds[i]);
+            else
+                reply_bytes(c, "*-1\r\n", 5);
+        }
+    } else {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "unknown subcommand '%.*s' of COMMAND (COUNT, INFO, DOCS)",
+                 (int)(r->argv[1].len < 48 ? r->argv[1].len : 48), r->argv[1].p);
+        reply_error(c, RESP_ERR_UNKNOWN_COMMAND, "ERR", msg);
+    }
+}
+
+/* One `key:value` line of INFO from a JSON scalar (or an array of them,
+ * comma-separated); CR and LF in a string become '?'. */
+static void info_line(struct evbuffer *b, const char *key, json_t *v)
+{
+    if (json_is_array(v)) {
+        evbuffer_add_printf(b, "%s:", key);
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e)
+        {
+            evbuffer_add_printf(b, "%s%" JSON_INTEGER_FORMAT, i ? "," : "", json_integer_value(e));
+        }
+        evbuffer_add(b, "\r\n", 2);
+        return;
+    }
+    if (json_is_integer(v)) {
+        evbuffer_add_printf(b, "%s:%" JSON_INTEGER_FORMAT "\r\n", key, json_integer_value(v));
+    } else if (json_is_real(v)) {
+        evbuffer_add_printf(b, "%s:%.6g\r\n", key, json_real_value(v));
+    } else if (json_is_boolean(v)) {
+        evbuffer_add_printf(b, "%s:%d\r\n", key, json_is_true(v));
+    } else if (json_is_string(v)) {
+        evbuffer_add_printf(b, "%s:", key);
+        for (const char *s = json_string_value(v); *s; s++)
+            evbuffer_add(b, *s == '\r' || *s == '\n' ? "?" : s, 1);
+        evbuffer_add(b, "\r\n", 2);
+    } else if (json_is_null(v)) {
+        evbuffer_add_printf(b, "%s:\r\n", key);
+    }
+}
+
+/* INFO [section]: the daemon's INFO (the line protocol's, through the
+ * table) in Redis's text form: `# Server` with the daemon's figures, then
+ * `# Filters` with one line a filter, `name:keys=url,items=N,...` as Redis's
+ * keyspace lines (which client libraries parse into a map). The section
+ * argument is accepted and everything is answered. */
+static void f_info(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    static const char *const ffields[] = {"keys",  "layout",        "items",
+                                          "capacity", "bytes",      "fpr_target",
+                                          "fpr_estimated", "k",     "shards",
+                                          "generation"};
+    (void)r;
+    struct stats_src src;
+    server_stats_src(c->w->srv, &src);
+    struct cmd_call call;
+    call_init(c, &call, cat, NULL, 0);
+    cmd_run(&RW(c)->env, CMD_INFO, &src, &call);
+    struct evbuffer *b = evbuffer_new();
+    if (call.err != CMD_OK || !call.json || !b) {
+        json_decref(call.json);
+        if (b)
+            evbuffer_free(b);
+        reply_coded(c, RESP_ERR_INTERNAL, "cannot render INFO");
+        return;
+    }
+    evbuffer_add_printf(b, "# Server\r\nbloomgate_version:%s\r\nredis_mode:standalone\r\n",
+                        PACKAGE_VERSION);
+    const char *key;
+    json_t *v;
+    json_object_foreach(call.json, key, v)
+    {
+        if (strcmp(key, "filters") != 0)
+            info_line(b, key, v);
+    }
+    evbuffer_add_printf(b, "\r\n# Filters\r\n");
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(call.json, "filters"), i, f)
+    {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        evbuffer_add_printf(b, "%s:", name ? name : "?");
+        for (size_t k = 0; k < sizeof(ffields) / sizeof(ffields[0]); k++) {
+            v = json_object_get(f, ffields[k]);
+            evbuffer_add_printf(b, "%s%s=", k ? "," : "", ffields[k]);
+            if (json_is_integer(v))
+                evbuffer_add_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+            else if (json_is_real(v))
+                evbuffer_add_printf(b, "%.6g", json_real_value(v));
+            else if (json_is_string(v))
+                evbuffer_add_printf(b, "%s", json_string_value(v)); /* a word: url, blocked */
+        }
+        evbuffer_add(b, "\r\n", 2);
+    }
+    json_decref(call.json);
+    size_t len = evbuffer_get_length(b);
+    reply_header(c, '$', (int64_t)len);
+    reply_flush(c);
+    evbuffer_add_buffer(c->out, b);
+    evbuffer_free(b);
+    reply_bytes(c, "\r\n", 2);
+    RW(c)->out_queued += len;
+}
+
+/* One parsed request: find the command, check its argument count, run it. */
+static void dispatch(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+{
+    const struct resp_arg *name = &r->argv[0];
+    const struct resp_cmd *d = NULL;
+    for (size_t i = 0; i < N_CMDS && !d; i++)
+        if (resp_cmds[i].len == name->len && resp_arg_is(name, resp_cmds[i].name))
+            d = &resp_cmds[i];
+    if (!d) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "unknown command '%.*s'", (int)(name->len < 64 ? name->len : 64),
+                 name->p);
+        reply_error(c, RESP_ERR_UNKNOWN_COMMAND, "ERR", msg);
+        return;
+    }
+    size_t argc = r->argc;
+    bool ok = d->arity > 0 ? argc == (size_t)d->arity : argc >= (size_t)-d->arity;
+    if (!ok || (d->max && argc > d->max)) {
+        reply_arity(c, name);
+        return;
+    }
+    d->fn(c, cat, r);
+}
+
+/* Parse and answer every complete request in the input buffer, unless the
+ * unread output passes max_output (then pause). `draining` ignores that limit
+ * (EOF, shutdown). Returns the requests answered. */
+static unsigned resp_process(struct conn *c, bool draining)
+{
+    struct resp_worker *rw = RW(c);
+    const struct catalog *cat = registry_read(c->w->reg);
+    const struct conf *cf = cat->conf;
+    struct resp_limits lim = {.max_inline = cf->max_line,
+                              .max_bulk = cf->max_line,
+                              .max_args = rw->max_args,
+                              .max_frame = max_frame(cf)};
+    size_t max_output = cf->max_output;
+    unsigned answered = 0;
+    rw->out_queued = evbuffer_get_length(c->out);
+    size_t off = 0;
+    while (!c->closing && !c->wait && off < c->in_len) {
+        if (!draining && rw->out_queued + rw->reply_len >= max_output) {
+            conn_pause(c);
+            break;
+        }
+        struct resp_request req;
+        size_t used = 0;
+        enum resp_status st =
+            resp_next(c->in + off, c->in_len - off, &lim, &req, rw->args, &used, &RC(c)->scan);
+        if (st == RESP_NEED_MORE)
+            break;
+        if (st == RESP_FATAL) {
+            reply_error(c, req.err, "ERR", req.errmsg);
+            answered++;
+            c->closing = true;
+            off = c->in_len;
+            break;
+        }
+        off += used;
+        if (st == RESP_EMPTY)
+            continue;
+        answered++;
+        if (st == RESP_ERROR)
+            reply_coded(c, req.err, req.errmsg);
+        else
+            dispatch(c, cat, &req);
+    }
+    STAT_ADD(&c->w->stats->s, resp_requests, answered);
+    reply_flush(c);
+    conn_consume(c, off);
+    return answered;
+}
+
+static size_t resp_in_limit(const struct conf *cf)
+{
+    return max_frame(cf) + 1;
+}
+
+/* Cannot happen: the parser refuses a frame past max_frame before the buffer
+ * fills. Close rather than spin. */
+static void resp_in_full(struct conn *c)
+{
+    conn_close(c, "input buffer full");
+}
+
+static void resp_refuse(evutil_socket_t fd, struct stats *s)
+{
+    static const char msg[] =
+        "-ERR too_many_connections the server is at max_connections\r\n";
+    STAT_ADD(s, resp_errors_by_code[RESP_ERR_TOO_MANY_CONNECTIONS], 1);
+    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+}
+
+/* Main thread, before the worker runs. */
+static void *resp_worker_new(struct worker *w)
+{
+    struct resp_worker *rw = calloc(1, sizeof(*rw));
+    if (!rw)
+        return NULL;
+    rw->w = w;
+    rw->env = w->env;
+    rw->env.proto = STATS_RESP;
+    rw->max_args = w->scratch_items + EXTRA_ARGS;
+    rw->args = calloc(rw->max_args, sizeof(*rw->args));
+    rw->reply_cap = RESP_BOOLS_CAP(w->scratch_items) + REPLY_SLACK;
+    if (rw->reply_cap < REPLY_BATCH)
+        rw->reply_cap = REPLY_BATCH;
+    rw->reply = malloc(rw->reply_cap);
+    if (!rw->args || !rw->reply) {
+        free(rw->args);
+        free(rw->reply);
+        free(rw);
+        return NULL;
+    }
+    return rw;
+}
+
+static void resp_worker_free(void *fw)
+{
+    struct resp_worker *rw = fw;
+    free(rw->args);
+    free(rw->reply);
+    free(rw);
+}
+
+#define RESP_ERR_NAME_(sym, name) name,
+static const char *const resp_err_names[] = {NULL, RESP_ERRORS(RESP_ERR_NAME_)};
+#undef RESP_ERR_NAME_
+
+const struct conn_ops resp_ops = {
+    .name = "resp",
+    .proto = STATS_RESP,
+    .priv_size = sizeof(struct resp_conn),
+    .err_names = resp_err_names,
+    .n_err = sizeof(resp_err_names) / sizeof(resp_err_names[0]),
+    .worker_new = resp_worker_new,
+    .worker_free = resp_worker_free,
+    .process = resp_process,
+    .in_limit = resp_in_limit,
+    .in_full = resp_in_full,
+    .refuse = resp_refuse,
+    .stop = conn_stop_drain,
+};
