@@ -720,9 +720,33 @@ static size_t resp_in_limit(const struct conf *cf)
 
 /* Cannot happen: the parser refuses a frame past max_frame before the buffer
  * fills. Close rather than spin. */
-static void resp_in_full(struct conn *c)
+/* CONN_FULL_BUDGET: the request would pass max_buffered, the budget of every
+ * connection's input buffers: say so as Redis would (an error, then the
+ * close). CONN_FULL_LIMIT cannot happen (the parser refuses a frame over
+ * max_frame first): close rather than spin. Worker thread. */
+static void resp_in_full(struct conn *c, enum conn_full why)
 {
-    conn_close(c, "input buffer full");
+    if (why != CONN_FULL_BUDGET) {
+        conn_close(c, "input buffer full");
+        return;
+    }
+    reply_coded(c, RESP_ERR_INTERNAL,
+                "the server's request buffers are full (max_buffered); try again later");
+    reply_flush(c);
+    c->closing = true;
+    conn_flush(c); /* may close (and free) c */
+}
+
+/* A request begun more than request_timeout ago (net/conn.c) that has not
+ * ended: an error, then the close. Worker thread. */
+static void resp_request_timeout(struct conn *c)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "the request did not arrive within request_timeout (%u s)",
+             registry_read(c->w->reg)->conf->request_timeout);
+    reply_coded(c, RESP_ERR_PROTOCOL, msg);
+    reply_flush(c);
+    c->closing = true;
 }
 
 static void resp_refuse(evutil_socket_t fd, struct stats *s)
@@ -781,6 +805,7 @@ const struct conn_ops resp_ops = {
     .process = resp_process,
     .in_limit = resp_in_limit,
     .in_full = resp_in_full,
+    .request_timeout = resp_request_timeout,
     .refuse = resp_refuse,
     .stop = conn_stop_drain,
 };
