@@ -37,9 +37,9 @@
 #include "base/log.h"
 #include "base/util.h"
 
-#define LINE_MAX_IN 65536     /* longest request line from Squid */
-#define ITEM_MAX 8192         /* longest item sent (the daemon's default max_item) */
-#define BATCH_BYTES 32768     /* longest MCHECK line (the daemon's max_line is 64 KiB) */
+#define LINE_MAX_IN 65536 /* longest request line from Squid */
+#define ITEM_MAX 8192     /* longest item sent (the daemon's default max_item) */
+#define BATCH_BYTES 32768 /* longest MCHECK line (the daemon's max_line is 64 KiB) */
 #define DAEMON_LINE_MAX 1048576
 #define BACKOFF_MIN 0.1
 #define BACKOFF_MAX 1.0
@@ -51,13 +51,13 @@ struct req {
     size_t n_items;
     char *item[SQUIDPROTO_VALUES_MAX]; /* escaped for the daemon, NUL-terminated */
     size_t item_len[SQUIDPROTO_VALUES_MAX];
-    unsigned pending;   /* checks not yet answered */
-    int hit_filter;     /* the first filter (by option order) that said YES; -1 */
+    unsigned pending; /* checks not yet answered */
+    int hit_filter;   /* the first filter (by option order) that said YES; -1 */
     size_t hit_item;
-    bool matching;      /* a MATCH is queued or in flight */
-    bool err_item;      /* a check failed for a reason of its own (bad item, ...) */
-    bool err_down;      /* a check failed because the daemon could not be reached */
-    char err[256];      /* the first failure's reason */
+    bool matching; /* a MATCH is queued or in flight */
+    bool err_item; /* a check failed for a reason of its own (bad item, ...) */
+    bool err_down; /* a check failed because the daemon could not be reached */
+    char err[256]; /* the first failure's reason */
     bool done;
     char reply[SQUIDPROTO_REPLY_MAX];
     size_t reply_len;
@@ -89,27 +89,27 @@ enum conn_state { C_DOWN, C_CONNECTING, C_UP };
 
 struct helper {
     const struct helper_opts *o;
-    struct req *head, *tail;            /* requests in the order read */
+    struct req *head, *tail;                 /* requests in the order read */
     struct refvec queue[HELPER_FILTERS_MAX]; /* checks waiting per filter */
-    struct refvec matchq;               /* MATCHes waiting (ref.item: filter * 64 + item) */
-    struct sent *sent;                  /* ring of commands in flight */
+    struct refvec matchq;                    /* MATCHes waiting (ref.item: filter * 64 + item) */
+    struct sent *sent;                       /* ring of commands in flight */
     size_t sent_head, sent_n, sent_cap;
     int fd;
     enum conn_state state;
-    double connect_at;   /* when the current connect began */
-    double next_try;     /* no connect before this (backoff) */
+    double connect_at; /* when the current connect began */
+    double next_try;   /* no connect before this (backoff) */
     double backoff;
-    bool logged_down;    /* "cannot connect" logged since the last success */
-    char down_why[200];  /* why the daemon is unreachable, for messages */
-    char *out;           /* bytes to send to the daemon */
+    bool logged_down;   /* "cannot connect" logged since the last success */
+    char down_why[200]; /* why the daemon is unreachable, for messages */
+    char *out;          /* bytes to send to the daemon */
     size_t out_len, out_off, out_cap;
-    char *in;            /* bytes received from the daemon */
+    char *in; /* bytes received from the daemon */
     size_t in_len, in_cap;
-    char *sq;            /* bytes read from Squid */
+    char *sq; /* bytes read from Squid */
     size_t sq_len, sq_cap;
-    bool sq_skip;        /* discarding the rest of an over-long line */
+    bool sq_skip; /* discarding the rest of an over-long line */
     bool sq_eof;
-    size_t batch;        /* current MCHECK size limit (halved on too_many_items) */
+    size_t batch; /* current MCHECK size limit (halved on too_many_items) */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -427,8 +427,7 @@ static int on_daemon_line(struct helper *h, const char *line, size_t len)
         if (squidproto_mcheck_reply(line, len, s.refs.n, pr) == 0) {
             for (size_t i = 0; i < s.refs.n; i++)
                 answer_ref(h, &s.refs.v[i], s.filter, pr[i]);
-        } else if (squidproto_daemon_error(line, len, &code, &codelen, &msg, &msglen, &item) ==
-                   0) {
+        } else if (squidproto_daemon_error(line, len, &code, &codelen, &msg, &msglen, &item) == 0) {
             /* The item's place in our batch means nothing to Squid's reader. */
             const char *colon = item ? memchr(msg, ':', msglen) : NULL;
             if (colon && colon < msg + 26 && colon + 2 <= msg + msglen) {
@@ -471,10 +470,11 @@ static void daemon_read(struct helper *h)
             break;
         if (n <= 0) {
             char why[200];
-            snprintf(why, sizeof(why), "bloomgated at %s:%s closed the connection%s%s",
-                     h->o->host, h->o->port, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+            snprintf(why, sizeof(why), "bloomgated at %s:%s closed the connection%s%s", h->o->host,
+                     h->o->port, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
             if (h->sent_n > 0)
-                log_warn("bloomgate-squid: %s with %zu commands unanswered; trying again", why, h->sent_n);
+                log_warn("bloomgate-squid: %s with %zu commands unanswered; trying again", why,
+                         h->sent_n);
             conn_close(h, true, why);
             return;
         }
@@ -502,8 +502,8 @@ static void daemon_read(struct helper *h)
 static void daemon_write(struct helper *h)
 {
     while (h->out_off < h->out_len) {
-        ssize_t n = send(h->fd, h->out + h->out_off, h->out_len - h->out_off,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n =
+            send(h->fd, h->out + h->out_off, h->out_len - h->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (n < 0) {
@@ -538,7 +538,10 @@ static void on_squid_line(struct helper *h, char *line, size_t len)
     r->hit_filter = -1;
     struct squid_line l;
     char err[160];
-    if (strspn(line, " \t\r") >= len) {
+    size_t lead = 0;
+    while (lead < len && (line[lead] == ' ' || line[lead] == '\t' || line[lead] == '\r'))
+        lead++;
+    if (lead == len) {
         free(r); /* a blank line: nothing to answer, as the daemon does */
         return;
     }
@@ -697,8 +700,8 @@ static void check_timeouts(struct helper *h, double now)
 {
     if (h->state == C_CONNECTING && now - h->connect_at >= h->o->timeout) {
         char why[200];
-        snprintf(why, sizeof(why), "bloomgated at %s:%s: connect timed out after %g s",
-                 h->o->host, h->o->port, h->o->timeout);
+        snprintf(why, sizeof(why), "bloomgated at %s:%s: connect timed out after %g s", h->o->host,
+                 h->o->port, h->o->timeout);
         close(h->fd);
         h->fd = -1;
         h->state = C_DOWN;
@@ -731,8 +734,8 @@ int helper_run(const struct helper_opts *o, char *err, size_t errlen)
             sq_i = np++;
         }
         if (h.fd >= 0) {
-            short ev = h.state == C_CONNECTING ? POLLOUT
-                                                 : (short)(POLLIN | (h.out_len ? POLLOUT : 0));
+            short ev =
+                h.state == C_CONNECTING ? POLLOUT : (short)(POLLIN | (h.out_len ? POLLOUT : 0));
             p[np] = (struct pollfd){h.fd, ev, 0};
             d_i = np++;
         }
@@ -742,8 +745,8 @@ int helper_run(const struct helper_opts *o, char *err, size_t errlen)
         else if (h.state == C_UP && h.sent_n > 0)
             wait = h.sent[h.sent_head].at + o->timeout - now;
         int ms = wait < 0 && (h.state == C_CONNECTING || h.sent_n > 0) ? 0
-                 : wait < 0                                           ? -1
-                                                                      : (int)(wait * 1000) + 1;
+                 : wait < 0                                            ? -1
+                                                                       : (int)(wait * 1000) + 1;
         if (poll(p, (nfds_t)np, ms) < 0 && errno != EINTR) {
             snprintf(err, errlen, "poll: %s", strerror(errno));
             return -1;

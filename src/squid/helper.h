@@ -13,14 +13,14 @@
 #define HELPER_FILTERS_MAX 16
 
 struct helper_opts {
-    const char *host;                       /* the daemon's address (name or literal) */
-    const char *port;                       /* and port, as text */
+    const char *host;                        /* the daemon's address (name or literal) */
+    const char *port;                        /* and port, as text */
     const char *filters[HELPER_FILTERS_MAX]; /* filters every value is checked against, in order */
     size_t n_filters;
-    double timeout;          /* seconds for a connect and for a reply to arrive */
-    size_t batch;            /* most items in one MCHECK */
+    double timeout;            /* seconds for a connect and for a reply to arrive */
+    size_t batch;              /* most items in one MCHECK */
     enum squid_result on_down; /* the answer while the daemon cannot be reached: BH or ERR */
-    int in_fd, out_fd;       /* Squid's requests and our replies (0 and 1) */
+    int in_fd, out_fd;         /* Squid's requests and our replies (0 and 1) */
 };
 
 /* Serve until in_fd reaches EOF and every request read has been answered.

@@ -70,8 +70,8 @@ int squid_main(int argc, char **argv)
 {
     static char connect_default[] = "127.0.0.1:7878";
     char *connect = connect_default;
-    struct helper_opts o = {.timeout = 5, .batch = 500, .on_down = SQUID_BH, .in_fd = 0,
-                            .out_fd = 1};
+    struct helper_opts o = {
+        .timeout = 5, .batch = 500, .on_down = SQUID_BH, .in_fd = 0, .out_fd = 1};
     enum { O_CONNECT = 256, O_FILTER, O_TIMEOUT, O_BATCH, O_ON_DOWN, O_LOG, O_HELP, O_VERSION };
     static const struct option longopts[] = {
         {"connect", required_argument, NULL, O_CONNECT},
@@ -96,7 +96,8 @@ int squid_main(int argc, char **argv)
             break;
         case O_FILTER:
             if (!valid_filter(optarg)) {
-                fprintf(stderr, "bloomgate-squid: --filter '%s': use 1 to 64 of A-Z a-z 0-9 _ . -\n",
+                fprintf(stderr,
+                        "bloomgate-squid: --filter '%s': use 1 to 64 of A-Z a-z 0-9 _ . -\n",
                         optarg);
                 return 2;
             }
@@ -109,7 +110,8 @@ int squid_main(int argc, char **argv)
             break;
         case O_TIMEOUT:
             if (util_parse_double(optarg, &d) != 0 || d <= 0 || d > 3600) {
-                fprintf(stderr, "bloomgate-squid: --timeout '%s': a number of seconds in (0, 3600]\n",
+                fprintf(stderr,
+                        "bloomgate-squid: --timeout '%s': a number of seconds in (0, 3600]\n",
                         optarg);
                 return 2;
             }
@@ -161,8 +163,7 @@ int squid_main(int argc, char **argv)
         return 2;
     }
     if (parse_connect(connect, &o.host, &o.port) != 0) {
-        fprintf(stderr, "bloomgate-squid: --connect '%s': use HOST:PORT or [IPv6]:PORT\n",
-                connect);
+        fprintf(stderr, "bloomgate-squid: --connect '%s': use HOST:PORT or [IPv6]:PORT\n", connect);
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);

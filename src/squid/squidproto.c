@@ -33,7 +33,8 @@ size_t squidproto_unescape(const char *in, size_t len, char *out)
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         int hi, lo;
-        if (in[i] == '%' && i + 2 < len && (hi = hexval(in[i + 1])) >= 0 && (lo = hexval(in[i + 2])) >= 0) {
+        if (in[i] == '%' && i + 2 < len && (hi = hexval(in[i + 1])) >= 0 &&
+            (lo = hexval(in[i + 2])) >= 0) {
             out[o++] = (char)(hi << 4 | lo);
             i += 2;
         } else {

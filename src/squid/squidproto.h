@@ -24,10 +24,10 @@
 /* One helper request line, parsed in place: values point into the caller's
  * line buffer, which squidproto_parse_line has %-decoded. */
 struct squid_line {
-    bool has_channel;                          /* the line began with a channel ID */
-    char channel[SQUIDPROTO_CHANNEL_MAX + 1];  /* its digits, NUL-terminated ("" if none) */
-    size_t n_values;                           /* values after the channel ID, '-' included */
-    const char *value[SQUIDPROTO_VALUES_MAX];  /* each decoded value (not NUL-terminated) */
+    bool has_channel;                         /* the line began with a channel ID */
+    char channel[SQUIDPROTO_CHANNEL_MAX + 1]; /* its digits, NUL-terminated ("" if none) */
+    size_t n_values;                          /* values after the channel ID, '-' included */
+    const char *value[SQUIDPROTO_VALUES_MAX]; /* each decoded value (not NUL-terminated) */
     size_t value_len[SQUIDPROTO_VALUES_MAX];
 };
 
@@ -45,7 +45,8 @@ int squidproto_parse_line(char *line, size_t len, struct squid_line *l, char *er
 /* Just the channel ID of a line's first bytes (for a line too long to keep):
  * true and the digits in channel when line[0..len) starts with 1 to 20 digits
  * and a space or tab. */
-bool squidproto_peek_channel(const char *line, size_t len, char channel[SQUIDPROTO_CHANNEL_MAX + 1]);
+bool squidproto_peek_channel(const char *line, size_t len,
+                             char channel[SQUIDPROTO_CHANNEL_MAX + 1]);
 
 /* Decode %XX escapes (either case of hex) of in[0..len) into out (which may be
  * in), once: "%2520" becomes "%20". A '%' not followed by two hex digits stays

@@ -112,8 +112,8 @@ static void check_reply(uint8_t opt, const char *msg, size_t len)
 {
     static const char *const channels[] = {NULL, "", "0", "12345678901234567890"};
     char out[SQUIDPROTO_REPLY_MAX];
-    enum squid_result res = (enum squid_result)(opt & 3) > SQUID_BH ? SQUID_BH
-                                                                    : (enum squid_result)(opt & 3);
+    enum squid_result res =
+        (enum squid_result)(opt & 3) > SQUID_BH ? SQUID_BH : (enum squid_result)(opt & 3);
     const char *chan = channels[(opt >> 3) & 3];
     size_t n = squidproto_reply(out, chan, res, msg, len);
     FUZZ_CHECK(n >= 3 && n <= SQUIDPROTO_REPLY_MAX, "reply length %zu", n);

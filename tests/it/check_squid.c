@@ -68,8 +68,8 @@ static struct dh_daemon *start_daemon(int port)
     const char *src = getenv("srcdir");
     char list[DH_PATH_MAX], out[DH_PATH_MAX], log[DH_PATH_MAX];
     snprintf(list, sizeof(list), "%s/data/urlhaus-filter-online.txt", src ? src : ".");
-    const char *argv[] = {dh_tool_path(), "build",             "--seed", "7",  "--format",
-                          "adblock",      "--keys",            "url",    "-o", dh_path(d, "urls.bloom", out),
+    const char *argv[] = {dh_tool_path(), "build",  "--seed", "7",  "--format",
+                          "adblock",      "--keys", "url",    "-o", dh_path(d, "urls.bloom", out),
                           list,           NULL};
     int st = dh_run(argv, dh_path(d, "build.log", log), 60000);
     ck_assert_msg(st == 0, "bloomgate build failed (status %d); see %s", st, log);
@@ -94,8 +94,8 @@ static void helper_start(struct helper *h, struct dh_daemon *d, int port, const 
         bin = "./bloomgate-squid";
     char connect[64];
     snprintf(connect, sizeof(connect), "127.0.0.1:%d", port);
-    const char *argv[24] = {bin, "--connect", connect, "--filter", "urls", "--filter", "ips",
-                            "--timeout", "2", "--log-level", "info"};
+    const char *argv[24] = {bin,   "--connect", connect, "--filter",    "urls", "--filter",
+                            "ips", "--timeout", "2",     "--log-level", "info"};
     size_t n = 11;
     for (size_t i = 0; extra && extra[i]; i++)
         argv[n++] = extra[i];
@@ -255,7 +255,8 @@ START_TEST(test_concurrency)
     /* One MCHECK per filter and one MATCH per hit: at most 4 lookups for
      * six requests (MATCH may or may not count as a check request). */
     unsigned long long after = info_counter(d, "check_requests");
-    ck_assert_msg(after - before >= 2 && after - before <= 4, "%llu check requests", after - before);
+    ck_assert_msg(after - before >= 2 && after - before <= 4, "%llu check requests",
+                  after - before);
     helper_stop(&h);
     dh_finish(d);
 }
@@ -278,7 +279,8 @@ START_TEST(test_in_order_and_bad_items)
     ck_assert_str_eq(expect_line(&h), "ERR message=\"bloomgate: not listed in urls ips\"");
     /* Every value '-': nothing to check. An over-long line: BH on its channel. */
     helper_send(&h, "5 -\n");
-    ck_assert_str_eq(expect_line(&h), "5 BH message=\"bloomgate: nothing to check (every value is '-')\"");
+    ck_assert_str_eq(expect_line(&h),
+                     "5 BH message=\"bloomgate: nothing to check (every value is '-')\"");
     static char big[70000];
     memcpy(big, "6 http://x.example/", 19);
     memset(big + 19, 'a', sizeof(big) - 21);
@@ -290,7 +292,8 @@ START_TEST(test_in_order_and_bad_items)
         off += (size_t)w;
     }
     helper_send(&h, "7 http://e.example/%2520 -\n");
-    ck_assert_str_eq(expect_line(&h), "6 BH message=\"bloomgate: request line longer than 65536 bytes\"");
+    ck_assert_str_eq(expect_line(&h),
+                     "6 BH message=\"bloomgate: request line longer than 65536 bytes\"");
     ck_assert_str_eq(expect_line(&h), "7 ERR message=\"bloomgate: not listed in urls ips\"");
     helper_stop(&h);
     dh_finish(d);
@@ -326,7 +329,8 @@ START_TEST(test_daemon_down_and_back)
     struct helper h;
     helper_start(&h, d, port, NULL);
     helper_send(&h, "1 " LISTED " -\n");
-    ck_assert_str_eq(expect_line(&h), "1 OK message=\"bloomgate: listed in urls as " LISTED_KEY "\"");
+    ck_assert_str_eq(expect_line(&h),
+                     "1 OK message=\"bloomgate: listed in urls as " LISTED_KEY "\"");
 
     dh_stop_ok(d);
     /* The first request after the drop may go out again on a new connection
@@ -343,7 +347,8 @@ START_TEST(test_daemon_down_and_back)
     }
     dh_start(d, NULL);
     const char *l = until_not_bh(&h, LISTED);
-    ck_assert_msg(strstr(l, " OK message=\"bloomgate: listed in urls as " LISTED_KEY "\""), "%s", l);
+    ck_assert_msg(strstr(l, " OK message=\"bloomgate: listed in urls as " LISTED_KEY "\""), "%s",
+                  l);
     /* And on: the new connection serves the next requests too. */
     helper_send(&h, "900 " CLEAN " -\n");
     ck_assert_str_eq(expect_line(&h), "900 ERR message=\"bloomgate: not listed in urls ips\"");

@@ -103,8 +103,8 @@ START_TEST(test_unescape)
 {
     struct squid_line l;
     char err[128];
-    ck_assert_int_eq(parse("1 http://a.example/b%2520c?q=a%22b%20c %5b::1%5D", &l, err, sizeof(err)),
-                     0);
+    ck_assert_int_eq(
+        parse("1 http://a.example/b%2520c?q=a%22b%20c %5b::1%5D", &l, err, sizeof(err)), 0);
     assert_value(&l, 0, "http://a.example/b%20c?q=a\"b c");
     assert_value(&l, 1, "[::1]");
 
@@ -199,7 +199,7 @@ START_TEST(test_mcheck_reply)
     ck_assert(p[0] && !p[1] && p[2]);
     ck_assert_int_eq(squidproto_mcheck_reply("NO", 2, 1, p), 0);
     ck_assert(!p[0]);
-    ck_assert_int_eq(squidproto_mcheck_reply("YES NO", 6, 3, p), -1);     /* too few */
+    ck_assert_int_eq(squidproto_mcheck_reply("YES NO", 6, 3, p), -1);    /* too few */
     ck_assert_int_eq(squidproto_mcheck_reply("YES NO NO", 9, 2, p), -1); /* too many */
     ck_assert_int_eq(squidproto_mcheck_reply("YES MAYBE", 9, 2, p), -1);
     ck_assert_int_eq(squidproto_mcheck_reply("ERR bad_item item 1: x", 22, 1, p), -1);
