@@ -182,7 +182,7 @@ START_TEST(test_reply_long)
     /* 509 quotes kept, each escaped. */
     ck_assert_uint_eq(n, strlen("12345678901234567890 BH message=\"") + 2 * 509 + 5);
 
-    for (size_t i = 0; i + 1 < sizeof(msg); i += 2)
+    for (size_t i = 0; i + 2 < sizeof(msg); i += 2)
         memcpy(msg + i, "\xc3\xa9", 2);
     r = reply(NULL, SQUID_OK, msg);
     n = strlen(r);
