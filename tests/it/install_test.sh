@@ -24,6 +24,12 @@ conf="$tmp/root$sysconfdir/bloomgate/bloomgate.conf"
 unit="$tmp/root$prefix/lib/systemd/system/bloomgated.service"
 
 [ -f "$conf" ] && ok "the example config is installed" || bad "no $conf"
+bindir=$(sed -n 's/^bindir = //p' "$builddir/Makefile" | sed "s|\${exec_prefix}|$prefix|")
+mandir=$(sed -n 's/^mandir = //p' "$builddir/Makefile" | sed "s|\${datarootdir}|$prefix/share|")
+[ -x "$tmp/root$bindir/bloomgate-squid" ] && ok "bloomgate-squid is installed in $bindir" ||
+    bad "no $bindir/bloomgate-squid"
+[ -f "$tmp/root$mandir/man1/bloomgate-squid.1" ] && ok "bloomgate-squid(1) is installed" ||
+    bad "no $mandir/man1/bloomgate-squid.1"
 [ -f "$tmp/root$docdir/operations.md" ] && ok "operations.md is installed in docdir" || bad "no operations.md in $docdir"
 grep -q "^Documentation=file://$docdir/operations.md\$" "$unit" &&
     ok "the unit's Documentation= follows the prefix ($docdir)" || bad "Documentation= is $(grep Documentation= "$unit")"

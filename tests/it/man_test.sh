@@ -73,9 +73,19 @@ while IFS= read -r opt; do
         bad "bloomgated.8 has no '.It' entry for $opt"
 done < <(sed 's/^-\([a-zA-Z]\)$/\1/; s/^--/-/' "$T/dopts")
 
+# --- bloomgate-squid(1): an entry per option of --help
+BGS=${BLOOMGATE_SQUID:-./bloomgate-squid}
+"$BGS" --help >"$T/shelp" || bad "bloomgate-squid --help failed"
+grep -o -- '--[a-z][a-z-]*' "$T/shelp" | sort -u >"$T/sopts"
+[ "$(wc -l <"$T/sopts")" -ge 5 ] && ok || bad "no options read from bloomgate-squid --help: $(cat "$T/sopts")"
+while IFS= read -r opt; do
+    plain bloomgate-squid.1 | grep -q "^\.It .*Fl ${opt#-}\b" && ok ||
+        bad "bloomgate-squid.1 has no '.It' entry for $opt"
+done <"$T/sopts"
+
 # --- every page renders without a warning
 rendered=0
-for page in bloomgate.1 bloomgated.8 bloomgate.conf.5; do
+for page in bloomgate.1 bloomgated.8 bloomgate.conf.5 bloomgate-squid.1; do
     if command -v man >/dev/null 2>&1 && man -l /dev/null >/dev/null 2>&1; then
         # As lintian's groff-message check runs it.
         LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 \

@@ -46,7 +46,8 @@ chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -qq --no-install-recommends /tmp/$(basename "$deb")" >"$root/tmp/apt.log" 2>&1 ||
     { tail -30 "$root/tmp/apt.log" >&2; fail "the package did not install"; }
 
-for f in /usr/bin/bloomgate /usr/bin/bloomgated /etc/bloomgate/bloomgate.conf \
+for f in /usr/bin/bloomgate /usr/bin/bloomgated /usr/bin/bloomgate-squid \
+    /usr/share/man/man1/bloomgate-squid.1.gz /etc/bloomgate/bloomgate.conf \
     /lib/systemd/system/bloomgated.service /usr/share/doc/bloomgate/operations.md; do
     [ -e "$root$f" ] || fail "$f is not installed"
 done

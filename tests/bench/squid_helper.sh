@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Throughput of bloomgate-squid as Squid drives it: a driver keeps WINDOW
+# requests in flight on the helper's stdin (Squid's concurrency=WINDOW, one
+# helper process), each "ID URL -", against a real bloomgated serving the
+# URLhaus list as url keys (threads 1). Prints requests per second and the
+# CPU time per request of the helper and of the daemon (utime + stime from
+# /proc/PID/stat), for each window. A benchmark: it asserts nothing.
+#   tests/bench/squid_helper.sh BUILD_DIR [REQUESTS] [WINDOW...]
+set -euo pipefail
+B=$(cd "${1:?usage: squid_helper.sh BUILD_DIR [REQUESTS] [WINDOW...]}" && pwd)
+n=${2:-200000}
+shift 2 || shift $#
+windows=("$@")
+[ ${#windows[@]} -gt 0 ] || windows=(1 10 100)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+PY=/usr/bin/python3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-squidbench.XXXXXX")
+dpid=""
+cleanup() {
+    [ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$B/bloomgate" build --quiet --seed 7 --format adblock --keys url -o "$tmp/urls.bloom" \
+    "$src/data/urlhaus-filter-online.txt"
+cat >"$tmp/bg.conf" <<EOF
+listen 127.0.0.1:$port
+http_listen off
+threads 1
+log_level warn
+filter urls {
+    file $tmp/urls.bloom
+    keys url
+}
+EOF
+"$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/d.log" &
+dpid=$!
+for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+
+# The driver: starts the helper, keeps `window` requests in flight, checks
+# every reply's channel and code (1 in 100 URLs is on a listed host: OK; a
+# url probe of up to 30 expressions at 1e-4 makes a few more), and prints
+# the figures.
+cat >"$tmp/drive.py" <<'EOF'
+import os, subprocess, sys, time
+helper, port, n, window, dpid = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+tck = os.sysconf("SC_CLK_TCK")
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tck
+p = subprocess.Popen([helper, "--connect", f"127.0.0.1:{port}", "--filter", "urls"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+def url(i):
+    return (f"http://www.111101111.ru/p{i}" if i % 100 == 0 else f"http://host{i % 5000}.example.org/a/b{i}.html?q={i}")
+out = p.stdout
+buf = b""
+sent = done = ok = 0
+free = list(range(window))
+d0, h0, t0 = cpu(dpid), cpu(p.pid), time.monotonic()
+while done < n:
+    chunk = []
+    while free and sent < n:
+        ch = free.pop()
+        chunk.append(f"{ch} {url(sent)} -\n")
+        sent += 1
+    if chunk:
+        p.stdin.write("".join(chunk).encode())
+    data = os.read(out.fileno(), 1 << 16)
+    if not data:
+        sys.exit("helper exited")
+    buf += data
+    *lines, buf = buf.split(b"\n")
+    for l in lines:
+        ch, code = l.split(b" ", 2)[:2]
+        if code not in (b"OK", b"ERR"):
+            sys.exit(f"unexpected reply {l!r}")
+        ok += code == b"OK"
+        free.append(int(ch))
+        done += 1
+t1 = time.monotonic()
+d1, h1 = cpu(dpid), cpu(p.pid)
+p.stdin.close(); p.wait()
+el = t1 - t0
+print(f"window {window:4d}: {n} requests in {el:.2f} s = {n / el:9.0f} req/s; "
+      f"helper {1e6 * (h1 - h0) / n:.2f} us CPU/req, daemon {1e6 * (d1 - d0) / n:.2f} us CPU/req; "
+      f"{ok} OK ({(n + 99) // 100} on a listed host, the rest false positives)")
+EOF
+echo "bloomgate-squid: $n requests per run, one helper, bloomgated threads 1 ($(nproc) CPUs)"
+for w in "${windows[@]}"; do
+    "$PY" "$tmp/drive.py" "$B/bloomgate-squid" "$port" "$n" "$w" "$dpid"
+done

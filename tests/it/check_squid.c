@@ -1,0 +1,410 @@
+/* Integration tests of bloomgate-squid: the real helper binary, driven over
+ * its stdin/stdout as Squid drives it, against a real bloomgated serving the
+ * shipped URLhaus list as url keys and an exact list of IP addresses. With
+ * channel IDs (Squid's concurrency=N) replies come as soon as they are known,
+ * out of order; without them, in order. Everything waiting goes out as one
+ * MCHECK per filter. While the daemon is stopped or frozen the helper answers
+ * BH (or ERR with --on-down err) within its timeout, and it reconnects once the
+ * daemon is back. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/daemon_harness.h"
+
+/* A URL the list blocks (111101111.ru is listed as a whole host) and the key
+ * MATCH names for it; a URL it does not list. */
+#define LISTED "http://WWW.111101111.RU:8080/some/path%3Fx?y=1"
+#define LISTED_KEY "111101111.ru/"
+#define CLEAN "https://www.debian.org/"
+
+struct helper {
+    pid_t pid;
+    int in, out;       /* its stdin (we write), its stdout (we read) */
+    char buf[1 << 17]; /* bytes read from its stdout, not yet returned */
+    size_t len;
+    char line[1 << 16];
+    char log[DH_PATH_MAX]; /* its stderr */
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A port that was free a moment ago, so a restarted daemon listens where the
+ * helper connects. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sin);
+    ck_assert(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+    ck_assert(getsockname(fd, (struct sockaddr *)&sin, &len) == 0);
+    close(fd);
+    return ntohs(sin.sin_port);
+}
+
+/* A daemon on a fixed port serving urls (url keys, the URLhaus list) and ips
+ * (exact: 10.6.6.6, 192.0.2.7). */
+static struct dh_daemon *start_daemon(int port)
+{
+    struct dh_daemon *d = dh_new();
+    const char *src = getenv("srcdir");
+    char list[DH_PATH_MAX], out[DH_PATH_MAX], log[DH_PATH_MAX];
+    snprintf(list, sizeof(list), "%s/data/urlhaus-filter-online.txt", src ? src : ".");
+    const char *argv[] = {dh_tool_path(), "build",  "--seed", "7",  "--format",
+                          "adblock",      "--keys", "url",    "-o", dh_path(d, "urls.bloom", out),
+                          list,           NULL};
+    int st = dh_run(argv, dh_path(d, "build.log", log), 60000);
+    ck_assert_msg(st == 0, "bloomgate build failed (status %d); see %s", st, log);
+    static const char *const ips[] = {"10.6.6.6", "192.0.2.7"};
+    dh_build_filter(d, "ips.bloom", ips, 2, 1000, 1e-4);
+    char conf[512];
+    snprintf(conf, sizeof(conf),
+             "listen 127.0.0.1:%d\nlog_level info\n"
+             "filter urls {\n file @DIR@/urls.bloom\n keys url\n}\n"
+             "filter ips {\n file @DIR@/ips.bloom\n}\n",
+             port);
+    dh_write_config(d, conf);
+    dh_start(d, NULL);
+    return d;
+}
+
+/* Start the helper with the given extra arguments (NULL-terminated). */
+static void helper_start(struct helper *h, struct dh_daemon *d, int port, const char *const *extra)
+{
+    const char *bin = getenv("BLOOMGATE_SQUID");
+    if (!bin)
+        bin = "./bloomgate-squid";
+    char connect[64];
+    snprintf(connect, sizeof(connect), "127.0.0.1:%d", port);
+    const char *argv[24] = {bin,   "--connect", connect, "--filter",    "urls", "--filter",
+                            "ips", "--timeout", "2",     "--log-level", "info"};
+    size_t n = 11;
+    for (size_t i = 0; extra && extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    dh_path(d, "helper.log", h->log);
+    int pin[2], pout[2];
+    ck_assert(pipe2(pin, O_CLOEXEC) == 0 && pipe2(pout, O_CLOEXEC) == 0);
+    int logfd = open(h->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    ck_assert(logfd >= 0);
+    pid_t parent = getpid();
+    h->pid = fork();
+    ck_assert(h->pid >= 0);
+    if (h->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+        dup2(pin[0], 0);
+        dup2(pout[1], 1);
+        dup2(logfd, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(pin[0]);
+    close(pout[1]);
+    close(logfd);
+    h->in = pin[1];
+    h->out = pout[0];
+    h->len = 0;
+}
+
+static void helper_send(struct helper *h, const char *s)
+{
+    size_t n = strlen(s);
+    /* One write: what Squid has queued arrives together (a pipe write of at
+     * most PIPE_BUF bytes is atomic). */
+    ck_assert_uint_le(n, 4096);
+    ck_assert_int_eq(write(h->in, s, n), (ssize_t)n);
+}
+
+/* The helper's next reply line, or NULL after timeout_ms. */
+static const char *helper_line(struct helper *h, int timeout_ms)
+{
+    long long deadline = now_ms() + timeout_ms;
+    for (;;) {
+        char *lf = memchr(h->buf, '\n', h->len);
+        if (lf) {
+            size_t n = (size_t)(lf - h->buf);
+            memcpy(h->line, h->buf, n);
+            h->line[n] = '\0';
+            memmove(h->buf, lf + 1, h->len - n - 1);
+            h->len -= n + 1;
+            return h->line;
+        }
+        long long left = deadline - now_ms();
+        if (left <= 0)
+            return NULL;
+        struct pollfd p = {h->out, POLLIN, 0};
+        if (poll(&p, 1, (int)left) <= 0)
+            continue;
+        ssize_t r = read(h->out, h->buf + h->len, sizeof(h->buf) - h->len);
+        if (r <= 0)
+            return NULL;
+        h->len += (size_t)r;
+    }
+}
+
+static const char *expect_line(struct helper *h)
+{
+    const char *l = helper_line(h, DH_TIMEOUT_MS);
+    ck_assert_msg(l != NULL, "no reply from bloomgate-squid (its log: %s)", h->log);
+    return l;
+}
+
+/* Close its stdin, as Squid does, and expect a clean exit. */
+static void helper_stop(struct helper *h)
+{
+    close(h->in);
+    long long deadline = now_ms() + DH_TIMEOUT_MS;
+    int st = 0;
+    pid_t r;
+    while ((r = waitpid(h->pid, &st, WNOHANG)) == 0 && now_ms() < deadline) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    if (r == 0) {
+        kill(h->pid, SIGKILL);
+        waitpid(h->pid, &st, 0);
+        ck_abort_msg("bloomgate-squid did not exit after its stdin closed");
+    }
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "bloomgate-squid exit status %d", st);
+    close(h->out);
+    /* A sanitizer report from the helper fails the test like one from the daemon. */
+    FILE *f = fopen(h->log, "r");
+    if (f) {
+        char l[1024];
+        while (fgets(l, sizeof(l), f))
+            ck_assert_msg(!strstr(l, "Sanitizer") && !strstr(l, "runtime error:"),
+                          "sanitizer report in %s: %s", h->log, l);
+        fclose(f);
+    }
+}
+
+static unsigned long long info_counter(struct dh_daemon *d, const char *name)
+{
+    struct dh_conn *c = dh_connect(d);
+    const char *info = dh_cmd(c, "INFO");
+    char key[64];
+    snprintf(key, sizeof(key), "\"%s\":", name);
+    const char *p = strstr(info, key);
+    ck_assert_msg(p != NULL, "no %s in INFO: %s", name, info);
+    unsigned long long v = strtoull(p + strlen(key), NULL, 10);
+    dh_close(c);
+    return v;
+}
+
+/* With channel IDs: every reply tagged with its channel, the listed URL
+ * (answered after a MATCH) after misses Squid sent later; the listed source
+ * address found in the exact filter; six requests in one MCHECK per filter
+ * plus one MATCH per hit. */
+START_TEST(test_concurrency)
+{
+    int port = free_port();
+    struct dh_daemon *d = start_daemon(port);
+    struct helper h;
+    helper_start(&h, d, port, NULL);
+    /* Warm up: the first request connects. */
+    helper_send(&h, "0 " CLEAN " -\n");
+    ck_assert_str_eq(expect_line(&h), "0 ERR message=\"bloomgate: not listed in urls ips\"");
+    unsigned long long before = info_counter(d, "check_requests");
+    helper_send(&h, "11 " LISTED " 127.0.0.1 -\n"
+                    "12 " CLEAN " 127.0.0.1 -\n"
+                    "13 http://a.example/x%20y 10.6.6.6 -\n"
+                    "14 http://b.example/ 127.0.0.1 -\n"
+                    "15 127.0.0.1:443 127.0.0.1 -\n"
+                    "16 http://c.example/ 127.0.0.1 -\n");
+    const char *want[] = {
+        "11 OK message=\"bloomgate: listed in urls as " LISTED_KEY "\"",
+        "12 ERR message=\"bloomgate: not listed in urls ips\"",
+        "13 OK message=\"bloomgate: listed in ips as 10.6.6.6\"",
+        "14 ERR message=\"bloomgate: not listed in urls ips\"",
+        "15 ERR message=\"bloomgate: not listed in urls ips\"",
+        "16 ERR message=\"bloomgate: not listed in urls ips\"",
+    };
+    bool seen[6] = {0};
+    int order[6];
+    for (int i = 0; i < 6; i++) {
+        const char *l = expect_line(&h);
+        int ch = atoi(l) - 11;
+        ck_assert_msg(ch >= 0 && ch < 6 && !seen[ch], "unexpected reply '%s'", l);
+        ck_assert_str_eq(l, want[ch]);
+        seen[ch] = true;
+        order[i] = ch;
+    }
+    /* The misses are known from the MCHECKs alone; the hits wait for their
+     * MATCH: so the first reply is a miss, out of Squid's order. */
+    ck_assert_msg(order[0] != 0 && order[0] != 2, "first reply was channel %d", order[0] + 11);
+    /* One MCHECK per filter and one MATCH per hit: at most 4 lookups for
+     * six requests (MATCH may or may not count as a check request). */
+    unsigned long long after = info_counter(d, "check_requests");
+    ck_assert_msg(after - before >= 2 && after - before <= 4, "%llu check requests",
+                  after - before);
+    helper_stop(&h);
+    dh_finish(d);
+}
+END_TEST
+
+/* Without channel IDs (concurrency=0) replies keep Squid's order even though
+ * the first one waits for a MATCH. Bad items fail alone: BH with the daemon's
+ * reason, the rest of the batch answered. */
+START_TEST(test_in_order_and_bad_items)
+{
+    int port = free_port();
+    struct dh_daemon *d = start_daemon(port);
+    struct helper h;
+    helper_start(&h, d, port, NULL);
+    helper_send(&h, LISTED " -\n" CLEAN " -\nmailto:bob@x.example -\nhttp://d.example/ -\n");
+    ck_assert_str_eq(expect_line(&h), "OK message=\"bloomgate: listed in urls as " LISTED_KEY "\"");
+    ck_assert_str_eq(expect_line(&h), "ERR message=\"bloomgate: not listed in urls ips\"");
+    ck_assert_str_eq(expect_line(&h), "BH message=\"bloomgate: urls: bad_item bad URL: not a URL "
+                                      "with a host (scheme without \\\"//\\\")\"");
+    ck_assert_str_eq(expect_line(&h), "ERR message=\"bloomgate: not listed in urls ips\"");
+    /* Every value '-': nothing to check. An over-long line: BH on its channel. */
+    helper_send(&h, "5 -\n");
+    ck_assert_str_eq(expect_line(&h),
+                     "5 BH message=\"bloomgate: nothing to check (every value is '-')\"");
+    static char big[70000];
+    memcpy(big, "6 http://x.example/", 19);
+    memset(big + 19, 'a', sizeof(big) - 21);
+    big[sizeof(big) - 2] = '\n';
+    size_t off = 0, len = sizeof(big) - 1;
+    while (off < len) {
+        ssize_t w = write(h.in, big + off, len - off);
+        ck_assert(w > 0);
+        off += (size_t)w;
+    }
+    helper_send(&h, "7 http://e.example/%2520 -\n");
+    ck_assert_str_eq(expect_line(&h),
+                     "6 BH message=\"bloomgate: request line longer than 65536 bytes\"");
+    ck_assert_str_eq(expect_line(&h), "7 ERR message=\"bloomgate: not listed in urls ips\"");
+    helper_stop(&h);
+    dh_finish(d);
+}
+END_TEST
+
+/* Send "N <url> -" every 50 ms until a reply other than BH comes (at most
+ * 30 s); returns it. */
+static const char *until_not_bh(struct helper *h, const char *url)
+{
+    long long deadline = now_ms() + 30000;
+    for (int n = 100; now_ms() < deadline; n++) {
+        char req[512];
+        snprintf(req, sizeof(req), "%d %s -\n", n, url);
+        helper_send(h, req);
+        const char *l = expect_line(h);
+        ck_assert_msg(atoi(l) == n, "reply '%s' to channel %d", l, n);
+        if (!strstr(l, " BH "))
+            return l;
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    ck_abort_msg("still BH after 30 s (helper log: %s)", h->log);
+    return NULL;
+}
+
+/* The daemon stops: BH at once, naming the cause; it comes back on the same
+ * port: the helper reconnects and answers again. */
+START_TEST(test_daemon_down_and_back)
+{
+    int port = free_port();
+    struct dh_daemon *d = start_daemon(port);
+    struct helper h;
+    helper_start(&h, d, port, NULL);
+    helper_send(&h, "1 " LISTED " -\n");
+    ck_assert_str_eq(expect_line(&h),
+                     "1 OK message=\"bloomgate: listed in urls as " LISTED_KEY "\"");
+
+    dh_stop_ok(d);
+    /* The first request after the drop may go out again on a new connection
+     * (which fails); either way the answer is a BH, without waiting. */
+    for (int i = 2; i < 6; i++) {
+        char req[256], want[256];
+        snprintf(req, sizeof(req), "%d %s -\n", i, LISTED);
+        helper_send(&h, req);
+        snprintf(want, sizeof(want),
+                 "%d BH message=\"bloomgate: bloomgated at 127.0.0.1:%d unreachable: "
+                 "Connection refused\"",
+                 i, port);
+        ck_assert_str_eq(expect_line(&h), want);
+    }
+    dh_start(d, NULL);
+    const char *l = until_not_bh(&h, LISTED);
+    ck_assert_msg(strstr(l, " OK message=\"bloomgate: listed in urls as " LISTED_KEY "\""), "%s",
+                  l);
+    /* And on: the new connection serves the next requests too. */
+    helper_send(&h, "900 " CLEAN " -\n");
+    ck_assert_str_eq(expect_line(&h), "900 ERR message=\"bloomgate: not listed in urls ips\"");
+    helper_stop(&h);
+    dh_finish(d);
+}
+END_TEST
+
+/* A daemon that stops answering (frozen) costs at most the timeout: BH for
+ * what was in flight; once it thaws, answers resume. With --on-down err the
+ * same failures answer ERR (fail-open). */
+START_TEST(test_daemon_frozen)
+{
+    int port = free_port();
+    struct dh_daemon *d = start_daemon(port);
+    struct helper h;
+    static const char *const err_args[] = {"--on-down", "err", NULL};
+    helper_start(&h, d, port, err_args);
+    helper_send(&h, "1 " CLEAN " -\n");
+    ck_assert_str_eq(expect_line(&h), "1 ERR message=\"bloomgate: not listed in urls ips\"");
+    ck_assert_int_eq(dh_freeze(d), 0);
+    helper_send(&h, "2 " LISTED " -\n");
+    char want[256];
+    snprintf(want, sizeof(want),
+             "2 ERR message=\"bloomgate: not checked: bloomgated at 127.0.0.1:%d did not answer "
+             "within 2 s\"",
+             port);
+    ck_assert_str_eq(expect_line(&h), want);
+    ck_assert_int_eq(dh_thaw(d), 0);
+    /* Not checked is not "not listed": the message says so; once back, the
+     * same URL is found. */
+    long long deadline = now_ms() + 30000;
+    const char *l = NULL;
+    for (int n = 100; now_ms() < deadline; n++) {
+        char req[256];
+        snprintf(req, sizeof(req), "%d %s -\n", n, LISTED);
+        helper_send(&h, req);
+        l = expect_line(&h);
+        if (strstr(l, " OK "))
+            break;
+        ck_assert_msg(strstr(l, "not checked"), "%s", l);
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_msg(l && strstr(l, " OK message=\"bloomgate: listed in urls as " LISTED_KEY "\""),
+                  "%s", l ? l : "(none)");
+    helper_stop(&h);
+    dh_finish(d);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("squid_helper");
+    dh_add_case(s, "helper", 120,
+                (const TTest *const[]){test_concurrency, test_in_order_and_bad_items,
+                                       test_daemon_down_and_back, test_daemon_frozen, NULL});
+    return dh_run_suite(s);
+}
