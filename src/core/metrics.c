@@ -55,8 +55,7 @@ static void filter_counters(struct evbuffer *o, const struct catalog *cat,
 }
 
 /* The authorization endpoint's verdicts by filter (enum stats_verdict). */
-static void authz_counters(struct evbuffer *o, const struct catalog *cat,
-                           const struct fstats *sums)
+static void authz_counters(struct evbuffer *o, const struct catalog *cat, const struct fstats *sums)
 {
     static const char *const verdicts[3] = {"allow", "deny", "error"};
     const char *name = "bloomgate_authz_requests_total";

@@ -11,8 +11,8 @@
 
 static bool name_char(unsigned char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
 }
 
 /* A filter name: [A-Za-z0-9_.-]{1,64}, taken literally (a name never needs
@@ -38,8 +38,7 @@ static int check_name(const char *p, size_t len, const char *what, char *err, si
     return 0;
 }
 
-int authz_parse_path(const char *rest, size_t len, struct authz_route *rt, char *err,
-                     size_t errlen)
+int authz_parse_path(const char *rest, size_t len, struct authz_route *rt, char *err, size_t errlen)
 {
     memset(rt, 0, sizeof(*rt));
     const char *slash = memchr(rest, '/', len);
@@ -182,8 +181,7 @@ static void first_element(const char *v, size_t vl, const char **out, size_t *ou
 static int once(const struct authz_hdr *h, const char *name, char *err, size_t errlen)
 {
     if (h->count > 1) {
-        snprintf(err, errlen, "%s given %u times: which URL is meant is ambiguous", name,
-                 h->count);
+        snprintf(err, errlen, "%s given %u times: which URL is meant is ambiguous", name, h->count);
         return -1;
     }
     return 0;

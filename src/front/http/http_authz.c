@@ -205,9 +205,9 @@ static int client_param(struct hreq *r, char *out, size_t *len)
 {
     const struct httpparse_head *hd = r->hd;
     char err[128];
-    int rc = hd->query ? httpparse_query(hd->query, hd->query_len, "client", out, len, err,
-                                         sizeof(err))
-                       : 0;
+    int rc = hd->query
+                 ? httpparse_query(hd->query, hd->query_len, "client", out, len, err, sizeof(err))
+                 : 0;
     if (rc < 0)
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", err);
     return rc;
