@@ -59,7 +59,8 @@ static void bad(struct hreq *r, const struct authz_req *a, const char *msg)
  * auth_request_set), and the same as a small JSON body for a person with
  * curl. A header value must not break the head: bytes below 0x20 and 0x7f
  * are written %XX (canonical keys have none; an exact client filter's key
- * is the address as sent). Rare, so the buffers are malloc'd. */
+ * is the address as sent). The buffers are on the stack unless the match is
+ * long (over ~200 bytes). */
 static void deny(struct hreq *r, const struct authz_req *a, const struct fentry *e, const char *m,
                  size_t mlen)
 {
@@ -67,10 +68,12 @@ static void deny(struct hreq *r, const struct authz_req *a, const struct fentry 
     count(r, a, STATS_DENY, e);
     size_t hcap = 64 + e->name_len + 3 * mlen;
     size_t bcap = 48 + e->name_len + 6 * mlen;
-    char *hb = malloc(hcap), *body = malloc(bcap);
+    char hsmall[768], bsmall[1280];
+    bool heap = hcap > sizeof(hsmall) || bcap > sizeof(bsmall);
+    char *hb = heap ? malloc(hcap) : hsmall, *body = heap ? malloc(bcap) : bsmall;
     if (!hb || !body) {
-        free(hb);
-        free(body);
+        free(heap ? hb : NULL);
+        free(heap ? body : NULL);
         http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
         return;
     }
@@ -98,8 +101,10 @@ static void deny(struct hreq *r, const struct authz_req *a, const struct fentry 
     http_respond(r, 403, CT_JSON, body, (size_t)(p - body));
     r->xhdr = NULL;
     r->xhdr_len = 0;
-    free(hb);
-    free(body);
+    if (heap) {
+        free(hb);
+        free(body);
+    }
 }
 
 /* Look item up in e with the table's MATCH (auth, limits, the key kind,
