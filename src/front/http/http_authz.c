@@ -4,8 +4,9 @@
  * mode, HAProxy's auth-request, Traefik forwardAuth). authz.c derives the
  * URL and the client address from the headers (pure); this file looks them
  * up through the command table (MATCH, which names the key that matched)
- * and answers 204 (nothing matched) or 403 with X-Bloomgate-Filter and
- * X-Bloomgate-Match. Worker thread; never blocks. */
+ * and answers 204 (nothing matched; 200 below an Envoy prefix) or 403
+ * with X-Bloomgate-Filter and X-Bloomgate-Match. Worker thread; never
+ * blocks. */
 #include "config.h"
 
 #include <event2/buffer.h>
@@ -297,6 +298,9 @@ void http_authz(struct hreq *r, const char *rest, size_t rest_len)
             return;
         }
     }
+    /* Allowed: 204, except below a prefix (only Envoy sends that), where
+     * Envoy's HTTP ext_authz takes 200 alone as "allowed" (any other 2xx
+     * would deny); nginx, HAProxy and Traefik take any 2xx. */
     count(r, &a, STATS_ALLOW, NULL);
-    http_respond(r, 204, CT_JSON, "", 0);
+    http_respond(r, src == AUTHZ_FROM_PATH ? 200 : 204, CT_JSON, "", 0);
 }
