@@ -54,6 +54,21 @@ static void filter_counters(struct evbuffer *o, const struct catalog *cat,
                                 fstat_get(&sums[i], which, p));
 }
 
+/* The authorization endpoint's verdicts by filter (enum stats_verdict). */
+static void authz_counters(struct evbuffer *o, const struct catalog *cat, const struct fstats *sums)
+{
+    static const char *const verdicts[3] = {"allow", "deny", "error"};
+    const char *name = "bloomgate_authz_requests_total";
+    family(o, name, "counter",
+           "/v1/authz requests by filter and verdict: allow on every filter of a request "
+           "answered 204, deny on the filter that matched, error on every filter of a request "
+           "answered 400");
+    for (size_t i = 0; i < cat->n; i++)
+        for (int v = 0; v < 3; v++)
+            evbuffer_add_printf(o, "%s{filter=\"%s\",verdict=\"%s\"} %" PRIu64 "\n", name,
+                                cat->entries[i].name, verdicts[v], STAT_GET(&sums[i], authz[v]));
+}
+
 /* Per filter gauges, read from the version being served. */
 enum gfield {
     G_ITEMS,
@@ -145,6 +160,7 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
     filter_counters(o, cat, sums, "bloomgate_items_added_total", F_ADDS, "Items given to add");
     filter_counters(o, cat, sums, "bloomgate_items_new_total", F_NEW,
                     "Items that were new when added (NEW / true)");
+    authz_counters(o, cat, sums);
 
     filter_gauges(o, cat, "bloomgate_filter_items", G_ITEMS,
                   "Items in the filter (adds that set at least one bit)");

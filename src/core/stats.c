@@ -47,6 +47,8 @@ void stats_sum_filter(const struct stats_src *src, unsigned id, struct fstats *o
             STAT_ADD(out, adds[p], STAT_GET(f, adds[p]));
             STAT_ADD(out, added_new[p], STAT_GET(f, added_new[p]));
         }
+        for (int v = 0; v < 3; v++)
+            STAT_ADD(out, authz[v], STAT_GET(f, authz[v]));
     }
 }
 

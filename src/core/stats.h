@@ -69,8 +69,8 @@
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
 #define STATS_HTTP_STATUSES(X)                                                                     \
-    X(200) X(400) X(401) X(404) X(405) X(408) X(413) X(431) X(500) X(501) X(503) X(505)
-#define STATS_HTTP_SLOTS 13
+    X(200) X(204) X(400) X(401) X(403) X(404) X(405) X(408) X(413) X(431) X(500) X(501) X(503) X(505)
+#define STATS_HTTP_SLOTS 15
 #define STATS_HTTP_ERRS 24 /* enum http_err fits */
 #define STATS_HTTP_CODE_(code) code,
 static const int stats_http_codes[STATS_HTTP_SLOTS] = {0, STATS_HTTP_STATUSES(STATS_HTTP_CODE_)};
@@ -111,7 +111,13 @@ struct fstats {
     _Atomic uint64_t hits[STATS_N_PROTO];      /* items answered YES */
     _Atomic uint64_t adds[STATS_N_PROTO];      /* items added */
     _Atomic uint64_t added_new[STATS_N_PROTO]; /* items that were new */
+    _Atomic uint64_t authz[3];     /* /v1/authz requests, by enum stats_verdict */
 };
+
+/* An authorization request's verdict as one filter counts it: allow on every
+ * filter of a request answered 204, deny on the filter that matched, error
+ * on every filter of a request answered 400 (front/http/http_authz.c). */
+enum stats_verdict { STATS_ALLOW = 0, STATS_DENY = 1, STATS_VERDICT_ERROR = 2 };
 
 /* Request latency histogram: upper bounds in seconds, the last is +Inf. */
 #define STATS_LAT_BUCKETS 16
@@ -168,6 +174,8 @@ static inline struct fstats *stats_fslot(struct stats_block *b, const _Atomic ui
             atomic_store_explicit(&f->adds[p], 0, memory_order_relaxed);
             atomic_store_explicit(&f->added_new[p], 0, memory_order_relaxed);
         }
+        for (int v = 0; v < 3; v++)
+            atomic_store_explicit(&f->authz[v], 0, memory_order_relaxed);
         atomic_store_explicit(&f->gen, g, memory_order_release);
     }
     return f;

@@ -89,6 +89,7 @@ static struct {
     bool http_post;        /* POST even a single item */
     const char *label;     /* free text copied into the JSON */
     bool url_items;        /* send items respelled (upper-case host, a port) for a url filter */
+    bool http_authz;       /* GET /v1/authz/FILTER with the item in gateway headers */
     uint64_t bloom_bits;   /* m of the hand-built Redis filter (0: from keyspace, bloom_fpr) */
     unsigned bloom_k;      /* its k */
     double bloom_fpr;      /* rate m is sized for when bloom_bits is 0 */
@@ -285,7 +286,22 @@ static void put_request(struct gbuf *b, char *const *it, const size_t *il, unsig
         gb_put(b, "\n", 1);
         break;
     case K_HTTP:
-        if (!add && n == 1 && !o.http_post) {
+        if (!add && n == 1 && o.http_authz) {
+            /* What nginx's auth_request sends for the item "scheme://host/path":
+             * the documented config's headers (docs/gateways.md). */
+            const char *sep = memchr(it[0], ':', il[0]);
+            const char *host = sep + 3;
+            const char *path = memchr(host, '/', il[0] - (size_t)(host - it[0]));
+            gb_str(b, "GET /v1/authz/");
+            gb_str(b, o.filter);
+            gb_str(b, " HTTP/1.1\r\nHost: bloomgate\r\nX-Original-URI: ");
+            gb_put(b, path, il[0] - (size_t)(path - it[0]));
+            gb_str(b, "\r\nX-Forwarded-Host: ");
+            gb_put(b, host, (size_t)(path - host));
+            gb_str(b, "\r\nX-Forwarded-Proto: ");
+            gb_put(b, it[0], (size_t)(sep - it[0]));
+            gb_str(b, "\r\nX-Real-IP: 127.0.0.1\r\n\r\n");
+        } else if (!add && n == 1 && !o.http_post) {
             gb_str(b, "GET /v1/filters/");
             gb_str(b, o.filter);
             gb_str(b, "/check?item=");
@@ -675,6 +691,11 @@ static ssize_t parse_http(struct thread *t, const char *b, size_t len, const uin
     if (len - hlen < cl)
         return len > IN_MAX / 2 ? -1 : 0;
     const char *body = b + hlen;
+    if (o.http_authz && (status == 204 || status == 403)) {
+        /* 204 nothing matched, 403 the item's URL is listed. */
+        judge(&t->s, want[0], status == 403);
+        return (ssize_t)(hlen + cl);
+    }
     if (status < 200 || status >= 300) {
         t->s.error_replies++;
         complain(t, "HTTP %d: %s", status, excerpt(body, cl, ex, sizeof(ex)));
@@ -1168,10 +1189,10 @@ static int run_bench(void)
     print_settings();
     printf("\"connections\":%u,\"pipeline\":%u,\"items_per_command\":%u,\"present_share\":%g,"
            "\"threads\":%u,\"duration_s\":%g,\"warmup_s\":%g,\"item_len\":%u,\"keyspace\":%llu,"
-           "\"filter\":\"%s\",\"verify\":%s,\"url_items\":%s,",
+           "\"filter\":\"%s\",\"verify\":%s,\"url_items\":%s,\"http_authz\":%s,",
            o.connections, o.pipeline, o.items, o.present_share, o.threads, o.duration, o.warmup,
            o.item_len, (unsigned long long)o.keyspace, o.filter, o.verify ? "true" : "false",
-           o.url_items ? "true" : "false");
+           o.url_items ? "true" : "false", o.http_authz ? "true" : "false");
     if (o.kind == K_REDIS_BLOOM)
         printf("\"bloom_bits\":%llu,\"bloom_k\":%u,\"redis_commands_per_s\":%.0f,",
                (unsigned long long)o.bloom_bits, o.bloom_k, (double)s->items * o.bloom_k / dur);
@@ -1411,6 +1432,9 @@ static const char usage_text[] =
     "  --seed N           random choices of the request pool (default 1)\n"
     "  --pool-mb M        size of the preformatted request pool (default 128)\n"
     "  --label TEXT       copied into the JSON line\n"
+    "  --http-authz       with --proto http: GET /v1/authz/FILTER with the item as\n"
+    "                     X-Forwarded-Proto, X-Forwarded-Host, X-Original-URI (nginx's\n"
+    "                     auth_request); 204 is absent, 403 present\n"
     "  --url-items        send each item respelled for a url filter: upper-case host,\n"
     "                     port 8080 (build the filter from --dump with --format urls)\n"
     "  --bloom-bits M     redis-bloom bitmap size (default: for --keyspace at --bloom-fpr)\n"
@@ -1479,6 +1503,7 @@ static void parse_args(int argc, char **argv)
         O_POOL,
         O_LABEL,
         O_URLITEMS,
+        O_AUTHZ,
         O_BBITS,
         O_BFPR,
         O_BK,
@@ -1510,6 +1535,7 @@ static void parse_args(int argc, char **argv)
         {"pool-mb", 1, 0, O_POOL},
         {"label", 1, 0, O_LABEL},
         {"url-items", 0, 0, O_URLITEMS},
+        {"http-authz", 0, 0, O_AUTHZ},
         {"bloom-bits", 1, 0, O_BBITS},
         {"bloom-fpr", 1, 0, O_BFPR},
         {"bloom-k", 1, 0, O_BK},
@@ -1590,6 +1616,9 @@ static void parse_args(int argc, char **argv)
         case O_URLITEMS:
             o.url_items = true;
             break;
+        case O_AUTHZ:
+            o.http_authz = true;
+            break;
         case O_BBITS:
             o.bloom_bits = arg_count(name, a, 64, 1ull << 32);
             break;
@@ -1629,6 +1658,8 @@ static void parse_args(int argc, char **argv)
         usage("unexpected argument");
     if (o.do_load && o.do_dump)
         usage("--load and --dump exclude each other");
+    if (o.http_authz && (o.kind != K_HTTP || o.items != 1 || o.http_post))
+        usage("--http-authz takes --proto http, one item per request, no --http-post");
     if (o.kind == K_REDIS_GET && o.items != 1)
         usage("redis-get sends one key per command; use redis-mget for --items N");
     if (o.present_share > 0 && o.keyspace == 0 && !o.do_load && !o.do_dump)

@@ -559,8 +559,14 @@ void http_route(struct hreq *r)
     const struct httpparse_head *hd = r->hd;
     static const char filters_prefix[] = "/v1/filters/";
     size_t fp = sizeof(filters_prefix) - 1;
+    static const char authz_prefix[] = "/v1/authz/";
+    size_t ap = sizeof(authz_prefix) - 1;
     if (hd->path_len >= fp && memcmp(hd->path, filters_prefix, fp) == 0) {
         route_filter(r, hd->path + fp, hd->path_len - fp);
+    } else if (hd->path_len >= ap && memcmp(hd->path, authz_prefix, ap) == 0) {
+        http_authz(r, hd->path + ap, hd->path_len - ap); /* any method */
+    } else if (PATH_IS(hd, "/v1/authz")) {
+        http_authz(r, "", 0);
     } else if (PATH_IS(hd, "/v1/filters")) {
         if (method_ok(r, M_GET | M_HEAD, "GET, HEAD"))
             do_list(r);

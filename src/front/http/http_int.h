@@ -51,6 +51,8 @@ struct hreq {
     bool head;                 /* HEAD: the headers GET would get, no body */
     bool close;                /* Connection: close after this response */
     char extra[192];           /* more header lines (Allow, WWW-Authenticate), CRLF-ended */
+    const char *xhdr;          /* header lines of any length, CRLF-ended (authz's match) */
+    size_t xhdr_len;           /* 0: none */
 };
 
 static inline struct hconn *HC(struct conn *c)
@@ -71,7 +73,7 @@ char *http_rbuf_room(struct http_worker *h, size_t n);
 /* s[0..len) as the inside of a JSON string, escaped; p has room for 6 * len. */
 char *put_json_escaped(char *p, const char *s, size_t len);
 /* Status line and headers, ending in the blank line, at p (room for 512 +
- * extra). Decides the connection's fate (Connection: close). */
+ * extra + xhdr_len). Decides the connection's fate (Connection: close). */
 char *http_put_head(struct hreq *r, char *p, int code, const char *ctype, size_t body_len);
 void http_count_response(struct hreq *r, int code);
 /* Queue a response whose body is body[0..len) (copied); for HEAD the body is
@@ -90,5 +92,10 @@ size_t http_refusal(char *buf, size_t cap);
 /* ---- http_api.c ---- */
 /* Route one complete request to its handler; exactly one response. */
 void http_route(struct hreq *r);
+
+/* ---- http_authz.c ---- */
+/* /v1/authz/{filter}[,...][/...]: rest[0..len) is the path after
+ * "/v1/authz/"; 204, 403, or an error. */
+void http_authz(struct hreq *r, const char *rest, size_t len);
 
 #endif

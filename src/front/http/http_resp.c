@@ -39,10 +39,14 @@ static const char *status_text(int code)
         return "Continue";
     case 200:
         return "OK";
+    case 204:
+        return "No Content";
     case 400:
         return "Bad Request";
     case 401:
         return "Unauthorized";
+    case 403:
+        return "Forbidden";
     case 404:
         return "Not Found";
     case 405:
@@ -170,7 +174,7 @@ char *put_json_escaped(char *p, const char *s, size_t len)
 }
 
 /* Status line and headers, ending in the blank line, at p (room for 512 +
- * extra). Decides the connection's fate: closing after this response when
+ * extra + xhdr_len). Decides the connection's fate: closing after this response when
  * the request or the server says so. */
 char *http_put_head(struct hreq *r, char *p, int code, const char *ctype, size_t body_len)
 {
@@ -185,16 +189,21 @@ char *http_put_head(struct hreq *r, char *p, int code, const char *ctype, size_t
     p = PUT_LIT(p, "\r\nDate: ");
     const char *d = date_now(r->h);
     p = put(p, d, strlen(d));
-    p = PUT_LIT(p, "\r\nContent-Type: ");
-    p = put(p, ctype, strlen(ctype));
-    p = PUT_LIT(p, "\r\nContent-Length: ");
-    p = put_u64(p, body_len);
+    /* A 204 has no body, and no Content-Length (RFC 9110 8.6). */
+    if (code != 204) {
+        p = PUT_LIT(p, "\r\nContent-Type: ");
+        p = put(p, ctype, strlen(ctype));
+        p = PUT_LIT(p, "\r\nContent-Length: ");
+        p = put_u64(p, body_len);
+    }
     p = PUT_LIT(p, "\r\n");
     if (r->close)
         p = PUT_LIT(p, "Connection: close\r\n");
     else if (r->hd && r->hd->minor == 0)
         p = PUT_LIT(p, "Connection: keep-alive\r\n");
     p = put(p, r->extra, strlen(r->extra));
+    if (r->xhdr_len)
+        p = put(p, r->xhdr, r->xhdr_len);
     p = PUT_LIT(p, "\r\n");
     if (r->close)
         c->closing = true;
@@ -214,7 +223,7 @@ void http_count_response(struct hreq *r, int code)
  * measured, not sent. Every request ends in exactly one respond(). */
 void http_respond(struct hreq *r, int code, const char *ctype, const char *body, size_t len)
 {
-    size_t room = 512 + sizeof(r->extra) + (r->head ? 0 : len);
+    size_t room = 512 + sizeof(r->extra) + r->xhdr_len + (r->head ? 0 : len);
     char *b = http_rbuf_room(r->h, room);
     if (!b) {
         r->c->closing = true; /* out of memory: nothing sensible to send */
