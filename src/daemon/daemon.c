@@ -236,6 +236,7 @@ static int daemon_bind(struct daemon *d, struct conf *conf, char *err, size_t er
     for (size_t i = 0; !cat->conf->http_off && i < cat->conf->n_http_listen; i++)
         log_info("HTTP listening on %s (port %d)", cat->conf->http_listen[i].text,
                  server_http_port(d->srv, i));
+    server_log_ports(d->srv, cat->conf);
     return 0;
 }
 

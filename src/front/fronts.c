@@ -3,16 +3,28 @@
 
 #include "front/fronts.h"
 
+#include "base/log.h"
+
 #include "front/http/http.h"
 #include "front/line/line.h"
+#include "front/postfix/postfix.h"
 
 struct server *server_create(struct registry *reg, unsigned threads, char *err, size_t errlen)
 {
     const struct conf *cf = registry_read(reg)->conf;
     struct server_front fronts[] = {
-        [FRONT_LINE] = {&line_ops, cf->listen, cf->n_listen},
-        [FRONT_HTTP] = {&http_ops, cf->http_listen, cf->http_off ? 0 : cf->n_http_listen},
+        [FRONT_LINE] = {&line_ops, cf->listen, cf->n_listen, 0},
+        [FRONT_HTTP] = {&http_ops, cf->http_listen, cf->http_off ? 0 : cf->n_http_listen, 0},
+        [FRONT_TCP_TABLE] = {&tcptable_ops, cf->n_tcp_table ? &cf->tcp_table[0].fr.listen : NULL,
+                             cf->n_tcp_table, sizeof(struct conf_tcp_table)},
     };
     return server_create_fronts(reg, threads, fronts, sizeof(fronts) / sizeof(fronts[0]), err,
                                 errlen);
+}
+
+void server_log_ports(const struct server *srv, const struct conf *cf)
+{
+    for (size_t i = 0; i < cf->n_tcp_table; i++)
+        log_info("tcp_table listening on %s (port %d)", cf->tcp_table[i].fr.listen.text,
+                 server_port(srv, FRONT_TCP_TABLE, i));
 }

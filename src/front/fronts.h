@@ -9,7 +9,7 @@
 
 #include "net/server.h"
 
-enum { FRONT_LINE = 0, FRONT_HTTP = 1 };
+enum { FRONT_LINE = 0, FRONT_HTTP = 1, FRONT_TCP_TABLE = 2 };
 
 /* server_create_fronts with every front of the catalog's config. NULL with
  * the reason in err. */
@@ -24,5 +24,9 @@ static inline int server_http_port(const struct server *srv, size_t idx)
 {
     return server_port(srv, FRONT_HTTP, idx);
 }
+
+/* Log the port of every mail front's block ("tcp_table listening on ADDR
+ * (port N)"), as the daemon logs the line and HTTP ones. */
+void server_log_ports(const struct server *srv, const struct conf *cf);
 
 #endif
