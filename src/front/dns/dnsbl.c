@@ -135,6 +135,8 @@ enum dnsbl_where dnsbl_classify(const char *zone, bool domain, const char *qname
         return classify_ip(qname, il, item, item_len);
     if (il > DNSBL_ITEM_MAX)
         return DNSBL_BAD_NAME;
+    if (memchr(qname, '\0', il))
+        return DNSBL_BAD_NAME; /* no domain holds one; the item must be text */
     for (size_t i = 0; i < il; i++)
         item[i] = lower(qname[i]);
     item[il] = '\0';

@@ -23,6 +23,7 @@
 #include "front/dns/dns.h"
 
 #include <errno.h>
+#include <linux/filter.h>
 #include <event2/buffer.h>
 #include <event2/dns.h>
 #include <event2/dns_struct.h>
@@ -222,6 +223,26 @@ static void dnsbl_worker_free(void *fw)
     free(dw);
 }
 
+/* libevent 2.1.12's evdns dereferences a NULL request when a datagram is
+ * shorter than a DNS header (libevent issue #1231, fixed after 2.1.12; the
+ * version Debian 12 ships): three bytes from anyone would crash the daemon.
+ * So the kernel drops such datagrams before evdns reads them: a classic BPF
+ * filter on the socket keeps a datagram only if it is at least 20 bytes,
+ * which counts the 8-byte UDP header the filter sees (were it to see the
+ * payload alone, it would still drop every short one, and a query is 17
+ * bytes at the very least, for the root, which no zone answers anyway). */
+static int drop_short_datagrams(evutil_socket_t fd)
+{
+    static struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 8 + DNS_HEADER, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+        BPF_STMT(BPF_RET | BPF_K, 0),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof(code) / sizeof(code[0])), code};
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
 /* A UDP socket on a's address at port, SO_REUSEPORT like the TCP listeners. */
 static evutil_socket_t udp_socket(const struct conf_addr *a, int port, char *err, size_t errlen)
 {
@@ -239,6 +260,12 @@ static evutil_socket_t udp_socket(const struct conf_addr *a, int port, char *err
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (ss.ss_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (drop_short_datagrams(fd) != 0) {
+        snprintf(err, errlen, "dnsbl %s: UDP: cannot attach the socket filter: %s", a->text,
+                 strerror(errno));
+        close(fd);
+        return -1;
+    }
     if (bind(fd, (struct sockaddr *)&ss, a->len) != 0) {
         snprintf(err, errlen, "dnsbl %s: UDP: %s", a->text, strerror(errno));
         close(fd);
