@@ -18,6 +18,8 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
         [FRONT_HTTP] = {&http_ops, cf->http_listen, cf->http_off ? 0 : cf->n_http_listen, 0},
         [FRONT_TCP_TABLE] = {&tcptable_ops, cf->n_tcp_table ? &cf->tcp_table[0].fr.listen : NULL,
                              cf->n_tcp_table, sizeof(struct conf_tcp_table)},
+        [FRONT_POLICY] = {&policy_ops, cf->n_policy ? &cf->policy[0].fr.listen : NULL,
+                          cf->n_policy, sizeof(struct conf_policy)},
         [FRONT_DNSBL] = {&dnsbl_tcp_ops, cf->n_dnsbl ? &cf->dnsbl[0].fr.listen : NULL,
                          cf->n_dnsbl, sizeof(struct conf_dnsbl)},
     };
@@ -35,6 +37,9 @@ void server_log_ports(const struct server *srv, const struct conf *cf)
     for (size_t i = 0; i < cf->n_tcp_table; i++)
         log_info("tcp_table listening on %s (port %d)", cf->tcp_table[i].fr.listen.text,
                  server_port(srv, FRONT_TCP_TABLE, i));
+    for (size_t i = 0; i < cf->n_policy; i++)
+        log_info("policy listening on %s (port %d)", cf->policy[i].fr.listen.text,
+                 server_port(srv, FRONT_POLICY, i));
     for (size_t i = 0; i < cf->n_dnsbl; i++)
         log_info("dnsbl %s listening on %s (port %d, UDP and TCP)", cf->dnsbl[i].zone,
                  cf->dnsbl[i].fr.listen.text, server_port(srv, FRONT_DNSBL, i));

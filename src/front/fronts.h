@@ -9,7 +9,7 @@
 
 #include "net/server.h"
 
-enum { FRONT_LINE = 0, FRONT_HTTP = 1, FRONT_TCP_TABLE = 2, FRONT_DNSBL = 3 };
+enum { FRONT_LINE = 0, FRONT_HTTP = 1, FRONT_TCP_TABLE = 2, FRONT_DNSBL = 3, FRONT_POLICY = 4 };
 
 /* server_create_fronts with every front of the catalog's config. NULL with
  * the reason in err. */

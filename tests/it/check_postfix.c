@@ -1,4 +1,7 @@
 /* Integration tests of the Postfix fronts against a real bloomgated: the
+ * policy delegation front with a client that speaks SMTPD_POLICY_README's
+ * protocol exactly (every attribute Postfix 3.7 sends, several requests per
+ * connection, any order, unknown attributes, an over-long request); the
  * tcp_table(5) front with Debian's own `postmap -q KEY tcp:127.0.0.1:PORT`
  * (run with -c DIR, DIR holding an empty main.cf: postmap refuses to run
  * without one, and no mail system is configured), and the raw protocol for
@@ -164,10 +167,147 @@ START_TEST(test_put_read_only)
 }
 END_TEST
 
+/* ---- policy delegation (SMTPD_POLICY_README) ---- */
+
+/* A daemon with the exact filter `l` (addresses, domains and an IP) and the
+ * host filter `h` behind one policy block. */
+static struct dh_daemon *start_policy(const char *extra)
+{
+    struct dh_daemon *d = dh_new();
+    static const char *const exact[] = {"192.0.2.66", "bad@spam.test", "blocked.example",
+                                        "mx.evil.example"};
+    dh_build_filter(d, "l.bloom", exact, 4, 1000, 1e-6);
+    static const char *const hosts[] = {"spam.test", "evil.example"};
+    build_hosts(d, "h.bloom", hosts, 2);
+    char conf[2048];
+    snprintf(conf, sizeof(conf),
+             "listen 127.0.0.1:0\n"
+             "filter l {\n file @DIR@/l.bloom\n keys exact\n}\n"
+             "filter h {\n file @DIR@/h.bloom\n keys host\n}\n"
+             "policy {\n listen 127.0.0.1:0\n"
+             " check client_address l\n check client_name h\n check helo_name h\n"
+             " check sender l\n check recipient l\n"
+             " action \"REJECT listed by $filter ($attribute $match)\"\n}\n%s",
+             extra ? extra : "");
+    dh_write_config(d, conf);
+    dh_start(d, NULL);
+    return d;
+}
+
+/* A request as Postfix sends one: every attribute SMTPD_POLICY_README
+ * lists (the checked ones given by the caller), ended by an empty line. */
+static void send_request(struct dh_conn *c, const char *client, const char *name,
+                         const char *helo, const char *sender, const char *rcpt)
+{
+    ck_assert_int_eq(dh_sendf(c,
+                              "request=smtpd_access_policy\nprotocol_state=RCPT\n"
+                              "protocol_name=ESMTP\nclient_address=%s\nclient_name=%s\n"
+                              "client_port=54321\nreverse_client_name=%s\nserver_address=127.0.0.1\n"
+                              "server_port=25\nhelo_name=%s\nsender=%s\nrecipient=%s\n"
+                              "recipient_count=0\nqueue_id=\ninstance=1a2b.5c6d.7\nsize=0\n"
+                              "etrn_domain=\nstress=\nsasl_method=\nsasl_username=\n"
+                              "sasl_sender=\nccert_subject=\nccert_issuer=\n"
+                              "ccert_fingerprint=\nencryption_protocol=TLSv1.3\n"
+                              "encryption_cipher=TLS_AES_256_GCM_SHA384\nencryption_keysize=256\n"
+                              "policy_context=\ncompatibility_level=3.6\n"
+                              "mail_version=3.7.11\n\n",
+                              client, name, name, helo, sender, rcpt),
+                     0);
+}
+
+/* The reply: `action=...` and an empty line; the action. */
+static char *read_action(struct dh_conn *c)
+{
+    const char *l = dh_read_line(c, DH_TIMEOUT_MS);
+    ck_assert_msg(l != NULL, "%s", dh_explain(c->d, "no policy reply"));
+    ck_assert_msg(strncmp(l, "action=", 7) == 0, "not an action line: %s", l);
+    char *action = strdup(l + 7);
+    l = dh_read_line(c, DH_TIMEOUT_MS);
+    ck_assert_msg(l != NULL && l[0] == '\0', "no empty line after the action");
+    return action;
+}
+
+#define EXPECT_ACTION(c, want)                                                                     \
+    do {                                                                                           \
+        char *a_ = read_action(c);                                                                 \
+        ck_assert_str_eq(a_, want);                                                                \
+        free(a_);                                                                                  \
+    } while (0)
+
+START_TEST(test_policy)
+{
+    struct dh_daemon *d = start_policy(NULL);
+    int port = dh_tagged_port(d, "policy listening on ", 0);
+    struct dh_conn *c = dh_conn_wrap(dh_connect_fd(port), d);
+    /* Several requests on one connection, each answered in turn. */
+    send_request(c, "198.51.100.7", "mail.good.example", "mail.good.example", "a@good.example",
+                 "b@good.example");
+    EXPECT_ACTION(c, "DUNNO");
+    send_request(c, "192.0.2.66", "mail.good.example", "x", "a@good.example", "b@good.example");
+    EXPECT_ACTION(c, "REJECT listed by l (client_address 192.0.2.66)");
+    send_request(c, "198.51.100.7", "relay.Spam.Test", "x", "a@good.example", "b@good.example");
+    EXPECT_ACTION(c, "REJECT listed by h (client_name spam.test)");
+    /* client_name "unknown" (no reverse DNS) is not looked up. */
+    send_request(c, "198.51.100.7", "unknown", "mx.evil.example", "", "b@good.example");
+    EXPECT_ACTION(c, "REJECT listed by h (helo_name evil.example)");
+    /* A HELO the host filter cannot read does not match. */
+    send_request(c, "198.51.100.7", "unknown", "[198.51.100.7]", "", "b@good.example");
+    EXPECT_ACTION(c, "DUNNO");
+    /* Sender in the exact filter: the whole address, then its domain. */
+    send_request(c, "198.51.100.7", "unknown", "x", "bad@spam.test", "b@good.example");
+    EXPECT_ACTION(c, "REJECT listed by l (sender bad@spam.test)");
+    send_request(c, "198.51.100.7", "unknown", "x", "anyone@blocked.example", "b@good.example");
+    EXPECT_ACTION(c, "REJECT listed by l (sender blocked.example)");
+    send_request(c, "198.51.100.7", "unknown", "x", "good@spam.test.example", "who@blocked.example");
+    EXPECT_ACTION(c, "REJECT listed by l (recipient blocked.example)");
+    /* Attributes in any order, unknown ones ignored, a bare request. */
+    ck_assert_int_eq(dh_sendf(c, "future_attribute=1\nrecipient=x@blocked.example\n"
+                                 "request=smtpd_access_policy\nsender=\n\n"),
+                     0);
+    EXPECT_ACTION(c, "REJECT listed by l (recipient blocked.example)");
+    ck_assert_int_eq(dh_sendf(c, "request=smtpd_access_policy\n\n\n"), 0);
+    EXPECT_ACTION(c, "DUNNO");
+    EXPECT_ACTION(c, "DUNNO"); /* the second empty line: an empty request */
+    /* Two requests in one write (pipelined). */
+    ck_assert_int_eq(dh_sendf(c, "client_address=192.0.2.66\n\nclient_address=192.0.2.67\n\n"),
+                     0);
+    EXPECT_ACTION(c, "REJECT listed by l (client_address 192.0.2.66)");
+    EXPECT_ACTION(c, "DUNNO");
+    /* A line that is no attribute: refused, then closed. */
+    ck_assert_int_eq(dh_sendf(c, "client_address=192.0.2.66\nnot an attribute\n\n"), 0);
+    EXPECT_ACTION(c, "DEFER_IF_PERMIT bad policy request: line 2 is not NAME=VALUE");
+    ck_assert_int_eq(dh_wait_closed(c, DH_TIMEOUT_MS), DH_EOF);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
+/* A request over max_line: refused and closed, never buffered without end. */
+START_TEST(test_policy_too_long)
+{
+    struct dh_daemon *d = start_policy("max_line 1K\nmax_item 512\n");
+    int port = dh_tagged_port(d, "policy listening on ", 0);
+    struct dh_conn *c = dh_conn_wrap(dh_connect_fd(port), d);
+    send_request(c, "192.0.2.66", "x", "x", "", "b@good.example");
+    EXPECT_ACTION(c, "REJECT listed by l (client_address 192.0.2.66)");
+    static char big[4096];
+    memset(big, 'v', sizeof(big));
+    memcpy(big, "sender=", 7);
+    big[sizeof(big) - 1] = '\n';
+    ck_assert_int_eq(dh_send(c, big, sizeof(big), DH_TIMEOUT_MS), 0);
+    EXPECT_ACTION(c, "DEFER_IF_PERMIT policy request longer than max_line");
+    ck_assert_int_eq(dh_wait_closed(c, DH_TIMEOUT_MS), DH_EOF);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("postfix");
     const TTest *const tcp[] = {test_postmap, test_raw, test_put_read_only, NULL};
     dh_add_case(s, "tcp_table", 120, tcp);
+    const TTest *const pol[] = {test_policy, test_policy_too_long, NULL};
+    dh_add_case(s, "policy", 120, pol);
     return dh_run_suite(s);
 }

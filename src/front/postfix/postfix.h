@@ -8,5 +8,6 @@
 #include "net/conn.h"
 
 extern const struct conn_ops tcptable_ops;
+extern const struct conn_ops policy_ops;
 
 #endif
