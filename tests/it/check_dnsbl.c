@@ -250,10 +250,61 @@ START_TEST(test_hostile)
 }
 END_TEST
 
+/* A flood from one source that never reads its answers: answered as fast as
+ * the worker goes (the kernel drops what the client's socket cannot hold),
+ * memory bounded, and the zone still answers others afterwards. */
+START_TEST(test_flood)
+{
+    struct dh_daemon *d = start();
+    int port = zone_port(d, 0);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    long rss0 = dh_rss_kib(d->pid), rss_max = rss0;
+    uint8_t pkt[64];
+    for (int i = 0; i < 20000; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "%d.%d.2.1.bl.example.org", i % 256, (i / 256) % 256);
+        size_t n = 12;
+        memset(pkt, 0, 12);
+        pkt[0] = (uint8_t)(i >> 8);
+        pkt[1] = (uint8_t)i;
+        pkt[5] = 1;
+        for (const char *p = name; *p;) {
+            const char *dot = strchr(p, '.');
+            size_t l = dot ? (size_t)(dot - p) : strlen(p);
+            pkt[n++] = (uint8_t)l;
+            memcpy(pkt + n, p, l);
+            n += l;
+            p += l + (dot != NULL);
+        }
+        memcpy(pkt + n, "\0\0\1\0\1", 5);
+        n += 5;
+        /* A full send buffer is the kernel's to drop: never block the flood. */
+        (void)sendto(fd, pkt, n, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
+        if (i % 2000 == 0) {
+            long rss = dh_rss_kib(d->pid);
+            if (rss > rss_max)
+                rss_max = rss;
+        }
+    }
+    close(fd);
+    const char *r = dig(d, port, false, "1.2.0.192.bl.example.org", "A");
+    HAS(r, "IN A 127.0.0.2");
+    long rss = dh_rss_kib(d->pid);
+    if (rss > rss_max)
+        rss_max = rss;
+    ck_assert_msg(rss_max < rss0 + 64 * 1024, "RSS grew from %ld to %ld KiB", rss0, rss_max);
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dnsbl");
-    const TTest *const tests[] = {test_ipv4_zone, test_ipv6_and_domain_zones, test_hostile, NULL};
+    const TTest *const tests[] = {test_ipv4_zone, test_ipv6_and_domain_zones, test_hostile,
+                                  test_flood, NULL};
     dh_add_case(s, "dnsbl", 300, tests);
     return dh_run_suite(s);
 }
