@@ -18,13 +18,13 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
         [FRONT_HTTP] = {&http_ops, cf->http_listen, cf->http_off ? 0 : cf->n_http_listen, 0},
         [FRONT_TCP_TABLE] = {&tcptable_ops, cf->n_tcp_table ? &cf->tcp_table[0].fr.listen : NULL,
                              cf->n_tcp_table, sizeof(struct conf_tcp_table)},
-        [FRONT_POLICY] = {&policy_ops, cf->n_policy ? &cf->policy[0].fr.listen : NULL,
-                          cf->n_policy, sizeof(struct conf_policy)},
-        [FRONT_DNSBL] = {&dnsbl_tcp_ops, cf->n_dnsbl ? &cf->dnsbl[0].fr.listen : NULL,
-                         cf->n_dnsbl, sizeof(struct conf_dnsbl)},
+        [FRONT_POLICY] = {&policy_ops, cf->n_policy ? &cf->policy[0].fr.listen : NULL, cf->n_policy,
+                          sizeof(struct conf_policy)},
+        [FRONT_DNSBL] = {&dnsbl_tcp_ops, cf->n_dnsbl ? &cf->dnsbl[0].fr.listen : NULL, cf->n_dnsbl,
+                         sizeof(struct conf_dnsbl)},
     };
-    struct server *srv = server_create_fronts(reg, threads, fronts,
-                                              sizeof(fronts) / sizeof(fronts[0]), err, errlen);
+    struct server *srv =
+        server_create_fronts(reg, threads, fronts, sizeof(fronts) / sizeof(fronts[0]), err, errlen);
     if (srv && cf->n_dnsbl && dnsbl_bind_udp(srv, FRONT_DNSBL, err, errlen) != 0) {
         server_free(srv);
         return NULL;

@@ -58,7 +58,8 @@ static int check_zone(char *zone, char *why, size_t len)
         char c = zone[i];
         if (c == '.' || c == '\0') {
             if (label == 0 || label > 63) {
-                snprintf(why, len, "\"%s\" has %s label", zone, label ? "a label over 63 bytes in a" : "an empty");
+                snprintf(why, len, "\"%s\" has %s label", zone,
+                         label ? "a label over 63 bytes in a" : "an empty");
                 return -1;
             }
             label = 0;
@@ -120,7 +121,8 @@ int conf_fronts_close(struct conf *c, enum conf_scope sc, void *blk, const unsig
     if (pol->n_checks == 0)
         return bad(line, fr->line, msg, len,
                    "policy block needs at least one check (check ATTRIBUTE FILTER)");
-    if (set_default(&pol->action, DEFAULT_ACTION) < 0 || set_default(&pol->def, DEFAULT_DEFAULT) < 0)
+    if (set_default(&pol->action, DEFAULT_ACTION) < 0 ||
+        set_default(&pol->def, DEFAULT_DEFAULT) < 0)
         return bad(line, fr->line, msg, len, "out of memory");
     return 0;
 }

@@ -94,8 +94,8 @@ int conf_value_uint(const struct directive *d, const char *val, uint64_t *out, c
         uint64_t mult = size_suffix(s);
         if (mult == 0)
             return bad(emsg, elen,
-                        "%s: \"%.*s\" has an unknown size suffix (use K, KiB, M, MiB, G or GiB)",
-                        d->name, SHOW, val);
+                       "%s: \"%.*s\" has an unknown size suffix (use K, KiB, M, MiB, G or GiB)",
+                       d->name, SHOW, val);
         if (v > UINT64_MAX / mult)
             overflow = true;
         else
@@ -125,7 +125,7 @@ int conf_value_double(const struct directive *d, const char *val, double *out, c
         return bad(emsg, elen, "%s: \"%.*s\" is not a number", d->name, SHOW, val);
     if (errno == ERANGE || !(v >= d->dmin && v <= d->dmax))
         return bad(emsg, elen, "%s: %.*s is out of range (%g to %g)", d->name, SHOW, val, d->dmin,
-                    d->dmax);
+                   d->dmax);
     *out = v;
     return 0;
 }
@@ -180,8 +180,8 @@ int conf_tokenize(const char *line, size_t len, char *scratch, struct conf_token
                     c = line[i++];
                     if (c != '"' && c != '\\')
                         return bad(emsg, elen,
-                                    "unknown escape \"\\%c\" in quoted string (only \\\" and \\\\)",
-                                    c);
+                                   "unknown escape \"\\%c\" in quoted string (only \\\" and \\\\)",
+                                   c);
                 }
                 *out++ = c;
             }
@@ -201,4 +201,3 @@ int conf_tokenize(const char *line, size_t len, char *scratch, struct conf_token
     }
     return n;
 }
-

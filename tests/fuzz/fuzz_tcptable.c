@@ -37,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct tcpt_request r;
         size_t used = 0;
         char err[200];
-        enum tcpt_status st =
-            tcpt_parse(s + off, in.len - off, max_key, buf, in.len + 1, &r, &used, err, sizeof(err));
+        enum tcpt_status st = tcpt_parse(s + off, in.len - off, max_key, buf, in.len + 1, &r, &used,
+                                         err, sizeof(err));
         if (st == TCPT_NEED_MORE) {
             FUZZ_CHECK(!memchr(s + off, '\n', in.len - off), "NEED_MORE with a complete line");
             break;

@@ -28,9 +28,9 @@ static const char *dig(struct dh_daemon *d, int port, bool tcp, const char *name
     char p[16], path[DH_PATH_MAX];
     snprintf(p, sizeof(p), "%d", port);
     dh_path(d, "dig.out", path);
-    const char *argv[] = {DIG,         "@127.0.0.1", "-p",       p,        tcp ? "+tcp" : "+notcp",
-                          "+norec",    "+noall",     "+comments", "+answer", "+authority",
-                          "+time=5",   "+tries=2",   name,        type,     NULL};
+    const char *argv[] = {DIG,       "@127.0.0.1", "-p",        p,         tcp ? "+tcp" : "+notcp",
+                          "+norec",  "+noall",     "+comments", "+answer", "+authority",
+                          "+time=5", "+tries=2",   name,        type,      NULL};
     int st = dh_run(argv, path, DH_TIMEOUT_MS * 3);
     ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s",
                   dh_explain(d, "dig failed"));
@@ -51,8 +51,10 @@ static const char *dig(struct dh_daemon *d, int port, bool tcp, const char *name
     return out;
 }
 
-#define HAS(text, part) ck_assert_msg(strstr((text), (part)) != NULL, "want \"%s\" in:\n%s", part, text)
-#define HASNT(text, part) ck_assert_msg(strstr((text), (part)) == NULL, "unwanted \"%s\" in:\n%s", part, text)
+#define HAS(text, part)                                                                            \
+    ck_assert_msg(strstr((text), (part)) != NULL, "want \"%s\" in:\n%s", part, text)
+#define HASNT(text, part)                                                                          \
+    ck_assert_msg(strstr((text), (part)) == NULL, "unwanted \"%s\" in:\n%s", part, text)
 
 static struct dh_daemon *start(void)
 {
@@ -66,8 +68,8 @@ static struct dh_daemon *start(void)
     ck_assert_ptr_nonnull(f);
     fputs("spam.test\nevil.example\n", f);
     fclose(f);
-    const char *argv[] = {dh_tool_path(), "build", "-q", "-k", "host", "-S", "7", "-p", "1e-6",
-                          "-o", bloom, list, NULL};
+    const char *argv[] = {dh_tool_path(), "build", "-q", "-k",  "host", "-S", "7",
+                          "-p",           "1e-6",  "-o", bloom, list,   NULL};
     ck_assert_int_eq(dh_run(argv, NULL, DH_TIMEOUT_MS), 0);
     dh_write_config(d, "listen 127.0.0.1:0\n"
                        "filter ips {\n file @DIR@/ips.bloom\n keys exact\n}\n"
@@ -147,7 +149,8 @@ START_TEST(test_ipv6_and_domain_zones)
                             "TXT");
         HAS(r, "\"2001:db8::1 is listed");
         r = dig(d, v6, tcp,
-                "2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.bl.example.org", "A");
+                "2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.bl.example.org",
+                "A");
         HAS(r, "status: NXDOMAIN");
         r = dig(d, v6, tcp,
                 "2.0.0.0.0.0.f.7.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.bl.example.org",
@@ -198,8 +201,8 @@ START_TEST(test_hostile)
     uint8_t reply[4096];
     /* Garbage, a response, a pointer loop, two questions, another opcode. */
     static const uint8_t loop[] = {0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0xc0, 12, 0, 1, 0, 1};
-    static const uint8_t two[] = {0, 2, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1, 'x', 0,
-                                  0, 1, 0, 1, 1, 'y', 0, 0, 1, 0, 1};
+    static const uint8_t two[] = {0,   2, 1, 0, 0, 2, 0, 0,   0, 0, 0, 0, 1,
+                                  'x', 0, 0, 1, 0, 1, 1, 'y', 0, 0, 1, 0, 1};
     static const uint8_t notify[] = {0, 3, 0x20, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 1};
     /* Shorter than a header: libevent 2.1.12's evdns would crash on these
      * (its issue #1231); the socket filter drops them. */

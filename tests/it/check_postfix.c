@@ -33,8 +33,8 @@ static void build_hosts(struct dh_daemon *d, const char *name, const char *const
         fprintf(f, "%s\n", items[i]);
     fclose(f);
     dh_path(d, name, out);
-    const char *argv[] = {dh_tool_path(), "build", "-q", "-k", "host", "-S", "7", "-p", "1e-6",
-                          "-o", out, list, NULL};
+    const char *argv[] = {dh_tool_path(), "build", "-q", "-k", "host", "-S", "7",
+                          "-p",           "1e-6",  "-o", out,  list,   NULL};
     ck_assert_int_eq(dh_run(argv, NULL, DH_TIMEOUT_MS), 0);
 }
 
@@ -196,23 +196,24 @@ static struct dh_daemon *start_policy(const char *extra)
 
 /* A request as Postfix sends one: every attribute SMTPD_POLICY_README
  * lists (the checked ones given by the caller), ended by an empty line. */
-static void send_request(struct dh_conn *c, const char *client, const char *name,
-                         const char *helo, const char *sender, const char *rcpt)
+static void send_request(struct dh_conn *c, const char *client, const char *name, const char *helo,
+                         const char *sender, const char *rcpt)
 {
-    ck_assert_int_eq(dh_sendf(c,
-                              "request=smtpd_access_policy\nprotocol_state=RCPT\n"
-                              "protocol_name=ESMTP\nclient_address=%s\nclient_name=%s\n"
-                              "client_port=54321\nreverse_client_name=%s\nserver_address=127.0.0.1\n"
-                              "server_port=25\nhelo_name=%s\nsender=%s\nrecipient=%s\n"
-                              "recipient_count=0\nqueue_id=\ninstance=1a2b.5c6d.7\nsize=0\n"
-                              "etrn_domain=\nstress=\nsasl_method=\nsasl_username=\n"
-                              "sasl_sender=\nccert_subject=\nccert_issuer=\n"
-                              "ccert_fingerprint=\nencryption_protocol=TLSv1.3\n"
-                              "encryption_cipher=TLS_AES_256_GCM_SHA384\nencryption_keysize=256\n"
-                              "policy_context=\ncompatibility_level=3.6\n"
-                              "mail_version=3.7.11\n\n",
-                              client, name, name, helo, sender, rcpt),
-                     0);
+    ck_assert_int_eq(
+        dh_sendf(c,
+                 "request=smtpd_access_policy\nprotocol_state=RCPT\n"
+                 "protocol_name=ESMTP\nclient_address=%s\nclient_name=%s\n"
+                 "client_port=54321\nreverse_client_name=%s\nserver_address=127.0.0.1\n"
+                 "server_port=25\nhelo_name=%s\nsender=%s\nrecipient=%s\n"
+                 "recipient_count=0\nqueue_id=\ninstance=1a2b.5c6d.7\nsize=0\n"
+                 "etrn_domain=\nstress=\nsasl_method=\nsasl_username=\n"
+                 "sasl_sender=\nccert_subject=\nccert_issuer=\n"
+                 "ccert_fingerprint=\nencryption_protocol=TLSv1.3\n"
+                 "encryption_cipher=TLS_AES_256_GCM_SHA384\nencryption_keysize=256\n"
+                 "policy_context=\ncompatibility_level=3.6\n"
+                 "mail_version=3.7.11\n\n",
+                 client, name, name, helo, sender, rcpt),
+        0);
 }
 
 /* The reply: `action=...` and an empty line; the action. */
@@ -258,7 +259,8 @@ START_TEST(test_policy)
     EXPECT_ACTION(c, "REJECT listed by l (sender bad@spam.test)");
     send_request(c, "198.51.100.7", "unknown", "x", "anyone@blocked.example", "b@good.example");
     EXPECT_ACTION(c, "REJECT listed by l (sender blocked.example)");
-    send_request(c, "198.51.100.7", "unknown", "x", "good@spam.test.example", "who@blocked.example");
+    send_request(c, "198.51.100.7", "unknown", "x", "good@spam.test.example",
+                 "who@blocked.example");
     EXPECT_ACTION(c, "REJECT listed by l (recipient blocked.example)");
     /* Attributes in any order, unknown ones ignored, a bare request. */
     ck_assert_int_eq(dh_sendf(c, "future_attribute=1\nrecipient=x@blocked.example\n"
@@ -269,8 +271,7 @@ START_TEST(test_policy)
     EXPECT_ACTION(c, "DUNNO");
     EXPECT_ACTION(c, "DUNNO"); /* the second empty line: an empty request */
     /* Two requests in one write (pipelined). */
-    ck_assert_int_eq(dh_sendf(c, "client_address=192.0.2.66\n\nclient_address=192.0.2.67\n\n"),
-                     0);
+    ck_assert_int_eq(dh_sendf(c, "client_address=192.0.2.66\n\nclient_address=192.0.2.67\n\n"), 0);
     EXPECT_ACTION(c, "REJECT listed by l (client_address 192.0.2.66)");
     EXPECT_ACTION(c, "DUNNO");
     /* A line that is no attribute: refused, then closed. */

@@ -79,8 +79,7 @@ END_TEST
 
 START_TEST(test_dnsbl_errors)
 {
-    FAILS("dnsbl {\n zone z\n filter ips\n}\n" FILTERS,
-          P ":1: dnsbl block needs a listen address");
+    FAILS("dnsbl {\n zone z\n filter ips\n}\n" FILTERS, P ":1: dnsbl block needs a listen address");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n filter ips\n}\n", P ":1: dnsbl block needs a zone");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n}\n", P ":1: dnsbl block needs a filter");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n zone a..b\n filter ips\n}\n",
@@ -89,8 +88,9 @@ START_TEST(test_dnsbl_errors)
           P ":3: zone: \"a b\" has a character a zone name cannot hold (0x20)");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n zone "
           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b\n filter ips\n}\n",
-          P ":3: zone: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b\" has a "
-            "label over 63 bytes in a label");
+          P
+          ":3: zone: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b\" has a "
+          "label over 63 bytes in a label");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n filter ips\n answer 10.0.0.2\n}\n",
           P ":5: answer: \"10.0.0.2\" is not an IPv4 address in 127.0.0.0/8 (RFC 5782)");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n filter ips\n answer 127.0.0.256\n}\n",
@@ -102,15 +102,18 @@ START_TEST(test_dnsbl_errors)
     FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n filter plain\n}\n" FILTERS,
           P ":4: dnsbl: filter \"plain\" (line 14) must say `keys exact` (an IP zone) or `keys "
             "host` (a domain zone)");
-    FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n zone y\n}\n", P ":4: zone: already set on line 3");
+    FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n zone y\n}\n",
+          P ":4: zone: already set on line 3");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n listen 127.0.0.1:2\n}\n",
           P ":3: listen: already set on line 2");
     FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n filter ips\n", P ":1: dnsbl block is not closed "
-                                                                  "(missing \"}\")");
-    FAILS("dnsbl {\n dnsbl {\n", P ":2: dnsbl blocks cannot be nested (\"dnsbl\" from line 1 is open)");
+                                                                    "(missing \"}\")");
+    FAILS("dnsbl {\n dnsbl {\n",
+          P ":2: dnsbl blocks cannot be nested (\"dnsbl\" from line 1 is open)");
     FAILS("dnsbl {\n filter ips {\n", P ":2: filter: too many values (quote a value that contains "
-                                      "spaces)");
-    FAILS("filter a {\n dnsbl {\n", P ":2: dnsbl blocks cannot be nested (\"a\" from line 1 is open)");
+                                        "spaces)");
+    FAILS("filter a {\n dnsbl {\n",
+          P ":2: dnsbl blocks cannot be nested (\"a\" from line 1 is open)");
     FAILS("dnsbl\n", P ":1: dnsbl: expected \"{\" after the word, on the same line");
     FAILS("dnsbl { x\n", P ":1: dnsbl: unexpected text after \"{\"");
     FAILS("zone z\n", P ":1: zone: only allowed inside a dnsbl block");
@@ -124,13 +127,15 @@ START_TEST(test_listen_clashes)
 {
     FAILS("listen 127.0.0.1:7000\ndnsbl {\n listen 127.0.0.1:7000\n}\n",
           P ":3: listen: 127.0.0.1:7000 is already a listener (listen on line 1)");
-    FAILS("tcp_table {\n listen 127.0.0.1:7000\n filter ips\n}\npolicy {\n listen 127.0.0.1:7000\n}\n",
+    FAILS("tcp_table {\n listen 127.0.0.1:7000\n filter ips\n}\npolicy {\n listen "
+          "127.0.0.1:7000\n}\n",
           P ":6: listen: 127.0.0.1:7000 is already a listener (tcp_table on line 2)");
     FAILS("tcp_table {\n listen 127.0.0.1:7878\n filter ips\n}\n" FILTERS,
           P ":2: listen: 127.0.0.1:7878 is also the default of listen (set listen explicitly)");
     FAILS("dnsbl {\n listen 127.0.0.1:5353\n zone z\n filter ips\n}\nhttp_listen 127.0.0.1:5353\n",
           P ":6: http_listen: 127.0.0.1:5353 is already a listener (dnsbl on line 2)");
-    FAILS("dnsbl {\n listen nowhere\n}\n", P ":2: listen: \"nowhere\" has no port (expected HOST:PORT, [IPV6]:PORT or *:PORT)");
+    FAILS("dnsbl {\n listen nowhere\n}\n",
+          P ":2: listen: \"nowhere\" has no port (expected HOST:PORT, [IPV6]:PORT or *:PORT)");
     /* Port 0: each bind gets its own. */
     struct conf *c = OK("listen 127.0.0.1:0\ntcp_table {\n listen 127.0.0.1:0\n filter ips\n}\n"
                         "policy {\n listen 127.0.0.1:0\n check client_address ips\n}\n" FILTERS);
@@ -200,7 +205,8 @@ START_TEST(test_policy)
     FAILS("policy {\n listen 127.0.0.1:1\n check client_address plain\n}\n" FILTERS,
           P ":3: check: client_address needs a filter with `keys exact`; \"plain\" (line 13) "
             "has (as the file says)");
-    FAILS("policy {\n listen 127.0.0.1:1\n check sender u\n}\nfilter u {\n capacity 1\n keys url\n}\n",
+    FAILS("policy {\n listen 127.0.0.1:1\n check sender u\n}\nfilter u {\n capacity 1\n keys "
+          "url\n}\n",
           P ":3: check: sender needs a filter with `keys host` or `keys exact`; \"u\" (line 5) "
             "has url");
     FAILS("policy {\n listen 127.0.0.1:1\n check sender ips\n action x\n action y\n}\n",
@@ -222,8 +228,9 @@ START_TEST(test_reload)
 {
     struct conf *x = OK("dnsbl {\n listen 127.0.0.1:5353\n zone a.org\n filter ips\n}\n"
                         "tcp_table {\n listen 127.0.0.1:7000\n filter ips\n}\n" FILTERS);
-    struct conf *y = OK("dnsbl {\n listen 127.0.0.1:5353\n zone b.org\n filter doms\n ttl 60\n}\n"
-                        "tcp_table {\n listen 127.0.0.1:7000\n filter doms\n found OK\n}\n" FILTERS);
+    struct conf *y =
+        OK("dnsbl {\n listen 127.0.0.1:5353\n zone b.org\n filter doms\n ttl 60\n}\n"
+           "tcp_table {\n listen 127.0.0.1:7000\n filter doms\n found OK\n}\n" FILTERS);
     char e[256];
     ck_assert_int_eq(conf_check_reload(x, y, e, sizeof(e)), 0);
     warned[0] = '\0';

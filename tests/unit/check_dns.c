@@ -49,11 +49,19 @@ START_TEST(test_parse_query)
     ck_assert_int_eq(dns_parse_query(p, n, &q, why, sizeof(why)), DNS_QUERY);
     ck_assert_str_eq(q.name, "");
     /* A label holding a dot is parsed, and marked. */
-    memcpy(p + 12, "\x03" "a.b" "\x00" "\x00\x01\x00\x01", 9);
+    memcpy(p + 12,
+           "\x03"
+           "a.b"
+           "\x00"
+           "\x00\x01\x00\x01",
+           9);
     ck_assert_int_eq(dns_parse_query(p, 21, &q, why, sizeof(why)), DNS_QUERY);
     ck_assert(q.odd_name);
     /* A backward pointer is followed. */
-    memcpy(p + 12, "\x01x\x00" "\x00\x01\x00\x01", 7); /* name at 12 */
+    memcpy(p + 12,
+           "\x01x\x00"
+           "\x00\x01\x00\x01",
+           7); /* name at 12 */
     ck_assert_int_eq(dns_parse_query(p, 19, &q, why, sizeof(why)), DNS_QUERY);
 }
 END_TEST
@@ -90,9 +98,15 @@ START_TEST(test_parse_hostile)
     memcpy(p + 12, "\xc0\x20\x00\x01\x00\x01", 6);
     ck_assert_int_eq(dns_parse_query(p, 40, &q, why, sizeof(why)), DNS_FORMERR);
     /* Label types 01 and 10, a label over 63, a name over 255. */
-    memcpy(p + 12, "\x41" "x", 2);
+    memcpy(p + 12,
+           "\x41"
+           "x",
+           2);
     ck_assert_int_eq(dns_parse_query(p, 100, &q, why, sizeof(why)), DNS_FORMERR);
-    memcpy(p + 12, "\x81" "x", 2);
+    memcpy(p + 12,
+           "\x81"
+           "x",
+           2);
     ck_assert_int_eq(dns_parse_query(p, 100, &q, why, sizeof(why)), DNS_FORMERR);
     size_t o = 12;
     for (int i = 0; i < 5; i++) {
@@ -126,7 +140,13 @@ START_TEST(test_name_wire)
 {
     uint8_t w[DNS_NAME_WIRE_MAX];
     ck_assert_uint_eq(dns_name_wire("a.bc", 4, w), 6);
-    ck_assert(memcmp(w, "\x01" "a" "\x02" "bc" "\x00", 6) == 0);
+    ck_assert(memcmp(w,
+                     "\x01"
+                     "a"
+                     "\x02"
+                     "bc"
+                     "\x00",
+                     6) == 0);
     ck_assert_uint_eq(dns_name_wire("", 0, w), 1);
     ck_assert_uint_eq(dns_name_wire("a..b", 4, w), 0);
     ck_assert_uint_eq(dns_name_wire("a.", 2, w), 0);
@@ -171,18 +191,22 @@ START_TEST(test_classify)
     ck_assert_int_eq(CL("bl.org", false, "a.3.2.1.bl.org"), DNSBL_BAD_NAME);
     ck_assert_int_eq(CL("bl.org", false, "x.bl.org"), DNSBL_BAD_NAME);
     /* IPv6: 32 nibbles, reversed. */
-    ck_assert_int_eq(CL("bl.org", false, "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.B.D.0.1.0."
-                                         "0.2.bl.org"),
+    ck_assert_int_eq(CL("bl.org", false,
+                        "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.B.D.0.1.0."
+                        "0.2.bl.org"),
                      DNSBL_ITEM);
     ck_assert_str_eq(item, "2001:db8::1");
-    ck_assert_int_eq(CL("bl.org", false, "2.0.0.0.0.0.f.7.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
-                                         "0.0.bl.org"),
+    ck_assert_int_eq(CL("bl.org", false,
+                        "2.0.0.0.0.0.f.7.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
+                        "0.0.bl.org"),
                      DNSBL_TEST_YES);
-    ck_assert_int_eq(CL("bl.org", false, "1.0.0.0.0.0.f.7.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
-                                         "0.0.bl.org"),
+    ck_assert_int_eq(CL("bl.org", false,
+                        "1.0.0.0.0.0.f.7.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
+                        "0.0.bl.org"),
                      DNSBL_TEST_NO);
-    ck_assert_int_eq(CL("bl.org", false, "g.0.0.0.0.0.f.7.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
-                                         "0.0.bl.org"),
+    ck_assert_int_eq(CL("bl.org", false,
+                        "g.0.0.0.0.0.f.7.f.f.f.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
+                        "0.0.bl.org"),
                      DNSBL_BAD_NAME);
     /* Domains. */
     ck_assert_int_eq(CL("dbl.org", true, "Deep.Spam.Test.dbl.org"), DNSBL_ITEM);
@@ -221,8 +245,19 @@ START_TEST(test_answers)
     ck_assert_uint_eq(a.rr[0].type, DNS_TYPE_SOA);
     ck_assert_str_eq(a.rr[0].owner, "bl.org");
     const uint8_t *soa = a.rr[0].rdata;
-    ck_assert(memcmp(soa, "\x02" "bl" "\x03" "org" "\x00" "\x0ahostmaster" "\x02" "bl" "\x03" "org"
-                          "\x00" "\x00\x00\x00\x09",
+    ck_assert(memcmp(soa,
+                     "\x02"
+                     "bl"
+                     "\x03"
+                     "org"
+                     "\x00"
+                     "\x0ahostmaster"
+                     "\x02"
+                     "bl"
+                     "\x03"
+                     "org"
+                     "\x00"
+                     "\x00\x00\x00\x09",
                      30) == 0);
     ck_assert(memcmp(soa + a.rr[0].rdlen - 4, "\x00\x00\x01\x2c", 4) == 0);
     dnsbl_answer(&b, "q", DNSBL_TEST_NO, false, "", 0, DNS_TYPE_A, DNS_CLASS_IN, 1, &a);
@@ -255,8 +290,8 @@ START_TEST(test_answers)
     struct conf_dnsbl lt = zone("bl.org", true, "$$$$");
     char longitem[200];
     memset(longitem, 'd', sizeof(longitem));
-    dnsbl_answer(&lt, "q", DNSBL_ITEM, true, longitem, sizeof(longitem), DNS_TYPE_TXT,
-                 DNS_CLASS_IN, 1, &a);
+    dnsbl_answer(&lt, "q", DNSBL_ITEM, true, longitem, sizeof(longitem), DNS_TYPE_TXT, DNS_CLASS_IN,
+                 1, &a);
     ck_assert_uint_eq(a.rr[0].rdata[0], 255);
     ck_assert_uint_eq(a.rr[0].rdlen, 256);
 }

@@ -19,7 +19,8 @@ static enum policy_status parse(const char *s)
 
 static bool val_is(enum policy_attr a, const char *want)
 {
-    return r.attr[a].given && r.attr[a].len == strlen(want) && memcmp(r.attr[a].p, want, r.attr[a].len) == 0;
+    return r.attr[a].given && r.attr[a].len == strlen(want) &&
+           memcmp(r.attr[a].p, want, r.attr[a].len) == 0;
 }
 
 START_TEST(test_request)

@@ -104,8 +104,8 @@ static void udp_query(struct evdns_server_request *req, void *arg)
                                                                    : DNS_ERR_FORMAT);
     } else {
         const struct evdns_server_question *q = req->questions[0];
-        resolve(dw, cat, &cf->dnsbl[dp->block], q->name, strlen(q->name), false,
-                (uint16_t)q->type, (uint16_t)q->dns_question_class);
+        resolve(dw, cat, &cf->dnsbl[dp->block], q->name, strlen(q->name), false, (uint16_t)q->type,
+                (uint16_t)q->dns_question_class);
         const struct dns_answer *a = &dw->ans;
         if (a->aa)
             evdns_server_request_set_flags(req, EVDNS_FLAGS_AA);
@@ -140,8 +140,8 @@ static void tcp_message(struct conn *c, const struct catalog *cat, const struct 
         return;
     }
     if (st == DNS_FORMERR || st == DNS_NOTIMP) {
-        n = dns_build_error(q.id, q.flags,
-                            st == DNS_FORMERR ? DNS_RCODE_FORMERR : DNS_RCODE_NOTIMP, dw->out + 2);
+        n = dns_build_error(q.id, q.flags, st == DNS_FORMERR ? DNS_RCODE_FORMERR : DNS_RCODE_NOTIMP,
+                            dw->out + 2);
     } else {
         resolve(dw, cat, b, q.name, q.name_len, q.odd_name, q.qtype, q.qclass);
         n = dns_build_response(&q, &dw->ans, dw->out + 2, TCP_MSG_MAX, TCP_MSG_MAX);
@@ -287,16 +287,15 @@ int dnsbl_bind_udp(struct server *srv, size_t front, char *err, size_t errlen)
         }
         dw->n_ports = fr->n_addrs;
         for (size_t i = 0; i < fr->n_addrs; i++) {
-            const struct conf_addr *a =
-                (const void *)((const char *)fr->addrs + i * (fr->stride ? fr->stride
-                                                                         : sizeof(*a)));
+            const struct conf_addr *a = (const void *)((const char *)fr->addrs +
+                                                       i * (fr->stride ? fr->stride : sizeof(*a)));
             /* The TCP port, which the kernel chose if the config said 0. */
             evutil_socket_t fd = udp_socket(a, server_port(srv, front, i), err, errlen);
             if (fd < 0)
                 return -1;
             dw->ports[i] = (struct dns_port){dw, i, NULL};
-            dw->ports[i].port = evdns_add_server_port_with_base(w->base, fd, 0, udp_query,
-                                                                &dw->ports[i]);
+            dw->ports[i].port =
+                evdns_add_server_port_with_base(w->base, fd, 0, udp_query, &dw->ports[i]);
             if (!dw->ports[i].port) {
                 close(fd);
                 snprintf(err, errlen, "dnsbl %s: cannot set up the DNS server", a->text);

@@ -166,8 +166,8 @@ size_t dns_build_response(const struct dns_query *q, const struct dns_answer *a,
         return 0;
     memset(out, 0, DNS_HEADER);
     put16(out, q->id);
-    uint16_t flags = (uint16_t)(0x8000 | (q->flags & 0x0110) | (a->aa ? 0x0400 : 0) |
-                                (a->rcode & 15));
+    uint16_t flags =
+        (uint16_t)(0x8000 | (q->flags & 0x0110) | (a->aa ? 0x0400 : 0) | (a->rcode & 15));
     put16(out + 4, 1);
     memcpy(out + DNS_HEADER, q->question, q->question_len);
     size_t o = DNS_HEADER + q->question_len;

@@ -42,7 +42,7 @@ struct dns_query {
     uint16_t qtype, qclass;
     char name[DNS_NAME_TEXT_MAX + 1]; /* labels joined by '.', as sent (case kept); "" the root */
     size_t name_len;
-    bool odd_name; /* a label holds '.', NUL or a space: its text is not the name */
+    bool odd_name;           /* a label holds '.', NUL or a space: its text is not the name */
     const uint8_t *question; /* the question's bytes in the packet, echoed in the response */
     size_t question_len;
 };
@@ -53,7 +53,7 @@ enum dns_status dns_parse_query(const uint8_t *pkt, size_t len, struct dns_query
 
 /* One resource record to send. */
 struct dns_rr {
-    uint8_t section; /* DNS_ANSWER or DNS_AUTHORITY */
+    uint8_t section;   /* DNS_ANSWER or DNS_AUTHORITY */
     const char *owner; /* text, no trailing dot */
     uint16_t type;
     uint32_t ttl;

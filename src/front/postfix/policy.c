@@ -32,7 +32,8 @@ size_t policy_complete(const char *in, size_t len, size_t *scanned)
         if (in[i] != '\n')
             continue;
         bool start = i == 0 || (i == 1 && in[0] == '\r');
-        bool after = (i >= 1 && in[i - 1] == '\n') || (i >= 2 && in[i - 1] == '\r' && in[i - 2] == '\n');
+        bool after =
+            (i >= 1 && in[i - 1] == '\n') || (i >= 2 && in[i - 1] == '\r' && in[i - 2] == '\n');
         if (start || after)
             return i + 1;
     }
@@ -45,8 +46,8 @@ static bool name_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-enum policy_status policy_parse(const char *in, size_t len, struct policy_request *r,
-                                size_t *used, char *err, size_t errlen)
+enum policy_status policy_parse(const char *in, size_t len, struct policy_request *r, size_t *used,
+                                char *err, size_t errlen)
 {
     memset(r, 0, sizeof(*r));
     size_t pos = 0;

@@ -37,15 +37,15 @@ struct policy_value {
 
 struct policy_request {
     struct policy_value attr[POLICY_N_ATTRS]; /* a name given twice: the last */
-    struct policy_value request;             /* `request=`, smtpd_access_policy from Postfix */
-    unsigned n_lines;                        /* attribute lines, the known and the ignored */
+    struct policy_value request;              /* `request=`, smtpd_access_policy from Postfix */
+    unsigned n_lines;                         /* attribute lines, the known and the ignored */
 };
 
 /* Parse the request at the start of in[0..len): through its empty line
  * (*used bytes). Lines end in LF (a CR before it is dropped); a line is
  * NAME=VALUE with NAME of [a-z0-9_] (Postfix's names are lower case). */
-enum policy_status policy_parse(const char *in, size_t len, struct policy_request *r,
-                                size_t *used, char *err, size_t errlen);
+enum policy_status policy_parse(const char *in, size_t len, struct policy_request *r, size_t *used,
+                                char *err, size_t errlen);
 
 /* Whether in[0..len) holds a whole request yet: the bytes through its empty
  * line, or 0. *scanned (0 at first, kept between calls on one connection,

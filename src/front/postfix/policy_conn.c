@@ -70,8 +70,8 @@ static int try_probe(struct conn *c, const struct catalog *cat, const struct con
     if (!call.match)
         return 0;
     STAT_ADD(s, items_hit, 1);
-    size_t n = policy_reply(pol->action, ck->filter, ck->attr, call.match, call.match_len,
-                            pw->reply);
+    size_t n =
+        policy_reply(pol->action, ck->filter, ck->attr, call.match, call.match_len, pw->reply);
     evbuffer_add(c->out, pw->reply, n);
     return 1;
 }
