@@ -219,15 +219,7 @@ static int daemon_bind(struct daemon *d, struct conf *conf, char *err, size_t er
         log_error("%s", err);
         return -1;
     }
-    for (size_t i = 0; i < cat->conf->n_listen; i++)
-        log_info("line protocol listening on %s (port %d)", cat->conf->listen[i].text,
-                 server_line_port(d->srv, i));
-    for (size_t i = 0; !cat->conf->http_off && i < cat->conf->n_http_listen; i++)
-        log_info("HTTP listening on %s (port %d)", cat->conf->http_listen[i].text,
-                 server_http_port(d->srv, i));
-    for (size_t i = 0; i < cat->conf->n_resp_listen; i++)
-        log_info("Redis protocol listening on %s (port %d)", cat->conf->resp_listen[i].text,
-                 server_resp_port(d->srv, i));
+    server_log_ports(d->srv, cat->conf);
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /* fronts: the protocols bloomgated serves, wired onto the net layer: the
  * line protocol on conf's `listen` addresses, HTTP on `http_listen`, the Redis
- * protocol on `resp_listen`. The
- * one place that knows every front; a new front adds a line here. Main
- * thread (server_create runs before privileges drop). */
+ * protocol on `resp_listen`, and the mail fronts (`tcp_table`, `policy`,
+ * `dnsbl` blocks). The one place that knows every front; a new front adds a
+ * line here. Main thread (server_create runs before privileges drop). */
 #ifndef BLOOMGATE_FRONTS_H
 #define BLOOMGATE_FRONTS_H
 
@@ -10,7 +10,14 @@
 
 #include "net/server.h"
 
-enum { FRONT_LINE = 0, FRONT_HTTP = 1, FRONT_RESP = 2 };
+enum {
+    FRONT_LINE = 0,
+    FRONT_HTTP = 1,
+    FRONT_RESP = 2,
+    FRONT_TCP_TABLE = 3,
+    FRONT_DNSBL = 4,
+    FRONT_POLICY = 5
+};
 
 /* server_create_fronts with every front of the catalog's config. NULL with
  * the reason in err. */
@@ -30,5 +37,10 @@ static inline int server_resp_port(const struct server *srv, size_t idx)
 {
     return server_port(srv, FRONT_RESP, idx);
 }
+
+/* Log the port of every listener of every front ("line protocol listening on
+ * ADDR (port N)", "tcp_table listening on ..."): what the daemon says once
+ * bound, and what tests read a port 0's real port from. Main thread. */
+void server_log_ports(const struct server *srv, const struct conf *cf);
 
 #endif

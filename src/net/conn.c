@@ -392,8 +392,8 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
     registry_quiescent(w->reg, w->id);
 }
 
-bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, evutil_socket_t fd,
-               const struct sockaddr *sa)
+bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, size_t addr,
+               evutil_socket_t fd, const struct sockaddr *sa)
 {
     size_t head = (sizeof(struct conn) + 15) & ~(size_t)15;
     struct conn *c = calloc(1, head + ops->priv_size);
@@ -426,6 +426,7 @@ bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, evutil_so
     c->w = w;
     c->fw = fw;
     c->fd = fd;
+    c->addr = addr;
     c->in_cap = IN_START;
     c->loopback = util_addr_is_loopback(sa);
     util_addr_text(sa, c->peer, sizeof(c->peer));

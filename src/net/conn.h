@@ -74,6 +74,7 @@ struct conn {
     struct worker *w;
     void *fw; /* the front's per-worker state (ops->worker_new) */
     evutil_socket_t fd;
+    size_t addr;       /* which of its front's addresses it came in on */
     struct event *rev; /* readable, with the idle timeout */
     struct event *wev; /* writable, while output is pending */
     char *in;          /* bytes received and not yet answered */
@@ -98,8 +99,8 @@ static inline void *conn_priv(struct conn *c)
 
 /* Worker thread: set up fd (admitted already) on w for ops; false (fd closed,
  * the admission given back) when out of memory. */
-bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, evutil_socket_t fd,
-               const struct sockaddr *sa);
+bool conn_open(struct worker *w, const struct conn_ops *ops, void *fw, size_t addr,
+               evutil_socket_t fd, const struct sockaddr *sa);
 void conn_close(struct conn *c, const char *why);
 /* Write what is pending (after the group commit); arm the write event for the
  * rest; linger once closing and all is written; resume a paused connection. May

@@ -102,7 +102,7 @@ static void accept_cb(struct evconnlistener *el, evutil_socket_t fd, struct sock
         if (atomic_fetch_sub(&paused_listeners, 1) == 1)
             log_info("accepting connections again");
     }
-    l->w->srv->accept(l->w, l->front, fd, sa);
+    l->w->srv->accept(l->w, l->front, l->addr, fd, sa);
 }
 
 /* The pause is over: accept again. A listener that fails again pauses twice
@@ -162,7 +162,10 @@ int listener_create(struct server *srv, char *err, size_t errlen)
         srv->ls[i].fd = -1;
     for (size_t f = 0; f < srv->n_fronts; f++) {
         for (size_t a = 0; a < srv->fronts[f].n_addrs; a++) {
-            const struct conf_addr *addr = &srv->fronts[f].addrs[a];
+            const struct server_front *fr = &srv->fronts[f];
+            const struct conf_addr *addr = (const void *)((const char *)fr->addrs +
+                                                          a * (fr->stride ? fr->stride
+                                                                          : sizeof(*addr)));
             if (probe_free(addr, err, errlen) != 0)
                 return -1;
             int port = addr->ss.ss_family == AF_INET
@@ -173,7 +176,8 @@ int listener_create(struct server *srv, char *err, size_t errlen)
                 struct listener *l = &srv->ls[t * per_worker + slot];
                 l->w = &srv->workers[t];
                 l->front = f;
-                l->text = addr->text;
+                l->addr = a;
+                snprintf(l->text, sizeof(l->text), "%s", addr->text);
                 if ((l->fd = listen_socket(addr, port, err, errlen)) < 0)
                     return -1;
                 if (port == 0)

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "store/addr.h"
+
 struct server;
 struct worker;
 
@@ -18,7 +20,8 @@ struct worker;
 struct listener {
     struct worker *w;
     size_t front;
-    const char *text;   /* the address, for the log */
+    size_t addr;        /* which of the front's addresses */
+    char text[CONF_ADDR_TEXT_MAX]; /* the address, for the log (the config may be reloaded away) */
     evutil_socket_t fd; /* until the evconnlistener owns it */
     struct evconnlistener *l;
     struct event *retry; /* re-enables accepting after a pause */

@@ -70,7 +70,8 @@ struct server {
     void *reload_ctx;
     /* worker_accept (worker.c): what a listener does with a new connection.
      * A pointer, so the listeners sit below the workers, not beside them. */
-    void (*accept)(struct worker *w, size_t front, evutil_socket_t fd, const struct sockaddr *sa);
+    void (*accept)(struct worker *w, size_t front, size_t addr, evutil_socket_t fd,
+                   const struct sockaddr *sa);
 };
 
 /* A connection closed or a front drained: end the loop if w is stopping and

@@ -34,13 +34,14 @@ typedef reload_done_fn server_reload_done;
 typedef bool (*server_reload_fn)(void *ctx, struct event_base *base, server_reload_done done,
                                  void *arg);
 
-#define SERVER_MAX_FRONTS 4
+#define SERVER_MAX_FRONTS 8
 
 /* One protocol served: how its connections behave, and where it listens. */
 struct server_front {
     const struct conn_ops *ops;
     const struct conf_addr *addrs;
     size_t n_addrs; /* 0: not served */
+    size_t stride;  /* bytes from one address to the next (each in a config block); 0: an array */
 };
 
 /* Bind every address of every front once per worker and set the workers up.

@@ -32,15 +32,15 @@ unsigned server_fault_thread_after, server_fault_thread_fail;
 struct handoff {
     evutil_socket_t fd;
     struct sockaddr_storage ss;
-    size_t front;
+    size_t front, addr;
     struct handoff *next;
 };
 
 /* Serve fd (admitted) here, with its front's ops. */
-static void serve_here(struct worker *w, size_t front, evutil_socket_t fd,
+static void serve_here(struct worker *w, size_t front, size_t addr, evutil_socket_t fd,
                        const struct sockaddr *sa)
 {
-    conn_open(w, w->srv->fronts[front].ops, w->fw[front], fd, sa);
+    conn_open(w, w->srv->fronts[front].ops, w->fw[front], addr, fd, sa);
 }
 
 /* The worker with the fewest open connections, w itself on a tie. */
@@ -66,7 +66,8 @@ static struct worker *least_loaded(struct worker *w)
  * has more open connections than another hands the new one over: the least
  * loaded worker takes it from its inbox before reading a byte. True when
  * handed over (the fd is no longer ours). w's thread; one lock per hand-off. */
-static bool hand_off(struct worker *w, size_t front, evutil_socket_t fd, const struct sockaddr *sa)
+static bool hand_off(struct worker *w, size_t front, size_t addr, evutil_socket_t fd,
+                     const struct sockaddr *sa)
 {
     struct server *srv = w->srv;
     if (srv->n_workers < 2 || atomic_load_explicit(&srv->stopping, memory_order_relaxed))
@@ -81,6 +82,7 @@ static bool hand_off(struct worker *w, size_t front, evutil_socket_t fd, const s
     memcpy(&h->ss, sa,
            sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
     h->front = front;
+    h->addr = addr;
     /* Counted on the target now, so the next accept anywhere sees it. */
     atomic_fetch_add_explicit(&t->stats->load, 1, memory_order_relaxed);
     pthread_mutex_lock(&t->inbox_mu);
@@ -117,7 +119,7 @@ static void inbox_cb(evutil_socket_t fd, short what, void *arg)
             atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
             evutil_closesocket(h->fd);
         } else {
-            serve_here(w, h->front, h->fd, (struct sockaddr *)&h->ss);
+            serve_here(w, h->front, h->addr, h->fd, (struct sockaddr *)&h->ss);
         }
         free(h);
     }
@@ -128,7 +130,8 @@ static void inbox_cb(evutil_socket_t fd, short what, void *arg)
  * or 503), never a connection kept until it sends a request. The refusal is
  * counted before it is written: a client that read it and then asks INFO
  * must find it counted. */
-void worker_accept(struct worker *w, size_t front, evutil_socket_t fd, const struct sockaddr *sa)
+void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t fd,
+                   const struct sockaddr *sa)
 {
     struct server *srv = w->srv;
     const struct conn_ops *ops = srv->fronts[front].ops;
@@ -155,8 +158,8 @@ void worker_accept(struct worker *w, size_t front, evutil_socket_t fd, const str
         STAT_ADD(&w->stats->s, resp_connections_accepted, 1);
     else
         STAT_ADD(&w->stats->s, http_connections_admitted, 1);
-    if (!hand_off(w, front, fd, sa))
-        serve_here(w, front, fd, sa);
+    if (!hand_off(w, front, addr, fd, sa))
+        serve_here(w, front, addr, fd, sa);
 }
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
@@ -419,6 +422,8 @@ void server_stats_src(struct server *srv, struct stats_src *out)
     out->reg = srv->reg;
     for (size_t f = 0; f < srv->n_fronts; f++) {
         const struct conn_ops *ops = srv->fronts[f].ops;
+        if (!ops->err_names)
+            continue; /* a front counted with another's protocol, without codes of its own */
         out->err_names[ops->proto] = ops->err_names;
         out->n_err[ops->proto] = ops->n_err;
     }

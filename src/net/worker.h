@@ -15,6 +15,7 @@
 /* Listener's accept, on w's thread: admit fd against max_connections (or
  * refuse it at once through the front), count it, and serve it here or hand
  * it to the least loaded worker. */
-void worker_accept(struct worker *w, size_t front, evutil_socket_t fd, const struct sockaddr *sa);
+void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t fd,
+                   const struct sockaddr *sa);
 
 #endif

@@ -42,6 +42,9 @@ _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
 /* clang-format off */
 #define STRUCT_GLOBAL struct conf
 #define STRUCT_FILTER struct conf_filter
+#define STRUCT_DNSBL struct conf_dnsbl
+#define STRUCT_TCP_TABLE struct conf_tcp_table
+#define STRUCT_POLICY struct conf_policy
 #define AT(sc, f) \
     .scope = SCOPE_##sc, .offset = offsetof(STRUCT_##sc, f), .size = sizeof(((STRUCT_##sc *)0)->f)
 
@@ -66,6 +69,11 @@ _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
 #define ADDRS_OFF(n, f, count, off, d, fl) \
     {.name = n, AT(GLOBAL, f), .type = T_ADDRS, .count_offset = offsetof(struct conf, count), \
      .off_offset = offsetof(struct conf, off), .def = d, .flags = (fl) | F_REPEAT | F_OFF}
+#define ADDR(n, sc, f, fl) \
+    {.name = n, AT(sc, f), .type = T_ADDR, .flags = fl}
+#define CHECK(n, sc, f, count, fl) \
+    {.name = n, AT(sc, f), .type = T_CHECK, \
+     .count_offset = offsetof(STRUCT_##sc, count), .flags = (fl) | F_REPEAT}
 
 /* Every directive the file may hold. A list's default ("127.0.0.1:7878") applies
  * only when the file gives none (resp_listen has none: off unless given); every
@@ -102,30 +110,59 @@ const struct directive conf_directives[] = {
     ENUM(  "keys",             FILTER, keys,             conf_key_kinds,   NULL,               F_RELOAD),
     PATH_OFF("journal",        FILTER, journal, journal_off,                          F_RELOAD),
     ENUM(  "fsync",            FILTER, fsync,            conf_fsyncs,  "everysec",         F_RELOAD),
+
+    /* The mail fronts (conf_fronts.c checks a block once it is closed). */
+    ADDR(  "listen",           DNSBL,  fr.listen,                                     0),
+    STRING("zone",             DNSBL,  zone,                      1,       253,       F_RELOAD),
+    STRING("filter",           DNSBL,  filter,                    1,       CONF_NAME_MAX, F_RELOAD),
+    STRING("answer",           DNSBL,  answer,                    7,       15,        F_RELOAD),
+    STRING("txt",              DNSBL,  txt,                       1, CONF_DNSBL_TXT_MAX, F_RELOAD),
+    INT(   "ttl",              DNSBL,  ttl,              "300",   0,       604800,    F_RELOAD),
+    ADDR(  "listen",           TCP_TABLE, fr.listen,                                  0),
+    STRING("filter",           TCP_TABLE, filter,                 1,       CONF_NAME_MAX, F_RELOAD),
+    STRING("found",            TCP_TABLE, found,                  1, CONF_TCP_FOUND_MAX, F_RELOAD),
+    ADDR(  "listen",           POLICY, fr.listen,                                     0),
+    CHECK( "check",            POLICY, checks, n_checks,                              F_RELOAD),
+    STRING("action",           POLICY, action,                    1, CONF_POLICY_ACTION_MAX, F_RELOAD),
+    STRING("default",          POLICY, def,                       1, CONF_POLICY_ACTION_MAX, F_RELOAD),
 };
 /* clang-format on */
 
 #define N_DIRECTIVES (sizeof(conf_directives) / sizeof(conf_directives[0]))
 const size_t conf_n_directives = N_DIRECTIVES;
-#define MAX_TOKENS 4 /* the longest line is `filter NAME {`; one more to detect extras */
 #define SHOW 64      /* at most this much of a bad value is echoed in a message */
+
+/* The blocks a file may hold: `filter NAME {` and the fronts' `KIND {`.
+ * Each is an array of structs in struct conf, grown by one per block (a
+ * file holds tens of them, not thousands). */
+struct block_kind {
+    const char *word;
+    enum conf_scope scope;
+    bool named;          /* `filter NAME {` */
+    size_t size;         /* of one block */
+    size_t arr, count;   /* the array and its count in struct conf */
+};
+#define BLOCK_ARRAY(type, a, n) sizeof(type), offsetof(struct conf, a), offsetof(struct conf, n)
+static const struct block_kind block_kinds[] = {
+    {"filter", SCOPE_FILTER, true, BLOCK_ARRAY(struct conf_filter, filters, n_filters)},
+    {"dnsbl", SCOPE_DNSBL, false, BLOCK_ARRAY(struct conf_dnsbl, dnsbl, n_dnsbl)},
+    {"tcp_table", SCOPE_TCP_TABLE, false, BLOCK_ARRAY(struct conf_tcp_table, tcp_table, n_tcp_table)},
+    {"policy", SCOPE_POLICY, false, BLOCK_ARRAY(struct conf_policy, policy, n_policy)},
+};
+#define N_BLOCK_KINDS (sizeof(block_kinds) / sizeof(block_kinds[0]))
 
 struct parser {
     struct conf *conf;
     const char *label;           /* the path as messages show it */
     unsigned line;               /* current line, from 1; 0 while applying defaults */
     unsigned seen[N_DIRECTIVES]; /* line where each directive was first given; the
-                                  * filter-scope ones are reset when a block opens */
-    bool in_block;               /* inside `filter NAME {`: the last of conf->filters */
-    size_t cap_filters;          /* allocated length of conf->filters */
+                                  * block-scope ones are reset when a block opens */
+    const struct block_kind *open; /* the block being read (the last of its array), or NULL */
+    unsigned open_line;          /* the line that opened it */
     char *err;
     size_t errlen;
 };
 
-struct token {
-    const char *s; /* NUL-terminated, in the scratch buffer */
-    bool quoted;   /* a quoted "{" or "}" is a value, not a brace */
-};
 
 /* Every error goes through here so that each one has the same "PATH:LINE: "
  * prefix. Returns -1 so that callers can `return fail(...)`. */
@@ -151,12 +188,28 @@ static const char *errno_text(int e, char *buf, size_t len)
     return strerror_r(e, buf, len);
 }
 
-static const struct directive *find_directive(const char *name)
+const struct directive *conf_find_directive(const char *name, enum conf_scope sc)
 {
     for (size_t i = 0; i < N_DIRECTIVES; i++)
-        if (strcmp(conf_directives[i].name, name) == 0)
+        if (conf_directives[i].scope == sc && strcmp(conf_directives[i].name, name) == 0)
             return &conf_directives[i];
     return NULL;
+}
+
+/* The directive called name in scope sc, else in any scope (for the message
+ * that says where it belongs). */
+static const struct directive *find_directive_in(const char *name, enum conf_scope sc)
+{
+    const struct directive *d = conf_find_directive(name, sc);
+    for (size_t i = 0; d == NULL && i < N_DIRECTIVES; i++)
+        if (strcmp(conf_directives[i].name, name) == 0)
+            d = &conf_directives[i];
+    return d;
+}
+
+static const struct directive *find_directive(const char *name)
+{
+    return find_directive_in(name, SCOPE_GLOBAL);
 }
 
 /* Integer fields are unsigned, size_t, uint64_t or an enum; the table records
@@ -172,120 +225,6 @@ static void store_uint(void *field, size_t size, uint64_t v)
         assert(size == sizeof(uint64_t));
         memcpy(field, &v, sizeof(v));
     }
-}
-
-/* Bounds of a size read best the way one would write them: 65536 as 64K. */
-static const char *fmt_bound(const struct directive *d, uint64_t v, char *buf, size_t len)
-{
-    static const struct {
-        uint64_t unit;
-        char suffix;
-    } units[] = {{GIB, 'G'}, {MIB, 'M'}, {KIB, 'K'}};
-    if (d->type == T_SIZE && v != 0)
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-            if (v % units[i].unit == 0) {
-                snprintf(buf, len, "%llu%c", (unsigned long long)(v / units[i].unit),
-                         units[i].suffix);
-                return buf;
-            }
-    snprintf(buf, len, "%llu", (unsigned long long)v);
-    return buf;
-}
-
-static uint64_t size_suffix(const char *s)
-{
-    static const struct {
-        const char *s;
-        uint64_t mult;
-    } suffixes[] = {{"k", KIB},   {"K", KIB}, {"KiB", KIB}, {"m", MIB},  {"M", MIB},
-                    {"MiB", MIB}, {"g", GIB}, {"G", GIB},   {"GiB", GIB}};
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-        if (strcmp(s, suffixes[i].s) == 0)
-            return suffixes[i].mult;
-    return 0;
-}
-
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-/* Unsigned decimal, digits only: strtoull would take "-1" as 2^64-1, " 5",
- * "+5" and "0x10", none of which belongs in a config file. Overflow is tracked
- * rather than wrapped so that it is reported as such, with the bounds. */
-static int parse_uint(struct parser *p, const struct directive *d, const char *val, uint64_t *out)
-{
-    char lo[32], hi[32];
-    fmt_bound(d, d->min, lo, sizeof(lo));
-    fmt_bound(d, d->max, hi, sizeof(hi));
-    if (val[0] == '-' && is_digit(val[1]))
-        return fail(p, p->line, "%s: %.*s is negative (%s to %s)", d->name, SHOW, val, lo, hi);
-    if (!is_digit(val[0]))
-        return fail(p, p->line, "%s: \"%.*s\" is not a number", d->name, SHOW, val);
-
-    uint64_t v = 0;
-    bool overflow = false;
-    const char *s = val;
-    for (; is_digit(*s); s++) {
-        unsigned digit = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - digit) / 10)
-            overflow = true;
-        else
-            v = v * 10 + digit;
-    }
-    if (*s != '\0') {
-        if (d->type != T_SIZE)
-            return fail(p, p->line, "%s: \"%.*s\" has junk after the number", d->name, SHOW, val);
-        uint64_t mult = size_suffix(s);
-        if (mult == 0)
-            return fail(p, p->line,
-                        "%s: \"%.*s\" has an unknown size suffix (use K, KiB, M, MiB, G or GiB)",
-                        d->name, SHOW, val);
-        if (v > UINT64_MAX / mult)
-            overflow = true;
-        else
-            v *= mult;
-    }
-    if (overflow)
-        return fail(p, p->line, "%s: %.*s is too large (%s to %s)", d->name, SHOW, val, lo, hi);
-    if (v < d->min || v > d->max)
-        return fail(p, p->line, "%s: %.*s is out of range (%s to %s)", d->name, SHOW, val, lo, hi);
-    *out = v;
-    return 0;
-}
-
-/* strtod also takes "nan", "inf" and hex floats, and "nan" would pass any range
- * check written as lo <= v <= hi the wrong way round; admit only the characters
- * of plain decimal notation. The daemon never calls setlocale, so '.' it is. */
-static int parse_double(struct parser *p, const struct directive *d, const char *val, double *out)
-{
-    bool ok = val[0] != '\0';
-    for (const char *s = val; *s && ok; s++)
-        ok = strchr("0123456789.eE+-", *s) != NULL;
-    char *end = NULL;
-    errno = 0;
-    double v = ok ? strtod(val, &end) : 0;
-    if (!ok || end == val || *end != '\0')
-        return fail(p, p->line, "%s: \"%.*s\" is not a number", d->name, SHOW, val);
-    if (errno == ERANGE || !(v >= d->dmin && v <= d->dmax))
-        return fail(p, p->line, "%s: %.*s is out of range (%g to %g)", d->name, SHOW, val, d->dmin,
-                    d->dmax);
-    *out = v;
-    return 0;
-}
-
-static int parse_enum(struct parser *p, const struct directive *d, const char *val, int *out)
-{
-    char names[128] = "";
-    for (const struct conf_enum *e = d->enums; e->name; e++) {
-        if (strcmp(val, e->name) == 0) {
-            *out = e->value;
-            return 0;
-        }
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", e->name);
-    }
-    return fail(p, p->line, "%s: \"%.*s\" is not one of: %s", d->name, SHOW, val, names);
 }
 
 /* dir + "/" + rel, or rel itself when absolute. No normalisation and no
@@ -323,10 +262,54 @@ static bool str_eq(const char *a, const char *b)
     return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-/* Append one address to a listener list. The same address twice, in one list
- * or across listen and http_listen, would fail at bind() -- or, with
+/* Whether a is a listener already (with the error). The same address twice,
+ * in one list or across listen, http_listen and the front blocks, would fail at bind() -- or, with
  * SO_REUSEPORT, silently split traffic between two protocols -- so it is an
  * error here, with both lines. Port 0 is exempt: each bind gets its own port. */
+static int check_taken(struct parser *p, const struct directive *d, const struct conf_addr *a,
+                       unsigned line)
+{
+    struct conf *c = p->conf;
+    if (addr_port(a) == 0)
+        return 0;
+    for (size_t i = 0; i < N_DIRECTIVES; i++) {
+        const struct directive *o = &conf_directives[i];
+        if (o->type != T_ADDRS)
+            continue;
+        const struct conf_addr *list = *(struct conf_addr **)((char *)c + o->offset);
+        size_t n = *(size_t *)((char *)c + o->count_offset);
+        for (size_t j = 0; j < n; j++) {
+            if (!addr_equal(&list[j], a))
+                continue;
+            if (line == 0) /* a default list meets an address the file gave */
+                return fail(p, list[j].line, "%s: %s is also the default of %s (set %s explicitly)",
+                            o->name, a->text, d->name, d->name);
+            return fail(p, line, "%s: %s is already a listener (%s on line %u)", d->name, a->text,
+                        o->name, list[j].line);
+        }
+    }
+    /* The front blocks, each a struct conf_front first: a dnsbl's address
+     * is taken on TCP too, so no two may share one whatever their kinds. */
+    for (size_t k = 0; k < N_BLOCK_KINDS; k++) {
+        const struct block_kind *b = &block_kinds[k];
+        if (b->scope == SCOPE_FILTER)
+            continue;
+        const char *arr = *(char **)((char *)c + b->arr);
+        size_t n = *(size_t *)((char *)c + b->count);
+        for (size_t j = 0; j < n; j++) {
+            const struct conf_front *fr = (const void *)(arr + j * b->size);
+            if (fr->listen.len == 0 || !addr_equal(&fr->listen, a))
+                continue;
+            if (line == 0)
+                return fail(p, fr->listen.line, "listen: %s is also the default of %s (set %s "
+                            "explicitly)", a->text, d->name, d->name);
+            return fail(p, line, "%s: %s is already a listener (%s on line %u)", d->name, a->text,
+                        b->word, fr->listen.line);
+        }
+    }
+    return 0;
+}
+
 static int add_addr(struct parser *p, const struct directive *d, const char *val, unsigned line)
 {
     struct conf *c = p->conf;
@@ -335,23 +318,8 @@ static int add_addr(struct parser *p, const struct directive *d, const char *val
     if (addr_parse(val, &a, msg, sizeof(msg)) < 0)
         return fail(p, line, "%s: %s", d->name, msg);
     a.line = line;
-
-    for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        const struct directive *o = &conf_directives[i];
-        if (o->type != T_ADDRS || addr_port(&a) == 0)
-            continue;
-        const struct conf_addr *list = *(struct conf_addr **)((char *)c + o->offset);
-        size_t n = *(size_t *)((char *)c + o->count_offset);
-        for (size_t j = 0; j < n; j++) {
-            if (!addr_equal(&list[j], &a))
-                continue;
-            if (line == 0) /* a default list meets an address the file gave */
-                return fail(p, list[j].line, "%s: %s is also the default of %s (set %s explicitly)",
-                            o->name, a.text, d->name, d->name);
-            return fail(p, line, "%s: %s is already a listener (%s on line %u)", d->name, a.text,
-                        o->name, list[j].line);
-        }
-    }
+    if (check_taken(p, d, &a, line) < 0)
+        return -1;
 
     struct conf_addr **list = (struct conf_addr **)((char *)c + d->offset);
     size_t *n = (size_t *)((char *)c + d->count_offset);
@@ -387,6 +355,7 @@ static int set_off(struct parser *p, const struct directive *d, void *base)
 static int set_value(struct parser *p, const struct directive *d, void *base, const char *val)
 {
     char *field = (char *)base + d->offset;
+    char emsg[300];
     if ((d->flags & F_OFF) && strcmp(val, "off") == 0)
         return set_off(p, d, base);
 
@@ -394,22 +363,22 @@ static int set_value(struct parser *p, const struct directive *d, void *base, co
     case T_INT:
     case T_SIZE: {
         uint64_t v = 0;
-        if (parse_uint(p, d, val, &v) < 0)
-            return -1;
+        if (conf_value_uint(d, val, &v, emsg, sizeof(emsg)) < 0)
+            return fail(p, p->line, "%s", emsg);
         store_uint(field, d->size, v);
         return 0;
     }
     case T_DOUBLE: {
         double v = 0;
-        if (parse_double(p, d, val, &v) < 0)
-            return -1;
+        if (conf_value_double(d, val, &v, emsg, sizeof(emsg)) < 0)
+            return fail(p, p->line, "%s", emsg);
         memcpy(field, &v, sizeof(v));
         return 0;
     }
     case T_ENUM: {
         int v = 0;
-        if (parse_enum(p, d, val, &v) < 0)
-            return -1;
+        if (conf_value_enum(d, val, &v, emsg, sizeof(emsg)) < 0)
+            return fail(p, p->line, "%s", emsg);
         store_uint(field, d->size, (uint64_t)v);
         return 0;
     }
@@ -447,6 +416,19 @@ static int set_value(struct parser *p, const struct directive *d, void *base, co
             return fail(p, p->line, "%s: an address cannot follow \"%s off\" (line %u)", d->name,
                         d->name, p->seen[d - conf_directives]);
         return add_addr(p, d, val, p->line);
+    case T_ADDR: {
+        char msg[256];
+        struct conf_addr a;
+        if (addr_parse(val, &a, msg, sizeof(msg)) < 0)
+            return fail(p, p->line, "%s: %s", d->name, msg);
+        a.line = p->line;
+        if (check_taken(p, d, &a, p->line) < 0)
+            return -1;
+        memcpy(field, &a, sizeof(a));
+        return 0;
+    }
+    case T_CHECK:
+        assert(!"T_CHECK takes two words: add_check");
     }
     assert(!"unknown directive type");
     return -1;
@@ -463,73 +445,26 @@ static int apply_defaults(struct parser *p, enum conf_scope scope, void *base)
     return 0;
 }
 
-/* Split one line (newline and CR already removed) into words. Quoted words take
- * \" and \\ and nothing else, so that a stray backslash in a Windows path or a
- * "\n" expected to become a newline is an error rather than a surprise. Words
- * are copied, unescaped and NUL-terminated into scratch, which needs len + 1
- * bytes: each word but the last is followed by a separator its NUL can take the
- * place of, and quotes are never copied. Returns the number of words (tok holds
- * the first MAX_TOKENS), or -1. */
-static int tokenize(struct parser *p, const char *line, size_t len, char *scratch,
-                    struct token *tok)
-{
-    size_t i = 0;
-    int n = 0;
-    char *out = scratch;
-    while (i < len) {
-        char c = line[i];
-        if (c == ' ' || c == '\t') {
-            i++;
-            continue;
-        }
-        if (c == '#')
-            break;
-        char *start = out;
-        bool quoted = c == '"';
-        if (quoted) {
-            for (i++;;) {
-                if (i == len)
-                    return fail(p, p->line, "unterminated quoted string");
-                c = line[i++];
-                if (c == '"')
-                    break;
-                if (c == '\\') {
-                    if (i == len)
-                        return fail(p, p->line, "unterminated quoted string");
-                    c = line[i++];
-                    if (c != '"' && c != '\\')
-                        return fail(p, p->line,
-                                    "unknown escape \"\\%c\" in quoted string (only \\\" and \\\\)",
-                                    c);
-                }
-                *out++ = c;
-            }
-            if (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '#')
-                return fail(p, p->line, "unexpected text after a closing quote");
-        } else {
-            for (; i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '#'; i++) {
-                if (line[i] == '"')
-                    return fail(p, p->line, "unexpected quote inside a word (quote all of it)");
-                *out++ = line[i];
-            }
-        }
-        *out++ = '\0';
-        if (n < MAX_TOKENS)
-            tok[n] = (struct token){start, quoted};
-        n++;
-    }
-    return n;
-}
-
-static bool is_word(const struct token *t, const char *word)
+static bool is_word(const struct conf_token *t, const char *word)
 {
     return !t->quoted && strcmp(t->s, word) == 0;
 }
 
+/* The block being read: the last of its kind's array. */
+static void *open_base(struct parser *p)
+{
+    const struct block_kind *b = p->open;
+    assert(b != NULL);
+    char *arr = *(char **)((char *)p->conf + b->arr);
+    size_t n = *(size_t *)((char *)p->conf + b->count);
+    assert(n > 0);
+    return arr + (n - 1) * b->size;
+}
+
 static struct conf_filter *open_filter(struct parser *p)
 {
-    assert(p->in_block && p->conf->n_filters > 0);
-    return &p->conf->filters[p->conf->n_filters - 1];
+    assert(p->open != NULL && p->open->scope == SCOPE_FILTER);
+    return open_base(p);
 }
 
 static unsigned seen_line(const struct parser *p, const char *name)
@@ -539,62 +474,113 @@ static unsigned seen_line(const struct parser *p, const char *name)
     return p->seen[d - conf_directives];
 }
 
-static int open_block(struct parser *p, const struct token *tok, int n)
+static const struct block_kind *find_kind(const char *word)
+{
+    for (size_t k = 0; k < N_BLOCK_KINDS; k++)
+        if (strcmp(block_kinds[k].word, word) == 0)
+            return &block_kinds[k];
+    return NULL;
+}
+
+/* `filter NAME {` (a filter's name is checked and must be unique) or a
+ * front's `KIND {`: a new, zeroed block at the end of its array, with the
+ * defaults of its scope. */
+static int open_block(struct parser *p, const struct block_kind *k, const struct conf_token *tok,
+                      int n)
 {
     struct conf *c = p->conf;
-    if (p->in_block)
-        return fail(p, p->line, "filter blocks cannot be nested (\"%s\" from line %u is open)",
-                    open_filter(p)->name, open_filter(p)->line);
-    if (n == 1)
+    if (p->open)
+        return fail(p, p->line, "%s blocks cannot be nested (\"%s\" from line %u is open)",
+                    k->word, p->open->named ? open_filter(p)->name : p->open->word, p->open_line);
+    int brace = k->named ? 2 : 1;
+    if (k->named && n == 1)
         return fail(p, p->line, "filter: missing name (expected: filter NAME {)");
-    if (n == 2 || !is_word(&tok[2], "{"))
-        return fail(p, p->line, "filter: expected \"{\" after the name, on the same line");
-    if (n > 3)
-        return fail(p, p->line, "filter: unexpected text after \"{\"");
+    if (n == brace || !is_word(&tok[brace], "{"))
+        return fail(p, p->line, "%s: expected \"{\" after the %s, on the same line", k->word,
+                    k->named ? "name" : "word");
+    if (n > brace + 1)
+        return fail(p, p->line, "%s: unexpected text after \"{\"", k->word);
 
     const char *name = tok[1].s;
-    if (!conf_is_valid_name(name, strlen(name)))
+    if (k->named && !conf_is_valid_name(name, strlen(name)))
         return fail(p, p->line,
                     "filter name \"%.*s\" is invalid (1 to %d of A-Z, a-z, 0-9, _, ., -)", SHOW,
                     name, CONF_NAME_MAX);
     /* Quadratic, like the other uniqueness checks, but over a file of an operator's
      * filters, which number in the tens. */
-    for (size_t i = 0; i < c->n_filters; i++)
+    for (size_t i = 0; k->named && i < c->n_filters; i++)
         if (strcmp(c->filters[i].name, name) == 0)
             return fail(p, p->line, "filter \"%s\" is already defined on line %u", name,
                         c->filters[i].line);
 
-    if (c->n_filters == p->cap_filters) {
-        size_t cap = p->cap_filters ? p->cap_filters * 2 : 4;
-        struct conf_filter *grown = realloc(c->filters, cap * sizeof(*grown));
-        if (grown == NULL)
-            return fail(p, p->line, "out of memory");
-        c->filters = grown;
-        p->cap_filters = cap;
-    }
-    struct conf_filter *f = &c->filters[c->n_filters];
-    memset(f, 0, sizeof(*f));
-    f->name = strdup(name);
-    if (f->name == NULL)
+    char **arr = (char **)((char *)c + k->arr);
+    size_t *count = (size_t *)((char *)c + k->count);
+    char *grown = realloc(*arr, (*count + 1) * k->size);
+    if (grown == NULL)
         return fail(p, p->line, "out of memory");
-    f->line = p->line;
-    c->n_filters++;
-    p->in_block = true;
+    *arr = grown;
+    void *blk = grown + *count * k->size;
+    memset(blk, 0, k->size);
+    if (k->named) {
+        struct conf_filter *f = blk;
+        f->name = strdup(name);
+        if (f->name == NULL)
+            return fail(p, p->line, "out of memory");
+        f->line = p->line;
+    } else {
+        ((struct conf_front *)blk)->line = p->line;
+    }
+    (*count)++;
+    p->open = k;
+    p->open_line = p->line;
     for (size_t i = 0; i < N_DIRECTIVES; i++)
-        if (conf_directives[i].scope == SCOPE_FILTER)
+        if (conf_directives[i].scope == k->scope)
             p->seen[i] = 0;
-    return apply_defaults(p, SCOPE_FILTER, f);
+    return apply_defaults(p, k->scope, blk);
+}
+
+/* `check ATTR FILTER`: the attribute is checked here, the filter once the
+ * whole file is read (conf_fronts_finish). */
+static int add_check(struct parser *p, const struct directive *d, void *base, const char *attr,
+                     const char *filter)
+{
+    static const char *const attrs[] = {"client_address", "client_name", "reverse_client_name",
+                                        "helo_name", "sender", "recipient"};
+    bool known = false;
+    for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
+        known = known || strcmp(attr, attrs[i]) == 0;
+    if (!known)
+        return fail(p, p->line,
+                    "%s: unknown attribute \"%.*s\" (client_address, client_name, "
+                    "reverse_client_name, helo_name, sender, recipient)",
+                    d->name, SHOW, attr);
+    if (!conf_is_valid_name(filter, strlen(filter)))
+        return fail(p, p->line, "%s: filter name \"%.*s\" is invalid", d->name, SHOW, filter);
+    struct conf_check **list = (struct conf_check **)((char *)base + d->offset);
+    size_t *n = (size_t *)((char *)base + d->count_offset);
+    struct conf_check *grown = realloc(*list, (*n + 1) * sizeof(**list));
+    if (grown == NULL)
+        return fail(p, p->line, "out of memory");
+    *list = grown;
+    struct conf_check *ck = &grown[*n];
+    ck->attr = strdup(attr);
+    ck->filter = strdup(filter);
+    ck->line = p->line;
+    (*n)++;
+    if (ck->attr == NULL || ck->filter == NULL)
+        return fail(p, p->line, "out of memory");
+    return 0;
 }
 
 /* A block is complete: check what needs the whole block and fill in the
  * journal's default. Two filters journaling into one file, or a journal written
  * over a filter file, would corrupt both; nothing later could tell, so stop it
  * here. */
-static int close_block(struct parser *p)
+static int close_filter(struct parser *p)
 {
     struct conf *c = p->conf;
     struct conf_filter *f = open_filter(p);
-    p->in_block = false;
+    p->open = NULL;
     if (f->file == NULL && f->capacity == 0)
         return fail(p, f->line, "filter \"%s\" needs \"file\" (prebuilt) or \"capacity\" (empty)",
                     f->name);
@@ -631,38 +617,65 @@ static int close_block(struct parser *p)
     return 0;
 }
 
-static int parse_line(struct parser *p, const struct token *tok, int n)
+/* A `}`: the front blocks' checks are conf_fronts.c's. */
+static int close_block(struct parser *p)
+{
+    if (p->open->scope == SCOPE_FILTER)
+        return close_filter(p);
+    enum conf_scope sc = p->open->scope;
+    void *blk = open_base(p);
+    p->open = NULL;
+    char msg[300];
+    unsigned line = 0;
+    if (conf_fronts_close(p->conf, sc, blk, p->seen, &line, msg, sizeof(msg)) < 0)
+        return fail(p, line, "%s", msg);
+    return 0;
+}
+
+static int parse_line(struct parser *p, const struct conf_token *tok, int n)
 {
     if (is_word(&tok[0], "}")) {
         if (n > 1)
             return fail(p, p->line, "unexpected text after \"}\"");
-        if (!p->in_block)
-            return fail(p, p->line, "\"}\" without an open filter block");
+        if (!p->open)
+            return fail(p, p->line, "\"}\" without an open block");
         return close_block(p);
     }
     if (is_word(&tok[0], "{"))
         return fail(p, p->line, "\"{\" must end the `filter NAME {` line");
-    if (is_word(&tok[0], "filter"))
-        return open_block(p, tok, n);
+    enum conf_scope scope = p->open ? p->open->scope : SCOPE_GLOBAL;
+    const struct block_kind *k = tok[0].quoted ? NULL : find_kind(tok[0].s);
+    /* `filter` opens a block, except inside a front block, where it names one. */
+    if (k && conf_find_directive(tok[0].s, scope) == NULL)
+        return open_block(p, k, tok, n);
 
-    const struct directive *d = find_directive(tok[0].s);
+    const struct directive *d = find_directive_in(tok[0].s, scope);
     if (d == NULL)
         return fail(p, p->line, "unknown directive \"%.*s\"", SHOW, tok[0].s);
-    if (d->scope == SCOPE_FILTER && !p->in_block)
-        return fail(p, p->line, "%s: only allowed inside a filter block", d->name);
-    if (d->scope == SCOPE_GLOBAL && p->in_block)
-        return fail(p, p->line, "%s: not allowed inside a filter block", d->name);
+    if (d->scope != scope && d->scope == SCOPE_GLOBAL)
+        return fail(p, p->line, "%s: not allowed inside a %s block", d->name, p->open->word);
+    if (d->scope != scope) {
+        const char *where = "?";
+        for (size_t i = 0; i < N_BLOCK_KINDS; i++)
+            if (block_kinds[i].scope == d->scope)
+                where = block_kinds[i].word;
+        return fail(p, p->line, "%s: only allowed inside a %s block", d->name, where);
+    }
     if (n == 1)
         return fail(p, p->line, "%s: missing value", d->name);
-    if (n > 2)
+    if (d->type == T_CHECK && n != 3)
+        return fail(p, p->line, "%s: expected two values, ATTRIBUTE FILTER", d->name);
+    if (d->type != T_CHECK && n > 2)
         return fail(p, p->line, "%s: too many values (quote a value that contains spaces)",
                     d->name);
 
     size_t idx = (size_t)(d - conf_directives);
     if (p->seen[idx] && !(d->flags & F_REPEAT))
         return fail(p, p->line, "%s: already set on line %u", d->name, p->seen[idx]);
-    void *base = d->scope == SCOPE_GLOBAL ? (void *)p->conf : (void *)open_filter(p);
-    if (set_value(p, d, base, tok[1].s) < 0)
+    void *base = d->scope == SCOPE_GLOBAL ? (void *)p->conf : open_base(p);
+    int rc = d->type == T_CHECK ? add_check(p, d, base, tok[1].s, tok[2].s)
+                                : set_value(p, d, base, tok[1].s);
+    if (rc < 0)
         return -1;
     if (!p->seen[idx])
         p->seen[idx] = p->line;
@@ -691,17 +704,22 @@ static int parse_text(struct parser *p, const char *text, size_t len)
             if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
                 rc = fail(p, p->line, "control character 0x%02x", ch);
         }
-        struct token tok[MAX_TOKENS];
-        int ntok = rc == 0 ? tokenize(p, line, n, scratch, tok) : -1;
-        if (ntok < 0)
+        struct conf_token tok[CONF_MAX_TOKENS];
+        char emsg[200];
+        int ntok = rc == 0 ? conf_tokenize(line, n, scratch, tok, emsg, sizeof(emsg)) : -1;
+        if (ntok < 0 && rc == 0)
+            rc = fail(p, p->line, "%s", emsg);
+        else if (ntok < 0)
             rc = -1;
         else if (ntok > 0)
             rc = parse_line(p, tok, ntok);
     }
     free(scratch);
-    if (rc == 0 && p->in_block)
+    if (rc == 0 && p->open && p->open->named)
         rc = fail(p, open_filter(p)->line, "filter \"%s\" is not closed (missing \"}\")",
                   open_filter(p)->name);
+    else if (rc == 0 && p->open)
+        rc = fail(p, p->open_line, "%s block is not closed (missing \"}\")", p->open->word);
     return rc;
 }
 
@@ -728,9 +746,13 @@ static int finish(struct parser *p)
         unsigned at =
             seen_line(p, "max_item") ? seen_line(p, "max_item") : seen_line(p, "max_line");
         return fail(p, at, "max_item (%s) must be smaller than max_line (%s)",
-                    fmt_bound(item, c->max_item, a, sizeof(a)),
-                    fmt_bound(line, c->max_line, b, sizeof(b)));
+                    conf_fmt_bound(item, c->max_item, a, sizeof(a)),
+                    conf_fmt_bound(line, c->max_line, b, sizeof(b)));
     }
+    char msg[300];
+    unsigned at = 0;
+    if (conf_fronts_finish(c, &at, msg, sizeof(msg)) < 0)
+        return fail(p, at, "%s", msg);
     return 0;
 }
 
@@ -783,7 +805,7 @@ __attribute__((unused)) static bool table_ok(void)
             return false;
         if (d->type == T_ENUM && !narrow)
             return false;
-        if (find_directive(d->name) != d)
+        if (conf_find_directive(d->name, d->scope) != d)
             return false;
     }
     return true;

@@ -59,6 +59,52 @@ struct conf_filter {
     enum conf_fsync fsync;   /* when the journal is flushed to disk */
 };
 
+/* What every front block (dnsbl, tcp_table, policy) starts with. */
+struct conf_front {
+    unsigned line;          /* line of `KIND {` */
+    struct conf_addr listen; /* required; len 0 until given */
+};
+
+/* `dnsbl { }`: a DNS blocklist zone (RFC 5782) over UDP and TCP. */
+#define CONF_DNSBL_TXT_MAX 255 /* one TXT character-string */
+struct conf_dnsbl {
+    struct conf_front fr;
+    char *zone;            /* lower case, no trailing dot, 1 to 200 bytes */
+    char *filter;          /* an `exact` filter (IP zone) or a `host` one (domain zone) */
+    unsigned filter_line;  /* for messages about the filter */
+    char *answer;          /* the A record's text; default 127.0.0.2 */
+    unsigned char answer_ip[4]; /* answer parsed: an address in 127.0.0.0/8 */
+    char *txt;             /* the TXT record, `$` for the item; NULL: no TXT */
+    unsigned ttl;          /* of every record, SOA minimum included */
+    bool domain;           /* the zone lists domains (its filter's keys are host) */
+};
+
+/* `tcp_table { }`: Postfix's tcp_table(5) lookup protocol. */
+#define CONF_TCP_FOUND_MAX 1000 /* %-encoded, three times that still fits a 4096-byte reply */
+struct conf_tcp_table {
+    struct conf_front fr;
+    char *filter;         /* any key kind */
+    unsigned filter_line;
+    char *found;          /* the value of `200 VALUE` */
+};
+
+/* One `check ATTR FILTER` line of a policy block. */
+struct conf_check {
+    char *attr;    /* client_address, client_name, reverse_client_name, helo_name, sender, recipient */
+    char *filter;
+    unsigned line;
+};
+
+/* `policy { }`: Postfix's policy delegation (SMTPD_POLICY_README). */
+#define CONF_POLICY_ACTION_MAX 500
+struct conf_policy {
+    struct conf_front fr;
+    struct conf_check *checks; /* in file order: the first match decides */
+    size_t n_checks;
+    char *action; /* on a match; $filter, $attribute, $match substituted */
+    char *def;    /* when nothing matched */
+};
+
 struct conf {
     /* Network. None of these may change on reload. */
     struct conf_addr *listen; /* line-protocol listeners; never empty */
@@ -91,6 +137,15 @@ struct conf {
 
     struct conf_filter *filters; /* in file order */
     size_t n_filters;
+
+    /* The mail fronts, in file order. Their listen addresses are restart-only;
+     * the rest of a block reloads while the addresses stay the same. */
+    struct conf_dnsbl *dnsbl;
+    size_t n_dnsbl;
+    struct conf_tcp_table *tcp_table;
+    size_t n_tcp_table;
+    struct conf_policy *policy;
+    size_t n_policy;
 
     char *path; /* the file as the caller named it; NULL if conf_parse got none */
     char *dir;  /* absolute directory relative paths were resolved against */

@@ -94,6 +94,7 @@ void conf_free(struct conf *c)
         free(c->filters[i].journal);
     }
     free(c->filters);
+    conf_fronts_free(c);
     free(c->listen);
     free(c->http_listen);
     free(c->resp_listen);
@@ -175,6 +176,9 @@ static bool same_value(const struct directive *d, const struct conf *cur, const 
                            *(struct conf_addr *const *)b,
                            *(const size_t *)((const char *)next + d->count_offset));
         break;
+    case T_ADDR:
+    case T_CHECK: /* front blocks only: conf_fronts.c compares them */
+        break;
     }
     if (same && (d->flags & F_OFF))
         same = *(const bool *)((const char *)cur + d->off_offset) ==
@@ -195,6 +199,12 @@ int conf_check_reload(const struct conf *cur, const struct conf *next, char *err
                      next->path ? next->path : "(config)", d->name);
             return -1;
         }
+    }
+    const char *what = NULL;
+    if (conf_fronts_check_reload(cur, next, &what) < 0) {
+        snprintf(err, errlen, "%s: the listen addresses of the %s blocks changed; that takes "
+                 "effect only on a restart", next->path ? next->path : "(config)", what);
+        return -1;
     }
     return 0;
 }
@@ -233,6 +243,9 @@ static void value_text(const struct directive *d, const struct conf *c, char *bu
             used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", list[i].text);
         break;
     }
+    case T_ADDR:
+    case T_CHECK: /* front blocks only */
+        break;
     }
 }
 
@@ -270,6 +283,9 @@ static int copy_value(const struct directive *d, struct conf *next, const struct
         *(size_t *)((char *)next + d->count_offset) = n;
         break;
     }
+    case T_ADDR:
+    case T_CHECK: /* front blocks only: conf_fronts_keep */
+        break;
     }
     if (d->flags & F_OFF)
         *(bool *)((char *)next + d->off_offset) = *(const bool *)((const char *)cur + d->off_offset);
@@ -290,7 +306,7 @@ int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *w
         if (warn)
             warn(ctx, msg);
     }
-    return 0;
+    return conf_fronts_keep(next, cur, warn, ctx);
 }
 
 /* Each enum directive's words and values: the parser (conf.c's directive

@@ -398,6 +398,14 @@ int dh_port(const struct dh_daemon *d, unsigned idx)
     return port;
 }
 
+int dh_tagged_port(const struct dh_daemon *d, const char *tag, unsigned idx)
+{
+    char *log = dh_log_read(d);
+    int port = parse_tagged_port(log, tag, idx);
+    free(log);
+    return port;
+}
+
 int dh_http_port(const struct dh_daemon *d, unsigned idx)
 {
     char *log = dh_log_read(d);

@@ -101,6 +101,8 @@ int dh_port(const struct dh_daemon *d, unsigned idx);
 int dh_http_port(const struct dh_daemon *d, unsigned idx);
 /* The same for the idx-th `resp_listen` (the Redis protocol). */
 int dh_resp_port(const struct dh_daemon *d, unsigned idx);
+/* The port of the idx-th log line that holds tag ("tcp_table listening on "). */
+int dh_tagged_port(const struct dh_daemon *d, const char *tag, unsigned idx);
 /* dh_spawn + dh_wait_ready; fails the test (quoting the log) if it is not ready. */
 void dh_start(struct dh_daemon *d, const char *const *args);
 /* Wait for the daemon to exit. Its waitpid status, or -1 if still running. */

@@ -661,8 +661,8 @@ START_TEST(test_filter_blocks)
     FAILS_WITH("filter n\xc3\xa4me {\n}", 1, "is invalid");
     FAILS("threads 1\nfilter a {\ncapacity 1\n",
           P ":2: filter \"a\" is not closed (missing \"}\")");
-    FAILS("}", P ":1: \"}\" without an open filter block");
-    FAILS("filter a {\ncapacity 1\n}\n}\n", P ":4: \"}\" without an open filter block");
+    FAILS("}", P ":1: \"}\" without an open block");
+    FAILS("filter a {\ncapacity 1\n}\n}\n", P ":4: \"}\" without an open block");
     FAILS("filter a {\ncapacity 1\nfilter b {\n}\n}\n",
           P ":3: filter blocks cannot be nested (\"a\" from line 1 is open)");
     FAILS("filter", P ":1: filter: missing name (expected: filter NAME {)");

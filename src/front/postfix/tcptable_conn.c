@@ -1,0 +1,205 @@
+/* Postfix's tcp_table(5) on a connection of the net layer: tcptable.c
+ * parses, the command table answers (CHECK for get, ADD for put), this glue
+ * writes the replies. The block a connection serves is the one whose listen
+ * address it came in on (c->addr indexes conf->tcp_table: the addresses are
+ * restart-only, so the index holds across reloads). Worker thread only.
+ *
+ * Replies: 200 FOUND (the block's `found`) when the filter says YES, 500
+ * not-found when it says NO, and also when the filter cannot read the key (a
+ * host filter asked for `user@`, a partial key Postfix's access(5) lookups
+ * send): such a key cannot be listed, and a 400 would make Postfix defer the
+ * mail for as long as it is asked. 400 is for what a retry may cure: a
+ * filter not served (failed to load), a journal refusing an add. */
+#include "config.h"
+
+#include "front/postfix/tcptable.h"
+
+#include <event2/buffer.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "core/cmd.h"
+#include "front/postfix/postfix.h"
+#include "net/runtime.h"
+
+struct tt_worker {
+    struct cmd_env env; /* the worker's, proto = STATS_LINE */
+    char *buf;          /* decoded keys: grown to the longest line seen */
+    size_t cap;
+    char reply[TCPT_REPLY_MAX];
+};
+
+static void reply(struct conn *c, int code, const char *text)
+{
+    struct tt_worker *tw = c->fw;
+    size_t n = tcpt_reply(code, text, strlen(text), tw->reply);
+    evbuffer_add(c->out, tw->reply, n);
+}
+
+/* One get or put through the command table. */
+static void answer(struct conn *c, const struct catalog *cat, const struct conf_tcp_table *tt,
+                   const struct tcpt_request *r)
+{
+    struct tt_worker *tw = c->fw;
+    struct cmd_call call;
+    bool put = r->cmd == TCPT_PUT;
+    cmd_call_init(&call, cat, NULL, 1, c->loopback, CMD_CRED_NONE);
+    call.filter = tt->filter;
+    call.filter_len = strlen(tt->filter);
+    tw->env.keys[0].data = r->key;
+    tw->env.keys[0].len = r->key_len;
+    cmd_run(&tw->env, put ? CMD_ADD : CMD_CHECK, NULL, &call);
+    struct stats *s = &c->w->stats->s;
+    STAT_ADD(s, commands, 1);
+    if (!put && call.err == CMD_OK) {
+        STAT_ADD(s, check_requests, 1);
+        STAT_ADD(s, items_checked, 1);
+        STAT_ADD(s, items_hit, call.yes);
+    }
+    char msg[sizeof(call.msg) + 32];
+    switch (call.err) {
+    case CMD_OK:
+        if (put)
+            reply(c, 200, tw->env.bools[0] ? "NEW" : "EXISTS");
+        else
+            reply(c, tw->env.bools[0] ? 200 : 500, tw->env.bools[0] ? tt->found : "not-found");
+        return;
+    case CMD_ERR_BAD_ITEM:
+        snprintf(msg, sizeof(msg), "not-found (%s)", call.msg);
+        reply(c, 500, msg);
+        return;
+    case CMD_ERR_AUTH_REQUIRED:
+    case CMD_ERR_AUTH_FAILED:
+        reply(c, 500, "read-only");
+        return;
+    default:
+        STAT_ADD(s, errors, 1);
+        reply(c, 400, call.msg);
+        return;
+    }
+}
+
+/* Answer every complete line at the start of c->in. */
+static unsigned tt_process(struct conn *c, bool draining)
+{
+    struct tt_worker *tw = c->fw;
+    const struct catalog *cat = registry_read(c->w->reg);
+    const struct conf *cf = cat->conf;
+    if (c->addr >= cf->n_tcp_table) { /* cannot happen: see the file's comment */
+        reply(c, 400, "no tcp_table block for this address");
+        c->closing = true;
+        return 0;
+    }
+    const struct conf_tcp_table *tt = &cf->tcp_table[c->addr];
+    if (tw->cap < cf->max_line + 1) {
+        char *nb = realloc(tw->buf, cf->max_line + 1);
+        if (!nb) {
+            reply(c, 400, "out of memory");
+            c->closing = true;
+            return 0;
+        }
+        tw->buf = nb;
+        tw->cap = cf->max_line + 1;
+    }
+    unsigned answered = 0;
+    size_t off = 0;
+    while (!c->closing && off < c->in_len) {
+        if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
+            conn_pause(c);
+            break;
+        }
+        struct tcpt_request r;
+        size_t used = 0;
+        char err[200];
+        enum tcpt_status st = tcpt_parse(c->in + off, c->in_len - off, cf->max_item, tw->buf,
+                                         tw->cap, &r, &used, err, sizeof(err));
+        if (st == TCPT_NEED_MORE) {
+            if (c->in_len - off > cf->max_line) {
+                reply(c, 400, "request longer than max_line");
+                c->closing = true;
+                off = c->in_len;
+            }
+            break;
+        }
+        off += used;
+        answered++;
+        if (st == TCPT_ERROR) {
+            STAT_ADD(&c->w->stats->s, errors, 1);
+            reply(c, 400, err);
+            continue;
+        }
+        answer(c, cat, tt, &r);
+    }
+    conn_consume(c, off);
+    return answered;
+}
+
+static size_t tt_in_limit(const struct conf *cf)
+{
+    return cf->max_line + 2;
+}
+
+/* The request passed max_line (CONN_FULL_LIMIT) or would pass max_buffered,
+ * the daemon-wide budget of input buffers (CONN_FULL_BUDGET): a temporary
+ * fault for Postfix (400, so the mail is deferred, not bounced), then the
+ * close. Worker thread. */
+static void tt_in_full(struct conn *c, enum conn_full why)
+{
+    reply(c, 400,
+          why == CONN_FULL_BUDGET ? "server request buffers full (max_buffered)"
+                                  : "request longer than max_line");
+    c->closing = true;
+    conn_flush(c); /* may close (and free) c */
+}
+
+/* A request begun more than request_timeout ago that has not ended: 400, then
+ * the close. Worker thread. */
+static void tt_request_timeout(struct conn *c)
+{
+    reply(c, 400, "request did not arrive within request_timeout");
+    c->closing = true;
+}
+
+static void tt_refuse(evutil_socket_t fd, struct stats *s)
+{
+    static const char msg[] = "400 too%20many%20connections\n";
+    (void)s;
+    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+}
+
+/* Main thread, before the worker runs. */
+static void *tt_worker_new(struct worker *w)
+{
+    struct tt_worker *tw = calloc(1, sizeof(*tw));
+    if (!tw)
+        return NULL;
+    tw->env = w->env;
+    tw->env.proto = STATS_LINE;
+    return tw;
+}
+
+static void tt_worker_free(void *fw)
+{
+    struct tt_worker *tw = fw;
+    free(tw->buf);
+    free(tw);
+}
+
+/* Counted with the line protocol (its connections, requests and items):
+ * both are lines over TCP, and stats_proto has a column for each of the
+ * two original fronts only. */
+const struct conn_ops tcptable_ops = {
+    .name = "tcp_table",
+    .proto = STATS_LINE,
+    .worker_new = tt_worker_new,
+    .worker_free = tt_worker_free,
+    .process = tt_process,
+    .in_limit = tt_in_limit,
+    .in_full = tt_in_full,
+    .request_timeout = tt_request_timeout,
+    .refuse = tt_refuse,
+    .stop = conn_stop_drain,
+};
