@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/views.h"
+#include "store/allow.h"
 #include "url/keys.h"
 #include "url/lists.h"
 
@@ -43,10 +44,59 @@ static long keyed_lookup(const struct filter *f, const void *item, size_t len, c
     return (long)keys_first_present(q, tl_present);
 }
 
+/* As keyed_lookup, for version v: a removed expression is not present. */
+static long keyed_lookup_v(const struct fversion *v, const void *item, size_t len, char *err,
+                           size_t errlen)
+{
+    long hit = keyed_lookup(v->f, item, len, err, errlen);
+    if (hit < 0 || (size_t)hit == tl_q.n || !allow_any(v->allow))
+        return hit;
+    for (size_t i = (size_t)hit; i < tl_q.n; i++)
+        if (tl_present[i] &&
+            !(allow_get(v->allow, filter_hash(v->f, tl_q.p[i].data, tl_q.p[i].len)) &
+              ALLOW_REMOVED))
+            return (long)i;
+    return (long)tl_q.n;
+}
+
+/* Item i of the call was answered NO by an exception: counted, and marked in
+ * env->allowed, which is cleared for the whole call at the first one (so a
+ * call without exceptions never touches it). */
+static void mark_allowed(const struct cmd_env *env, struct cmd_call *call, size_t i)
+{
+    if (call->allowed++ == 0 && env->allowed)
+        memset(env->allowed, 0, call->n_items * sizeof(*env->allowed));
+    if (env->allowed)
+        env->allowed[i] = true;
+}
+
+/* The test of one expanded item against a filter with an allow-list: the
+ * first probe (most specific first) that the filter holds and that is not
+ * removed is the match, as without one; an exception at that probe or at a
+ * more specific one turns the answer to NO (Adblock's @@ rules: an exception
+ * for www.example.com overrides a block of example.com, not the reverse).
+ * Returns the match's index (q->n if none); *exc the exception's, or SIZE_MAX. */
+static size_t keyed_test_allow(const struct fversion *v, const struct keys_query *q,
+                               const struct hash128 *h, size_t *exc)
+{
+    *exc = SIZE_MAX;
+    size_t hit = 0;
+    for (; hit < q->n; hit++) {
+        unsigned fl = allow_get(v->allow, h[hit]);
+        if ((fl & ALLOW_EXCEPT) && *exc == SIZE_MAX)
+            *exc = hit;
+        if (!(fl & ALLOW_REMOVED) && filter_check_hash(v->f, h[hit]))
+            break;
+    }
+    if (hit == q->n)
+        *exc = SIZE_MAX;
+    return hit;
+}
+
 int cmd_match_again(const struct fentry *e, const void *item, size_t len, const char **m,
                     size_t *mlen, char *err, size_t errlen)
 {
-    long hit = keyed_lookup(e->v->f, item, len, err, errlen);
+    long hit = keyed_lookup_v(e->v, item, len, err, errlen);
     if (hit < 0)
         return -1;
     if ((size_t)hit == tl_q.n)
@@ -79,6 +129,7 @@ static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
     const struct filter *f = call->e->v->f;
     enum keys_kind kind = (enum keys_kind)f->keys;
     size_t n = call->n_items;
+    bool lists = allow_any(call->e->v->allow);
     for (size_t i = 0; i <= n; i++) {
         if (i < n) {
             struct keys_query *q = &tl_pipe[i & 1];
@@ -99,11 +150,21 @@ static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
         size_t k = i - 1;
         const struct keys_query *q = &tl_pipe[k & 1];
         const struct hash128 *h = tl_hash[k & 1];
-        size_t hit = 0;
-        while (hit < q->n && !filter_check_hash(f, h[hit]))
-            hit++;
-        env->bools[k] = hit < q->n;
-        if (n == 1 && hit < q->n) {
+        size_t hit = 0, exc = SIZE_MAX;
+        if (!lists) {
+            while (hit < q->n && !filter_check_hash(f, h[hit]))
+                hit++;
+        } else {
+            hit = keyed_test_allow(call->e->v, q, h, &exc);
+        }
+        env->bools[k] = hit < q->n && exc == SIZE_MAX;
+        if (exc != SIZE_MAX) {
+            mark_allowed(env, call, k);
+            if (n == 1) {
+                call->except = q->p[exc].data;
+                call->except_len = q->p[exc].len;
+            }
+        } else if (n == 1 && hit < q->n) {
             call->match = q->p[hit].data;
             call->match_len = q->p[hit].len;
         }
@@ -111,7 +172,8 @@ static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
     return 0;
 }
 
-/* ADD, MADD to a host or url filter: each item becomes the one key a list
+/* ADD, MADD (and ALLOW, UNALLOW, REMOVE: op) on a host or url filter: each
+ * item becomes the one key a list
  * line holding it would give (`bloomgate build --format plain`, url/lists.c):
  * for url keys the exact expression `host/path[?query]` of the URL (a bare
  * host `host/`), for host keys the canonical host (a URL with a path or a
@@ -120,7 +182,7 @@ static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
  * `bloomgate build --journal`, adds exactly what this add did. All items are
  * read before any is added: a bad one adds nothing. The keys go to one
  * malloc'd buffer (adds are rare; the journal write costs more). */
-static int keyed_add(const struct cmd_env *env, struct cmd_call *call)
+static int keyed_mutate(const struct cmd_env *env, struct cmd_call *call, enum journal_op op)
 {
     size_t n = call->n_items;
     if (n == 0)
@@ -177,8 +239,8 @@ static int keyed_add(const struct cmd_env *env, struct cmd_call *call)
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
             env->keys[i].data = buf + off[i];
-        if (gate_add(env->gate, call->e, env->keys, n, env->bools, call->msg, sizeof(call->msg)) !=
-            0) {
+        if (gate_mutate(env->gate, call->e, op, env->keys, n, env->bools, call->msg,
+                        sizeof(call->msg)) != 0) {
             call->err = CMD_ERR_UNAVAILABLE;
             rc = -1;
         }
@@ -189,40 +251,82 @@ static int keyed_add(const struct cmd_env *env, struct cmd_call *call)
     return rc;
 }
 
-/* Check or add the call's items (env->keys[0..n)) in call->e, answers in
- * env->bools, counted on the filter's counters of env->proto. An add goes
- * through the gate (journal first); a refused add adds nothing. */
-void cmd_items(const struct cmd_env *env, struct cmd_call *call, bool add)
+/* The YES answers of an exact check, against the allow-list: a removed
+ * item is answered NO, an excepted one NO and counted as allowed. Only a
+ * YES is hashed again, and only when the list is not empty. */
+static void exact_allow(const struct cmd_env *env, struct cmd_call *call)
+{
+    const struct fversion *v = call->e->v;
+    for (size_t i = 0; i < call->n_items; i++) {
+        if (!env->bools[i])
+            continue;
+        unsigned fl = allow_get(v->allow, filter_hash(v->f, env->keys[i].data, env->keys[i].len));
+        if (!fl)
+            continue;
+        env->bools[i] = false;
+        if (fl & ALLOW_EXCEPT) {
+            mark_allowed(env, call, i);
+            if (call->n_items == 1) {
+                call->except = env->keys[0].data;
+                call->except_len = env->keys[0].len;
+            }
+        }
+    }
+}
+
+/* Check the call's items, or apply a mutation to them (op; ADD when add
+ * is set), answers in env->bools, counted on the filter's counters of
+ * env->proto. A mutation goes through the gate (journal first); a refused
+ * one changes nothing. */
+static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mutate,
+                      enum journal_op op)
 {
     const struct fentry *e = call->e;
     size_t n = call->n_items;
     /* The one branch on the kind: exact filters take the paths below, as
      * they always have. */
     if (e->v->f->keys != FILTER_KEYS_EXACT) {
-        if ((add ? keyed_add(env, call) : keyed_check(env, call)) != 0)
+        if ((mutate ? keyed_mutate(env, call, op) : keyed_check(env, call)) != 0)
             return;
-    } else if (add) {
-        if (gate_add(env->gate, e, env->keys, n, env->bools, call->msg, sizeof(call->msg)) != 0) {
+    } else if (mutate) {
+        if (gate_mutate(env->gate, e, op, env->keys, n, env->bools, call->msg,
+                        sizeof(call->msg)) != 0) {
             call->err = CMD_ERR_UNAVAILABLE;
             return;
         }
-    } else if (n == 1) {
-        env->bools[0] = filter_check(e->v->f, env->keys[0].data, env->keys[0].len);
     } else {
-        filter_check_batch(e->v->f, env->keys, n, env->bools);
+        if (n == 1)
+            env->bools[0] = filter_check(e->v->f, env->keys[0].data, env->keys[0].len);
+        else
+            filter_check_batch(e->v->f, env->keys, n, env->bools);
+        if (allow_any(e->v->allow))
+            exact_allow(env, call);
     }
     size_t yes = 0;
     for (size_t i = 0; i < n; i++)
         yes += env->bools[i];
     call->yes = yes;
     struct fstats *fs = stats_fslot(env->stats, env->id_gen, e->id);
-    if (add) {
+    if (mutate && op == JOURNAL_OP_ADD) {
         STAT_ADD(fs, adds[env->proto], n);
         STAT_ADD(fs, added_new[env->proto], yes);
-    } else {
+    } else if (!mutate) {
         STAT_ADD(fs, checks[env->proto], n);
         STAT_ADD(fs, hits[env->proto], yes);
     }
+}
+
+void cmd_items(const struct cmd_env *env, struct cmd_call *call, bool add)
+{
+    items_run(env, call, add, JOURNAL_OP_ADD);
+}
+
+enum journal_op cmd_op(enum cmd_id id)
+{
+    return id == CMD_ALLOW     ? JOURNAL_OP_ALLOW
+           : id == CMD_UNALLOW ? JOURNAL_OP_UNALLOW
+           : id == CMD_REMOVE  ? JOURNAL_OP_REMOVE
+                               : JOURNAL_OP_ADD;
 }
 
 static void h_check(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
@@ -235,6 +339,25 @@ static void h_add(const struct cmd_env *env, const struct stats_src *src, struct
 {
     (void)src;
     cmd_items(env, call, true);
+}
+
+static void h_allow(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
+{
+    (void)src;
+    items_run(env, call, true, JOURNAL_OP_ALLOW);
+}
+
+static void h_unallow(const struct cmd_env *env, const struct stats_src *src,
+                      struct cmd_call *call)
+{
+    (void)src;
+    items_run(env, call, true, JOURNAL_OP_UNALLOW);
+}
+
+static void h_remove(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
+{
+    (void)src;
+    items_run(env, call, true, JOURNAL_OP_REMOVE);
 }
 
 /* MATCH: one item, checked, and the key it matched named (cmd_items keeps it
@@ -283,6 +406,9 @@ const struct cmd_def cmd_table[CMD_COUNT_] = {
     [CMD_RELOAD] = {"reload", false, false, true, NULL},
     [CMD_HEALTH] = {"health", false, false, false, h_health},
     [CMD_MATCH] = {"match", true, true, false, h_match},
+    [CMD_ALLOW] = {"allow", true, true, true, h_allow},
+    [CMD_UNALLOW] = {"unallow", true, true, true, h_unallow},
+    [CMD_REMOVE] = {"remove", true, true, true, h_remove},
 };
 
 enum cmd_err cmd_authorize(const struct conf *cf, bool loopback, enum cmd_cred cred)

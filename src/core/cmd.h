@@ -24,6 +24,9 @@ enum cmd_id {
     CMD_RELOAD,  /* re-read the config and the filters (mutating; answered later) */
     CMD_HEALTH,  /* are all configured filters served */
     CMD_MATCH,   /* which of a filter's keys one item matched */
+    CMD_ALLOW,   /* add exceptions to a filter's allow-list (mutating) */
+    CMD_UNALLOW, /* drop exceptions from it (mutating) */
+    CMD_REMOVE,  /* items no longer reported present (mutating) */
     CMD_COUNT_
 };
 
@@ -54,6 +57,8 @@ struct cmd_env {
     const _Atomic uint64_t *id_gen;
     struct filter_key *keys; /* scratch_items entries: the front fills them */
     bool *bools;             /* scratch_items entries: the answers */
+    bool *allowed;           /* scratch_items entries: a check an exception answered NO;
+                                written only when call->allowed is not 0 (may be NULL) */
     size_t scratch_items;
     enum stats_proto proto; /* which fstats column the items count in */
 };
@@ -71,7 +76,8 @@ struct cmd_call {
     enum cmd_cred cred;
     bool limits_applied; /* the front's parser applied cmd_limits already (the line protocol) */
     /* results */
-    size_t yes;      /* items answered true (found / new) */
+    size_t yes;      /* items answered true (found / new / changed) */
+    size_t allowed;  /* checks an allow-list exception answered NO (env->allowed says which) */
     size_t bad_item; /* CMD_ERR_BAD_ITEM: which item (from 1); msg says why, unprefixed */
     /* CHECK of one item, MATCH: the key that matched (the most specific
      * expression of a host or url filter; the item itself for an exact one),
@@ -79,6 +85,11 @@ struct cmd_call {
      * is good until the thread's next command. */
     const char *match;
     size_t match_len;
+    /* CHECK of one item, MATCH, when an exception answered: the allow-list
+     * entry that did (the item for an exact filter; for a host or url filter
+     * the expression, as good as match). */
+    const char *except;
+    size_t except_len;
     json_t *json;     /* INFO, FILTERS, HEALTH: the caller's to decref */
     enum cmd_err err; /* CMD_OK or why not */
     char msg[320];    /* the error's text (a front may word auth errors its own way) */
@@ -97,6 +108,9 @@ static inline void cmd_call_init(struct cmd_call *call, const struct catalog *ca
     call->cred = cred;
     call->limits_applied = false;
     call->yes = 0;
+    call->allowed = 0;
+    call->except = NULL;
+    call->except_len = 0;
     call->bad_item = 0;
     call->match = NULL;
     call->match_len = 0;
@@ -157,5 +171,9 @@ int cmd_match_again(const struct fentry *e, const void *item, size_t len, const 
  * applied them already (the line protocol's parser checks the limits; checks
  * need no auth). Worker thread. */
 void cmd_items(const struct cmd_env *env, struct cmd_call *call, bool add);
+
+/* The mutation a mutating item command journals (ADD, ALLOW, UNALLOW,
+ * REMOVE), for the fronts' replies. */
+enum journal_op cmd_op(enum cmd_id id);
 
 #endif

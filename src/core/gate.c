@@ -4,19 +4,22 @@
 
 #include "core/gate.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "base/log.h"
+#include "store/amend.h"
 #include "store/journal.h"
 
 void (*gate_test_after_append)(void);
 
 /* Append one record to j and remember j for the batch's group commit. */
 static int record(struct gate_batch *b, const struct fentry *e, struct journal *j,
-                  const struct filter_key *keys, size_t n, char *err, size_t errlen)
+                  enum journal_op op, const struct filter_key *keys, size_t n, char *err,
+                  size_t errlen)
 {
-    if (journal_append(j, keys, n, err, errlen) != 0) {
-        log_error_limited("filter %s: add refused: %s", e->name, err);
+    if (journal_append_op(j, op, JOURNAL_NO_TIME, keys, n, err, errlen) != 0) {
+        log_error_limited("filter %s: %s refused: %s", e->name, journal_op_name(op), err);
         return -1;
     }
     if (gate_test_after_append)
@@ -79,25 +82,48 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
  *
  * The loop runs at most twice: a second rotation would need a second publish,
  * whose grace period waits for this worker to leave the callback it is in. */
-int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_key *keys, size_t n,
-             bool *added, char *err, size_t errlen)
+static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum journal_op op,
+                         const struct filter_key *keys, size_t n, bool *changed, char *err,
+                         size_t errlen)
 {
     struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
-    if (j && record(b, e, j, keys, n, err, errlen) != 0)
+    if (j && record(b, e, j, op, keys, n, err, errlen) != 0)
         return -1;
-    filter_add_batch(e->v->f, keys, n, added);
+    if (amend_apply(e->v, op, keys, n, changed, err, errlen) != 0)
+        return -1;
     for (;;) {
         atomic_thread_fence(memory_order_seq_cst);
         struct fversion *pending = atomic_load_explicit(&e->st->pending, memory_order_seq_cst);
-        if (pending && pending != e->v)
-            filter_add_batch(pending->f, keys, n, NULL);
+        if (pending && pending != e->v && amend_apply(pending, op, keys, n, NULL, err, errlen) != 0)
+            return -1;
         struct journal *now = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
         if (now == j)
             return 0;
         j = now; /* rotated while we added: the record is in the retired journal only */
-        if (j && record(b, e, j, keys, n, err, errlen) != 0)
+        if (j && record(b, e, j, op, keys, n, err, errlen) != 0)
             return -1;
     }
+}
+
+/* Every mutation of one filter holds its fstate's mut_mu from the journal
+ * append to the last version it reaches (the reload holds it while it sets
+ * `pending` and replays the tail): so the order of the records is the order
+ * in which every version saw the mutations, which matters once a REMOVE and
+ * an ADD of one item can meet. The lock is per filter and held for one
+ * write() (and the bits), as the journal's own mutex already was. */
+int gate_mutate(struct gate_batch *b, const struct fentry *e, enum journal_op op,
+                const struct filter_key *keys, size_t n, bool *changed, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&e->st->mut_mu);
+    int rc = mutate_locked(b, e, op, keys, n, changed, err, errlen);
+    pthread_mutex_unlock(&e->st->mut_mu);
+    return rc;
+}
+
+int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_key *keys, size_t n,
+             bool *added, char *err, size_t errlen)
+{
+    return gate_mutate(b, e, JOURNAL_OP_ADD, keys, n, added, err, errlen);
 }
 
 /* Group commit: before any reply of a batch is written, make its journal

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "bloom/filter.h"
+#include "store/journal.h"
 #include "store/registry.h"
 
 #define GATE_MAX_DIRTY 8 /* journals awaiting one group commit per batch */
@@ -26,6 +27,14 @@ struct gate_batch {
  * refused the add: then nothing was added, and the request must be refused. */
 int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_key *keys, size_t n,
              bool *added, char *err, size_t errlen);
+
+/* Any mutation (store/journal.h's ops), by the same path as gate_add, which
+ * is gate_mutate(JOURNAL_OP_ADD). changed[i] (may be NULL) as amend_apply
+ * says. -1 with the reason if the journal refused it (nothing was done) or
+ * memory ran out (the record is in the journal: the request must be refused,
+ * and a replay will apply it). */
+int gate_mutate(struct gate_batch *b, const struct fentry *e, enum journal_op op,
+                const struct filter_key *keys, size_t n, bool *changed, char *err, size_t errlen);
 
 /* Test seam (NULL in production): called by gate_add right after an add's
  * journal record is written, before the add reaches any version, so a test

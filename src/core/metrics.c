@@ -15,6 +15,7 @@
 
 #include "bloom/filter.h"
 #include "core/stats.h"
+#include "store/allow.h"
 #include "store/registry.h"
 
 static const char *const proto_names[STATS_N_PROTO] = {"line", "http", "resp"}; /* by enum stats_proto */
@@ -78,7 +79,10 @@ enum gfield {
     G_FPR_TARGET,
     G_GENERATION,
     G_LOADED,
-    G_LOAD_SECONDS
+    G_LOAD_SECONDS,
+    G_EXCEPTIONS,
+    G_REMOVALS,
+    G_ALLOW_BYTES
 };
 
 static double gauge_get(const struct fentry *e, enum gfield which)
@@ -101,6 +105,12 @@ static double gauge_get(const struct fentry *e, enum gfield which)
         return (double)v->loaded_at;
     case G_LOAD_SECONDS:
         return v->load_seconds;
+    case G_EXCEPTIONS:
+        return (double)allow_count(v->allow, ALLOW_EXCEPT);
+    case G_REMOVALS:
+        return (double)allow_count(v->allow, ALLOW_REMOVED);
+    case G_ALLOW_BYTES:
+        return (double)allow_bytes(v->allow);
     }
     return 0;
 }
@@ -176,6 +186,12 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
                   "When the filter being served was loaded, in unix seconds");
     filter_gauges(o, cat, "bloomgate_filter_load_duration_seconds", G_LOAD_SECONDS,
                   "How long loading the filter being served took");
+    filter_gauges(o, cat, "bloomgate_filter_allow_exceptions", G_EXCEPTIONS,
+                  "Exceptions in the filter's allow-list (the allow file and ALLOW)");
+    filter_gauges(o, cat, "bloomgate_filter_removals", G_REMOVALS,
+                  "Items REMOVE hides until a rebuild folds the removal in");
+    filter_gauges(o, cat, "bloomgate_filter_allow_bytes", G_ALLOW_BYTES,
+                  "Memory the allow-list's hash set takes");
 }
 
 /* The reload outcomes the reload thread records in the registry. */

@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
+#include "store/allow.h"
 #include "store/journal.h"
 
 static json_t *iso_time(int64_t t)
@@ -63,6 +64,15 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(o, "loaded_at", iso_time(v->loaded_at));
     json_object_set_new(o, "load_seconds", json_real(v->load_seconds));
     json_object_set_new(o, "ready", json_true());
+    /* The allow-list: what it excepts, what REMOVE hides until a rebuild. */
+    json_t *al = json_object();
+    json_object_set_new(al, "file", v->allow_file ? json_string(v->allow_file) : json_null());
+    json_object_set_new(al, "exceptions",
+                        json_integer((json_int_t)allow_count(v->allow, ALLOW_EXCEPT)));
+    json_object_set_new(al, "removals",
+                        json_integer((json_int_t)allow_count(v->allow, ALLOW_REMOVED)));
+    json_object_set_new(al, "bytes", json_integer((json_int_t)allow_bytes(v->allow)));
+    json_object_set_new(o, "allow", al);
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     if (e->st) {

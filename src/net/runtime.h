@@ -46,6 +46,7 @@ struct worker {
     struct cmd_env env;
     struct filter_key *keys; /* scratch_items entries */
     bool *bools;
+    bool *allowed; /* scratch_items entries: which checks an exception answered */
     size_t scratch_items; /* sized for max_items at start (restart-only) */
 };
 

@@ -231,10 +231,11 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     w->scratch_items = items;
     w->keys = calloc(items, sizeof(*w->keys));
     w->bools = calloc(items, sizeof(*w->bools));
+    w->allowed = calloc(items, sizeof(*w->allowed));
     w->base = event_base_new();
     w->inbox_mu_ok = pthread_mutex_init(&w->inbox_mu, NULL) == 0;
     w->inbox_ev = w->base ? event_new(w->base, -1, 0, inbox_cb, w) : NULL;
-    if (!w->stats->fstats || !w->keys || !w->bools || !w->base || !w->inbox_mu_ok || !w->inbox_ev) {
+    if (!w->stats->fstats || !w->keys || !w->bools || !w->allowed || !w->base || !w->inbox_mu_ok || !w->inbox_ev) {
         snprintf(err, errlen, "out of memory setting up worker %u", t);
         return -1;
     }
@@ -243,6 +244,7 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
                               .id_gen = srv->id_gen,
                               .keys = w->keys,
                               .bools = w->bools,
+                              .allowed = w->allowed,
                               .scratch_items = items};
     for (size_t f = 0; f < srv->n_fronts; f++) {
         if (!srv->fronts[f].n_addrs)
@@ -390,6 +392,7 @@ void server_free(struct server *srv)
             free(w->stats->fstats);
         free(w->keys);
         free(w->bools);
+        free(w->allowed);
     }
     free(srv->workers);
     free(srv->blocks);

@@ -110,6 +110,7 @@ const struct directive conf_directives[] = {
     ENUM(  "keys",             FILTER, keys,             conf_key_kinds,   NULL,               F_RELOAD),
     PATH_OFF("journal",        FILTER, journal, journal_off,                          F_RELOAD),
     ENUM(  "fsync",            FILTER, fsync,            conf_fsyncs,  "everysec",         F_RELOAD),
+    PATH(  "allow",            FILTER, allow,                                         F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),

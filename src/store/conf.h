@@ -57,6 +57,7 @@ struct conf_filter {
     char *journal;           /* absolute path of the ADD journal; NULL when off */
     bool journal_off;        /* "journal off" was given */
     enum conf_fsync fsync;   /* when the journal is flushed to disk */
+    char *allow;             /* absolute path of the allow-list (exceptions); NULL if none */
 };
 
 /* What every front block (dnsbl, tcp_table, policy) starts with. */

@@ -92,6 +92,7 @@ void conf_free(struct conf *c)
         free(c->filters[i].name);
         free(c->filters[i].file);
         free(c->filters[i].journal);
+        free(c->filters[i].allow);
     }
     free(c->filters);
     conf_fronts_free(c);

@@ -31,6 +31,7 @@
 #include "bloom/le.h"
 #include "base/util.h"
 #include "store/journal_int.h"
+#include "store/jtag.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 /* Not needed for correctness (fields are encoded byte by byte), only kept in
@@ -98,15 +99,18 @@ static int header_check(const char *path, const unsigned char *h, size_t len, ui
 
 /* Encode a batch as records of at most JOURNAL_MAX_PAYLOAD bytes into out, or
  * with out NULL only measure it. Returns the bytes. Every item is at most
- * JOURNAL_MAX_ITEM, so it always fits in a record of its own. */
-static size_t batch_encode(unsigned char *out, uint64_t salt, const struct filter_key *items,
-                           size_t n)
+ * JOURNAL_MAX_ITEM, so it always fits in a record of its own. Each record's
+ * payload opens with the tag (tlen bytes; none for a plain add). */
+static size_t batch_encode(unsigned char *out, uint64_t salt, const unsigned char *tag,
+                           size_t tlen, const struct filter_key *items, size_t n)
 {
     size_t total = 0, i = 0;
     while (i < n) {
         unsigned char *rec = out ? out + total : NULL;
-        size_t plen = 0;
-        while (i < n && (plen == 0 || plen + 4 + items[i].len <= JOURNAL_MAX_PAYLOAD)) {
+        size_t plen = tlen;
+        if (rec && tlen)
+            memcpy(rec + JOURNAL_RECORD_HEADER, tag, tlen);
+        while (i < n && (plen == tlen || plen + 4 + items[i].len <= JOURNAL_MAX_PAYLOAD)) {
             if (rec) {
                 le_put32(rec + JOURNAL_RECORD_HEADER + plen, (uint32_t)items[i].len);
                 if (items[i].len)
@@ -260,6 +264,14 @@ static void set_failed(struct journal *j, const char *msg)
 int journal_append(struct journal *j, const struct filter_key *items, size_t n, char *err,
                    size_t errlen)
 {
+    return journal_append_op(j, JOURNAL_OP_ADD, JOURNAL_NO_TIME, items, n, err, errlen);
+}
+
+int journal_append_op(struct journal *j, enum journal_op op, int64_t time_ms,
+                      const struct filter_key *items, size_t n, char *err, size_t errlen)
+{
+    unsigned char tag[JTAG_MAX];
+    size_t tlen = jtag_encode(tag, op, time_ms);
     if (n == 0)
         return 0;
     for (size_t i = 0; i < n; i++)
@@ -268,13 +280,13 @@ int journal_append(struct journal *j, const struct filter_key *items, size_t n, 
                                 "%s: an item of %zu bytes is longer than the journal's limit "
                                 "(1 MiB)",
                                 j->path, items[i].len);
-    size_t total = batch_encode(NULL, 0, items, n);
+    size_t total = batch_encode(NULL, 0, tag, tlen, items, n);
     unsigned char stack[STACK_BATCH];
     unsigned char *buf = total <= sizeof(stack) ? stack : malloc(total);
     if (!buf)
         return journal_fail(err, errlen, "%s: out of memory for a %zu-byte append", j->path, total);
     /* Encode and checksum outside the lock: only the write is serialised. */
-    batch_encode(buf, j->salt, items, n);
+    batch_encode(buf, j->salt, tag, tlen, items, n);
     int rc = 0;
     pthread_mutex_lock(&j->mu);
     uint64_t end = atomic_load_explicit(&j->end, memory_order_relaxed);
@@ -401,8 +413,8 @@ int journal_close(struct journal *j, char *err, size_t errlen)
     return rc;
 }
 
-int64_t journal_replay(struct journal *j, uint64_t from, uint64_t to, journal_item_fn *fn,
-                       void *ctx, char *err, size_t errlen)
+int64_t journal_replay_ops(struct journal *j, uint64_t from, uint64_t to, journal_op_fn *fn,
+                           void *ctx, char *err, size_t errlen)
 {
     uint64_t end = journal_end(j);
     if (from < JOURNAL_HEADER_BYTES)
@@ -415,8 +427,8 @@ int64_t journal_replay(struct journal *j, uint64_t from, uint64_t to, journal_it
 }
 /* ---- the offline reader ---- */
 
-int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
-                          struct journal_scan *scan, char *err, size_t errlen)
+int64_t journal_read_file_ops(const char *path, journal_op_fn *fn, void *ctx,
+                              struct journal_scan *scan, char *err, size_t errlen)
 {
     struct journal_scan s = {.torn_at = JOURNAL_NO_TEAR};
     int64_t rc = -1;
@@ -455,4 +467,41 @@ out:
     if (scan && rc >= 0)
         *scan = s;
     return rc;
+}
+
+/* ---- the add-only readers, for callers that predate record tags ---- */
+
+struct adds_only {
+    journal_item_fn *fn;
+    void *ctx;
+};
+
+/* A reader that knows only adds must not skip a removal (it would bring the
+ * item back): any other op stops it. */
+static int adds_only_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
+                          size_t len)
+{
+    struct adds_only *a = ctx;
+    (void)time_ms;
+    return op == JOURNAL_OP_ADD ? a->fn(a->ctx, item, len) : 1;
+}
+
+int64_t journal_replay(struct journal *j, uint64_t from, uint64_t to, journal_item_fn *fn,
+                       void *ctx, char *err, size_t errlen)
+{
+    struct adds_only a = {fn, ctx};
+    return journal_replay_ops(j, from, to, adds_only_item, &a, err, errlen);
+}
+
+int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
+                          struct journal_scan *scan, char *err, size_t errlen)
+{
+    struct adds_only a = {fn, ctx};
+    return journal_read_file_ops(path, fn ? adds_only_item : NULL, &a, scan, err, errlen);
+}
+
+const char *journal_op_name(enum journal_op op)
+{
+    static const char *const names[JOURNAL_OP_COUNT] = {"add", "allow", "unallow", "remove"};
+    return (unsigned)op < JOURNAL_OP_COUNT ? names[op] : "?";
 }

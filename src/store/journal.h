@@ -39,6 +39,26 @@ struct journal_scan {
  * else stops the replay, which then fails. */
 typedef int journal_item_fn(void *ctx, const void *item, size_t len);
 
+/* What a record does to its items (docs/file-format.md, "Record tags"). A
+ * record without a tag, which is every record a journal held before tags
+ * and every plain ADD still, is an add. */
+enum journal_op {
+    JOURNAL_OP_ADD = 0,     /* ADD, MADD */
+    JOURNAL_OP_ALLOW = 1,   /* ALLOW: an exception */
+    JOURNAL_OP_UNALLOW = 2, /* UNALLOW: the exception dropped */
+    JOURNAL_OP_REMOVE = 3,  /* REMOVE: no longer reported present */
+};
+#define JOURNAL_OP_COUNT 4
+#define JOURNAL_NO_TIME INT64_MIN /* a record that carries no time */
+
+/* The op-aware replay callback: each item with its record's op and time
+ * (milliseconds since the epoch, or JOURNAL_NO_TIME). Return 0 to go on. */
+typedef int journal_op_fn(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
+                          size_t len);
+
+/* "add", "allow", "unallow", "remove"; "?" out of range. */
+const char *journal_op_name(enum journal_op op);
+
 /* Open a journal for appending; any thread that may block (start-up, reload).
  * Creates a missing file (mode 0640; header fsynced, then the directory), and
  * gives a 0-byte file its header. Reads and checks every record. A bad record
@@ -72,6 +92,12 @@ int journal_close(struct journal *j, char *err, size_t errlen);
 int journal_append(struct journal *j, const struct filter_key *items, size_t n, char *err,
                    size_t errlen);
 
+/* journal_append for any op: records tagged with op and time_ms (or untagged,
+ * as before tags, for an add without a time, so a journal of adds alone stays
+ * readable by a bloomgate that predates tags). Otherwise as journal_append. */
+int journal_append_op(struct journal *j, enum journal_op op, int64_t time_ms,
+                      const struct filter_key *items, size_t n, char *err, size_t errlen);
+
 /* Policy `always`: make everything appended so far durable (fdatasync) unless a
  * concurrent commit already covered it, so callers that commit once per batch of
  * requests, before sending any reply of the batch, share one fdatasync (group
@@ -99,6 +125,13 @@ uint64_t journal_end(struct journal *j);
  * of items, or -1 with "PATH: ..." in err. */
 int64_t journal_replay(struct journal *j, uint64_t from, uint64_t to, journal_item_fn *fn,
                        void *ctx, char *err, size_t errlen);
+/* journal_replay and journal_read_file hand over adds only: a record of
+ * another op stops them (-1). These hand over every record's items with the
+ * record's op and time; what a daemon and the tools use. */
+int64_t journal_replay_ops(struct journal *j, uint64_t from, uint64_t to, journal_op_fn *fn,
+                           void *ctx, char *err, size_t errlen);
+int64_t journal_read_file_ops(const char *path, journal_op_fn *fn, void *ctx,
+                              struct journal_scan *scan, char *err, size_t errlen);
 
 /* For the offline tool: check a journal by path without modifying it (a torn
  * tail is reported in scan, never cut; a missing file is an error), then hand

@@ -43,6 +43,6 @@ int journal_scan_records(const char *path, int fd, uint64_t salt, uint64_t size,
 /* Hand every item of the records in [from, to) to fn, each record checked
  * (checksum, then framing) first. The count, or -1 with err. Any thread. */
 int64_t journal_replay_range(const char *path, int fd, uint64_t salt, uint64_t from, uint64_t to,
-                             journal_item_fn *fn, void *ctx, char *err, size_t errlen);
+                             journal_op_fn *fn, void *ctx, char *err, size_t errlen);
 
 #endif

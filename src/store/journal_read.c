@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "store/journal.h"
 #include "store/journal_int.h"
+#include "store/jtag.h"
 
 #define READ_CHUNK (1u << 20) /* read-ahead of the record reader */
 
@@ -40,13 +41,18 @@ uint64_t journal_record_sum(uint64_t salt, const unsigned char *head8, const uns
     return XXH3_64bits_digest(&st);
 }
 
-/* Walk a checksummed payload's items, handing each to fn (NULL: only count).
- * Returns the count; -1 if the framing is wrong (why says how); -2 if fn
- * stopped the walk. */
-static int64_t payload_items(const unsigned char *p, size_t len, journal_item_fn *fn, void *ctx,
+/* Walk a checksummed payload's items, handing each to fn with the record's
+ * op and time (NULL: only count). Returns the count; -1 if the framing is
+ * wrong (why says how); -2 if fn stopped the walk. */
+static int64_t payload_items(const unsigned char *p, size_t len, journal_op_fn *fn, void *ctx,
                              const char **why)
 {
-    size_t pos = 0;
+    enum journal_op op;
+    int64_t t;
+    long tl = jtag_decode(p, len, &op, &t, why);
+    if (tl < 0)
+        return -1;
+    size_t pos = (size_t)tl;
     int64_t n = 0;
     while (pos < len) {
         if (len - pos < 4) {
@@ -63,7 +69,7 @@ static int64_t payload_items(const unsigned char *p, size_t len, journal_item_fn
             *why = "malformed payload: an item runs past the end of the record";
             return -1;
         }
-        if (fn && fn(ctx, p + pos, il) != 0)
+        if (fn && fn(ctx, op, t, p + pos, il) != 0)
             return -2;
         pos += il;
         n++;
@@ -353,7 +359,7 @@ out:
 /* Hand every item of the records in [from, to) to fn. Each record is checked
  * (checksum, then framing) before any of its items is handed over. */
 int64_t journal_replay_range(const char *path, int fd, uint64_t salt, uint64_t from, uint64_t to,
-                             journal_item_fn *fn, void *ctx, char *err, size_t errlen)
+                             journal_op_fn *fn, void *ctx, char *err, size_t errlen)
 {
     struct rbuf r = {.fd = fd};
     int64_t total = 0;

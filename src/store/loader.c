@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "bloom/format.h"
+#include "store/allow.h"
+#include "store/amend.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -131,6 +133,12 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
         snprintf(err, errlen, "filter %s: out of memory", cf->name);
         return NULL;
     }
+    /* The allow-list after the bits: its entries are the filter's own hashes. */
+    if (cf->allow && amend_load_allow_file(v, cf->allow, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        fversion_free(v);
+        return NULL;
+    }
     if (have_file) {
         v->dev = st.st_dev;
         v->ino = st.st_ino;
@@ -142,5 +150,8 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
              cf->name, have_file ? "loaded" : "created empty", have_file ? file : "in memory",
              format_keys_name(f->keys), (unsigned long long)filter_items(f),
              (unsigned long long)filter_bytes(f), f->shard_count, f->k, v->load_seconds);
+    if (cf->allow)
+        log_info("filter %s: allow-list %s, %llu exceptions", cf->name, cf->allow,
+                 (unsigned long long)allow_count(v->allow, ALLOW_EXCEPT));
     return v;
 }

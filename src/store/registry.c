@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/util.h"
+#include "store/allow.h"
 
 static void state_free(struct registry *reg, struct fstate *st)
 {
@@ -15,6 +16,7 @@ static void state_free(struct registry *reg, struct fstate *st)
     if (reg->on_state_release)
         reg->on_state_release(reg, st);
     pthread_mutex_destroy(&st->mu);
+    pthread_mutex_destroy(&st->mut_mu);
     free(st->name);
     free(st);
 }
@@ -77,9 +79,8 @@ void registry_offline(struct registry *reg, unsigned reader)
  * the new epoch (or is offline) can no longer hold the old catalog, because it
  * loads the catalog only inside a callback and reports only between them.
  * Workers report at least every 100 ms, so this waits about that long. */
-void registry_publish(struct registry *reg, struct catalog *next)
+void registry_synchronize(struct registry *reg)
 {
-    struct catalog *old = atomic_exchange_explicit(&reg->current, next, memory_order_acq_rel);
     uint64_t e = atomic_fetch_add_explicit(&reg->epoch, 1, memory_order_acq_rel) + 1;
     for (unsigned i = 0; i < reg->n_readers; i++) {
         for (;;) {
@@ -90,6 +91,12 @@ void registry_publish(struct registry *reg, struct catalog *next)
             nanosleep(&ts, NULL);
         }
     }
+}
+
+void registry_publish(struct registry *reg, struct catalog *next)
+{
+    struct catalog *old = atomic_exchange_explicit(&reg->current, next, memory_order_acq_rel);
+    registry_synchronize(reg);
     /* Ids of names no longer served become free once the grace period is over. */
     for (unsigned id = 0; id < REGISTRY_MAX_FILTERS; id++) {
         if (!reg->states[id])
@@ -133,6 +140,7 @@ int registry_filter_id(struct registry *reg, const char *name, bool *fresh)
         return -1;
     }
     pthread_mutex_init(&st->mu, NULL);
+    pthread_mutex_init(&st->mut_mu, NULL);
     reg->states[free_id] = st;
     *fresh = true;
     if (reg->on_fresh_id)
@@ -146,7 +154,8 @@ struct fversion *fversion_new(struct filter *f, const char *file)
     if (!v)
         return NULL;
     v->f = f;
-    if (file && !(v->file = strdup(file))) {
+    if ((file && !(v->file = strdup(file))) || !(v->allow = allow_new())) {
+        free(v->file);
         free(v);
         return NULL;
     }
@@ -160,6 +169,8 @@ void fversion_free(struct fversion *v)
     if (!v)
         return;
     filter_free(v->f);
+    allow_free(v->allow);
+    free(v->allow_file);
     free(v->file);
     free(v);
 }

@@ -34,9 +34,16 @@ struct fversion {
     int64_t mtime_ns;
     _Atomic uint64_t est_bits; /* bits_set the cached estimate is for (+1; 0 = none) */
     _Atomic uint64_t est_fpr;  /* cached fill-based estimate, as double bits */
+    struct allow_set *allow;   /* exceptions and removals (store/allow.h); never NULL */
+    char *allow_file;          /* the `allow` file loaded into it; NULL if none */
+    dev_t allow_dev;           /* identity of that file, to tell whether it changed */
+    ino_t allow_ino;
+    off_t allow_size;
+    int64_t allow_mtime_ns;
 };
 
 struct journal;
+struct allow_set;
 
 /* What belongs to a filter name rather than to one loaded version: its
  * journal and its reload history. Lives while the name is served. */
@@ -45,6 +52,11 @@ struct fstate {
     _Atomic(struct journal *) journal; /* NULL with `journal off`; workers append to it */
     _Atomic(struct fversion *) pending; /* the version a reload is about to publish: adds
                                             reach it too (see gate_add) */
+    /* Orders every mutation of the filter (ADD, ALLOW, UNALLOW, REMOVE): held
+     * from the journal append to the last version the mutation reaches, and by
+     * the reload while it sets `pending` and replays the journal's tail, so
+     * the journal's order is the order every version saw (core/gate.c). */
+    pthread_mutex_t mut_mu;
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */
@@ -112,6 +124,11 @@ void registry_offline(struct registry *reg, unsigned reader);
  * with the current catalog), wait until every online reader has been
  * quiescent since, then free the old catalog and the versions only it held. */
 void registry_publish(struct registry *reg, struct catalog *next);
+
+/* Writer side: wait until every online reader has been quiescent since the
+ * call began (a grace period with nothing published), so that what readers
+ * could reach before it may be freed. */
+void registry_synchronize(struct registry *reg);
 
 /* Writer side: the id (and state) for a filter name, the same for as long as
  * the name stays in the catalog; -1 when all REGISTRY_MAX_FILTERS are taken.

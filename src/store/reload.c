@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "store/allow.h"
+#include "store/amend.h"
 #include "store/journal.h"
 #include "store/loader.h"
 #include "base/log.h"
@@ -53,23 +55,12 @@ struct reloader {
 
 /* ---- journals ---- */
 
-struct replay_ctx {
-    struct filter *f;
-};
-
-static int replay_item(void *ctx, const void *item, size_t len)
+/* Replay [from, to) of a journal onto a version, every record as the
+ * mutation it was (store/amend.c); -1 with err on failure. */
+static int64_t replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to,
+                      char *err, size_t errlen)
 {
-    struct replay_ctx *r = ctx;
-    filter_add(r->f, item, len);
-    return 0;
-}
-
-/* Replay [from, to) of a journal onto a filter; -1 with err on failure. */
-static int64_t replay(struct journal *j, struct filter *f, uint64_t from, uint64_t to, char *err,
-                      size_t errlen)
-{
-    struct replay_ctx ctx = {f};
-    return journal_replay(j, from, to, replay_item, &ctx, err, errlen);
+    return journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
 }
 
 static struct journal *open_journal(const struct conf_filter *cf, char *err, size_t errlen)
@@ -176,7 +167,7 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
             atomic_store(&e->st->journal, j);
             char why[1024];
             double t0 = util_now();
-            int64_t n = replay(j, e->v->f, 0, journal_end(j), why, sizeof(why));
+            int64_t n = replay(j, e->v, 0, journal_end(j), why, sizeof(why));
             if (n < 0) {
                 snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, cf->journal, why);
                 goto fail;
@@ -241,9 +232,26 @@ static struct journal *adopt_journal(const struct catalog *cur, const struct con
 /* Does the filter as configured differ from the version being served? A file
  * counts as changed when its device, inode, size or mtime differ (a rebuilt
  * file renamed into place has a new inode). */
+static bool allow_stale(const struct fversion *v, const struct conf_filter *cf)
+{
+    if (!same_str(v->allow_file, cf->allow))
+        return true;
+    struct stat st;
+    if (!cf->allow)
+        return false;
+    if (stat(cf->allow, &st) != 0)
+        return true; /* the load will say why */
+    int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return st.st_dev != v->allow_dev || st.st_ino != v->allow_ino || st.st_size != v->allow_size ||
+           mt != v->allow_mtime_ns;
+}
+
 static bool version_stale(const struct fversion *v, const struct conf_filter *cf,
                           const struct conf_filter *old_cf)
 {
+    /* The allow-list is part of the version: a changed one reloads it. */
+    if (allow_stale(v, cf))
+        return true;
     if (cf->file) {
         struct stat st;
         if (stat(cf->file, &st) != 0)
@@ -345,7 +353,7 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
         return -1;
     ch->end = ch->j ? journal_end(ch->j) : 0;
     char why[1024];
-    if (ch->j && replay(ch->j, ch->v->f, 0, ch->end, why, sizeof(why)) < 0) {
+    if (ch->j && replay(ch->j, ch->v, 0, ch->end, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, journal_path(ch->j), why);
         return -1;
     }
@@ -372,20 +380,28 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
         if (reload_test_after_swap)
             reload_test_after_swap(ch->cf->name);
     }
+    /* Under the filter's mutation lock: a mutation either ends before
+     * `pending` is set (its record is before end2, replayed here in order) or
+     * begins after the tail is replayed (it sees `pending` and applies itself
+     * there), so v sees every mutation in the journal's order. Adds alone
+     * would commute; a REMOVE and an ADD of one item do not. */
+    pthread_mutex_lock(&st->mut_mu);
     atomic_store(&st->pending, ch->v);
     atomic_thread_fence(memory_order_seq_cst);
     if (ch->j) {
         uint64_t end2 = journal_end(ch->j);
         char why[1024];
-        if (replay(ch->j, ch->v->f, ch->end, end2, why, sizeof(why)) < 0) {
+        if (replay(ch->j, ch->v, ch->end, end2, why, sizeof(why)) < 0) {
             snprintf(err, errlen, "filter %s: journal %s: %s", ch->cf->name,
                      journal_path(ch->j), why);
             atomic_store(&st->pending, NULL);
+            pthread_mutex_unlock(&st->mut_mu);
             run->doomed[run->n_doomed++] = ch->v;
             ch->v = NULL;
             return -1;
         }
     }
+    pthread_mutex_unlock(&st->mut_mu);
     run->pending[run->n_pending++] = st;
     return 0;
 }
@@ -558,6 +574,28 @@ static void deliver_cb(evutil_socket_t fd, short what, void *arg)
     free(w);
 }
 
+/* The allow tables workers have outgrown: detached from every served
+ * version, freed after one grace period (no worker can still be probing
+ * one). Reload thread, once a second; costs nothing when none grew. */
+static void reclaim_allow_tables(struct reloader *r)
+{
+    const struct catalog *c = registry_read(r->reg);
+    struct allow_table *all = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        struct allow_table *t = allow_take_retired(c->entries[i].v->allow);
+        while (t) {
+            struct allow_table *next = t->next_retired;
+            t->next_retired = all;
+            all = t;
+            t = next;
+        }
+    }
+    if (!all)
+        return;
+    registry_synchronize(r->reg);
+    allow_free_tables(all);
+}
+
 static void tick_journals(struct reloader *r)
 {
     const struct catalog *c = registry_read(r->reg);
@@ -567,6 +605,7 @@ static void tick_journals(struct reloader *r)
         if (j && journal_tick(j, err, sizeof(err)) != 0)
             log_error("filter %s: journal: %s", c->entries[i].name, err);
     }
+    reclaim_allow_tables(r);
 }
 
 static void *reloader_main(void *arg)

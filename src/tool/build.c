@@ -21,6 +21,7 @@
 
 #include "bloom/format.h"
 #include "store/journal.h"
+#include "tool/build_journal.h"
 #include "base/util.h"
 
 #define READ_CHUNK (4u << 20)
@@ -148,7 +149,20 @@ struct builder {
     _Atomic uint64_t lines;
     _Atomic uint64_t bytes;
     _Atomic int done;
+    /* --journal: each item's last word in the journals (build_journal.h); a
+     * list item removed there stays out. NULL without journals. */
+    struct allow_set *jstate;
+    _Atomic uint64_t removed_lines; /* list items kept out by a removal */
 };
+
+/* Whether a removal in the journals keeps the item of hash h out. */
+static inline bool kept_out(struct builder *b, struct hash128 h)
+{
+    if (!b->jstate || !(allow_get(b->jstate, h) & ALLOW_REMOVED))
+        return false;
+    atomic_fetch_add_explicit(&b->removed_lines, 1, memory_order_relaxed);
+    return true;
+}
 
 struct worker {
     struct builder *b;
@@ -306,7 +320,10 @@ static uint64_t parse_chunk(struct worker *w, const char *buf, size_t n, bool la
             enum build_form form = build_key_form(f->keys, ll->e[i].ptr, ll->e[i].len);
             uint32_t shard;
             w->t.kept[form]++;
-            if (filter_add_hash_raw(f, filter_hash(f, ll->e[i].ptr, ll->e[i].len), &shard)) {
+            struct hash128 h = filter_hash(f, ll->e[i].ptr, ll->e[i].len);
+            if (kept_out(b, h))
+                continue;
+            if (filter_add_hash_raw(f, h, &shard)) {
                 w->new_per_shard[shard]++;
                 w->t.fresh[form]++;
             }
@@ -359,9 +376,12 @@ static void *worker_main(void *arg)
                 break;
             }
             uint32_t shard;
-            if (filter_add_hash_raw(f, filter_hash(f, it.data, it.len), &shard))
-                w->new_per_shard[shard]++;
+            struct hash128 h = filter_hash(f, it.data, it.len);
             lines++;
+            if (kept_out(b, h))
+                continue;
+            if (filter_add_hash_raw(f, h, &shard))
+                w->new_per_shard[shard]++;
         }
         w->lines += lines;
         atomic_fetch_add_explicit(&b->lines, lines, memory_order_relaxed);
@@ -462,44 +482,6 @@ static int count_items(struct input *in, struct lists_line *ll, enum lists_forma
         return -1;
     }
     return 0;
-}
-
-/* Journal items go in after the lists, on the calling thread (journals are
- * small next to lists), with the same per-shard tallies as the workers. */
-struct journal_fold {
-    struct filter *f;
-    uint64_t *new_per_shard;
-};
-
-static int fold_item(void *ctx, const void *item, size_t len)
-{
-    struct journal_fold *jf = ctx;
-    uint32_t shard;
-    if (filter_add_hash_raw(jf->f, filter_hash(jf->f, item, len), &shard))
-        jf->new_per_shard[shard]++;
-    return 0;
-}
-
-static int fold_journals(const struct build_opts *o, struct filter *f, uint64_t *items, char *err,
-                         size_t errlen)
-{
-    struct journal_fold jf = {f, calloc(f->shard_count, sizeof(uint64_t))};
-    if (!jf.new_per_shard) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = 0;
-    for (size_t i = 0; i < o->n_journals && rc == 0; i++) {
-        int64_t n = journal_read_file(o->journals[i], fold_item, &jf, NULL, err, errlen);
-        if (n < 0)
-            rc = -1;
-        else
-            *items += (uint64_t)n;
-    }
-    for (uint32_t s = 0; s < f->shard_count; s++)
-        atomic_fetch_add(&f->shards[s].items, jf.new_per_shard[s]);
-    free(jf.new_per_shard);
-    return rc;
 }
 
 static void close_inputs(struct input *in, size_t n)
@@ -637,6 +619,7 @@ static void builder_free(struct builder *b)
     if (b->rejects)
         fclose(b->rejects);
     filter_free(b->f);
+    allow_free(b->jstate);
     free(b->rd.carry);
     pthread_mutex_destroy(&b->rd.mu);
     pthread_mutex_destroy(&b->rej_mu);
@@ -764,8 +747,13 @@ static int finish_filter(const struct build_opts *o, struct builder *b, unsigned
             return -1;
         }
     }
-    if (fold_journals(o, b->f, &res->journal_items, err, errlen) != 0)
-        return -1;
+    if (b->jstate) {
+        if (build_journal_fold(o, b->f, b->jstate, &res->journal_items, err, errlen) != 0)
+            return -1;
+        res->journal_removed = allow_count(b->jstate, ALLOW_REMOVED);
+        res->journal_exceptions = allow_count(b->jstate, ALLOW_EXCEPT);
+        res->removed_lines = atomic_load(&b->removed_lines);
+    }
     res->insert_seconds = util_now() - ti;
     res->items = filter_items(b->f);
     double tw = util_now();
@@ -806,6 +794,8 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     struct builder *b = builder_create(o, res, parse, kind, in, n_in, err, errlen);
     if (!b)
         goto fail_inputs;
+    if (o->n_journals && !(b->jstate = build_journal_state(o, b->f, err, errlen)))
+        goto fail_builder;
 
     unsigned nt = o->threads ? o->threads : util_ncpus();
     double ti = util_now();

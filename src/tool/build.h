@@ -70,6 +70,9 @@ struct build_result {
     struct filter_plan plan;
     uint64_t lines;         /* items read from the lists (duplicates included) */
     uint64_t journal_items; /* items read from the journals (duplicates included) */
+    uint64_t journal_removed;    /* items whose last journal record is a REMOVE: kept out */
+    uint64_t journal_exceptions; /* items whose last allow record is ALLOW: not folded */
+    uint64_t removed_lines;      /* list items kept out by those removals */
     uint64_t items;         /* items that set a new bit (distinct, up to false positives) */
     uint64_t bytes_read;    /* input bytes */
     uint64_t seed;

@@ -25,4 +25,7 @@ int tool_one_file_arg(int argc, char **argv, const char *cmd, const char **file)
 int tool_cmd_check(int argc, char **argv);
 int tool_cmd_url(int argc, char **argv);
 
+/* journal dump (jdump.c). */
+int tool_cmd_journal(int argc, char **argv);
+
 #endif

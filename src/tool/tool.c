@@ -323,6 +323,14 @@ static void build_print_summary(const struct build_opts *o, const struct build_r
     printf("size %s, %.2f bits/item, k=%u, expected false-positive rate %.3g at capacity\n",
            util_human_bytes(bytes, hb, sizeof(hb)), (double)bytes * 8 / (double)r->plan.capacity,
            r->plan.k, r->plan.fpr_expected);
+    if (r->journal_removed)
+        printf("journals: %llu items removed, kept out (%llu list items)\n",
+               (unsigned long long)r->journal_removed, (unsigned long long)r->removed_lines);
+    if (r->journal_exceptions)
+        fprintf(stderr,
+                "bloomgate: note: the journals hold %llu ALLOW exceptions, which a filter cannot "
+                "hold: keep them with `bloomgate journal dump --allowed JOURNAL >> ALLOW_FILE`\n",
+                (unsigned long long)r->journal_exceptions);
     printf("%.3f s (insert %.3f s, %.2f M items/s; write %.3f s)\n", r->seconds, r->insert_seconds,
            r->insert_seconds > 0 ? (double)(r->lines + r->journal_items) / r->insert_seconds / 1e6
                                  : 0.0,
@@ -462,90 +470,6 @@ static int cmd_verify(int argc, char **argv)
     return 0;
 }
 
-/* What `journal dump` counts: items a list file cannot carry unchanged, because
- * build reads lines (ending at LF, trailing whitespace trimmed, empty and '#'
- * lines skipped). CR and NUL also trip up the text tools a dump is piped to. */
-static bool list_safe(const unsigned char *p, size_t len)
-{
-    if (len == 0 || p[0] == '#')
-        return false;
-    unsigned char last = p[len - 1];
-    if (last == ' ' || last == '\t' || last == '\r' || last == '\v' || last == '\f')
-        return false;
-    return !memchr(p, '\n', len) && !memchr(p, '\r', len) && !memchr(p, '\0', len);
-}
-
-struct dump {
-    bool print;
-    uint64_t unsafe;
-};
-
-static int dump_item(void *ctx, const void *item, size_t len)
-{
-    struct dump *d = ctx;
-    if (!list_safe(item, len))
-        d->unsafe++;
-    if (d->print) {
-        fwrite(item, 1, len, stdout);
-        putchar('\n');
-    }
-    return 0;
-}
-
-static int cmd_journal(int argc, char **argv)
-{
-    static const struct option opts[] = {{"count", no_argument, NULL, 'c'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    if (argc < 2)
-        return tool_usage_error("journal: a subcommand is required (dump)");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return tool_print_cmd_help("journal");
-    if (strcmp(argv[1], "dump") != 0)
-        return tool_usage_error("journal: unknown subcommand '%s'", argv[1]);
-    argc--, argv++;
-    bool count = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
-        if (c == 'c') {
-            count = true;
-        } else if (c == 'h') {
-            return tool_print_cmd_help("journal");
-        } else {
-            return tool_usage_error("journal dump: bad option");
-        }
-    }
-    const char *file = NULL;
-    if (tool_one_file_arg(argc, argv, "journal dump", &file))
-        return EXIT_USAGE;
-    if (optind < argc)
-        return tool_usage_error("journal dump: one FILE only");
-    char err[1024];
-    struct dump d = {.print = !count};
-    struct journal_scan js;
-    int64_t n = journal_read_file(file, dump_item, &d, &js, err, sizeof(err));
-    if (n < 0)
-        return tool_runtime_error(err);
-    if (count)
-        printf("%lld\n", (long long)n);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return tool_runtime_error("writing to stdout failed");
-    if (js.torn_at != JOURNAL_NO_TEAR)
-        fprintf(stderr,
-                "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out: a crash "
-                "mid-write, or a write in progress\n",
-                file, (unsigned long long)js.torn_at, (unsigned long long)js.torn_bytes,
-                js.torn_why);
-    if (d.unsafe && !count)
-        fprintf(stderr,
-                "bloomgate: warning: %s: %llu of %lld items cannot round-trip through a list "
-                "file (empty, starting with '#', trailing whitespace, or holding LF, CR or NUL); "
-                "use `bloomgate build --journal %s` to keep their exact bytes\n",
-                file, (unsigned long long)d.unsafe, (long long)n, file);
-    return 0;
-}
-
 static int cmd_help(int argc, char **argv);
 
 /* One option as help shows it. */
@@ -598,7 +522,10 @@ static const struct tool_opt url_expr_opts[] = {
     {NULL, NULL},
 };
 static const struct tool_opt journal_opts[] = {
-    {"-c, --count", "print only the number of items"},
+    {"-c, --count", "print only the number of items (of every record)"},
+    {"-o, --ops", "print every record's items as OP<tab>ITEM (add, allow, unallow, remove)"},
+    {"-r, --removed", "print the items whose last add/remove is a REMOVE, once each"},
+    {"-a, --allowed", "print the items whose last allow/unallow is an ALLOW, once each"},
     {NULL, NULL},
 };
 
@@ -613,8 +540,10 @@ static const struct tool_cmd commands[] = {
      "duplicates are not counted, nor the rare item whose bits others had all set.\n"
      "A list format implies its keys: hosts gives host keys, adblock and urls url\n"
      "keys. Host and url keys are canonical (docs/url-matching.md); exact keys take\n"
-     "only plain lists, and journals only exact keys. A rejects file line is\n"
-     "INPUT:OFFSET<tab>REASON<tab>WHY<tab>LINE.\n",
+     "only plain lists, and journals only exact keys. A journal's records go in as\n"
+     "the daemon applied them: an item whose last record is a REMOVE stays out (its\n"
+     "list lines too); ALLOW exceptions cannot be folded into a filter and are\n"
+     "counted. A rejects file line is INPUT:OFFSET<tab>REASON<tab>WHY<tab>LINE.\n",
      cmd_build},
     {"info", NULL, "FILE", "print the header as JSON\n", NULL, NULL, cmd_info},
     {"verify", NULL, "FILE [--threads T]", "check every checksum\n", verify_opts, NULL, cmd_verify},
@@ -637,14 +566,17 @@ static const struct tool_cmd commands[] = {
      "one a line, most specific first\n",
      url_expr_opts, "See docs/url-matching.md for canonicalisation and the expressions.\n",
      tool_cmd_url},
-    {"journal", "dump", "dump [--count] FILE",
-     "print a journal's items, one per line (raw bytes),\n"
-     "or with --count only how many there are\n",
+    {"journal", "dump", "dump [--count | --ops | --removed | --allowed] FILE",
+     "print a journal's added items, one per line (raw bytes),\n"
+     "or with --count only how many items its records hold\n",
      journal_opts,
-     "a torn tail (a crash mid-write) is reported on stderr and left out; the file\n"
-     "is never modified. Items a list file cannot carry unchanged are counted in a\n"
-     "warning: fold such a journal in with `bloomgate build --journal` instead.\n",
-     cmd_journal},
+     "an add whose item a later REMOVE took out is left out, so the output can be\n"
+     "appended to the list the filter is built from; --removed prints what to delete\n"
+     "from that list, --allowed what to append to the filter's allow file. A torn\n"
+     "tail (a crash mid-write) is reported on stderr and left out; the file is never\n"
+     "modified. Items a list file cannot carry unchanged are counted in a warning:\n"
+     "fold such a journal in with `bloomgate build --journal` instead.\n",
+     tool_cmd_journal},
     {"help", NULL, "[COMMAND]", "print COMMAND's help, or this overview\n", NULL, NULL, cmd_help},
 };
 

@@ -140,6 +140,9 @@ static void check_request(const char *buf, size_t len, const struct proto_limits
         break;
     case PROTO_MCHECK:
     case PROTO_MADD:
+    case PROTO_ALLOW:
+    case PROTO_UNALLOW:
+    case PROTO_REMOVE:
         FUZZ_CHECK(req->has_filter && req->n_items >= 1, "%s with %zu items",
                    proto_cmd_name(req->cmd), req->n_items);
         break;

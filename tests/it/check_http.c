@@ -537,7 +537,7 @@ START_TEST(test_errors_404)
         {"GET", "/v1/filters//check?item=a", NULL, NULL, 404, "unknown_filter", NULL},
         {"GET", "/", NULL, NULL, 404, "not_found", NULL},
         {"GET", "/v1/nope", NULL, NULL, 404, "not_found", NULL},
-        {"GET", "/v1/filters/urls/remove", NULL, NULL, 404, "not_found", NULL},
+        {"GET", "/v1/filters/urls/delete", NULL, NULL, 404, "not_found", NULL},
         {"GET", "/v1/filters/", NULL, NULL, 404, "unknown_filter", NULL},
     };
     RUN_CASES(t);

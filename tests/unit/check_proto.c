@@ -185,6 +185,14 @@ static const struct arity_case arity_cases[] = {
     {"MADD f a b c d\n", PROTO_REQUEST, PROTO_MADD, PROTO_ERR_NONE, ""},
     {"MADD f\n", PROTO_ERROR, PROTO_MADD, PROTO_ERR_WRONG_ARITY,
      "MADD takes at least 2 arguments (<filter> <item> [<item>...]), got 1"},
+    {"ALLOW f a\n", PROTO_REQUEST, PROTO_ALLOW, PROTO_ERR_NONE, ""},
+    {"allow f a b\n", PROTO_REQUEST, PROTO_ALLOW, PROTO_ERR_NONE, ""},
+    {"UNALLOW f a b c\n", PROTO_REQUEST, PROTO_UNALLOW, PROTO_ERR_NONE, ""},
+    {"REMOVE f a\n", PROTO_REQUEST, PROTO_REMOVE, PROTO_ERR_NONE, ""},
+    {"REMOVE f\n", PROTO_ERROR, PROTO_REMOVE, PROTO_ERR_WRONG_ARITY,
+     "REMOVE takes at least 2 arguments (<filter> <item> [<item>...]), got 1"},
+    {"UNALLOW\n", PROTO_ERROR, PROTO_UNALLOW, PROTO_ERR_WRONG_ARITY,
+     "UNALLOW takes at least 2 arguments (<filter> <item> [<item>...]), got 0"},
     {"INFO\n", PROTO_REQUEST, PROTO_INFO, PROTO_ERR_NONE, ""},
     {"INFO f\n", PROTO_REQUEST, PROTO_INFO, PROTO_ERR_NONE, ""},
     {"INFO f g\n", PROTO_ERROR, PROTO_INFO, PROTO_ERR_WRONG_ARITY,
@@ -1025,6 +1033,12 @@ START_TEST(test_format_bools)
     n = proto_format_bools(out, PROTO_BOOLS_CAP(4), e, 4, "NEW", "EXISTS");
     ck_assert_uint_eq(n, 28);
     ck_assert_mem_eq(out, "EXISTS EXISTS EXISTS EXISTS\n", 28);
+
+    /* REMOVED, the longest word, is what PROTO_BOOLS_CAP is sized for. */
+    bool r[] = {true, true, true, true};
+    n = proto_format_bools(out, PROTO_BOOLS_CAP(4), r, 4, "REMOVED", "ABSENT");
+    ck_assert_uint_eq(n, 32);
+    ck_assert_mem_eq(out, "REMOVED REMOVED REMOVED REMOVED\n", 32);
 
     n = proto_format_bools(out, sizeof(out), v + 1, 1, "NEW", "EXISTS");
     ck_assert_mem_eq(out, "EXISTS\n", 7);

@@ -233,7 +233,8 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
     /* {"filter":"NAME","item":"ITEM","present":true[,"match":...]}; the body
      * is built after the room for the head, then the head is put in front of
      * it. */
-    size_t body_max = e->name_len + 6 * len + 64 + (keyed ? 6 * call.match_len + 16 : 0);
+    size_t body_max = e->name_len + 6 * len + 96 + (keyed ? 6 * call.match_len + 16 : 0) +
+                      (call.except ? 6 * call.except_len + 32 : 0);
     char *b = http_rbuf_room(h, 1024 + sizeof(r->extra) + body_max);
     if (!b) {
         http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
@@ -244,7 +245,17 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
     p = put(p, e->name, e->name_len);
     p = PUT_LIT(p, "\",\"item\":\"");
     p = put_json_escaped(p, h->qbuf, len);
-    if (!keyed) {
+    if (call.except) {
+        /* An exception answered: "allowed", and for a host or url filter the
+         * allow-list entry that did. */
+        p = PUT_LIT(p, "\",\"present\":false,\"allowed\":true");
+        if (keyed) {
+            p = PUT_LIT(p, ",\"match\":null,\"exception\":\"");
+            p = put_json_escaped(p, call.except, call.except_len);
+            *p++ = '"';
+        }
+        *p++ = '}';
+    } else if (!keyed) {
         p = yes ? PUT_LIT(p, "\",\"present\":true}") : PUT_LIT(p, "\",\"present\":false}");
     } else if (call.match) {
         p = PUT_LIT(p, "\",\"present\":true,\"match\":\"");
@@ -337,10 +348,12 @@ static int matches_write(struct matches *m, const struct fentry *e, const struct
     return 0;
 }
 
-/* POST .../check and .../add: {"items":[...]} through the filter's batch call
- * (hash all, prefetch all, then test or set), the reply written directly. */
-static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
+/* POST .../check, .../add, .../allow, .../unallow, .../remove:
+ * {"items":[...]} through the filter's batch call (hash all, prefetch all,
+ * then test or set), the reply written directly. */
+static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id)
 {
+    bool add = id == CMD_ADD, check = id == CMD_CHECK;
     struct http_worker *h = r->h;
     size_t max = cmd_limits(r->cat->conf, h->env.scratch_items).max_items;
     /* A bound before parsing: jansson's tree costs ~50 bytes a value. */
@@ -379,13 +392,13 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     /* The table: auth, max_items, max_item; then the batch call (hash all,
      * prefetch all, then test or set; an add through the journal first). */
     struct cmd_call call;
-    call_for(&call, r, e, n, add ? CMD_ADD : CMD_CHECK);
-    cmd_run(&h->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    call_for(&call, r, e, n, id);
+    cmd_run(&h->env, id, NULL, &call);
     /* A check of a host or url filter names each item's match: the items
      * found are looked up again (rare, and cheaper than keeping every
      * item's expansion), while the body still holds them. */
     struct matches m = {NULL, 0, 0};
-    bool keyed = !add && call.err == CMD_OK && e->v->f->keys != FILTER_KEYS_EXACT;
+    bool keyed = check && call.err == CMD_OK && e->v->f->keys != FILTER_KEYS_EXACT;
     if (keyed && matches_write(&m, e, h->env.keys, h->env.bools, n) != 0) {
         free(m.p);
         json_decref(root);
@@ -400,16 +413,17 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     /* Durable (as the filter's fsync policy promises) before a reply says
      * "new"; HTTP answers a failed sync with 503 rather than a closed
      * connection. */
-    if (add && !gate_commit(h->env.gate)) {
+    if (!check && !gate_commit(h->env.gate)) {
         http_reply_error(r, HTTP_ERR_UNAVAILABLE,
-                         "the journal could not be synced; the add was not acknowledged");
+                         "the journal could not be synced; the %s was not acknowledged",
+                         cmd_table[id].name);
         return;
     }
     size_t yes = call.yes;
 
     /* {"filter":"NAME","present":[true,...]} or {...,"new":[...],"added":N}:
      * the name needs no escaping ([A-Za-z0-9_.-]), the rest is fixed words. */
-    size_t cap = e->name_len + 64 + n * 6 + m.len + 16;
+    size_t cap = e->name_len + 96 + n * 12 + m.len + 16;
     char *body = malloc(cap);
     if (!body) {
         free(m.p);
@@ -418,16 +432,28 @@ static void do_items_post(struct hreq *r, const struct fentry *e, bool add)
     }
     char *p = PUT_LIT(body, "{\"filter\":\"");
     p = put(p, e->name, e->name_len);
-    p = add ? PUT_LIT(p, "\",\"new\":[") : PUT_LIT(p, "\",\"present\":[");
+    p = add     ? PUT_LIT(p, "\",\"new\":[")
+        : check ? PUT_LIT(p, "\",\"present\":[")
+                : PUT_LIT(p, "\",\"changed\":[");
     for (size_t i = 0; i < n; i++) {
         if (i)
             *p++ = ',';
         p = h->env.bools[i] ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
     }
     *p++ = ']';
-    if (add) {
-        p = PUT_LIT(p, ",\"added\":");
+    if (!check) {
+        p = add ? PUT_LIT(p, ",\"added\":") : PUT_LIT(p, ",\"count\":");
         p = put_u64(p, yes);
+    }
+    /* Which items an exception answered NO, when one did. */
+    if (check && call.allowed) {
+        p = PUT_LIT(p, ",\"allowed\":[");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                *p++ = ',';
+            p = h->env.allowed[i] ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+        }
+        *p++ = ']';
     }
     if (keyed) {
         p = PUT_LIT(p, ",\"matches\":[");
@@ -483,7 +509,23 @@ static void do_reload(struct hreq *r)
     /* Otherwise reload_answer answers, later, on this thread. */
 }
 
-/* /v1/filters/{name}[/check|/add]; rest is the path after the prefix. */
+/* The mutation a filter's sub-path names (add, allow, unallow, remove), or
+ * CMD_CHECK for none. */
+static enum cmd_id mutation_of(const char *sub, size_t len)
+{
+    static const struct {
+        const char *name;
+        enum cmd_id id;
+    } subs[] = {{"add", CMD_ADD}, {"allow", CMD_ALLOW}, {"unallow", CMD_UNALLOW},
+                {"remove", CMD_REMOVE}};
+    for (size_t i = 0; sub && i < sizeof(subs) / sizeof(subs[0]); i++)
+        if (strlen(subs[i].name) == len && memcmp(sub, subs[i].name, len) == 0)
+            return subs[i].id;
+    return CMD_CHECK;
+}
+
+/* /v1/filters/{name}[/check|/add|/allow|/unallow|/remove]; rest is the path
+ * after the prefix. */
 static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
 {
     const char *slash = memchr(rest, '/', rest_len);
@@ -491,7 +533,8 @@ static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
     const char *sub = slash ? slash + 1 : NULL;
     size_t sub_len = slash ? rest_len - raw - 1 : 0;
     bool is_check = sub && sub_len == 5 && memcmp(sub, "check", 5) == 0;
-    bool add = sub && sub_len == 3 && memcmp(sub, "add", 3) == 0;
+    enum cmd_id mid = mutation_of(sub, sub_len);
+    bool add = mid != CMD_CHECK; /* any mutation: POST, authenticated as ADD */
     int mask;
     const char *allow;
     if (!sub) {
@@ -542,7 +585,7 @@ static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
     if (!sub)
         http_reply_json(r, 200, views_filter_json(e));
     else if (add || post)
-        do_items_post(r, e, add);
+        do_items_post(r, e, mid);
     else
         do_check_get(r, e);
 }

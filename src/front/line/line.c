@@ -23,6 +23,7 @@
 #include "base/util.h"
 #include "core/cmd.h"
 #include "front/line/proto.h"
+#include "store/allow.h"
 #include "net/worker.h"
 
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
@@ -259,7 +260,12 @@ static inline void ahead_answer(struct conn *c)
 {
     struct line_worker *lw = LW(c);
     const struct fentry *e = lw->ahead[lw->ahead_head].e;
-    bool hit = filter_check_hash(e->v->f, lw->ahead[lw->ahead_head].h);
+    struct hash128 h = lw->ahead[lw->ahead_head].h;
+    bool hit = filter_check_hash(e->v->f, h);
+    /* The allow-list keys items by this same hash: a YES it excepts or a
+     * removal hides is a NO, at one probe of the set (none while it is empty). */
+    if (hit && allow_any(e->v->allow) && allow_get(e->v->allow, h))
+        hit = false;
     lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
     lw->n_ahead--;
     tally_checks(lw, e, 1, hit);
@@ -310,11 +316,20 @@ static void reply_call_err(struct conn *c, const struct proto_request *r,
     reply_err(c, line_err(call->err), call->msg);
 }
 
-/* CHECK (unknown filter, host or url keys)/MCHECK/ADD/MADD through the table; the reply is
- * written straight into the reply batch. */
-static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                     bool add)
+/* What an item command answers per item: yes and no words. */
+static void reply_words(enum cmd_id id, const char **yes, const char **no)
 {
+    *yes = id == CMD_CHECK ? "YES" : id == CMD_ADD || id == CMD_ALLOW ? "NEW" : "REMOVED";
+    *no = id == CMD_CHECK ? "NO" : id == CMD_ADD || id == CMD_ALLOW ? "EXISTS" : "ABSENT";
+}
+
+/* CHECK (unknown filter, host or url keys)/MCHECK/ADD/MADD/ALLOW/UNALLOW/
+ * REMOVE through the table; the reply is written straight into the reply
+ * batch. */
+static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                     enum cmd_id id)
+{
+    bool add = id == CMD_ADD;
     struct line_worker *lw = LW(c);
     struct cmd_call call;
     cmd_call_init(&call, cat, lookup_filter(lw, cat, &r->filter), r->n_items, c->loopback,
@@ -326,12 +341,20 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
         lw->env.keys[i].data = r->items[i].p;
         lw->env.keys[i].len = r->items[i].len;
     }
-    cmd_run(&lw->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    cmd_run(&lw->env, id, NULL, &call);
     if (call.err == CMD_ERR_AUTH_REQUIRED || call.err == CMD_ERR_AUTH_FAILED) {
-        reply_err(c, PROTO_ERR_AUTH_REQUIRED,
-                  cat->conf->admin_token
-                      ? "ADD needs AUTH <token> first on this connection"
-                      : "ADD is accepted only from loopback clients when no admin_token is set");
+        /* Named as the table names it: MADD is an ADD. */
+        char msg[128], name[16];
+        size_t i = 0;
+        for (const char *p = cmd_table[id].name; *p && i + 1 < sizeof(name); p++)
+            name[i++] = (char)(*p - 'a' + 'A');
+        name[i] = '\0';
+        snprintf(msg, sizeof(msg),
+                 cat->conf->admin_token
+                     ? "%s needs AUTH <token> first on this connection"
+                     : "%s is accepted only from loopback clients when no admin_token is set",
+                 name);
+        reply_err(c, PROTO_ERR_AUTH_REQUIRED, msg);
         return;
     }
     if (call.err != CMD_OK) {
@@ -343,13 +366,14 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
         STAT_ADD(s, add_requests, 1);
         STAT_ADD(s, items_added, r->n_items);
         STAT_ADD(s, items_new, call.yes);
-    } else {
+    } else if (id == CMD_CHECK) {
         tally_checks(lw, NULL, r->n_items, call.yes);
     }
     /* reply_cap leaves PROTO_BOOLS_CAP(max_items) + REPLY_SLACK, so this fits. */
     size_t cap = PROTO_BOOLS_CAP(r->n_items) + 8;
-    size_t n = proto_format_bools(reply_room(c, cap), cap, lw->env.bools, r->n_items,
-                                  add ? "NEW" : "YES", add ? "EXISTS" : "NO");
+    const char *yes, *no;
+    reply_words(id, &yes, &no);
+    size_t n = proto_format_bools(reply_room(c, cap), cap, lw->env.bools, r->n_items, yes, no);
     lw->reply_len += n;
 }
 
@@ -373,22 +397,26 @@ static void do_match(struct conn *c, const struct catalog *cat, const struct pro
         return;
     }
     tally_checks(lw, NULL, 1, call.yes);
-    if (!call.match) {
+    /* An exception decided: `ALLOWED <the allow-list entry>`. */
+    const char *word = call.except ? "ALLOWED " : "MATCH ";
+    const char *key = call.except ? call.except : call.match;
+    size_t wl = strlen(word), kl = call.except ? call.except_len : call.match_len;
+    if (!key) {
         reply_str(c, "NO\n");
         return;
     }
-    if (call.match_len + 7 > lw->reply_cap) { /* an exact item longer than the batch */
+    if (kl + wl + 1 > lw->reply_cap) { /* an exact item longer than the batch */
         reply_flush(c);
-        evbuffer_add(c->out, "MATCH ", 6);
-        evbuffer_add(c->out, call.match, call.match_len);
+        evbuffer_add(c->out, word, wl);
+        evbuffer_add(c->out, key, kl);
         evbuffer_add(c->out, "\n", 1);
         return;
     }
-    char *o = reply_room(c, call.match_len + 7);
-    memcpy(o, "MATCH ", 6);
-    memcpy(o + 6, call.match, call.match_len);
-    o[6 + call.match_len] = '\n';
-    lw->reply_len += call.match_len + 7;
+    char *o = reply_room(c, kl + wl + 1);
+    memcpy(o, word, wl);
+    memcpy(o + wl, key, kl);
+    o[wl + kl] = '\n';
+    lw->reply_len += kl + wl + 1;
 }
 
 /* The reload is over (conn.h): one reply line, OK with per-filter statuses or
@@ -479,11 +507,20 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         break;
     case PROTO_CHECK:
     case PROTO_MCHECK:
-        do_items(c, cat, r, false);
+        do_items(c, cat, r, CMD_CHECK);
         break;
     case PROTO_ADD:
     case PROTO_MADD:
-        do_items(c, cat, r, true);
+        do_items(c, cat, r, CMD_ADD);
+        break;
+    case PROTO_ALLOW:
+        do_items(c, cat, r, CMD_ALLOW);
+        break;
+    case PROTO_UNALLOW:
+        do_items(c, cat, r, CMD_UNALLOW);
+        break;
+    case PROTO_REMOVE:
+        do_items(c, cat, r, CMD_REMOVE);
         break;
     case PROTO_MATCH:
         do_match(c, cat, r);
@@ -529,7 +566,8 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
 static inline bool r_direct(enum proto_cmd cmd)
 {
     return !(cmd == PROTO_PING || cmd == PROTO_CHECK || cmd == PROTO_MCHECK || cmd == PROTO_ADD ||
-             cmd == PROTO_MADD || cmd == PROTO_MATCH);
+             cmd == PROTO_MADD || cmd == PROTO_MATCH || cmd == PROTO_ALLOW ||
+             cmd == PROTO_UNALLOW || cmd == PROTO_REMOVE);
 }
 
 /* Parse and answer every complete request in the input buffer, unless the

@@ -20,7 +20,7 @@
 /* How the arguments after the command word are used. */
 enum args_kind {
     ARGS_NONE,   /* PING, FILTERS, QUIT, RELOAD */
-    ARGS_ITEMS,  /* <filter> <item>...: CHECK, MCHECK, ADD, MADD, MATCH */
+    ARGS_ITEMS,  /* <filter> <item>...: CHECK, MCHECK, ADD, MADD, MATCH, ALLOW, UNALLOW, REMOVE */
     ARGS_FILTER, /* INFO [<filter>] */
     ARGS_TOKEN,  /* AUTH <token> */
 };
@@ -53,6 +53,12 @@ static const struct cmd_spec cmd_table[] = {
     [PROTO_QUIT] = CMD("QUIT", PROTO_QUIT, ARGS_NONE, 0, 0, ""),
     [PROTO_RELOAD] = CMD("RELOAD", PROTO_RELOAD, ARGS_NONE, 0, 0, ""),
     [PROTO_MATCH] = CMD("MATCH", PROTO_MATCH, ARGS_ITEMS, 2, 2, "<filter> <item>"),
+    [PROTO_ALLOW] =
+        CMD("ALLOW", PROTO_ALLOW, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
+    [PROTO_UNALLOW] =
+        CMD("UNALLOW", PROTO_UNALLOW, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
+    [PROTO_REMOVE] =
+        CMD("REMOVE", PROTO_REMOVE, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
 };
 
 #define N_CMDS (sizeof(cmd_table) / sizeof(cmd_table[0]))

@@ -20,6 +20,9 @@ enum proto_cmd {
     PROTO_QUIT,
     PROTO_RELOAD,
     PROTO_MATCH, /* MATCH <filter> <item>: the key the item matched */
+    PROTO_ALLOW,   /* ALLOW <filter> <item>...: exceptions to the filter */
+    PROTO_UNALLOW, /* UNALLOW <filter> <item>...: exceptions dropped */
+    PROTO_REMOVE,  /* REMOVE <filter> <item>...: no longer reported present */
 };
 
 /* The error codes of `ERR <code> <message>`, defined once so the enum and the
@@ -86,9 +89,9 @@ struct proto_request {
     char errmsg[PROTO_ERRMSG_SIZE]; /* human text for the ERR line; printable ASCII */
 };
 
-/* The longest word proto_format_bools is given (EXISTS) plus its separator: a
+/* The longest word proto_format_bools is given (REMOVED) plus its separator: a
  * reply to n items needs at most PROTO_BOOLS_CAP(n) bytes. */
-#define PROTO_BOOLS_CAP(n) ((n)*7 + 1)
+#define PROTO_BOOLS_CAP(n) ((n)*8 + 1)
 
 /* Find and parse the next request at the start of buf[0..len).
  *

@@ -1,0 +1,175 @@
+/* Mutations of a filter version and its allow file, see amend.h. */
+#include "config.h"
+
+#include "store/amend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/allow.h"
+#include "url/lists.h"
+
+#define ALLOW_LINE_MAX JOURNAL_MAX_ITEM /* the longest exact item an allow file may hold */
+
+static int oom(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory for the allow set");
+    return -1;
+}
+
+/* One key. The hash is the filter's own, so a check that has hashed an item
+ * for the filter probes the allow set with the same 128 bits. */
+static int apply_one(struct fversion *v, enum journal_op op, const struct filter_key *k,
+                     bool *changed, char *err, size_t errlen)
+{
+    struct hash128 h = filter_hash(v->f, k->data, k->len);
+    unsigned old = 0;
+    int rc = 0;
+    switch (op) {
+    case JOURNAL_OP_ADD: /* the bits are set by the caller, in one batch */
+        rc = allow_update(v->allow, h, 0, ALLOW_REMOVED, &old);
+        if (changed && (old & ALLOW_REMOVED))
+            *changed = true;
+        break;
+    case JOURNAL_OP_ALLOW:
+        rc = allow_update(v->allow, h, ALLOW_EXCEPT, 0, &old);
+        if (changed)
+            *changed = !(old & ALLOW_EXCEPT);
+        break;
+    case JOURNAL_OP_UNALLOW:
+        rc = allow_update(v->allow, h, 0, ALLOW_EXCEPT, &old);
+        if (changed)
+            *changed = (old & ALLOW_EXCEPT) != 0;
+        break;
+    case JOURNAL_OP_REMOVE: {
+        bool present = filter_check_hash(v->f, h);
+        rc = allow_update(v->allow, h, ALLOW_REMOVED, 0, &old);
+        if (changed)
+            *changed = present && !(old & ALLOW_REMOVED);
+        break;
+    }
+    }
+    return rc != 0 ? oom(err, errlen) : 0;
+}
+
+int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys, size_t n,
+                bool *changed, char *err, size_t errlen)
+{
+    if (op == JOURNAL_OP_ADD) {
+        filter_add_batch(v->f, keys, n, changed);
+        /* An add undoes a removal of the item; with no removal anywhere there
+         * is nothing to look up (the common case: one relaxed load). */
+        if (allow_count(v->allow, ALLOW_REMOVED) == 0)
+            return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (apply_one(v, op, &keys[i], changed ? &changed[i] : NULL, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
+                      size_t len)
+{
+    (void)time_ms;
+    struct filter_key k = {item, len};
+    char err[64];
+    return amend_apply(ctx, op, &k, 1, NULL, err, sizeof(err));
+}
+
+/* One line of an allow file (without its LF) into v: 0, 1 if it holds
+ * nothing (blank, comment), -1 with why. */
+static int allow_line(struct fversion *v, struct lists_line *l, const char *line, size_t len,
+                      char *why, size_t whylen)
+{
+    while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r' ||
+                   line[len - 1] == '\v' || line[len - 1] == '\f'))
+        len--;
+    if (len == 0 || line[0] == '#')
+        return 1;
+    if (v->f->keys == FILTER_KEYS_EXACT) {
+        struct filter_key k = {line, len};
+        return amend_apply(v, JOURNAL_OP_ALLOW, &k, 1, NULL, why, whylen);
+    }
+    enum url_kind kind = v->f->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
+    bool rule = len >= 2 && line[0] == '@' && line[1] == '@';
+    enum lists_class cls = rule ? lists_parse_line(LISTS_ADBLOCK, kind, line + 2, len - 2, l)
+                                : lists_parse_line(LISTS_PLAIN, kind, line, len, l);
+    if (cls == LISTS_BLANK || cls == LISTS_COMMENT)
+        return 1;
+    if (cls != LISTS_KEPT) {
+        snprintf(why, whylen, "not a %s key: %s%s%s", kind == URL_KIND_HOST ? "host" : "url",
+                 cls == LISTS_REJECTED ? lists_reason_name(l->reason) : lists_class_name(cls),
+                 l->why[0] ? ": " : "", l->why);
+        return -1;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        struct filter_key k = {l->e[i].ptr, l->e[i].len};
+        if (amend_apply(v, JOURNAL_OP_ALLOW, &k, 1, NULL, why, whylen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Lines are read into a buffer bounded by ALLOW_LINE_MAX, so a file without
+ * line ends costs no more than that. ~50 lines: one loop over the bytes with
+ * its three ends (a line, too long, the end of the file). */
+int amend_load_allow_file(struct fversion *v, const char *path, char *err, size_t errlen)
+{
+    FILE *fp = fopen(path, "re");
+    if (!fp) {
+        snprintf(err, errlen, "allow file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    char *line = malloc(ALLOW_LINE_MAX + 1);
+    struct lists_line *l = malloc(sizeof(*l));
+    v->allow_file = strdup(path);
+    int rc = -1;
+    if (!line || !l || !v->allow_file) {
+        snprintf(err, errlen, "allow file %s: out of memory", path);
+        goto out;
+    }
+    if (fstat(fileno(fp), &st) == 0) {
+        v->allow_dev = st.st_dev;
+        v->allow_ino = st.st_ino;
+        v->allow_size = st.st_size;
+        v->allow_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
+    size_t len = 0;
+    unsigned lineno = 1;
+    char why[256];
+    for (;;) {
+        int c = getc_unlocked(fp);
+        if (c != '\n' && c != EOF) {
+            if (len == ALLOW_LINE_MAX) {
+                snprintf(err, errlen, "allow file %s:%u: a line longer than %u bytes", path,
+                         lineno, ALLOW_LINE_MAX);
+                goto out;
+            }
+            line[len++] = (char)c;
+            continue;
+        }
+        if (c == EOF && ferror(fp)) {
+            snprintf(err, errlen, "allow file %s: read error: %s", path, strerror(errno));
+            goto out;
+        }
+        if ((c == '\n' || len) && allow_line(v, l, line, len, why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "allow file %s:%u: %s", path, lineno, why);
+            goto out;
+        }
+        if (c == EOF)
+            break;
+        len = 0;
+        lineno++;
+    }
+    rc = 0;
+out:
+    fclose(fp);
+    free(line);
+    free(l);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/* amend: the mutations of a filter version (ADD, ALLOW, UNALLOW, REMOVE) as
+ * one function over its bits and its allow set, which a worker's request
+ * (through core/gate.c), a journal replay and `bloomgate build --journal` all
+ * call, so that the three cannot disagree; and the `allow` file, read into a
+ * version when it is loaded. Any thread: the bits take atomic ORs, the allow
+ * set orders its writers; callers order mutations of one filter (fstate's
+ * mut_mu). */
+#ifndef BLOOMGATE_AMEND_H
+#define BLOOMGATE_AMEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bloom/filter.h"
+#include "store/journal.h"
+#include "store/registry.h"
+
+/* Apply op to the n keys (a host or url filter's keys canonical already) of
+ * v. changed[i] (changed may be NULL) says whether key i changed what v
+ * answers: ADD a new bit set or a removal undone; ALLOW a new exception;
+ * UNALLOW an exception dropped; REMOVE an item the filter reported present
+ * (its bits set, not removed already) that no longer is. 0, or -1 when out
+ * of memory (err; keys before the failing one are applied). */
+int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys, size_t n,
+                bool *changed, char *err, size_t errlen);
+
+/* A journal_op_fn that applies each record's item to the version ctx: what a
+ * replay hands journal_replay_ops. */
+int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
+                      size_t len);
+
+/* Read the allow file path into v's allow set as exceptions, one item per
+ * line, as the filter's keys read it: an exact filter takes each line's
+ * bytes (trailing white space trimmed; empty lines and lines starting with
+ * '#' skipped, as `bloomgate build` reads a plain list); a host or url filter
+ * takes each line as ADD does (a host, a URL), or an Adblock exception rule
+ * (`@@||host^`, `@@|url`). Remembers the file's identity in v. 0, or -1
+ * with "PATH:LINE: why" in err. The loading thread. */
+int amend_load_allow_file(struct fversion *v, const char *path, char *err, size_t errlen);
+
+#endif
