@@ -19,7 +19,12 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
                   size_t errlen)
 {
     if (journal_append_op(j, op, JOURNAL_NO_TIME, keys, n, err, errlen) != 0) {
-        log_error_limited("filter %s: %s refused: %s", e->name, journal_op_name(op), err);
+        /* Two call sites, so that the summary of suppressed lines (which
+         * quotes the format) still says which kind of mutation was refused. */
+        if (op == JOURNAL_OP_ADD)
+            log_error_limited("filter %s: add refused: %s", e->name, err);
+        else
+            log_error_limited("filter %s: %s refused: %s", e->name, journal_op_name(op), err);
         return -1;
     }
     if (gate_test_after_append)
