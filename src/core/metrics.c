@@ -18,7 +18,6 @@
 #include "store/allow.h"
 #include "store/registry.h"
 
-static const char *const proto_names[STATS_N_PROTO] = {"line", "http", "resp"}; /* by enum stats_proto */
 
 static void family(struct evbuffer *o, const char *name, const char *type, const char *help)
 {
@@ -51,7 +50,7 @@ static void filter_counters(struct evbuffer *o, const struct catalog *cat,
     for (size_t i = 0; i < cat->n; i++)
         for (int p = 0; p < STATS_N_PROTO; p++)
             evbuffer_add_printf(o, "%s{filter=\"%s\",protocol=\"%s\"} %" PRIu64 "\n", name,
-                                cat->entries[i].name, proto_names[p],
+                                cat->entries[i].name, stats_proto_names[p],
                                 fstat_get(&sums[i], which, p));
 }
 
@@ -137,16 +136,16 @@ static void latency_histogram(struct evbuffer *o, const struct stats_src *src)
             cum += STAT_GET(&l, buckets[b]);
             if (b == STATS_LAT_BUCKETS - 1)
                 evbuffer_add_printf(o, "%s_bucket{protocol=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", name,
-                                    proto_names[p], cum);
+                                    stats_proto_names[p], cum);
             else
                 evbuffer_add_printf(o, "%s_bucket{protocol=\"%s\",le=\"%g\"} %" PRIu64 "\n", name,
-                                    proto_names[p], stats_lat_bounds[b], cum);
+                                    stats_proto_names[p], stats_lat_bounds[b], cum);
         }
-        evbuffer_add_printf(o, "%s_sum{protocol=\"%s\"} %.9f\n", name, proto_names[p],
+        evbuffer_add_printf(o, "%s_sum{protocol=\"%s\"} %.9f\n", name, stats_proto_names[p],
                             (double)STAT_GET(&l, sum_ns) / 1e9);
         /* The +Inf bucket, not the count field: the two are read at slightly
          * different moments, and Prometheus wants them equal. */
-        evbuffer_add_printf(o, "%s_count{protocol=\"%s\"} %" PRIu64 "\n", name, proto_names[p],
+        evbuffer_add_printf(o, "%s_count{protocol=\"%s\"} %" PRIu64 "\n", name, stats_proto_names[p],
                             cum);
     }
 }
@@ -267,22 +266,23 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
     evbuffer_add_printf(o, "bloomgate_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
     family(o, "bloomgate_start_time_seconds", "gauge", "When the daemon started, in unix seconds");
     evbuffer_add_printf(o, "bloomgate_start_time_seconds %" PRId64 "\n", src->started_wall);
-    family(o, "bloomgate_worker_threads", "gauge", "Worker threads serving both protocols");
+    family(o, "bloomgate_worker_threads", "gauge", "Worker threads serving every protocol");
     evbuffer_add_printf(o, "bloomgate_worker_threads %u\n", src->n_workers);
 
     family(o, "bloomgate_connections_open", "gauge",
            "Client connections open (HTTP: admitted under max_connections)");
-    evbuffer_add_printf(
-        o, "bloomgate_connections_open{protocol=\"line\"} %" PRIu64 "\n",
-        diff0(STAT_GET(&s, connections_accepted), STAT_GET(&s, connections_closed)));
-    evbuffer_add_printf(
-        o, "bloomgate_connections_open{protocol=\"http\"} %" PRIu64 "\n",
-        diff0(STAT_GET(&s, http_connections_admitted), STAT_GET(&s, http_connections_closed)));
-    evbuffer_add_printf(
-        o, "bloomgate_connections_open{protocol=\"resp\"} %" PRIu64 "\n",
-        diff0(STAT_GET(&s, resp_connections_accepted), STAT_GET(&s, resp_connections_closed)));
+    for (int p = 0; p < STATS_N_PROTO; p++) {
+        const struct stats_conn_fields *f = &stats_conn_fields[p];
+        const char *base = (const char *)&s;
+        uint64_t opened = atomic_load_explicit(
+            (const _Atomic uint64_t *)(const void *)(base + f->accepted), memory_order_relaxed);
+        uint64_t closed = atomic_load_explicit(
+            (const _Atomic uint64_t *)(const void *)(base + f->closed), memory_order_relaxed);
+        evbuffer_add_printf(o, "bloomgate_connections_open{protocol=\"%s\"} %" PRIu64 "\n",
+                            stats_proto_names[p], diff0(opened, closed));
+    }
     family(o, "bloomgate_worker_connections", "gauge",
-           "Connections open on each worker thread, both protocols");
+           "Connections open on each worker thread, all protocols");
     for (unsigned i = 0; i < src->n_workers; i++)
         evbuffer_add_printf(o, "bloomgate_worker_connections{worker=\"%u\"} %u\n", i,
                             atomic_load_explicit(&src->blocks[i].load, memory_order_relaxed));

@@ -6,6 +6,7 @@
 #define BLOOMGATE_STATS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* X(field, metric, labels, help): the JSON key INFO shows (field), and the
@@ -64,7 +65,34 @@
     X(resp_connections_closed, "bloomgate_connections_closed_total", "protocol=\"resp\"",          \
       "Client connections closed (HTTP: admitted ones)")                                           \
     X(resp_connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"resp\"",      \
-      "Connections refused because max_connections were open")
+      "Connections refused because max_connections were open")                                     \
+    X(resp_request_timeouts, "bloomgate_request_timeouts_total", "protocol=\"resp\"",              \
+      "Connections closed because a started request did not arrive within request_timeout")        \
+    X(resp_buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"resp\"",                \
+      "Requests refused because the input buffers of all connections were at max_buffered")        \
+    STATS_MAIL_FRONT_(X, tcp_table, "tcp_table")                                                   \
+    STATS_MAIL_FRONT_(X, policy, "policy")                                                         \
+    STATS_MAIL_FRONT_(X, dnsbl, "dnsbl")
+
+/* The counters of a mail front (tcp_table, policy, dnsbl over TCP), named
+ * p_... in INFO and told apart by the protocol label in /metrics. Their
+ * lookups are counted per filter and protocol (struct fstats), as every
+ * front's are. */
+#define STATS_MAIL_FRONT_(X, p, proto)                                                             \
+    X(p##_requests, "bloomgate_requests_total", "protocol=\"" proto "\"",                          \
+      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")                \
+    X(p##_errors, "bloomgate_mail_errors_total", "protocol=\"" proto "\"",                         \
+      "Mail-front requests answered with a fault (tcp_table 400, policy DEFER, DNS SERVFAIL)")     \
+    X(p##_connections_accepted, "bloomgate_connections_accepted_total", "protocol=\"" proto "\"",  \
+      "Client connections accepted")                                                               \
+    X(p##_connections_closed, "bloomgate_connections_closed_total", "protocol=\"" proto "\"",      \
+      "Client connections closed (HTTP: admitted ones)")                                           \
+    X(p##_connections_rejected, "bloomgate_connections_rejected_total", "protocol=\"" proto "\"",  \
+      "Connections refused because max_connections were open")                                     \
+    X(p##_request_timeouts, "bloomgate_request_timeouts_total", "protocol=\"" proto "\"",          \
+      "Connections closed because a started request did not arrive within request_timeout")        \
+    X(p##_buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"" proto "\"",            \
+      "Requests refused because the input buffers of all connections were at max_buffered")
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
@@ -96,8 +124,49 @@ struct stats {
 };
 
 /* The front ends, for counters kept per protocol. */
-enum stats_proto { STATS_LINE = 0, STATS_HTTP = 1, STATS_RESP = 2 };
-#define STATS_N_PROTO 3
+enum stats_proto {
+    STATS_LINE = 0,
+    STATS_HTTP = 1,
+    STATS_RESP = 2,
+    STATS_TCP_TABLE = 3,
+    STATS_POLICY = 4,
+    STATS_DNSBL = 5
+};
+#define STATS_N_PROTO 6
+/* The protocol label of each, by enum stats_proto. */
+static const char *const stats_proto_names[STATS_N_PROTO] = {"line",      "http",   "resp",
+                                                             "tcp_table", "policy", "dnsbl"};
+
+/* Where each front's connection counters are in struct stats, so that the
+ * one connection implementation (net/conn.c, net/worker.c) counts for every
+ * front without knowing them: offsets of _Atomic uint64_t fields. accepted
+ * is counted once a connection is admitted under max_connections (HTTP also
+ * counts every accepted one, admitted or not, in http_connections_accepted). */
+struct stats_conn_fields {
+    size_t accepted, closed, rejected, request_timeouts, buffer_refusals;
+};
+#define STATS_CONN_FIELDS_(acc, p)                                                                 \
+    {offsetof(struct stats, acc), offsetof(struct stats, p##connections_closed),                   \
+     offsetof(struct stats, p##connections_rejected), offsetof(struct stats, p##request_timeouts), \
+     offsetof(struct stats, p##buffer_refusals)}
+static const struct stats_conn_fields stats_conn_fields[STATS_N_PROTO] = {
+    [STATS_LINE] = STATS_CONN_FIELDS_(connections_accepted, ),
+    [STATS_HTTP] = STATS_CONN_FIELDS_(http_connections_admitted, http_),
+    [STATS_RESP] = STATS_CONN_FIELDS_(resp_connections_accepted, resp_),
+    [STATS_TCP_TABLE] = STATS_CONN_FIELDS_(tcp_table_connections_accepted, tcp_table_),
+    [STATS_POLICY] = STATS_CONN_FIELDS_(policy_connections_accepted, policy_),
+    [STATS_DNSBL] = STATS_CONN_FIELDS_(dnsbl_connections_accepted, dnsbl_),
+};
+#undef STATS_CONN_FIELDS_
+
+/* Owner-thread increment of the counter at offset off of struct stats (a
+ * stats_conn_fields entry). */
+#define STAT_ADD_AT(s, off, n)                                                                     \
+    do {                                                                                           \
+        _Atomic uint64_t *at_ = (_Atomic uint64_t *)(void *)((char *)(s) + (off));                 \
+        atomic_store_explicit(at_, atomic_load_explicit(at_, memory_order_relaxed) + (n),          \
+                              memory_order_relaxed);                                               \
+    } while (0)
 
 /* Per filter (indexed by the registry's filter id), per protocol. An id that
  * starts naming another filter starts from zero by generation, not by another

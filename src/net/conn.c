@@ -118,12 +118,7 @@ void conn_close(struct conn *c, const char *why)
     /* Give the slot back before the client can see the close: a client that
      * reconnects at once must find it free. */
     atomic_fetch_sub_explicit(&w->srv->conns_open, 1, memory_order_relaxed);
-    if (c->ops->proto == STATS_LINE)
-        STAT_ADD(&w->stats->s, connections_closed, 1);
-    else if (c->ops->proto == STATS_RESP)
-        STAT_ADD(&w->stats->s, resp_connections_closed, 1);
-    else
-        STAT_ADD(&w->stats->s, http_connections_closed, 1);
+    STAT_ADD_AT(&w->stats->s, stats_conn_fields[c->ops->proto].closed, 1);
     evutil_closesocket(c->fd);
     budget_charge(c, -(ptrdiff_t)c->in_cap);
     free(c->in);
@@ -226,10 +221,7 @@ static int conn_room(struct conn *c)
     if (ncap <= c->in_cap)
         return 1 + CONN_FULL_LIMIT;
     if (!budget_charge(c, (ptrdiff_t)(ncap - c->in_cap))) {
-        if (c->ops->proto == STATS_LINE)
-            STAT_ADD(&c->w->stats->s, buffer_refusals, 1);
-        else
-            STAT_ADD(&c->w->stats->s, http_buffer_refusals, 1);
+        STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].buffer_refusals, 1);
         return 1 + CONN_FULL_BUDGET;
     }
     char *nb = realloc(c->in, ncap);
@@ -290,10 +282,7 @@ static bool conn_deadline(struct conn *c, bool fresh)
  * connection closes once that is written. May close (and free) c. */
 static void conn_request_expired(struct conn *c)
 {
-    if (c->ops->proto == STATS_LINE)
-        STAT_ADD(&c->w->stats->s, request_timeouts, 1);
-    else
-        STAT_ADD(&c->w->stats->s, http_request_timeouts, 1);
+    STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].request_timeouts, 1);
     c->req_since = 0;
     c->req_timer = false;
     c->ops->request_timeout(c);

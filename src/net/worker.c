@@ -135,29 +135,19 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
 {
     struct server *srv = w->srv;
     const struct conn_ops *ops = srv->fronts[front].ops;
-    bool line = ops->proto == STATS_LINE, resp = ops->proto == STATS_RESP;
+    const struct stats_conn_fields *sf = &stats_conn_fields[ops->proto];
     const struct conf *cf = registry_read(w->reg)->conf;
-    if (!line && !resp)
-        STAT_ADD(&w->stats->s, http_connections_accepted, 1);
+    if (ops->proto == STATS_HTTP)
+        STAT_ADD(&w->stats->s, http_connections_accepted, 1); /* admitted or not */
     unsigned open = atomic_fetch_add_explicit(&srv->conns_open, 1, memory_order_relaxed) + 1;
     if (open > cf->max_connections) {
         atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
-        if (line)
-            STAT_ADD(&w->stats->s, connections_rejected, 1);
-        else if (resp)
-            STAT_ADD(&w->stats->s, resp_connections_rejected, 1);
-        else
-            STAT_ADD(&w->stats->s, http_connections_rejected, 1);
+        STAT_ADD_AT(&w->stats->s, sf->rejected, 1);
         ops->refuse(fd, &w->stats->s);
         evutil_closesocket(fd);
         return;
     }
-    if (line)
-        STAT_ADD(&w->stats->s, connections_accepted, 1);
-    else if (resp)
-        STAT_ADD(&w->stats->s, resp_connections_accepted, 1);
-    else
-        STAT_ADD(&w->stats->s, http_connections_admitted, 1);
+    STAT_ADD_AT(&w->stats->s, sf->accepted, 1);
     if (!hand_off(w, front, addr, fd, sa))
         serve_here(w, front, addr, fd, sa);
 }

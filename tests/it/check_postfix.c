@@ -150,6 +150,15 @@ START_TEST(test_raw)
     ck_assert_str_eq(dh_read_line(c, DH_TIMEOUT_MS), "400 request%20longer%20than%20max_line");
     ck_assert_int_eq(dh_wait_closed(c, DH_TIMEOUT_MS), DH_EOF);
     dh_close(c);
+    /* Counted as tcp_table's, not the line protocol's: 12 requests, 4 of
+     * them faults; the line protocol has answered one request, this INFO. */
+    struct dh_conn *lc = dh_connect(d);
+    const char *info = dh_cmd(lc, "INFO");
+    ck_assert_msg(strstr(info, "\"tcp_table_requests\":12,") != NULL, "%.2000s", info);
+    ck_assert_msg(strstr(info, "\"tcp_table_errors\":4,") != NULL, "%.2000s", info);
+    ck_assert_msg(strstr(info, "\"commands\":1,") != NULL, "%.2000s", info);
+    ck_assert_msg(strstr(info, "\"tcp_table_connections_accepted\":1,") != NULL, "%.2000s", info);
+    dh_close(lc);
     dh_finish(d);
 }
 END_TEST

@@ -50,7 +50,7 @@ struct dns_port {
 
 struct dnsbl_worker {
     struct worker *w;
-    struct cmd_env env; /* the worker's, proto = STATS_LINE */
+    struct cmd_env env; /* the worker's, proto = STATS_DNSBL */
     struct dns_port *ports;
     size_t n_ports;
     unsigned since_quiescent;
@@ -69,7 +69,7 @@ static void resolve(struct dnsbl_worker *dw, const struct catalog *cat, const st
         where = DNSBL_BAD_NAME; /* a label holding a dot: its text is not its name */
     bool listed = false;
     struct stats *s = &dw->w->stats->s;
-    STAT_ADD(s, commands, 1);
+    STAT_ADD(s, dnsbl_requests, 1);
     if (where == DNSBL_ITEM && (qclass == DNS_CLASS_IN || qclass == DNS_CLASS_ANY)) {
         struct cmd_call call;
         cmd_call_init(&call, cat, NULL, 1, true, CMD_CRED_NONE);
@@ -80,10 +80,8 @@ static void resolve(struct dnsbl_worker *dw, const struct catalog *cat, const st
         cmd_run(&dw->env, CMD_CHECK, NULL, &call);
         if (call.err == CMD_OK) {
             listed = dw->env.bools[0];
-            STAT_ADD(s, items_checked, 1);
-            STAT_ADD(s, items_hit, listed);
         } else if (call.err != CMD_ERR_BAD_ITEM) { /* a name the filter cannot read: NXDOMAIN */
-            STAT_ADD(s, errors, 1);
+            STAT_ADD(s, dnsbl_errors, 1);
             dnsbl_answer_servfail(&dw->ans);
             return;
         }
@@ -221,7 +219,7 @@ static void *dnsbl_worker_new(struct worker *w)
         return NULL;
     dw->w = w;
     dw->env = w->env;
-    dw->env.proto = STATS_LINE;
+    dw->env.proto = STATS_DNSBL;
     return dw;
 }
 
@@ -322,7 +320,7 @@ int dnsbl_bind_udp(struct server *srv, size_t front, char *err, size_t errlen)
  * tcptable_conn.c). */
 const struct conn_ops dnsbl_tcp_ops = {
     .name = "dnsbl",
-    .proto = STATS_LINE,
+    .proto = STATS_DNSBL,
     .worker_new = dnsbl_worker_new,
     .worker_free = dnsbl_worker_free,
     .process = tcp_process,

@@ -34,7 +34,7 @@ struct pol_conn {
 };
 
 struct pol_worker {
-    struct cmd_env env; /* the worker's, proto = STATS_LINE */
+    struct cmd_env env; /* the worker's, proto = STATS_POLICY */
     char reply[POLICY_REPLY_MAX];
 };
 
@@ -62,14 +62,12 @@ static int try_probe(struct conn *c, const struct catalog *cat, const struct con
     if (call.err == CMD_ERR_BAD_ITEM)
         return 0;
     if (call.err != CMD_OK) {
-        STAT_ADD(s, errors, 1);
+        STAT_ADD(s, policy_errors, 1);
         reply_text(c, UNAVAILABLE);
         return -1;
     }
-    STAT_ADD(s, items_checked, 1);
     if (!call.match)
         return 0;
-    STAT_ADD(s, items_hit, 1);
     size_t n =
         policy_reply(pol->action, ck->filter, ck->attr, call.match, call.match_len, pw->reply);
     evbuffer_add(c->out, pw->reply, n);
@@ -80,7 +78,7 @@ static int try_probe(struct conn *c, const struct catalog *cat, const struct con
 static void answer(struct conn *c, const struct catalog *cat, const struct conf_policy *pol,
                    const struct policy_request *r)
 {
-    STAT_ADD(&c->w->stats->s, commands, 1);
+    STAT_ADD(&c->w->stats->s, policy_requests, 1);
     for (size_t i = 0; i < pol->n_checks; i++) {
         const struct conf_check *ck = &pol->checks[i];
         int a = policy_attr_parse(ck->attr);
@@ -196,7 +194,7 @@ static void *pol_worker_new(struct worker *w)
     if (!pw)
         return NULL;
     pw->env = w->env;
-    pw->env.proto = STATS_LINE;
+    pw->env.proto = STATS_POLICY;
     return pw;
 }
 
@@ -208,7 +206,7 @@ static void pol_worker_free(void *fw)
 /* Counted with the line protocol, as tcp_table is (see tcptable_conn.c). */
 const struct conn_ops policy_ops = {
     .name = "policy",
-    .proto = STATS_LINE,
+    .proto = STATS_POLICY,
     .priv_size = sizeof(struct pol_conn),
     .worker_new = pol_worker_new,
     .worker_free = pol_worker_free,

@@ -25,7 +25,7 @@
 #include "net/runtime.h"
 
 struct tt_worker {
-    struct cmd_env env; /* the worker's, proto = STATS_LINE */
+    struct cmd_env env; /* the worker's, proto = STATS_TCP_TABLE */
     char *buf;          /* decoded keys: grown to the longest line seen */
     size_t cap;
     char reply[TCPT_REPLY_MAX];
@@ -52,12 +52,6 @@ static void answer(struct conn *c, const struct catalog *cat, const struct conf_
     tw->env.keys[0].len = r->key_len;
     cmd_run(&tw->env, put ? CMD_ADD : CMD_CHECK, NULL, &call);
     struct stats *s = &c->w->stats->s;
-    STAT_ADD(s, commands, 1);
-    if (!put && call.err == CMD_OK) {
-        STAT_ADD(s, check_requests, 1);
-        STAT_ADD(s, items_checked, 1);
-        STAT_ADD(s, items_hit, call.yes);
-    }
     char msg[sizeof(call.msg) + 32];
     switch (call.err) {
     case CMD_OK:
@@ -75,7 +69,7 @@ static void answer(struct conn *c, const struct catalog *cat, const struct conf_
         reply(c, 500, "read-only");
         return;
     default:
-        STAT_ADD(s, errors, 1);
+        STAT_ADD(s, tcp_table_errors, 1);
         reply(c, 400, call.msg);
         return;
     }
@@ -125,8 +119,9 @@ static unsigned tt_process(struct conn *c, bool draining)
         }
         off += used;
         answered++;
+        STAT_ADD(&c->w->stats->s, tcp_table_requests, 1);
         if (st == TCPT_ERROR) {
-            STAT_ADD(&c->w->stats->s, errors, 1);
+            STAT_ADD(&c->w->stats->s, tcp_table_errors, 1);
             reply(c, 400, err);
             continue;
         }
@@ -177,7 +172,7 @@ static void *tt_worker_new(struct worker *w)
     if (!tw)
         return NULL;
     tw->env = w->env;
-    tw->env.proto = STATS_LINE;
+    tw->env.proto = STATS_TCP_TABLE;
     return tw;
 }
 
@@ -193,7 +188,7 @@ static void tt_worker_free(void *fw)
  * two original fronts only. */
 const struct conn_ops tcptable_ops = {
     .name = "tcp_table",
-    .proto = STATS_LINE,
+    .proto = STATS_TCP_TABLE,
     .worker_new = tt_worker_new,
     .worker_free = tt_worker_free,
     .process = tt_process,
