@@ -83,76 +83,6 @@ out:
     return c;
 }
 
-/* Frees everything conf_parse allocated; NULL is fine. */
-void conf_free(struct conf *c)
-{
-    if (c == NULL)
-        return;
-    for (size_t i = 0; i < c->n_filters; i++) {
-        free(c->filters[i].name);
-        free(c->filters[i].file);
-        free(c->filters[i].journal);
-        free(c->filters[i].allow);
-    }
-    free(c->filters);
-    conf_fronts_free(c);
-    free(c->listen);
-    free(c->http_listen);
-    free(c->resp_listen);
-    free(c->user);
-    free(c->pidfile);
-    free(c->admin_token);
-    free(c->path);
-    free(c->dir);
-    free(c);
-}
-
-/* A filter name as the config, the line protocol and the HTTP paths accept it:
- * the parser and the HTTP API both ask. */
-int conf_is_valid_name(const char *s, size_t len)
-{
-    if (len < 1 || len > CONF_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
-/* The reader of the fields conf.c's store_uint writes (at the width the
- * table records); the reload comparison below is its user. */
-uint64_t conf_load_uint(const void *field, size_t size)
-{
-    if (size == sizeof(uint32_t)) {
-        uint32_t x;
-        memcpy(&x, field, sizeof(x));
-        return x;
-    }
-    assert(size == sizeof(uint64_t));
-    uint64_t v;
-    memcpy(&v, field, sizeof(v));
-    return v;
-}
-
-const struct conf_filter *conf_find_filter(const struct conf *c, const char *name)
-{
-    for (size_t i = 0; i < c->n_filters; i++)
-        if (strcmp(c->filters[i].name, name) == 0)
-            return &c->filters[i];
-    return NULL;
-}
-
-static const char *enum_name(const struct conf_enum *e, int value)
-{
-    for (; e->name; e++)
-        if (e->value == value)
-            return e->name;
-    return "unknown";
-}
-
 /* Whether directive d (global scope) has the same value in a and b. */
 static bool same_value(const struct directive *d, const struct conf *cur, const struct conf *next)
 {
@@ -221,7 +151,7 @@ static void value_text(const struct directive *d, const struct conf *c, char *bu
         snprintf(buf, len, "%llu", (unsigned long long)conf_load_uint(f, d->size));
         break;
     case T_ENUM:
-        snprintf(buf, len, "%s", enum_name(d->enums, (int)conf_load_uint(f, d->size)));
+        snprintf(buf, len, "%s", conf_enum_name(d->enums, (int)conf_load_uint(f, d->size)));
         break;
     case T_DOUBLE: {
         double v;
@@ -308,41 +238,4 @@ int conf_keep_running(struct conf *next, const struct conf *cur, conf_warn_fn *w
             warn(ctx, msg);
     }
     return conf_fronts_keep(next, cur, warn, ctx);
-}
-
-/* Each enum directive's words and values: the parser (conf.c's directive
- * table) reads them, the functions below name a value back. One row a line. */
-/* clang-format off */
-const struct conf_enum conf_log_levels[] = {
-    {"debug", CONF_LOG_DEBUG}, {"info", CONF_LOG_INFO}, {"warn", CONF_LOG_WARN},
-    {"error", CONF_LOG_ERROR}, {NULL, 0},
-};
-const struct conf_enum conf_layouts[] = {
-    {"blocked", CONF_LAYOUT_BLOCKED}, {"classic", CONF_LAYOUT_CLASSIC}, {NULL, 0},
-};
-const struct conf_enum conf_key_kinds[] = {
-    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},
-};
-const struct conf_enum conf_fsyncs[] = {
-    {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},
-    {NULL, 0},
-};
-/* clang-format on */
-
-const char *conf_log_level_name(enum conf_log_level level)
-{
-    return enum_name(conf_log_levels, level);
-}
-const char *conf_layout_name(enum conf_layout layout)
-{
-    return enum_name(conf_layouts, layout);
-}
-const char *conf_fsync_name(enum conf_fsync fsync)
-{
-    return enum_name(conf_fsyncs, fsync);
-}
-
-const char *conf_keys_name(enum conf_keys keys)
-{
-    return keys == CONF_KEYS_FILE ? "(as the file says)" : enum_name(conf_key_kinds, keys);
 }

@@ -183,32 +183,6 @@ int conf_fronts_finish(struct conf *c, unsigned *line, char *msg, size_t len)
     return 0;
 }
 
-void conf_fronts_free(struct conf *c)
-{
-    for (size_t i = 0; i < c->n_dnsbl; i++) {
-        free(c->dnsbl[i].zone);
-        free(c->dnsbl[i].filter);
-        free(c->dnsbl[i].answer);
-        free(c->dnsbl[i].txt);
-    }
-    free(c->dnsbl);
-    for (size_t i = 0; i < c->n_tcp_table; i++) {
-        free(c->tcp_table[i].filter);
-        free(c->tcp_table[i].found);
-    }
-    free(c->tcp_table);
-    for (size_t i = 0; i < c->n_policy; i++) {
-        for (size_t j = 0; j < c->policy[i].n_checks; j++) {
-            free(c->policy[i].checks[j].attr);
-            free(c->policy[i].checks[j].filter);
-        }
-        free(c->policy[i].checks);
-        free(c->policy[i].action);
-        free(c->policy[i].def);
-    }
-    free(c->policy);
-}
-
 /* The listen addresses of one kind's blocks, in order: a connection knows
  * its block by the index of the address it came in on, so a reload may
  * change anything but these (the listeners were bound at start-up). */

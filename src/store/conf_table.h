@@ -1,4 +1,5 @@
-/* conf_table: the directive table shared by the parser (conf.c) and what
+/* conf_table: the directive table (defined in conf.c) shared by the parser
+ * (conf_parse.c), the mail fronts' block checks (conf_fronts.c) and what
  * compares configurations on reload (conf_file.c). Internal to src/store;
  * read-only data, any thread. */
 #ifndef BLOOMGATE_CONF_TABLE_H
@@ -56,6 +57,8 @@ struct directive {
 
 extern const struct directive conf_directives[]; /* every directive the file may hold */
 extern const size_t conf_n_directives;
+/* The most directives the table may hold (the parser sizes an array by it). */
+#define CONF_MAX_DIRECTIVES 96
 extern const struct conf_enum conf_log_levels[], conf_layouts[], conf_fsyncs[], conf_key_kinds[];
 
 /* The directive called name in scope sc, or NULL. */
@@ -91,6 +94,9 @@ int conf_value_double(const struct directive *d, const char *val, double *out, c
 int conf_value_enum(const struct directive *d, const char *val, int *out, char *emsg, size_t elen);
 /* A bound as one would write it: 65536 as 64K for a size. */
 const char *conf_fmt_bound(const struct directive *d, uint64_t v, char *buf, size_t len);
+
+/* The word of value in the enum table e ("unknown" if none). */
+const char *conf_enum_name(const struct conf_enum *e, int value);
 
 /* An integer or enum field stored by width (4 or 8 bytes). */
 uint64_t conf_load_uint(const void *field, size_t size);

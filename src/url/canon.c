@@ -91,7 +91,7 @@ struct out {
     size_t len;
 };
 
-static bool put(struct out *o, const char *s, size_t n)
+static bool out_put(struct out *o, const char *s, size_t n)
 {
     if (n > URL_CANON_MAX - o->len)
         return false;
@@ -109,7 +109,7 @@ static bool put_escaped(struct out *o, const char *s, size_t n)
         size_t run = i;
         while (run < n && !escaped[(unsigned char)s[run]])
             run++;
-        if (!put(o, s + i, run - i))
+        if (!out_put(o, s + i, run - i))
             return false;
         if (run == n)
             return true;
@@ -453,7 +453,7 @@ static long scheme_len(const char *s, size_t n)
 static bool put_path(struct out *o, const char *p, size_t n)
 {
     size_t root = o->len;
-    if (!put(o, "/", 1))
+    if (!out_put(o, "/", 1))
         return false;
     size_t i = 0;
     while (i < n) {
@@ -475,7 +475,7 @@ static bool put_path(struct out *o, const char *p, size_t n)
         }
         /* A last segment without '/' after it is a file: no slash. */
         bool file = i == n;
-        if (!put_escaped(o, p + s, sl) || (!file && !put(o, "/", 1)))
+        if (!put_escaped(o, p + s, sl) || (!file && !out_put(o, "/", 1)))
             return false;
     }
     return true;
@@ -498,7 +498,7 @@ static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen
         return fail(err, errlen, "scheme longer than %d bytes", URL_SCHEME_MAX);
     struct out o = {c->url, 0};
     if (sl == 0) {
-        put(&o, "http", 4);
+        out_put(&o, "http", 4);
     } else {
         for (long i = 0; i < sl; i++)
             o.buf[o.len++] = (char)lower((unsigned char)s[i]);
@@ -506,7 +506,7 @@ static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen
         n -= (size_t)sl + 3;
     }
     c->scheme_len = o.len;
-    put(&o, "://", 3);
+    out_put(&o, "://", 3);
 
     /* The authority runs to the first '/' or '?': [userinfo@]host[:port]. */
     size_t auth = 0;
@@ -568,7 +568,7 @@ static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen
     c->has_query = q != NULL;
     c->query_off = c->query_len = 0;
     if (q) {
-        if (!put(&o, "?", 1))
+        if (!out_put(&o, "?", 1))
             goto too_long;
         c->query_off = o.len;
         if (!put_escaped(&o, q + 1, n - path_end - 1))
