@@ -8,6 +8,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The value of hex digit c (either case), or -1: what every parser of
+ * %XX escapes, \xHH quoting and hex nibbles shares. Any thread. */
+static inline int util_hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* Open a temporary file beside `path` (same directory, so rename is atomic).
  * Returns the fd and writes the temporary name into tmp. */
 int util_tmpfile_beside(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen);

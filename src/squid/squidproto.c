@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
+
 static bool is_ws(char c)
 {
     return c == ' ' || c == '\t' || c == '\r';
@@ -17,24 +19,14 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 size_t squidproto_unescape(const char *in, size_t len, char *out)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         int hi, lo;
-        if (in[i] == '%' && i + 2 < len && (hi = hexval(in[i + 1])) >= 0 &&
-            (lo = hexval(in[i + 2])) >= 0) {
+        if (in[i] == '%' && i + 2 < len && (hi = util_hexval(in[i + 1])) >= 0 &&
+            (lo = util_hexval(in[i + 2])) >= 0) {
             out[o++] = (char)(hi << 4 | lo);
             i += 2;
         } else {

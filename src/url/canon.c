@@ -17,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/util.h"
+
 /* A host before IDN conversion may be longer than URL_HOST_MAX (UTF-8 takes
  * more bytes than punycode for some scripts); this bounds the raw form. */
 #define HOST_RAW_MAX 1024
@@ -35,16 +37,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static int hexval(unsigned char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
 
 static unsigned char lower(unsigned char ch)
 {
@@ -64,8 +56,8 @@ size_t url_unescape(char *buf, size_t len)
     for (size_t i = o; i < len; i++) {
         buf[o++] = buf[i];
         while (o >= 3 && buf[o - 3] == '%') {
-            int hi = hexval((unsigned char)buf[o - 2]);
-            int lo = hexval((unsigned char)buf[o - 1]);
+            int hi = util_hexval((unsigned char)buf[o - 2]);
+            int lo = util_hexval((unsigned char)buf[o - 1]);
             if (hi < 0 || lo < 0)
                 break;
             buf[o - 3] = (char)(hi << 4 | lo);
@@ -144,7 +136,7 @@ static bool ipv4_part(const char *s, size_t n, uint64_t *v)
         return false;
     uint64_t x = 0;
     for (; i < n; i++) {
-        int d = hexval((unsigned char)s[i]);
+        int d = util_hexval((unsigned char)s[i]);
         if (d < 0 || (unsigned)d >= base)
             return false;
         x = x * base + (unsigned)d;

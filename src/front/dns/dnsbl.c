@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
+
 #define SOA_REFRESH 3600
 #define SOA_RETRY 600
 #define SOA_EXPIRE 86400
@@ -71,21 +73,12 @@ static bool parse_v4(const char **lab, const size_t *ll, unsigned char ip[4])
     return true;
 }
 
-static int hexval(char c)
-{
-    c = lower(c);
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
 /* 32 labels, one reversed nibble each. */
 static bool parse_v6(const char **lab, const size_t *ll, unsigned char ip[16])
 {
     for (int i = 0; i < 32; i++) {
-        int v = ll[i] == 1 ? hexval(lab[i][0]) : -1;
+        int v = ll[i] == 1 ? util_hexval(lab[i][0]) : -1;
         if (v < 0)
             return false;
         if (i % 2 == 0)

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/util.h"
+
 #define CHUNK_LINE_MAX 4096      /* a chunk-size line with its extensions */
 #define TRAILERS_MAX (16u << 10) /* all trailer fields of a chunked body */
 
@@ -366,16 +368,6 @@ enum {
     CH_DONE
 };
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* A byte-at-a-time state machine over the framing; data is moved in runs.
  * st->left is the chunk size being read, then what is left of its data;
@@ -394,7 +386,7 @@ enum httpparse_status httpparse_chunked(char *buf, size_t len, size_t max_body,
         unsigned char c = (unsigned char)buf[st->in];
         switch (st->phase) {
         case CH_SIZE: {
-            int d = hexval(c);
+            int d = util_hexval(c);
             if (d >= 0) {
                 /* left holds the size so far; 15 hex digits is 2^60, past any body */
                 if (st->left >> 56)
@@ -505,7 +497,7 @@ long httpparse_pct_decode(const char *s, size_t len, char *out, bool plus_space)
         if (s[i] == '%') {
             if (i + 2 >= len)
                 return -1;
-            int hi = hexval((unsigned char)s[i + 1]), lo = hexval((unsigned char)s[i + 2]);
+            int hi = util_hexval((unsigned char)s[i + 1]), lo = util_hexval((unsigned char)s[i + 2]);
             if (hi < 0 || lo < 0)
                 return -1;
             out[n++] = (char)(hi << 4 | lo);

@@ -12,16 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#include "base/util.h"
+
 
 /* Decode in[0..n) into out; -1 on a bad escape. */
 static long decode(const char *in, size_t n, char *out)
@@ -34,7 +26,7 @@ static long decode(const char *in, size_t n, char *out)
         }
         if (i + 2 >= n) /* fewer than two bytes follow */
             return -1;
-        int a = hexval(in[i + 1]), b = hexval(in[i + 2]);
+        int a = util_hexval(in[i + 1]), b = util_hexval(in[i + 2]);
         if (a < 0 || b < 0)
             return -1;
         out[o++] = (char)(a * 16 + b);

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
+
 #define HDR_MAX 32 /* the longest `*N` or `$N` header line we wait for */
 
 static const char *const err_names[] = {
@@ -215,16 +217,6 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-static int hex(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* One argument of an inline line at s[*i..n), unescaped in place from s + *i
  * on when write (it never grows); its length in *out. false on unbalanced
@@ -244,9 +236,9 @@ static bool inline_arg(char *s, size_t n, size_t *i, size_t *out, bool write)
         if (inq) {
             if (p >= n)
                 return false;
-            if (s[p] == '\\' && p + 3 < n && s[p + 1] == 'x' && hex(s[p + 2]) >= 0 &&
-                hex(s[p + 3]) >= 0) {
-                PUT((char)(hex(s[p + 2]) * 16 + hex(s[p + 3])));
+            if (s[p] == '\\' && p + 3 < n && s[p + 1] == 'x' && util_hexval(s[p + 2]) >= 0 &&
+                util_hexval(s[p + 3]) >= 0) {
+                PUT((char)(util_hexval(s[p + 2]) * 16 + util_hexval(s[p + 3])));
                 p += 4;
             } else if (s[p] == '\\' && p + 1 < n) {
                 char c = s[p + 1];
