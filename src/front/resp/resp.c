@@ -22,6 +22,7 @@
 #include "base/util.h"
 #include "core/cmd.h"
 #include "front/resp/respparse.h"
+#include "front/resp/resp_info.h"
 #include "net/worker.h"
 
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
@@ -546,37 +547,6 @@ static void f_command(struct conn *c, const struct catalog *cat, const struct re
     }
 }
 
-/* One `key:value` line of INFO from a JSON scalar (or an array of them,
- * comma-separated); CR and LF in a string become '?'. */
-static void info_line(struct evbuffer *b, const char *key, json_t *v)
-{
-    if (json_is_array(v)) {
-        evbuffer_add_printf(b, "%s:", key);
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e)
-        {
-            evbuffer_add_printf(b, "%s%" JSON_INTEGER_FORMAT, i ? "," : "", json_integer_value(e));
-        }
-        evbuffer_add(b, "\r\n", 2);
-        return;
-    }
-    if (json_is_integer(v)) {
-        evbuffer_add_printf(b, "%s:%" JSON_INTEGER_FORMAT "\r\n", key, json_integer_value(v));
-    } else if (json_is_real(v)) {
-        evbuffer_add_printf(b, "%s:%.6g\r\n", key, json_real_value(v));
-    } else if (json_is_boolean(v)) {
-        evbuffer_add_printf(b, "%s:%d\r\n", key, json_is_true(v));
-    } else if (json_is_string(v)) {
-        evbuffer_add_printf(b, "%s:", key);
-        for (const char *s = json_string_value(v); *s; s++)
-            evbuffer_add(b, *s == '\r' || *s == '\n' ? "?" : s, 1);
-        evbuffer_add(b, "\r\n", 2);
-    } else if (json_is_null(v)) {
-        evbuffer_add_printf(b, "%s:\r\n", key);
-    }
-}
-
 /* INFO [section]: the daemon's INFO (the line protocol's, through the
  * table) in Redis's text form: `# Server` with the daemon's figures, then
  * `# Filters` with one line a filter, `name:keys=url,items=N,...` as Redis's
@@ -584,10 +554,6 @@ static void info_line(struct evbuffer *b, const char *key, json_t *v)
  * argument is accepted and everything is answered. */
 static void f_info(struct conn *c, const struct catalog *cat, const struct resp_request *r)
 {
-    static const char *const ffields[] = {"keys",  "layout",        "items",
-                                          "capacity", "bytes",      "fpr_target",
-                                          "fpr_estimated", "k",     "shards",
-                                          "generation"};
     (void)r;
     struct stats_src src;
     server_stats_src(c->w->srv, &src);
@@ -602,34 +568,7 @@ static void f_info(struct conn *c, const struct catalog *cat, const struct resp_
         reply_coded(c, RESP_ERR_INTERNAL, "cannot render INFO");
         return;
     }
-    evbuffer_add_printf(b, "# Server\r\nbloomgate_version:%s\r\nredis_mode:standalone\r\n",
-                        PACKAGE_VERSION);
-    const char *key;
-    json_t *v;
-    json_object_foreach(call.json, key, v)
-    {
-        if (strcmp(key, "filters") != 0)
-            info_line(b, key, v);
-    }
-    evbuffer_add_printf(b, "\r\n# Filters\r\n");
-    size_t i;
-    json_t *f;
-    json_array_foreach(json_object_get(call.json, "filters"), i, f)
-    {
-        const char *name = json_string_value(json_object_get(f, "name"));
-        evbuffer_add_printf(b, "%s:", name ? name : "?");
-        for (size_t k = 0; k < sizeof(ffields) / sizeof(ffields[0]); k++) {
-            v = json_object_get(f, ffields[k]);
-            evbuffer_add_printf(b, "%s%s=", k ? "," : "", ffields[k]);
-            if (json_is_integer(v))
-                evbuffer_add_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-            else if (json_is_real(v))
-                evbuffer_add_printf(b, "%.6g", json_real_value(v));
-            else if (json_is_string(v))
-                evbuffer_add_printf(b, "%s", json_string_value(v)); /* a word: url, blocked */
-        }
-        evbuffer_add(b, "\r\n", 2);
-    }
+    resp_info_text(call.json, b);
     json_decref(call.json);
     size_t len = evbuffer_get_length(b);
     reply_header(c, '$', (int64_t)len);
