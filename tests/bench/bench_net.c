@@ -10,6 +10,8 @@
  *   bench_net --proto redis-get --port 6379 --load 1M     # SET item(i) 1, i < 1M
  *   bench_net --proto resp-bf --port 6380 --filter urls --items 100   # BF.MEXISTS:
  *             bloomgated's resp_listen, or Redis with RedisBloom (--load: BF.MADD)
+ *   bench_net --proto bloomd --port 8673 --filter bench --items 100   # bloomd's
+ *             ASCII protocol: c, m (--load: b) against a filter made by "create"
  *   bench_net --dump 1M | bloomgate build -o f.bloom --capacity 1M -
  *
  * Items: item(ns, i) is a URL-like string of exactly --item-len bytes made from
@@ -63,9 +65,9 @@
 #define BLOOM_SEED 0x62656e63686e6574ull /* "benchnet": the hand-built filter's hash seed */
 #define LOAD_WINDOW 8                    /* batches in flight while loading */
 
-enum kind { K_LINE, K_HTTP, K_REDIS_GET, K_REDIS_MGET, K_REDIS_BLOOM, K_RESP_BF };
-static const char *const kind_names[] = {"line",        "http",       "redis-get",
-                                         "redis-mget",  "redis-bloom", "resp-bf"};
+enum kind { K_LINE, K_HTTP, K_REDIS_GET, K_REDIS_MGET, K_REDIS_BLOOM, K_RESP_BF, K_BLOOMD };
+static const char *const kind_names[] = {"line",       "http",        "redis-get", "redis-mget",
+                                         "redis-bloom", "resp-bf",    "bloomd"};
 
 /* Command-line settings; every one is echoed in the JSON line. */
 static struct {
@@ -287,6 +289,15 @@ static void put_request(struct gbuf *b, char *const *it, const size_t *il, unsig
         }
         gb_put(b, "\n", 1);
         break;
+    case K_BLOOMD: /* armon/bloomd: "c F key", "m F k1 k2 ...", "b F k1 k2 ..." */
+        gb_str(b, add ? "b " : n == 1 ? "c " : "m ");
+        gb_str(b, o.filter);
+        for (unsigned i = 0; i < n; i++) {
+            gb_put(b, " ", 1);
+            gb_put(b, it[i], il[i]);
+        }
+        gb_put(b, "\n", 1);
+        break;
     case K_HTTP:
         if (!add && n == 1 && o.http_authz) {
             /* What nginx's auth_request sends for the item "scheme://host/path":
@@ -383,6 +394,7 @@ static uint64_t replies_per_request(unsigned n, bool add)
     switch (o.kind) {
     case K_LINE:
     case K_HTTP:
+    case K_BLOOMD:
         return 1;
     case K_REDIS_GET:
     case K_REDIS_MGET:
@@ -615,6 +627,9 @@ static const char *excerpt(const char *b, size_t len, char *out, size_t cap)
  * when the reply is complete, 0 when more must arrive, -1 when the stream is
  * not what the protocol allows (the connection is then given up). */
 
+/* The line protocol's "YES NO ..." and bloomd's "Yes No ..." (in `e`, `s`
+ * and `o` the case of the letters after Y and N). Any other bloomd line
+ * ("Filter does not exist", "Client Error: ...") is an error reply. */
 static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uint8_t *want)
 {
     const char *nl = memchr(b, '\n', len);
@@ -622,7 +637,9 @@ static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uin
         return len > IN_MAX / 2 ? -1 : 0;
     size_t ll = (size_t)(nl - b);
     char ex[80];
-    if (ll >= 3 && memcmp(b, "ERR", 3) == 0) {
+    const bool bd = o.kind == K_BLOOMD;
+    const char e = bd ? 'e' : 'E', s = bd ? 's' : 'S', no = bd ? 'o' : 'O';
+    if (ll >= 3 && (bd ? b[0] != 'Y' && b[0] != 'N' : memcmp(b, "ERR", 3) == 0)) {
         t->s.error_replies++;
         complain(t, "error reply: %s", excerpt(b, ll, ex, sizeof(ex)));
         return (ssize_t)ll + 1;
@@ -633,7 +650,7 @@ static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uin
         /* YES or NO without a branch on which: p[2] is readable even after
          * a final NO (it is the LF at end). */
         bool yes = p[0] == 'Y';
-        bool ok = (yes & (p[1] == 'E') & (p[2] == 'S')) | ((p[0] == 'N') & (p[1] == 'O'));
+        bool ok = (yes & (p[1] == e) & (p[2] == s)) | ((p[0] == 'N') & (p[1] == no));
         if (!ok)
             break;
         p += 2 + yes;
@@ -886,6 +903,7 @@ static ssize_t parse_reply(struct thread *t, const char *b, size_t len, uint64_t
     const uint8_t *want = pool.present + req * o.items;
     switch (o.kind) {
     case K_LINE:
+    case K_BLOOMD:
         return parse_line(t, b, len, want);
     case K_HTTP:
         return parse_http(t, b, len, want);
@@ -1275,12 +1293,13 @@ static size_t load_replies(const char *b, size_t len, uint64_t *got, uint64_t *e
         const char *p = b + off;
         size_t rest = len - off, used;
         bool bad = false;
-        if (o.kind == K_LINE) {
+        if (o.kind == K_LINE || o.kind == K_BLOOMD) {
             const char *nl = memchr(p, '\n', rest);
             if (!nl)
                 break;
             used = (size_t)(nl - p) + 1;
-            bad = used >= 4 && memcmp(p, "ERR", 3) == 0;
+            bad = o.kind == K_LINE ? used >= 4 && memcmp(p, "ERR", 3) == 0
+                                   : p[0] != 'Y' && p[0] != 'N';
         } else if (o.kind == K_HTTP) {
             const char *he = memmem(p, rest, "\r\n\r\n", 4);
             if (!he)
@@ -1447,7 +1466,7 @@ static const char usage_text[] =
     "       bench_net --load N [options]     add items 0..N-1 to the server\n"
     "       bench_net --dump N [--item-len L] print items 0..N-1, one per line\n"
     "       bench_net --dump-absent N         print N items that are never loaded\n"
-    "  --proto P          line | http | redis-get | redis-mget | redis-bloom | resp-bf\n"
+    "  --proto P          line | http | redis-get | redis-mget | redis-bloom | resp-bf | bloomd\n"
     "                     (default line; resp-bf: BF.EXISTS, BF.MEXISTS, --load BF.MADD)\n"
     "  --host H --port N  server (default 127.0.0.1:7878)\n"
     "  --connections C    TCP connections (default 1)\n"
@@ -1581,7 +1600,7 @@ static void parse_args(int argc, char **argv)
             while (k < sizeof(kind_names) / sizeof(kind_names[0]) && strcmp(a, kind_names[k]))
                 k++;
             if (k == sizeof(kind_names) / sizeof(kind_names[0]))
-                usage("--proto: line, http, redis-get, redis-mget, redis-bloom or resp-bf");
+                usage("--proto: line, http, redis-get, redis-mget, redis-bloom, resp-bf or bloomd");
             o.kind = (enum kind)k;
             break;
         }
