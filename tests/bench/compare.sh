@@ -836,24 +836,27 @@ for p in 16 64 256; do
 done
 say
 say "== targets (ratios within this run)"
-printf '%-56s %-22s %-7s %s\n' target measured ratio verdict
+say "(throughput targets: the ratio of items/s, or of server CPU per item, B's / A's, where"
+say " a client was saturated; the other ratio is shown last)"
+printf '%-56s %-22s %-7s %-16s %s\n' target measured ratio verdict other
 # tp TEXT KEY_A KEY_B MIN: a throughput target, A / B >= MIN. The ratio of
 # items/s, unless the client was saturated in either run: then the ratio of
 # the servers' CPU time per item (B's / A's), marked "cpu".
+# Either way the other ratio is shown after the verdict, for information.
 tp() {
-    local a b
-    if sat "$2" || sat "$3"; then
-        a=$(get "$3" server_cpu_ns_per_item)
-        b=$(get "$2" server_cpu_ns_per_item)
-        if [ -n "$a" ] && [ -n "$b" ]; then
-            target "$1 [cpu/item]" "$a" "$b" "$4"
-            return
-        fi
+    local a b r=""
+    a=$(get "$3" server_cpu_ns_per_item)
+    b=$(get "$2" server_cpu_ns_per_item)
+    [ -n "$a" ] && [ -n "$b" ] && r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+    if [ -n "$r" ] && { sat "$2" || sat "$3"; }; then
+        target "$1 [cpu/item]" "$a" "$b" "$4" "items/s: $(awk -v a="$(get "$2" items_per_s)" \
+            -v b="$(get "$3" items_per_s)" 'BEGIN { if (b > 0) printf "%.2f", a / b }')"
+        return
     fi
-    target "$1" "$(get "$2" items_per_s)" "$(get "$3" items_per_s)" "$4"
+    target "$1" "$(get "$2" items_per_s)" "$(get "$3" items_per_s)" "$4" "${r:+cpu/item: $r}"
 }
 sat() { awk -v c="$(get "$1" client_cpu_cores)" -v s="$saturated" 'BEGIN { exit !(c != "" && c >= s) }'; }
-target() { # TEXT A B MIN [FORMAT]: A / B >= MIN?
+target() { # TEXT A B MIN [NOTE]: A / B >= MIN?
     local r verdict
     if [ -z "$2" ] || [ -z "$3" ] || [ "$3" = 0 ]; then
         printf '%-56s %-22s %-7s %s\n' "$1" "-" "-" "no figure"
@@ -861,7 +864,7 @@ target() { # TEXT A B MIN [FORMAT]: A / B >= MIN?
     fi
     r=$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')
     verdict=$(awk -v r="$r" -v m="$4" 'BEGIN { print (r >= m ? "met" : "MISSED") }')
-    printf '%-56s %-22s %-7s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)"
+    printf '%-56s %-22s %-7s %-16s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)" "${5:-}"
 }
 for pl in split shared; do
     for c in 1 50; do
