@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# compare.sh: bloomgated against Redis, nginx and a null server on this machine
-# (issue #6). Starts every server on 127.0.0.1 in a temporary directory, loads
-# the same items into each, runs the cases with the same client settings,
-# prints the figures and the ratios against the targets, and stops everything
-# it started. Not run by `make check`: it takes ~25 minutes (--quick: ~5).
+# compare.sh: bloomgated against Redis, nginx, a null server and, when given,
+# RedisBloom and bloomd on this machine (issues #6 and #16). Starts every
+# server on 127.0.0.1 in a temporary directory, loads the same items into
+# each, runs the cases with one client (bench_net; wrk for HTTP against nginx)
+# and the same settings, and prints one table: items/s, latency, each server's
+# CPU time per item (utime + stime of all its threads and processes, from
+# /proc, over exactly the measured seconds) and the client's CPU cores, a case
+# flagged CLIENT when the client used ~1 core (it is one thread). The targets'
+# ratios are of items/s, or of server CPU per item where the client was
+# saturated. Stops everything it started. Not run by `make check`: it takes
+# ~25 minutes (--quick: ~5).
 #
 #   tests/bench/compare.sh [--quick] [--out FILE] [--repeat N] [--build-dir DIR] [--keep]
+#                          [--redisbloom PATH] [--bloomd PATH]
 #   tests/bench/compare.sh --urls [--quick] [--build-dir DIR] [--keep]
 #   tests/bench/compare.sh --resp [--redisbloom PATH] [--quick] [--repeat N] [--build-dir DIR]
 #
@@ -19,15 +26,24 @@
 #                 protocol, one daemon, the same client (bench_net): BF.MEXISTS
 #                 of 100 against MCHECK of 100, BF.EXISTS against CHECK
 #                 (pipelined), items/s and the daemon's CPU time per item
-#   --redisbloom PATH  implies --resp, and runs the same BF.* cases against
-#                 Redis (Debian's redis-server) with PATH, a redisbloom.so the
-#                 user built (docs/resp.md says how), loaded with BF.MADD
+#   --redisbloom PATH  also Redis (Debian's redis-server) with PATH, a
+#                 redisbloom.so the user built (docs/benchmarks.md says how),
+#                 BF.RESERVE'd and loaded with BF.MADD: BF.MEXISTS of 100 and
+#                 pipelined BF.EXISTS in the full run, the BF.* cases with --resp
+#   --bloomd PATH also bloomd (github.com/armon/bloomd, built with scons;
+#                 docs/benchmarks.md), one worker, in memory, the filter made
+#                 with "create" and loaded with bulk sets: multi ("m") of 100
+#                 and pipelined check ("c") in the full run
 #
 #   --quick       short runs, a 20M-item filter for case 5, one repetition
 #   --out FILE    also write every raw JSON line (bench_net's and wrk's) to FILE
 #   --repeat N    runs per figure, the median (by items/s) is shown (default 3)
 #   --build-dir   where the project is built (default _build, built if needed)
 #   --keep        keep the temporary directory (configs, logs, filters)
+#   --quiet-wait S  wait at most S seconds (default 120) before each figure for
+#                 the CPUs to be 85% idle; on a machine shared with other work
+#                 a smaller S keeps the run short (each server's CPU per item
+#                 is less disturbed by other load than its items/s)
 #
 # Placement (2 CPUs shared by client and server): case 1 (one request per
 # round trip) is run twice, "split" (server on CPU 1, client on CPU 0) and
@@ -47,17 +63,21 @@ keep=0
 urls=0
 resp=0
 redisbloom=""
+bloomd=""
+quiet_wait=120
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
     --urls) urls=1 ;;
     --resp) resp=1 ;;
-    --redisbloom) resp=1; redisbloom=$(realpath -m "$2"); shift ;;
+    --redisbloom) redisbloom=$(realpath -m "$2"); shift ;;
+    --bloomd) bloomd=$(realpath -m "$2"); shift ;;
+    --quiet-wait) quiet_wait=$2; shift ;;
     --out) out=$(realpath -m "$2"); shift ;;
     --repeat) repeat=$2; shift ;;
     --build-dir) build_dir=$(realpath -m "$2"); shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,54p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -251,6 +271,8 @@ resp_case() {
     trap - EXIT
     if [ "$keep" = 1 ]; then say "kept $rtmp"; else rm -rf "$rtmp"; fi
 }
+[ -z "$redisbloom" ] || [ -f "$redisbloom" ] || die "--redisbloom: no such file $redisbloom"
+[ -z "$bloomd" ] || [ -x "$bloomd" ] || die "--bloomd: $bloomd is not an executable"
 if [ "$resp" = 1 ]; then
     repeat=${repeat:-3}
     resp_case
@@ -358,6 +380,23 @@ unplace() {
     cli=()
 }
 
+# server_pids NAME: the processes whose CPU time is a server's (nginx: the
+# master and its workers), comma-separated for bench_net --server-pid.
+server_pids() {
+    local p=${pid[$1]} kids
+    kids=$(pgrep -P "$p" | paste -sd, -)
+    echo "$p${kids:+,$kids}"
+}
+# ticks PIDS: their utime + stime so far, in clock ticks (all threads).
+ticks() {
+    local p t=0
+    for p in ${1//,/ }; do
+        t=$((t + $(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$p/stat")))
+    done
+    echo "$t"
+}
+hz=$(getconf CLK_TCK)
+
 # Every command that produces a figure is echoed before it runs.
 show_raw() { printf '  $ %s\n' "$*"; }
 show() { # CMD ARGS...: shell-quoted, so it can be pasted back
@@ -384,6 +423,8 @@ say "machine:  $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -1),
 say "loopback: TCP congestion control $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo '?')"
 say "tree:     $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?') ($(git -C "$top" rev-parse --abbrev-ref HEAD 2>/dev/null || echo '?'))"
 say "servers:  $(redis-server --version | awk '{print $1, $2, $3}'), $(nginx -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}')"
+[ -z "$redisbloom" ] || say "          RedisBloom: $redisbloom"
+[ -z "$bloomd" ] || say "          bloomd: $bloomd ($(git -C "$(dirname "$bloomd")" describe --always 2>/dev/null || echo 'version unknown'))"
 say "settings: runs of ${dur} s after ${warm} s warm-up, median of $repeat; items of $item_len bytes, present share $share; client: bench_net, 1 thread"
 say "placement: case 1 pinned two ways (split: server CPU 1, client CPU 0; shared: both CPU 1,"
 say "           with taskset), every other case unpinned"
@@ -405,10 +446,11 @@ say "  (built in $(($(date +%s) - t0)) s)"
 # ---- servers ----
 say
 say "== servers (127.0.0.1, temporary directory)"
-bg_conf() { # FILE PORT HTTP_PORT THREADS FILTER_FILE
+bg_conf() { # FILE PORT HTTP_PORT THREADS FILTER_FILE RESP_PORT
     cat >"$1" <<EOF
 listen 127.0.0.1:$2
 http_listen 127.0.0.1:$3
+resp_listen 127.0.0.1:$6
 threads $4
 log_level warn
 filter bench {
@@ -418,12 +460,16 @@ filter bench {
 EOF
 }
 declare -A port
-for s in bg1 bg2 big1 big2; do port[$s]=$(free_port); port[${s}_http]=$(free_port); done
+for s in bg1 bg2 big1 big2; do
+    port[$s]=$(free_port)
+    port[${s}_http]=$(free_port)
+    port[${s}_resp]=$(free_port)
+done
 for s in redis nginx null1 null2; do port[$s]=$(free_port); done
-bg_conf "$tmp/bg1.conf" "${port[bg1]}" "${port[bg1_http]}" 1 "$tmp/bench.bloom"
-bg_conf "$tmp/bg2.conf" "${port[bg2]}" "${port[bg2_http]}" 2 "$tmp/bench.bloom"
-bg_conf "$tmp/big1.conf" "${port[big1]}" "${port[big1_http]}" 1 "$tmp/big.bloom"
-bg_conf "$tmp/big2.conf" "${port[big2]}" "${port[big2_http]}" 2 "$tmp/big.bloom"
+bg_conf "$tmp/bg1.conf" "${port[bg1]}" "${port[bg1_http]}" 1 "$tmp/bench.bloom" "${port[bg1_resp]}"
+bg_conf "$tmp/bg2.conf" "${port[bg2]}" "${port[bg2_http]}" 2 "$tmp/bench.bloom" "${port[bg2_resp]}"
+bg_conf "$tmp/big1.conf" "${port[big1]}" "${port[big1_http]}" 1 "$tmp/big.bloom" "${port[big1_resp]}"
+bg_conf "$tmp/big2.conf" "${port[big2]}" "${port[big2_http]}" 2 "$tmp/big.bloom" "${port[big2_resp]}"
 start bg1 "$B/bloomgated" -c "$tmp/bg1.conf"
 start bg2 "$B/bloomgated" -c "$tmp/bg2.conf"
 start redis redis-server --port "${port[redis]}" --bind 127.0.0.1 --save '' --appendonly no \
@@ -482,6 +528,43 @@ for mode in redis-get redis-bloom; do
     say "  $(jq -r '"\(.items) items in \(.seconds) s, \(.errors) errors"' <<<"$line")"
 done
 
+# The optional peers: Redis with RedisBloom (BF.RESERVE, then BF.MADD of the
+# same items) and bloomd (create, then bulk sets "b" of the same items), each
+# with one worker as bloomgated's threads 1.
+if [ -n "$redisbloom" ]; then
+    port[redisbloom]=$(free_port)
+    start redisbloom redis-server --port "${port[redisbloom]}" --bind 127.0.0.1 --save '' \
+        --appendonly no --daemonize no --dir "$tmp" --logfile "$tmp/redisbloom-server.log" \
+        --loadmodule "$redisbloom"
+    wait_port "${port[redisbloom]}" "${pid[redisbloom]}" 60 || { cat "$tmp/redisbloom-server.log" >&2; die "redis-server with $redisbloom did not start"; }
+    redis-cli -p "${port[redisbloom]}" BF.RESERVE bench $fpr $small | grep -q OK ||
+        die "RedisBloom: BF.RESERVE failed (is $redisbloom RedisBloom?)"
+    show "$B/tests/bench/bench_net" --proto resp-bf --port "${port[redisbloom]}" --filter bench --load $small --item-len $item_len
+    line=$(net --proto resp-bf --port "${port[redisbloom]}" --filter bench --load $small \
+        --item-len $item_len --label load-redisbloom) || die "loading RedisBloom failed"
+    record load "$line"
+    say "  RedisBloom: $(jq -r '"\(.items) items in \(.seconds) s, \(.errors) errors"' <<<"$line")"
+fi
+if [ -n "$bloomd" ]; then
+    port[bloomd]=$(free_port)
+    mkdir -p "$tmp/bloomd"
+    printf '%s\n' "[bloomd]" "tcp_port = ${port[bloomd]}" "udp_port = $(free_port)" \
+        "bind_address = 127.0.0.1" "data_dir = $tmp/bloomd" "log_level = WARN" "workers = 1" \
+        "flush_interval = 0" "in_memory = 1" >"$tmp/bloomd.conf"
+    start bloomd "$bloomd" -f "$tmp/bloomd.conf"
+    wait_port "${port[bloomd]}" "${pid[bloomd]}" 60 || { cat "$tmp/bloomd.log" >&2; die "bloomd did not start"; }
+    exec 3<>"/dev/tcp/127.0.0.1/${port[bloomd]}"
+    printf 'create bench capacity=%s prob=%s in_memory=1\n' $small $fpr >&3
+    read -r -t 30 reply <&3 || reply="(no answer)"
+    exec 3>&-
+    [ "${reply%$'\r'}" = Done ] || die "bloomd: create answered '$reply'"
+    show "$B/tests/bench/bench_net" --proto bloomd --port "${port[bloomd]}" --filter bench --load $small --item-len $item_len
+    line=$(net --proto bloomd --port "${port[bloomd]}" --filter bench --load $small \
+        --item-len $item_len --label load-bloomd) || die "loading bloomd failed"
+    record load "$line"
+    say "  bloomd: $(jq -r '"\(.items) items in \(.seconds) s, \(.errors) errors"' <<<"$line")"
+fi
+
 # Case 5's daemons load 2 x 275 MB: started now, measured later.
 start big1 "$B/bloomgated" -c "$tmp/big1.conf"
 start big2 "$B/bloomgated" -c "$tmp/big2.conf"
@@ -523,11 +606,21 @@ for c in 1 4; do
     spec "c2_get_$c" none redis --proto redis-get --connections $c --pipeline 100 --keyspace $small
     spec "c2_null_$c" none null1 --proto line --connections $c --pipeline 100 --keyspace $small --no-verify
 done
+spec c2_resp_4 none bg1_resp --proto resp-bf --connections 4 --pipeline 100 --keyspace $small
+if [ -n "$redisbloom" ]; then
+    spec c2_redisbloom_4 none redisbloom --proto resp-bf --connections 4 --pipeline 100 --keyspace $small
+    spec c3_redisbloom none redisbloom --proto resp-bf "${c3[@]}" --keyspace $small
+fi
+if [ -n "$bloomd" ]; then
+    spec c2_bloomd_4 none bloomd --proto bloomd --connections 4 --pipeline 100 --keyspace $small
+    spec c3_bloomd none bloomd --proto bloomd "${c3[@]}" --keyspace $small
+fi
 spec c3_bg1 none bg1 --proto line "${c3[@]}" --keyspace $small
 spec c3_bg2 none bg2 --proto line "${c3[@]}" --keyspace $small
 spec c3_null1 none null1 --proto line "${c3[@]}" --keyspace $small --no-verify
 spec c3_null2 none null2 --proto line "${c3[@]}" --keyspace $small --no-verify
 spec c3_mget none redis --proto redis-mget "${c3[@]}" --keyspace $small
+spec c3_resp1 none bg1_resp --proto resp-bf "${c3[@]}" --keyspace $small
 for p in 16 64 256; do
     spec "c3_bloom_p$p" none redis --proto redis-bloom --connections 1 --pipeline $p --keyspace $small "${bl[@]}"
 done
@@ -553,6 +646,12 @@ function init(args)
 end
 request = function() i = i % #reqs + 1; return reqs[i] end
 EOF
+# child_ticks: CPU time of this shell's finished children (wrk), in ticks.
+child_ticks() {
+    local t
+    t=$(awk '{ sub(/.*\) /, ""); print $14 + $15 }' "/proc/$$/stat" 2>/dev/null) || t=0
+    echo "${t:-0}"
+}
 # wrk prints text: make it one JSON line like bench_net's.
 wrk_json() { # LABEL < wrk output
     awk -v label="$1" '
@@ -565,18 +664,28 @@ wrk_json() { # LABEL < wrk output
         END { printf "{\"tool\":\"wrk\",\"label\":\"%s\",\"proto\":\"http-get\",\"connections\":50,\"threads\":1,\"duration_s\":%s,\"items_per_s\":%.0f,\"commands_per_s\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"non_2xx\":%d,\"socket_errors\":\"%s\"}\n",
                      label, dur, rps, rps, p50, p99, non2xx + 0, errs }' dur="$dur"
 }
-wrk_run() { # KEY PORT
+wrk_run() { # KEY PORT SERVER
     local cmd=(wrk -t1 -c50 -d"${dur}s" --latency -s "$wrk_script" "http://127.0.0.1:$2/")
+    local sp s0 s1 c0 c1
     [ "$rep" = 1 ] && show "${cmd[@]}"
     # wrk has no warm-up: a short unrecorded run first.
     wrk -t1 -c50 -d"${warm}s" -s "$wrk_script" "http://127.0.0.1:$2/" >/dev/null 2>&1 || true
     local txt
     wait_quiet
+    sp=$(server_pids "$3")
+    s0=$(ticks "$sp")
+    c0=$(child_ticks)
     txt=$(timeout $((${dur%.*} + 60)) "${cmd[@]}" 2>&1) || true
-    record "$1" "$(wrk_json "$1" <<<"$txt")"
+    s1=$(ticks "$sp")
+    c1=$(child_ticks)
+    # The server's and wrk's CPU time over the run, per request answered.
+    record "$1" "$(wrk_json "$1" <<<"$txt" | jq -c --argjson s $((s1 - s0)) --argjson c $((c1 - c0)) \
+        --argjson hz "$hz" --argjson d "$dur" '. + {server_cpu_cores: ($s / $hz / $d),
+        server_cpu_ns_per_item: (if .items_per_s > 0 then $s / $hz * 1e9 / (.items_per_s * $d) else null end),
+        client_cpu_cores: ($c / $hz / $d)}')"
 }
 
-# Other jobs on the machine skew a figure: before each run wait (up to 2 min)
+# Other jobs on the machine skew a figure: before each run wait (up to --quiet-wait s)
 # until the CPUs are at least 85 % idle over half a second, and count the runs
 # that had to start anyway.
 busy_starts=0
@@ -593,7 +702,8 @@ cpu_busy() { # percent busy over 0.5 s
 }
 wait_quiet() {
     local _
-    for _ in $(seq 120); do
+    local t0=$SECONDS
+    while [ $((SECONDS - t0)) -lt "$quiet_wait" ]; do
         [ "$(cpu_busy)" -le 15 ] && return 0
         sleep 0.5
     done
@@ -607,15 +717,17 @@ for rep in $(seq "$repeat"); do
         set -- $s
         key=$1 pl=$2 srv=$3
         shift 3
-        args=(--port "${port[$srv]}" "${common[@]}" "$@" --label "$key")
+        sp=${srv%_http}
+        sp=${sp%_resp}
+        args=(--port "${port[$srv]}" "${common[@]}" "$@" --label "$key" --server-pid "$(server_pids "$sp")")
         wait_quiet
-        place "$pl" "${srv%_http}"
+        place "$pl" "$sp"
         if [ "$rep" = 1 ]; then
-            [ "$pl" = none ] || show taskset -apc 1 "${pid[${srv%_http}]}"
+            [ "$pl" = none ] || show taskset -apc 1 "${pid[$sp]}"
             show "${cli[@]}" "$B/tests/bench/bench_net" "${args[@]}"
         fi
         line=$(timeout $((${dur%.*} + ${warm%.*} + 120)) "${cli[@]}" "$B/tests/bench/bench_net" "${args[@]}") || true
-        unplace "$pl" "${srv%_http}"
+        unplace "$pl" "$sp"
         if [ -z "$line" ]; then
             say "  $key: no result (see stderr above)"
             continue
@@ -623,12 +735,12 @@ for rep in $(seq "$repeat"); do
         record "$key" "$line"
     done
     if [ $http_ok = 1 ]; then
-        wrk_run c4_wrk_bg "${port[bg1_http]}"
-        wrk_run c4_wrk_nginx "${port[nginx]}"
+        wrk_run c4_wrk_bg "${port[bg1_http]}" bg1
+        wrk_run c4_wrk_nginx "${port[nginx]}" nginx
     fi
     say "  repetition $rep of $repeat done"
 done
-say "  $busy_starts run(s) started while other jobs kept the CPUs over 15 % busy for 2 minutes"
+say "  $busy_starts run(s) started while other jobs kept the CPUs over 15 % busy for $quiet_wait s"
 
 # Case 5's memory: the daemon's resident set against the filter file.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
@@ -638,6 +750,9 @@ rss2=$(($(rss_kb "${pid[big2]}") * 1024))
 record c5_rss "{\"tool\":\"compare.sh\",\"label\":\"c5_rss\",\"file_bytes\":$big_file,\"rss_threads1_bytes\":$rss1,\"rss_threads2_bytes\":$rss2}"
 
 # ---- the table ----
+# A client (one bench_net or wrk thread) at or above this many cores is the
+# bottleneck, or close to it.
+saturated=0.9
 # med KEY: the median run (by items/s) of a figure, as a JSON line.
 med() {
     [ -s "$tmp/results/$1.jsonl" ] || { echo '{}'; return; }
@@ -651,14 +766,22 @@ fmt_row() { # KEY DESCRIPTION
         printf '%-20s %-46s %s\n' "$1" "$2" "(no result)"
         return
     fi
-    IFS=$'\t' read -r -a f < <(jq -r '[(.items_per_s // 0), (.commands_per_s // 0),
-        (.p50_us // "-"), (.p99_us // "-"), (.p999_us // "-"), (.errors // .non_2xx // 0),
-        (.false_positive_rate // "-"), (.client_cpu_cores // "-")] | @tsv' <<<"$m")
-    printf '%-20s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' "$1" "$2" "${f[@]}"
+    IFS=$'\t' read -r -a f < <(jq -r --argjson sat "$saturated" '[(.items_per_s // 0),
+        (.commands_per_s // 0), (.p50_us // "-"), (.p99_us // "-"), (.errors // .non_2xx // 0),
+        (.false_positive_rate // "-"),
+        (if .server_cpu_ns_per_item then (.server_cpu_ns_per_item | round) else "-" end),
+        (.server_cpu_cores // "-"), (.client_cpu_cores // "-"),
+        (if (.client_cpu_cores // 0) >= $sat then "CLIENT" else "" end)] | @tsv' <<<"$m")
+    printf '%-20s %-46s %11s %10s %8s %8s %6s %9s %8s %6s %6s %s\n' "$1" "$2" "${f[@]}"
 }
 say
-say "== figures (median of $repeat; latency per command in microseconds; client CPU in cores)"
-printf '%-20s %-46s %11s %10s %8s %8s %8s %6s %9s %6s\n' key case items/s cmds/s p50 p99 p99.9 errors fpr client
+say "== figures (median of $repeat by items/s; latency per command in microseconds)"
+say "   srv ns/item: the server's CPU time (utime + stime, all threads and processes, /proc)"
+say "   per item answered; srv, client: CPU cores used by the server and by the client"
+say "   (one thread, so ~1 core is all it has); CLIENT: the client used >= $saturated cores,"
+say "   so items/s measures the client as much as the server: compare srv ns/item instead"
+printf '%-20s %-46s %11s %10s %8s %8s %6s %9s %8s %6s %6s %s\n' key case items/s cmds/s p50 p99 \
+    errors fpr 'srv ns/it' srv client flag
 for pl in split shared; do
     for c in 1 50; do
         fmt_row "c1_${pl}_bg_$c" "1 ($pl): CHECK, $c conn(s), 1 in flight each"
@@ -673,11 +796,21 @@ fmt_row c2_null_1 "6: null server, 1 conn x 100"
 fmt_row c2_bg_4 "2: CHECK, 4 conns x 100 in flight"
 fmt_row c2_get_4 "2: Redis GET, 4 conns x 100"
 fmt_row c2_null_4 "6: null server, 4 conns x 100"
+fmt_row c2_resp_4 "2: BF.EXISTS (resp_listen), 4 conns x 100"
 fmt_row c3_bg1 "3: MCHECK 100, 4 conns x 4, bloomgate t1"
 fmt_row c3_bg2 "3: MCHECK 100, 4 conns x 4, bloomgate t2"
 fmt_row c3_null1 "6: null server t1, MCHECK 100, 4 x 4"
 fmt_row c3_null2 "6: null server t2, MCHECK 100, 4 x 4"
 fmt_row c3_mget "3: Redis MGET 100, 4 conns x 4"
+fmt_row c3_resp1 "3: BF.MEXISTS 100 (resp_listen), t1, 4 x 4"
+if [ -n "$redisbloom" ]; then
+    fmt_row c3_redisbloom "3: RedisBloom BF.MEXISTS 100, 4 x 4"
+    fmt_row c2_redisbloom_4 "2: RedisBloom BF.EXISTS, 4 conns x 100"
+fi
+if [ -n "$bloomd" ]; then
+    fmt_row c3_bloomd "3: bloomd m (multi) 100, 1 worker, 4 x 4"
+    fmt_row c2_bloomd_4 "2: bloomd c (check), 4 conns x 100"
+fi
 for p in 16 64 256; do fmt_row "c3_bloom_p$p" "3: Redis 13 GETBITs/lookup, 1 conn x $p"; done
 fmt_row c5_big1 "5: MCHECK 100, ${big} items, t1, 4 x 4"
 fmt_row c5_big2 "5: MCHECK 100, ${big} items, t2, 4 x 4"
@@ -703,8 +836,27 @@ for p in 16 64 256; do
 done
 say
 say "== targets (ratios within this run)"
-printf '%-56s %-22s %-7s %s\n' target measured ratio verdict
-target() { # TEXT A B MIN [FORMAT]: A / B >= MIN?
+say "(throughput targets: the ratio of items/s, or of server CPU per item, B's / A's, where"
+say " a client was saturated; the other ratio is shown last)"
+printf '%-56s %-22s %-7s %-16s %s\n' target measured ratio verdict other
+# tp TEXT KEY_A KEY_B MIN: a throughput target, A / B >= MIN. The ratio of
+# items/s, unless the client was saturated in either run: then the ratio of
+# the servers' CPU time per item (B's / A's), marked "cpu".
+# Either way the other ratio is shown after the verdict, for information.
+tp() {
+    local a b r=""
+    a=$(get "$3" server_cpu_ns_per_item)
+    b=$(get "$2" server_cpu_ns_per_item)
+    [ -n "$a" ] && [ -n "$b" ] && r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+    if [ -n "$r" ] && { sat "$2" || sat "$3"; }; then
+        target "$1 [cpu/item]" "$a" "$b" "$4" "items/s: $(awk -v a="$(get "$2" items_per_s)" \
+            -v b="$(get "$3" items_per_s)" 'BEGIN { if (b > 0) printf "%.2f", a / b }')"
+        return
+    fi
+    target "$1" "$(get "$2" items_per_s)" "$(get "$3" items_per_s)" "$4" "${r:+cpu/item: $r}"
+}
+sat() { awk -v c="$(get "$1" client_cpu_cores)" -v s="$saturated" 'BEGIN { exit !(c != "" && c >= s) }'; }
+target() { # TEXT A B MIN [NOTE]: A / B >= MIN?
     local r verdict
     if [ -z "$2" ] || [ -z "$3" ] || [ "$3" = 0 ]; then
         printf '%-56s %-22s %-7s %s\n' "$1" "-" "-" "no figure"
@@ -712,7 +864,7 @@ target() { # TEXT A B MIN [FORMAT]: A / B >= MIN?
     fi
     r=$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", a / b }')
     verdict=$(awk -v r="$r" -v m="$4" 'BEGIN { print (r >= m ? "met" : "MISSED") }')
-    printf '%-56s %-22s %-7s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)"
+    printf '%-56s %-22s %-7s %-16s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)" "${5:-}"
 }
 for pl in split shared; do
     for c in 1 50; do
@@ -727,24 +879,34 @@ done
 for pl in split shared; do
     target "1 ($pl): (info) vs hand-built Redis filter, 1 conn" "$(get "c1_${pl}_bg_1" commands_per_s)" "$(get "c1_${pl}_bloom_1" commands_per_s)" 1
 done
-target "2: pipelined CHECK vs Redis GET, 1 conn x 100" "$(get c2_bg_1 commands_per_s)" "$(get c2_get_1 commands_per_s)" 1.2
-target "2: pipelined CHECK vs Redis GET, 4 conns x 100" "$(get c2_bg_4 commands_per_s)" "$(get c2_get_4 commands_per_s)" 1.2
-target "3: MCHECK items/s vs hand-built Redis ($best_bloom_key)" "$(get c3_bg1 items_per_s)" "$best_bloom" 20
-target "3: MCHECK items/s vs Redis MGET 100" "$(get c3_bg1 items_per_s)" "$(get c3_mget items_per_s)" 1.5
+tp "2: pipelined CHECK vs Redis GET, 1 conn x 100" c2_bg_1 c2_get_1 1.2
+tp "2: pipelined CHECK vs Redis GET, 4 conns x 100" c2_bg_4 c2_get_4 1.2
+tp "2: (info) pipelined BF.EXISTS vs Redis GET, 4 x 100" c2_resp_4 c2_get_4 1
+tp "3: MCHECK vs hand-built Redis ($best_bloom_key)" c3_bg1 "$best_bloom_key" 20
+tp "3: MCHECK vs Redis MGET 100" c3_bg1 c3_mget 1.5
+tp "3: (info) BF.MEXISTS 100 vs Redis MGET 100" c3_resp1 c3_mget 1.5
+if [ -n "$redisbloom" ]; then
+    tp "3: (info) BF.MEXISTS 100 vs RedisBloom's" c3_resp1 c3_redisbloom 1
+    tp "2: (info) BF.EXISTS vs RedisBloom's, 4 conns x 100" c2_resp_4 c2_redisbloom_4 1
+fi
+if [ -n "$bloomd" ]; then
+    tp "3: (info) MCHECK 100 vs bloomd multi 100" c3_bg1 c3_bloomd 1
+    tp "2: (info) CHECK vs bloomd check, 4 conns x 100" c2_bg_4 c2_bloomd_4 1
+fi
 target "3: MCHECK items/s, one worker, vs 3.2 M/s" "$(get c3_bg1 items_per_s)" 3200000 1
 if [ $http_ok = 1 ]; then
-    target "4: wrk GET check vs nginx return 204" "$(get c4_wrk_bg items_per_s)" "$(get c4_wrk_nginx items_per_s)" 0.8
+    tp "4: wrk GET check vs nginx return 204" c4_wrk_bg c4_wrk_nginx 0.8
 else
     printf '%-56s %-22s %-7s %s\n' "4: wrk GET check vs nginx return 204" "-" "-" "skipped (no HTTP API)"
 fi
-target "5: ${big} items vs case 3, threads 1" "$(get c5_big1 items_per_s)" "$(get c3_bg1 items_per_s)" 0.7
-target "5: ${big} items vs case 3, threads 2" "$(get c5_big2 items_per_s)" "$(get c3_bg2 items_per_s)" 0.7
+tp "5: ${big} items vs case 3, threads 1" c5_big1 c3_bg1 0.7
+tp "5: ${big} items vs case 3, threads 2" c5_big2 c3_bg2 0.7
 target "5: (file + 64 MiB) / RSS, threads 1" $((big_file + 64 * 1048576)) "$rss1" 1
 target "5: (file + 64 MiB) / RSS, threads 2" $((big_file + 64 * 1048576)) "$rss2" 1
-target "6: case 2 vs null server, 1 conn x 100" "$(get c2_bg_1 commands_per_s)" "$(get c2_null_1 commands_per_s)" 0.8
-target "6: case 2 vs null server, 4 conns x 100" "$(get c2_bg_4 commands_per_s)" "$(get c2_null_4 commands_per_s)" 0.8
-target "6: case 3 vs null server, threads 1" "$(get c3_bg1 items_per_s)" "$(get c3_null1 items_per_s)" 0.8
-target "6: case 3 vs null server, threads 2" "$(get c3_bg2 items_per_s)" "$(get c3_null2 items_per_s)" 0.8
+tp "6: case 2 vs null server, 1 conn x 100" c2_bg_1 c2_null_1 0.8
+tp "6: case 2 vs null server, 4 conns x 100" c2_bg_4 c2_null_4 0.8
+tp "6: case 3 vs null server, threads 1" c3_bg1 c3_null1 0.8
+tp "6: case 3 vs null server, threads 2" c3_bg2 c3_null2 0.8
 
 [ -n "$out" ] && say "raw JSON lines: $out"
 exit 0
