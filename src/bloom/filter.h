@@ -64,6 +64,10 @@ struct filter {
     uint64_t file_checksum;    /* header checksum of the file loaded; 0 if not loaded from one */
     enum filter_keys keys;     /* stored in the file; exact for a filter made empty */
     struct filter_shard *shards;
+    /* A windowed filter's ring of slices (bloom/ring.h), NULL for a plain
+     * filter: then this filter is only the ring's head, and the calls below
+     * check and add through the ring at the clock's time. */
+    struct filter_ring *ring;
 };
 
 /* A key for the batch calls: bytes and length (items may hold NUL). */
@@ -90,6 +94,10 @@ uint64_t filter_plan_bytes(const struct filter_plan *plan);
 struct filter *filter_create(const struct filter_plan *plan, uint64_t seed, char *err,
                              size_t errlen);
 void filter_free(struct filter *f);
+/* Zero every bit and counter (the pages go back to the kernel, which hands
+ * out zeroes on the next touch). No add may run meanwhile; a concurrent
+ * check reads old bits or zeroes (bloom/ring.c discards what it reads). */
+void filter_clear(struct filter *f);
 
 /* Where an item's hash lands: the shard index. */
 static inline uint32_t filter_shard_of(const struct filter *f, struct hash128 h)

@@ -111,6 +111,8 @@ const struct directive conf_directives[] = {
     PATH_OFF("journal",        FILTER, journal, journal_off,                          F_RELOAD),
     ENUM(  "fsync",            FILTER, fsync,            conf_fsyncs,  "everysec",         F_RELOAD),
     PATH(  "allow",            FILTER, allow,                                         F_RELOAD),
+    STRING("window",           FILTER, window,                    1,       32,        F_RELOAD),
+    INT(   "slices",           FILTER, slices,           "4",     1,       64,        F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),
@@ -585,6 +587,9 @@ static int close_filter(struct parser *p)
     if (f->file == NULL && f->capacity == 0)
         return fail(p, f->line, "filter \"%s\" needs \"file\" (prebuilt) or \"capacity\" (empty)",
                     f->name);
+    char wmsg[256];
+    if (conf_window_check(f, wmsg, sizeof(wmsg)) != 0)
+        return fail(p, f->line, "filter \"%s\": %s", f->name, wmsg);
 
     if (!f->journal_off && f->journal == NULL) {
         if (f->file != NULL) {
