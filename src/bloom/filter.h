@@ -123,6 +123,22 @@ static inline const void *filter_first_line(const struct filter *f, struct hash1
     return (const void *)&w[filter_reduce64(h.lo, f->bits_per_shard) >> 6];
 }
 
+/* The blocked layout's k bits of h as eight 64-bit masks over its block:
+ * the same in every filter of equal k, so a caller probing several filters
+ * with one hash (bloom/ring.c) makes them once. */
+void filter_block_masks(struct hash128 h, unsigned k, uint64_t m[8]);
+
+/* Whether the block blk (filter_first_line of a blocked filter) holds every
+ * bit of m: eight loads, no branch. */
+static inline bool filter_block_has(const void *blk, const uint64_t m[8])
+{
+    const _Atomic uint64_t *w = (const _Atomic uint64_t *)blk;
+    uint64_t miss = 0;
+    for (unsigned i = 0; i < 8; i++)
+        miss |= m[i] & ~atomic_load_explicit(&w[i], memory_order_relaxed);
+    return miss == 0;
+}
+
 static inline struct hash128 filter_hash(const struct filter *f, const void *item, size_t len)
 {
     return hash_item(item, len, f->seed);

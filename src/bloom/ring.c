@@ -9,6 +9,13 @@
 
 #define CHUNK 16 /* keys hashed and prefetched together in a batched check */
 
+/* Whether slice s holds h: for the blocked layout by the masks m made once
+ * for every slice (m NULL: the classic layout's own probe). */
+static inline bool slot_has(const struct filter *s, struct hash128 h, const uint64_t *m)
+{
+    return m ? filter_block_has(filter_first_line(s, h), m) : filter_check_hash(s, h);
+}
+
 struct filter *ring_filter_create(const struct filter_plan *slice_plan, uint64_t seed,
                                   unsigned slices, int64_t window_ms, uint64_t capacity, double fpr,
                                   char *err, size_t errlen)
@@ -95,15 +102,17 @@ static uint64_t changed_slots(struct filter_ring *r, const unsigned *idx, const 
 bool ring_check_hash(struct filter_ring *r, const struct filter *head, struct hash128 h,
                      int64_t now)
 {
-    (void)head;
     unsigned idx[RING_MAX_SLICES + 1];
     int64_t seen[RING_MAX_SLICES + 1];
+    uint64_t masks[8], *mk = NULL;
+    if (head->layout == FILTER_BLOCKED)
+        filter_block_masks(h, head->k, mk = masks);
     for (;;) {
         unsigned m = live_slots(r, now, idx, seen);
         uint64_t hit = 0;
-        for (unsigned j = 0; j < m; j++)
-            if (filter_check_hash(r->slot[idx[j]], h))
-                hit |= 1ull << j;
+        for (unsigned j = 0; j < m && !hit; j++)
+            if (slot_has(r->slot[idx[j]], h, mk))
+                hit = 1ull << j;
         uint64_t bad = changed_slots(r, idx, seen, m);
         if (hit & ~bad)
             return true;
@@ -128,17 +137,21 @@ void ring_check_batch(struct filter_ring *r, const struct filter *head,
     /* 64 slots at most; a batch's hit masks live on the stack in chunks. */
     uint64_t mask[CHUNK];
     struct hash128 h[CHUNK];
+    uint64_t bits[CHUNK][8];
+    bool blocked = head->layout == FILTER_BLOCKED;
     for (size_t base = 0; base < n; base += CHUNK) {
         size_t c = n - base < CHUNK ? n - base : CHUNK;
         for (size_t i = 0; i < c; i++) {
             h[i] = filter_hash(head, keys[base + i].data, keys[base + i].len);
+            if (blocked)
+                filter_block_masks(h[i], head->k, bits[i]);
             for (unsigned j = 0; j < m; j++)
                 __builtin_prefetch(filter_first_line(r->slot[idx[j]], h[i]), 0, 0);
         }
         for (size_t i = 0; i < c; i++) {
             mask[i] = 0;
             for (unsigned j = 0; j < m && !mask[i]; j++)
-                if (filter_check_hash(r->slot[idx[j]], h[i]))
+                if (slot_has(r->slot[idx[j]], h[i], blocked ? bits[i] : NULL))
                     mask[i] |= 1ull << j;
             present[base + i] = mask[i] != 0;
         }

@@ -205,6 +205,40 @@ START_TEST(test_rotation_race)
 }
 END_TEST
 
+/* The masks a ring probes its slices with say what filter_check_hash says,
+ * for every k the blocked layout takes. */
+START_TEST(test_block_masks)
+{
+    char err[256];
+    for (unsigned k = 1; k <= 32; k++) {
+        struct filter_plan plan;
+        ck_assert_int_eq(filter_plan_make(FILTER_BLOCKED, 2000, 0.01, 1, &plan, err, sizeof(err)),
+                         0);
+        plan.k = k;
+        struct filter *f = filter_create(&plan, 99, err, sizeof(err));
+        ck_assert_msg(f != NULL, "%s", err);
+        char buf[32];
+        for (int i = 0; i < 2000; i++) {
+            snprintf(buf, sizeof(buf), "in-%d", i);
+            filter_add(f, buf, strlen(buf));
+        }
+        for (int i = 0; i < 4000; i++) {
+            snprintf(buf, sizeof(buf), i < 2000 ? "in-%d" : "out-%d", i);
+            struct hash128 h = filter_hash(f, buf, strlen(buf));
+            uint64_t m[8];
+            filter_block_masks(h, k, m);
+            unsigned bits = 0;
+            for (int w = 0; w < 8; w++)
+                bits += (unsigned)__builtin_popcountll(m[w]);
+            ck_assert_uint_le(bits, k);
+            ck_assert_msg(filter_block_has(filter_first_line(f, h), m) == filter_check_hash(f, h),
+                          "k %u, %s", k, buf);
+        }
+        filter_free(f);
+    }
+}
+END_TEST
+
 START_TEST(test_bad_shape)
 {
     struct filter_plan plan;
@@ -225,6 +259,7 @@ int main(void)
     tcase_add_test(tc, test_readd_and_expire);
     tcase_add_test(tc, test_replay_times);
     tcase_add_test(tc, test_rotation_race);
+    tcase_add_test(tc, test_block_masks);
     tcase_add_test(tc, test_bad_shape);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
