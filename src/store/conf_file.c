@@ -93,6 +93,7 @@ void conf_free(struct conf *c)
         free(c->filters[i].file);
         free(c->filters[i].journal);
         free(c->filters[i].allow);
+        free(c->filters[i].window);
     }
     free(c->filters);
     conf_fronts_free(c);
