@@ -64,6 +64,10 @@ struct filter {
     uint64_t file_checksum;    /* header checksum of the file loaded; 0 if not loaded from one */
     enum filter_keys keys;     /* stored in the file; exact for a filter made empty */
     struct filter_shard *shards;
+    /* A windowed filter's ring of slices (bloom/ring.h), NULL for a plain
+     * filter: then this filter is only the ring's head, and the calls below
+     * check and add through the ring at the clock's time. */
+    struct filter_ring *ring;
 };
 
 /* A key for the batch calls: bytes and length (items may hold NUL). */
@@ -90,6 +94,10 @@ uint64_t filter_plan_bytes(const struct filter_plan *plan);
 struct filter *filter_create(const struct filter_plan *plan, uint64_t seed, char *err,
                              size_t errlen);
 void filter_free(struct filter *f);
+/* Zero every bit and counter (the pages go back to the kernel, which hands
+ * out zeroes on the next touch). No add may run meanwhile; a concurrent
+ * check reads old bits or zeroes (bloom/ring.c discards what it reads). */
+void filter_clear(struct filter *f);
 
 /* Where an item's hash lands: the shard index. */
 static inline uint32_t filter_shard_of(const struct filter *f, struct hash128 h)
@@ -113,6 +121,22 @@ static inline const void *filter_first_line(const struct filter *f, struct hash1
     if (f->layout == FILTER_BLOCKED)
         return (const void *)(w + filter_reduce64(h.lo, f->blocks_per_shard) * 8);
     return (const void *)&w[filter_reduce64(h.lo, f->bits_per_shard) >> 6];
+}
+
+/* The blocked layout's k bits of h as eight 64-bit masks over its block:
+ * the same in every filter of equal k, so a caller probing several filters
+ * with one hash (bloom/ring.c) makes them once. */
+void filter_block_masks(struct hash128 h, unsigned k, uint64_t m[8]);
+
+/* Whether the block blk (filter_first_line of a blocked filter) holds every
+ * bit of m: eight loads, no branch. */
+static inline bool filter_block_has(const void *blk, const uint64_t m[8])
+{
+    const _Atomic uint64_t *w = (const _Atomic uint64_t *)blk;
+    uint64_t miss = 0;
+    for (unsigned i = 0; i < 8; i++)
+        miss |= m[i] & ~atomic_load_explicit(&w[i], memory_order_relaxed);
+    return miss == 0;
 }
 
 static inline struct hash128 filter_hash(const struct filter *f, const void *item, size_t len)

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "store/amend.h"
 #include "store/journal.h"
@@ -15,10 +16,10 @@ void (*gate_test_after_append)(void);
 
 /* Append one record to j and remember j for the batch's group commit. */
 static int record(struct gate_batch *b, const struct fentry *e, struct journal *j,
-                  enum journal_op op, const struct filter_key *keys, size_t n, char *err,
-                  size_t errlen)
+                  enum journal_op op, int64_t t, const struct filter_key *keys, size_t n,
+                  char *err, size_t errlen)
 {
-    if (journal_append_op(j, op, JOURNAL_NO_TIME, keys, n, err, errlen) != 0) {
+    if (journal_append_op(j, op, t, keys, n, err, errlen) != 0) {
         /* Two call sites, so that the summary of suppressed lines (which
          * quotes the format) still says which kind of mutation was refused. */
         if (op == JOURNAL_OP_ADD)
@@ -91,21 +92,25 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
                          const struct filter_key *keys, size_t n, bool *changed, char *err,
                          size_t errlen)
 {
+    /* A windowed filter's mutation carries its time: into the record, so a
+     * replay puts it in the same slice, and into every version it reaches. */
+    int64_t t = e->v->f->ring ? clock_now_ms() : JOURNAL_NO_TIME;
     struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
-    if (j && record(b, e, j, op, keys, n, err, errlen) != 0)
+    if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)
         return -1;
-    if (amend_apply(e->v, op, keys, n, changed, err, errlen) != 0)
+    if (amend_apply_at(e->v, op, t, keys, n, changed, err, errlen) != 0)
         return -1;
     for (;;) {
         atomic_thread_fence(memory_order_seq_cst);
         struct fversion *pending = atomic_load_explicit(&e->st->pending, memory_order_seq_cst);
-        if (pending && pending != e->v && amend_apply(pending, op, keys, n, NULL, err, errlen) != 0)
+        if (pending && pending != e->v &&
+            amend_apply_at(pending, op, t, keys, n, NULL, err, errlen) != 0)
             return -1;
         struct journal *now = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
         if (now == j)
             return 0;
         j = now; /* rotated while we added: the record is in the retired journal only */
-        if (j && record(b, e, j, op, keys, n, err, errlen) != 0)
+        if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)
             return -1;
     }
 }

@@ -11,9 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/util.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
+#include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/journal.h"
 
@@ -25,6 +27,39 @@ static json_t *iso_time(int64_t t)
     gmtime_r(&tt, &tm);
     strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
     return json_string(ts);
+}
+
+/* INFO's "window" object of a windowed filter (docs/protocol.md): the
+ * window, the next rotation, and each slot of the ring, oldest first. Any
+ * thread holding the version. */
+static json_t *window_json(struct filter_ring *r)
+{
+    int64_t now = clock_now_ms();
+    int64_t cur = ring_epoch_of(r, now);
+    json_t *o = json_object();
+    json_object_set_new(o, "window_ms", json_integer((json_int_t)r->window_ms));
+    json_object_set_new(o, "slices", json_integer(r->n));
+    json_object_set_new(o, "slice_ms", json_integer((json_int_t)r->slice_ms));
+    json_object_set_new(o, "now_ms", json_integer((json_int_t)now));
+    json_object_set_new(o, "next_rotation_ms", json_integer((json_int_t)((cur + 1) * r->slice_ms)));
+    json_t *arr = json_array();
+    for (int64_t e = cur - (int64_t)r->n; e <= cur; e++) {
+        unsigned i = (unsigned)(((e % r->slots) + r->slots) % r->slots);
+        struct ring_slice_info si;
+        ring_slice_info(r, i, now, &si);
+        bool here = si.epoch == e && si.live;
+        json_t *x = json_object();
+        json_object_set_new(x, "starts_ms", json_integer((json_int_t)(e * r->slice_ms)));
+        json_object_set_new(x, "ends_ms", json_integer((json_int_t)((e + 1) * r->slice_ms)));
+        json_object_set_new(x, "expires_ms",
+                            json_integer((json_int_t)((e + r->n + 1) * r->slice_ms)));
+        json_object_set_new(x, "items", json_integer(here ? (json_int_t)si.items : 0));
+        json_object_set_new(x, "fill", json_real(here && si.bits ? (double)si.bits_set /
+                                                                      (double)si.bits : 0.0));
+        json_array_append_new(arr, x);
+    }
+    json_object_set_new(o, "live_slices", arr);
+    return o;
 }
 
 /* Any thread holding e's catalog: the reload fields are read under the
@@ -73,6 +108,7 @@ json_t *views_filter_json(const struct fentry *e)
                         json_integer((json_int_t)allow_count(v->allow, ALLOW_REMOVED)));
     json_object_set_new(al, "bytes", json_integer((json_int_t)allow_bytes(v->allow)));
     json_object_set_new(o, "allow", al);
+    json_object_set_new(o, "window", f->ring ? window_json(f->ring) : json_null());
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     if (e->st) {

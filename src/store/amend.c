@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/clock.h"
+#include "bloom/ring.h"
 #include "store/allow.h"
 #include "url/lists.h"
 
@@ -58,7 +60,18 @@ static int apply_one(struct fversion *v, enum journal_op op, const struct filter
 int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys, size_t n,
                 bool *changed, char *err, size_t errlen)
 {
-    if (op == JOURNAL_OP_ADD) {
+    return amend_apply_at(v, op, JOURNAL_NO_TIME, keys, n, changed, err, errlen);
+}
+
+int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
+                   const struct filter_key *keys, size_t n, bool *changed, char *err,
+                   size_t errlen)
+{
+    if (op == JOURNAL_OP_ADD && v->f->ring && time_ms != JOURNAL_NO_TIME) {
+        ring_add_batch(v->f->ring, v->f, keys, n, changed, time_ms, clock_now_ms());
+        if (allow_count(v->allow, ALLOW_REMOVED) == 0)
+            return 0;
+    } else if (op == JOURNAL_OP_ADD) {
         filter_add_batch(v->f, keys, n, changed);
         /* An add undoes a removal of the item; with no removal anywhere there
          * is nothing to look up (the common case: one relaxed load). */
@@ -74,10 +87,14 @@ int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key 
 int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
                       size_t len)
 {
-    (void)time_ms;
+    struct fversion *v = ctx;
+    /* A windowed filter's add without a time was written before the filter
+     * had a window: it lies in no window, so it is not replayed. */
+    if (op == JOURNAL_OP_ADD && v->f->ring && time_ms == JOURNAL_NO_TIME)
+        return 0;
     struct filter_key k = {item, len};
     char err[64];
-    return amend_apply(ctx, op, &k, 1, NULL, err, sizeof(err));
+    return amend_apply_at(v, op, time_ms, &k, 1, NULL, err, sizeof(err));
 }
 
 /* One line of an allow file (without its LF) into v: 0, 1 if it holds

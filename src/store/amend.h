@@ -24,6 +24,13 @@
 int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys, size_t n,
                 bool *changed, char *err, size_t errlen);
 
+/* amend_apply for a mutation made at time_ms (unix ms, or JOURNAL_NO_TIME:
+ * now): a windowed filter's ADD goes into the slice of that time, or
+ * nowhere if the slice has expired (bloom/ring.h). */
+int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
+                   const struct filter_key *keys, size_t n, bool *changed, char *err,
+                   size_t errlen);
+
 /* A journal_op_fn that applies each record's item to the version ctx: what a
  * replay hands journal_replay_ops. */
 int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,

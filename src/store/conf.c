@@ -103,6 +103,8 @@ const struct directive conf_directives[] = {
     PATH_OFF("journal",        FILTER, journal, journal_off,                          F_RELOAD),
     ENUM(  "fsync",            FILTER, fsync,            conf_fsyncs,  "everysec",         F_RELOAD),
     PATH(  "allow",            FILTER, allow,                                         F_RELOAD),
+    STRING("window",           FILTER, window,                    1,       32,        F_RELOAD),
+    INT(   "slices",           FILTER, slices,           "4",     1,       64,        F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),
@@ -186,6 +188,7 @@ void conf_free(struct conf *c)
         free(c->filters[i].file);
         free(c->filters[i].journal);
         free(c->filters[i].allow);
+        free(c->filters[i].window);
     }
     free(c->filters);
     conf_fronts_free(c);

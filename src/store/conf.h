@@ -58,6 +58,9 @@ struct conf_filter {
     bool journal_off;        /* "journal off" was given */
     enum conf_fsync fsync;   /* when the journal is flushed to disk */
     char *allow;             /* absolute path of the allow-list (exceptions); NULL if none */
+    char *window;            /* `window` as written (24h); NULL: items never expire */
+    int64_t window_ms;       /* the window parsed; 0 when none */
+    unsigned slices;         /* the window's slices (bloom/ring.h) */
 };
 
 /* What every front block (dnsbl, tcp_table, policy) starts with. */

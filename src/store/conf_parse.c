@@ -475,6 +475,9 @@ static int close_filter(struct parser *p)
     if (f->file == NULL && f->capacity == 0)
         return fail(p, f->line, "filter \"%s\" needs \"file\" (prebuilt) or \"capacity\" (empty)",
                     f->name);
+    char wmsg[256];
+    if (conf_window_check(f, wmsg, sizeof(wmsg)) != 0)
+        return fail(p, f->line, "filter \"%s\": %s", f->name, wmsg);
 
     if (!f->journal_off && f->journal == NULL) {
         if (f->file != NULL) {

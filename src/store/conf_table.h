@@ -92,6 +92,10 @@ int conf_value_uint(const struct directive *d, const char *val, uint64_t *out, c
 int conf_value_double(const struct directive *d, const char *val, double *out, char *emsg,
                       size_t elen);
 int conf_value_enum(const struct directive *d, const char *val, int *out, char *emsg, size_t elen);
+/* A filter's `window` and `slices`: parse the window (a count and a unit:
+ * ms, s, m, h, d; a bare count is seconds) into window_ms and check it
+ * against the rest of the block. 0, or -1 with why. */
+int conf_window_check(struct conf_filter *f, char *emsg, size_t elen);
 /* A bound as one would write it: 65536 as 64K for a size. */
 const char *conf_fmt_bound(const struct directive *d, uint64_t v, char *buf, size_t len);
 

@@ -201,3 +201,39 @@ int conf_tokenize(const char *line, size_t len, char *scratch, struct conf_token
     }
     return n;
 }
+
+/* `window`: whole units, at least a second, at most a year, cut into
+ * slices of whole milliseconds; only for a filter filled at run time (a
+ * built file has no add times, so nothing in it could expire). */
+int conf_window_check(struct conf_filter *f, char *emsg, size_t elen)
+{
+    if (!f->window)
+        return 0;
+    static const struct {
+        const char *unit;
+        int64_t ms;
+    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}, {"", 1000}};
+    const char *s = f->window;
+    uint64_t v = 0;
+    size_t i = 0;
+    while (is_digit(s[i]) && v < 1000000000000ull)
+        v = v * 10 + (uint64_t)(s[i++] - '0');
+    int64_t scale = 0;
+    for (size_t u = 0; i > 0 && u < sizeof(units) / sizeof(units[0]) && !scale; u++)
+        if (strcmp(s + i, units[u].unit) == 0)
+            scale = units[u].ms;
+    const int64_t year = 365 * 86400000ll;
+    if (!scale || v > (uint64_t)(year / scale))
+        return bad(emsg, elen, "window \"%.*s\": not a duration from 1s to 365d (a count and "
+                               "a unit: ms, s, m, h, d)", SHOW, s);
+    f->window_ms = (int64_t)v * scale;
+    if (f->window_ms < 1000)
+        return bad(emsg, elen, "window \"%s\": shorter than a second", s);
+    if (f->window_ms % f->slices)
+        return bad(emsg, elen, "window \"%s\" (%lld ms) is not a whole number of milliseconds "
+                   "per slice with slices %u", s, (long long)f->window_ms, f->slices);
+    if (f->file)
+        return bad(emsg, elen, "\"window\" is for a filter filled at run time (\"capacity\"); "
+                               "a built \"file\" cannot expire its items");
+    return 0;
+}

@@ -13,6 +13,7 @@
 #include "store/amend.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "bloom/ring.h"
 
 /* The plan of the empty filter a block with no file (or a missing one) gets:
  * the sizing check that start-up, a reload and --check-config all run, so
@@ -22,7 +23,16 @@ static int empty_plan(const struct conf_filter *cf, struct filter_plan *plan, ch
                       size_t errlen)
 {
     char why[512];
-    if (filter_plan_make((enum filter_layout)cf->layout, cf->capacity, cf->fpr, 0, plan, why,
+    /* A windowed filter's plan is one slice's: capacity is the adds of a
+     * window, N slices take them, and a check ORs N + 1 slices, each sized
+     * for fpr / (N + 1) so that the union stays at fpr (bloom/ring.h). */
+    uint64_t cap = cf->capacity;
+    double fpr = cf->fpr;
+    if (cf->window_ms) {
+        cap = cap / cf->slices + (cap % cf->slices != 0);
+        fpr /= cf->slices + 1;
+    }
+    if (filter_plan_make((enum filter_layout)cf->layout, cap, fpr, 0, plan, why,
                          sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: capacity %llu at fpr %g: %s", cf->name,
                  (unsigned long long)cf->capacity, cf->fpr, why);
@@ -119,7 +129,9 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
                 return NULL;
             }
         }
-        f = filter_create(&plan, seed, why, sizeof(why));
+        f = cf->window_ms ? ring_filter_create(&plan, seed, cf->slices, cf->window_ms,
+                                               cf->capacity, cf->fpr, why, sizeof(why))
+                          : filter_create(&plan, seed, why, sizeof(why));
         if (!f) {
             snprintf(err, errlen, "filter %s: %s", cf->name, why);
             return NULL;

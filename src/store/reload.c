@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/clock.h"
+#include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/amend.h"
 #include "store/journal.h"
@@ -265,7 +267,8 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
     if (v->file)
         return true;
     return !old_cf || old_cf->capacity != cf->capacity || old_cf->fpr != cf->fpr ||
-           old_cf->layout != cf->layout || old_cf->file != NULL;
+           old_cf->layout != cf->layout || old_cf->file != NULL ||
+           old_cf->window_ms != cf->window_ms || old_cf->slices != cf->slices;
 }
 
 /* One reload, built beside the served catalog (reload thread). */
@@ -604,6 +607,10 @@ static void tick_journals(struct reloader *r)
         struct journal *j = atomic_load(&c->entries[i].st->journal);
         if (j && journal_tick(j, err, sizeof(err)) != 0)
             log_error("filter %s: journal: %s", c->entries[i].name, err);
+        /* A windowed filter's expired slices are cleared here, within a
+         * second of expiring; checks ignore them from the boundary on. */
+        if (c->entries[i].v->f->ring)
+            ring_expire(c->entries[i].v->f->ring, clock_now_ms());
     }
     reclaim_allow_tables(r);
 }

@@ -1,8 +1,10 @@
 /* bench_filter: lookup and build throughput of the filter core, printed as a
  * table (a benchmark prints figures; nothing here is asserted). Run with
- *   ./tests/bench/bench_filter [--big N] [--queries N] [--build N]
+ *   ./tests/bench/bench_filter [--big N] [--queries N] [--build N] [--window N]
  * Defaults follow issue #2: p = 1e-4, in-cache filter of 1M items, out-of-cache
- * filter of 100M items, build of 10M URL-like items with 1 and 2 threads. */
+ * filter of 100M items, build of 10M URL-like items with 1 and 2 threads;
+ * a windowed filter of 4 slices against a plain one, 1M items (--window N:
+ * that comparison alone, for N items). */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,13 +13,16 @@
 #include <unistd.h>
 
 #include "tool/build.h"
+#include "base/clock.h"
 #include "bloom/filter.h"
+#include "bloom/ring.h"
 #include "base/util.h"
 
 #define FPR 1e-4
 #define BATCH 100 /* items per batched call, like an MCHECK of 100 */
 
-static uint64_t opt_big = 100000000, opt_queries = 4000000, opt_build = 10000000;
+static uint64_t opt_big = 100000000, opt_queries = 4000000, opt_build = 10000000,
+                opt_window = 1000000;
 
 /* A URL-like item of 40-64 bytes for index i of a namespace ('p' present,
  * 'a' absent). Deterministic, so runs compare. */
@@ -139,6 +144,63 @@ static void bench_lookups(enum filter_layout layout, uint64_t n, const char *lab
     filter_free(f);
 }
 
+/* A windowed filter (`window 24h`, `slices 4`) against a plain blocked one,
+ * both for n items at FPR, in the steady state of an even load: each of the
+ * five live slices holds n/4 items (added at their slice's time, so the
+ * real clock finds them live: a 6 h slice does not turn during the run).
+ * Checks read the real clock, as the daemon's do. Single thread. */
+static void bench_window(uint64_t n)
+{
+    struct filter_plan plan, slice;
+    char err[256];
+    const unsigned slices = 4;
+    const int64_t window = 24 * 3600 * 1000ll;
+    if (filter_plan_make(FILTER_BLOCKED, n, FPR, 0, &plan, err, sizeof(err)) != 0 ||
+        filter_plan_make(FILTER_BLOCKED, n / slices, FPR / (slices + 1), 0, &slice, err,
+                         sizeof(err)) != 0) {
+        fprintf(stderr, "plan: %s\n", err);
+        exit(1);
+    }
+    struct filter *p = filter_create(&plan, 42, err, sizeof(err));
+    struct filter *w = ring_filter_create(&slice, 42, slices, window, n, FPR, err, sizeof(err));
+    if (!p || !w) {
+        fprintf(stderr, "create: %s\n", err);
+        exit(1);
+    }
+    int64_t now = clock_now_ms(), l = window / slices;
+    char buf[96];
+    for (uint64_t i = 0; i < n + n / slices; i++) {
+        struct filter_key k = {buf, make_url(buf, 'p', i)};
+        if (i < n)
+            filter_add(p, buf, k.len);
+        ring_add_batch(w->ring, w, &k, 1, NULL, now - (int64_t)(i / (n / slices)) * l, now);
+    }
+    printf("\nwindowed (window 24h, slices 4: 5 live slices of %llu items) against plain "
+           "blocked, %llu items, p = 1e-4\n",
+           (unsigned long long)(n / slices), (unsigned long long)n);
+    printf("%-10s %11s %11s %11s %11s %11s   (ns per item)\n", "filter", "size MB", "absent/1",
+           "absent/bat", "present/1", "present/bat");
+    struct filter *fs[2] = {p, w};
+    const char *names[2] = {"plain", "windowed"};
+    for (int x = 0; x < 2; x++) {
+        double r[2][2];
+        for (int present = 0; present < 2; present++) {
+            struct keyset ks;
+            make_keys(&ks, opt_queries, n, present ? 100 : 0);
+            run_batched(fs[x], &ks);
+            r[present][0] = run_single(fs[x], &ks);
+            r[present][1] = run_batched(fs[x], &ks);
+            free_keys(&ks);
+        }
+        printf("%-10s %11.1f %11.1f %11.1f %11.1f %11.1f\n", names[x],
+               (double)filter_bytes(fs[x]) / 1e6, 1e9 / r[0][0], 1e9 / r[0][1], 1e9 / r[1][0],
+               1e9 / r[1][1]);
+        fflush(stdout);
+    }
+    filter_free(p);
+    filter_free(w);
+}
+
 static void bench_build(void)
 {
     const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -191,6 +253,7 @@ static void bench_build(void)
 
 int main(int argc, char **argv)
 {
+    bool window_only = false; /* --window given: only that comparison */
     for (int i = 1; i < argc; i++) {
         uint64_t *dst = NULL;
         if (strcmp(argv[i], "--big") == 0)
@@ -199,13 +262,20 @@ int main(int argc, char **argv)
             dst = &opt_queries;
         else if (strcmp(argv[i], "--build") == 0)
             dst = &opt_build;
+        else if (strcmp(argv[i], "--window") == 0)
+            dst = &opt_window, window_only = true;
         if (!dst || i + 1 >= argc || util_parse_count(argv[++i], dst) != 0 || *dst == 0) {
-            fprintf(stderr, "usage: %s [--big N] [--queries N] [--build N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--big N] [--queries N] [--build N] [--window N]\n",
+                    argv[0]);
             return 2;
         }
     }
     printf("bench_filter: p = 1e-4, %llu queries per figure, batches of %d, %u CPUs\n",
            (unsigned long long)opt_queries, BATCH, util_ncpus());
+    if (window_only) {
+        bench_window(opt_window);
+        return 0;
+    }
     printf("lookups per second, single thread, in millions\n");
     printf("%-8s %-13s %14s %7s %11s %11s %11s %11s\n", "layout", "filter", "size", "shards",
            "absent/1", "absent/bat", "present/1", "present/bat");
@@ -224,6 +294,7 @@ int main(int argc, char **argv)
                ? (2 / (1 / r[0][1][0][1] + 1 / r[0][1][1][1])) /
                      (2 / (1 / r[1][1][0][0] + 1 / r[1][1][1][0]))
                : 0.0);
+    bench_window(opt_window);
     bench_build();
     return 0;
 }

@@ -721,6 +721,42 @@ START_TEST(test_journal)
 }
 END_TEST
 
+/* `window` and `slices`: durations, and what a window cannot go with. */
+START_TEST(test_window)
+{
+    struct conf *c = OK("filter a {\ncapacity 100\nwindow 24h\n}\n"
+                        "filter b {\ncapacity 100\nwindow 90\nslices 3\n}\n"
+                        "filter c {\ncapacity 100\nwindow 1500ms\nslices 1\n}\n"
+                        "filter d {\ncapacity 100\n}\n");
+    ck_assert_int_eq(c->filters[0].window_ms, 86400000);
+    ck_assert_uint_eq(c->filters[0].slices, 4);
+    ck_assert_int_eq(c->filters[1].window_ms, 90000);
+    ck_assert_uint_eq(c->filters[1].slices, 3);
+    ck_assert_int_eq(c->filters[2].window_ms, 1500);
+    ck_assert_int_eq(c->filters[3].window_ms, 0);
+    conf_free(c);
+    FAILS("filter a {\nfile x\nwindow 1h\n}\n",
+          P ":1: filter \"a\": \"window\" is for a filter filled at run time (\"capacity\"); "
+            "a built \"file\" cannot expire its items");
+    FAILS("filter a {\ncapacity 1\nwindow 1w\n}\n",
+          P ":1: filter \"a\": window \"1w\": not a duration from 1s to 365d (a count and a "
+            "unit: ms, s, m, h, d)");
+    FAILS("filter a {\ncapacity 1\nwindow h\n}\n",
+          P ":1: filter \"a\": window \"h\": not a duration from 1s to 365d (a count and a "
+            "unit: ms, s, m, h, d)");
+    FAILS("filter a {\ncapacity 1\nwindow 366d\n}\n",
+          P ":1: filter \"a\": window \"366d\": not a duration from 1s to 365d (a count and a "
+            "unit: ms, s, m, h, d)");
+    FAILS("filter a {\ncapacity 1\nwindow 999ms\n}\n",
+          P ":1: filter \"a\": window \"999ms\": shorter than a second");
+    FAILS("filter a {\ncapacity 1\nwindow 1001ms\nslices 2\n}\n",
+          P ":1: filter \"a\": window \"1001ms\" (1001 ms) is not a whole number of "
+            "milliseconds per slice with slices 2");
+    FAILS("filter a {\ncapacity 1\nwindow 1h\nslices 65\n}\n",
+          P ":4: slices: 65 is out of range (1 to 64)");
+}
+END_TEST
+
 START_TEST(test_listen)
 {
     struct conf *c = OK("listen 127.0.0.1:7000\n"
@@ -1088,6 +1124,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, test_structure_errors);
     tcase_add_test(tc, test_filter_blocks);
     tcase_add_test(tc, test_journal);
+    tcase_add_test(tc, test_window);
     tcase_add_test(tc, test_listen);
     tcase_add_test(tc, test_http_off);
     tcase_add_test(tc, test_parse_addr);

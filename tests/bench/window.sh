@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A windowed filter (`window 1h`, `slices 4`: five sub-filters checked per
+# item) against a plain blocked filter, in one run: both daemons at once with
+# `threads 1`, both filled at run time with the same 1M items (bench_net
+# --load, MADD), the cases alternated P W P W, and each server's CPU time per
+# item (utime + stime, /proc/PID/stat) beside its throughput, as
+# tests/bench/ab.sh does. The load takes seconds, so all of W's items land
+# in one slice: W gets capacity 4M (each slice sized for 1M at fpr/5), and
+# its four other slices are empty, their probes cheap; bench_filter's
+# windowed figures are the steady state (five filled slices).
+#   tests/bench/window.sh BUILD_DIR [ROUNDS] [SECONDS]
+set -euo pipefail
+B=$(cd "${1:?usage: window.sh BUILD_DIR [ROUNDS] [SECONDS]}" && pwd)
+rounds=${2:-3}
+dur=${3:-4}
+command -v jq >/dev/null || { echo "window.sh: needs jq (apt-get install jq)" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-window.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+clk=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, all threads
+
+declare -A pid lport
+for side in P W; do
+    lport[$side]=$(free_port)
+    extra="    capacity 1000000"
+    [ $side = W ] && extra=$'    capacity 4000000\n    window 1h\n    slices 4'
+    cat >"$tmp/$side.conf" <<CONF
+listen 127.0.0.1:${lport[$side]}
+http_listen off
+threads 1
+log_level warn
+filter bench {
+    fpr 0.0001
+    journal off
+$extra
+}
+CONF
+    "$B/bloomgated" -c "$tmp/$side.conf" 2>"$tmp/$side.log" &
+    pid[$side]=$!
+    pids+=("$!")
+done
+for side in P W; do
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/${lport[$side]}") 2>/dev/null && break
+        sleep 0.1
+    done
+    "$B/tests/bench/bench_net" --proto line --port "${lport[$side]}" --filter bench \
+        --item-len 48 --load 1000000 >/dev/null
+done
+
+cases=(c2 c3)
+args_c2="--proto line --connections 1 --pipeline 100"
+args_c3="--proto line --items 100 --connections 4 --pipeline 4"
+printf '%-4s %-2s %5s %12s %14s\n' case side round items/s "cpu ns/item"
+for r in $(seq "$rounds"); do
+    for c in "${cases[@]}"; do
+        for side in P W; do
+            a="args_$c"
+            t0=$(cpu_ticks "${pid[$side]}")
+            line=$("$B/tests/bench/bench_net" ${!a} --port "${lport[$side]}" --filter bench \
+                --keyspace 1000000 --item-len 48 --present-share 0.5 --duration "$dur" \
+                --warmup 0 --label "$c-$side")
+            t1=$(cpu_ticks "${pid[$side]}")
+            items=$(jq -r .items <<<"$line"); ips=$(jq -r .items_per_s <<<"$line")
+            errs=$(jq -r .errors <<<"$line")
+            [ "$errs" = 0 ] || { echo "window.sh: $c on $side: $errs errors" >&2; exit 1; }
+            ns=$(awk -v t=$((t1 - t0)) -v hz="$clk" -v n="$items" 'BEGIN{printf "%.0f", t / hz * 1e9 / n}')
+            printf '%-4s %-2s %5s %12s %14s\n' "$c" "$side" "$r" "$ips" "$ns" | tee -a "$tmp/rows"
+        done
+    done
+done
+echo "medians over $rounds rounds of ${dur} s (P: plain blocked, W: window 1h, slices 4):"
+for c in "${cases[@]}"; do
+    for side in P W; do
+        m=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $4}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+        n=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $5}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+        printf '  %-4s %-2s %12s items/s %8s ns server CPU per item\n' "$c" "$side" "$m" "$n"
+    done
+done

@@ -1,0 +1,247 @@
+/* Windowed filters in the real daemon, its clock moved by the test through
+ * BLOOMGATE_TEST_CLOCK_FILE: every item expires at the boundary the
+ * guarantee names (docs/protocol.md, "Windowed filters"), across a restart
+ * (the journal's times are replayed into their slices) and a reload; INFO
+ * shows the window; every acknowledged add survives SIGKILL under fsync
+ * always. */
+#include "config.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/daemon_harness.h"
+
+enum { L = 10000 };                          /* window 40s, 4 slices of 10 s */
+static const long long T0 = 1700000000000LL; /* a multiple of L */
+
+static char clock_env[DH_PATH_MAX + 64];
+
+/* Write the daemon's clock (ms); the daemon reads it on every check. */
+static void set_clock(struct dh_daemon *d, long long ms)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%lld\n", ms);
+    char tmp[DH_PATH_MAX], path[DH_PATH_MAX];
+    dh_path(d, "clock.tmp", tmp);
+    dh_path(d, "clock", path);
+    FILE *f = fopen(tmp, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq((int)fwrite(buf, 1, (size_t)n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(rename(tmp, path), 0); /* whole: a reader never sees half a number */
+}
+
+static struct dh_daemon *start_window(const char *extra)
+{
+    struct dh_daemon *d = dh_new();
+    char path[DH_PATH_MAX];
+    snprintf(clock_env, sizeof(clock_env), "BLOOMGATE_TEST_CLOCK_FILE=%s",
+             dh_path(d, "clock", path));
+    d->env[0] = clock_env;
+    set_clock(d, T0);
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads 2\nfilter w {\n capacity 10000\n window 40s\n slices 4\n"
+             " journal @DIR@/w.journal\n fsync always\n%s}\n",
+             extra);
+    dh_write_config(d, conf);
+    dh_start(d, NULL);
+    return d;
+}
+
+static void expect_at(struct dh_daemon *d, struct dh_conn *c, long long ms, const char *req,
+                      const char *want)
+{
+    set_clock(d, ms);
+    const char *got = dh_cmd(c, req);
+    ck_assert_msg(strcmp(got, want) == 0, "at T0%+lld ms: %s: got %s, want %s", ms - T0, req, got,
+                  want);
+}
+
+/* a and b in the slice [T0, T0+L), c in the next one: a and b expire at
+ * T0 + 5L, c at T0 + 6L. */
+START_TEST(test_expiry_restart_reload)
+{
+    struct dh_daemon *d = start_window("");
+    struct dh_conn *c = dh_connect(d);
+    expect_at(d, c, T0, "ADD w a", "NEW");
+    expect_at(d, c, T0 + L - 1, "ADD w b", "NEW");
+    expect_at(d, c, T0 + L, "ADD w c", "NEW");
+    expect_at(d, c, T0 + 4 * L - 1, "MCHECK w a b c", "YES YES YES");
+    expect_at(d, c, T0 + 4 * L, "MCHECK w a b c", "YES YES YES");     /* a: t + window */
+    expect_at(d, c, T0 + 5 * L - 1, "MCHECK w a b c", "YES YES YES"); /* b: t + window */
+    expect_at(d, c, T0 + 5 * L - 1, "CHECK w a", "YES");              /* the one-item path */
+    expect_at(d, c, T0 + 5 * L, "MCHECK w a b c", "NO NO YES");       /* a: t + window + L */
+    expect_at(d, c, T0 + 5 * L, "CHECK w b", "NO");
+    /* INFO: the window, the next rotation, the live slices */
+    set_clock(d, T0 + 5 * L + 5);
+    const char *line = dh_cmd(c, "INFO w");
+    json_error_t jerr;
+    json_t *j = json_loads(line, 0, &jerr);
+    ck_assert_msg(j != NULL, "%s", line);
+    json_t *w = json_object_get(j, "window");
+    ck_assert_msg(json_is_object(w), "%s", line);
+    ck_assert_int_eq(json_integer_value(json_object_get(w, "window_ms")), 4 * L);
+    ck_assert_int_eq(json_integer_value(json_object_get(w, "slices")), 4);
+    ck_assert_int_eq(json_integer_value(json_object_get(w, "next_rotation_ms")), T0 + 6 * L);
+    json_t *sl = json_object_get(w, "live_slices");
+    ck_assert_int_eq((int)json_array_size(sl), 5);
+    json_t *oldest = json_array_get(sl, 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(oldest, "starts_ms")), T0 + L);
+    ck_assert_int_eq(json_integer_value(json_object_get(oldest, "items")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "items")), 1);
+    json_decref(j);
+    expect_at(d, c, T0 + 5 * L, "ADD w a", "NEW"); /* a again: until T0 + 10L */
+    dh_close(c);
+
+    /* A restart replays each add into the slice of its own time. */
+    set_clock(d, T0 + 6 * L - 1);
+    dh_restart(d);
+    c = dh_connect(d);
+    expect_at(d, c, T0 + 6 * L - 1, "MCHECK w a b c", "YES NO YES");
+    expect_at(d, c, T0 + 6 * L, "MCHECK w a b c", "YES NO NO");
+    dh_close(c);
+    /* Back in time (a clock stepped back): the replay puts b and c back. */
+    set_clock(d, T0 + 2 * L);
+    dh_restart(d);
+    c = dh_connect(d);
+    expect_at(d, c, T0 + 2 * L, "MCHECK w a b c", "YES YES YES");
+    /* A reload that rebuilds the filter (a new fpr) replays it the same way. */
+    set_clock(d, T0 + 9 * L);
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "threads 2\nfilter w {\n capacity 10000\n window 40s\n"
+             " slices 4\n journal @DIR@/w.journal\n fsync always\n"
+             " fpr 0.001\n}\n");
+    dh_write_config(d, conf);
+    expect_at(d, c, T0 + 9 * L, "RELOAD", "OK w=reloaded");
+    expect_at(d, c, T0 + 10 * L - 1, "MCHECK w a b c", "YES NO NO");
+    expect_at(d, c, T0 + 10 * L, "MCHECK w a b c", "NO NO NO");
+    /* A reload that changes the window: 4 slices of 20 s from the same
+     * journal; a (added at T0 + 5L, in the 20 s slice from T0 + 4L) lives
+     * until that slice's start + 5 slices, T0 + 14L. */
+    snprintf(conf, sizeof(conf),
+             "threads 2\nfilter w {\n capacity 10000\n window 80s\n"
+             " slices 4\n journal @DIR@/w.journal\n fsync always\n}\n");
+    dh_write_config(d, conf);
+    expect_at(d, c, T0 + 10 * L, "RELOAD", "OK w=reloaded");
+    expect_at(d, c, T0 + 13 * L, "CHECK w a", "YES");
+    expect_at(d, c, T0 + 14 * L - 1, "CHECK w a", "YES");
+    expect_at(d, c, T0 + 14 * L, "CHECK w a", "NO");
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
+/* ---- every acknowledged add survives SIGKILL (fsync always) ---- */
+
+struct k_stream {
+    int port;
+    atomic_bool killed;
+    atomic_long started;
+    long acked;
+    char fail[512];
+};
+
+static void *k_stream_main(void *arg)
+{
+    struct k_stream *s = arg;
+    struct dh_conn *c = dh_connect_port(s->port, s->fail, sizeof(s->fail));
+    if (!c)
+        return NULL;
+    long next = 0, inflight = 0;
+    char req[256];
+    for (;;) {
+        while (inflight < 8 && next < 100000) {
+            size_t len = (size_t)sprintf(req, "MADD w k%ld-0 k%ld-1 k%ld-2\n", next, next, next);
+            if (dh_send(c, req, len, 60000) != 0)
+                break;
+            next++;
+            inflight++;
+            atomic_fetch_add(&s->started, 1);
+        }
+        if (inflight == 0)
+            break;
+        const char *line = dh_read_line(c, 60000);
+        if (!line)
+            break;
+        if (strncmp(line, "ERR", 3) == 0) {
+            snprintf(s->fail, sizeof(s->fail), "%.200s", line);
+            break;
+        }
+        s->acked++;
+        inflight--;
+    }
+    if (!s->fail[0] && !atomic_load(&s->killed))
+        snprintf(s->fail, sizeof(s->fail), "the connection ended before the kill");
+    dh_close(c);
+    return NULL;
+}
+
+START_TEST(test_sigkill)
+{
+    struct dh_daemon *d = start_window("");
+    struct k_stream s = {.port = d->port};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, k_stream_main, &s), 0);
+    for (int w = 0; w < 60000 && atomic_load(&s.started) < 50 && !s.fail[0]; w++)
+        usleep(1000);
+    usleep(150 * 1000);
+    atomic_store(&s.killed, true);
+    ck_assert_int_eq(dh_signal(d, SIGKILL), 0);
+    int st = dh_wait_exit(d, DH_EXIT_TIMEOUT_MS);
+    ck_assert_msg(st != -1 && WIFSIGNALED(st), "status 0x%x", st);
+    pthread_join(t, NULL);
+    ck_assert_msg(s.fail[0] == '\0', "%s", s.fail);
+    ck_assert_int_gt(s.acked, 0);
+    set_clock(d, T0 + 5 * L - 1); /* the last instant of the adds' window */
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    char req[256];
+    for (long k = 0; k < s.acked; k++) {
+        snprintf(req, sizeof(req), "MCHECK w k%ld-0 k%ld-1 k%ld-2", k, k, k);
+        const char *got = dh_cmd(c, req);
+        ck_assert_msg(strcmp(got, "YES YES YES") == 0, "request %ld of %ld acked: %s", k, s.acked,
+                      got);
+    }
+    dh_close(c);
+    dh_stop_ok(d);
+    /* Past the window the replay keeps none of them (false positives aside:
+     * at most a handful of the items may answer YES). */
+    set_clock(d, T0 + 5 * L);
+    dh_start(d, NULL);
+    c = dh_connect(d);
+    long yes = 0;
+    for (long k = 0; k < s.acked; k++) {
+        snprintf(req, sizeof(req), "MCHECK w k%ld-0 k%ld-1 k%ld-2", k, k, k);
+        const char *got = dh_cmd(c, req);
+        for (const char *p = strstr(got, "YES"); p; p = strstr(p + 1, "YES"))
+            yes++;
+    }
+    ck_assert_int_eq(yes, 0);
+    fprintf(stderr, "test_sigkill: %ld requests acknowledged, all held, all expired\n", s.acked);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
+static Suite *window_suite(void)
+{
+    Suite *s = suite_create("window");
+    dh_add_case(s, "window", 300,
+                (const TTest *const[]){test_expiry_restart_reload, test_sigkill, NULL});
+    return s;
+}
+
+int main(void)
+{
+    return dh_run_suite(window_suite());
+}
