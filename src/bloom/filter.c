@@ -14,8 +14,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "base/clock.h"
-#include "bloom/ring.h"
 #include "bloom/sizing.h"
 
 /* Odd 64-bit constants (golden ratio, and XXH's PRIME64_2) used to stir the two
@@ -213,7 +211,7 @@ void filter_free(struct filter *f)
     if (!f)
         return;
     if (f->ring) { /* a head: its shards are the ring's slot 0's */
-        ring_free(f->ring);
+        f->ring_ops->free(f->ring);
         free(f);
         return;
     }
@@ -412,10 +410,8 @@ unsigned filter_add_hash_raw(struct filter *f, struct hash128 h, uint32_t *shard
 
 bool filter_add_hash(struct filter *f, struct hash128 h)
 {
-    if (f->ring) {
-        int64_t now = clock_now_ms();
-        return ring_add_hash(f->ring, h, now, now);
-    }
+    if (f->ring)
+        return f->ring_ops->add_hash(f->ring, h);
     uint32_t s;
     unsigned fresh = filter_add_hash_raw(f, h, &s);
     if (!fresh)
@@ -433,7 +429,7 @@ bool filter_add(struct filter *f, const void *item, size_t len)
 bool filter_check_hash(const struct filter *f, struct hash128 h)
 {
     if (__builtin_expect(f->ring != NULL, 0))
-        return ring_check_hash(f->ring, f, h, clock_now_ms());
+        return f->ring_ops->check_hash(f->ring, f, h);
     if (f->layout == FILTER_BLOCKED)
         return blocked_test(blocked_block(f, h), h, f->k);
     return classic_test(f, h);
@@ -488,7 +484,7 @@ void filter_check_batch(const struct filter *f, const struct filter_key *keys, s
                         bool *present)
 {
     if (f->ring) {
-        ring_check_batch(f->ring, f, keys, n, present, clock_now_ms());
+        f->ring_ops->check_batch(f->ring, f, keys, n, present);
         return;
     }
     if (f->layout == FILTER_BLOCKED) {
@@ -515,8 +511,7 @@ void filter_check_batch(const struct filter *f, const struct filter_key *keys, s
 void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n, bool *added)
 {
     if (f->ring) {
-        int64_t now = clock_now_ms();
-        ring_add_batch(f->ring, f, keys, n, added, now, now);
+        f->ring_ops->add_batch(f->ring, f, keys, n, added);
         return;
     }
     struct hash128 h[BATCH];
@@ -538,7 +533,7 @@ void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n,
 uint64_t filter_items(const struct filter *f)
 {
     if (f->ring)
-        return ring_items(f->ring, clock_now_ms());
+        return f->ring_ops->items(f->ring);
     uint64_t n = 0;
     for (uint32_t i = 0; i < f->shard_count; i++)
         n += atomic_load_explicit(&f->shards[i].items, memory_order_relaxed);
@@ -548,7 +543,7 @@ uint64_t filter_items(const struct filter *f)
 uint64_t filter_bits_set(const struct filter *f)
 {
     if (f->ring)
-        return ring_bits_set(f->ring, clock_now_ms());
+        return f->ring_ops->bits_set(f->ring);
     uint64_t n = 0;
     for (uint32_t i = 0; i < f->shard_count; i++)
         n += atomic_load_explicit(&f->shards[i].bits_set, memory_order_relaxed);
@@ -557,13 +552,13 @@ uint64_t filter_bits_set(const struct filter *f)
 
 uint64_t filter_bytes(const struct filter *f)
 {
-    return f->bits_per_shard / 8 * f->shard_count * (f->ring ? f->ring->slots : 1);
+    return f->bits_per_shard / 8 * f->shard_count * (f->ring ? f->ring_slots : 1);
 }
 
 double filter_estimated_fpr(const struct filter *f)
 {
     if (f->ring)
-        return ring_estimated_fpr(f->ring, clock_now_ms());
+        return f->ring_ops->estimated_fpr(f->ring);
     uint64_t total = f->bits_per_shard * f->shard_count;
     if (f->layout == FILTER_BLOCKED)
         return sizing_estimate_fpr_blocked(total, filter_bits_set(f), f->k);

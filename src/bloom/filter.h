@@ -51,6 +51,12 @@ struct filter_shard {
     _Atomic uint64_t bits_set; /* how many bits are 1 */
 };
 
+/* A key for the batch calls: bytes and length (items may hold NUL). */
+struct filter_key {
+    const void *data;
+    size_t len;
+};
+
 struct filter {
     enum filter_layout layout;
     unsigned k;
@@ -66,15 +72,29 @@ struct filter {
     struct filter_shard *shards;
     /* A windowed filter's ring of slices (bloom/ring.h), NULL for a plain
      * filter: then this filter is only the ring's head, and the calls below
-     * check and add through the ring at the clock's time. */
+     * check and add through ring_ops at the clock's time. */
     struct filter_ring *ring;
+    const struct filter_ring_ops *ring_ops;
+    unsigned ring_slots; /* sub-filters the head stands for: 1 plain, N + 1 windowed */
 };
 
-/* A key for the batch calls: bytes and length (items may hold NUL). */
-struct filter_key {
-    const void *data;
-    size_t len;
+/* What a windowed filter's head hands to its ring (bloom/ring.c sets ring_ops
+ * when it makes the head). The plain filter calls through these and knows
+ * nothing else of the ring, so the ring builds on the plain filter and not
+ * the other way round. Each reads the clock itself. */
+struct filter_ring_ops {
+    void (*free)(struct filter_ring *r);
+    bool (*add_hash)(struct filter_ring *r, struct hash128 h);
+    void (*add_batch)(struct filter_ring *r, const struct filter *head,
+                      const struct filter_key *keys, size_t n, bool *added);
+    bool (*check_hash)(struct filter_ring *r, const struct filter *head, struct hash128 h);
+    void (*check_batch)(struct filter_ring *r, const struct filter *head,
+                        const struct filter_key *keys, size_t n, bool *present);
+    uint64_t (*items)(struct filter_ring *r);
+    uint64_t (*bits_set)(struct filter_ring *r);
+    double (*estimated_fpr)(struct filter_ring *r);
 };
+
 
 const char *filter_layout_name(enum filter_layout layout);
 int filter_layout_parse(const char *s, enum filter_layout *out);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
+
 #define CHUNK 16 /* keys hashed and prefetched together in a batched check */
 
 /* Whether slice s holds h: for the blocked layout by the masks m made once
@@ -15,6 +17,8 @@ static inline bool slot_has(const struct filter *s, struct hash128 h, const uint
 {
     return m ? filter_block_has(filter_first_line(s, h), m) : filter_check_hash(s, h);
 }
+
+static const struct filter_ring_ops ring_ops;
 
 struct filter *ring_filter_create(const struct filter_plan *slice_plan, uint64_t seed,
                                   unsigned slices, int64_t window_ms, uint64_t capacity, double fpr,
@@ -53,6 +57,8 @@ struct filter *ring_filter_create(const struct filter_plan *slice_plan, uint64_t
     head->capacity = capacity;
     head->fpr_target = fpr;
     head->ring = r;
+    head->ring_ops = &ring_ops;
+    head->ring_slots = r->slots;
     return head;
 }
 
@@ -284,3 +290,56 @@ void ring_slice_info(struct filter_ring *r, unsigned i, int64_t now, struct ring
     out->bits_set = filter_bits_set(r->slot[i]);
     out->bits = filter_bytes(r->slot[i]) * 8;
 }
+
+/* ---- what a head's filter_* calls reach (struct filter_ring_ops), at the
+ * clock's time; any thread, adds under the ring's mutex as above ---- */
+
+static bool ops_add_hash(struct filter_ring *r, struct hash128 h)
+{
+    int64_t now = clock_now_ms();
+    return ring_add_hash(r, h, now, now);
+}
+
+static void ops_add_batch(struct filter_ring *r, const struct filter *head,
+                          const struct filter_key *keys, size_t n, bool *added)
+{
+    int64_t now = clock_now_ms();
+    ring_add_batch(r, head, keys, n, added, now, now);
+}
+
+static bool ops_check_hash(struct filter_ring *r, const struct filter *head, struct hash128 h)
+{
+    return ring_check_hash(r, head, h, clock_now_ms());
+}
+
+static void ops_check_batch(struct filter_ring *r, const struct filter *head,
+                            const struct filter_key *keys, size_t n, bool *present)
+{
+    ring_check_batch(r, head, keys, n, present, clock_now_ms());
+}
+
+static uint64_t ops_items(struct filter_ring *r)
+{
+    return ring_items(r, clock_now_ms());
+}
+
+static uint64_t ops_bits_set(struct filter_ring *r)
+{
+    return ring_bits_set(r, clock_now_ms());
+}
+
+static double ops_estimated_fpr(struct filter_ring *r)
+{
+    return ring_estimated_fpr(r, clock_now_ms());
+}
+
+static const struct filter_ring_ops ring_ops = {
+    .free = ring_free,
+    .add_hash = ops_add_hash,
+    .add_batch = ops_add_batch,
+    .check_hash = ops_check_hash,
+    .check_batch = ops_check_batch,
+    .items = ops_items,
+    .bits_set = ops_bits_set,
+    .estimated_fpr = ops_estimated_fpr,
+};
