@@ -210,8 +210,8 @@ void filter_free(struct filter *f)
 {
     if (!f)
         return;
-    if (f->ring) { /* a head: its shards are the ring's slot 0's */
-        f->ring_ops->free(f->ring);
+    if (f->comp) { /* a head: its shards, if any, are the composite's */
+        f->comp_ops->free(f->comp);
         free(f);
         return;
     }
@@ -410,8 +410,8 @@ unsigned filter_add_hash_raw(struct filter *f, struct hash128 h, uint32_t *shard
 
 bool filter_add_hash(struct filter *f, struct hash128 h)
 {
-    if (f->ring)
-        return f->ring_ops->add_hash(f->ring, h);
+    if (f->comp)
+        return f->comp_ops->add_hash(f->comp, h);
     uint32_t s;
     unsigned fresh = filter_add_hash_raw(f, h, &s);
     if (!fresh)
@@ -428,8 +428,8 @@ bool filter_add(struct filter *f, const void *item, size_t len)
 
 bool filter_check_hash(const struct filter *f, struct hash128 h)
 {
-    if (__builtin_expect(f->ring != NULL, 0))
-        return f->ring_ops->check_hash(f->ring, f, h);
+    if (__builtin_expect(f->comp != NULL, 0))
+        return f->comp_ops->check_hash(f->comp, f, h);
     if (f->layout == FILTER_BLOCKED)
         return blocked_test(blocked_block(f, h), h, f->k);
     return classic_test(f, h);
@@ -483,8 +483,8 @@ static void blocked_check_batch(const struct filter *f, const struct filter_key 
 void filter_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                         bool *present)
 {
-    if (f->ring) {
-        f->ring_ops->check_batch(f->ring, f, keys, n, present);
+    if (f->comp) {
+        f->comp_ops->check_batch(f->comp, f, keys, n, present);
         return;
     }
     if (f->layout == FILTER_BLOCKED) {
@@ -510,8 +510,8 @@ void filter_check_batch(const struct filter *f, const struct filter_key *keys, s
 
 void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n, bool *added)
 {
-    if (f->ring) {
-        f->ring_ops->add_batch(f->ring, f, keys, n, added);
+    if (f->comp) {
+        f->comp_ops->add_batch(f->comp, f, keys, n, added);
         return;
     }
     struct hash128 h[BATCH];
@@ -532,8 +532,8 @@ void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n,
 
 uint64_t filter_items(const struct filter *f)
 {
-    if (f->ring)
-        return f->ring_ops->items(f->ring);
+    if (f->comp)
+        return f->comp_ops->items(f->comp);
     uint64_t n = 0;
     for (uint32_t i = 0; i < f->shard_count; i++)
         n += atomic_load_explicit(&f->shards[i].items, memory_order_relaxed);
@@ -542,8 +542,8 @@ uint64_t filter_items(const struct filter *f)
 
 uint64_t filter_bits_set(const struct filter *f)
 {
-    if (f->ring)
-        return f->ring_ops->bits_set(f->ring);
+    if (f->comp)
+        return f->comp_ops->bits_set(f->comp);
     uint64_t n = 0;
     for (uint32_t i = 0; i < f->shard_count; i++)
         n += atomic_load_explicit(&f->shards[i].bits_set, memory_order_relaxed);
@@ -552,13 +552,15 @@ uint64_t filter_bits_set(const struct filter *f)
 
 uint64_t filter_bytes(const struct filter *f)
 {
-    return f->bits_per_shard / 8 * f->shard_count * (f->ring ? f->ring_slots : 1);
+    if (f->comp)
+        return f->comp_ops->bytes(f->comp);
+    return f->bits_per_shard / 8 * f->shard_count;
 }
 
 double filter_estimated_fpr(const struct filter *f)
 {
-    if (f->ring)
-        return f->ring_ops->estimated_fpr(f->ring);
+    if (f->comp)
+        return f->comp_ops->estimated_fpr(f->comp);
     uint64_t total = f->bits_per_shard * f->shard_count;
     if (f->layout == FILTER_BLOCKED)
         return sizing_estimate_fpr_blocked(total, filter_bits_set(f), f->k);

@@ -70,29 +70,32 @@ struct filter {
     uint64_t file_checksum;    /* header checksum of the file loaded; 0 if not loaded from one */
     enum filter_keys keys;     /* stored in the file; exact for a filter made empty */
     struct filter_shard *shards;
-    /* A windowed filter's ring of slices (bloom/ring.h), NULL for a plain
-     * filter: then this filter is only the ring's head, and the calls below
-     * check and add through ring_ops at the clock's time. */
+    /* A composite filter (a windowed ring of slices, bloom/ring.c, or any
+     * other filter made of sub-filters), NULL for a plain filter: then this
+     * filter is only the composite's head, and the calls below check and add
+     * through comp_ops. ring is comp when the composite is a windowed ring,
+     * for the callers that need its clock-time calls (bloom/ring.h). */
+    void *comp;
+    const struct filter_comp_ops *comp_ops;
     struct filter_ring *ring;
-    const struct filter_ring_ops *ring_ops;
-    unsigned ring_slots; /* sub-filters the head stands for: 1 plain, N + 1 windowed */
 };
 
-/* What a windowed filter's head hands to its ring (bloom/ring.c sets ring_ops
- * when it makes the head). The plain filter calls through these and knows
- * nothing else of the ring, so the ring builds on the plain filter and not
- * the other way round. Each reads the clock itself. */
-struct filter_ring_ops {
-    void (*free)(struct filter_ring *r);
-    bool (*add_hash)(struct filter_ring *r, struct hash128 h);
-    void (*add_batch)(struct filter_ring *r, const struct filter *head,
-                      const struct filter_key *keys, size_t n, bool *added);
-    bool (*check_hash)(struct filter_ring *r, const struct filter *head, struct hash128 h);
-    void (*check_batch)(struct filter_ring *r, const struct filter *head,
-                        const struct filter_key *keys, size_t n, bool *present);
-    uint64_t (*items)(struct filter_ring *r);
-    uint64_t (*bits_set)(struct filter_ring *r);
-    double (*estimated_fpr)(struct filter_ring *r);
+/* What a composite filter's head hands to its parts (the composite's module
+ * sets comp_ops when it makes the head). The plain filter calls through these
+ * and knows nothing else of the composite, so composites build on the plain
+ * filter and not the other way round. c is the head's comp. */
+struct filter_comp_ops {
+    void (*free)(void *c);
+    bool (*add_hash)(void *c, struct hash128 h);
+    void (*add_batch)(void *c, const struct filter *head, const struct filter_key *keys,
+                      size_t n, bool *added);
+    bool (*check_hash)(void *c, const struct filter *head, struct hash128 h);
+    void (*check_batch)(void *c, const struct filter *head, const struct filter_key *keys,
+                        size_t n, bool *present);
+    uint64_t (*items)(void *c);
+    uint64_t (*bits_set)(void *c);
+    uint64_t (*bytes)(void *c); /* memory every part takes */
+    double (*estimated_fpr)(void *c);
 };
 
 

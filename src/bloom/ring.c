@@ -18,7 +18,7 @@ static inline bool slot_has(const struct filter *s, struct hash128 h, const uint
     return m ? filter_block_has(filter_first_line(s, h), m) : filter_check_hash(s, h);
 }
 
-static const struct filter_ring_ops ring_ops;
+static const struct filter_comp_ops ring_ops;
 
 struct filter *ring_filter_create(const struct filter_plan *slice_plan, uint64_t seed,
                                   unsigned slices, int64_t window_ms, uint64_t capacity, double fpr,
@@ -56,9 +56,9 @@ struct filter *ring_filter_create(const struct filter_plan *slice_plan, uint64_t
     *head = *r->slot[0];
     head->capacity = capacity;
     head->fpr_target = fpr;
+    head->comp = r;
+    head->comp_ops = &ring_ops;
     head->ring = r;
-    head->ring_ops = &ring_ops;
-    head->ring_slots = r->slots;
     return head;
 }
 
@@ -291,55 +291,68 @@ void ring_slice_info(struct filter_ring *r, unsigned i, int64_t now, struct ring
     out->bits = filter_bytes(r->slot[i]) * 8;
 }
 
-/* ---- what a head's filter_* calls reach (struct filter_ring_ops), at the
+/* ---- what a head's filter_* calls reach (struct filter_comp_ops), at the
  * clock's time; any thread, adds under the ring's mutex as above ---- */
 
-static bool ops_add_hash(struct filter_ring *r, struct hash128 h)
+static bool ops_add_hash(void *c, struct hash128 h)
 {
     int64_t now = clock_now_ms();
-    return ring_add_hash(r, h, now, now);
+    return ring_add_hash(c, h, now, now);
 }
 
-static void ops_add_batch(struct filter_ring *r, const struct filter *head,
-                          const struct filter_key *keys, size_t n, bool *added)
+static void ops_add_batch(void *c, const struct filter *head, const struct filter_key *keys,
+                          size_t n, bool *added)
 {
     int64_t now = clock_now_ms();
-    ring_add_batch(r, head, keys, n, added, now, now);
+    ring_add_batch(c, head, keys, n, added, now, now);
 }
 
-static bool ops_check_hash(struct filter_ring *r, const struct filter *head, struct hash128 h)
+static bool ops_check_hash(void *c, const struct filter *head, struct hash128 h)
 {
-    return ring_check_hash(r, head, h, clock_now_ms());
+    return ring_check_hash(c, head, h, clock_now_ms());
 }
 
-static void ops_check_batch(struct filter_ring *r, const struct filter *head,
-                            const struct filter_key *keys, size_t n, bool *present)
+static void ops_check_batch(void *c, const struct filter *head, const struct filter_key *keys,
+                            size_t n, bool *present)
 {
-    ring_check_batch(r, head, keys, n, present, clock_now_ms());
+    ring_check_batch(c, head, keys, n, present, clock_now_ms());
 }
 
-static uint64_t ops_items(struct filter_ring *r)
+static uint64_t ops_items(void *c)
 {
-    return ring_items(r, clock_now_ms());
+    return ring_items(c, clock_now_ms());
 }
 
-static uint64_t ops_bits_set(struct filter_ring *r)
+static uint64_t ops_bits_set(void *c)
 {
-    return ring_bits_set(r, clock_now_ms());
+    return ring_bits_set(c, clock_now_ms());
 }
 
-static double ops_estimated_fpr(struct filter_ring *r)
+/* Every slot's memory, live or not: what the ring holds. */
+static uint64_t ops_bytes(void *c)
 {
-    return ring_estimated_fpr(r, clock_now_ms());
+    struct filter_ring *r = c;
+    return filter_bytes(r->slot[0]) * r->slots;
 }
 
-static const struct filter_ring_ops ring_ops = {
-    .free = ring_free,
+static double ops_estimated_fpr(void *c)
+{
+    return ring_estimated_fpr(c, clock_now_ms());
+}
+
+static void ops_free(void *c)
+{
+    ring_free(c);
+}
+
+static const struct filter_comp_ops ring_ops = {
+    .free = ops_free,
     .add_hash = ops_add_hash,
     .add_batch = ops_add_batch,
     .check_hash = ops_check_hash,
     .check_batch = ops_check_batch,
     .items = ops_items,
     .bits_set = ops_bits_set,
+    .bytes = ops_bytes,
     .estimated_fpr = ops_estimated_fpr,
 };
