@@ -235,5 +235,11 @@ int conf_window_check(struct conf_filter *f, char *emsg, size_t elen)
     if (f->file)
         return bad(emsg, elen, "\"window\" is for a filter filled at run time (\"capacity\"); "
                                "a built \"file\" cannot expire its items");
+    /* A windowed filter's items leave with their slice; a counting one's by
+     * REMOVE: the two do not combine (a removal would have to find the
+     * slices an item's adds went to). */
+    if (f->layout == CONF_LAYOUT_COUNTING)
+        return bad(emsg, elen, "\"window\" and \"layout counting\" do not combine: a windowed "
+                               "filter's items expire, a counting filter's are removed");
     return 0;
 }
