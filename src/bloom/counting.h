@@ -57,8 +57,10 @@ bool counting_remove_hash(struct filter *f, struct hash128 h);
 
 /* Whether every key is held with the multiplicity the batch asks for:
  * removing keys[0..n) in order would never find a zero counter. The index
- * of the first key that would, or n. Read-only; the caller keeps other
- * mutations out while it acts on the answer. */
+ * of the first key that would, or n; COUNTING_NO_MEMORY if it could not
+ * tell. Read-only; the caller keeps other mutations out while it acts on
+ * the answer. */
+#define COUNTING_NO_MEMORY SIZE_MAX
 size_t counting_can_remove(const struct filter *f, const struct filter_key *keys, size_t n);
 
 /* Non-zero counters among n words (a loaded shard's bits_set). */

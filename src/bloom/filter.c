@@ -545,7 +545,7 @@ void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n,
         size_t m = n - base < BATCH ? n - base : BATCH;
         for (size_t i = 0; i < m; i++) {
             h[i] = filter_hash(f, keys[base + i].data, keys[base + i].len);
-            if (f->layout != FILTER_CLASSIC)
+            if (f->layout == FILTER_BLOCKED || f->layout == FILTER_COUNTING)
                 __builtin_prefetch(filter_first_line(f, h[i]), 1, 0);
         }
         for (size_t i = 0; i < m; i++) {

@@ -104,6 +104,10 @@ static int counting_refusal(const struct fentry *e, const struct filter_key *key
     size_t bad = counting_can_remove(e->v->f, keys, n);
     if (bad == n)
         return 0;
+    if (bad == COUNTING_NO_MEMORY) {
+        snprintf(err, errlen, "out of memory checking the items to remove");
+        return -1;
+    }
     char shown[72];
     size_t len = keys[bad].len < 64 ? keys[bad].len : 64, o = 0;
     const unsigned char *p = keys[bad].data;
