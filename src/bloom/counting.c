@@ -111,6 +111,40 @@ static inline uint64_t full_nibbles(uint64_t w)
 static inline bool block_test(const _Atomic uint64_t *blk, struct hash128 h, unsigned k)
 {
     uint64_t s = h.hi ^ (h.lo * MIX_B), ok = 1;
+    if (k <= 18) { /* every rate down to ~1e-8: a switch enters exactly k probes */
+        uint64_t z1 = splitmix64(s + MIX_A), z2 = k > 9 ? splitmix64(s + 2 * MIX_A) : 0;
+#define PROBE(z, j)                                                                            \
+    do {                                                                                       \
+        unsigned pos = (unsigned)((z) >> (57 - 7 * (j))) & 127;                                \
+        uint64_t c = atomic_load_explicit(&blk[pos >> 4], memory_order_relaxed) >>             \
+                     ((pos & 15) * 4);                                                         \
+        ok &= ((c & 15) + 15) >> 4;                                                            \
+    } while (0)
+#define FALL __attribute__((fallthrough))
+        switch (k) {
+        case 18: PROBE(z2, 8); FALL;
+        case 17: PROBE(z2, 7); FALL;
+        case 16: PROBE(z2, 6); FALL;
+        case 15: PROBE(z2, 5); FALL;
+        case 14: PROBE(z2, 4); FALL;
+        case 13: PROBE(z2, 3); FALL;
+        case 12: PROBE(z2, 2); FALL;
+        case 11: PROBE(z2, 1); FALL;
+        case 10: PROBE(z2, 0); FALL;
+        case 9: PROBE(z1, 8); FALL;
+        case 8: PROBE(z1, 7); FALL;
+        case 7: PROBE(z1, 6); FALL;
+        case 6: PROBE(z1, 5); FALL;
+        case 5: PROBE(z1, 4); FALL;
+        case 4: PROBE(z1, 3); FALL;
+        case 3: PROBE(z1, 2); FALL;
+        case 2: PROBE(z1, 1); FALL;
+        default: PROBE(z1, 0);
+        }
+#undef FALL
+#undef PROBE
+        return ok != 0;
+    }
     for (unsigned g = 0; g * 9 < k; g++) {
         s += MIX_A;
         uint64_t z = splitmix64(s);

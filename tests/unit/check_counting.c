@@ -366,6 +366,39 @@ START_TEST(test_sizing)
 }
 END_TEST
 
+/* The check's unrolled probes (k <= 18) and its loop (k > 18) find the
+ * counters the add's masks set, for every k: each added item is present,
+ * and once every item is removed, all counters are zero and none is. */
+START_TEST(test_every_k)
+{
+    char k[40], err[256];
+    for (unsigned kk = 1; kk <= 32; kk++) {
+        struct filter_plan plan = {.layout = FILTER_COUNTING, .capacity = 1000, .fpr_target = 1e-2,
+                                   .k = kk, .shard_count = 2, .bits_per_shard = 512 * 64};
+        struct filter *f = filter_create(&plan, kk, err, sizeof(err));
+        ck_assert_msg(f != NULL, "%s", err);
+        for (unsigned i = 0; i < 300; i++) {
+            tu_key(k, "k-", i);
+            filter_add(f, k, strlen(k));
+        }
+        for (unsigned i = 0; i < 300; i++) {
+            tu_key(k, "k-", i);
+            ck_assert_msg(has(f, k), "k = %u: %s absent", kk, k);
+        }
+        for (unsigned i = 0; i < 300; i++) {
+            tu_key(k, "k-", i);
+            ck_assert_msg(rm(f, k), "k = %u: removal of %s refused", kk, k);
+        }
+        ck_assert(all_zero(f));
+        for (unsigned i = 0; i < 300; i++) {
+            tu_key(k, "k-", i);
+            ck_assert(!has(f, k));
+        }
+        filter_free(f);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("counting");
@@ -381,6 +414,7 @@ int main(void)
     tcase_add_test(tc, test_two_threads);
     tcase_add_test(tc, test_file_round_trip);
     tcase_add_test(tc, test_sizing);
+    tcase_add_test(tc, test_every_k);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
