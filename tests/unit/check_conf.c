@@ -736,6 +736,9 @@ START_TEST(test_window)
     ck_assert_int_eq(c->filters[2].window_ms, 1500);
     ck_assert_int_eq(c->filters[3].window_ms, 0);
     conf_free(c);
+    FAILS("filter a {\nfile x\ncapacity 100\nlayout counting\n}\n",
+          P ":1: filter \"a\": \"layout counting\" is for a filter filled at run time "
+            "(\"capacity\", no \"file\"): a built file has its own layout");
     FAILS("filter a {\ncapacity 100\nlayout counting\nwindow 1h\n}\n",
           P ":1: filter \"a\": \"window\" and \"layout counting\" do not combine: a windowed "
             "filter's items expire, a counting filter's are removed");
