@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bloom/counting.h"
 #include "bloom/sizing.h"
 
 /* Odd 64-bit constants (golden ratio, and XXH's PRIME64_2) used to stir the two
@@ -31,6 +32,8 @@ const char *filter_layout_name(enum filter_layout layout)
         return "blocked";
     case FILTER_CLASSIC:
         return "classic";
+    case FILTER_COUNTING:
+        return "counting";
     }
     return "unknown";
 }
@@ -41,6 +44,8 @@ int filter_layout_parse(const char *s, enum filter_layout *out)
         *out = FILTER_BLOCKED;
     else if (strcasecmp(s, "classic") == 0)
         *out = FILTER_CLASSIC;
+    else if (strcasecmp(s, "counting") == 0)
+        *out = FILTER_COUNTING;
     else
         return -1;
     return 0;
@@ -77,6 +82,11 @@ int filter_plan_make(enum filter_layout layout, uint64_t capacity, double fpr, u
         snprintf(err, errlen, "shard count %u must be a power of two from 1 to %u", shards,
                  FILTER_MAX_SHARDS);
         return -1;
+    }
+    if (layout == FILTER_COUNTING) {
+        if (counting_plan_make(capacity, fpr, shards, out, err, errlen) != 0)
+            return -1;
+        return filter_plan_validate(out, err, errlen);
     }
     out->layout = layout;
     out->capacity = capacity;
@@ -126,7 +136,8 @@ int filter_plan_make(enum filter_layout layout, uint64_t capacity, double fpr, u
 
 int filter_plan_validate(const struct filter_plan *p, char *err, size_t errlen)
 {
-    if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC) {
+    if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC &&
+        p->layout != FILTER_COUNTING) {
         snprintf(err, errlen, "unknown layout %d", (int)p->layout);
         return -1;
     }
@@ -405,6 +416,10 @@ unsigned filter_add_hash_raw(struct filter *f, struct hash128 h, uint32_t *shard
         *shard = s;
     if (f->layout == FILTER_BLOCKED)
         return blocked_set(blocked_block(f, h), h, f->k);
+    if (f->layout == FILTER_COUNTING) { /* every add counts: the shard's figures too */
+        bool was;
+        return counting_add_hash(f, h, &was);
+    }
     return classic_set(f, h, s);
 }
 
@@ -412,6 +427,11 @@ bool filter_add_hash(struct filter *f, struct hash128 h)
 {
     if (f->comp)
         return f->comp_ops->add_hash(f->comp, h);
+    if (f->layout == FILTER_COUNTING) { /* new: it was not present before */
+        bool was;
+        counting_add_hash(f, h, &was);
+        return !was;
+    }
     uint32_t s;
     unsigned fresh = filter_add_hash_raw(f, h, &s);
     if (!fresh)
@@ -432,6 +452,8 @@ bool filter_check_hash(const struct filter *f, struct hash128 h)
         return f->comp_ops->check_hash(f->comp, f, h);
     if (f->layout == FILTER_BLOCKED)
         return blocked_test(blocked_block(f, h), h, f->k);
+    if (f->layout == FILTER_COUNTING)
+        return counting_check_hash(f, h);
     return classic_test(f, h);
 }
 
@@ -491,6 +513,10 @@ void filter_check_batch(const struct filter *f, const struct filter_key *keys, s
         blocked_check_batch(f, keys, n, present);
         return;
     }
+    if (f->layout == FILTER_COUNTING) {
+        counting_check_batch(f, keys, n, present);
+        return;
+    }
     struct hash128 ring[BATCH];
     size_t ahead = n < BATCH ? n : BATCH;
     for (size_t i = 0; i < ahead; i++) {
@@ -519,8 +545,8 @@ void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n,
         size_t m = n - base < BATCH ? n - base : BATCH;
         for (size_t i = 0; i < m; i++) {
             h[i] = filter_hash(f, keys[base + i].data, keys[base + i].len);
-            if (f->layout == FILTER_BLOCKED)
-                __builtin_prefetch((const void *)blocked_block(f, h[i]), 1, 0);
+            if (f->layout == FILTER_BLOCKED || f->layout == FILTER_COUNTING)
+                __builtin_prefetch(filter_first_line(f, h[i]), 1, 0);
         }
         for (size_t i = 0; i < m; i++) {
             bool fresh = filter_add_hash(f, h[i]);
@@ -561,6 +587,8 @@ double filter_estimated_fpr(const struct filter *f)
 {
     if (f->comp)
         return f->comp_ops->estimated_fpr(f->comp);
+    if (f->layout == FILTER_COUNTING)
+        return counting_estimated_fpr(f);
     uint64_t total = f->bits_per_shard * f->shard_count;
     if (f->layout == FILTER_BLOCKED)
         return sizing_estimate_fpr_blocked(total, filter_bits_set(f), f->k);
@@ -576,7 +604,9 @@ void filter_get_plan(const struct filter *f, struct filter_plan *out)
     out->shard_count = f->shard_count;
     out->bits_per_shard = f->bits_per_shard;
     double m = (double)f->bits_per_shard * f->shard_count;
-    out->fpr_expected = f->layout == FILTER_BLOCKED
+    out->fpr_expected = f->layout == FILTER_COUNTING
+                            ? counting_plan_fpr(f->bits_per_shard, f->shard_count, f->capacity, f->k)
+                        : f->layout == FILTER_BLOCKED
                             ? sizing_blocked_fpr(m / (double)f->capacity, f->k)
                             : sizing_classic_fpr(m, (double)f->capacity, f->k);
 }
@@ -596,5 +626,7 @@ static uint64_t popcount_words(const uint64_t *w, size_t n)
 
 uint64_t filter_shard_popcount(const struct filter *f, uint32_t shard)
 {
+    if (f->layout == FILTER_COUNTING)
+        return counting_nonzero((const uint64_t *)f->shards[shard].words, f->bits_per_shard / 64);
     return popcount_words((const uint64_t *)f->shards[shard].words, f->bits_per_shard / 64);
 }

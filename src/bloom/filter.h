@@ -15,6 +15,7 @@
 enum filter_layout {
     FILTER_BLOCKED = 1, /* all k bits of an item in one 64-byte block */
     FILTER_CLASSIC = 2, /* k bits anywhere in the shard: least memory */
+    FILTER_COUNTING = 3, /* k 4-bit counters in one block: removable (bloom/counting.h) */
 };
 
 /* What a filter's keys are, and so how a query is turned into the strings it is
@@ -141,7 +142,7 @@ static inline uint64_t filter_reduce64(uint64_t x, uint64_t n)
 static inline const void *filter_first_line(const struct filter *f, struct hash128 h)
 {
     const _Atomic uint64_t *w = f->shards[filter_shard_of(f, h)].words;
-    if (f->layout == FILTER_BLOCKED)
+    if (f->layout == FILTER_BLOCKED || f->layout == FILTER_COUNTING)
         return (const void *)(w + filter_reduce64(h.lo, f->blocks_per_shard) * 8);
     return (const void *)&w[filter_reduce64(h.lo, f->bits_per_shard) >> 6];
 }
@@ -189,7 +190,8 @@ uint64_t filter_bytes(const struct filter *f); /* memory the bits take */
 double filter_estimated_fpr(const struct filter *f);
 void filter_get_plan(const struct filter *f, struct filter_plan *out);
 
-/* Recount a shard's set bits from its words (after a load or a build). */
+/* Recount a shard's set bits from its words (after a load or a build); a
+ * counting filter's non-zero counters. */
 uint64_t filter_shard_popcount(const struct filter *f, uint32_t shard);
 
 #endif

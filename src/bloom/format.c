@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bloom/counting.h"
 #include "bloom/hash.h"
 #include "bloom/le.h"
 #include "base/util.h"
@@ -359,8 +360,11 @@ static void shard_task(void *arg, size_t i)
         }
         XXH3_64bits_update(&st, dst, n);
         const uint64_t *w = (const uint64_t *)(const void *)dst;
-        for (size_t x = 0; x < n / 8; x++)
-            bits += (uint64_t)__builtin_popcountll(w[x]);
+        if (info->plan.layout == FILTER_COUNTING) /* non-zero counters */
+            bits += counting_nonzero(w, n / 8);
+        else
+            for (size_t x = 0; x < n / 8; x++)
+                bits += (uint64_t)__builtin_popcountll(w[x]);
         done += n;
     }
     free(buf);

@@ -19,9 +19,8 @@
  * W bins (a dynamic programme over throws), and weight P(FP | L) by Poisson.
  *
  * g[L] = P(FP | L) for L = 0..lmax; the DP costs k*lmax*W steps, a few ms. */
-static double *block_fp_table(unsigned k, unsigned lmax)
+static double *block_fp_table(unsigned k, unsigned lmax, unsigned W)
 {
-    const unsigned W = SIZING_BLOCK_BITS;
     double *g = malloc(sizeof(double) * (lmax + 1));
     double *occ = calloc(W + 1, sizeof(double)); /* P(X = x) after t throws */
     double *powk = malloc(sizeof(double) * (W + 1));
@@ -74,10 +73,10 @@ static double poisson_mix(const double *g, unsigned lmax, double lambda)
     return sum;
 }
 
-static double blocked_fpr_lambda(double lambda, unsigned k)
+static double blocked_fpr_lambda_w(double lambda, unsigned k, unsigned W)
 {
     unsigned lmax = lmax_for(lambda);
-    double *g = block_fp_table(k, lmax);
+    double *g = block_fp_table(k, lmax, W);
     if (!g)
         return 1.0;
     double r = poisson_mix(g, lmax, lambda);
@@ -85,19 +84,25 @@ static double blocked_fpr_lambda(double lambda, unsigned k)
     return r;
 }
 
+/* The model for blocks of W positions (512 bits; 128 counters). */
+static double fpr_w(double per_item, unsigned k, unsigned W)
+{
+    if (per_item <= 0 || k == 0)
+        return 1.0;
+    return blocked_fpr_lambda_w(W / per_item, k, W);
+}
+
 double sizing_blocked_fpr(double bits_per_item, unsigned k)
 {
-    if (bits_per_item <= 0 || k == 0)
-        return 1.0;
-    return blocked_fpr_lambda(SIZING_BLOCK_BITS / bits_per_item, k);
+    return fpr_w(bits_per_item, k, SIZING_BLOCK_BITS);
 }
 
 /* The cheap (Jensen) model, (1 - q^(kL))^k per block, only to find where to
  * start: it is a lower bound on the exact rate. */
-static double approx_fpr(double bits_per_item, unsigned k)
+static double approx_fpr(double bits_per_item, unsigned k, unsigned W)
 {
-    const double lnq = log1p(-1.0 / SIZING_BLOCK_BITS);
-    double lambda = SIZING_BLOCK_BITS / bits_per_item;
+    const double lnq = log1p(-1.0 / W);
+    double lambda = W / bits_per_item;
     unsigned lmax = lmax_for(lambda);
     double logp = -lambda, sum = 0.0;
     for (unsigned L = 0; L <= lmax; L++) {
@@ -109,12 +114,12 @@ static double approx_fpr(double bits_per_item, unsigned k)
     return sum;
 }
 
-static double approx_best(double bits_per_item, unsigned *best_k)
+static double approx_best(double bits_per_item, unsigned *best_k, unsigned W)
 {
     double best = 2.0;
     unsigned bk = 1;
     for (unsigned k = 1; k <= SIZING_MAX_K; k++) {
-        double r = approx_fpr(bits_per_item, k);
+        double r = approx_fpr(bits_per_item, k, W);
         if (r < best) {
             best = r;
             bk = k;
@@ -126,14 +131,14 @@ static double approx_best(double bits_per_item, unsigned *best_k)
 
 /* Exact best k near the approximate one (the exact optimum is within a couple
  * of probes of it; a window keeps the DP count small). */
-static double exact_best(double bits_per_item, unsigned k_hint, unsigned *best_k)
+static double exact_best(double bits_per_item, unsigned k_hint, unsigned *best_k, unsigned W)
 {
     unsigned lo = k_hint > 3 ? k_hint - 3 : 1;
     unsigned hi = k_hint + 3 < SIZING_MAX_K ? k_hint + 3 : SIZING_MAX_K;
     double best = 2.0;
     unsigned bk = k_hint;
     for (unsigned k = lo; k <= hi; k++) {
-        double r = sizing_blocked_fpr(bits_per_item, k);
+        double r = fpr_w(bits_per_item, k, W);
         if (r < best) {
             best = r;
             bk = k;
@@ -143,12 +148,17 @@ static double exact_best(double bits_per_item, unsigned k_hint, unsigned *best_k
     return best;
 }
 
-unsigned sizing_blocked_best_k(double bits_per_item)
+static unsigned best_k_w(double per_item, unsigned W)
 {
     unsigned k0, k;
-    approx_best(bits_per_item, &k0);
-    exact_best(bits_per_item, k0, &k);
+    approx_best(per_item, &k0, W);
+    exact_best(per_item, k0, &k, W);
     return k;
+}
+
+unsigned sizing_blocked_best_k(double bits_per_item)
+{
+    return best_k_w(bits_per_item, SIZING_BLOCK_BITS);
 }
 
 /* Smallest bits per item meeting p: binary search on the cheap model (min over
@@ -156,41 +166,46 @@ unsigned sizing_blocked_best_k(double bits_per_item)
  * model, which is never below the cheap one. The search stops at 256 bits per
  * item (1e-12, the smallest rate a plan may ask for, takes ~159); a rate out of
  * reach there is refused. */
-int sizing_blocked(double p, double *bits_per_item, unsigned *k)
+static int sizing_w(double p, double *bits_per_item, unsigned *k, unsigned W)
 {
     double lo = 0.25, hi = 256.0;
     unsigned k0;
     if (!(p > 0.0 && p < 1.0))
         return -1;
-    if (approx_best(hi, &k0) > p)
+    if (approx_best(hi, &k0, W) > p)
         return -1;
     for (int i = 0; i < 60 && hi - lo > 1e-4; i++) {
         double mid = (lo + hi) / 2;
-        if (approx_best(mid, &k0) <= p)
+        if (approx_best(mid, &k0, W) <= p)
             hi = mid;
         else
             lo = mid;
     }
-    approx_best(hi, &k0);
+    approx_best(hi, &k0, W);
     double c = hi;
     for (int i = 0; i < 400; i++, c *= 1.0025) {
-        if (exact_best(c, k0, k) <= p) {
+        if (exact_best(c, k0, k, W) <= p) {
             /* Bisect the last step so the size is within 0.01% of the least. */
             double fail = c / 1.0025, pass = c;
             unsigned kk;
             for (int j = 0; i > 0 && j < 5; j++) {
                 double mid = (fail + pass) / 2;
-                if (exact_best(mid, k0, &kk) <= p)
+                if (exact_best(mid, k0, &kk, W) <= p)
                     pass = mid;
                 else
                     fail = mid;
             }
             *bits_per_item = pass;
-            exact_best(pass, k0, k);
+            exact_best(pass, k0, k, W);
             return 0;
         }
     }
     return -1;
+}
+
+int sizing_blocked(double p, double *bits_per_item, unsigned *k)
+{
+    return sizing_w(p, bits_per_item, k, SIZING_BLOCK_BITS);
 }
 
 double sizing_classic_fpr(double m, double n, unsigned k)
@@ -220,7 +235,7 @@ void sizing_classic(uint64_t n, double p, uint64_t *bits, unsigned *k)
     *k = (unsigned)kk;
 }
 
-double sizing_estimate_fpr_blocked(uint64_t total_bits, uint64_t bits_set, unsigned k)
+static double estimate_w(uint64_t total_bits, uint64_t bits_set, unsigned k, unsigned W)
 {
     if (total_bits == 0 || bits_set >= total_bits)
         return 1.0;
@@ -228,9 +243,36 @@ double sizing_estimate_fpr_blocked(uint64_t total_bits, uint64_t bits_set, unsig
         return 0.0;
     double fill = (double)bits_set / (double)total_bits;
     /* Mean block fill is 1 - exp(-lambda (1 - q^k)); invert it for lambda. */
-    double per_item = -expm1((double)k * log1p(-1.0 / SIZING_BLOCK_BITS));
+    double per_item = -expm1((double)k * log1p(-1.0 / W));
     double lambda = -log1p(-fill) / per_item;
-    return blocked_fpr_lambda(lambda, k);
+    return blocked_fpr_lambda_w(lambda, k, W);
+}
+
+double sizing_estimate_fpr_blocked(uint64_t total_bits, uint64_t bits_set, unsigned k)
+{
+    return estimate_w(total_bits, bits_set, k, SIZING_BLOCK_BITS);
+}
+
+/* The counting layout: the blocked model over blocks of 128 counters (a
+ * cache line of 4-bit counters), a counter standing where a bit stood. */
+int sizing_counting(double p, double *counters_per_item, unsigned *k)
+{
+    return sizing_w(p, counters_per_item, k, SIZING_COUNTING_BLOCK);
+}
+
+double sizing_counting_fpr(double counters_per_item, unsigned k)
+{
+    return fpr_w(counters_per_item, k, SIZING_COUNTING_BLOCK);
+}
+
+unsigned sizing_counting_best_k(double counters_per_item)
+{
+    return best_k_w(counters_per_item, SIZING_COUNTING_BLOCK);
+}
+
+double sizing_estimate_fpr_counting(uint64_t counters, uint64_t nonzero, unsigned k)
+{
+    return estimate_w(counters, nonzero, k, SIZING_COUNTING_BLOCK);
 }
 
 double sizing_estimate_fpr_classic(uint64_t total_bits, uint64_t bits_set, unsigned k)

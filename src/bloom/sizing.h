@@ -33,4 +33,12 @@ void sizing_classic(uint64_t n, double p, uint64_t *bits, unsigned *k);
 double sizing_estimate_fpr_blocked(uint64_t total_bits, uint64_t bits_set, unsigned k);
 double sizing_estimate_fpr_classic(uint64_t total_bits, uint64_t bits_set, unsigned k);
 
+/* The counting layout (bloom/counting.h): the same model over blocks of
+ * SIZING_COUNTING_BLOCK 4-bit counters (one cache line), per counter. */
+#define SIZING_COUNTING_BLOCK 128u
+int sizing_counting(double p, double *counters_per_item, unsigned *k);
+double sizing_counting_fpr(double counters_per_item, unsigned k);
+unsigned sizing_counting_best_k(double counters_per_item);
+double sizing_estimate_fpr_counting(uint64_t counters, uint64_t nonzero, unsigned k);
+
 #endif

@@ -172,6 +172,26 @@ static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
     return 0;
 }
 
+/* The mutation through the gate: 0, or -1 with call->err set: a REMOVE a
+ * counting filter refused (an item it does not hold: bad_item names it),
+ * or a journal that refused the record. Worker threads. */
+static int mutate_refused(const struct cmd_env *env, struct cmd_call *call, enum journal_op op,
+                          size_t n)
+{
+    size_t bad = 0;
+    int rc = gate_mutate_ex(env->gate, call->e, op, env->keys, n, env->bools, &bad, call->msg,
+                            sizeof(call->msg));
+    if (rc == 0)
+        return 0;
+    if (rc == GATE_REFUSED) {
+        call->err = CMD_ERR_BAD_ITEM;
+        call->bad_item = bad + 1;
+    } else {
+        call->err = CMD_ERR_UNAVAILABLE;
+    }
+    return -1;
+}
+
 /* ADD, MADD (and ALLOW, UNALLOW, REMOVE: op) on a host or url filter: each
  * item becomes the one key a list
  * line holding it would give (`bloomgate build --format plain`, url/lists.c):
@@ -239,11 +259,8 @@ static int keyed_mutate(const struct cmd_env *env, struct cmd_call *call, enum j
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
             env->keys[i].data = buf + off[i];
-        if (gate_mutate(env->gate, call->e, op, env->keys, n, env->bools, call->msg,
-                        sizeof(call->msg)) != 0) {
-            call->err = CMD_ERR_UNAVAILABLE;
+        if (mutate_refused(env, call, op, n) != 0)
             rc = -1;
-        }
     }
     free(off);
     free(buf);
@@ -289,11 +306,8 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
         if ((mutate ? keyed_mutate(env, call, op) : keyed_check(env, call)) != 0)
             return;
     } else if (mutate) {
-        if (gate_mutate(env->gate, e, op, env->keys, n, env->bools, call->msg,
-                        sizeof(call->msg)) != 0) {
-            call->err = CMD_ERR_UNAVAILABLE;
+        if (mutate_refused(env, call, op, n) != 0)
             return;
-        }
     } else {
         if (n == 1)
             env->bools[0] = filter_check(e->v->f, env->keys[0].data, env->keys[0].len);

@@ -39,7 +39,8 @@ enum cmd_err {
     CMD_ERR_TOO_MANY_ITEMS, /* more than max_items */
     CMD_ERR_ITEM_TOO_LONG,  /* an item longer than max_item */
     CMD_ERR_UNAVAILABLE,    /* the journal refused an add: nothing was added */
-    CMD_ERR_BAD_ITEM,       /* a host or url filter cannot read an item (call->bad_item) */
+    CMD_ERR_BAD_ITEM,       /* a host or url filter cannot read an item, or a counting
+                             * filter does not hold an item to remove (call->bad_item) */
     CMD_ERR_INTERNAL,       /* out of memory, no reload hook */
 };
 

@@ -6,9 +6,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "bloom/counting.h"
 #include "store/amend.h"
 #include "store/journal.h"
 
@@ -88,10 +90,49 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
  *
  * The loop runs at most twice: a second rotation would need a second publish,
  * whose grace period waits for this worker to leave the callback it is in. */
-static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum journal_op op,
-                         const struct filter_key *keys, size_t n, bool *changed, char *err,
-                         size_t errlen)
+/* A REMOVE on a counting filter takes counts only from an item the filter
+ * holds as often as the request removes it: any other removal would take
+ * counts that other items hold and could make one of them disappear (a
+ * false negative; docs/design.md, "Counting filters"). Checked before the
+ * journal record, under mut_mu, so no other mutation of the filter runs
+ * between the check and the decrements: the whole request is refused
+ * (GATE_REFUSED, nothing journaled or changed), naming the first item that
+ * fails. Worker threads. */
+static int counting_refusal(const struct fentry *e, const struct filter_key *keys, size_t n,
+                            size_t *refused, char *err, size_t errlen)
 {
+    size_t bad = counting_can_remove(e->v->f, keys, n);
+    if (bad == n)
+        return 0;
+    if (bad == COUNTING_NO_MEMORY) {
+        snprintf(err, errlen, "out of memory checking the items to remove");
+        return -1;
+    }
+    char shown[72];
+    size_t len = keys[bad].len < 64 ? keys[bad].len : 64, o = 0;
+    const unsigned char *p = keys[bad].data;
+    for (size_t i = 0; i < len; i++) /* the item as text: no control bytes into a reply */
+        shown[o++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+    shown[o] = '\0';
+    snprintf(err, errlen,
+             "'%s%s' is not in counting filter %s (a counter of it is zero: never added, or "
+             "removed as often as added); removing it would take counts other items hold: "
+             "nothing removed",
+             shown, keys[bad].len > 64 ? "..." : "", e->name);
+    if (refused)
+        *refused = bad;
+    return GATE_REFUSED;
+}
+
+static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum journal_op op,
+                         const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
+                         char *err, size_t errlen)
+{
+    if (op == JOURNAL_OP_REMOVE && e->v->f->layout == FILTER_COUNTING && !e->v->f->comp) {
+        int rc = counting_refusal(e, keys, n, refused, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
     /* A windowed filter's mutation carries its time: into the record, so a
      * replay puts it in the same slice, and into every version it reaches. */
     int64_t t = e->v->f->ring ? clock_now_ms() : JOURNAL_NO_TIME;
@@ -121,13 +162,20 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
  * in which every version saw the mutations, which matters once a REMOVE and
  * an ADD of one item can meet. The lock is per filter and held for one
  * write() (and the bits), as the journal's own mutex already was. */
+int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op op,
+                   const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
+                   char *err, size_t errlen)
+{
+    pthread_mutex_lock(&e->st->mut_mu);
+    int rc = mutate_locked(b, e, op, keys, n, changed, refused, err, errlen);
+    pthread_mutex_unlock(&e->st->mut_mu);
+    return rc;
+}
+
 int gate_mutate(struct gate_batch *b, const struct fentry *e, enum journal_op op,
                 const struct filter_key *keys, size_t n, bool *changed, char *err, size_t errlen)
 {
-    pthread_mutex_lock(&e->st->mut_mu);
-    int rc = mutate_locked(b, e, op, keys, n, changed, err, errlen);
-    pthread_mutex_unlock(&e->st->mut_mu);
-    return rc;
+    return gate_mutate_ex(b, e, op, keys, n, changed, NULL, err, errlen);
 }
 
 int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_key *keys, size_t n,

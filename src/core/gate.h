@@ -36,6 +36,15 @@ int gate_add(struct gate_batch *b, const struct fentry *e, const struct filter_k
 int gate_mutate(struct gate_batch *b, const struct fentry *e, enum journal_op op,
                 const struct filter_key *keys, size_t n, bool *changed, char *err, size_t errlen);
 
+/* gate_mutate, and a refusal: a REMOVE of an item a counting filter does
+ * not hold (as often as the request removes it) refuses the whole request
+ * before anything is journaled or changed: GATE_REFUSED, *refused (may be
+ * NULL) the index of the first such item, err naming it and why. */
+#define GATE_REFUSED (-2)
+int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op op,
+                   const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
+                   char *err, size_t errlen);
+
 /* Test seam (NULL in production): called by gate_add right after an add's
  * journal record is written, before the add reaches any version, so a test
  * can hold a worker there while a reload rotates the journal. */

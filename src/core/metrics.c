@@ -191,6 +191,14 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
                   "Items REMOVE hides until a rebuild folds the removal in");
     filter_gauges(o, cat, "bloomgate_filter_allow_bytes", G_ALLOW_BYTES,
                   "Memory the allow-list's hash set takes");
+    /* An info gauge (always 1): the layout as a label, so a dashboard can
+     * tell a counting filter, whose items REMOVE takes out, from the rest. */
+    family(o, "bloomgate_filter_layout_info", "gauge",
+           "1, labelled with the layout of the filter being served");
+    for (size_t i = 0; i < cat->n; i++)
+        evbuffer_add_printf(o, "bloomgate_filter_layout_info{filter=\"%s\",layout=\"%s\"} 1\n",
+                            cat->entries[i].name,
+                            filter_layout_name(cat->entries[i].v->f->layout));
 }
 
 /* The reload outcomes the reload thread records in the registry. */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/clock.h"
+#include "bloom/counting.h"
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "url/lists.h"
@@ -77,6 +78,19 @@ int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
          * is nothing to look up (the common case: one relaxed load). */
         if (allow_count(v->allow, ALLOW_REMOVED) == 0)
             return 0;
+    }
+    /* A counting filter takes a removal in its counters, not in the allow
+     * set. An item it does not hold is left alone (changed false): a worker
+     * refused such a request before it was journaled (core/gate.c), so only
+     * a version that differs from the journal's (a reload's new file) meets
+     * one. */
+    if (op == JOURNAL_OP_REMOVE && v->f->layout == FILTER_COUNTING && !v->f->comp) {
+        for (size_t i = 0; i < n; i++) {
+            bool ok = counting_remove_hash(v->f, filter_hash(v->f, keys[i].data, keys[i].len));
+            if (changed)
+                changed[i] = ok;
+        }
+        return 0;
     }
     for (size_t i = 0; i < n; i++)
         if (apply_one(v, op, &keys[i], changed ? &changed[i] : NULL, err, errlen) != 0)

@@ -19,6 +19,7 @@
 
 _Static_assert((int)CONF_LAYOUT_BLOCKED == (int)FILTER_BLOCKED, "conf and filter conf_layouts differ");
 _Static_assert((int)CONF_LAYOUT_CLASSIC == (int)FILTER_CLASSIC, "conf and filter conf_layouts differ");
+_Static_assert((int)CONF_LAYOUT_COUNTING == (int)FILTER_COUNTING, "conf and filter conf_layouts differ");
 
 _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
                    (int)CONF_KEYS_HOST == (int)FILTER_KEYS_HOST + 1 &&
@@ -257,7 +258,8 @@ const struct conf_enum conf_log_levels[] = {
     {"error", CONF_LOG_ERROR}, {NULL, 0},
 };
 const struct conf_enum conf_layouts[] = {
-    {"blocked", CONF_LAYOUT_BLOCKED}, {"classic", CONF_LAYOUT_CLASSIC}, {NULL, 0},
+    {"blocked", CONF_LAYOUT_BLOCKED}, {"classic", CONF_LAYOUT_CLASSIC},
+    {"counting", CONF_LAYOUT_COUNTING}, {NULL, 0},
 };
 const struct conf_enum conf_key_kinds[] = {
     {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},

@@ -27,6 +27,7 @@ enum conf_log_level {
 enum conf_layout {
     CONF_LAYOUT_BLOCKED = 1, /* FILTER_BLOCKED */
     CONF_LAYOUT_CLASSIC = 2, /* FILTER_CLASSIC */
+    CONF_LAYOUT_COUNTING = 3, /* FILTER_COUNTING */
 };
 
 /* A filter's key kind as the config states it. CONF_KEYS_FILE (not given)

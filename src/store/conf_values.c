@@ -204,9 +204,15 @@ int conf_tokenize(const char *line, size_t len, char *scratch, struct conf_token
 
 /* `window`: whole units, at least a second, at most a year, cut into
  * slices of whole milliseconds; only for a filter filled at run time (a
- * built file has no add times, so nothing in it could expire). */
+ * built file has no add times, so nothing in it could expire). Also
+ * `layout counting`: only for a filter filled at run time, never windowed. */
 int conf_window_check(struct conf_filter *f, char *emsg, size_t elen)
 {
+    /* The counting layout too is for a filter that starts empty: a built
+     * file has its own layout, and no build makes a counting one. */
+    if (f->layout == CONF_LAYOUT_COUNTING && f->file)
+        return bad(emsg, elen, "\"layout counting\" is for a filter filled at run time "
+                               "(\"capacity\", no \"file\"): a built file has its own layout");
     if (!f->window)
         return 0;
     static const struct {
@@ -235,5 +241,11 @@ int conf_window_check(struct conf_filter *f, char *emsg, size_t elen)
     if (f->file)
         return bad(emsg, elen, "\"window\" is for a filter filled at run time (\"capacity\"); "
                                "a built \"file\" cannot expire its items");
+    /* A windowed filter's items leave with their slice; a counting one's by
+     * REMOVE: the two do not combine (a removal would have to find the
+     * slices an item's adds went to). */
+    if (f->layout == CONF_LAYOUT_COUNTING)
+        return bad(emsg, elen, "\"window\" and \"layout counting\" do not combine: a windowed "
+                               "filter's items expire, a counting filter's are removed");
     return 0;
 }

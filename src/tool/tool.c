@@ -205,6 +205,11 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
     case 'l':
         if (filter_layout_parse(arg, &o->layout) != 0)
             return tool_usage_error("build: --layout: '%s' is not blocked or classic", arg);
+        /* A counting filter counts the adds and removals of a filter filled
+         * at run time (the config's layout counting): a list has neither. */
+        if (o->layout == FILTER_COUNTING)
+            return tool_usage_error("build: --layout counting is for filters filled at run time "
+                                    "(layout counting in bloomgate.conf); build blocked or classic");
         break;
     case 's':
         if (util_parse_u64(arg, &v) != 0 || v < 1 || v > FILTER_MAX_SHARDS || (v & (v - 1)) != 0)

@@ -1,10 +1,13 @@
 /* bench_filter: lookup and build throughput of the filter core, printed as a
  * table (a benchmark prints figures; nothing here is asserted). Run with
  *   ./tests/bench/bench_filter [--big N] [--queries N] [--build N] [--window N]
+ *                              [--counting N]
  * Defaults follow issue #2: p = 1e-4, in-cache filter of 1M items, out-of-cache
  * filter of 100M items, build of 10M URL-like items with 1 and 2 threads;
  * a windowed filter of 4 slices against a plain one, 1M items (--window N:
- * that comparison alone, for N items). */
+ * that comparison alone, for N items); --counting N: plain blocked, windowed
+ * (4 slices) and counting filters of N items in one run, with adds and
+ * removals per second, bytes per item and the measured rate. */
 #include "config.h"
 
 #include <stdio.h>
@@ -14,6 +17,7 @@
 
 #include "tool/build.h"
 #include "base/clock.h"
+#include "bloom/counting.h"
 #include "bloom/filter.h"
 #include "bloom/ring.h"
 #include "base/util.h"
@@ -22,7 +26,7 @@
 #define BATCH 100 /* items per batched call, like an MCHECK of 100 */
 
 static uint64_t opt_big = 100000000, opt_queries = 4000000, opt_build = 10000000,
-                opt_window = 1000000;
+                opt_window = 1000000, opt_counting = 0;
 
 /* A URL-like item of 40-64 bytes for index i of a namespace ('p' present,
  * 'a' absent). Deterministic, so runs compare. */
@@ -201,6 +205,127 @@ static void bench_window(uint64_t n)
     filter_free(w);
 }
 
+/* Checks of ks against f, single and batched: items per second of each and
+ * how many the batched run answered YES. */
+static void run_both(const struct filter *f, const struct keyset *ks, double *single,
+                     double *batched, uint64_t *yes)
+{
+    bool out[BATCH];
+    run_batched(f, ks); /* warm-up */
+    *single = run_single(f, ks);
+    uint64_t hits = 0;
+    double t0 = util_now();
+    for (size_t i = 0; i < ks->n; i += BATCH) {
+        size_t m = ks->n - i < BATCH ? ks->n - i : BATCH;
+        filter_check_batch(f, ks->keys + i, m, out);
+        for (size_t j = 0; j < m; j++)
+            hits += out[j];
+    }
+    *batched = (double)ks->n / (util_now() - t0);
+    *yes = hits;
+}
+
+/* Plain blocked, windowed (`window 24h`, `slices 4`, the steady state of
+ * bench_window: five live slices of n/4 items) and counting, each of n
+ * items at p = 1e-4, one thread, in one run. Adds/s: n adds from keys made
+ * beforehand (the windowed ones into the slice of their time); removals/s
+ * (counting): n/2 of its items removed, then added back, so the checks see
+ * all n. Checks: opt_queries absent and present keys; the measured rate is
+ * the absent keys answered YES. */
+static void bench_lists(uint64_t n)
+{
+    struct filter_plan plan, slice, cplan;
+    char err[256];
+    const unsigned slices = 4;
+    const int64_t window = 24 * 3600 * 1000ll;
+    if (filter_plan_make(FILTER_BLOCKED, n, FPR, 0, &plan, err, sizeof(err)) != 0 ||
+        filter_plan_make(FILTER_BLOCKED, n / slices, FPR / (slices + 1), 0, &slice, err,
+                         sizeof(err)) != 0 ||
+        filter_plan_make(FILTER_COUNTING, n, FPR, 0, &cplan, err, sizeof(err)) != 0) {
+        fprintf(stderr, "plan: %s\n", err);
+        exit(1);
+    }
+    struct filter *fs[3] = {
+        filter_create(&plan, 42, err, sizeof(err)),
+        ring_filter_create(&slice, 42, slices, window, n, FPR, err, sizeof(err)),
+        filter_create(&cplan, 42, err, sizeof(err)),
+    };
+    if (!fs[0] || !fs[1] || !fs[2]) {
+        fprintf(stderr, "create: %s\n", err);
+        exit(1);
+    }
+    uint64_t total = n + n / slices; /* the windowed filter's five slices */
+    char *arena = malloc(total * 80);
+    struct filter_key *keys = malloc(total * sizeof(*keys));
+    for (uint64_t i = 0, off = 0; i < total; i++) {
+        keys[i].data = arena + off;
+        keys[i].len = make_url(arena + off, 'p', i);
+        off += keys[i].len;
+    }
+    double adds[3], removes = 0;
+    double t0 = util_now();
+    for (uint64_t i = 0; i < n; i++)
+        filter_add(fs[0], keys[i].data, keys[i].len);
+    adds[0] = (double)n / (util_now() - t0);
+    int64_t now = clock_now_ms(), l = window / slices;
+    t0 = util_now();
+    for (uint64_t i = 0; i < total; i++)
+        ring_add_batch(fs[1]->ring, fs[1], &keys[i], 1, NULL,
+                       now - (int64_t)(i / (n / slices)) * l, now);
+    adds[1] = (double)total / (util_now() - t0);
+    t0 = util_now();
+    for (uint64_t i = 0; i < n; i++)
+        filter_add(fs[2], keys[i].data, keys[i].len);
+    adds[2] = (double)n / (util_now() - t0);
+    t0 = util_now();
+    for (uint64_t i = 0; i < n / 2; i++)
+        if (!counting_remove_hash(fs[2], filter_hash(fs[2], keys[i].data, keys[i].len))) {
+            fprintf(stderr, "counting: removal %llu refused\n", (unsigned long long)i);
+            exit(1);
+        }
+    removes = (double)(n / 2) / (util_now() - t0);
+    for (uint64_t i = 0; i < n / 2; i++)
+        filter_add(fs[2], keys[i].data, keys[i].len);
+    free(keys);
+    free(arena);
+
+    printf("\nplain blocked, windowed (window 24h, slices 4: 5 live slices of %llu items) and "
+           "counting, %llu items each, p = 1e-4, one thread\n",
+           (unsigned long long)(n / slices), (unsigned long long)n);
+    printf("%-9s %9s %8s %9s %9s %10s %10s %11s %11s %10s\n", "filter", "MB", "B/item",
+           "adds M/s", "rm M/s", "absent/1", "absent/bat", "present/1", "present/bat",
+           "rate");
+    const char *names[3] = {"blocked", "windowed", "counting"};
+    for (int x = 0; x < 3; x++) {
+        double r[2][2];
+        uint64_t yes[2];
+        for (int present = 0; present < 2; present++) {
+            struct keyset ks;
+            make_keys(&ks, opt_queries, n, present ? 100 : 0);
+            run_both(fs[x], &ks, &r[present][0], &r[present][1], &yes[present]);
+            free_keys(&ks);
+        }
+        if (yes[1] != opt_queries) {
+            fprintf(stderr, "%s: %llu of %llu present keys answered NO\n", names[x],
+                    (unsigned long long)(opt_queries - yes[1]), (unsigned long long)opt_queries);
+            exit(1);
+        }
+        char rm[16] = "-";
+        if (x == 2)
+            snprintf(rm, sizeof(rm), "%.2f", removes / 1e6);
+        printf("%-9s %9.1f %8.2f %9.2f %9s %10.2f %10.2f %11.2f %11.2f %10.2e\n", names[x],
+               (double)filter_bytes(fs[x]) / 1e6, (double)filter_bytes(fs[x]) / (double)n,
+               adds[x] / 1e6, rm, r[0][0] / 1e6, r[0][1] / 1e6, r[1][0] / 1e6, r[1][1] / 1e6,
+               (double)yes[0] / (double)opt_queries);
+        fflush(stdout);
+    }
+    printf("(checks in M items/s: /1 one at a time, /bat batches of %d; rate: absent keys "
+           "answered YES)\n",
+           BATCH);
+    for (int x = 0; x < 3; x++)
+        filter_free(fs[x]);
+}
+
 static void bench_build(void)
 {
     const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -264,14 +389,21 @@ int main(int argc, char **argv)
             dst = &opt_build;
         else if (strcmp(argv[i], "--window") == 0)
             dst = &opt_window, window_only = true;
+        else if (strcmp(argv[i], "--counting") == 0)
+            dst = &opt_counting;
         if (!dst || i + 1 >= argc || util_parse_count(argv[++i], dst) != 0 || *dst == 0) {
-            fprintf(stderr, "usage: %s [--big N] [--queries N] [--build N] [--window N]\n",
+            fprintf(stderr,
+                    "usage: %s [--big N] [--queries N] [--build N] [--window N] [--counting N]\n",
                     argv[0]);
             return 2;
         }
     }
     printf("bench_filter: p = 1e-4, %llu queries per figure, batches of %d, %u CPUs\n",
            (unsigned long long)opt_queries, BATCH, util_ncpus());
+    if (opt_counting) {
+        bench_lists(opt_counting);
+        return 0;
+    }
     if (window_only) {
         bench_window(opt_window);
         return 0;

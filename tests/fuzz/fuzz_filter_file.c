@@ -10,7 +10,8 @@
  *   shard count the header gives, at most 1024), then the shard payloads back
  *   to back; each payload lands at payload_offset + i * shard_stride, the rest
  *   of the file is zeros (at most 1 MiB in all, else the bytes go out as given),
- *   every shard's bits_set and checksum and the header checksum are computed.
+ *   every shard's bits_set (a counting filter's: its non-zero counters) and
+ *   checksum and the header checksum are computed.
  *   bit 1: also set payload_offset and shard_stride to the values they must have;
  *   bit 2: also set the header's items to the sum of the table's;
  *   bit 3: add a trailing byte (bit 4: cut the last byte) after sealing.
@@ -72,8 +73,13 @@ __attribute__((no_sanitize("coverage"))) static unsigned char *build_file(const 
             payload += take;
             plen -= take;
             uint64_t bits = 0; /* shard_bytes is a multiple of 8 when the plan is valid */
-            for (uint64_t b = 0; b + 8 <= shard_bytes; b += 8)
-                bits += (uint64_t)__builtin_popcountll(le_get64(s + b));
+            bool counting = le_get32(fixed + 16) == FILTER_COUNTING; /* non-zero counters */
+            for (uint64_t b = 0; b + 8 <= shard_bytes; b += 8) {
+                uint64_t w = le_get64(s + b);
+                if (counting)
+                    w = (w | w >> 1 | w >> 2 | w >> 3) & 0x1111111111111111ull;
+                bits += (uint64_t)__builtin_popcountll(w);
+            }
             for (uint64_t b = shard_bytes & ~7ull; b < shard_bytes; b++)
                 bits += (uint64_t)__builtin_popcount(s[b]);
             unsigned char *e = f + FORMAT_FIXED_HEADER + (size_t)i * FORMAT_SHARD_ENTRY;

@@ -193,6 +193,69 @@ START_TEST(test_reload_allow_file)
 }
 END_TEST
 
+/* A counting filter: ADD of a present item counts again, REMOVE decrements,
+ * and a REMOVE of an item it does not hold (as often as asked) is refused
+ * whole, naming the item, on the line protocol and over HTTP; INFO and
+ * /metrics name the layout. */
+START_TEST(test_counting)
+{
+    struct dh_daemon *d = dh_new();
+    dh_write_config(d, "http_listen 127.0.0.1:0\nthreads 2\n"
+                       "filter cnt {\n capacity 10000\n layout counting\n"
+                       " journal @DIR@/cnt.journal\n fsync always\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "ADD cnt follow", "NEW");
+    DH_EXPECT(c, "ADD cnt follow", "EXISTS");
+    DH_EXPECT(c, "REMOVE cnt follow", "REMOVED");
+    DH_EXPECT(c, "CHECK cnt follow", "YES");
+    DH_EXPECT(c, "REMOVE cnt follow", "REMOVED");
+    DH_EXPECT(c, "CHECK cnt follow", "NO");
+    DH_EXPECT(c, "REMOVE cnt follow",
+              "ERR bad_item 'follow' is not in counting filter cnt (a counter of it is zero: "
+              "never added, or removed as often as added); removing it would take counts other "
+              "items hold: nothing removed");
+    DH_EXPECT(c, "MADD cnt b1 b2", "NEW NEW");
+    /* The whole request is refused: b1 stays. */
+    const char *got = dh_cmd(c, "REMOVE cnt b1 zz");
+    ck_assert_msg(strncmp(got, "ERR bad_item item 2: 'zz' is not in counting filter cnt", 55) ==
+                      0,
+                  "%s", got);
+    got = dh_cmd(c, "REMOVE cnt b2 b2");
+    ck_assert_msg(strncmp(got, "ERR bad_item item 2: 'b2' is not", 32) == 0, "%s", got);
+    DH_EXPECT(c, "MCHECK cnt b1 b2 zz", "YES YES NO");
+    const char *info = dh_cmd(c, "INFO cnt");
+    ck_assert_msg(strstr(info, "\"layout\":\"counting\"") != NULL, "%s", info);
+    ck_assert_msg(strstr(info, "\"items\":2,") != NULL, "%s", info);
+    dh_close(c);
+
+    expect_http(d, "POST", "/v1/filters/cnt/remove", NULL, "{\"items\":[\"b1\"]}", 200,
+                "{\"filter\":\"cnt\",\"changed\":[true],\"count\":1}");
+    struct hc_resp r;
+    http(d, "POST", "/v1/filters/cnt/remove", NULL, "{\"items\":[\"b2\",\"b1\"]}", &r);
+    ck_assert_msg(r.status == 400 && strstr(r.body, "item 2: 'b1' is not in counting filter cnt"),
+                  "%d %s", r.status, r.body);
+    hc_resp_free(&r);
+    expect_http(d, "GET", "/v1/filters/cnt/check?item=b2", NULL, NULL, 200,
+                "{\"filter\":\"cnt\",\"item\":\"b2\",\"present\":true}");
+    http(d, "GET", "/metrics", NULL, NULL, &r);
+    ck_assert_msg(strstr(r.body, "bloomgate_filter_layout_info{filter=\"cnt\",layout=\"counting\"} 1\n"),
+                  "%s", r.body);
+    ck_assert_msg(strstr(r.body, "bloomgate_filter_items{filter=\"cnt\"} 1\n"), "%s", r.body);
+    hc_resp_free(&r);
+
+    /* The journal replays the counts: b2 once, follow none. */
+    dh_restart(d);
+    c = dh_connect(d);
+    DH_EXPECT(c, "MCHECK cnt follow b1 b2", "NO NO YES");
+    DH_EXPECT(c, "REMOVE cnt b2", "REMOVED");
+    got = dh_cmd(c, "REMOVE cnt b2");
+    ck_assert_msg(strncmp(got, "ERR bad_item 'b2' is not", 24) == 0, "%s", got);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* ---- every acknowledged mutation survives SIGKILL (fsync always) ---- */
 
 enum { M_ROUNDS = 3, M_WINDOW = 8, M_MAX_REQ = 100000 };
@@ -200,6 +263,7 @@ enum { M_ROUNDS = 3, M_WINDOW = 8, M_MAX_REQ = 100000 };
 struct m_stream {
     int port;
     int round;
+    bool counting; /* the requests of filter c (m_request_c) */
     atomic_bool killed;
     atomic_long started;
     long acked; /* requests 0 .. acked-1 were answered */
@@ -227,6 +291,29 @@ static size_t m_request(char *req, int round, long k)
     return len;
 }
 
+/* The same on the counting filter c: k % 3 == 0 adds n<round>-<k>-0..9
+ * and 5..6 a second time; 1 removes items 0..4 of the add before it; 2
+ * removes items 5..6 of the add two before it once (they stay, counted
+ * once). */
+static size_t m_request_c(char *req, int round, long k)
+{
+    size_t len;
+    if (k % 3 == 0) {
+        len = (size_t)sprintf(req, "MADD c");
+        for (int i = 0; i < 10; i++)
+            len += (size_t)sprintf(req + len, " n%d-%ld-%d", round, k, i);
+        len += (size_t)sprintf(req + len, " n%d-%ld-5 n%d-%ld-6", round, k, round, k);
+    } else if (k % 3 == 1) {
+        len = (size_t)sprintf(req, "REMOVE c");
+        for (int i = 0; i < 5; i++)
+            len += (size_t)sprintf(req + len, " n%d-%ld-%d", round, k - 1, i);
+    } else {
+        len = (size_t)sprintf(req, "REMOVE c n%d-%ld-5 n%d-%ld-6", round, k - 2, round, k - 2);
+    }
+    req[len++] = '\n';
+    return len;
+}
+
 static void *m_stream_main(void *arg)
 {
     struct m_stream *s = arg;
@@ -237,7 +324,8 @@ static void *m_stream_main(void *arg)
     char req[512];
     for (;;) {
         while (inflight < M_WINDOW && next < M_MAX_REQ) {
-            size_t len = m_request(req, s->round, next);
+            size_t len = s->counting ? m_request_c(req, s->round, next)
+                                     : m_request(req, s->round, next);
             if (dh_send(c, req, len, 60000) != 0)
                 break;
             next++;
@@ -275,54 +363,100 @@ static int m_expect(long acked, long k, int i)
     return 1;
 }
 
+/* The same for filter c: items 5..6 were added twice and removed once at
+ * most, so they stay. */
+static int m_expect_c(long acked, long k, int i)
+{
+    if (i < 5)
+        return k + 1 < acked ? 0 : -1;
+    return 1;
+}
+
+/* Check every add of rounds 0..round of one stream after a restart. */
+static void m_verify(struct dh_conn *c, bool counting, const long *acked, int round)
+{
+    for (int r = 0; r <= round; r++) {
+        for (long k = 0; k < acked[r]; k += 3) {
+            char req[512];
+            size_t len = (size_t)sprintf(req, "MCHECK %s", counting ? "c" : "d");
+            for (int i = 0; i < 10; i++)
+                len += (size_t)sprintf(req + len, " %s%d-%ld-%d", counting ? "n" : "m", r, k, i);
+            const char *got = dh_cmd(c, req);
+            const char *p = got;
+            for (int i = 0; i < 10; i++) {
+                bool yes = strncmp(p, "YES", 3) == 0;
+                int want = counting ? m_expect_c(acked[r], k, i) : m_expect(acked[r], k, i);
+                ck_assert_msg(want < 0 || yes == (want == 1),
+                              "%s: round %d, after kill %d: %d-%ld-%d is %s (%ld acked): %s",
+                              counting ? "c" : "d", r, round, r, k, i, yes ? "YES" : "NO",
+                              acked[r], got);
+                p += yes ? 4 : 3;
+            }
+        }
+    }
+}
+
 START_TEST(test_crash_mutations)
 {
     struct dh_daemon *d = dh_new();
     dh_write_config(d, "threads 2\n"
-                       "filter d {\n capacity 1000000\n journal @DIR@/d.journal\n fsync always\n}\n");
+                       "filter d {\n capacity 1000000\n journal @DIR@/d.journal\n fsync always\n}\n"
+                       "filter c {\n capacity 1000000\n layout counting\n"
+                       " journal @DIR@/c.journal\n fsync always\n}\n");
     dh_start(d, NULL);
-    long acked[M_ROUNDS];
+    long acked[M_ROUNDS], acked_c[M_ROUNDS];
     uint64_t seed = 0xbb67ae8584caa73bull;
     for (int round = 0; round < M_ROUNDS; round++) {
         struct m_stream s = {.port = d->port, .round = round};
-        pthread_t t;
+        struct m_stream sc = {.port = d->port, .round = round, .counting = true};
+        pthread_t t, tc;
         ck_assert_int_eq(pthread_create(&t, NULL, m_stream_main, &s), 0);
-        for (int w = 0; w < 60000 && atomic_load(&s.started) == 0 && !s.fail[0]; w++)
+        ck_assert_int_eq(pthread_create(&tc, NULL, m_stream_main, &sc), 0);
+        for (int w = 0; w < 60000 && (atomic_load(&s.started) == 0 ||
+                                      atomic_load(&sc.started) == 0) && !s.fail[0] && !sc.fail[0];
+             w++)
             usleep(1000);
         seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
         usleep((useconds_t)(50 + seed % 251) * 1000);
         atomic_store(&s.killed, true);
+        atomic_store(&sc.killed, true);
         ck_assert_int_eq(dh_signal(d, SIGKILL), 0);
         int st = dh_wait_exit(d, DH_EXIT_TIMEOUT_MS);
         ck_assert_msg(st != -1 && WIFSIGNALED(st), "status 0x%x", st);
         pthread_join(t, NULL);
+        pthread_join(tc, NULL);
         ck_assert_msg(s.fail[0] == '\0', "%s", s.fail);
+        ck_assert_msg(sc.fail[0] == '\0', "%s", sc.fail);
         acked[round] = s.acked;
+        acked_c[round] = sc.acked;
         dh_start(d, NULL);
         struct dh_conn *c = dh_connect(d);
-        for (int r = 0; r <= round; r++) {
-            for (long k = 0; k < acked[r]; k += 3) {
-                char req[512];
-                size_t len = (size_t)sprintf(req, "MCHECK d");
-                for (int i = 0; i < 10; i++)
-                    len += (size_t)sprintf(req + len, " m%d-%ld-%d", r, k, i);
-                const char *got = dh_cmd(c, req);
-                const char *p = got;
-                for (int i = 0; i < 10; i++) {
-                    bool yes = strncmp(p, "YES", 3) == 0;
-                    int want = m_expect(acked[r], k, i);
-                    ck_assert_msg(want < 0 || yes == (want == 1),
-                                  "round %d, after kill %d: m%d-%ld-%d is %s (%ld acked): %s",
-                                  r, round, r, k, i, yes ? "YES" : "NO", acked[r], got);
-                    p += yes ? 4 : 3;
-                }
-            }
-        }
+        m_verify(c, false, acked, round);
+        m_verify(c, true, acked_c, round);
         dh_close(c);
-        fprintf(stderr, "test_crash_mutations: round %d: %ld requests acknowledged, all held\n",
-                round, acked[round]);
+        fprintf(stderr,
+                "test_crash_mutations: round %d: %ld + %ld (counting) requests acknowledged, "
+                "all held\n",
+                round, acked[round], acked_c[round]);
     }
+    /* The counts themselves came back: an add whose removals were all
+     * acknowledged holds items 5..6 exactly once (one more REMOVE each
+     * works, a second is refused) and items 0..4 not at all. */
+    struct dh_conn *c = dh_connect(d);
+    int r = M_ROUNDS - 1;
+    for (long k = 0; k + 2 < acked_c[r] && k < 30; k += 3) {
+        char req[256];
+        sprintf(req, "REMOVE c n%d-%ld-5 n%d-%ld-6", r, k, r, k);
+        DH_EXPECT(c, req, "REMOVED REMOVED");
+        const char *got = dh_cmd(c, req);
+        ck_assert_msg(strncmp(got, "ERR bad_item", 12) == 0, "%s: %s", req, got);
+        sprintf(req, "REMOVE c n%d-%ld-0", r, k);
+        got = dh_cmd(c, req);
+        ck_assert_msg(strncmp(got, "ERR bad_item", 12) == 0, "%s: %s", req, got);
+    }
+    dh_close(c);
     ck_assert_int_gt(acked[0] + acked[1] + acked[2], 6);
+    ck_assert_int_gt(acked_c[0] + acked_c[1] + acked_c[2], 6);
     dh_finish(d);
 }
 END_TEST
@@ -380,8 +514,8 @@ static Suite *lists_suite(void)
     Suite *s = suite_create("lists");
     dh_add_case(s, "lists", 300,
                 (const TTest *const[]){test_line_protocol, test_http_and_views,
-                                       test_reload_allow_file, test_crash_mutations,
-                                       test_tool_fold, NULL});
+                                       test_reload_allow_file, test_counting,
+                                       test_crash_mutations, test_tool_fold, NULL});
     return s;
 }
 

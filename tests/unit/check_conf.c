@@ -472,11 +472,12 @@ START_TEST(test_enums)
           P ":1: log_level: \"verbose\" is not one of: debug, info, warn, error");
     FAILS("log_level INFO", P ":1: log_level: \"INFO\" is not one of: debug, info, warn, error");
     FAILS("filter f {\ncapacity 1\nlayout Blocked\n}",
-          P ":3: layout: \"Blocked\" is not one of: blocked, classic");
+          P ":3: layout: \"Blocked\" is not one of: blocked, classic, counting");
     FAILS("filter f {\ncapacity 1\nfsync sometimes\n}",
           P ":3: fsync: \"sometimes\" is not one of: always, everysec, no");
     ck_assert_str_eq(conf_layout_name(CONF_LAYOUT_BLOCKED), "blocked");
     ck_assert_str_eq(conf_layout_name(CONF_LAYOUT_CLASSIC), "classic");
+    ck_assert_str_eq(conf_layout_name(CONF_LAYOUT_COUNTING), "counting");
     ck_assert_str_eq(conf_fsync_name(CONF_FSYNC_ALWAYS), "always");
     ck_assert_str_eq(conf_fsync_name(CONF_FSYNC_EVERYSEC), "everysec");
     ck_assert_str_eq(conf_fsync_name(CONF_FSYNC_NO), "no");
@@ -735,6 +736,12 @@ START_TEST(test_window)
     ck_assert_int_eq(c->filters[2].window_ms, 1500);
     ck_assert_int_eq(c->filters[3].window_ms, 0);
     conf_free(c);
+    FAILS("filter a {\nfile x\ncapacity 100\nlayout counting\n}\n",
+          P ":1: filter \"a\": \"layout counting\" is for a filter filled at run time "
+            "(\"capacity\", no \"file\"): a built file has its own layout");
+    FAILS("filter a {\ncapacity 100\nlayout counting\nwindow 1h\n}\n",
+          P ":1: filter \"a\": \"window\" and \"layout counting\" do not combine: a windowed "
+            "filter's items expire, a counting filter's are removed");
     FAILS("filter a {\nfile x\nwindow 1h\n}\n",
           P ":1: filter \"a\": \"window\" is for a filter filled at run time (\"capacity\"); "
             "a built \"file\" cannot expire its items");

@@ -621,7 +621,7 @@ static const struct patch patches[] = {
     {"fpr 0.9", OFF_FPR, 8, SETF, 0, 0.9, "rate", 1, -1},
     {"fpr -inf", OFF_FPR, 8, SETF, 0, -INFINITY, "rate", 1, -1},
     {"layout 0", OFF_LAYOUT, 4, SET, 0, 0, "layout", 1, -1},
-    {"layout 3", OFF_LAYOUT, 4, SET, 3, 0, "layout", 1, -1},
+    {"layout 99", OFF_LAYOUT, 4, SET, 99, 0, "layout", 1, -1},
     {"layout 2^32-1", OFF_LAYOUT, 4, SET, 0xffffffffu, 0, "layout", 1, -1},
     {"flags 1", OFF_FLAGS, 4, SET, 1, 0, "reserved", 1, -1},
     {"reserved byte", OFF_RESERVED + 5, 1, SET, 1, 0, "reserved", 1, -1},
