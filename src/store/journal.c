@@ -383,6 +383,17 @@ const char *journal_path(const struct journal *j)
     return j->path;
 }
 
+/* XXH3-128 of the salt under a seed of its own, so the filter's seed and
+ * the record checksums' seed are not one number. */
+uint64_t journal_seed(const struct journal *j)
+{
+    unsigned char b[8];
+    le_put64(b, j->salt);
+    struct hash128 h = hash_item(b, sizeof(b), 0x67726f7773656564ull); /* "growseed" */
+    uint64_t s = h.lo ^ h.hi;
+    return s ? s : 1;
+}
+
 /* Compares the inode the path names now with the open one. */
 int journal_replaced(const struct journal *j, char *err, size_t errlen)
 {

@@ -143,6 +143,13 @@ int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
 
 const char *journal_path(const struct journal *j);
 
+/* A filter seed drawn from the journal's salt (random when the file was
+ * made, kept in its header): what a filter rebuilt from this journal is
+ * seeded with when its shape depends on the seed (a growing filter's
+ * sub-filter boundaries), so every replay makes the same filter. Never 0.
+ * Any thread. */
+uint64_t journal_seed(const struct journal *j);
+
 /* Change the fsync policy of an open journal (a reload changed `fsync`); it
  * applies to the next commit or tick. Any thread. */
 void journal_set_policy(struct journal *j, enum conf_fsync policy);

@@ -84,6 +84,14 @@ static struct journal *open_journal(const struct conf_filter *cf, char *err, siz
     return j;
 }
 
+/* The seed of a filter loaded to be replayed from j: a growing filter's
+ * sub-filters depend on it (bloom/grow.h), so it comes from the journal and
+ * every replay makes the same ones; any other filter draws one (0). */
+static uint64_t filter_seed(const struct conf_filter *cf, const struct journal *j)
+{
+    return cf->growth && j ? journal_seed(j) : 0;
+}
+
 /* Close a journal, logging a failed final flush (the adds it held were
  * acknowledged under a policy that allowed losing them on power failure). */
 static void close_journal(struct journal *j)
@@ -159,14 +167,17 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
         e->st = registry_state(reg, e->id);
         snprintf(e->name, sizeof(e->name), "%s", cf->name);
         e->name_len = strlen(e->name);
-        if (!(e->v = loader_load_filter(cf, threads, err, errlen)))
-            goto fail;
-        c->n++;
+        /* The journal first: a growing filter is seeded from it. */
+        struct journal *j = NULL;
         if (cf->journal) {
-            struct journal *j = open_journal(cf, err, errlen);
-            if (!j)
+            if (!(j = open_journal(cf, err, errlen)))
                 goto fail;
             atomic_store(&e->st->journal, j);
+        }
+        if (!(e->v = loader_load_filter_seed(cf, threads, filter_seed(cf, j), err, errlen)))
+            goto fail;
+        c->n++;
+        if (j) {
             char why[1024];
             double t0 = util_now();
             int64_t n = replay(j, e->v, 0, journal_end(j), why, sizeof(why));
@@ -268,7 +279,8 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
         return true;
     return !old_cf || old_cf->capacity != cf->capacity || old_cf->fpr != cf->fpr ||
            old_cf->layout != cf->layout || old_cf->file != NULL ||
-           old_cf->window_ms != cf->window_ms || old_cf->slices != cf->slices;
+           old_cf->window_ms != cf->window_ms || old_cf->slices != cf->slices ||
+           old_cf->growth != cf->growth || old_cf->max_memory != cf->max_memory;
 }
 
 /* One reload, built beside the served catalog (reload thread). */
@@ -352,7 +364,8 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
             return -1;
         }
     }
-    if (!(ch->v = loader_load_filter(cf, run->r->threads, err, errlen)))
+    if (!(ch->v = loader_load_filter_seed(cf, run->r->threads, filter_seed(cf, ch->j), err,
+                                          errlen)))
         return -1;
     ch->end = ch->j ? journal_end(ch->j) : 0;
     char why[1024];
