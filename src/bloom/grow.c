@@ -30,6 +30,43 @@ int grow_plan(enum filter_layout layout, uint64_t capacity, double fpr, unsigned
     return filter_plan_make(layout, capacity << i, p, 0, out, err, errlen);
 }
 
+/* The plan of sub-filter i, made once. Under g->mu, or before the filter
+ * is shared. */
+static int plan_of(struct filter_grow *g, unsigned i, struct filter_plan *out, char *err,
+                   size_t errlen)
+{
+    if (i < GROW_MAX_SUBS && g->planned[i]) {
+        *out = g->plan[i];
+        return 0;
+    }
+    if (grow_plan(g->layout, g->capacity, g->fpr, i, out, err, errlen) != 0)
+        return -1;
+    g->plan[i] = *out;
+    g->planned[i] = true;
+    return 0;
+}
+
+/* The plan is made without the lock (it is a pure function of the
+ * filter's fixed figures) and stored under it. */
+void grow_prepare(struct filter_grow *g)
+{
+    pthread_mutex_lock(&g->mu);
+    unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
+    const struct filter *a = g->sub[m - 1];
+    bool need = m < GROW_MAX_SUBS && !g->planned[m] && filter_items(a) >= a->capacity / 2;
+    pthread_mutex_unlock(&g->mu);
+    if (!need)
+        return;
+    struct filter_plan p;
+    char err[256];
+    if (grow_plan(g->layout, g->capacity, g->fpr, m, &p, err, sizeof(err)) != 0)
+        return; /* grow_admit says why when an add needs it */
+    pthread_mutex_lock(&g->mu);
+    g->plan[m] = p;
+    g->planned[m] = true;
+    pthread_mutex_unlock(&g->mu);
+}
+
 /* Make sub-filter g->n and publish it (release: a check that reads the new
  * count sees the sub-filter whole). Under g->mu, or before the filter is
  * shared. */
@@ -37,7 +74,7 @@ static int grow_next(struct filter_grow *g, char *err, size_t errlen)
 {
     unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
     struct filter_plan plan;
-    if (grow_plan(g->layout, g->capacity, g->fpr, m, &plan, err, errlen) != 0)
+    if (plan_of(g, m, &plan, err, errlen) != 0)
         return -1;
     struct filter *s = filter_create(&plan, g->seed, err, errlen);
     if (!s)
@@ -47,23 +84,22 @@ static int grow_next(struct filter_grow *g, char *err, size_t errlen)
     return 0;
 }
 
-struct filter *grow_filter_create(enum filter_layout layout, uint64_t capacity, double fpr,
-                                  uint64_t seed, uint64_t max_bytes, char *err, size_t errlen)
+struct filter *grow_filter_create(const struct filter_plan *first, double fpr, uint64_t seed,
+                                  uint64_t max_bytes, char *err, size_t errlen)
 {
+    enum filter_layout layout = first->layout;
+    uint64_t capacity = first->capacity;
     if (layout != FILTER_BLOCKED && layout != FILTER_CLASSIC) {
         snprintf(err, errlen, "growth is for the blocked and classic layouts, not %s",
                  filter_layout_name(layout));
         return NULL;
     }
-    struct filter_plan plan;
-    if (grow_plan(layout, capacity, fpr, 0, &plan, err, errlen) != 0)
-        return NULL;
-    if (max_bytes && filter_plan_bytes(&plan) > max_bytes) {
+    if (max_bytes && filter_plan_bytes(first) > max_bytes) {
         snprintf(err, errlen,
                  "max_memory %llu bytes is less than the first sub-filter takes (%llu bytes for "
                  "%llu items at %g)",
-                 (unsigned long long)max_bytes, (unsigned long long)filter_plan_bytes(&plan),
-                 (unsigned long long)plan.capacity, plan.fpr_target);
+                 (unsigned long long)max_bytes, (unsigned long long)filter_plan_bytes(first),
+                 (unsigned long long)capacity, first->fpr_target);
         return NULL;
     }
     struct filter_grow *g = calloc(1, sizeof(*g));
@@ -81,6 +117,8 @@ struct filter *grow_filter_create(enum filter_layout layout, uint64_t capacity, 
     atomic_init(&g->max_bytes, max_bytes);
     atomic_init(&g->n, 0);
     pthread_mutex_init(&g->mu, NULL);
+    g->plan[0] = *first;
+    g->planned[0] = true;
     if (grow_next(g, err, errlen) != 0) {
         grow_free(g);
         free(head);
@@ -156,7 +194,7 @@ int grow_admit(struct filter_grow *g, size_t n, char *err, size_t errlen)
     char why[256];
     for (unsigned i = m; room < n; i++) {
         struct filter_plan plan;
-        if (grow_plan(g->layout, g->capacity, g->fpr, i, &plan, why, sizeof(why)) != 0) {
+        if (plan_of(g, i, &plan, why, sizeof(why)) != 0) {
             snprintf(err, errlen,
                      "cannot grow further: %s; holds %llu items in %u sub-filters", why,
                      (unsigned long long)items_of(g, m), m);
@@ -289,6 +327,25 @@ static uint64_t ops_bytes(void *c)
     return bytes_of(g, grow_count(g));
 }
 
+/* Sub-filter i's estimated rate, from the cache while its bits are the
+ * same. Any thread. */
+static double sub_estimate(struct filter_grow *g, unsigned i)
+{
+    uint64_t bits = filter_bits_set(g->sub[i]) + 1;
+    if (atomic_load_explicit(&g->est_bits[i], memory_order_acquire) == bits) {
+        uint64_t raw = atomic_load_explicit(&g->est_fpr[i], memory_order_relaxed);
+        double d;
+        memcpy(&d, &raw, sizeof(d));
+        return d;
+    }
+    double d = filter_estimated_fpr(g->sub[i]);
+    uint64_t raw;
+    memcpy(&raw, &d, sizeof(raw));
+    atomic_store_explicit(&g->est_fpr[i], raw, memory_order_relaxed);
+    atomic_store_explicit(&g->est_bits[i], bits, memory_order_release);
+    return d;
+}
+
 /* A check is a false positive if any sub-filter's is. */
 static double ops_estimated_fpr(void *c)
 {
@@ -296,7 +353,7 @@ static double ops_estimated_fpr(void *c)
     unsigned m = grow_count(g);
     double none = 1.0;
     for (unsigned i = 0; i < m; i++)
-        none *= 1.0 - filter_estimated_fpr(g->sub[i]);
+        none *= 1.0 - sub_estimate(g, i);
     return 1.0 - none;
 }
 
@@ -325,7 +382,7 @@ void grow_sub_info(struct filter_grow *g, unsigned i, struct grow_sub_info *out)
     out->bytes = filter_bytes(s);
     out->bits_set = filter_bits_set(s);
     out->fpr_target = s->fpr_target;
-    out->fpr_estimated = filter_estimated_fpr(s);
+    out->fpr_estimated = sub_estimate(g, i);
     out->k = s->k;
 }
 

@@ -43,7 +43,15 @@ struct filter_grow {
     _Atomic uint64_t max_bytes; /* 0: no bound */
     _Atomic unsigned n;         /* sub-filters made; sub[0..n) are readable */
     struct filter *sub[GROW_MAX_SUBS];
-    pthread_mutex_t mu; /* adds, growth */
+    pthread_mutex_t mu; /* adds, growth, the plans */
+    /* Plans made so far (a blocked plan costs ~0.1 s of the exact model:
+     * made once, ahead of need by grow_prepare, not on every add). */
+    struct filter_plan plan[GROW_MAX_SUBS];
+    bool planned[GROW_MAX_SUBS];
+    /* Each sub-filter's estimated rate and the bits_set + 1 it was made at
+     * (the blocked estimate costs milliseconds; a full sub-filter's never
+     * changes). Any thread; a race stores the same value twice. */
+    _Atomic uint64_t est_bits[GROW_MAX_SUBS], est_fpr[GROW_MAX_SUBS];
 };
 
 /* What INFO shows of one sub-filter. */
@@ -59,12 +67,12 @@ struct grow_sub_info {
 int grow_plan(enum filter_layout layout, uint64_t capacity, double fpr, unsigned i,
               struct filter_plan *out, char *err, size_t errlen);
 
-/* A growing filter: a head every filter_* call accepts, with its first
- * sub-filter made. max_bytes 0: no bound; else at least the first
- * sub-filter's bytes. Only the blocked and classic layouts. NULL with err.
- * The loading thread. */
-struct filter *grow_filter_create(enum filter_layout layout, uint64_t capacity, double fpr,
-                                  uint64_t seed, uint64_t max_bytes, char *err, size_t errlen);
+/* A growing filter of rate fpr: a head every filter_* call accepts, with
+ * its first sub-filter made from first (grow_plan's plan 0). max_bytes 0:
+ * no bound; else at least the first sub-filter's bytes. Only the blocked
+ * and classic layouts. NULL with err. The loading thread. */
+struct filter *grow_filter_create(const struct filter_plan *first, double fpr, uint64_t seed,
+                                  uint64_t max_bytes, char *err, size_t errlen);
 void grow_free(struct filter_grow *g);
 
 /* The growing filter behind head, or NULL when head is not one. */
@@ -80,6 +88,12 @@ int grow_reseed(struct filter *head, uint64_t seed);
  * has no room for, or one that cannot be made. Counts every item as new.
  * The adding thread (callers order adds). */
 int grow_admit(struct filter_grow *g, size_t n, char *err, size_t errlen);
+
+/* Make the plan of the next sub-filter once the newest is half full, if it
+ * is not made yet, outside the adds' lock, so that the add that needs it
+ * does not wait for the model.
+ * The reload thread, once a second; any thread. */
+void grow_prepare(struct filter_grow *g);
 
 static inline unsigned grow_count(struct filter_grow *g)
 {

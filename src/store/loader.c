@@ -149,8 +149,7 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
             }
         }
         if (cf->growth)
-            f = grow_filter_create((enum filter_layout)cf->layout, cf->capacity, cf->fpr, seed,
-                                   cf->max_memory, why, sizeof(why));
+            f = grow_filter_create(&plan, cf->fpr, seed, cf->max_memory, why, sizeof(why));
         else if (cf->window_ms)
             f = ring_filter_create(&plan, seed, cf->slices, cf->window_ms, cf->capacity, cf->fpr,
                                    why, sizeof(why));

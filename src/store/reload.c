@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "bloom/grow.h"
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/amend.h"
@@ -62,7 +63,13 @@ struct reloader {
 static int64_t replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to,
                       char *err, size_t errlen)
 {
-    return journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
+    int64_t n = journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
+    /* A growing filter replayed near a boundary: its next sub-filter is
+     * planned now, not by the first add after the load. */
+    struct filter_grow *g = grow_of(v->f);
+    if (g && n > 0)
+        grow_prepare(g);
+    return n;
 }
 
 static struct journal *open_journal(const struct conf_filter *cf, char *err, size_t errlen)
@@ -624,6 +631,10 @@ static void tick_journals(struct reloader *r)
          * second of expiring; checks ignore them from the boundary on. */
         if (c->entries[i].v->f->ring)
             ring_expire(c->entries[i].v->f->ring, clock_now_ms());
+        /* A growing filter's next sub-filter is planned here, off the adds. */
+        struct filter_grow *g = grow_of(c->entries[i].v->f);
+        if (g)
+            grow_prepare(g);
     }
     reclaim_allow_tables(r);
 }

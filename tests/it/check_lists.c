@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -275,11 +276,15 @@ static int m_expect(long acked, long k, int i)
     return 1;
 }
 
-START_TEST(test_crash_mutations)
+/* Rounds of streamed mutations, each ended by SIGKILL; after each restart
+ * every acknowledged one holds. filter: the block's body. */
+static void crash_mutations(const char *filter, size_t min_subs)
 {
     struct dh_daemon *d = dh_new();
-    dh_write_config(d, "threads 2\n"
-                       "filter d {\n capacity 1000000\n journal @DIR@/d.journal\n fsync always\n}\n");
+    char conf[512];
+    snprintf(conf, sizeof(conf),
+             "threads 2\nfilter d {\n%s journal @DIR@/d.journal\n fsync always\n}\n", filter);
+    dh_write_config(d, conf);
     dh_start(d, NULL);
     long acked[M_ROUNDS];
     uint64_t seed = 0xbb67ae8584caa73bull;
@@ -323,7 +328,31 @@ START_TEST(test_crash_mutations)
                 round, acked[round]);
     }
     ck_assert_int_gt(acked[0] + acked[1] + acked[2], 6);
+    if (min_subs) { /* the kills did land on a filter that had grown */
+        struct dh_conn *c = dh_connect(d);
+        const char *line = dh_cmd(c, "INFO d");
+        json_error_t jerr;
+        json_t *j = json_loads(line, 0, &jerr);
+        ck_assert_msg(j != NULL, "%s", line);
+        json_t *subs = json_object_get(json_object_get(j, "growth"), "sub_filters");
+        ck_assert_msg(json_array_size(subs) >= min_subs, "%s", line);
+        json_decref(j);
+        dh_close(c);
+    }
     dh_finish(d);
+}
+
+START_TEST(test_crash_mutations)
+{
+    crash_mutations(" capacity 1000000\n", 0);
+}
+END_TEST
+
+/* The same on a growing filter that starts at 100 items: the kills land
+ * while sub-filters are being added, and each restart rebuilds them. */
+START_TEST(test_crash_mutations_growth)
+{
+    crash_mutations(" capacity 100\n growth on\n", 3);
 }
 END_TEST
 
@@ -381,6 +410,7 @@ static Suite *lists_suite(void)
     dh_add_case(s, "lists", 300,
                 (const TTest *const[]){test_line_protocol, test_http_and_views,
                                        test_reload_allow_file, test_crash_mutations,
+                                       test_crash_mutations_growth,
                                        test_tool_fold, NULL});
     return s;
 }

@@ -22,7 +22,9 @@ static struct filter *make(enum filter_layout layout, uint64_t cap, double fpr, 
                            uint64_t max)
 {
     char err[256];
-    struct filter *f = grow_filter_create(layout, cap, fpr, seed, max, err, sizeof(err));
+    struct filter_plan first;
+    ck_assert_int_eq(grow_plan(layout, cap, fpr, 0, &first, err, sizeof(err)), 0);
+    struct filter *f = grow_filter_create(&first, fpr, seed, max, err, sizeof(err));
     ck_assert_msg(f != NULL, "%s", err);
     ck_assert_ptr_nonnull(grow_of(f));
     return f;
@@ -222,11 +224,12 @@ START_TEST(test_max_memory)
     ck_assert_uint_eq(filter_bytes(f), max + filter_plan_bytes(&p2));
     filter_free(f);
     /* max_bytes below the first sub-filter, a layout that cannot grow */
-    ck_assert_ptr_null(grow_filter_create(FILTER_CLASSIC, 1000, 0.01, 1,
-                                          filter_plan_bytes(&p0) - 1, err, sizeof(err)));
+    ck_assert_int_eq(grow_plan(FILTER_CLASSIC, 1000, 0.01, 0, &p0, err, sizeof(err)), 0);
+    ck_assert_ptr_null(grow_filter_create(&p0, 0.01, 1, filter_plan_bytes(&p0) - 1, err,
+                                          sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "max_memory"));
-    ck_assert_ptr_null(
-        grow_filter_create((enum filter_layout)99, 1000, 0.01, 1, 0, err, sizeof(err)));
+    p0.layout = (enum filter_layout)99;
+    ck_assert_ptr_null(grow_filter_create(&p0, 0.01, 1, 0, err, sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "growth is for"));
     /* the least rate bounds the series */
     ck_assert_int_eq(grow_plan(FILTER_BLOCKED, 10, 1e-11, 4, &p0, err, sizeof(err)), -1);
