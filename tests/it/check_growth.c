@@ -100,6 +100,7 @@ START_TEST(test_grow_restart_reload_limit)
                       strstr(got, " items in "),
                   "%s", got);
     ck_assert_int_ge(n, 10000); /* 10x the first capacity fitted */
+    fprintf(stderr, "check_growth: %ld items added, then: %s\n", n, got);
     json_t *j = info(c);
     json_t *g = json_object_get(j, "growth");
     size_t subs = json_array_size(json_object_get(g, "sub_filters"));
