@@ -21,6 +21,7 @@
 #include "store/amend.h"
 #include "store/journal.h"
 #include "store/loader.h"
+#include "store/wcompact.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "base/util.h"
@@ -52,13 +53,7 @@ struct reloader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool pending; /* a reload was asked for and has not started */
-    /* Per filter id: when its windowed journal is next compacted (the
-     * oldest add it keeps expires then), for the journal it was reckoned
-     * for. Reload thread only. */
-    struct {
-        const struct journal *j;
-        int64_t due_ms;
-    } compact[REGISTRY_MAX_FILTERS];
+    struct wcompact compact[REGISTRY_MAX_FILTERS]; /* per filter id (wcompact.h) */
     bool stop;    /* shutdown: refuse new requests, finish what is queued, exit */
     struct waiter *waiters; /* who wants the answer of the next run */
 };
@@ -626,64 +621,6 @@ static void reclaim_allow_tables(struct reloader *r)
     allow_free_tables(all);
 }
 
-/* What a windowed filter's journal keeps: every record but an add whose
- * slice has expired at cur (the ring's rule: ring_live); the oldest epoch
- * kept is noted. */
-struct window_keep {
-    const struct filter_ring *ring;
-    int64_t cur, oldest;
-};
-
-static int keep_live(void *ctx, enum journal_op op, int64_t t)
-{
-    struct window_keep *k = ctx;
-    if (op != JOURNAL_OP_ADD || t == JOURNAL_NO_TIME)
-        return 1; /* allow, unallow, remove, and adds from before the window */
-    int64_t e = ring_epoch_of(k->ring, t);
-    if (e < k->cur - (int64_t)k->ring->n)
-        return 0;
-    if (e < k->oldest)
-        k->oldest = e;
-    return 1;
-}
-
-/* Compact a windowed filter's journal once its oldest kept add has expired
- * (docs/operations.md): at most once a slice, a rewrite of the window's
- * adds. The next is due when the oldest add this one kept expires (or an
- * add made while it ran: the slice before the current one, to be safe with
- * a clock read a little earlier). A clock stepped back by more than a
- * window makes it due at once. Reload thread. */
-static void compact_window(struct reloader *r, const struct fentry *e, struct journal *j)
-{
-    struct filter_ring *ring = e->v->f->ring;
-    int64_t now = clock_now_ms();
-    if (r->compact[e->id].j != j) {
-        r->compact[e->id].j = j;
-        r->compact[e->id].due_ms = INT64_MIN;
-    }
-    int64_t due = r->compact[e->id].due_ms;
-    if (now < due && due - now <= ring->window_ms + ring->slice_ms)
-        return;
-    struct window_keep k = {ring, ring_epoch_of(ring, now), INT64_MAX};
-    struct journal_compaction st;
-    char err[1024];
-    double t0 = util_now();
-    if (journal_compact(j, keep_live, &k, &st, err, sizeof(err)) != 0) {
-        log_error("filter %s: journal compaction failed: %s; the journal is kept as it was",
-                  e->name, err);
-        r->compact[e->id].due_ms = now + ring->slice_ms;
-        return;
-    }
-    if (st.records_dropped)
-        log_info("filter %s: journal %s compacted: %llu records of expired adds dropped, %llu "
-                 "kept, %llu -> %llu bytes (%.3f s)",
-                 e->name, journal_path(j), (unsigned long long)st.records_dropped,
-                 (unsigned long long)st.records_kept, (unsigned long long)st.bytes_before,
-                 (unsigned long long)st.bytes_after, util_now() - t0);
-    int64_t oldest = k.oldest < k.cur - 1 ? k.oldest : k.cur - 1;
-    r->compact[e->id].due_ms = (oldest + (int64_t)ring->n + 1) * ring->slice_ms;
-}
-
 static void tick_journals(struct reloader *r)
 {
     const struct catalog *c = registry_read(r->reg);
@@ -696,8 +633,9 @@ static void tick_journals(struct reloader *r)
          * second of expiring; checks ignore them from the boundary on. */
         if (c->entries[i].v->f->ring)
             ring_expire(c->entries[i].v->f->ring, clock_now_ms());
-        if (c->entries[i].v->f->ring && j && r)
-            compact_window(r, &c->entries[i], j);
+        if (c->entries[i].v->f->ring && j)
+            wcompact_tick(&r->compact[c->entries[i].id], c->entries[i].name,
+                          c->entries[i].v->f->ring, j);
         /* A growing filter's next sub-filter is planned here, off the adds. */
         struct filter_grow *g = grow_of(c->entries[i].v->f);
         if (g)

@@ -40,7 +40,7 @@ static void set_clock(struct dh_daemon *d, long long ms)
     ck_assert_int_eq(rename(tmp, path), 0); /* whole: a reader never sees half a number */
 }
 
-static struct dh_daemon *start_window(const char *extra)
+static struct dh_daemon *start_window_cap(const char *extra, long capacity)
 {
     struct dh_daemon *d = dh_new();
     char path[DH_PATH_MAX];
@@ -50,12 +50,17 @@ static struct dh_daemon *start_window(const char *extra)
     set_clock(d, T0);
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads 2\nfilter w {\n capacity 10000\n window 40s\n slices 4\n"
+             "threads 2\nfilter w {\n capacity %ld\n window 40s\n slices 4\n"
              " journal @DIR@/w.journal\n fsync always\n%s}\n",
-             extra);
+             capacity, extra);
     dh_write_config(d, conf);
     dh_start(d, NULL);
     return d;
+}
+
+static struct dh_daemon *start_window(const char *extra)
+{
+    return start_window_cap(extra, 10000);
 }
 
 static void expect_at(struct dh_daemon *d, struct dh_conn *c, long long ms, const char *req,
@@ -295,6 +300,7 @@ static void *r_stream_main(void *arg)
         }
         atomic_fetch_add(&s->acked, 1);
         inflight--;
+        usleep(500); /* a steady stream, not a flood: the slice holds them all */
     }
     dh_close(c);
     return NULL;
@@ -315,7 +321,7 @@ static long file_size(struct dh_daemon *d, const char *name)
  * compacted file. */
 START_TEST(test_compaction)
 {
-    struct dh_daemon *d = start_window("");
+    struct dh_daemon *d = start_window_cap("", 400000); /* 100000 adds a slice */
     struct dh_conn *c = dh_connect(d);
     char req[8192];
     size_t len = (size_t)sprintf(req, "MADD w");
