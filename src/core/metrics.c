@@ -171,12 +171,12 @@ static void sub_gauges(struct evbuffer *o, const struct catalog *cat, const char
         struct filter_grow *g = grow_of(cat->entries[i].v->f);
         unsigned m = g ? grow_count(g) : 0;
         for (unsigned j = 0; j < m; j++) {
-            struct grow_sub_info si;
-            grow_sub_info(g, j, &si);
-            double v = which == S_CAPACITY    ? (double)si.capacity
-                       : which == S_ITEMS     ? (double)si.items
-                       : which == S_FPR_TARGET ? si.fpr_target
-                                               : (double)si.bytes;
+            /* Read directly: grow_sub_info would also run the rate model. */
+            const struct filter *sf = g->sub[j];
+            double v = which == S_CAPACITY    ? (double)sf->capacity
+                       : which == S_ITEMS     ? (double)filter_items(sf)
+                       : which == S_FPR_TARGET ? sf->fpr_target
+                                               : (double)filter_bytes(sf);
             evbuffer_add_printf(o, "%s{filter=\"%s\",sub=\"%u\"} %.17g\n", name,
                                 cat->entries[i].name, j, v);
         }
