@@ -286,6 +286,16 @@ static void crash_mutations(const char *filter, size_t min_subs)
              "threads 2\nfilter d {\n%s journal @DIR@/d.journal\n fsync always\n}\n", filter);
     dh_write_config(d, conf);
     dh_start(d, NULL);
+    char pre[16384];
+    if (min_subs) { /* a growing filter: grown before the first kill, whatever the load */
+        struct dh_conn *c = dh_connect(d);
+        size_t len = (size_t)sprintf(pre, "MADD d");
+        for (int i = 0; i < 1000; i++)
+            len += (size_t)sprintf(pre + len, " pre%d", i);
+        const char *got = dh_cmd(c, pre);
+        ck_assert_msg(strncmp(got, "NEW", 3) == 0, "%.100s", got);
+        dh_close(c);
+    }
     long acked[M_ROUNDS];
     uint64_t seed = 0xbb67ae8584caa73bull;
     for (int round = 0; round < M_ROUNDS; round++) {
@@ -337,6 +347,10 @@ static void crash_mutations(const char *filter, size_t min_subs)
         json_t *subs = json_object_get(json_object_get(j, "growth"), "sub_filters");
         ck_assert_msg(json_array_size(subs) >= min_subs, "%s", line);
         json_decref(j);
+        size_t len = (size_t)sprintf(pre, "MCHECK d");
+        for (int i = 0; i < 1000; i++)
+            len += (size_t)sprintf(pre + len, " pre%d", i);
+        ck_assert_ptr_null(strstr(dh_cmd(c, pre), "NO"));
         dh_close(c);
     }
     dh_finish(d);
@@ -348,11 +362,12 @@ START_TEST(test_crash_mutations)
 }
 END_TEST
 
-/* The same on a growing filter that starts at 100 items: the kills land
- * while sub-filters are being added, and each restart rebuilds them. */
+/* The same on a growing filter that starts at 100 items, given 1000 items
+ * first (4 sub-filters: 100, 200, 400 full, 800 part full): the kills land
+ * while it goes on growing, and each restart rebuilds it. */
 START_TEST(test_crash_mutations_growth)
 {
-    crash_mutations(" capacity 100\n growth on\n", 3);
+    crash_mutations(" capacity 100\n growth on\n", 4);
 }
 END_TEST
 
