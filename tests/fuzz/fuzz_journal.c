@@ -206,7 +206,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(journal_close(j, err2, sizeof(err2)) == 0, "close failed: %s", err2);
         struct journal_scan c;
         struct count cc = {0, 0};
-        int64_t rc = journal_read_file_ops(tmpfile_path, check_kept, &cc, &c, err2, sizeof(err2));
+        int64_t rc = journal_read_file_ops(tmpfile_path, (opt & 0x80) ? check_kept : count_item,
+                                           &cc, &c, err2, sizeof(err2));
         if (cs.records_dropped)
             FUZZ_CHECK(rc >= 0 && c.records == cs.records_kept && c.torn_at == JOURNAL_NO_TEAR,
                        "after a compaction: %llu records of %llu kept: %s",
