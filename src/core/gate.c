@@ -136,6 +136,14 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
     /* A windowed filter's mutation carries its time: into the record, so a
      * replay puts it in the same slice, and into every version it reaches. */
     int64_t t = e->v->f->ring ? clock_now_ms() : JOURNAL_NO_TIME;
+    /* A growing filter at its max_memory refuses before anything is
+     * recorded (under mut_mu: no other add of this filter runs). */
+    char why[512];
+    if (amend_admit(e->v, op, n, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: add refused: %s", e->name, why);
+        log_error_limited("filter %s: add refused: %s", e->name, why);
+        return -1;
+    }
     struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
     if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)
         return -1;

@@ -9,11 +9,13 @@
 
 #include <event2/buffer.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bloom/filter.h"
+#include "bloom/grow.h"
 #include "core/stats.h"
 #include "store/allow.h"
 #include "store/registry.h"
@@ -157,6 +159,69 @@ static uint64_t diff0(uint64_t a, uint64_t b)
     return a > b ? a - b : 0;
 }
 
+/* A growing filter's sub-filters (bloom/grow.h), one series per filter and
+ * sub-filter (oldest 0); none for other filters. */
+enum sfield { S_CAPACITY, S_ITEMS, S_FPR_TARGET, S_BYTES };
+
+static void sub_gauges(struct evbuffer *o, const struct catalog *cat, const char *name,
+                       enum sfield which, const char *help)
+{
+    family(o, name, "gauge", help);
+    for (size_t i = 0; i < cat->n; i++) {
+        struct filter_grow *g = grow_of(cat->entries[i].v->f);
+        unsigned m = g ? grow_count(g) : 0;
+        for (unsigned j = 0; j < m; j++) {
+            /* Read directly: grow_sub_info would also run the rate model. */
+            const struct filter *sf = g->sub[j];
+            double v = which == S_CAPACITY    ? (double)sf->capacity
+                       : which == S_ITEMS     ? (double)filter_items(sf)
+                       : which == S_FPR_TARGET ? sf->fpr_target
+                                               : (double)filter_bytes(sf);
+            evbuffer_add_printf(o, "%s{filter=\"%s\",sub=\"%u\"} %.17g\n", name,
+                                cat->entries[i].name, j, v);
+        }
+    }
+}
+
+static void growth_families(struct evbuffer *o, const struct catalog *cat)
+{
+    family(o, "bloomgate_filter_sub_filters", "gauge",
+           "Sub-filters of a growing filter (growth on)");
+    for (size_t i = 0; i < cat->n; i++) {
+        struct filter_grow *g = grow_of(cat->entries[i].v->f);
+        if (g)
+            evbuffer_add_printf(o, "bloomgate_filter_sub_filters{filter=\"%s\"} %u\n",
+                                cat->entries[i].name, grow_count(g));
+    }
+    family(o, "bloomgate_filter_fpr_bound", "gauge",
+           "A growing filter's bound on its compound false-positive rate: the sum of its "
+           "sub-filters' targets, under fpr");
+    for (size_t i = 0; i < cat->n; i++) {
+        struct filter_grow *g = grow_of(cat->entries[i].v->f);
+        if (g)
+            evbuffer_add_printf(o, "bloomgate_filter_fpr_bound{filter=\"%s\"} %.17g\n",
+                                cat->entries[i].name, grow_fpr_bound(g));
+    }
+    family(o, "bloomgate_filter_max_memory_bytes", "gauge",
+           "A growing filter's max_memory (adds that could pass it are refused)");
+    for (size_t i = 0; i < cat->n; i++) {
+        struct filter_grow *g = grow_of(cat->entries[i].v->f);
+        uint64_t max = g ? atomic_load_explicit(&g->max_bytes, memory_order_relaxed) : 0;
+        if (max)
+            evbuffer_add_printf(o, "bloomgate_filter_max_memory_bytes{filter=\"%s\"} %" PRIu64
+                                   "\n",
+                                cat->entries[i].name, max);
+    }
+    sub_gauges(o, cat, "bloomgate_filter_sub_filter_capacity", S_CAPACITY,
+               "Items a growing filter's sub-filter is sized for");
+    sub_gauges(o, cat, "bloomgate_filter_sub_filter_items", S_ITEMS,
+               "Items in a growing filter's sub-filter");
+    sub_gauges(o, cat, "bloomgate_filter_sub_filter_fpr_target", S_FPR_TARGET,
+               "False-positive rate a growing filter's sub-filter is sized for");
+    sub_gauges(o, cat, "bloomgate_filter_sub_filter_bytes", S_BYTES,
+               "Memory a growing filter's sub-filter takes");
+}
+
 /* The per-filter families: counters summed over the workers (sums, in
  * catalog order), gauges read from the version being served. */
 static void filter_families(struct evbuffer *o, const struct catalog *cat,
@@ -199,6 +264,7 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
         evbuffer_add_printf(o, "bloomgate_filter_layout_info{filter=\"%s\",layout=\"%s\"} 1\n",
                             cat->entries[i].name,
                             filter_layout_name(cat->entries[i].v->f->layout));
+    growth_families(o, cat);
 }
 
 /* The reload outcomes the reload thread records in the registry. */

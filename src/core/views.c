@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
+#include "bloom/grow.h"
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/journal.h"
@@ -59,6 +60,36 @@ static json_t *window_json(struct filter_ring *r)
         json_array_append_new(arr, x);
     }
     json_object_set_new(o, "live_slices", arr);
+    return o;
+}
+
+/* INFO's "growth" object of a growing filter (docs/protocol.md): each
+ * sub-filter, oldest first, and the compound rate, its bound and the memory
+ * bound. Any thread holding the version. */
+static json_t *growth_json(struct filter_grow *g)
+{
+    json_t *o = json_object();
+    unsigned m = grow_count(g);
+    uint64_t max = atomic_load_explicit(&g->max_bytes, memory_order_relaxed);
+    json_object_set_new(o, "max_memory", max ? json_integer((json_int_t)max) : json_null());
+    json_object_set_new(o, "fpr_bound", json_real(grow_fpr_bound(g)));
+    double none = 1.0;
+    json_t *arr = json_array();
+    for (unsigned i = 0; i < m; i++) {
+        struct grow_sub_info si;
+        grow_sub_info(g, i, &si);
+        none *= 1.0 - si.fpr_estimated;
+        json_t *x = json_object();
+        json_object_set_new(x, "capacity", json_integer((json_int_t)si.capacity));
+        json_object_set_new(x, "items", json_integer((json_int_t)si.items));
+        json_object_set_new(x, "fpr_target", json_real(si.fpr_target));
+        json_object_set_new(x, "fpr_estimated", json_real(si.fpr_estimated));
+        json_object_set_new(x, "k", json_integer(si.k));
+        json_object_set_new(x, "bytes", json_integer((json_int_t)si.bytes));
+        json_array_append_new(arr, x);
+    }
+    json_object_set_new(o, "fpr_compound", json_real(1.0 - none));
+    json_object_set_new(o, "sub_filters", arr);
     return o;
 }
 
@@ -109,6 +140,8 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(al, "bytes", json_integer((json_int_t)allow_bytes(v->allow)));
     json_object_set_new(o, "allow", al);
     json_object_set_new(o, "window", f->ring ? window_json(f->ring) : json_null());
+    struct filter_grow *g = grow_of(f);
+    json_object_set_new(o, "growth", g ? growth_json(g) : json_null());
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     if (e->st) {

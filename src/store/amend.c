@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "bloom/counting.h"
+#include "bloom/grow.h"
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "url/lists.h"
@@ -56,6 +57,12 @@ static int apply_one(struct fversion *v, enum journal_op op, const struct filter
     }
     }
     return rc != 0 ? oom(err, errlen) : 0;
+}
+
+int amend_admit(struct fversion *v, enum journal_op op, size_t n, char *err, size_t errlen)
+{
+    struct filter_grow *g = op == JOURNAL_OP_ADD ? grow_of(v->f) : NULL;
+    return g ? grow_admit(g, n, err, errlen) : 0;
 }
 
 int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys, size_t n,

@@ -24,6 +24,12 @@
 int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys, size_t n,
                 bool *changed, char *err, size_t errlen);
 
+/* Whether v can take op on n keys, asked before the mutation is journaled
+ * (a refused one must leave no record): an ADD to a growing filter that
+ * could need a sub-filter past its max_memory is refused (bloom/grow.h).
+ * 0, or -1 with why in err. The adding thread. */
+int amend_admit(struct fversion *v, enum journal_op op, size_t n, char *err, size_t errlen);
+
 /* amend_apply for a mutation made at time_ms (unix ms, or JOURNAL_NO_TIME:
  * now): a windowed filter's ADD goes into the slice of that time, or
  * nowhere if the slice has expired (bloom/ring.h). */

@@ -106,6 +106,8 @@ const struct directive conf_directives[] = {
     PATH(  "allow",            FILTER, allow,                                         F_RELOAD),
     STRING("window",           FILTER, window,                    1,       32,        F_RELOAD),
     INT(   "slices",           FILTER, slices,           "4",     1,       64,        F_RELOAD),
+    ENUM(  "growth",           FILTER, growth,           conf_on_off,  "off",              F_RELOAD),
+    SIZE(  "max_memory",       FILTER, max_memory,       NULL,    4 * KIB, FILTER_MAX_BYTES, F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),
@@ -264,6 +266,7 @@ const struct conf_enum conf_layouts[] = {
 const struct conf_enum conf_key_kinds[] = {
     {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},
 };
+const struct conf_enum conf_on_off[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
 const struct conf_enum conf_fsyncs[] = {
     {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},
     {NULL, 0},

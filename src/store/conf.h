@@ -62,6 +62,8 @@ struct conf_filter {
     char *window;            /* `window` as written (24h); NULL: items never expire */
     int64_t window_ms;       /* the window parsed; 0 when none */
     unsigned slices;         /* the window's slices (bloom/ring.h) */
+    unsigned growth;         /* 1: `growth on`, sub-filters added as it fills (bloom/grow.h) */
+    uint64_t max_memory;     /* bytes a growing filter may take; 0: no bound */
 };
 
 /* What every front block (dnsbl, tcp_table, policy) starts with. */

@@ -478,6 +478,20 @@ static int close_filter(struct parser *p)
     char wmsg[256];
     if (conf_window_check(f, wmsg, sizeof(wmsg)) != 0)
         return fail(p, f->line, "filter \"%s\": %s", f->name, wmsg);
+    /* A growing filter (bloom/grow.h) is filled at run time and never
+     * expires: a built file's size is fixed, and a ring of slices would
+     * need each slice to grow on its own. */
+    unsigned gline = seen_line(p, "growth") ? seen_line(p, "growth") : f->line;
+    if (f->growth && f->file)
+        return fail(p, gline, "filter \"%s\": \"growth on\" is for a filter filled at run time "
+                              "(\"capacity\"); a built \"file\" has a fixed size", f->name);
+    if (f->growth && f->window)
+        return fail(p, gline, "filter \"%s\": \"growth on\" and \"window\" cannot be combined "
+                              "(a windowed filter's slices are sized for its capacity)", f->name);
+    if (f->max_memory && !f->growth)
+        return fail(p, seen_line(p, "max_memory"),
+                    "filter \"%s\": \"max_memory\" bounds a growing filter; it needs \"growth on\"",
+                    f->name);
 
     if (!f->journal_off && f->journal == NULL) {
         if (f->file != NULL) {

@@ -44,21 +44,6 @@
 /* Header field offsets. */
 enum { H_MAGIC = 0, H_VERSION = 8, H_FLAGS = 12, H_SALT = 16, H_SUM = 24 };
 
-struct journal {
-    char *path;
-    /* O_RDWR | O_APPEND, holding an exclusive flock; appends write() to it,
-     * replays pread() from it, both at once. */
-    int fd;
-    _Atomic int policy;      /* enum conf_fsync; a reload may change it */
-    uint64_t salt;           /* seed of every record checksum (from the header) */
-    pthread_mutex_t mu;      /* orders appends; guards failed and failure */
-    _Atomic uint64_t end;    /* bytes of complete records: the logical end */
-    pthread_mutex_t sync_mu; /* one fdatasync at a time; taken before mu, never after */
-    _Atomic uint64_t synced; /* every byte before this is on disk */
-    bool failed;             /* sticky: an fdatasync or a cleanup truncation failed */
-    char failure[512];       /* why, repeated to every later append */
-};
-
 /* ---- pure encoding and decoding: any thread ---- */
 static void header_encode(unsigned char *h, uint64_t salt)
 {
@@ -251,7 +236,7 @@ fail:
 }
 
 /* Mark the journal failed for good. Called with sync_mu or nothing held. */
-static void set_failed(struct journal *j, const char *msg)
+void journal_set_failed(struct journal *j, const char *msg)
 {
     pthread_mutex_lock(&j->mu);
     if (!j->failed) {
@@ -346,7 +331,7 @@ static int sync_to(struct journal *j, uint64_t target, char *err, size_t errlen)
             snprintf(msg, sizeof(msg),
                      "%s: fdatasync failed: %s; the journal takes no more appends until reopened",
                      j->path, strerror(errno));
-            set_failed(j, msg);
+            journal_set_failed(j, msg);
             rc = journal_fail(err, errlen, "%s", msg);
         }
     }
@@ -381,6 +366,17 @@ void journal_set_policy(struct journal *j, enum conf_fsync policy)
 const char *journal_path(const struct journal *j)
 {
     return j->path;
+}
+
+/* XXH3-128 of the salt under a seed of its own, so the filter's seed and
+ * the record checksums' seed are not one number. */
+uint64_t journal_seed(const struct journal *j)
+{
+    unsigned char b[8];
+    le_put64(b, j->salt);
+    struct hash128 h = hash_item(b, sizeof(b), 0x67726f7773656564ull); /* "growseed" */
+    uint64_t s = h.lo ^ h.hi;
+    return s ? s : 1;
 }
 
 /* Compares the inode the path names now with the open one. */

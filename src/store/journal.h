@@ -143,6 +143,13 @@ int64_t journal_read_file(const char *path, journal_item_fn *fn, void *ctx,
 
 const char *journal_path(const struct journal *j);
 
+/* A filter seed drawn from the journal's salt (random when the file was
+ * made, kept in its header): what a filter rebuilt from this journal is
+ * seeded with when its shape depends on the seed (a growing filter's
+ * sub-filter boundaries), so every replay makes the same filter. Never 0.
+ * Any thread. */
+uint64_t journal_seed(const struct journal *j);
+
 /* Change the fsync policy of an open journal (a reload changed `fsync`); it
  * applies to the next commit or tick. Any thread. */
 void journal_set_policy(struct journal *j, enum conf_fsync policy);
@@ -152,6 +159,33 @@ void journal_set_policy(struct journal *j, enum conf_fsync policy);
  * reload should open the path again), 0 if it still does, -1 with err if it
  * cannot be told. The reload thread; never blocks on the disk beyond stat. */
 int journal_replaced(const struct journal *j, char *err, size_t errlen);
+
+/* What journal_compact keeps: nonzero keeps a record of op and time_ms
+ * (JOURNAL_NO_TIME: a record without a time). */
+typedef int journal_keep_fn(void *ctx, enum journal_op op, int64_t time_ms);
+
+struct journal_compaction {
+    uint64_t records_kept, records_dropped; /* of those before the compaction began */
+    uint64_t bytes_before, bytes_after;     /* the journal's end before and after */
+};
+
+/* Rewrite the journal without the records appended before the call that
+ * keep() refuses; every record appended while it runs is kept, in order.
+ * The new file (PATH.compact: the same header and salt, records copied byte
+ * for byte) is synced, renamed over PATH, the directory synced, and appends
+ * go on into it; they wait only while the last appends are copied and
+ * synced. When keep() refuses nothing the journal is left as it is. The
+ * journal's offsets change (journal_end): the reload thread only, between
+ * replays. 0 with what was done in st, or -1 with err: the journal is then
+ * unchanged (unless the directory could not be synced after the rename: it
+ * then takes no more appends, as after a failed fdatasync). */
+int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
+                    struct journal_compaction *st, char *err, size_t errlen);
+
+/* Tests only: called by journal_compact after its records are written
+ * (stage 1) and before it takes the journal's locks (stage 2), so a test can
+ * append exactly then. NULL in production. */
+extern void (*journal_test_compact_hook)(struct journal *j, int stage);
 
 /* Bytes that every journal reader of this process has checksummed, and read
  * from files, since it started: what the tests measure a scan's cost with (the

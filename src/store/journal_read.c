@@ -396,6 +396,51 @@ int64_t journal_replay_range(const char *path, int fd, uint64_t salt, uint64_t f
     free(r.buf);
     return total;
 }
+int64_t journal_walk_records(const char *path, int fd, uint64_t salt, uint64_t from, uint64_t to,
+                             journal_rec_fn *fn, void *ctx, char *err, size_t errlen)
+{
+    struct rbuf r = {.fd = fd};
+    int64_t total = 0;
+    for (uint64_t off = from; off < to;) {
+        unsigned char head[JOURNAL_RECORD_HEADER];
+        const unsigned char *p = NULL, *h = NULL;
+        uint32_t n = 0;
+        const char *why = "incomplete record header";
+        enum rec st = REC_BAD;
+        if (to - off >= JOURNAL_RECORD_HEADER) {
+            h = rbuf_get(&r, off, JOURNAL_RECORD_HEADER, to);
+            if (h)
+                memcpy(head, h, sizeof(head)); /* record_at may move the window */
+            st = h ? record_at(&r, salt, off, to, &p, &n, &why) : REC_IO;
+        }
+        if (st == REC_IO) {
+            journal_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
+                         (unsigned long long)off, errno_text(errno));
+            total = -1;
+            break;
+        }
+        enum journal_op op = JOURNAL_OP_ADD;
+        int64_t t = JOURNAL_NO_TIME;
+        if (st != REC_OK || payload_items(p, n, NULL, NULL, &why) < 0 ||
+            jtag_decode(p, n, &op, &t, &why) < 0) {
+            journal_fail(err, errlen, "%s: record at offset %llu: %s", path,
+                         (unsigned long long)off, why);
+            total = -1;
+            break;
+        }
+        if (fn(ctx, off, head, p, n, op, t) != 0) {
+            journal_fail(err, errlen, "%s: walk stopped by the caller at offset %llu", path,
+                         (unsigned long long)off);
+            total = -1;
+            break;
+        }
+        total++;
+        off += JOURNAL_RECORD_HEADER + n;
+    }
+    free(r.buf);
+    return total;
+}
+
 void journal_io_counters(uint64_t *hashed, uint64_t *read)
 {
     *hashed = atomic_load_explicit(&bytes_hashed, memory_order_relaxed);

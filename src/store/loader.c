@@ -13,6 +13,7 @@
 #include "store/amend.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "bloom/grow.h"
 #include "bloom/ring.h"
 
 /* The plan of the empty filter a block with no file (or a missing one) gets:
@@ -32,10 +33,23 @@ static int empty_plan(const struct conf_filter *cf, struct filter_plan *plan, ch
         cap = cap / cf->slices + (cap % cf->slices != 0);
         fpr /= cf->slices + 1;
     }
-    if (filter_plan_make((enum filter_layout)cf->layout, cap, fpr, 0, plan, why,
-                         sizeof(why)) != 0) {
+    /* A growing filter's plan is its first sub-filter's (bloom/grow.h). */
+    int rc = cf->growth ? grow_plan((enum filter_layout)cf->layout, cap, fpr, 0, plan, why,
+                                    sizeof(why))
+                        : filter_plan_make((enum filter_layout)cf->layout, cap, fpr, 0, plan, why,
+                                           sizeof(why));
+    if (rc != 0) {
         snprintf(err, errlen, "filter %s: capacity %llu at fpr %g: %s", cf->name,
                  (unsigned long long)cf->capacity, cf->fpr, why);
+        return -1;
+    }
+    if (cf->growth && cf->max_memory && filter_plan_bytes(plan) > cf->max_memory) {
+        snprintf(err, errlen,
+                 "filter %s: max_memory %llu bytes is less than its first sub-filter takes "
+                 "(%llu bytes for %llu items at %g)",
+                 cf->name, (unsigned long long)cf->max_memory,
+                 (unsigned long long)filter_plan_bytes(plan), (unsigned long long)plan->capacity,
+                 plan->fpr_target);
         return -1;
     }
     return 0;
@@ -80,6 +94,12 @@ int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
 struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threads, char *err,
                                     size_t errlen)
 {
+    return loader_load_filter_seed(cf, threads, 0, err, errlen);
+}
+
+struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned threads,
+                                         uint64_t seed, char *err, size_t errlen)
+{
     char why[1024];
     double t0 = util_now();
     struct filter *f = NULL;
@@ -122,16 +142,19 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
         struct filter_plan plan;
         if (empty_plan(cf, &plan, err, errlen) != 0)
             return NULL;
-        uint64_t seed = 0;
         while (seed == 0) { /* 0 is no seed; one draw in 2^64 */
             if (util_random_u64(&seed, why, sizeof(why)) != 0) {
                 snprintf(err, errlen, "filter %s: a seed for the empty filter: %s", cf->name, why);
                 return NULL;
             }
         }
-        f = cf->window_ms ? ring_filter_create(&plan, seed, cf->slices, cf->window_ms,
-                                               cf->capacity, cf->fpr, why, sizeof(why))
-                          : filter_create(&plan, seed, why, sizeof(why));
+        if (cf->growth)
+            f = grow_filter_create(&plan, cf->fpr, seed, cf->max_memory, why, sizeof(why));
+        else if (cf->window_ms)
+            f = ring_filter_create(&plan, seed, cf->slices, cf->window_ms, cf->capacity, cf->fpr,
+                                   why, sizeof(why));
+        else
+            f = filter_create(&plan, seed, why, sizeof(why));
         if (!f) {
             snprintf(err, errlen, "filter %s: %s", cf->name, why);
             return NULL;

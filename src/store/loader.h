@@ -5,12 +5,20 @@
 #ifndef BLOOMGATE_LOADER_H
 #define BLOOMGATE_LOADER_H
 
+#include <stdint.h>
+
 #include "store/conf.h"
 #include "store/registry.h"
 
 /* Load one filter as its config block says. NULL with "filter NAME: ..." in err. */
 struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threads, char *err,
                                     size_t errlen);
+
+/* loader_load_filter with the seed of a filter that starts empty: 0 draws
+ * one at random; a growing filter with a journal is given one derived from
+ * the journal (reload.c), so that a replay makes the same sub-filters. */
+struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned threads,
+                                         uint64_t seed, char *err, size_t errlen);
 
 /* What loading would check, without loading: the file's header and key kind,
  * or (no file, or a missing one with a capacity) the empty filter's sizing.

@@ -15,11 +15,13 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "bloom/grow.h"
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/amend.h"
 #include "store/journal.h"
 #include "store/loader.h"
+#include "store/wcompact.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "base/util.h"
@@ -51,6 +53,7 @@ struct reloader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool pending; /* a reload was asked for and has not started */
+    struct wcompact compact[REGISTRY_MAX_FILTERS]; /* per filter id (wcompact.h) */
     bool stop;    /* shutdown: refuse new requests, finish what is queued, exit */
     struct waiter *waiters; /* who wants the answer of the next run */
 };
@@ -62,7 +65,13 @@ struct reloader {
 static int64_t replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to,
                       char *err, size_t errlen)
 {
-    return journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
+    int64_t n = journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
+    /* A growing filter replayed near a boundary: its next sub-filter is
+     * planned now, not by the first add after the load. */
+    struct filter_grow *g = grow_of(v->f);
+    if (g && n > 0)
+        grow_prepare(g);
+    return n;
 }
 
 static struct journal *open_journal(const struct conf_filter *cf, char *err, size_t errlen)
@@ -82,6 +91,14 @@ static struct journal *open_journal(const struct conf_filter *cf, char *err, siz
                  (unsigned long long)scan.torn_bytes, scan.torn_why ? scan.torn_why : "?",
                  (unsigned long long)scan.records);
     return j;
+}
+
+/* The seed of a filter loaded to be replayed from j: a growing filter's
+ * sub-filters depend on it (bloom/grow.h), so it comes from the journal and
+ * every replay makes the same ones; any other filter draws one (0). */
+static uint64_t filter_seed(const struct conf_filter *cf, const struct journal *j)
+{
+    return cf->growth && j ? journal_seed(j) : 0;
 }
 
 /* Close a journal, logging a failed final flush (the adds it held were
@@ -159,14 +176,17 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
         e->st = registry_state(reg, e->id);
         snprintf(e->name, sizeof(e->name), "%s", cf->name);
         e->name_len = strlen(e->name);
-        if (!(e->v = loader_load_filter(cf, threads, err, errlen)))
-            goto fail;
-        c->n++;
+        /* The journal first: a growing filter is seeded from it. */
+        struct journal *j = NULL;
         if (cf->journal) {
-            struct journal *j = open_journal(cf, err, errlen);
-            if (!j)
+            if (!(j = open_journal(cf, err, errlen)))
                 goto fail;
             atomic_store(&e->st->journal, j);
+        }
+        if (!(e->v = loader_load_filter_seed(cf, threads, filter_seed(cf, j), err, errlen)))
+            goto fail;
+        c->n++;
+        if (j) {
             char why[1024];
             double t0 = util_now();
             int64_t n = replay(j, e->v, 0, journal_end(j), why, sizeof(why));
@@ -268,7 +288,8 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
         return true;
     return !old_cf || old_cf->capacity != cf->capacity || old_cf->fpr != cf->fpr ||
            old_cf->layout != cf->layout || old_cf->file != NULL ||
-           old_cf->window_ms != cf->window_ms || old_cf->slices != cf->slices;
+           old_cf->window_ms != cf->window_ms || old_cf->slices != cf->slices ||
+           old_cf->growth != cf->growth || old_cf->max_memory != cf->max_memory;
 }
 
 /* One reload, built beside the served catalog (reload thread). */
@@ -352,7 +373,8 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
             return -1;
         }
     }
-    if (!(ch->v = loader_load_filter(cf, run->r->threads, err, errlen)))
+    if (!(ch->v = loader_load_filter_seed(cf, run->r->threads, filter_seed(cf, ch->j), err,
+                                          errlen)))
         return -1;
     ch->end = ch->j ? journal_end(ch->j) : 0;
     char why[1024];
@@ -611,6 +633,13 @@ static void tick_journals(struct reloader *r)
          * second of expiring; checks ignore them from the boundary on. */
         if (c->entries[i].v->f->ring)
             ring_expire(c->entries[i].v->f->ring, clock_now_ms());
+        if (c->entries[i].v->f->ring && j)
+            wcompact_tick(&r->compact[c->entries[i].id], c->entries[i].name,
+                          c->entries[i].v->f->ring, j);
+        /* A growing filter's next sub-filter is planned here, off the adds. */
+        struct filter_grow *g = grow_of(c->entries[i].v->f);
+        if (g)
+            grow_prepare(g);
     }
     reclaim_allow_tables(r);
 }

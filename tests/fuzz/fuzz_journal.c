@@ -14,7 +14,8 @@
  * holds (records, items, end, torn tail) and both refuse what they refuse;
  * every failure names the file; a replay hands over exactly the items the scan
  * counted, none longer than 1 MiB; after one more append the file reads back
- * with one more record and no torn tail.
+ * with one more record and no torn tail; with option bit 7 a compaction that
+ * drops the adds of odd times keeps exactly the others (journal_compact).
  *
  * journal_open writes (it cuts a torn tail, gives an empty file a header), so
  * it runs on a copy in a private temporary directory; the reader runs on a
@@ -97,6 +98,20 @@ static int count_item(void *ctx, enum journal_op op, int64_t time_ms, const void
     return 0;
 }
 
+/* The compaction's predicate: adds of odd times go. */
+static int keep_even(void *ctx, enum journal_op op, int64_t time_ms)
+{
+    (void)ctx;
+    return op != JOURNAL_OP_ADD || time_ms == JOURNAL_NO_TIME || (time_ms & 1) == 0;
+}
+
+static int check_kept(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
+                      size_t len)
+{
+    FUZZ_CHECK(keep_even(NULL, op, time_ms), "a dropped record read back");
+    return count_item(ctx, op, time_ms, item, len);
+}
+
 static void check_err(const char *err, const char *path)
 {
     FUZZ_CHECK(strncmp(err, path, strlen(path)) == 0 && err[strlen(path)] == ':',
@@ -175,13 +190,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(journal_append_op(j, op, (opt & 0x40) ? (int64_t)size : JOURNAL_NO_TIME, &k, 1,
                                      err2, sizeof(err2)) == 0,
                    "append failed: %s", err2);
+        /* With option bit 7, a compaction (the walk of every record, then
+         * the rewrite) that drops the adds of odd times. */
+        struct journal_compaction cs = {0, 0, 0, 0};
+        if (opt & 0x80) {
+            FUZZ_CHECK(journal_compact(j, keep_even, NULL, &cs, err2, sizeof(err2)) == 0,
+                       "compaction failed: %s", err2);
+            FUZZ_CHECK(cs.records_kept + cs.records_dropped == b.records + 1 &&
+                           cs.bytes_after == journal_end(j),
+                       "compaction: %llu kept + %llu dropped of %llu",
+                       (unsigned long long)cs.records_kept,
+                       (unsigned long long)cs.records_dropped,
+                       (unsigned long long)b.records + 1);
+        }
         FUZZ_CHECK(journal_close(j, err2, sizeof(err2)) == 0, "close failed: %s", err2);
         struct journal_scan c;
-        int64_t rc = journal_read_file(tmpfile_path, NULL, NULL, &c, err2, sizeof(err2));
-        FUZZ_CHECK(rc == (int64_t)b.items + 1 && c.records == b.records + 1 &&
-                       c.torn_at == JOURNAL_NO_TEAR,
-                   "after an append: %lld items, %llu records, torn at %llu: %s", (long long)rc,
-                   (unsigned long long)c.records, (unsigned long long)c.torn_at, err2);
+        struct count cc = {0, 0};
+        int64_t rc = journal_read_file_ops(tmpfile_path, (opt & 0x80) ? check_kept : count_item,
+                                           &cc, &c, err2, sizeof(err2));
+        if (cs.records_dropped)
+            FUZZ_CHECK(rc >= 0 && c.records == cs.records_kept && c.torn_at == JOURNAL_NO_TEAR,
+                       "after a compaction: %llu records of %llu kept: %s",
+                       (unsigned long long)c.records, (unsigned long long)cs.records_kept, err2);
+        else
+            FUZZ_CHECK(rc == (int64_t)b.items + 1 && c.records == b.records + 1 &&
+                           c.torn_at == JOURNAL_NO_TEAR,
+                       "after an append: %lld items, %llu records, torn at %llu: %s",
+                       (long long)rc, (unsigned long long)c.records,
+                       (unsigned long long)c.torn_at, err2);
     }
     unlink(tmpfile_path);
     free(f);

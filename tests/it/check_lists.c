@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -396,14 +397,31 @@ static void m_verify(struct dh_conn *c, bool counting, const long *acked, int ro
     }
 }
 
-START_TEST(test_crash_mutations)
+/* Rounds of streamed mutations on filter d (dbody: its block's body) and on
+ * a counting filter c, each round ended by SIGKILL; after each restart every
+ * acknowledged one holds. min_subs: d grows, and is grown to at least that
+ * many sub-filters before the first kill. */
+static void crash_mutations(const char *dbody, size_t min_subs)
 {
     struct dh_daemon *d = dh_new();
-    dh_write_config(d, "threads 2\n"
-                       "filter d {\n capacity 1000000\n journal @DIR@/d.journal\n fsync always\n}\n"
-                       "filter c {\n capacity 1000000\n layout counting\n"
-                       " journal @DIR@/c.journal\n fsync always\n}\n");
+    char conf[512];
+    snprintf(conf, sizeof(conf),
+             "threads 2\nfilter d {\n%s journal @DIR@/d.journal\n fsync always\n}\n"
+             "filter c {\n capacity 1000000\n layout counting\n"
+             " journal @DIR@/c.journal\n fsync always\n}\n",
+             dbody);
+    dh_write_config(d, conf);
     dh_start(d, NULL);
+    char pre[16384];
+    if (min_subs) { /* a growing filter: grown before the first kill, whatever the load */
+        struct dh_conn *c = dh_connect(d);
+        size_t len = (size_t)sprintf(pre, "MADD d");
+        for (int i = 0; i < 1000; i++)
+            len += (size_t)sprintf(pre + len, " pre%d", i);
+        const char *got = dh_cmd(c, pre);
+        ck_assert_msg(strncmp(got, "NEW", 3) == 0, "%.100s", got);
+        dh_close(c);
+    }
     long acked[M_ROUNDS], acked_c[M_ROUNDS];
     uint64_t seed = 0xbb67ae8584caa73bull;
     for (int round = 0; round < M_ROUNDS; round++) {
@@ -457,7 +475,36 @@ START_TEST(test_crash_mutations)
     dh_close(c);
     ck_assert_int_gt(acked[0] + acked[1] + acked[2], 6);
     ck_assert_int_gt(acked_c[0] + acked_c[1] + acked_c[2], 6);
+    if (min_subs) { /* the kills did land on a filter that had grown */
+        c = dh_connect(d);
+        const char *line = dh_cmd(c, "INFO d");
+        json_error_t jerr;
+        json_t *j = json_loads(line, 0, &jerr);
+        ck_assert_msg(j != NULL, "%s", line);
+        json_t *subs = json_object_get(json_object_get(j, "growth"), "sub_filters");
+        ck_assert_msg(json_array_size(subs) >= min_subs, "%s", line);
+        json_decref(j);
+        size_t len = (size_t)sprintf(pre, "MCHECK d");
+        for (int i = 0; i < 1000; i++)
+            len += (size_t)sprintf(pre + len, " pre%d", i);
+        ck_assert_ptr_null(strstr(dh_cmd(c, pre), "NO"));
+        dh_close(c);
+    }
     dh_finish(d);
+}
+
+START_TEST(test_crash_mutations)
+{
+    crash_mutations(" capacity 1000000\n", 0);
+}
+END_TEST
+
+/* The same on a growing filter that starts at 100 items, given 1000 items
+ * first (4 sub-filters: 100, 200, 400 full, 800 part full): the kills land
+ * while it goes on growing, and each restart rebuilds it. */
+START_TEST(test_crash_mutations_growth)
+{
+    crash_mutations(" capacity 100\n growth on\n", 4);
 }
 END_TEST
 
@@ -515,7 +562,8 @@ static Suite *lists_suite(void)
     dh_add_case(s, "lists", 300,
                 (const TTest *const[]){test_line_protocol, test_http_and_views,
                                        test_reload_allow_file, test_counting,
-                                       test_crash_mutations, test_tool_fold, NULL});
+                                       test_crash_mutations, test_crash_mutations_growth,
+                                       test_tool_fold, NULL});
     return s;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ static void set_clock(struct dh_daemon *d, long long ms)
     ck_assert_int_eq(rename(tmp, path), 0); /* whole: a reader never sees half a number */
 }
 
-static struct dh_daemon *start_window(const char *extra)
+static struct dh_daemon *start_window_cap(const char *extra, long capacity)
 {
     struct dh_daemon *d = dh_new();
     char path[DH_PATH_MAX];
@@ -49,12 +50,17 @@ static struct dh_daemon *start_window(const char *extra)
     set_clock(d, T0);
     char conf[1024];
     snprintf(conf, sizeof(conf),
-             "threads 2\nfilter w {\n capacity 10000\n window 40s\n slices 4\n"
+             "threads 2\nfilter w {\n capacity %ld\n window 40s\n slices 4\n"
              " journal @DIR@/w.journal\n fsync always\n%s}\n",
-             extra);
+             capacity, extra);
     dh_write_config(d, conf);
     dh_start(d, NULL);
     return d;
+}
+
+static struct dh_daemon *start_window(const char *extra)
+{
+    return start_window_cap(extra, 10000);
 }
 
 static void expect_at(struct dh_daemon *d, struct dh_conn *c, long long ms, const char *req,
@@ -64,6 +70,26 @@ static void expect_at(struct dh_daemon *d, struct dh_conn *c, long long ms, cons
     const char *got = dh_cmd(c, req);
     ck_assert_msg(strcmp(got, want) == 0, "at T0%+lld ms: %s: got %s, want %s", ms - T0, req, got,
                   want);
+}
+
+/* Whether `bloomgate journal dump` of w's journal (read while the daemon
+ * runs) prints the item. */
+static bool journal_has(struct dh_daemon *d, const char *item)
+{
+    char journal[DH_PATH_MAX], out[DH_PATH_MAX], line[256];
+    dh_path(d, "w.journal", journal);
+    dh_path(d, "has.txt", out);
+    const char *dump[] = {dh_tool_path(), "journal", "dump", journal, NULL};
+    ck_assert_int_eq(dh_run(dump, out, DH_TIMEOUT_MS), 0);
+    FILE *f = fopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    bool found = false;
+    while (!found && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        found = strcmp(line, item) == 0;
+    }
+    fclose(f);
+    return found;
 }
 
 /* a and b in the slice [T0, T0+L), c in the next one: a and b expire at
@@ -109,11 +135,17 @@ START_TEST(test_expiry_restart_reload)
     expect_at(d, c, T0 + 6 * L - 1, "MCHECK w a b c", "YES NO YES");
     expect_at(d, c, T0 + 6 * L, "MCHECK w a b c", "YES NO NO");
     dh_close(c);
-    /* Back in time (a clock stepped back): the replay puts b and c back. */
+    /* Back in time (a clock stepped back): b and c stay gone once the
+     * reload thread has compacted them out of the journal (it does so
+     * within a second of their expiry); a, added again at T0 + 5L, is
+     * replayed into the current slice. */
+    for (int i = 0; i < 600 && journal_has(d, "c"); i++)
+        usleep(100 * 1000);
+    ck_assert_msg(!journal_has(d, "c"), "c, expired, not compacted out within a minute");
     set_clock(d, T0 + 2 * L);
     dh_restart(d);
     c = dh_connect(d);
-    expect_at(d, c, T0 + 2 * L, "MCHECK w a b c", "YES YES YES");
+    expect_at(d, c, T0 + 2 * L, "MCHECK w a b c", "YES NO NO");
     /* A reload that rebuilds the filter (a new fpr) replays it the same way. */
     set_clock(d, T0 + 9 * L);
     char conf[1024];
@@ -233,11 +265,155 @@ START_TEST(test_sigkill)
 }
 END_TEST
 
+/* ---- the journal is compacted as slices expire ---- */
+
+struct r_stream {
+    int port;
+    atomic_bool stop;
+    atomic_long acked; /* requests 0 .. acked-1 were answered */
+    char fail[512];
+};
+
+/* MADD w r<k>-0 r<k>-1 until told to stop, 8 requests in flight. */
+static void *r_stream_main(void *arg)
+{
+    struct r_stream *s = arg;
+    struct dh_conn *c = dh_connect_port(s->port, s->fail, sizeof(s->fail));
+    if (!c)
+        return NULL;
+    long next = 0, inflight = 0;
+    char req[128];
+    for (;;) {
+        while (inflight < 8 && !atomic_load(&s->stop)) {
+            size_t len = (size_t)sprintf(req, "MADD w r%ld-0 r%ld-1\n", next, next);
+            if (dh_send(c, req, len, 60000) != 0)
+                break;
+            next++;
+            inflight++;
+        }
+        if (inflight == 0)
+            break;
+        const char *line = dh_read_line(c, 60000);
+        if (!line || strncmp(line, "ERR", 3) == 0) {
+            snprintf(s->fail, sizeof(s->fail), "%.200s", line ? line : "connection lost");
+            break;
+        }
+        atomic_fetch_add(&s->acked, 1);
+        inflight--;
+        usleep(500); /* a steady stream, not a flood: the slice holds them all */
+    }
+    dh_close(c);
+    return NULL;
+}
+
+static long file_size(struct dh_daemon *d, const char *name)
+{
+    char p[DH_PATH_MAX];
+    struct stat st;
+    return stat(dh_path(d, name, p), &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Adds across three slices (and a removal, an exception); the clock moves
+ * past the first slice's expiry while adds stream in: the reload thread
+ * compacts the journal (it shrinks, the log says so), every live add and
+ * every streamed one survives a restart, the expired ones are gone, the
+ * removal and the exception stay, and `bloomgate journal dump` reads the
+ * compacted file. */
+START_TEST(test_compaction)
+{
+    struct dh_daemon *d = start_window_cap("", 400000); /* 100000 adds a slice */
+    struct dh_conn *c = dh_connect(d);
+    char req[8192];
+    size_t len = (size_t)sprintf(req, "MADD w");
+    for (int i = 0; i < 400; i++)
+        len += (size_t)sprintf(req + len, " old-%03d", i);
+    set_clock(d, T0 + 10);
+    ck_assert_str_eq(dh_cmd(c, "ADD w a"), "NEW");
+    const char *got = dh_cmd(c, req);
+    ck_assert_msg(strncmp(got, "NEW", 3) == 0, "%.100s", got);
+    expect_at(d, c, T0 + L, "ADD w b", "NEW");
+    expect_at(d, c, T0 + L, "ALLOW w x", "NEW");
+    expect_at(d, c, T0 + 2 * L, "MADD w c y", "NEW NEW");
+    expect_at(d, c, T0 + 2 * L, "REMOVE w y", "REMOVED");
+    long before = file_size(d, "w.journal");
+    ck_assert_int_gt(before, 400 * 8);
+    /* The first slice expires at T0 + 5L: adds stream in across it. */
+    struct r_stream s = {.port = d->port};
+    pthread_t t;
+    set_clock(d, T0 + 5 * L - 2);
+    ck_assert_int_eq(pthread_create(&t, NULL, r_stream_main, &s), 0);
+    for (int w = 0; w < 60000 && atomic_load(&s.acked) < 50 && !s.fail[0]; w++)
+        usleep(1000);
+    set_clock(d, T0 + 5 * L);
+    long after = before;
+    for (int w = 0; w < 60000 && !s.fail[0]; w++) {
+        if (dh_log_contains(d, "compacted")) {
+            after = file_size(d, "w.journal");
+            break;
+        }
+        usleep(1000);
+    }
+    long at_compaction = atomic_load(&s.acked);
+    for (int w = 0; w < 60000 && atomic_load(&s.acked) < at_compaction + 50 && !s.fail[0]; w++)
+        usleep(1000);
+    atomic_store(&s.stop, true);
+    pthread_join(t, NULL);
+    ck_assert_msg(s.fail[0] == '\0', "%s", s.fail);
+    ck_assert_msg(dh_log_contains(d, "compacted"), "no compaction within a minute");
+    long streamed = atomic_load(&s.acked);
+    long final = file_size(d, "w.journal");
+    fprintf(stderr, "test_compaction: journal %ld bytes, %ld at the compaction, %ld after %ld "
+                    "racing adds\n", before, after, final, streamed);
+    /* Exactly the two expired records (ADD a: 16 + 12 + 4 + 1 bytes; the
+     * MADD of old-*: 16 + 12 + 400 * 11) are gone, and every streamed
+     * record (16 + 12 + two items) is there. */
+    long want = before - 33 - 4428;
+    for (long k = 0; k < streamed; k++)
+        want += 16 + 12 + 2 * (4 + snprintf(req, sizeof(req), "r%ld-0", k));
+    ck_assert_int_eq(final, want);
+    ck_assert(dh_log_contains(d, "2 records of expired adds dropped"));
+    DH_EXPECT(c, "MCHECK w a old-000 old-399 b c y", "NO NO NO YES YES NO");
+    DH_EXPECT(c, "MATCH w x", "NO");
+    dh_close(c);
+    /* A restart replays the compacted journal: the same answers. */
+    dh_restart(d);
+    c = dh_connect(d);
+    DH_EXPECT(c, "MCHECK w a old-000 old-399 b c y", "NO NO NO YES YES NO");
+    DH_EXPECT(c, "ADD w x", "NEW");
+    DH_EXPECT(c, "MATCH w x", "ALLOWED x"); /* the exception survived */
+    for (long k = 0; k < streamed; k++) {
+        snprintf(req, sizeof(req), "MCHECK w r%ld-0 r%ld-1", k, k);
+        got = dh_cmd(c, req);
+        ck_assert_msg(strcmp(got, "YES YES") == 0, "streamed add %ld of %ld: %s", k, streamed, got);
+    }
+    dh_close(c);
+    dh_stop_ok(d);
+    /* The offline reader reads it: no expired add, the live ones. */
+    char journal[DH_PATH_MAX], out[DH_PATH_MAX];
+    dh_path(d, "w.journal", journal);
+    dh_path(d, "dump.txt", out);
+    const char *dump[] = {dh_tool_path(), "journal", "dump", "--ops", journal, NULL};
+    ck_assert_int_eq(dh_run(dump, out, DH_TIMEOUT_MS), 0);
+    FILE *f = fopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    const char *head = "add\tb\nallow\tx\nadd\tc\nadd\ty\nremove\ty\n";
+    ck_assert_msg(strncmp(buf, head, strlen(head)) == 0, "%.200s", buf);
+    ck_assert_ptr_null(strstr(buf, "old-"));
+    ck_assert_ptr_nonnull(strstr(buf, "\nadd\tr0-0\nadd\tr0-1\n"));
+    dh_finish(d);
+}
+END_TEST
+
 static Suite *window_suite(void)
 {
     Suite *s = suite_create("window");
     dh_add_case(s, "window", 300,
-                (const TTest *const[]){test_expiry_restart_reload, test_sigkill, NULL});
+                (const TTest *const[]){test_expiry_restart_reload, test_sigkill, test_compaction,
+                                       NULL});
     return s;
 }
 

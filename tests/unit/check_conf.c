@@ -764,6 +764,31 @@ START_TEST(test_window)
 }
 END_TEST
 
+/* `growth` and `max_memory`: what a growing filter cannot go with. */
+START_TEST(test_growth)
+{
+    struct conf *c = OK("filter a {\ncapacity 100\ngrowth on\nmax_memory 64M\n}\n"
+                        "filter b {\ncapacity 100\ngrowth off\n}\n"
+                        "filter c {\ncapacity 100\n}\n");
+    ck_assert_uint_eq(c->filters[0].growth, 1);
+    ck_assert_uint_eq(c->filters[0].max_memory, 64ull << 20);
+    ck_assert_uint_eq(c->filters[1].growth, 0);
+    ck_assert_uint_eq(c->filters[2].growth, 0);
+    ck_assert_uint_eq(c->filters[2].max_memory, 0);
+    conf_free(c);
+    FAILS("filter a {\nfile x\ngrowth on\n}\n",
+          P ":3: filter \"a\": \"growth on\" is for a filter filled at run time "
+            "(\"capacity\"); a built \"file\" has a fixed size");
+    FAILS("filter a {\ncapacity 1\nwindow 1h\ngrowth on\n}\n",
+          P ":4: filter \"a\": \"growth on\" and \"window\" cannot be combined (a windowed "
+            "filter's slices are sized for its capacity)");
+    FAILS("filter a {\ncapacity 1\nmax_memory 1M\n}\n",
+          P ":3: filter \"a\": \"max_memory\" bounds a growing filter; it needs \"growth on\"");
+    FAILS("filter a {\ncapacity 1\ngrowth yes\n}\n",
+          P ":3: growth: \"yes\" is not one of: off, on");
+}
+END_TEST
+
 START_TEST(test_listen)
 {
     struct conf *c = OK("listen 127.0.0.1:7000\n"
@@ -1132,6 +1157,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, test_filter_blocks);
     tcase_add_test(tc, test_journal);
     tcase_add_test(tc, test_window);
+    tcase_add_test(tc, test_growth);
     tcase_add_test(tc, test_listen);
     tcase_add_test(tc, test_http_off);
     tcase_add_test(tc, test_parse_addr);

@@ -1,0 +1,396 @@
+/* The growing filter's sub-filters, see grow.h. */
+#include "config.h"
+
+#include "bloom/grow.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK 16 /* keys hashed and prefetched together in a batched check */
+
+static const struct filter_comp_ops grow_ops;
+
+/* Capacity C * 2^i, rate P * 2^-(i+1): the geometric series of grow.h. */
+int grow_plan(enum filter_layout layout, uint64_t capacity, double fpr, unsigned i,
+              struct filter_plan *out, char *err, size_t errlen)
+{
+    if (i >= GROW_MAX_SUBS || capacity > (FILTER_MAX_CAPACITY >> i)) {
+        snprintf(err, errlen, "sub-filter %u would hold more than %llu items", i,
+                 (unsigned long long)FILTER_MAX_CAPACITY);
+        return -1;
+    }
+    double p = ldexp(fpr, -(int)(i + 1));
+    if (p < FILTER_MIN_FPR) {
+        snprintf(err, errlen, "sub-filter %u would need a rate of %g, below the least (%g)", i, p,
+                 FILTER_MIN_FPR);
+        return -1;
+    }
+    return filter_plan_make(layout, capacity << i, p, 0, out, err, errlen);
+}
+
+/* The plan of sub-filter i, made once. Under g->mu, or before the filter
+ * is shared. */
+static int plan_of(struct filter_grow *g, unsigned i, struct filter_plan *out, char *err,
+                   size_t errlen)
+{
+    if (i < GROW_MAX_SUBS && g->planned[i]) {
+        *out = g->plan[i];
+        return 0;
+    }
+    if (grow_plan(g->layout, g->capacity, g->fpr, i, out, err, errlen) != 0)
+        return -1;
+    g->plan[i] = *out;
+    g->planned[i] = true;
+    return 0;
+}
+
+/* The plan is made without the lock (it is a pure function of the
+ * filter's fixed figures) and stored under it. */
+void grow_prepare(struct filter_grow *g)
+{
+    pthread_mutex_lock(&g->mu);
+    unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
+    const struct filter *a = g->sub[m - 1];
+    bool need = m < GROW_MAX_SUBS && !g->planned[m] && filter_items(a) >= a->capacity / 2;
+    pthread_mutex_unlock(&g->mu);
+    if (!need)
+        return;
+    struct filter_plan p;
+    char err[256];
+    if (grow_plan(g->layout, g->capacity, g->fpr, m, &p, err, sizeof(err)) != 0)
+        return; /* grow_admit says why when an add needs it */
+    pthread_mutex_lock(&g->mu);
+    g->plan[m] = p;
+    g->planned[m] = true;
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Make sub-filter g->n and publish it (release: a check that reads the new
+ * count sees the sub-filter whole). Under g->mu, or before the filter is
+ * shared. */
+static int grow_next(struct filter_grow *g, char *err, size_t errlen)
+{
+    unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
+    struct filter_plan plan;
+    if (plan_of(g, m, &plan, err, errlen) != 0)
+        return -1;
+    struct filter *s = filter_create(&plan, g->seed, err, errlen);
+    if (!s)
+        return -1;
+    g->sub[m] = s;
+    atomic_store_explicit(&g->n, m + 1, memory_order_release);
+    return 0;
+}
+
+struct filter *grow_filter_create(const struct filter_plan *first, double fpr, uint64_t seed,
+                                  uint64_t max_bytes, char *err, size_t errlen)
+{
+    enum filter_layout layout = first->layout;
+    uint64_t capacity = first->capacity;
+    if (layout != FILTER_BLOCKED && layout != FILTER_CLASSIC) {
+        snprintf(err, errlen, "growth is for the blocked and classic layouts, not %s",
+                 filter_layout_name(layout));
+        return NULL;
+    }
+    if (max_bytes && filter_plan_bytes(first) > max_bytes) {
+        snprintf(err, errlen,
+                 "max_memory %llu bytes is less than the first sub-filter takes (%llu bytes for "
+                 "%llu items at %g)",
+                 (unsigned long long)max_bytes, (unsigned long long)filter_plan_bytes(first),
+                 (unsigned long long)capacity, first->fpr_target);
+        return NULL;
+    }
+    struct filter_grow *g = calloc(1, sizeof(*g));
+    struct filter *head = calloc(1, sizeof(*head));
+    if (!g || !head) {
+        free(g);
+        free(head);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    g->layout = layout;
+    g->capacity = capacity;
+    g->fpr = fpr;
+    g->seed = seed;
+    atomic_init(&g->max_bytes, max_bytes);
+    atomic_init(&g->n, 0);
+    pthread_mutex_init(&g->mu, NULL);
+    g->plan[0] = *first;
+    g->planned[0] = true;
+    if (grow_next(g, err, errlen) != 0) {
+        grow_free(g);
+        free(head);
+        return NULL;
+    }
+    /* The head: sub-filter 0's geometry and the shared seed (a caller hashes
+     * once for every sub-filter; its shards are sub-filter 0's, never
+     * written through the head), the filter's own sizing. */
+    *head = *g->sub[0];
+    head->capacity = capacity;
+    head->fpr_target = fpr;
+    head->comp = g;
+    head->comp_ops = &grow_ops;
+    head->ring = NULL;
+    return head;
+}
+
+void grow_free(struct filter_grow *g)
+{
+    if (!g)
+        return;
+    unsigned n = atomic_load(&g->n);
+    for (unsigned i = 0; i < n; i++)
+        filter_free(g->sub[i]);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+struct filter_grow *grow_of(const struct filter *head)
+{
+    return head && head->comp_ops == &grow_ops ? head->comp : NULL;
+}
+
+int grow_reseed(struct filter *head, uint64_t seed)
+{
+    struct filter_grow *g = grow_of(head);
+    if (!g || grow_count(g) != 1 || filter_items(g->sub[0]) != 0)
+        return -1;
+    g->seed = seed;
+    g->sub[0]->seed = seed;
+    head->seed = seed;
+    return 0;
+}
+
+static uint64_t bytes_of(struct filter_grow *g, unsigned m)
+{
+    uint64_t b = 0;
+    for (unsigned i = 0; i < m; i++)
+        b += filter_bytes(g->sub[i]);
+    return b;
+}
+
+static uint64_t items_of(struct filter_grow *g, unsigned m)
+{
+    uint64_t s = 0;
+    for (unsigned i = 0; i < m; i++)
+        s += filter_items(g->sub[i]);
+    return s;
+}
+
+/* The room the newest sub-filter has, then the sub-filters the n items
+ * would need, each checked against max_bytes. Under g->mu. */
+int grow_admit(struct filter_grow *g, size_t n, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&g->mu);
+    unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
+    const struct filter *a = g->sub[m - 1];
+    uint64_t held = filter_items(a);
+    uint64_t room = held < a->capacity ? a->capacity - held : 0;
+    uint64_t max = atomic_load_explicit(&g->max_bytes, memory_order_relaxed);
+    uint64_t used = bytes_of(g, m);
+    int rc = 0;
+    char why[256];
+    for (unsigned i = m; room < n; i++) {
+        struct filter_plan plan;
+        if (plan_of(g, i, &plan, why, sizeof(why)) != 0) {
+            snprintf(err, errlen,
+                     "cannot grow further: %s; holds %llu items in %u sub-filters", why,
+                     (unsigned long long)items_of(g, m), m);
+            rc = -1;
+            break;
+        }
+        uint64_t b = filter_plan_bytes(&plan);
+        if (max && used + b > max) {
+            snprintf(err, errlen,
+                     "max_memory %llu bytes reached: holds %llu items in %u sub-filters of "
+                     "%llu bytes, and %zu more could need sub-filter %u of %llu bytes",
+                     (unsigned long long)max, (unsigned long long)items_of(g, m), m,
+                     (unsigned long long)bytes_of(g, m), n, i, (unsigned long long)b);
+            rc = -1;
+            break;
+        }
+        used += b;
+        room += plan.capacity;
+    }
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+/* Whether any of sub[0..m) holds h; the newest (and largest) first, since
+ * it holds the most items. */
+static bool held_in(struct filter_grow *g, unsigned m, struct hash128 h)
+{
+    for (unsigned i = m; i-- > 0;)
+        if (filter_check_hash(g->sub[i], h))
+            return true;
+    return false;
+}
+
+/* One add under g->mu: nothing if a sub-filter holds the item already (it
+ * must not fill the newest twice), else into the newest, made first when
+ * the newest is full. A sub-filter that cannot be made (out of memory) is
+ * not a lost add: the newest takes the item past its capacity. */
+static bool add_locked(struct filter_grow *g, struct hash128 h)
+{
+    unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
+    if (held_in(g, m, h))
+        return false;
+    struct filter *a = g->sub[m - 1];
+    if (filter_items(a) >= a->capacity) {
+        char err[256];
+        if (grow_next(g, err, sizeof(err)) == 0)
+            a = g->sub[m];
+    }
+    return filter_add_hash(a, h);
+}
+
+/* ---- what a head's filter_* calls reach (struct filter_comp_ops) ---- */
+
+static bool ops_add_hash(void *c, struct hash128 h)
+{
+    struct filter_grow *g = c;
+    pthread_mutex_lock(&g->mu);
+    bool fresh = add_locked(g, h);
+    pthread_mutex_unlock(&g->mu);
+    return fresh;
+}
+
+/* The adding thread: in order, since the order decides the boundaries. */
+static void ops_add_batch(void *c, const struct filter *head, const struct filter_key *keys,
+                          size_t n, bool *added)
+{
+    struct filter_grow *g = c;
+    pthread_mutex_lock(&g->mu);
+    for (size_t i = 0; i < n; i++) {
+        bool fresh = add_locked(g, filter_hash(head, keys[i].data, keys[i].len));
+        if (added)
+            added[i] = fresh;
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Any thread, lock-free. */
+static bool ops_check_hash(void *c, const struct filter *head, struct hash128 h)
+{
+    (void)head;
+    struct filter_grow *g = c;
+    return held_in(g, grow_count(g), h);
+}
+
+/* Any thread: CHUNK keys at a time are hashed and the line each reads
+ * first in every sub-filter prefetched, then tested newest first, so the
+ * misses of all the sub-filters overlap. One sub-filter: its own pipelined
+ * batch (the head's seed is its seed). */
+static void ops_check_batch(void *c, const struct filter *head, const struct filter_key *keys,
+                            size_t n, bool *present)
+{
+    struct filter_grow *g = c;
+    unsigned m = grow_count(g);
+    if (m == 1) {
+        filter_check_batch(g->sub[0], keys, n, present);
+        return;
+    }
+    struct hash128 h[CHUNK];
+    for (size_t base = 0; base < n; base += CHUNK) {
+        size_t cn = n - base < CHUNK ? n - base : CHUNK;
+        for (size_t i = 0; i < cn; i++) {
+            h[i] = filter_hash(head, keys[base + i].data, keys[base + i].len);
+            for (unsigned j = 0; j < m; j++)
+                __builtin_prefetch(filter_first_line(g->sub[j], h[i]), 0, 0);
+        }
+        for (size_t i = 0; i < cn; i++)
+            present[base + i] = held_in(g, m, h[i]);
+    }
+}
+
+static uint64_t ops_items(void *c)
+{
+    struct filter_grow *g = c;
+    return items_of(g, grow_count(g));
+}
+
+static uint64_t ops_bits_set(void *c)
+{
+    struct filter_grow *g = c;
+    unsigned m = grow_count(g);
+    uint64_t s = 0;
+    for (unsigned i = 0; i < m; i++)
+        s += filter_bits_set(g->sub[i]);
+    return s;
+}
+
+static uint64_t ops_bytes(void *c)
+{
+    struct filter_grow *g = c;
+    return bytes_of(g, grow_count(g));
+}
+
+/* Sub-filter i's estimated rate, from the cache while its bits are the
+ * same. Any thread. */
+static double sub_estimate(struct filter_grow *g, unsigned i)
+{
+    uint64_t bits = filter_bits_set(g->sub[i]) + 1;
+    if (atomic_load_explicit(&g->est_bits[i], memory_order_acquire) == bits) {
+        uint64_t raw = atomic_load_explicit(&g->est_fpr[i], memory_order_relaxed);
+        double d;
+        memcpy(&d, &raw, sizeof(d));
+        return d;
+    }
+    double d = filter_estimated_fpr(g->sub[i]);
+    uint64_t raw;
+    memcpy(&raw, &d, sizeof(raw));
+    atomic_store_explicit(&g->est_fpr[i], raw, memory_order_relaxed);
+    atomic_store_explicit(&g->est_bits[i], bits, memory_order_release);
+    return d;
+}
+
+/* A check is a false positive if any sub-filter's is. */
+static double ops_estimated_fpr(void *c)
+{
+    struct filter_grow *g = c;
+    unsigned m = grow_count(g);
+    double none = 1.0;
+    for (unsigned i = 0; i < m; i++)
+        none *= 1.0 - sub_estimate(g, i);
+    return 1.0 - none;
+}
+
+static void ops_free(void *c)
+{
+    grow_free(c);
+}
+
+static const struct filter_comp_ops grow_ops = {
+    .free = ops_free,
+    .add_hash = ops_add_hash,
+    .add_batch = ops_add_batch,
+    .check_hash = ops_check_hash,
+    .check_batch = ops_check_batch,
+    .items = ops_items,
+    .bits_set = ops_bits_set,
+    .bytes = ops_bytes,
+    .estimated_fpr = ops_estimated_fpr,
+};
+
+void grow_sub_info(struct filter_grow *g, unsigned i, struct grow_sub_info *out)
+{
+    const struct filter *s = g->sub[i];
+    out->capacity = s->capacity;
+    out->items = filter_items(s);
+    out->bytes = filter_bytes(s);
+    out->bits_set = filter_bits_set(s);
+    out->fpr_target = s->fpr_target;
+    out->fpr_estimated = sub_estimate(g, i);
+    out->k = s->k;
+}
+
+double grow_fpr_bound(struct filter_grow *g)
+{
+    unsigned m = grow_count(g);
+    double s = 0;
+    for (unsigned i = 0; i < m; i++)
+        s += g->sub[i]->fpr_target;
+    return s;
+}
