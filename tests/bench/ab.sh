@@ -9,6 +9,7 @@
 # Cases: pipelined CHECK (1 conn x 100), MCHECK of 100 (4 conns x 4),
 # HTTP GET check (50 conns). Prints one line per run and the medians.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 A=$(cd "${1:?usage: ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS]}" && pwd)
 Bd=$(cd "${2:?usage: ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS]}" && pwd)

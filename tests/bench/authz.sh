@@ -11,6 +11,7 @@
 #          X-Original-URI, as nginx's auth_request sends (204 / 403 back)
 #   tests/bench/authz.sh [BUILD_DIR] [ROUNDS] [SECONDS] [CONNECTIONS]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 B=$(cd "${1:-_build}" && pwd)
 rounds=${2:-5}

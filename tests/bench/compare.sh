@@ -55,6 +55,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$top/tests/bench/lib.sh" # free_port, wait_port, cpu_ticks, clk, median, rss_kb
 quick=0
 out=""

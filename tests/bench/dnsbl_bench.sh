@@ -8,6 +8,7 @@
 # client and server share a 2-core machine.
 #   tests/bench/dnsbl_bench.sh [BUILD_DIR] [N] [SECONDS]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh" # cpu_ticks, clk
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "${1:-$top/_build}" && pwd)

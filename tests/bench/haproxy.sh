@@ -9,6 +9,7 @@
 # proxy and replicas share two CPUs: the figure shows what the proxy costs,
 # not what a second replica adds.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 B=$(cd "${1:?usage: haproxy.sh BUILD_DIR [ROUNDS] [SECONDS]}" && pwd)
 rounds=${2:-3}

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by the benchmark scripts in tests/bench/ (sourced, not run):
 #   . "$(dirname "$0")/lib.sh"
 # Nothing here starts a process or prints on its own; each function is what

@@ -22,6 +22,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 N=${1:-1e9}
 B=$(cd "${2:-$top/_build}" && pwd)

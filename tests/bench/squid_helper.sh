@@ -7,6 +7,7 @@
 # /proc/PID/stat), for each window. A benchmark: it asserts nothing.
 #   tests/bench/squid_helper.sh BUILD_DIR [REQUESTS] [WINDOW...]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh" # free_port, wait_port
 B=$(cd "${1:?usage: squid_helper.sh BUILD_DIR [REQUESTS] [WINDOW...]}" && pwd)
 n=${2:-200000}

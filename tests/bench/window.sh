@@ -10,6 +10,7 @@
 # windowed figures are the steady state (five filled slices).
 #   tests/bench/window.sh BUILD_DIR [ROUNDS] [SECONDS]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 B=$(cd "${1:?usage: window.sh BUILD_DIR [ROUNDS] [SECONDS]}" && pwd)
 rounds=${2:-3}
