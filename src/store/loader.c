@@ -3,10 +3,14 @@
 #include "store/loader.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bloom/format.h"
 #include "store/allow.h"
@@ -189,4 +193,64 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
         log_info("filter %s: allow-list %s, %llu exceptions", cf->name, cf->allow,
                  (unsigned long long)allow_count(v->allow, ALLOW_EXCEPT));
     return v;
+}
+
+void (*loader_test_idle_hook)(void);
+
+#define LOADER_NICE 19 /* the lowest priority SCHED_BATCH takes */
+
+/* A reload's load, handed to loader_load_filter on a thread of its own. */
+struct idle_load {
+    const struct conf_filter *cf;
+    unsigned threads;
+    uint64_t seed;
+    char *err;
+    size_t errlen;
+    struct fversion *v;
+};
+
+/* The loading thread of loader_load_filter_idle: SCHED_BATCH at nice 19
+ * first, which the shard threads it starts inherit (a new thread takes its
+ * creator's policy and nice value), then the ordinary load. If either cannot
+ * be set, the load runs anyway and says so. */
+static void *idle_load_main(void *arg)
+{
+    struct idle_load *l = arg;
+    struct sched_param sp = {.sched_priority = 0};
+    int rc = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+    if (rc != 0)
+        log_warn("filter %s: loading without SCHED_BATCH: %s", l->cf->name, strerror(rc));
+    /* The nice value is per thread on Linux: this one, by its id. */
+    if (setpriority(PRIO_PROCESS, (id_t)gettid(), LOADER_NICE) != 0)
+        log_warn("filter %s: loading at normal priority (nice %d: %s)", l->cf->name, LOADER_NICE,
+                 strerror(errno));
+    if (loader_test_idle_hook)
+        loader_test_idle_hook();
+    l->v = loader_load_filter_seed(l->cf, l->threads, l->seed, l->err, l->errlen);
+    return NULL;
+}
+
+/* Why a thread of its own: an unprivileged thread may lower its priority
+ * but not raise it back (RLIMIT_NICE), so the reload thread, which goes on
+ * to publish under a filter's mutation lock, must not be the one lowered;
+ * a fresh thread takes the policy and ends with the load.
+ * Why nice 19 and not SCHED_IDLE: measured under load (docs/benchmarks.md),
+ * both kept the workers' p99, but with SCHED_IDLE (weight 3 against nice
+ * 19's 15) two reloads of four had requests of 150-260 ms, none with nice
+ * 19: most likely a starved loader holding a lock a worker needed.
+ * Reload thread. */
+struct fversion *loader_load_filter_idle(const struct conf_filter *cf, unsigned threads,
+                                         uint64_t seed, char *err, size_t errlen)
+{
+    struct idle_load l = {
+        .cf = cf, .threads = threads, .seed = seed, .err = err, .errlen = errlen};
+    pthread_t tid;
+    int rc = pthread_create(&tid, NULL, idle_load_main, &l);
+    if (rc != 0) {
+        log_warn("filter %s: loading on the reload thread at normal priority (no thread: %s)",
+                 cf->name, strerror(rc));
+        return loader_load_filter_seed(cf, threads, seed, err, errlen);
+    }
+    pthread_join(tid, NULL);
+    return l.v;
 }

@@ -20,6 +20,20 @@ struct fversion *loader_load_filter(const struct conf_filter *cf, unsigned threa
 struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned threads,
                                          uint64_t seed, char *err, size_t errlen);
 
+/* loader_load_filter at the lowest CPU priority, for a reload while workers
+ * serve: the load (reading, checksumming and counting every shard, on
+ * `threads` threads) runs on a new thread in SCHED_BATCH at nice 19, which
+ * its shard threads inherit, so the workers keep the CPUs they want and the
+ * load takes what they leave; the load itself, every checksum and the
+ * result are loader_load_filter_seed's. Joins before returning. Start-up, with
+ * no worker to yield to, calls loader_load_filter. */
+struct fversion *loader_load_filter_idle(const struct conf_filter *cf, unsigned threads,
+                                         uint64_t seed, char *err, size_t errlen);
+
+/* Test seam: called on loader_load_filter_idle's loading thread once its
+ * policy is set, before the load. NULL outside tests. */
+extern void (*loader_test_idle_hook)(void);
+
 /* What loading would check, without loading: the file's header and key kind,
  * or (no file, or a missing one with a capacity) the empty filter's sizing.
  * 0, or -1 with "filter NAME: ..." in err. For --check-config. */

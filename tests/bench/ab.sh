@@ -9,6 +9,8 @@
 # Cases: pipelined CHECK (1 conn x 100), MCHECK of 100 (4 conns x 4),
 # HTTP GET check (50 conns). Prints one line per run and the medians.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 A=$(cd "${1:?usage: ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS]}" && pwd)
 Bd=$(cd "${2:?usage: ab.sh BUILD_A BUILD_B [ROUNDS] [SECONDS]}" && pwd)
 rounds=${3:-3}
@@ -22,9 +24,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-clk=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, all threads
 
 "$A/tests/bench/bench_net" --dump 1000000 --item-len 48 |
     "$A/bloomgate" build -o "$tmp/bench.bloom" --capacity 1000000 --fpr 0.0001 --quiet -
@@ -47,10 +46,7 @@ CONF
     pids+=("$!")
 done
 for side in A B; do
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/${hport[$side]}") 2>/dev/null && break
-        sleep 0.1
-    done
+    wait_port "${hport[$side]}" "${pid[$side]}" 30 || { cat "$tmp/$side.log" >&2; echo "ab.sh: $side did not start" >&2; exit 1; }
 done
 
 cases=(c2 c3 c4)
@@ -70,7 +66,7 @@ for r in $(seq "$rounds"); do
             items=$(jq -r .items <<<"$line"); ips=$(jq -r .items_per_s <<<"$line")
             errs=$(jq -r .errors <<<"$line")
             [ "$errs" = 0 ] || { echo "ab.sh: $c on $side: $errs errors" >&2; exit 1; }
-            ns=$(awk -v t=$((t1 - t0)) -v hz="$clk" -v n="$items" 'BEGIN{printf "%.0f", t / hz * 1e9 / n}')
+            ns=$(ns_per_item $((t1 - t0)) "$items")
             printf '%-4s %-2s %5s %12s %14s\n' "$c" "$side" "$r" "$ips" "$ns" | tee -a "$tmp/rows"
         done
     done
@@ -78,8 +74,8 @@ done
 echo "medians over $rounds rounds of ${dur} s (A: $A, B: $Bd):"
 for c in "${cases[@]}"; do
     for side in A B; do
-        m=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $4}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-        n=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $5}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+        m=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $4}' "$tmp/rows" | median)
+        n=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $5}' "$tmp/rows" | median)
         printf '  %-4s %-2s %12s items/s %8s ns server CPU per item\n' "$c" "$side" "$m" "$n"
     done
 done

@@ -11,6 +11,8 @@
 #          X-Original-URI, as nginx's auth_request sends (204 / 403 back)
 #   tests/bench/authz.sh [BUILD_DIR] [ROUNDS] [SECONDS] [CONNECTIONS]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 B=$(cd "${1:-_build}" && pwd)
 rounds=${2:-5}
 dur=${3:-4}
@@ -23,9 +25,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-clk=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, all threads
 
 "$B/tests/bench/bench_net" --dump 1000000 --item-len 48 |
     "$B/bloomgate" build -o "$tmp/urls.bloom" --format urls --keys url --capacity 1000000 \
@@ -43,10 +42,7 @@ filter urls {
 CONF
 "$B/bloomgated" -c "$tmp/d.conf" 2>"$tmp/d.log" &
 dpid=$!
-for _ in $(seq 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$hport") 2>/dev/null && break
-    sleep 0.1
-done
+wait_port "$hport" "$dpid" 30 || { cat "$tmp/d.log" >&2; echo "authz.sh: bloomgated did not start" >&2; exit 1; }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ); bloomgated threads 1; $conns connections; $dur s per run"
@@ -65,13 +61,13 @@ for r in $(seq "$rounds"); do
         n=$(jq -r .items <<<"$line"); rps=$(jq -r .items_per_s <<<"$line")
         errs=$(jq -r .errors <<<"$line"); p99=$(jq -r .p99_us <<<"$line")
         [ "$errs" = 0 ] || { echo "authz.sh: $c: $errs errors: $line" >&2; exit 1; }
-        ns=$(awk -v t=$((t1 - t0)) -v hz="$clk" -v n="$n" 'BEGIN{printf "%.0f", t / hz * 1e9 / n}')
+        ns=$(ns_per_item $((t1 - t0)) "$n")
         printf '%-6s %5s %12s %16s %8s\n' "$c" "$r" "$rps" "$ns" "$p99" | tee -a "$tmp/rows" >/dev/null
         printf '%-6s %5s %12s %16s %8s\n' "$c" "$r" "$rps" "$ns" "$p99"
         echo "$line" >>"$tmp/json"
     done
 done
-med() { awk -v c="$1" -v k="$2" '$1==c {print $k}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+med() { awk -v c="$1" -v k="$2" '$1==c {print $k}' "$tmp/rows" | median; }
 echo "medians over $rounds rounds:"
 for c in check authz; do
     printf '  %-6s %10s requests/s %6s ns server CPU per request\n' "$c" "$(med $c 3)" "$(med $c 4)"

@@ -37,7 +37,9 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,6 +105,7 @@ static struct {
     uint64_t dump;         /* --dump N or --dump-absent N */
     char dump_ns;          /* 'p' (--dump) or 'a' (--dump-absent) */
     bool do_load, do_dump;
+    bool window_signals; /* --window-signals */
 } o = {
     .kind = K_LINE,
     .host = "127.0.0.1",
@@ -585,7 +588,46 @@ struct thread {
     bool measuring;
     unsigned complaints; /* error messages printed, to keep stderr short */
     struct tstats s;
+    /* --window-signals: the counters when this thread saw the window open
+     * and close, and when (ns); the window's figures are w1 - w0. */
+    struct tstats *w0, *w1;
+    uint64_t w_t0, w_t1;
+    bool w_opened, w_closed;
 };
+
+/* --window-signals: SIGUSR1 opens the window, SIGUSR2 closes it, SIGINT and
+ * SIGTERM end the run early (the figures are then of the seconds actually
+ * measured). The handler only stores; every thread reads at its next wake-up
+ * (within the 10 ms epoll timeout), the main thread within 50 ms. */
+static atomic_int win_state; /* 0 before, 1 open, 2 closed */
+static atomic_int stop_req;
+
+static void on_window_signal(int sig)
+{
+    if (sig == SIGUSR1)
+        atomic_store(&win_state, 1);
+    else if (sig == SIGUSR2)
+        atomic_store(&win_state, 2);
+    else
+        atomic_store(&stop_req, 1);
+}
+
+/* Client thread: snapshot the counters at the window's edges. A close with
+ * no open first makes an empty window. */
+static void window_poll(struct thread *t, uint64_t now)
+{
+    int w = atomic_load(&win_state);
+    if (w >= 1 && !t->w_opened) {
+        *t->w0 = t->s;
+        t->w_t0 = now;
+        t->w_opened = true;
+    }
+    if (w >= 2 && !t->w_closed) {
+        *t->w1 = t->s;
+        t->w_t1 = now;
+        t->w_closed = true;
+    }
+}
 
 static __attribute__((format(printf, 2, 3))) void complain(struct thread *t, const char *fmt, ...)
 {
@@ -1062,7 +1104,9 @@ static void *thread_main(void *arg)
             memset(&t->s, 0, sizeof(t->s)); /* the warm-up is not counted */
             t->measuring = true;
         }
-        if (now >= t->t_end)
+        if (t->measuring && o.window_signals)
+            window_poll(t, now);
+        if (now >= t->t_end || atomic_load(&stop_req))
             break;
         for (int i = 0; i < n; i++) {
             struct conn *c = ev[i].data.ptr;
@@ -1077,6 +1121,11 @@ static void *thread_main(void *arg)
             if (c->unsent_len && conn_send(c) < 0)
                 conn_kill(c, strerror(errno));
         }
+    }
+    if (o.window_signals && t->w_opened && !t->w_closed) { /* open until the end */
+        *t->w1 = t->s;
+        t->w_t1 = now;
+        t->w_closed = true;
     }
     return NULL;
 }
@@ -1137,6 +1186,54 @@ static long long server_ticks(void)
     return sum;
 }
 
+/* Add x's counters to s (every client thread's, at the end; main thread). */
+static void stats_add(struct tstats *s, const struct tstats *x)
+{
+    s->commands += x->commands;
+    s->items += x->items;
+    s->false_neg += x->false_neg;
+    s->false_pos += x->false_pos;
+    s->absent += x->absent;
+    s->error_replies += x->error_replies;
+    s->malformed += x->malformed;
+    s->closed += x->closed;
+    s->lat_sum_ns += x->lat_sum_ns;
+    if (x->lat_max_ns > s->lat_max_ns)
+        s->lat_max_ns = x->lat_max_ns;
+    for (unsigned b = 0; b < HIST_BUCKETS; b++)
+        s->hist[b] += x->hist[b];
+}
+
+/* One part of a --window-signals run (before, window, after): the counters
+ * b - a over secs seconds, as a JSON member. Its max is the top latency
+ * bucket's middle (3 % resolution); over_100ms counts the commands whose
+ * bucket lies at or above 100 ms. Main thread. */
+static void print_part(const char *name, const struct tstats *a, const struct tstats *b,
+                       double secs)
+{
+    static uint64_t h[HIST_BUCKETS];
+    uint64_t over = 0, cmds = b->commands - a->commands;
+    unsigned top = 0;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+        h[i] = b->hist[i] - a->hist[i];
+        if (h[i])
+            top = i;
+        if (hist_value(i) >= 1e8)
+            over += h[i];
+    }
+    uint64_t errors = (b->false_neg + b->error_replies + b->malformed + b->closed) -
+                      (a->false_neg + a->error_replies + a->malformed + a->closed);
+    if (secs <= 0)
+        secs = 1e-9;
+    printf("\"%s\":{\"seconds\":%.3f,\"items_per_s\":%.0f,\"commands\":%llu,\"p50_us\":%.1f,"
+           "\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,\"over_100ms\":%llu,"
+           "\"errors\":%llu},",
+           name, secs, (double)(b->items - a->items) / secs, (unsigned long long)cmds,
+           hist_quantile(h, cmds, 0.50) / 1e3, hist_quantile(h, cmds, 0.99) / 1e3,
+           hist_quantile(h, cmds, 0.999) / 1e3, cmds ? hist_value(top) / 1e3 : 0.0,
+           (unsigned long long)over, (unsigned long long)errors);
+}
+
 static void sleep_until(uint64_t t)
 {
     struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
@@ -1150,6 +1247,26 @@ static void print_settings(void)
 {
     printf("{\"tool\":\"bench_net\",\"label\":\"%s\",\"proto\":\"%s\",\"host\":\"%s\",\"port\":%d,",
            o.label, kind_names[o.kind], o.host, o.port);
+}
+
+/* --window-signals: the before, window and after parts of the run, each
+ * summed over the client threads; the edges are thread 0's (the others saw
+ * them within 10 ms). Main thread, after the join. */
+static void print_window(const struct thread *th, const struct tstats *all, uint64_t t_measure,
+                         uint64_t t_stop)
+{
+    struct tstats *z = calloc(3, sizeof(*z)), *w0 = z + 1, *w1 = z + 2;
+    if (!z)
+        die("out of memory");
+    for (unsigned i = 0; i < o.threads; i++) {
+        stats_add(w0, th[i].w0);
+        stats_add(w1, th[i].w1);
+    }
+    uint64_t a = th[0].w_t0, b = th[0].w_t1;
+    print_part("before", z, w0, (double)(a - t_measure) / 1e9);
+    print_part("window", w0, w1, (double)(b - a) / 1e9);
+    print_part("after", w1, all, t_stop > b ? (double)(t_stop - b) / 1e9 : 0);
+    free(z);
 }
 
 static int run_bench(void)
@@ -1166,6 +1283,17 @@ static int run_bench(void)
         th[i].conns = calloc(o.connections, sizeof(*th[i].conns));
         if (th[i].ep < 0 || !th[i].conns)
             die("epoll: %s", strerror(errno));
+        if (o.window_signals && (!(th[i].w0 = calloc(1, sizeof(struct tstats))) ||
+                                 !(th[i].w1 = calloc(1, sizeof(struct tstats)))))
+            die("out of memory");
+    }
+    if (o.window_signals) {
+        struct sigaction sa = {.sa_handler = on_window_signal}; /* no SA_RESTART */
+        sigemptyset(&sa.sa_mask);
+        int sigs[] = {SIGUSR1, SIGUSR2, SIGINT, SIGTERM};
+        for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+            if (sigaction(sigs[i], &sa, NULL) != 0)
+                die("sigaction: %s", strerror(errno));
     }
     for (unsigned i = 0; i < o.connections; i++) {
         struct conn *c = &conns[i];
@@ -1198,7 +1326,16 @@ static int run_bench(void)
     sleep_until(t_measure);
     getrusage(RUSAGE_SELF, &ru0);
     long long sv0 = server_ticks();
-    sleep_until(t_end);
+    uint64_t t_stop = t_end;
+    if (o.window_signals) { /* a SIGINT / SIGTERM may end the run early */
+        uint64_t now;
+        while ((now = now_ns()) < t_end && !atomic_load(&stop_req))
+            sleep_until(now + 50000000 < t_end ? now + 50000000 : t_end);
+        t_stop = now < t_end ? now : t_end;
+        atomic_store(&stop_req, 1);
+    } else {
+        sleep_until(t_end);
+    }
     getrusage(RUSAGE_SELF, &ru1);
     long long sv1 = server_ticks();
     for (unsigned i = 0; i < o.threads; i++)
@@ -1207,28 +1344,14 @@ static int run_bench(void)
     struct tstats *s = calloc(1, sizeof(*s));
     if (!s)
         die("out of memory");
-    for (unsigned i = 0; i < o.threads; i++) {
-        const struct tstats *x = &th[i].s;
-        s->commands += x->commands;
-        s->items += x->items;
-        s->false_neg += x->false_neg;
-        s->false_pos += x->false_pos;
-        s->absent += x->absent;
-        s->error_replies += x->error_replies;
-        s->malformed += x->malformed;
-        s->closed += x->closed;
-        s->lat_sum_ns += x->lat_sum_ns;
-        if (x->lat_max_ns > s->lat_max_ns)
-            s->lat_max_ns = x->lat_max_ns;
-        for (unsigned b = 0; b < HIST_BUCKETS; b++)
-            s->hist[b] += x->hist[b];
-    }
+    for (unsigned i = 0; i < o.threads; i++)
+        stats_add(s, &th[i].s);
     for (unsigned i = 0; i < o.connections; i++) {
         close(conns[i].fd);
         free(conns[i].ring);
         free(conns[i].in);
     }
-    double dur = o.duration;
+    double dur = t_stop > t_measure ? (double)(t_stop - t_measure) / 1e9 : 1e-9;
     double user = cpu_seconds(&ru1, false) - cpu_seconds(&ru0, false);
     double sys = cpu_seconds(&ru1, true) - cpu_seconds(&ru0, true);
     uint64_t errors = s->false_neg + s->error_replies + s->malformed + s->closed;
@@ -1244,6 +1367,8 @@ static int run_bench(void)
         printf("\"server_cpu_s\":%.2f,\"server_cpu_cores\":%.2f,\"server_cpu_ns_per_item\":%.1f,",
                sv, sv / dur, s->items ? sv * 1e9 / (double)s->items : 0.0);
     }
+    if (o.window_signals && th[0].w_opened)
+        print_window(th, s, t_measure, t_stop);
     if (o.kind == K_REDIS_BLOOM)
         printf("\"bloom_bits\":%llu,\"bloom_k\":%u,\"redis_commands_per_s\":%.0f,",
                (unsigned long long)o.bloom_bits, o.bloom_k, (double)s->items * o.bloom_k / dur);
@@ -1271,6 +1396,8 @@ static int run_bench(void)
     for (unsigned i = 0; i < o.threads; i++) {
         close(th[i].ep);
         free(th[i].conns);
+        free(th[i].w0);
+        free(th[i].w1);
     }
     free(th);
     free(conns);
@@ -1498,7 +1625,10 @@ static const char usage_text[] =
     "  --bloom-k K        redis-bloom probes per item (default 13)\n"
     "  --bloom-key KEY    redis-bloom bitmap key (default bloom)\n"
     "  --load-batch N     items per MADD / pipelined batch when loading (default 1000)\n"
-    "  --timeout S        bound on --load (default 1800)\n";
+    "  --timeout S        bound on --load (default 1800)\n"
+    "  --window-signals   SIGUSR1 opens a window of the run, SIGUSR2 closes it, SIGINT or\n"
+    "                     SIGTERM ends the run early; the JSON then also holds the\n"
+    "                     before, window and after parts (items/s, p50/p99, max, errors)\n";
 
 static void usage(const char *why)
 {
@@ -1570,6 +1700,7 @@ static void parse_args(int argc, char **argv)
         O_LOAD,
         O_DUMP,
         O_DUMPA,
+        O_WSIG,
         O_HELP
     };
     static const struct option lo[] = {
@@ -1588,7 +1719,8 @@ static void parse_args(int argc, char **argv)
         {"bloom-key", 1, 0, O_BKEY},      {"load-batch", 1, 0, O_LBATCH},
         {"timeout", 1, 0, O_TIMEOUT},     {"load", 1, 0, O_LOAD},
         {"dump", 1, 0, O_DUMP},           {"dump-absent", 1, 0, O_DUMPA},
-        {"help", 0, 0, O_HELP},           {0, 0, 0, 0},
+        {"window-signals", 0, 0, O_WSIG}, {"help", 0, 0, O_HELP},
+        {0, 0, 0, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -1700,6 +1832,9 @@ static void parse_args(int argc, char **argv)
             o.dump = arg_count(name, a, 0, c == O_DUMP ? PRESENT_MAX : ABSENT_MASK + 1);
             o.dump_ns = c == O_DUMP ? 'p' : 'a';
             o.do_dump = true;
+            break;
+        case O_WSIG:
+            o.window_signals = true;
             break;
         case O_HELP:
             usage(NULL);

@@ -55,6 +55,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$top/tests/bench/lib.sh" # free_port, wait_port, cpu_ticks, clk, median, rss_kb
 quick=0
 out=""
 repeat=""
@@ -120,7 +122,7 @@ urls_case() {
     "$B/tests/bench/bench_net" --dump "$n" >"$tmp/items.txt"
     "$B/bloomgate" build -o "$tmp/exact.bloom" "$tmp/items.txt" >/dev/null
     "$B/bloomgate" build --format urls --keys url -o "$tmp/urls.bloom" "$tmp/items.txt" >/dev/null
-    port=$((20000 + RANDOM % 40000))
+    port=$(free_port)
     cat >"$tmp/bg.conf" <<EOF
 listen 127.0.0.1:$port
 http_listen off
@@ -137,11 +139,8 @@ filter urls {
 EOF
     "$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/bg.log" &
     pid=$!
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        sleep 0.1
-    done
-    hz=$(getconf CLK_TCK)
+    wait_port "$port" "$pid" 30 || { cat "$tmp/bg.log" >&2; die "bloomgated did not start"; }
+    hz=$clk
     say "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg)"
     say "date: $(date -u +%Y-%m-%dT%H:%MZ); $n items of 48 bytes loaded in each filter, half of those queried present"
     for f in exact urls; do
@@ -151,9 +150,9 @@ EOF
             --items 100 --connections 4 --pipeline 4 --duration "$d" --warmup "$w" "${extra[@]}"
             --label "$f")
         say "  \$ ${cmd[*]#"$B"/}"
-        c0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        c0=$(cpu_ticks "$pid")
         line=$("${cmd[@]}")
-        c1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        c1=$(cpu_ticks "$pid")
         [ -n "$out" ] && printf '%s\n' "$line" >>"$out"
         ips=$(sed -n 's/.*"items_per_s":\([0-9.]*\).*/\1/p' <<<"$line")
         all=$(awk -v i="$ips" -v d="$d" -v w="$w" 'BEGIN { printf "%.0f", i * (d + w) }')
@@ -185,10 +184,10 @@ fi
 resp_run() { # resp_run LABEL PID ARGS...: one bench_net run, one output line
     local label=$1 rpid=$2 c0 c1 line ips all hz
     shift 2
-    hz=$(getconf CLK_TCK)
-    c0=$(awk '{ print $14 + $15 }' "/proc/$rpid/stat")
+    hz=$clk
+    c0=$(cpu_ticks "$rpid")
     line=$("$build_dir/tests/bench/bench_net" "$@" --label "$label")
-    c1=$(awk '{ print $14 + $15 }' "/proc/$rpid/stat")
+    c1=$(cpu_ticks "$rpid")
     [ -n "$out" ] && printf '%s\n' "$line" >>"$out"
     ips=$(sed -n 's/.*"items_per_s":\([0-9.]*\).*/\1/p' <<<"$line")
     all=$(awk -v i="$ips" -v d="$rdur" -v w="$rwarm" 'BEGIN { printf "%.0f", i * (d + w) }')
@@ -206,10 +205,11 @@ resp_case() {
         (cd "$top" && scripts/build.sh "$(realpath --relative-to="$top" "$B")")
     fi
     rtmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-resp.XXXXXX")
+    local tmp=$rtmp # where free_port remembers the ports it gave
     "$B/tests/bench/bench_net" --dump "$n" >"$rtmp/items.txt"
     "$B/bloomgate" build -q -o "$rtmp/exact.bloom" "$rtmp/items.txt"
-    lport=$((20000 + RANDOM % 20000))
-    rport=$((lport + 1))
+    lport=$(free_port)
+    rport=$(free_port)
     printf '%s\n' "listen 127.0.0.1:$lport" "resp_listen 127.0.0.1:$rport" "http_listen off" \
         "threads 2" "log_level warn" "filter exact {" "    file $rtmp/exact.bloom" \
         "    journal off" "}" >"$rtmp/bg.conf"
@@ -217,13 +217,10 @@ resp_case() {
     pid=$!
     # Whatever fails from here, the servers started go too.
     trap "kill $pid 2>/dev/null || true" EXIT
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$rport") 2>/dev/null && break
-        sleep 0.1
-    done
+    wait_port "$rport" "$pid" 30 || { cat "$rtmp/bg.log" >&2; die "bloomgated did not start"; }
     if [ -n "$redisbloom" ]; then
         [ -f "$redisbloom" ] || die "--redisbloom: no such file $redisbloom"
-        rbport=$((lport + 2))
+        rbport=$(free_port)
         redis-server --port "$rbport" --bind 127.0.0.1 --save "" --appendonly no \
             --loadmodule "$redisbloom" --dir "$rtmp" >"$rtmp/redis.log" 2>&1 &
         rbpid=$!
@@ -254,7 +251,7 @@ resp_case() {
         fi
     done
     # Medians over the rounds (sort, no gawk needed), and the ratios.
-    rmed() { grep "^$1|" "$rtmp/ips" | cut -d'|' -f2 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    rmed() { grep "^$1|" "$rtmp/ips" | cut -d'|' -f2 | median; }
     awk -v m="$(rmed resp-BF.MEXISTS-100)" -v l="$(rmed line-MCHECK-100)" \
         -v e="$(rmed resp-BF.EXISTS)" -v c="$(rmed line-CHECK)" 'BEGIN {
         printf "medians: resp BF.MEXISTS / line MCHECK %.2f x items/s (target >= 0.85)\n", m / l
@@ -337,31 +334,6 @@ trap 'exit 130' INT TERM
 mkdir -p "$tmp/results"
 [ -n "$out" ] && : >"$out"
 
-used_ports=" "
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 40000))
-        case "$used_ports" in *" $p "*) continue ;; esac
-        if [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; then
-            used_ports+="$p "
-            echo "$p"
-            return
-        fi
-    done
-}
-
-# wait_port PORT PID SECONDS: until something accepts on PORT (the process alive).
-wait_port() {
-    local _
-    for _ in $(seq $(($3 * 10))); do
-        kill -0 "$2" 2>/dev/null || return 1
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # place PLACEMENT SERVER: pin a server's threads for one figure and set the
 # client's prefix (cli); unplace undoes it.
 cli=()
@@ -387,15 +359,7 @@ server_pids() {
     kids=$(pgrep -P "$p" | paste -sd, -)
     echo "$p${kids:+,$kids}"
 }
-# ticks PIDS: their utime + stime so far, in clock ticks (all threads).
-ticks() {
-    local p t=0
-    for p in ${1//,/ }; do
-        t=$((t + $(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$p/stat")))
-    done
-    echo "$t"
-}
-hz=$(getconf CLK_TCK)
+hz=$clk
 
 # Every command that produces a figure is echoed before it runs.
 show_raw() { printf '  $ %s\n' "$*"; }
@@ -673,10 +637,10 @@ wrk_run() { # KEY PORT SERVER
     local txt
     wait_quiet
     sp=$(server_pids "$3")
-    s0=$(ticks "$sp")
+    s0=$(cpu_ticks "$sp")
     c0=$(child_ticks)
     txt=$(timeout $((${dur%.*} + 60)) "${cmd[@]}" 2>&1) || true
-    s1=$(ticks "$sp")
+    s1=$(cpu_ticks "$sp")
     c1=$(child_ticks)
     # The server's and wrk's CPU time over the run, per request answered.
     record "$1" "$(wrk_json "$1" <<<"$txt" | jq -c --argjson s $((s1 - s0)) --argjson c $((c1 - c0)) \
@@ -743,7 +707,6 @@ done
 say "  $busy_starts run(s) started while other jobs kept the CPUs over 15 % busy for $quiet_wait s"
 
 # Case 5's memory: the daemon's resident set against the filter file.
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 big_file=$(stat -c %s "$tmp/big.bloom")
 rss1=$(($(rss_kb "${pid[big1]}") * 1024))
 rss2=$(($(rss_kb "${pid[big2]}") * 1024))

@@ -8,6 +8,8 @@
 # client and server share a 2-core machine.
 #   tests/bench/dnsbl_bench.sh [BUILD_DIR] [N] [SECONDS]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh" # cpu_ticks, clk
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "${1:-$top/_build}" && pwd)
 N=${2:-10000000}
@@ -20,8 +22,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-clk=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # Address i: a bijection of i over 32 bits, so listed addresses spread.
 "$PY" - "$N" "$tmp" <<'PYEOF'

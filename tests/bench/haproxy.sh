@@ -9,6 +9,8 @@
 # proxy and replicas share two CPUs: the figure shows what the proxy costs,
 # not what a second replica adds.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 B=$(cd "${1:?usage: haproxy.sh BUILD_DIR [ROUNDS] [SECONDS]}" && pwd)
 rounds=${2:-3}
 dur=${3:-5}
@@ -22,9 +24,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-clk=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, all threads
 
 "$B/tests/bench/bench_net" --dump 1000000 --item-len 48 |
     "$B/bloomgate" build -o "$tmp/bench.bloom" --capacity 1000000 --fpr 0.0001 --quiet -
@@ -112,19 +111,18 @@ for r in $(seq "$rounds"); do
             items=$(jq -r .items <<<"$line") ips=$(jq -r .items_per_s <<<"$line")
             errs=$(jq -r .errors <<<"$line")
             [ "$errs" = 0 ] || { echo "haproxy.sh: $c via $path: $errs errors" >&2; exit 1; }
-            sn=$(awk -v t=$((s1 - s0)) -v hz="$clk" -v n="$items" 'BEGIN{printf "%.0f", t / hz * 1e9 / n}')
-            hn=$(awk -v t=$((h1 - h0)) -v hz="$clk" -v n="$items" 'BEGIN{printf "%.0f", t / hz * 1e9 / n}')
+            sn=$(ns_per_item $((s1 - s0)) "$items")
+            hn=$(ns_per_item $((h1 - h0)) "$items")
             printf '%-5s %-8s %5s %12s %16s %16s\n' "$c" "$path" "$r" "$ips" "$sn" "$hn" | tee -a "$tmp/rows"
         done
     done
 done
-med() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 echo "medians over $rounds rounds of ${dur} s:"
 for c in line http; do
     for path in direct haproxy; do
-        m=$(awk -v c=$c -v p=$path '$1==c && $2==p {print $4}' "$tmp/rows" | med)
-        s=$(awk -v c=$c -v p=$path '$1==c && $2==p {print $5}' "$tmp/rows" | med)
-        h=$(awk -v c=$c -v p=$path '$1==c && $2==p {print $6}' "$tmp/rows" | med)
+        m=$(awk -v c=$c -v p=$path '$1==c && $2==p {print $4}' "$tmp/rows" | median)
+        s=$(awk -v c=$c -v p=$path '$1==c && $2==p {print $5}' "$tmp/rows" | median)
+        h=$(awk -v c=$c -v p=$path '$1==c && $2==p {print $6}' "$tmp/rows" | median)
         printf '  %-5s %-8s %12s items/s %8s ns replicas %8s ns haproxy CPU per item\n' "$c" "$path" "$m" "$s" "$h"
     done
 done

@@ -7,6 +7,8 @@
 # /proc/PID/stat), for each window. A benchmark: it asserts nothing.
 #   tests/bench/squid_helper.sh BUILD_DIR [REQUESTS] [WINDOW...]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh" # free_port, wait_port
 B=$(cd "${1:?usage: squid_helper.sh BUILD_DIR [REQUESTS] [WINDOW...]}" && pwd)
 n=${2:-200000}
 shift 2 || shift $#
@@ -21,7 +23,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$B/bloomgate" build --quiet --seed 7 --format adblock --keys url -o "$tmp/urls.bloom" \
     "$src/data/urlhaus-filter-online.txt"
 cat >"$tmp/bg.conf" <<EOF
@@ -36,7 +38,7 @@ filter urls {
 EOF
 "$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/d.log" &
 dpid=$!
-for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+wait_port "$port" "$dpid" 30 || { cat "$tmp/d.log" >&2; echo "squid_helper.sh: bloomgated did not start" >&2; exit 1; }
 
 # The driver: starts the helper, keeps `window` requests in flight, checks
 # every reply's channel and code (1 in 100 URLs is on a listed host: OK; a

@@ -10,6 +10,8 @@
 # windowed figures are the steady state (five filled slices).
 #   tests/bench/window.sh BUILD_DIR [ROUNDS] [SECONDS]
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh" # free_port, wait_port, cpu_ticks, ns_per_item, median
 B=$(cd "${1:?usage: window.sh BUILD_DIR [ROUNDS] [SECONDS]}" && pwd)
 rounds=${2:-3}
 dur=${3:-4}
@@ -22,9 +24,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-clk=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, all threads
 
 declare -A pid lport
 for side in P W; do
@@ -47,10 +46,7 @@ CONF
     pids+=("$!")
 done
 for side in P W; do
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/${lport[$side]}") 2>/dev/null && break
-        sleep 0.1
-    done
+    wait_port "${lport[$side]}" "${pid[$side]}" 30 || { cat "$tmp/$side.log" >&2; echo "window.sh: $side did not start" >&2; exit 1; }
     "$B/tests/bench/bench_net" --proto line --port "${lport[$side]}" --filter bench \
         --item-len 48 --load 1000000 >/dev/null
 done
@@ -71,7 +67,7 @@ for r in $(seq "$rounds"); do
             items=$(jq -r .items <<<"$line"); ips=$(jq -r .items_per_s <<<"$line")
             errs=$(jq -r .errors <<<"$line")
             [ "$errs" = 0 ] || { echo "window.sh: $c on $side: $errs errors" >&2; exit 1; }
-            ns=$(awk -v t=$((t1 - t0)) -v hz="$clk" -v n="$items" 'BEGIN{printf "%.0f", t / hz * 1e9 / n}')
+            ns=$(ns_per_item $((t1 - t0)) "$items")
             printf '%-4s %-2s %5s %12s %14s\n' "$c" "$side" "$r" "$ips" "$ns" | tee -a "$tmp/rows"
         done
     done
@@ -79,8 +75,8 @@ done
 echo "medians over $rounds rounds of ${dur} s (P: plain blocked, W: window 1h, slices 4):"
 for c in "${cases[@]}"; do
     for side in P W; do
-        m=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $4}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-        n=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $5}' "$tmp/rows" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+        m=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $4}' "$tmp/rows" | median)
+        n=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $5}' "$tmp/rows" | median)
         printf '  %-4s %-2s %12s items/s %8s ns server CPU per item\n' "$c" "$side" "$m" "$n"
     done
 done
