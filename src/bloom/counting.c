@@ -352,8 +352,12 @@ uint64_t counting_nonzero(const uint64_t *w, size_t n)
     return c;
 }
 
+/* The rate the non-zero counters give; the shards' own tallies, summed here
+ * (filter.c calls this, so this file calls nothing of filter.c). Any thread. */
 double counting_estimated_fpr(const struct filter *f)
 {
-    uint64_t counters = f->bits_per_shard / 4 * f->shard_count;
-    return sizing_estimate_fpr_counting(counters, filter_bits_set(f), f->k);
+    uint64_t counters = f->bits_per_shard / 4 * f->shard_count, nonzero = 0;
+    for (uint32_t i = 0; i < f->shard_count; i++)
+        nonzero += atomic_load_explicit(&f->shards[i].bits_set, memory_order_relaxed);
+    return sizing_estimate_fpr_counting(counters, nonzero, f->k);
 }
