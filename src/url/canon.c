@@ -523,6 +523,7 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
     /* The host: labels split by single dots, not starting or ending with one. */
     c->host_off = ol;
     size_t label = i; /* where the current label starts */
+    unsigned dots = 0;
     for (; i < len; i++) {
         unsigned char ch = (unsigned char)in[i];
         unsigned cls = host_byte[ch];
@@ -534,6 +535,7 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
         if (i == label)
             return 0; /* a leading dot or "..": the general path cleans it */
         label = i + 1;
+        c->dot[dots++ % URL_CANON_DOTS] = (uint16_t)(ol - 1);
     }
     if (i < len) {
         if (host_byte[(unsigned char)in[i]] == HB_SLOW)
@@ -562,14 +564,19 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
     size_t p = i;
     const char *q = memchr(in + i, '?', len - i);
     size_t path_end = q ? (size_t)(q - in) : len;
+    unsigned slashes = 0;
     for (const char *sl2 = in + i; sl2 && sl2 < in + path_end;) {
         size_t at = (size_t)(sl2 - in);
         if (at + 1 < len && odd_segment(sl2 + 1, len - at - 1))
             return 0;
+        if (slashes < URL_CANON_SLASHES)
+            c->slash[slashes++] = (uint16_t)(ol + (at - p));
         sl2 = memchr(sl2 + 1, '/', path_end - at - 1);
     }
     i = path_end;
     if (i == p) {
+        c->slash[0] = (uint16_t)ol;
+        slashes = 1;
         o[ol++] = '/';
     } else {
         memcpy(o + ol, in + p, i - p);
@@ -590,12 +597,16 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
     o[ol] = 0;
     c->len = ol;
     c->host_type = URL_HOST_NAME;
+    c->host_dots = dots;
+    c->path_slashes = slashes;
+    c->marked = true;
     return 1;
 }
 
 int url_canon_url_general(struct url_canon *c, const char *in, size_t len, char *err,
                           size_t errlen)
 {
+    c->marked = false;
     if (len > URL_CANON_MAX)
         return fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
     return url_from_work(c, prepare(in, len, c->work, true), err, errlen);
@@ -650,6 +661,7 @@ static int host_only(struct url_canon *c, const char *h, size_t n, char *err, si
         return fail(err, errlen, "host too long");
     c->url[o.len] = 0;
     c->len = c->host_len = o.len;
+    c->marked = false;
     c->scheme_len = c->host_off = c->path_off = c->path_len = 0;
     c->query_off = c->query_len = 0;
     c->has_query = false;
