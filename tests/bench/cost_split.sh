@@ -5,7 +5,9 @@
 # redisbloom.so (BF.RESERVE bench 0.0001 1000000, loaded with BF.MADD), the
 # same client (bench_net) alternating between them, and each server's utime
 # and stime (all threads, /proc/PID/stat) read around each run, divided by the
-# items answered. Not run by `make check`.
+# items answered. The null server (tests/bench/null_server, one thread: the
+# line protocol parsed, every item answered NO) runs the same cases beside
+# them, for the share of the line protocol itself. Not run by `make check`.
 #   tests/bench/cost_split.sh BUILD_DIR REDISBLOOM_SO [ROUNDS] [SECONDS]
 # Cases: MCHECK / BF.MEXISTS of 100 (4 conns x 4 in flight), pipelined CHECK /
 # BF.EXISTS (4 conns x 100 in flight); half the items present.
@@ -25,6 +27,7 @@ trap cleanup EXIT
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 bp=$(free_port)
 rp=$(free_port)
+np=$(free_port)
 "$B/tests/bench/bench_net" --dump 1000000 --item-len 48 |
     "$B/bloomgate" build -o "$tmp/bench.bloom" --capacity 1000000 --fpr 0.0001 --quiet -
 cat >"$tmp/bg.conf" <<CONF
@@ -40,12 +43,17 @@ CONF
 "$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/bg.log" &
 bg=$!
 pids+=("$bg")
+"$B/tests/bench/null_server" --port "$np" --threads 1 >"$tmp/null.log" 2>&1 &
+nl=$!
+pids+=("$nl")
 redis-server --port "$rp" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
     --dir "$tmp" --loadmodule "$so" >"$tmp/redis.log" 2>&1 &
 rb=$!
 pids+=("$rb")
 for _ in $(seq 300); do redis-cli -p "$rp" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
-for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$bp") 2>/dev/null && break; sleep 0.1; done
+for p in "$bp" "$np"; do
+    for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; sleep 0.1; done
+done
 redis-cli -p "$rp" BF.RESERVE bench 0.0001 1000000 | grep -q OK || {
     cat "$tmp/redis.log" >&2
     echo "cost_split.sh: BF.RESERVE failed (is $so RedisBloom?)" >&2
@@ -59,8 +67,12 @@ for r in $(seq "$rounds"); do
     for c in mcheck check; do
         shape=(--items 100 --connections 4 --pipeline 4)
         [ $c = check ] && shape=(--items 1 --connections 4 --pipeline 100)
-        for s in bloomgated redisbloom; do
-            if [ $s = bloomgated ]; then pid=$bg; a=(--proto line --port "$bp"); else pid=$rb; a=(--proto resp-bf --port "$rp"); fi
+        for s in bloomgated redisbloom null; do
+            case $s in
+            bloomgated) pid=$bg; a=(--proto line --port "$bp") ;;
+            redisbloom) pid=$rb; a=(--proto resp-bf --port "$rp") ;;
+            null) pid=$nl; a=(--proto line --port "$np" --no-verify) ;;
+            esac
             read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
             line=$("$B/tests/bench/bench_net" "${a[@]}" --filter bench --keyspace 1000000 --item-len 48 \
                 --present-share 0.5 "${shape[@]}" --duration "$dur" --warmup 0.5 --label "$c-$s")
