@@ -133,8 +133,8 @@ static inline void keyed_answer(const struct cmd_env *env, struct cmd_call *call
 }
 
 /* Hash probes [from, to) of q into h and prefetch their blocks. */
-static inline void keyed_hash(const struct filter *f, const struct keys_query *q,
-                              struct hash128 *h, size_t from, size_t to)
+static inline void keyed_hash(const struct filter *f, const struct keys_query *q, struct hash128 *h,
+                              size_t from, size_t to)
 {
     for (size_t j = from; j < to; j++) {
         h[j] = filter_hash(f, q->p[j].data, q->p[j].len);

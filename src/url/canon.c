@@ -567,8 +567,8 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
      * the host's part of the word counted, its dots noted and checked. */
     while (i + 8 <= len) {
         uint64_t w = load64(in + i);
-        uint64_t end = byte_eq(w, ':') | byte_eq(w, '/') | byte_eq(w, '?') | byte_eq(w, '@') |
-                       byte_eq(w, '[');
+        uint64_t end =
+            byte_eq(w, ':') | byte_eq(w, '/') | byte_eq(w, '?') | byte_eq(w, '@') | byte_eq(w, '[');
         size_t nb = end ? (size_t)__builtin_ctzll(end) / 8 : 8;
         uint64_t dot = byte_eq(w, '.');
         if (nb < 8)

@@ -418,8 +418,8 @@ static Suite *limits_suite(void)
     Suite *s = suite_create("limits");
     dh_add_case(s, "limits", 300,
                 (const TTest *const[]){test_slowloris_gets_request_timeout,
-                                       test_trickled_body_times_out, test_buffer_budget, test_pipelined_burst,
-                                       test_failed_auth_log_is_bounded,
+                                       test_trickled_body_times_out, test_buffer_budget,
+                                       test_pipelined_burst, test_failed_auth_log_is_bounded,
                                        test_refused_add_log_is_bounded, NULL});
     return s;
 }

@@ -165,10 +165,19 @@ END_TEST
 START_TEST(fast_notes)
 {
     static const char *const urls[] = {
-        "http://a.b.c/1/2.html?param=1", "http://a.b.c.d.e.f.g/1.html", "HTTPS://Www.Example.COM",
-        "http://example.com?q=1", "http://x/", "http://x", "http://a.b/1/2/3/4/5/6/7",
-        "http://a.b.c.d.e/1/2/", "http://a.b.c.d.e.f/1/2/3/4/", "https://E220A8.EXAMPLE.COM:8080/p/0/x",
-        "a.b.c.d.e.f.g.h.i.j.k/p/q?r=/s/t", "http://one.two/?", "http://w.x.y.z/a/b/c/d/e?x/y",
+        "http://a.b.c/1/2.html?param=1",
+        "http://a.b.c.d.e.f.g/1.html",
+        "HTTPS://Www.Example.COM",
+        "http://example.com?q=1",
+        "http://x/",
+        "http://x",
+        "http://a.b/1/2/3/4/5/6/7",
+        "http://a.b.c.d.e/1/2/",
+        "http://a.b.c.d.e.f/1/2/3/4/",
+        "https://E220A8.EXAMPLE.COM:8080/p/0/x",
+        "a.b.c.d.e.f.g.h.i.j.k/p/q?r=/s/t",
+        "http://one.two/?",
+        "http://w.x.y.z/a/b/c/d/e?x/y",
     };
     static struct url_exprs fast;
     for (size_t u = 0; u < sizeof(urls) / sizeof(urls[0]); u++) {
