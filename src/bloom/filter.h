@@ -177,6 +177,11 @@ bool filter_add(struct filter *f, const void *item, size_t len);
 bool filter_add_hash(struct filter *f, struct hash128 h);
 bool filter_check(const struct filter *f, const void *item, size_t len);
 bool filter_check_hash(const struct filter *f, struct hash128 h);
+/* The index of the first of the hashes h[0..n) the filter holds, n if none:
+ * for the probes of one query (a URL's expressions, most of them absent),
+ * each tested with an early exit after its first positions (the blocked
+ * layout). Same answers as filter_check_hash, in order. */
+size_t filter_first_present(const struct filter *f, const struct hash128 *h, size_t n);
 
 /* Hash every key, prefetch every block, then test: the memory latency of a
  * batch overlaps instead of adding up. */

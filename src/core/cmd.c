@@ -106,67 +106,102 @@ int cmd_match_again(const struct fentry *e, const void *item, size_t len, const 
     return 1;
 }
 
-/* The expansions of two consecutive items of a keyed CHECK/MCHECK and the
- * hashes of their probes: item i is expanded, hashed and its blocks
- * prefetched while item i-1's blocks arrive (see keyed_check). */
-static _Thread_local struct keys_query tl_pipe[2];
-static _Thread_local struct hash128 tl_hash[2][KEYS_MAX];
+/* The expansions of three consecutive items of a keyed CHECK/MCHECK and the
+ * hashes of their probes: item i is expanded while item i-1's first probe
+ * and item i-2's other probes are in flight (see keyed_check). */
+#define KEYED_STAGES 3
+static _Thread_local struct keys_query tl_pipe[KEYED_STAGES];
+static _Thread_local struct hash128 tl_hash[KEYED_STAGES][KEYS_MAX];
 
-/* CHECK, MCHECK, MATCH on a host or url filter: each item is expanded, all
- * its probes hashed and their first cache lines prefetched, and only then,
- * once the next item has been expanded and prefetched in turn, tested, most
- * specific probe first, stopping at the first present one (the match). The
- * canonicalisation of the next item (a few hundred ns) hides the memory
- * latency of this one's probes: testing each item's probes right after its
- * own prefetches (filter_check_batch per item) left a third of the time in
- * cache misses (perf, docs/benchmarks.md). An item the kind cannot read
- * fails the whole request (call->bad_item), as an over-long one does:
- * answering NO would let a client that sends a URL the canonicaliser refuses
- * (an over-long one, a bad port) walk past a url filter unnoticed. For one
- * item the match is kept. */
+/* Item k of a keyed check is decided: hit is the index of its match (q->n
+ * if none), exc that of the exception that turned a match to NO (SIZE_MAX
+ * if none). For one item the match or the exception is kept for the reply. */
+static inline void keyed_answer(const struct cmd_env *env, struct cmd_call *call,
+                                const struct keys_query *q, size_t k, size_t hit, size_t exc)
+{
+    env->bools[k] = hit < q->n && exc == SIZE_MAX;
+    if (exc != SIZE_MAX) {
+        mark_allowed(env, call, k);
+        if (call->n_items == 1) {
+            call->except = q->p[exc].data;
+            call->except_len = q->p[exc].len;
+        }
+    } else if (call->n_items == 1 && hit < q->n) {
+        call->match = q->p[hit].data;
+        call->match_len = q->p[hit].len;
+    }
+}
+
+/* Hash probes [from, to) of q into h and prefetch their blocks. */
+static inline void keyed_hash(const struct filter *f, const struct keys_query *q, struct hash128 *h,
+                              size_t from, size_t to)
+{
+    for (size_t j = from; j < to; j++) {
+        h[j] = filter_hash(f, q->p[j].data, q->p[j].len);
+        __builtin_prefetch(filter_first_line(f, h[j]), 0, 0);
+    }
+}
+
+/* CHECK, MCHECK, MATCH on a host or url filter, in three stages per item,
+ * each item's stages overlapping the next items' (a software pipeline):
+ * (1) expand the item and hash its most specific probe, prefetching its
+ * block; (2) once the next item has been expanded, test that probe: a
+ * present item (a listed URL is usually listed as itself) is decided there,
+ * its other probes never hashed; else hash the other probes and prefetch
+ * their blocks; (3) once the item after has been expanded, test them, most
+ * specific first, stopping at the first present one (the match), with an
+ * early exit for each absent one (filter_first_present). The canonicalisation
+ * of the next item (a few hundred ns) hides the memory latency of each
+ * stage's probes: testing each item's probes right after its own prefetches
+ * left a third of the time in cache misses (perf, docs/benchmarks.md); hashing
+ * every probe before testing any cost a present URL 7 hashes it did not need
+ * (callgrind, docs/url-matching.md). With an allow-list every probe is
+ * hashed at once (the exceptions are looked up by hash) and tested at stage
+ * 2. An item the kind cannot read fails the whole request
+ * (call->bad_item), as an over-long one does: answering NO would let a
+ * client that sends a URL the canonicaliser refuses (an over-long one, a bad
+ * port) walk past a url filter unnoticed. Worker threads. */
 static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
 {
     const struct filter *f = call->e->v->f;
     enum keys_kind kind = (enum keys_kind)f->keys;
     size_t n = call->n_items;
     bool lists = allow_any(call->e->v->allow);
-    for (size_t i = 0; i <= n; i++) {
+    bool pending[KEYED_STAGES] = {false, false, false};
+    for (size_t i = 0; i < n + 2; i++) {
         if (i < n) {
-            struct keys_query *q = &tl_pipe[i & 1];
-            struct hash128 *h = tl_hash[i & 1];
+            struct keys_query *q = &tl_pipe[i % KEYED_STAGES];
             if (keys_expand(kind, env->keys[i].data, env->keys[i].len, q, call->msg,
                             sizeof(call->msg)) != 0) {
                 call->err = CMD_ERR_BAD_ITEM;
                 call->bad_item = i + 1;
                 return -1;
             }
-            for (size_t j = 0; j < q->n; j++) {
-                h[j] = filter_hash(f, q->p[j].data, q->p[j].len);
-                __builtin_prefetch(filter_first_line(f, h[j]), 0, 0);
+            keyed_hash(f, q, tl_hash[i % KEYED_STAGES], 0, lists ? q->n : 1);
+        }
+        if (i >= 1 && i - 1 < n) {
+            size_t k = i - 1, s = k % KEYED_STAGES;
+            const struct keys_query *q = &tl_pipe[s];
+            const struct hash128 *h = tl_hash[s];
+            if (lists) {
+                size_t exc;
+                size_t hit = keyed_test_allow(call->e->v, q, h, &exc);
+                keyed_answer(env, call, q, k, hit, exc);
+            } else if (filter_first_present(f, h, 1) == 0) {
+                keyed_answer(env, call, q, k, 0, SIZE_MAX);
+            } else if (q->n == 1) {
+                keyed_answer(env, call, q, k, q->n, SIZE_MAX);
+            } else {
+                keyed_hash(f, q, tl_hash[s], 1, q->n);
+                pending[s] = true;
             }
         }
-        if (i == 0)
-            continue;
-        size_t k = i - 1;
-        const struct keys_query *q = &tl_pipe[k & 1];
-        const struct hash128 *h = tl_hash[k & 1];
-        size_t hit = 0, exc = SIZE_MAX;
-        if (!lists) {
-            while (hit < q->n && !filter_check_hash(f, h[hit]))
-                hit++;
-        } else {
-            hit = keyed_test_allow(call->e->v, q, h, &exc);
-        }
-        env->bools[k] = hit < q->n && exc == SIZE_MAX;
-        if (exc != SIZE_MAX) {
-            mark_allowed(env, call, k);
-            if (n == 1) {
-                call->except = q->p[exc].data;
-                call->except_len = q->p[exc].len;
-            }
-        } else if (n == 1 && hit < q->n) {
-            call->match = q->p[hit].data;
-            call->match_len = q->p[hit].len;
+        if (i >= 2 && pending[(i - 2) % KEYED_STAGES]) {
+            size_t k = i - 2, s = k % KEYED_STAGES;
+            const struct keys_query *q = &tl_pipe[s];
+            pending[s] = false;
+            keyed_answer(env, call, q, k, 1 + filter_first_present(f, tl_hash[s] + 1, q->n - 1),
+                         SIZE_MAX);
         }
     }
     return 0;

@@ -33,7 +33,8 @@
 #include "net/runtime.h"
 
 #define IN_START 4096      /* first input buffer of a connection */
-#define IN_IDLE_KEEP 16384 /* a larger one is given back when it empties */
+#define IN_READ_MAX 65536  /* it grows to this while reads fill it (see conn_room) */
+#define IN_IDLE_KEEP 65536 /* a larger one is given back when it empties */
 
 struct conn_wait {
     struct conn *c; /* NULL once the connection is gone */
@@ -211,23 +212,34 @@ void conn_flush(struct conn *c)
 }
 
 /* Room to read into: the buffer doubles when full, up to ops->in_limit and
- * as far as max_buffered allows. 0 if there is room; else why not. */
+ * as far as max_buffered allows. 0 if there is room; else why not. It also
+ * doubles, up to IN_READ_MAX, when the last read filled it (c->in_more): a
+ * client that pipelines (MCHECKs of 100 items, 5 KB each, several in
+ * flight) then has all it sent read by one recv and answered by one writev,
+ * where a 4 or 8 KB buffer took a recv, a writev and a wake-up per request:
+ * the kernel's share of a batch's CPU per item (docs/benchmarks.md). A
+ * growth that max_buffered or memory refuses then just does not happen.
+ * Worker thread. */
 static int conn_room(struct conn *c)
 {
-    if (c->in_len < c->in_cap)
+    bool full = c->in_len >= c->in_cap;
+    if (!full && (!c->in_more || c->in_cap >= IN_READ_MAX))
         return 0;
+    c->in_more = false;
     size_t limit = c->ops->in_limit(cat_now(c)->conf);
     size_t ncap = c->in_cap * 2 < limit ? c->in_cap * 2 : limit;
     if (ncap <= c->in_cap)
-        return 1 + CONN_FULL_LIMIT;
+        return full ? 1 + CONN_FULL_LIMIT : 0;
     if (!budget_charge(c, (ptrdiff_t)(ncap - c->in_cap))) {
+        if (!full)
+            return 0;
         STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].buffer_refusals, 1);
         return 1 + CONN_FULL_BUDGET;
     }
     char *nb = realloc(c->in, ncap);
     if (!nb) {
         budget_charge(c, -(ptrdiff_t)(ncap - c->in_cap));
-        return 1 + CONN_FULL_LIMIT;
+        return full ? 1 + CONN_FULL_LIMIT : 0;
     }
     c->in = nb;
     c->in_cap = ncap;
@@ -333,13 +345,15 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
         registry_quiescent(w->reg, w->id);
         return;
     }
-    ssize_t n = recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    size_t room = c->in_cap - c->in_len;
+    ssize_t n = recv(fd, c->in + c->in_len, room, 0);
     if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
             return;
         conn_close(c, strerror(errno));
         return;
     }
+    c->in_more = (size_t)n == room;
     double t0 = util_now();
     unsigned answered;
     if (n == 0) {

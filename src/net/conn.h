@@ -79,6 +79,7 @@ struct conn {
     struct event *wev; /* writable, while output is pending */
     char *in;          /* bytes received and not yet answered */
     size_t in_len, in_cap;
+    bool in_more;           /* the last read filled in[]: the kernel may hold more */
     struct evbuffer *out;   /* replies not yet written */
     bool loopback;          /* peer on 127.0.0.0/8 or ::1 */
     bool paused;            /* reading stopped: too much unread output */

@@ -436,6 +436,26 @@ static uint64_t load64(const char *p)
     return w;
 }
 
+static void store64(char *p, uint64_t w)
+{
+    memcpy(p, &w, 8);
+}
+
+/* The bytes of w equal to b, as their high bits; exact per byte (no borrow
+ * crosses bytes), so every match is found, not only the first. */
+static uint64_t byte_eq(uint64_t w, unsigned char b)
+{
+    uint64_t x = w ^ (ONES * b);
+    return ~(((x & ~HIGHS) + ~HIGHS) | x | ~HIGHS);
+}
+
+/* The bytes of w in 'A'..'Z', as their high bits, for a word of bytes below
+ * 0x80 (fast_clean passed): no sum below carries out of its byte. */
+static uint64_t word_upper(uint64_t w)
+{
+    return (w + ONES * (0x80 - 'A')) & ~(w + ONES * (0x80 - 'Z' - 1)) & HIGHS;
+}
+
 /* Whether the word w holds a byte the fast path cannot take: < 0x21 (white
  * space, controls), > 0x7e (DEL, non-ASCII), '#' or '%'. */
 static uint64_t word_stops(uint64_t w)
@@ -488,6 +508,21 @@ static bool odd_segment(const char *nx, size_t rest)
     return nx[1] == '.' && (rest == 2 || nx[2] == '/' || nx[2] == '?');
 }
 
+/* 4 if in[] starts with "http://", 5 with "https://", in any case (one
+ * load and two compares: what nearly every URL starts with); else 0 and
+ * scheme_len decides. The letters are compared with bit 5 set, which maps
+ * each upper-case letter to its lower-case one and nothing else to one. */
+static long web_scheme_len(const char *in, size_t len)
+{
+    if (len < 8)
+        return 0;
+    uint64_t w = load64(in);
+    uint64_t http = load64("http:///"), https = load64("https://");
+    if (((w | 0x20202020ull) & 0x00ffffffffffffffull) == (http & 0x00ffffffffffffffull))
+        return 4;
+    return (w | 0x2020202020ull) == https ? 5 : 0;
+}
+
 /* The URL in[0..len) when it needs only what most URLs need: a scheme with
  * "//" (or none), an ASCII host name (any case, no userinfo, stray dots, IP
  * address or IPv6 literal), an optional valid port, and a path and query
@@ -502,7 +537,9 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
 {
     if (!fast_clean(in, len))
         return 0;
-    long sl = scheme_len(in, len);
+    long sl = web_scheme_len(in, len);
+    if (sl == 0)
+        sl = scheme_len(in, len);
     if (sl < 0 || sl > URL_SCHEME_MAX)
         return 0;
     char *o = c->url;
@@ -523,23 +560,49 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
     /* The host: labels split by single dots, not starting or ending with one. */
     c->host_off = ol;
     size_t label = i; /* where the current label starts */
-    for (; i < len; i++) {
+    unsigned dots = 0;
+    bool ended = false;
+    /* Eight bytes at a time while they last: lower-cased and stored whole
+     * (the output has room: it is at most 8 bytes longer than the input),
+     * the host's part of the word counted, its dots noted and checked. */
+    while (i + 8 <= len) {
+        uint64_t w = load64(in + i);
+        uint64_t end =
+            byte_eq(w, ':') | byte_eq(w, '/') | byte_eq(w, '?') | byte_eq(w, '@') | byte_eq(w, '[');
+        size_t nb = end ? (size_t)__builtin_ctzll(end) / 8 : 8;
+        uint64_t dot = byte_eq(w, '.');
+        if (nb < 8)
+            dot &= (1ull << (8 * nb)) - 1;
+        store64(o + ol, w | (word_upper(w) >> 2));
+        for (; dot; dot &= dot - 1) {
+            size_t b = (size_t)__builtin_ctzll(dot) / 8;
+            if (i + b == label)
+                return 0; /* a leading dot or "..": the general path cleans it */
+            label = i + b + 1;
+            c->dot[dots++ % URL_CANON_DOTS] = (uint16_t)(ol + b);
+        }
+        i += nb;
+        ol += nb;
+        if (end) {
+            ended = true;
+            break;
+        }
+    }
+    for (; !ended && i < len; i++) {
         unsigned char ch = (unsigned char)in[i];
         unsigned cls = host_byte[ch];
-        o[ol++] = (char)lower(ch);
-        if (cls == HB_LABEL)
-            continue;
-        if (cls != HB_DOT)
+        if (cls == HB_DOT) {
+            if (i == label)
+                return 0;
+            label = i + 1;
+            c->dot[dots++ % URL_CANON_DOTS] = (uint16_t)ol;
+        } else if (cls != HB_LABEL) {
             break;
-        if (i == label)
-            return 0; /* a leading dot or "..": the general path cleans it */
-        label = i + 1;
+        }
+        o[ol++] = (char)lower(ch);
     }
-    if (i < len) {
-        if (host_byte[(unsigned char)in[i]] == HB_SLOW)
-            return 0;
-        ol--; /* the terminator copied above */
-    }
+    if (i < len && host_byte[(unsigned char)in[i]] == HB_SLOW)
+        return 0;
     c->host_len = ol - c->host_off;
     /* An IPv4 address in any spelling ends in a number, so a name whose last
      * label does not start with a digit is never one. */
@@ -562,14 +625,19 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
     size_t p = i;
     const char *q = memchr(in + i, '?', len - i);
     size_t path_end = q ? (size_t)(q - in) : len;
+    unsigned slashes = 0;
     for (const char *sl2 = in + i; sl2 && sl2 < in + path_end;) {
         size_t at = (size_t)(sl2 - in);
         if (at + 1 < len && odd_segment(sl2 + 1, len - at - 1))
             return 0;
+        if (slashes < URL_CANON_SLASHES)
+            c->slash[slashes++] = (uint16_t)(ol + (at - p));
         sl2 = memchr(sl2 + 1, '/', path_end - at - 1);
     }
     i = path_end;
     if (i == p) {
+        c->slash[0] = (uint16_t)ol;
+        slashes = 1;
         o[ol++] = '/';
     } else {
         memcpy(o + ol, in + p, i - p);
@@ -590,12 +658,16 @@ static int url_fast(struct url_canon *c, const char *in, size_t len)
     o[ol] = 0;
     c->len = ol;
     c->host_type = URL_HOST_NAME;
+    c->host_dots = dots;
+    c->path_slashes = slashes;
+    c->marked = true;
     return 1;
 }
 
 int url_canon_url_general(struct url_canon *c, const char *in, size_t len, char *err,
                           size_t errlen)
 {
+    c->marked = false;
     if (len > URL_CANON_MAX)
         return fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
     return url_from_work(c, prepare(in, len, c->work, true), err, errlen);
@@ -650,6 +722,7 @@ static int host_only(struct url_canon *c, const char *h, size_t n, char *err, si
         return fail(err, errlen, "host too long");
     c->url[o.len] = 0;
     c->len = c->host_len = o.len;
+    c->marked = false;
     c->scheme_len = c->host_off = c->path_off = c->path_len = 0;
     c->query_off = c->query_len = 0;
     c->has_query = false;

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The longest input accepted and the longest canonical URL produced, in bytes.
  * One bound for both keeps canonicalisation idempotent: every canonical URL is
@@ -18,6 +19,11 @@
 /* The longest host, in bytes, after dot clean-up, IDN conversion and IP
  * normalisation but before percent-escaping (DNS's limit, RFC 1035). */
 #define URL_HOST_MAX 253
+
+/* The dots and slashes the fast path notes for url/expr.c: enough for the
+ * last 5 host labels and 4 path prefixes (Safe Browsing's bounds). */
+#define URL_CANON_DOTS 5
+#define URL_CANON_SLASHES 4
 
 /* The longest scheme accepted ("http", "https", "ftp", ... are far shorter). */
 #define URL_SCHEME_MAX 32
@@ -39,6 +45,14 @@ struct url_canon {
     size_t query_off, query_len; /* after the '?' (has_query false: no '?') */
     bool has_query;              /* a '?' was present, even with nothing after it */
     enum url_host_type host_type;
+    /* Left by the fast path of url_canon_url for url_expr_url, which then
+     * need not scan the host and the path again (marked false: it scans).
+     * dot[i % URL_CANON_DOTS] is the offset in url[] of the host's dot i,
+     * counting from the left, for its last URL_CANON_DOTS dots (host_dots in
+     * all); slash[] the offsets of the path's first path_slashes slashes. */
+    bool marked;
+    unsigned host_dots, path_slashes;
+    uint16_t dot[URL_CANON_DOTS], slash[URL_CANON_SLASHES];
     char work[URL_CANON_MAX]; /* scratch: the unescaped input */
 };
 

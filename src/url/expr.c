@@ -14,6 +14,8 @@
 #define HOSTS_MAX 5
 #define SUFFIX_LABELS 5
 #define PREFIXES_MAX 4
+_Static_assert(SUFFIX_LABELS <= URL_CANON_DOTS && PREFIXES_MAX == URL_CANON_SLASHES,
+               "the fast path notes enough dots and slashes for the bounds");
 
 /* The start of each suffix of h[0..n) of min_labels to max_labels labels
  * (max_labels <= URL_EXPR_HOST_LABELS), the longest first; returns how many,
@@ -49,7 +51,15 @@ void url_expr_url(const struct url_canon *c, struct url_exprs *x)
     const char *hosts[HOSTS_MAX];
     size_t nh = 1;
     hosts[0] = host;
-    if (c->host_type == URL_HOST_NAME) {
+    if (c->marked) {
+        /* The fast path noted the last dots: the suffix of k labels starts
+         * after dot host_dots - k. */
+        size_t labels = c->host_dots + 1;
+        size_t top = labels < SUFFIX_LABELS ? labels : SUFFIX_LABELS;
+        for (size_t k = top; k >= 2; k--)
+            if (k != labels)
+                hosts[nh++] = url + c->dot[(c->host_dots - k) % URL_CANON_DOTS] + 1;
+    } else if (c->host_type == URL_HOST_NAME) {
         const char *suf[SUFFIX_LABELS];
         size_t labels;
         size_t ns = suffixes(host, c->host_len, 2, SUFFIX_LABELS, suf, &labels);
@@ -70,15 +80,25 @@ void url_expr_url(const struct url_canon *c, struct url_exprs *x)
     }
     ends[np] = path_end;
     kinds[np++] = URL_EXPR_PATH_EXACT;
-    size_t prefixes = 0;
-    for (size_t i = c->path_off; i < path_end && prefixes < PREFIXES_MAX; i++) {
-        if (url[i] != '/')
-            continue;
-        prefixes++;
-        if (i + 1 == path_end)
-            continue; /* the exact path is this directory */
-        ends[np] = i + 1;
-        kinds[np++] = URL_EXPR_PATH_PREFIX;
+    if (c->marked) { /* the fast path noted the first slashes */
+        for (size_t j = 0; j < c->path_slashes; j++) {
+            size_t i = c->slash[j];
+            if (i + 1 == path_end)
+                continue; /* the exact path is this directory */
+            ends[np] = i + 1;
+            kinds[np++] = URL_EXPR_PATH_PREFIX;
+        }
+    } else {
+        size_t prefixes = 0;
+        for (size_t i = c->path_off; i < path_end && prefixes < PREFIXES_MAX; i++) {
+            if (url[i] != '/')
+                continue;
+            prefixes++;
+            if (i + 1 == path_end)
+                continue; /* the exact path is this directory */
+            ends[np] = i + 1;
+            kinds[np++] = URL_EXPR_PATH_PREFIX;
+        }
     }
 
     x->n = 0;

@@ -829,6 +829,19 @@ target() { # TEXT A B MIN [NOTE]: A / B >= MIN?
     verdict=$(awk -v r="$r" -v m="$4" 'BEGIN { print (r >= m ? "met" : "MISSED") }')
     printf '%-56s %-22s %-7s %-16s %s\n' "$1" "$2 / $3" "$r" "$verdict (>= $4)" "${5:-}"
 }
+# cpu_at_most TEXT KEY_A KEY_B MAX: A's server CPU per item / B's <= MAX?
+cpu_at_most() {
+    local a b r verdict
+    a=$(get "$2" server_cpu_ns_per_item)
+    b=$(get "$3" server_cpu_ns_per_item)
+    if [ -z "$a" ] || [ -z "$b" ] || [ "$b" = 0 ]; then
+        printf '%-56s %-22s %-7s %s\n' "$1" "-" "-" "no figure"
+        return
+    fi
+    r=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')
+    verdict=$(awk -v r="$r" -v m="$4" 'BEGIN { print (r <= m ? "met" : "MISSED") }')
+    printf '%-56s %-22s %-7s %-16s %s\n' "$1" "$a / $b ns" "$r" "$verdict (<= $4)" ""
+}
 for pl in split shared; do
     for c in 1 50; do
         target "1 ($pl): CHECK/round trip vs Redis GET, $c conn(s)" "$(get "c1_${pl}_bg_$c" commands_per_s)" "$(get "c1_${pl}_get_$c" commands_per_s)" 0.95
@@ -851,6 +864,10 @@ tp "3: (info) BF.MEXISTS 100 vs Redis MGET 100" c3_resp1 c3_mget 1.5
 if [ -n "$redisbloom" ]; then
     tp "3: (info) BF.MEXISTS 100 vs RedisBloom's" c3_resp1 c3_redisbloom 1
     tp "2: (info) BF.EXISTS vs RedisBloom's, 4 conns x 100" c2_resp_4 c2_redisbloom_4 1
+    # Issue 16's cost targets: bloomgated's server CPU per item against
+    # RedisBloom's, same client, same run (A / B <= MAX).
+    cpu_at_most "16: MCHECK 100 CPU/item vs RedisBloom BF.MEXISTS 100" c3_bg1 c3_redisbloom 0.4
+    cpu_at_most "16: pipelined CHECK CPU/item vs RedisBloom BF.EXISTS" c2_bg_4 c2_redisbloom_4 0.2
 fi
 if [ -n "$bloomd" ]; then
     tp "3: (info) MCHECK 100 vs bloomd multi 100" c3_bg1 c3_bloomd 1

@@ -42,9 +42,10 @@
 #define MAX_ITEMS 10000u
 #define MAX_OUTPUT (4u << 20)
 #define IN_START 4096
+#define IN_READ_MAX 65536 /* grown to while reads fill it, as src/net/conn.c does */
 
 /* --in-keep: a larger input buffer is given back when it empties (bloomgated
- * does this at 16 KiB, src/net/conn.c IN_IDLE_KEEP). 0, the default: never. */
+ * does this at 64 KiB, src/net/conn.c IN_IDLE_KEEP). 0, the default: never. */
 static size_t in_keep;
 
 struct nworker {
@@ -61,6 +62,7 @@ struct nconn {
     struct event *rev, *wev;
     char *in;
     size_t in_len, in_cap, scanned;
+    bool in_more; /* the last read filled in[]: grow it (bloomgated's rule) */
     struct evbuffer *out;
     bool closing;
     bool paused; /* reading stopped: too much unread output */
@@ -153,23 +155,28 @@ static void read_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct nconn *c = arg;
     (void)what;
-    if (c->in_len == c->in_cap) {
+    bool full = c->in_len == c->in_cap;
+    if (full || (c->in_more && c->in_cap < IN_READ_MAX)) {
+        c->in_more = false;
         size_t ncap = c->in_cap * 2 > MAX_LINE + 1 ? MAX_LINE + 1 : c->in_cap * 2;
         char *nb = ncap > c->in_cap ? realloc(c->in, ncap) : NULL;
-        if (!nb) {
+        if (nb) {
+            c->in = nb;
+            c->in_cap = ncap;
+        } else if (full) {
             nconn_close(c);
             return;
         }
-        c->in = nb;
-        c->in_cap = ncap;
     }
-    ssize_t n = recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    size_t room = c->in_cap - c->in_len;
+    ssize_t n = recv(fd, c->in + c->in_len, room, 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n <= 0) {
         nconn_close(c);
         return;
     }
+    c->in_more = (size_t)n == room;
     c->in_len += (size_t)n;
     struct proto_limits lim = {MAX_LINE, MAX_ITEM, MAX_ITEMS};
     size_t off = 0;

@@ -5,7 +5,7 @@
  * idempotence (canon(canon(x)) == canon(x)), at most 30 distinct expressions
  * inside the canonical URL, a list key and a query meeting on the same bytes,
  * the one-pass unescape equal to the naive loop, and url_canon_url's fast
- * path equal to the general steps. Build: `make fuzz`. */
+ * path equal to the general steps (its expressions too). Build: `make fuzz`. */
 #include "config.h"
 
 #include <stdbool.h>
@@ -25,6 +25,7 @@
     } while (0)
 
 static struct url_canon c1, c2;
+static struct url_exprs x2;
 static char err[256];
 
 static int hexval(char ch)
@@ -143,8 +144,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The fast path and the general steps agree on every input. */
     int rc = url_canon_url(&c1, in, size, err, sizeof(err));
     CHECK(url_canon_url_general(&c2, in, size, err, sizeof(err)) == rc);
-    if (rc == 0)
+    if (rc == 0) {
         CHECK(same_canon(&c1, &c2));
+        /* The expressions from the fast path's notes (dots, slashes) equal
+         * those of the scan the general path's result gets. */
+        CHECK(!c2.marked);
+        url_expr_url(&c1, &x);
+        url_expr_url(&c2, &x2);
+        CHECK(x.n == x2.n);
+        for (size_t i = 0; i < x.n; i++)
+            CHECK(x.e[i].len == x2.e[i].len && x.e[i].ptr - c1.url == x2.e[i].ptr - c2.url &&
+                  x.e[i].host_rank == x2.e[i].host_rank && x.e[i].path == x2.e[i].path);
+    }
 
     if (rc == 0) {
         check_url(&c1);

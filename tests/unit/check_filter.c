@@ -131,12 +131,28 @@ START_TEST(test_blocked_positions)
                 atomic_store(&f->shards[sh].words[w], v);
             }
         unsigned yes = 0;
+        struct hash128 last[5];
+        bool last_want[5];
         for (int i = 0; i < 20000; i++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             struct hash128 h = {x, x * 0x9E3779B97F4A7C15ull + (uint64_t)i};
             bool want = ref_blocked_check(f, h);
             ck_assert_msg(filter_check_hash(f, h) == want, "k=%u lookup %d: got %d want %d", k, i,
                           !want, want);
+            /* The early-exit test of a query's probes gives the same answers. */
+            ck_assert_msg(filter_first_present(f, &h, 1) == (want ? 0u : 1u),
+                          "k=%u lookup %d: filter_first_present disagrees", k, i);
+            last[i % 5] = h;
+            last_want[i % 5] = want;
+            if (i % 5 == 4) {
+                size_t first = 5;
+                for (size_t j = 5; j-- > 0;)
+                    if (last_want[j])
+                        first = j;
+                ck_assert_msg(filter_first_present(f, last, 5) == first,
+                              "k=%u lookups %d-%d: first present %zu, want %zu", k, i - 4, i,
+                              filter_first_present(f, last, 5), first);
+            }
             yes += want;
         }
         ck_assert_msg(yes > 2000 && yes < 18000, "k=%u: %u of 20000 passed", k, yes);
@@ -217,6 +233,16 @@ START_TEST(test_batch_matches_single)
     filter_check_batch(f, keys, 600, present);
     for (size_t j = 0; j < 600; j++)
         ck_assert(present[j] == filter_check(f, keys[j].data, keys[j].len));
+    /* filter_first_present (both layouts) names the first of them present. */
+    struct hash128 hs[600];
+    size_t first = 600;
+    for (size_t j = 0; j < 600; j++) {
+        hs[j] = filter_hash(f, keys[j].data, keys[j].len);
+        if (present[j] && first == 600)
+            first = j;
+    }
+    ck_assert_uint_eq(filter_first_present(f, hs, 600), first);
+    ck_assert_uint_eq(filter_first_present(f, hs, 0), 0);
     filter_add_batch(f, keys, 600, NULL); /* added may be NULL */
     ck_assert_uint_eq(count_present(f, "absent", 600), 600);
     filter_free(f);

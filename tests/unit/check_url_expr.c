@@ -159,6 +159,47 @@ START_TEST(describe)
 }
 END_TEST
 
+/* url_canon_url's fast path notes the host's last dots and the path's first
+ * slashes, and url_expr_url uses them instead of scanning: the same
+ * expressions, in the same order, as a scan of the same canonical URL. */
+START_TEST(fast_notes)
+{
+    static const char *const urls[] = {
+        "http://a.b.c/1/2.html?param=1",
+        "http://a.b.c.d.e.f.g/1.html",
+        "HTTPS://Www.Example.COM",
+        "http://example.com?q=1",
+        "http://x/",
+        "http://x",
+        "http://a.b/1/2/3/4/5/6/7",
+        "http://a.b.c.d.e/1/2/",
+        "http://a.b.c.d.e.f/1/2/3/4/",
+        "https://E220A8.EXAMPLE.COM:8080/p/0/x",
+        "a.b.c.d.e.f.g.h.i.j.k/p/q?r=/s/t",
+        "http://one.two/?",
+        "http://w.x.y.z/a/b/c/d/e?x/y",
+    };
+    static struct url_exprs fast;
+    for (size_t u = 0; u < sizeof(urls) / sizeof(urls[0]); u++) {
+        ck_assert_int_eq(url_canon_url(&g_c, urls[u], strlen(urls[u]), g_err, sizeof(g_err)), 0);
+        ck_assert_msg(g_c.marked, "%s: not taken by the fast path", urls[u]);
+        url_expr_url(&g_c, &fast);
+        g_c.marked = false;
+        url_expr_url(&g_c, &g_x);
+        ck_assert_uint_eq(fast.n, g_x.n);
+        for (size_t i = 0; i < g_x.n; i++)
+            ck_assert_msg(fast.e[i].ptr == g_x.e[i].ptr && fast.e[i].len == g_x.e[i].len &&
+                              fast.e[i].host_rank == g_x.e[i].host_rank &&
+                              fast.e[i].path == g_x.e[i].path,
+                          "%s: expression %zu \"%.*s\", scanned \"%.*s\"", urls[u], i,
+                          (int)fast.e[i].len, fast.e[i].ptr, (int)g_x.e[i].len, g_x.e[i].ptr);
+    }
+    /* The general path leaves no notes. */
+    ck_assert_int_eq(url_canon_url(&g_c, "http://a..b/%41", 15, g_err, sizeof(g_err)), 0);
+    ck_assert(!g_c.marked);
+}
+END_TEST
+
 START_TEST(errors)
 {
     ck_assert_int_eq(url_expr_query(URL_KIND_URL, &g_c, "/x", 2, &g_x, g_err, sizeof(g_err)), -1);
@@ -180,6 +221,7 @@ static Suite *url_expr_suite(void)
     tcase_add_test(tc, host_label_cap);
     tcase_add_test(tc, describe);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, fast_notes);
     suite_add_tcase(s, tc);
     return s;
 }
