@@ -555,6 +555,13 @@ void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n,
     }
 }
 
+uint64_t filter_room(const struct filter *f)
+{
+    if (f->comp)
+        return f->comp_ops->room ? f->comp_ops->room(f->comp) : UINT64_MAX;
+    return f->layout == FILTER_FUSE ? 0 : UINT64_MAX;
+}
+
 uint64_t filter_items(const struct filter *f)
 {
     if (f->comp)

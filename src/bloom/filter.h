@@ -101,6 +101,9 @@ struct filter_comp_ops {
     uint64_t (*bits_set)(void *c);
     uint64_t (*bytes)(void *c); /* memory every part takes */
     double (*estimated_fpr)(void *c);
+    /* How many more new items it takes (a fuse filter's delta is bounded);
+     * NULL: no bound. See filter_room. */
+    uint64_t (*room)(void *c);
 };
 
 
@@ -187,6 +190,12 @@ bool filter_check_hash(const struct filter *f, struct hash128 h);
 void filter_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                         bool *present);
 void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n, bool *added);
+
+/* How many more new items adds may bring: UINT64_MAX for a Bloom filter
+ * (it takes any number, its rate growing), 0 for a plain fuse filter (it
+ * takes none), the room left in its delta for a fuse filter served with one
+ * (bloom/fusedelta.h). The gate refuses an add past it. */
+uint64_t filter_room(const struct filter *f);
 
 uint64_t filter_items(const struct filter *f);
 uint64_t filter_bits_set(const struct filter *f);

@@ -188,13 +188,15 @@ bool fuse_check_hash(const struct filter *f, struct hash128 h)
 }
 
 /* Software-pipelined like the blocked batch: the next BATCH keys hashed, their
- * three slots located and prefetched, while the current one is tested. */
-void fuse_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
-                      bool *present)
+ * three slots located and prefetched (and also's first line), while the
+ * current one is tested. */
+void fuse_check_batch_also(const struct filter *f, const struct filter *also,
+                           const struct filter_key *keys, size_t n, bool *present)
 {
     struct {
         struct fuse_slots s;
         const unsigned char *pl;
+        struct hash128 h;
     } ring[BATCH];
     unsigned k = f->k;
 #define FUSE_STAGE(slot, key)                                                                  \
@@ -202,7 +204,10 @@ void fuse_check_batch(const struct filter *f, const struct filter_key *keys, siz
         struct hash128 h_ = filter_hash(f, (key).data, (key).len);                             \
         uint64_t seed_;                                                                        \
         ring[slot].pl = payload(f, h_, &seed_);                                                \
+        ring[slot].h = h_;                                                                     \
         slots_of(f, h_, seed_, &ring[slot].s);                                                 \
+        if (also)                                                                              \
+            __builtin_prefetch(filter_first_line(also, h_), 0, 0);                             \
         for (unsigned j_ = 0; j_ < 3; j_++)                                                    \
             __builtin_prefetch(ring[slot].pl + ((ring[slot].s.p[j_] * k) >> 3), 0, 0);         \
     } while (0)
@@ -214,12 +219,19 @@ void fuse_check_batch(const struct filter *f, const struct filter_key *keys, siz
         const unsigned char *pl = ring[slot].pl;
         const struct fuse_slots *s = &ring[slot].s;
         bool yes = (slot_get(pl, s->p[0], k) ^ slot_get(pl, s->p[1], k) ^
-                    slot_get(pl, s->p[2], k)) == s->fp;
+                    slot_get(pl, s->p[2], k)) == s->fp ||
+                   (also && filter_check_hash(also, ring[slot].h));
         if (i + BATCH < n)
             FUSE_STAGE(slot, keys[i + BATCH]);
         present[i] = yes;
     }
 #undef FUSE_STAGE
+}
+
+void fuse_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
+                      bool *present)
+{
+    fuse_check_batch_also(f, NULL, keys, n, present);
 }
 
 /* ---- construction ---- */

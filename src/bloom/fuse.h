@@ -46,6 +46,10 @@ bool fuse_check_hash(const struct filter *f, struct hash128 h);
 /* Hash every key, prefetch its three slots BATCH keys ahead, then test. */
 void fuse_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                       bool *present);
+/* The same, an item also present when `also` (a plain filter of the same
+ * seed: the delta, bloom/fusedelta.h) holds it: both probed in one pass. */
+void fuse_check_batch_also(const struct filter *f, const struct filter *also,
+                           const struct filter_key *keys, size_t n, bool *present);
 
 /* Build shard s of f (a fuse filter fresh from filter_create) from its keys:
  * the hashes of the items whose shard is s, in any order, duplicates allowed

@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
+#include "bloom/fusedelta.h"
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/journal.h"
@@ -109,6 +110,19 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(al, "bytes", json_integer((json_int_t)allow_bytes(v->allow)));
     json_object_set_new(o, "allow", al);
     json_object_set_new(o, "window", f->ring ? window_json(f->ring) : json_null());
+    /* A fuse file's delta (bloom/fusedelta.h): what adds may still bring.
+     * fpr_estimated above is the two parts' together. */
+    struct fusedelta_info di;
+    json_t *dj = json_null();
+    if (fusedelta_get_info(f, &di)) {
+        dj = json_object();
+        json_object_set_new(dj, "capacity", json_integer((json_int_t)di.capacity));
+        json_object_set_new(dj, "items", json_integer((json_int_t)di.items));
+        json_object_set_new(dj, "room", json_integer((json_int_t)filter_room(f)));
+        json_object_set_new(dj, "bytes", json_integer((json_int_t)di.bytes));
+        json_object_set_new(dj, "fpr_estimated", json_real(di.fpr_estimated));
+    }
+    json_object_set_new(o, "delta", dj);
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     if (e->st) {

@@ -105,6 +105,7 @@ const struct directive conf_directives[] = {
     PATH(  "allow",            FILTER, allow,                                         F_RELOAD),
     STRING("window",           FILTER, window,                    1,       32,        F_RELOAD),
     INT(   "slices",           FILTER, slices,           "4",     1,       64,        F_RELOAD),
+    SIZE(  "delta_capacity",   FILTER, delta_capacity,   NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),

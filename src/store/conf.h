@@ -61,6 +61,7 @@ struct conf_filter {
     char *window;            /* `window` as written (24h); NULL: items never expire */
     int64_t window_ms;       /* the window parsed; 0 when none */
     unsigned slices;         /* the window's slices (bloom/ring.h) */
+    uint64_t delta_capacity; /* a fuse file's delta (bloom/fusedelta.h); 0: the default */
 };
 
 /* What every front block (dnsbl, tcp_table, policy) starts with. */

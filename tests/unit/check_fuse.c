@@ -2,7 +2,8 @@
  * before and after a file round trip; the measured rate at capacity near
  * 2^-f for f = 8, 12, 14, 16; the size the paper predicts (1.125 f bits
  * per item) for 1M items; duplicates, one item, none; a shard fuller than
- * planned refused by name; the plan of the 10-billion-URL reference case. */
+ * planned refused by name; the plan of the 10-billion-URL reference case;
+ * the delta a served fuse filter takes adds into (bloom/fusedelta.h). */
 #include "config.h"
 
 #include <check.h>
@@ -15,6 +16,7 @@
 #include "bloom/filter.h"
 #include "bloom/format.h"
 #include "bloom/fuse.h"
+#include "bloom/fusedelta.h"
 #include "bloom/hash.h"
 #include "lib/testutil.h"
 
@@ -221,6 +223,52 @@ START_TEST(test_reference_plan)
 }
 END_TEST
 
+START_TEST(test_delta)
+{
+    /* A fuse filter of 5000 items with a delta for 100: an item of the file
+     * takes no room, a new one does, a check (one or batched) sees both
+     * parts, the rate is the two's together, and room runs out at 100. */
+    struct filter *fuse = make_fuse(5000, 1e-4, 1, 5000, 1);
+    uint64_t fuse_bytes = filter_bytes(fuse);
+    char err[256] = "";
+    struct filter *f = fusedelta_create(fuse, 100, err, sizeof(err));
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->layout, FILTER_FUSE);
+    ck_assert_uint_eq(filter_room(f), 100);
+    ck_assert_uint_eq(filter_items(f), 5000);
+    ck_assert_uint_gt(filter_bytes(f), fuse_bytes);
+    double fpr0 = filter_estimated_fpr(f);
+    ck_assert_double_ge(fpr0, ldexp(1.0, -14));
+    unsigned char key[9];
+    ck_assert(!filter_add(f, key, key_of(key, 17, 'a'))); /* in the file: no room taken */
+    ck_assert_uint_eq(filter_room(f), 100);
+    for (uint64_t i = 0; i < 100; i++)
+        ck_assert(filter_add(f, key, key_of(key, i, 'c')));
+    ck_assert_uint_eq(filter_room(f), 0);
+    ck_assert_uint_eq(filter_items(f), 5100);
+    ck_assert_double_gt(filter_estimated_fpr(f), fpr0);
+    ck_assert_double_le(filter_estimated_fpr(f), 1.2e-4);
+    expect_all(f, 5000);
+    unsigned char keys[100][9];
+    struct filter_key batch[100];
+    bool present[100];
+    for (uint64_t i = 0; i < 100; i++) {
+        ck_assert(filter_check(f, key, key_of(key, i, 'c')));
+        batch[i] = (struct filter_key){keys[i], key_of(keys[i], i, 'c')};
+    }
+    filter_check_batch(f, batch, 100, present);
+    for (size_t i = 0; i < 100; i++)
+        ck_assert_msg(present[i], "delta item %zu missing in a batch", i);
+    struct fusedelta_info di;
+    ck_assert(fusedelta_get_info(f, &di));
+    ck_assert_uint_eq(di.capacity, 100);
+    ck_assert_uint_eq(di.items, 100);
+    filter_free(f);
+    ck_assert_uint_eq(fusedelta_default_capacity(10), 1000);
+    ck_assert_uint_eq(fusedelta_default_capacity(10000000), 100000);
+}
+END_TEST
+
 static Suite *fuse_suite(void)
 {
     Suite *s = suite_create("fuse");
@@ -231,6 +279,7 @@ static Suite *fuse_suite(void)
     tcase_add_test(tc, test_duplicates);
     tcase_add_test(tc, test_overfull_is_refused);
     tcase_add_test(tc, test_reference_plan);
+    tcase_add_test(tc, test_delta);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("rates");
