@@ -20,6 +20,8 @@
 #define SPILL_BUF 16384     /* hashes a group buffers before a write to its file */
 #define SEED_STIR 0xD6E8FEB86659FD93ull
 
+uint64_t build_fuse_mem_bytes = BUILD_FUSE_MEM_BYTES;
+
 struct group {
     struct hash128 *a; /* in memory: all of it (one group), else what awaits a write */
     size_t n, cap;
@@ -196,7 +198,7 @@ static const struct filter_comp_ops collector_ops = {
 
 /* Groups: as few as keep a group's hashes (capacity, with 25% room for the
  * duplicates a counted capacity already includes and for uneven shards)
- * under BUILD_FUSE_MEM_BYTES; one group is kept in memory. */
+ * under build_fuse_mem_bytes; one group is kept in memory. */
 struct filter *build_fuse_collector(const struct filter_plan *plan, uint64_t seed,
                                     const char *output, char *err, size_t errlen)
 {
@@ -205,7 +207,7 @@ struct filter *build_fuse_collector(const struct filter_plan *plan, uint64_t see
     uint32_t S = plan->shard_count;
     double need = (double)plan->capacity * sizeof(struct hash128) * 1.25;
     uint32_t groups = 1;
-    while (groups < S && need / groups > (double)BUILD_FUSE_MEM_BYTES)
+    while (groups < S && need / groups > (double)build_fuse_mem_bytes)
         groups <<= 1;
     if (c)
         c->g = calloc(groups, sizeof(*c->g));
@@ -300,7 +302,7 @@ static int build_group(struct collector *c, uint32_t gi, struct filter *f, unsig
     struct hash128 *by = malloc((n ? n : 1) * sizeof(*by));
     uint64_t *off = calloc(c->per_group + 1, sizeof(*off));
     int rc = -1;
-    if (!all || !by || !off) {
+    if ((!all && n) || !by || !off) { /* an empty group has no array */
         snprintf(err, errlen, "out of memory building the fuse filter (%llu hashes)",
                  (unsigned long long)n);
         goto out;
