@@ -2,8 +2,10 @@
  * table (a benchmark prints figures; nothing here is asserted). Run with
  *   ./tests/bench/bench_filter [--big N] [--queries N] [--build N] [--window N]
  * Defaults follow issue #2: p = 1e-4, in-cache filter of 1M items, out-of-cache
- * filter of 100M items, build of 10M URL-like items with 1 and 2 threads;
- * a windowed filter of 4 slices against a plain one, 1M items (--window N:
+ * filter of 100M items, for the blocked, classic and fuse layouts (bits per
+ * item and the measured false-positive rate beside the lookups); build of
+ * 10M URL-like items with 1 and 2 threads, then each layout's build; a
+ * windowed filter of 4 slices against a plain one, 1M items (--window N:
  * that comparison alone, for N items). */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include "tool/build.h"
 #include "base/clock.h"
 #include "bloom/filter.h"
+#include "bloom/fuse.h"
 #include "bloom/ring.h"
 #include "base/util.h"
 
@@ -48,6 +51,52 @@ static void fill_task(void *arg, size_t t)
         size_t len = make_url(buf, 'p', i);
         filter_add(c->f, buf, len);
     }
+}
+
+/* The hashes of items [lo, hi) of a fill, for a fuse build (the layout
+ * takes no adds: it is built whole from them). */
+struct hash_ctx {
+    struct hash128 *h;
+    uint64_t n, tasks;
+};
+
+static void hash_task(void *arg, size_t t)
+{
+    struct hash_ctx *c = arg;
+    char buf[96];
+    uint64_t lo = c->n * t / c->tasks, hi = c->n * (t + 1) / c->tasks;
+    for (uint64_t i = lo; i < hi; i++)
+        c->h[i] = hash_item(buf, make_url(buf, 'p', i), 42);
+}
+
+/* A filter of layout for n items at FPR holding items 'p' 0..n-1. */
+static struct filter *make_filled(enum filter_layout layout, uint64_t n)
+{
+    struct filter_plan plan;
+    char err[256];
+    if (filter_plan_make(layout, n, FPR, 0, &plan, err, sizeof(err)) != 0) {
+        fprintf(stderr, "plan: %s\n", err);
+        exit(1);
+    }
+    struct filter *f;
+    if (layout == FILTER_FUSE) {
+        struct hash_ctx hc = {malloc(n * sizeof(struct hash128)), n, 64};
+        if (!hc.h) {
+            fprintf(stderr, "out of memory for %llu hashes\n", (unsigned long long)n);
+            exit(1);
+        }
+        util_parallel_for(util_ncpus(), hc.tasks, hash_task, &hc);
+        f = fuse_filter_build(&plan, 42, hc.h, n, 0, err, sizeof(err));
+        free(hc.h);
+    } else if ((f = filter_create(&plan, 42, err, sizeof(err)))) {
+        struct fill_ctx fc = {f, n, 64};
+        util_parallel_for(util_ncpus(), fc.tasks, fill_task, &fc);
+    }
+    if (!f) {
+        fprintf(stderr, "create: %s\n", err);
+        exit(1);
+    }
+    return f;
 }
 
 struct keyset {
@@ -94,6 +143,8 @@ static double run_single(const struct filter *f, const struct keyset *ks)
     return (double)ks->n / dt;
 }
 
+static uint64_t last_hits; /* of the last run_batched */
+
 static double run_batched(const struct filter *f, const struct keyset *ks)
 {
     bool out[BATCH];
@@ -107,26 +158,17 @@ static double run_batched(const struct filter *f, const struct keyset *ks)
     }
     double dt = util_now() - t0;
     sink += hits;
+    last_hits = hits;
     return (double)ks->n / dt;
 }
 
+/* results[present][batched]: lookups/s; bpi and rate: bits per item and
+ * the share of absent keys found (the measured false-positive rate). */
 static void bench_lookups(enum filter_layout layout, uint64_t n, const char *label,
-                          double results[2][2])
+                          double results[2][2], double *bpi, double *rate)
 {
-    struct filter_plan plan;
-    char err[256];
-    if (filter_plan_make(layout, n, FPR, 0, &plan, err, sizeof(err)) != 0) {
-        fprintf(stderr, "plan: %s\n", err);
-        exit(1);
-    }
-    struct filter *f = filter_create(&plan, 42, err, sizeof(err));
-    if (!f) {
-        fprintf(stderr, "create: %s\n", err);
-        exit(1);
-    }
-    struct fill_ctx fc = {f, n, 64};
     double t0 = util_now();
-    util_parallel_for(util_ncpus(), fc.tasks, fill_task, &fc);
+    struct filter *f = make_filled(layout, n);
     double fill_s = util_now() - t0;
     for (int present = 0; present < 2; present++) {
         struct keyset ks;
@@ -134,12 +176,19 @@ static void bench_lookups(enum filter_layout layout, uint64_t n, const char *lab
         run_batched(f, &ks); /* warm-up: page in, settle the caches */
         results[present][0] = run_single(f, &ks);
         results[present][1] = run_batched(f, &ks);
+        if (!present)
+            *rate = (double)last_hits / (double)ks.n;
         free_keys(&ks);
     }
-    printf("%-8s %-13s %11.1f MB %7u %11.2f %11.2f %11.2f %11.2f   (filled in %.1f s)\n",
-           filter_layout_name(layout), label, (double)filter_bytes(f) / 1e6, f->shard_count,
-           results[0][0] / 1e6, results[0][1] / 1e6, results[1][0] / 1e6, results[1][1] / 1e6,
-           fill_s);
+    *bpi = (double)filter_bytes(f) * 8 / (double)n;
+    printf("%-8s %-13s %8.1f MB %7u %6.2f %8.2g %10.2f %10.2f %10.2f %10.2f   (filled in %.1f s)\n",
+           filter_layout_name(layout), label, (double)filter_bytes(f) / 1e6, f->shard_count, *bpi,
+           *rate, results[0][0] / 1e6, results[0][1] / 1e6, results[1][0] / 1e6,
+           results[1][1] / 1e6, fill_s);
+    if (layout == FILTER_FUSE)
+        printf("%-8s %-13s %.3f bits per item against the paper's 1.125 f = %.3f (f = %u): "
+               "%+.2f%%\n",
+               "", "", *bpi, 1.125 * f->k, f->k, (*bpi / (1.125 * f->k) - 1) * 100);
     fflush(stdout);
     filter_free(f);
 }
@@ -201,6 +250,8 @@ static void bench_window(uint64_t n)
     filter_free(w);
 }
 
+static double build_rate[3]; /* items/s of the whole build: blocked, classic, fuse */
+
 static void bench_build(void)
 {
     const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -246,6 +297,27 @@ static void bench_build(void)
             fflush(stdout);
         }
     }
+    printf("\nbuild by layout, 2 threads, --capacity %llu, p = 1e-4\n",
+           (unsigned long long)opt_build);
+    printf("%-8s %14s %14s %12s %10s\n", "layout", "insert M/s", "total M/s", "total s",
+           "bits/item");
+    enum filter_layout ls[3] = {FILTER_BLOCKED, FILTER_CLASSIC, FILTER_FUSE};
+    for (int l = 0; l < 3; l++) {
+        const char *inputs[] = {in};
+        struct build_opts o = {.inputs = inputs, .n_inputs = 1, .output = out, .layout = ls[l],
+                               .fpr = FPR, .capacity = opt_build, .threads = 2, .seed = 7};
+        struct build_result r;
+        char err[512];
+        if (build_run(&o, &r, err, sizeof(err)) != 0) {
+            fprintf(stderr, "build: %s\n", err);
+            exit(1);
+        }
+        build_rate[l] = (double)r.lines / r.seconds;
+        printf("%-8s %14.2f %14.2f %12.2f %10.2f\n", filter_layout_name(ls[l]),
+               (double)r.lines / r.insert_seconds / 1e6, build_rate[l] / 1e6, r.seconds,
+               (double)filter_plan_bytes(&r.plan) * 8 / (double)opt_build);
+        fflush(stdout);
+    }
     unlink(in);
     unlink(out);
     rmdir(dir);
@@ -277,15 +349,16 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("lookups per second, single thread, in millions\n");
-    printf("%-8s %-13s %14s %7s %11s %11s %11s %11s\n", "layout", "filter", "size", "shards",
-           "absent/1", "absent/bat", "present/1", "present/bat");
-    double r[2][2][2][2]; /* layout, size, present, batched */
-    enum filter_layout layouts[2] = {FILTER_BLOCKED, FILTER_CLASSIC};
+    printf("%-8s %-13s %11s %7s %6s %8s %10s %10s %10s %10s\n", "layout", "filter", "size",
+           "shards", "bits", "fp rate", "absent/1", "absent/bat", "present/1", "present/bat");
+    double r[3][2][2][2]; /* layout, size, present, batched */
+    double bpi[3][2], rate[3][2];
+    enum filter_layout layouts[3] = {FILTER_BLOCKED, FILTER_CLASSIC, FILTER_FUSE};
     char big_label[32];
     snprintf(big_label, sizeof(big_label), "%lluM items", (unsigned long long)(opt_big / 1000000));
-    for (int l = 0; l < 2; l++) {
-        bench_lookups(layouts[l], 1000000, "1M items", r[l][0]);
-        bench_lookups(layouts[l], opt_big, big_label, r[l][1]);
+    for (int l = 0; l < 3; l++) {
+        bench_lookups(layouts[l], 1000000, "1M items", r[l][0], &bpi[l][0], &rate[l][0]);
+        bench_lookups(layouts[l], opt_big, big_label, r[l][1], &bpi[l][1], &rate[l][1]);
     }
     printf("\nout-of-cache ratio, blocked batched / classic single: absent %.2fx, present %.2fx, "
            "half-and-half %.2fx\n",
@@ -296,5 +369,11 @@ int main(int argc, char **argv)
                : 0.0);
     bench_window(opt_window);
     bench_build();
+    /* The fuse layout's targets (issue #17), from the figures above. */
+    printf("\nfuse against blocked, %s: %.2f bits per item (target <= 16.5) at a measured rate "
+           "of %.2g (target <= 1e-4); batched lookups out of cache %.2fx absent, %.2fx present "
+           "(target >= 0.7x); build %.2fx (target >= 0.5x)\n",
+           big_label, bpi[2][1], rate[2][1], r[2][1][0][1] / r[0][1][0][1],
+           r[2][1][1][1] / r[0][1][1][1], build_rate[2] / build_rate[0]);
     return 0;
 }
