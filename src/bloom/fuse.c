@@ -236,14 +236,14 @@ void fuse_check_batch(const struct filter *f, const struct filter_key *keys, siz
 
 /* ---- construction ---- */
 
-/* LSD radix sort of the keys by lo, 11 bits a pass (6 passes cover 64). */
-static void sort_by_lo(struct hash128 *a, struct hash128 *tmp, size_t n)
+/* LSD radix sort of the keys by lo, 11 bits a pass (6 passes cover 64).
+ * False when out of memory. */
+static bool sort_by_lo(struct hash128 *a, struct hash128 *tmp, size_t n)
 {
     static const unsigned W = 11;
     uint32_t *cnt = malloc(sizeof(uint32_t) << W);
-    if (!cnt) { /* not expected; insertion order is then only slower to build */
-        return;
-    }
+    if (!cnt)
+        return false;
     for (unsigned shift = 0; shift < 64; shift += W) {
         memset(cnt, 0, sizeof(uint32_t) << W);
         for (size_t i = 0; i < n; i++)
@@ -259,6 +259,7 @@ static void sort_by_lo(struct hash128 *a, struct hash128 *tmp, size_t n)
         memcpy(a, tmp, n * sizeof(*a));
     }
     free(cnt);
+    return true;
 }
 
 /* Drop exact duplicates from keys sorted by lo (equal lo are adjacent; equal
@@ -331,13 +332,13 @@ int fuse_build_shard(struct filter *f, uint32_t s, struct hash128 *keys, size_t 
                      uint64_t base_seed, char *err, size_t errlen)
 {
     uint64_t slots = ((uint64_t)f->fuse_segments + 2) << f->fuse_seg_log;
-    struct hash128 *tmp = n ? malloc(n * sizeof(*tmp)) : NULL;
-    if (n && !tmp) {
+    struct hash128 *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+    bool sorted = tmp && sort_by_lo(keys, tmp, n);
+    free(tmp);
+    if (!sorted) {
         snprintf(err, errlen, "shard %u: out of memory sorting %zu keys", s, n);
         return -1;
     }
-    sort_by_lo(keys, tmp, n);
-    free(tmp);
     size_t m = dedupe(keys, n);
     /* Peeling fails for good once keys outnumber ~0.9 of the slots. */
     if ((double)m > (double)slots * 0.9 || m >= UINT32_MAX / 4) {
