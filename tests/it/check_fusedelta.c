@@ -97,8 +97,8 @@ START_TEST(test_fuse_served_with_delta)
     /* Three new items with room for two: refused whole, none journaled. */
     const char *got =
         dh_cmd(c, "MADD f http://new.example/4 http://new.example/5 http://new.example/6");
-    ck_assert_msg(strncmp(got, "ERR ", 4) == 0 && strstr(got, "is full") &&
-                      strstr(got, "delta_capacity"),
+    ck_assert_msg(strncmp(got, "ERR internal filter f is full: ", 31) == 0 &&
+                      strstr(got, "room for 2 more (delta_capacity)"),
                   "%s", got);
     DH_EXPECT(c, "MCHECK f http://new.example/4 http://new.example/5", "NO NO");
     DH_EXPECT(c, "MADD f http://new.example/4 http://new.example/5", "NEW NEW");
