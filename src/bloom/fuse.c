@@ -208,8 +208,12 @@ void fuse_check_batch_also(const struct filter *f, const struct filter *also,
         slots_of(f, h_, seed_, &ring[slot].s);                                                 \
         if (also)                                                                              \
             __builtin_prefetch(filter_first_line(also, h_), 0, 0);                             \
-        for (unsigned j_ = 0; j_ < 3; j_++)                                                    \
-            __builtin_prefetch(ring[slot].pl + ((ring[slot].s.p[j_] * k) >> 3), 0, 0);         \
+        for (unsigned j_ = 0; j_ < 3; j_++) {                                                  \
+            const unsigned char *a_ = ring[slot].pl + ((ring[slot].s.p[j_] * k) >> 3);         \
+            __builtin_prefetch(a_, 0, 0);                                                      \
+            if (((uintptr_t)a_ & 63) > 56) /* the 8-byte read reaches the next line */         \
+                __builtin_prefetch(a_ + 8, 0, 0);                                              \
+        }                                                                                      \
     } while (0)
     size_t ahead = n < BATCH ? n : BATCH;
     for (size_t i = 0; i < ahead; i++)
