@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bloom/counting.h"
+#include "bloom/fuse.h"
 #include "bloom/sizing.h"
 
 /* Odd 64-bit constants (golden ratio, and XXH's PRIME64_2) used to stir the two
@@ -34,6 +35,8 @@ const char *filter_layout_name(enum filter_layout layout)
         return "classic";
     case FILTER_COUNTING:
         return "counting";
+    case FILTER_FUSE:
+        return "fuse";
     }
     return "unknown";
 }
@@ -46,6 +49,8 @@ int filter_layout_parse(const char *s, enum filter_layout *out)
         *out = FILTER_CLASSIC;
     else if (strcasecmp(s, "counting") == 0)
         *out = FILTER_COUNTING;
+    else if (strcasecmp(s, "fuse") == 0)
+        *out = FILTER_FUSE;
     else
         return -1;
     return 0;
@@ -91,6 +96,11 @@ int filter_plan_make(enum filter_layout layout, uint64_t capacity, double fpr, u
     out->layout = layout;
     out->capacity = capacity;
     out->fpr_target = fpr;
+    if (layout == FILTER_FUSE) {
+        if (fuse_plan_make(capacity, fpr, shards, out, err, errlen) != 0)
+            return -1;
+        return filter_plan_validate(out, err, errlen);
+    }
 
     double total_bits_d;
     unsigned k = 0;
@@ -137,7 +147,7 @@ int filter_plan_make(enum filter_layout layout, uint64_t capacity, double fpr, u
 int filter_plan_validate(const struct filter_plan *p, char *err, size_t errlen)
 {
     if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC &&
-        p->layout != FILTER_COUNTING) {
+        p->layout != FILTER_COUNTING && p->layout != FILTER_FUSE) {
         snprintf(err, errlen, "unknown layout %d", (int)p->layout);
         return -1;
     }
@@ -165,7 +175,7 @@ int filter_plan_validate(const struct filter_plan *p, char *err, size_t errlen)
         snprintf(err, errlen, "target rate %g out of range", p->fpr_target);
         return -1;
     }
-    return 0;
+    return fuse_plan_validate(p, err, errlen);
 }
 
 uint64_t filter_plan_bytes(const struct filter_plan *plan)
@@ -195,6 +205,8 @@ struct filter *filter_create(const struct filter_plan *plan, uint64_t seed, char
     f->shard_count = plan->shard_count;
     f->bits_per_shard = plan->bits_per_shard;
     f->blocks_per_shard = plan->bits_per_shard / SIZING_BLOCK_BITS;
+    f->fuse_seg_log = plan->fuse_seg_log;
+    f->fuse_segments = plan->fuse_segments;
     f->seed = seed;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t bytes = plan->bits_per_shard / 8;
@@ -414,6 +426,13 @@ unsigned filter_add_hash_raw(struct filter *f, struct hash128 h, uint32_t *shard
     uint32_t s = filter_shard_of(f, h);
     if (shard)
         *shard = s;
+    /* A composite's raw add is its own add (a fuse builder's collector,
+     * tool/build_fuse.c, takes a build's hashes this way); a plain fuse
+     * filter takes none: it is built whole (bloom/fuse.h). */
+    if (f->comp)
+        return f->comp_ops->add_hash(f->comp, h) ? 1 : 0;
+    if (f->layout == FILTER_FUSE)
+        return 0;
     if (f->layout == FILTER_BLOCKED)
         return blocked_set(blocked_block(f, h), h, f->k);
     if (f->layout == FILTER_COUNTING) { /* every add counts: the shard's figures too */
@@ -454,6 +473,8 @@ bool filter_check_hash(const struct filter *f, struct hash128 h)
         return blocked_test(blocked_block(f, h), h, f->k);
     if (f->layout == FILTER_COUNTING)
         return counting_check_hash(f, h);
+    if (f->layout == FILTER_FUSE)
+        return fuse_check_hash(f, h);
     return classic_test(f, h);
 }
 
@@ -553,6 +574,10 @@ void filter_check_batch(const struct filter *f, const struct filter_key *keys, s
         counting_check_batch(f, keys, n, present);
         return;
     }
+    if (f->layout == FILTER_FUSE) {
+        fuse_check_batch(f, keys, n, present);
+        return;
+    }
     struct hash128 ring[BATCH];
     size_t ahead = n < BATCH ? n : BATCH;
     for (size_t i = 0; i < ahead; i++) {
@@ -592,6 +617,13 @@ void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n,
     }
 }
 
+uint64_t filter_room(const struct filter *f)
+{
+    if (f->comp)
+        return f->comp_ops->room ? f->comp_ops->room(f->comp) : UINT64_MAX;
+    return f->layout == FILTER_FUSE ? 0 : UINT64_MAX;
+}
+
 uint64_t filter_items(const struct filter *f)
 {
     if (f->comp)
@@ -626,6 +658,8 @@ double filter_estimated_fpr(const struct filter *f)
     if (f->layout == FILTER_COUNTING)
         return counting_estimated_fpr(f);
     uint64_t total = f->bits_per_shard * f->shard_count;
+    if (f->layout == FILTER_FUSE) /* fixed by the fingerprint width, not by a fill */
+        return ldexp(1.0, -(int)f->k);
     if (f->layout == FILTER_BLOCKED)
         return sizing_estimate_fpr_blocked(total, filter_bits_set(f), f->k);
     return sizing_estimate_fpr_classic(total, filter_bits_set(f), f->k);
@@ -639,8 +673,11 @@ void filter_get_plan(const struct filter *f, struct filter_plan *out)
     out->k = f->k;
     out->shard_count = f->shard_count;
     out->bits_per_shard = f->bits_per_shard;
+    out->fuse_seg_log = f->fuse_seg_log;
+    out->fuse_segments = f->fuse_segments;
     double m = (double)f->bits_per_shard * f->shard_count;
-    out->fpr_expected = f->layout == FILTER_COUNTING
+    out->fpr_expected = f->layout == FILTER_FUSE ? ldexp(1.0, -(int)f->k)
+                        : f->layout == FILTER_COUNTING
                             ? counting_plan_fpr(f->bits_per_shard, f->shard_count, f->capacity, f->k)
                         : f->layout == FILTER_BLOCKED
                             ? sizing_blocked_fpr(m / (double)f->capacity, f->k)

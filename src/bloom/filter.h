@@ -16,6 +16,7 @@ enum filter_layout {
     FILTER_BLOCKED = 1, /* all k bits of an item in one 64-byte block */
     FILTER_CLASSIC = 2, /* k bits anywhere in the shard: least memory */
     FILTER_COUNTING = 3, /* k 4-bit counters in one block: removable (bloom/counting.h) */
+    FILTER_FUSE = 4,    /* a binary fuse filter of k-bit fingerprints, built whole (bloom/fuse.h) */
 };
 
 /* What a filter's keys are, and so how a query is turned into the strings it is
@@ -43,6 +44,8 @@ struct filter_plan {
     uint32_t shard_count;    /* power of two */
     uint64_t bits_per_shard; /* multiple of 512 */
     double fpr_expected;     /* the model's rate at capacity for exactly this size */
+    uint32_t fuse_seg_log;   /* fuse: segment length 2^fuse_seg_log slots; 0 otherwise */
+    uint32_t fuse_segments;  /* fuse: segments per shard (the array has 2 more); 0 otherwise */
 };
 
 struct filter_shard {
@@ -50,6 +53,7 @@ struct filter_shard {
     size_t map_bytes;          /* length of the mapping (bits rounded up to a page) */
     _Atomic uint64_t items;    /* adds that set at least one new bit */
     _Atomic uint64_t bits_set; /* how many bits are 1 */
+    uint64_t fuse_seed;        /* fuse: the seed this shard's construction succeeded with */
 };
 
 /* A key for the batch calls: bytes and length (items may hold NUL). */
@@ -70,6 +74,7 @@ struct filter {
     int64_t build_time;        /* unix seconds; 0 if never written */
     uint64_t file_checksum;    /* header checksum of the file loaded; 0 if not loaded from one */
     enum filter_keys keys;     /* stored in the file; exact for a filter made empty */
+    uint32_t fuse_seg_log, fuse_segments; /* fuse: the plan's geometry */
     struct filter_shard *shards;
     /* A composite filter (a windowed ring of slices, bloom/ring.c, or any
      * other filter made of sub-filters), NULL for a plain filter: then this
@@ -97,6 +102,9 @@ struct filter_comp_ops {
     uint64_t (*bits_set)(void *c);
     uint64_t (*bytes)(void *c); /* memory every part takes */
     double (*estimated_fpr)(void *c);
+    /* How many more new items it takes (a fuse filter's delta is bounded);
+     * NULL: no bound. See filter_room. */
+    uint64_t (*room)(void *c);
 };
 
 
@@ -188,6 +196,12 @@ size_t filter_first_present(const struct filter *f, const struct hash128 *h, siz
 void filter_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                         bool *present);
 void filter_add_batch(struct filter *f, const struct filter_key *keys, size_t n, bool *added);
+
+/* How many more new items adds may bring: UINT64_MAX for a Bloom filter
+ * (it takes any number, its rate growing), 0 for a plain fuse filter (it
+ * takes none), the room left in its delta for a fuse filter served with one
+ * (bloom/fusedelta.h). The gate refuses an add past it. */
+uint64_t filter_room(const struct filter *f);
 
 uint64_t filter_items(const struct filter *f);
 uint64_t filter_bits_set(const struct filter *f);

@@ -41,7 +41,10 @@ enum {
     OFF_PAYLOAD = 80,
     OFF_STRIDE = 88,
     OFF_KEYS = 96,      /* version 2: the key kind; version 1: reserved, zero */
-    OFF_RESERVED = 100, /* 20 bytes of zeros */
+    OFF_RESERVED = 100, /* 20 bytes of zeros (version 3: the first 8 are the fuse geometry) */
+    OFF_FUSE_SEG_LOG = 100, /* version 3, fuse: log2 of the segment length */
+    OFF_FUSE_SEGMENTS = 104, /* version 3, fuse: segments per shard */
+    OFF_RESERVED_V3 = 108,
     OFF_HEADER_SUM = 120,
 };
 
@@ -173,6 +176,16 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
     info->build_time = (int64_t)le_get64(hdr + OFF_BUILD_TIME);
     info->payload_offset = le_get64(hdr + OFF_PAYLOAD);
     info->shard_stride = le_get64(hdr + OFF_STRIDE);
+    bool v3 = info->version >= FORMAT_VERSION_FUSE;
+    if (v3) {
+        p->fuse_seg_log = le_get32(hdr + OFF_FUSE_SEG_LOG);
+        p->fuse_segments = le_get32(hdr + OFF_FUSE_SEGMENTS);
+    }
+    if (p->layout == FILTER_FUSE && !v3) {
+        snprintf(err, errlen, "%s: corrupt header: the fuse layout in a version-%u file", path,
+                 info->version);
+        return -1;
+    }
     char why[200];
     if (filter_plan_validate(p, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s: corrupt header: %s", path, why);
@@ -191,7 +204,7 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
     int nonzero = le_get32(hdr + OFF_FLAGS) != 0;
     if (info->version < FORMAT_VERSION_KEYS)
         nonzero |= keys != 0;
-    for (int i = OFF_RESERVED; i < OFF_HEADER_SUM; i++)
+    for (int i = v3 ? OFF_RESERVED_V3 : OFF_RESERVED; i < OFF_HEADER_SUM; i++)
         nonzero |= hdr[i] != 0;
     if (nonzero) {
         snprintf(err, errlen, "%s: corrupt header: reserved fields are not zero", path);
@@ -235,7 +248,9 @@ static int header_check_shards(const char *path, const unsigned char *hdr, uint3
         s->items = le_get64(e);
         s->bits_set = le_get64(e + 8);
         s->checksum = le_get64(e + 16);
-        if (s->bits_set > p->bits_per_shard || le_get64(e + 24) != 0 || s->items > p->bits_per_shard) {
+        s->fuse_seed = p->layout == FILTER_FUSE ? le_get64(e + 24) : 0;
+        if (s->bits_set > p->bits_per_shard || (p->layout != FILTER_FUSE && le_get64(e + 24) != 0) ||
+            s->items > p->bits_per_shard) {
             snprintf(err, errlen, "%s: corrupt header: shard %u counts out of range", path, i);
             format_info_free(info);
             return -1;
@@ -348,7 +363,10 @@ static void shard_task(void *arg, size_t i)
         return;
     }
     XXH3_state_t st;
-    XXH3_64bits_reset(&st);
+    /* A fuse shard's checksum is seeded with its construction seed, so a
+     * seed changed behind a recomputed header checksum is caught too. */
+    memset(&st, 0, sizeof(st)); /* the inline reset_withSeed looks unset to gcc -O2 */
+    XXH3_64bits_reset_withSeed(&st, info->shards[i].fuse_seed);
     uint64_t bits = 0;
     for (uint64_t done = 0; done < bytes;) {
         size_t n = bytes - done < CHUNK ? (size_t)(bytes - done) : CHUNK;
@@ -419,6 +437,8 @@ static int run_shards(const char *path, unsigned threads, struct filter **out, c
         j->f->build_time = info.build_time;
         j->f->file_checksum = info.checksum;
         j->f->keys = info.keys;
+        for (uint32_t i = 0; i < info.plan.shard_count; i++)
+            j->f->shards[i].fuse_seed = info.shards[i].fuse_seed;
     }
     util_parallel_for(threads ? threads : util_ncpus(), info.plan.shard_count, shard_task, j);
     rc = atomic_load(&j->failed);
@@ -462,7 +482,8 @@ static void sum_task(void *arg, size_t i)
 {
     struct sum_job *j = arg;
     const void *w = (const void *)j->f->shards[i].words;
-    j->out[i].checksum = hash_checksum(w, j->f->bits_per_shard / 8);
+    uint64_t seed = j->f->layout == FILTER_FUSE ? j->f->shards[i].fuse_seed : 0;
+    j->out[i].checksum = XXH3_64bits_withSeed(w, j->f->bits_per_shard / 8, seed);
     j->out[i].bits_set = filter_shard_popcount(j->f, (uint32_t)i);
     j->out[i].items = atomic_load(&j->f->shards[i].items);
 }
@@ -499,8 +520,16 @@ int format_write(struct filter *f, const char *path, unsigned threads, char *err
         snprintf(err, errlen, "%s: unknown key kind %u", path, (unsigned)f->keys);
         goto fail;
     }
-    /* Exact filters stay version 1 so that every reader takes them. */
-    le_put32(hdr + OFF_VERSION, f->keys == FILTER_KEYS_EXACT ? 1u : FORMAT_VERSION);
+    /* Exact filters stay version 1 so that every reader takes them; only a
+     * fuse filter needs version 3. */
+    bool fuse = f->layout == FILTER_FUSE;
+    le_put32(hdr + OFF_VERSION, fuse                           ? FORMAT_VERSION_FUSE
+                                : f->keys == FILTER_KEYS_EXACT ? 1u
+                                                               : FORMAT_VERSION_KEYS);
+    if (fuse) {
+        le_put32(hdr + OFF_FUSE_SEG_LOG, f->fuse_seg_log);
+        le_put32(hdr + OFF_FUSE_SEGMENTS, f->fuse_segments);
+    }
     le_put32(hdr + OFF_KEYS, (uint32_t)f->keys);
     le_put32(hdr + OFF_HEADER_BYTES, (uint32_t)header_bytes);
     le_put32(hdr + OFF_LAYOUT, (uint32_t)f->layout);
@@ -521,6 +550,7 @@ int format_write(struct filter *f, const char *path, unsigned threads, char *err
         le_put64(e, sh[i].items);
         le_put64(e + 8, sh[i].bits_set);
         le_put64(e + 16, sh[i].checksum);
+        le_put64(e + 24, fuse ? f->shards[i].fuse_seed : 0);
     }
     le_put64(hdr + OFF_HEADER_SUM, header_checksum(hdr, header_bytes));
 

@@ -14,8 +14,13 @@
  * version 1, which every reader takes; a host or url filter is version 2, so
  * that an older reader refuses it as "newer" instead of answering exact
  * lookups on expression keys (always NO) or calling it corrupt. */
-#define FORMAT_VERSION 2u
+#define FORMAT_VERSION 3u
 #define FORMAT_VERSION_KEYS 2u /* the first version with a key kind */
+/* Version 3 adds the fuse layout: its geometry (offsets 100 and 104) and a
+ * construction seed per shard (the shard entry's last 8 bytes). Only fuse
+ * files are written as version 3, so a reader that predates the layout
+ * refuses them as "newer" instead of misreading fingerprints as bits. */
+#define FORMAT_VERSION_FUSE 3u
 #define FORMAT_FIXED_HEADER 128u
 #define FORMAT_SHARD_ENTRY 32u
 #define FORMAT_ALIGN 4096u
@@ -24,6 +29,7 @@ struct format_shard {
     uint64_t items;    /* adds that set a new bit */
     uint64_t bits_set; /* popcount of the payload */
     uint64_t checksum; /* XXH3-64 of the payload (bits_per_shard / 8 bytes) */
+    uint64_t fuse_seed; /* fuse: the shard's construction seed; 0 otherwise */
 };
 
 /* Everything the header says, checked. */

@@ -45,6 +45,36 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
     return 0;
 }
 
+/* Whether an add of keys would pass what the filter can still take (a fuse
+ * filter's delta, bloom/fusedelta.h): then it is refused before it is
+ * journaled, with err. Items the filter holds already take no room, so
+ * only a batch larger than the room left is probed. Under mut_mu. */
+static bool no_room(const struct fentry *e, const struct filter_key *keys, size_t n, char *err,
+                    size_t errlen)
+{
+    const struct filter *f = e->v->f;
+    uint64_t room = filter_room(f);
+    if (room >= n)
+        return false;
+    uint64_t fresh = 0;
+    bool present[64];
+    for (size_t base = 0; base < n; base += 64) {
+        size_t m = n - base < 64 ? n - base : 64;
+        filter_check_batch(f, keys + base, m, present);
+        for (size_t i = 0; i < m; i++)
+            fresh += !present[i];
+    }
+    if (fresh <= room)
+        return false;
+    snprintf(err, errlen,
+             "filter %s is full: its %s file takes no adds, and the delta beside it has room for "
+             "%llu more (delta_capacity); fold the journal into a new file (bloomgate build "
+             "--journal) or raise delta_capacity",
+             e->name, filter_layout_name(f->layout), (unsigned long long)room);
+    log_error_limited("filter %s: add refused: %s", e->name, err);
+    return true;
+}
+
 /* An add, for both protocols: into the filter's journal first (a record the
  * batch's replies will wait for, through one group commit under fsync
  * always), then into the version this request holds, then into the version a
@@ -145,6 +175,8 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
         return -1;
     }
     struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
+    if (op == JOURNAL_OP_ADD && no_room(e, keys, n, err, errlen))
+        return -1;
     if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)
         return -1;
     if (amend_apply_at(e->v, op, t, keys, n, changed, err, errlen) != 0)

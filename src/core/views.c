@@ -16,6 +16,7 @@
 #include "bloom/filter.h"
 #include "bloom/format.h"
 #include "bloom/grow.h"
+#include "bloom/fusedelta.h"
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/journal.h"
@@ -142,6 +143,19 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(o, "window", f->ring ? window_json(f->ring) : json_null());
     struct filter_grow *g = grow_of(f);
     json_object_set_new(o, "growth", g ? growth_json(g) : json_null());
+    /* A fuse file's delta (bloom/fusedelta.h): what adds may still bring.
+     * fpr_estimated above is the two parts' together. */
+    struct fusedelta_info di;
+    json_t *dj = json_null();
+    if (fusedelta_get_info(f, &di)) {
+        dj = json_object();
+        json_object_set_new(dj, "capacity", json_integer((json_int_t)di.capacity));
+        json_object_set_new(dj, "items", json_integer((json_int_t)di.items));
+        json_object_set_new(dj, "room", json_integer((json_int_t)filter_room(f)));
+        json_object_set_new(dj, "bytes", json_integer((json_int_t)di.bytes));
+        json_object_set_new(dj, "fpr_estimated", json_real(di.fpr_estimated));
+    }
+    json_object_set_new(o, "delta", dj);
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     if (e->st) {

@@ -108,6 +108,7 @@ const struct directive conf_directives[] = {
     INT(   "slices",           FILTER, slices,           "4",     1,       64,        F_RELOAD),
     ENUM(  "growth",           FILTER, growth,           conf_on_off,  "off",              F_RELOAD),
     SIZE(  "max_memory",       FILTER, max_memory,       NULL,    4 * KIB, FILTER_MAX_BYTES, F_RELOAD),
+    SIZE(  "delta_capacity",   FILTER, delta_capacity,   NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),

@@ -64,6 +64,7 @@ struct conf_filter {
     unsigned slices;         /* the window's slices (bloom/ring.h) */
     unsigned growth;         /* 1: `growth on`, sub-filters added as it fills (bloom/grow.h) */
     uint64_t max_memory;     /* bytes a growing filter may take; 0: no bound */
+    uint64_t delta_capacity; /* a fuse file's delta (bloom/fusedelta.h); 0: the default */
 };
 
 /* What every front block (dnsbl, tcp_table, policy) starts with. */

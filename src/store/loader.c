@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "bloom/grow.h"
+#include "bloom/fusedelta.h"
 #include "bloom/ring.h"
 
 /* The plan of the empty filter a block with no file (or a missing one) gets:
@@ -139,6 +140,13 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
                      cf->name, cf->file, format_keys_name(f->keys), cf->line,
                      conf_keys_name(cf->keys), conf_keys_name(cf->keys));
             filter_free(f);
+            return NULL;
+        }
+        /* A fuse filter takes no adds: they go to a delta beside it. */
+        uint64_t dc = cf->delta_capacity ? cf->delta_capacity
+                                         : fusedelta_default_capacity(filter_items(f));
+        if (f->layout == FILTER_FUSE && !(f = fusedelta_create(f, dc, why, sizeof(why)))) {
+            snprintf(err, errlen, "filter %s: file %s: %s", cf->name, cf->file, why);
             return NULL;
         }
         file = cf->file;

@@ -21,6 +21,7 @@
 
 #include "bloom/format.h"
 #include "store/journal.h"
+#include "tool/build_fuse.h"
 #include "tool/build_journal.h"
 #include "base/util.h"
 
@@ -495,14 +496,12 @@ static void close_inputs(struct input *in, size_t n)
 static void print_progress(const struct builder *b, uint64_t total_bytes, double t0, bool final)
 {
     uint64_t lines = atomic_load(&b->lines), bytes = atomic_load(&b->bytes);
-    double dt = util_now() - t0;
+    double dt = util_now() - t0, rate = dt > 0 ? (double)lines / dt / 1e6 : 0.0;
+    char pct[32] = "";
     if (total_bytes)
-        fprintf(stderr, "\rbuilding: %llu items, %.0f%%, %.1f M items/s   ",
-                (unsigned long long)lines, 100.0 * (double)bytes / (double)total_bytes,
-                dt > 0 ? (double)lines / dt / 1e6 : 0.0);
-    else
-        fprintf(stderr, "\rbuilding: %llu items, %.1f M items/s   ", (unsigned long long)lines,
-                dt > 0 ? (double)lines / dt / 1e6 : 0.0);
+        snprintf(pct, sizeof(pct), " %.0f%%,", 100.0 * (double)bytes / (double)total_bytes);
+    fprintf(stderr, "\rbuilding: %llu items,%s %.1f M items/s   ", (unsigned long long)lines, pct,
+            rate);
     if (final)
         fputc('\n', stderr);
 }
@@ -638,7 +637,7 @@ static struct builder *builder_create(const struct build_opts *o, const struct b
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!(b->f = filter_create(&res->plan, res->seed, err, errlen))) {
+    if (!(b->f = build_fuse_filter_create(&res->plan, res->seed, o->output, err, errlen))) {
         free(b);
         return NULL;
     }
@@ -747,9 +746,10 @@ static int finish_filter(const struct build_opts *o, struct builder *b, unsigned
             return -1;
         }
     }
+    if ((b->jstate && build_journal_fold(o, b->f, b->jstate, &res->journal_items, err, errlen)) ||
+        build_fuse_finish(&b->f, nt, err, errlen) != 0) /* fuse: built from the hashes */
+        return -1;
     if (b->jstate) {
-        if (build_journal_fold(o, b->f, b->jstate, &res->journal_items, err, errlen) != 0)
-            return -1;
         res->journal_removed = allow_count(b->jstate, ALLOW_REMOVED);
         res->journal_exceptions = allow_count(b->jstate, ALLOW_EXCEPT);
         res->removed_lines = atomic_load(&b->removed_lines);

@@ -204,12 +204,13 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
         break;
     case 'l':
         if (filter_layout_parse(arg, &o->layout) != 0)
-            return tool_usage_error("build: --layout: '%s' is not blocked or classic", arg);
+            return tool_usage_error("build: --layout: '%s' is not blocked, classic or fuse", arg);
         /* A counting filter counts the adds and removals of a filter filled
          * at run time (the config's layout counting): a list has neither. */
         if (o->layout == FILTER_COUNTING)
             return tool_usage_error("build: --layout counting is for filters filled at run time "
-                                    "(layout counting in bloomgate.conf); build blocked or classic");
+                                    "(layout counting in bloomgate.conf); build blocked, classic "
+                                    "or fuse");
         break;
     case 's':
         if (util_parse_u64(arg, &v) != 0 || v < 1 || v > FILTER_MAX_SHARDS || (v & (v - 1)) != 0)
@@ -418,10 +419,12 @@ static int cmd_info(int argc, char **argv)
     /* The header does not store the model's expectation: recompute it. */
     struct filter_plan p = fi.plan;
     uint64_t total = filter_plan_bytes(&p) * 8;
-    double est = p.layout == FILTER_BLOCKED
+    double est = p.layout == FILTER_FUSE ? ldexp(1.0, -(int)p.k) /* 2^-f, however full */
+                 : p.layout == FILTER_BLOCKED
                      ? sizing_estimate_fpr_blocked(total, fi.bits_set, p.k)
                      : sizing_estimate_fpr_classic(total, fi.bits_set, p.k);
-    p.fpr_expected = p.layout == FILTER_BLOCKED
+    p.fpr_expected = p.layout == FILTER_FUSE ? est
+                     : p.layout == FILTER_BLOCKED
                          ? sizing_blocked_fpr((double)total / (double)p.capacity, p.k)
                          : sizing_classic_fpr((double)total, (double)p.capacity, p.k);
     json_t *j = json_object();
@@ -505,7 +508,8 @@ static const struct tool_opt build_opts[] = {
     {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
     {"-p, --fpr P", "target false-positive rate at capacity (default 0.0001)"},
-    {"-l, --layout L", "blocked (default: one cache line per lookup) or classic (least memory)"},
+    {"-l, --layout L", "blocked (default: one cache line per lookup), classic, or fuse "
+                       "(binary fuse: least memory, built whole, adds go to a delta)"},
     {"-s, --shards S", "shard count, a power of two up to 65536 (default: one per 64 MiB)"},
     {"-t, --threads T", "build threads, 1 to 1024 (default: every CPU)"},
     {"-S, --seed N", "hash seed, a positive number (default: random)"},

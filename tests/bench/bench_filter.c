@@ -1,13 +1,20 @@
 /* bench_filter: lookup and build throughput of the filter core, printed as a
  * table (a benchmark prints figures; nothing here is asserted). Run with
  *   ./tests/bench/bench_filter [--big N] [--queries N] [--build N] [--window N]
- *                              [--counting N]
+ *                              [--counting N] [--fuse-size N] [--interleave N]
  * Defaults follow issue #2: p = 1e-4, in-cache filter of 1M items, out-of-cache
- * filter of 100M items, build of 10M URL-like items with 1 and 2 threads;
- * a windowed filter of 4 slices against a plain one, 1M items (--window N:
- * that comparison alone, for N items); --counting N: plain blocked, windowed
+ * filter of 100M items, for the blocked, classic and fuse layouts (bits per
+ * item and the measured false-positive rate beside the lookups); build of
+ * 10M URL-like items with 1 and 2 threads, then each layout's build; a
+ * windowed filter of 4 slices against a plain one, 1M items (--window N:
+ * that comparison alone, for N items). --counting N: plain blocked, windowed
  * (4 slices) and counting filters of N items in one run, with adds and
- * removals per second, bytes per item and the measured rate. */
+ * removals per second, bytes per item and the measured rate. --fuse-size N:
+ * only build a fuse filter of N items (default shards) and print its bits per
+ * item against the paper's 1.125 f, and its build time. --interleave N:
+ * blocked and fuse filters of N items, batched lookups timed in short
+ * alternating rounds (the median of each), for a ratio that a shared
+ * machine's load swings disturb less than one long run of each. */
 #include "config.h"
 
 #include <stdio.h>
@@ -19,6 +26,7 @@
 #include "base/clock.h"
 #include "bloom/counting.h"
 #include "bloom/filter.h"
+#include "bloom/fuse.h"
 #include "bloom/ring.h"
 #include "base/util.h"
 
@@ -52,6 +60,52 @@ static void fill_task(void *arg, size_t t)
         size_t len = make_url(buf, 'p', i);
         filter_add(c->f, buf, len);
     }
+}
+
+/* The hashes of items [lo, hi) of a fill, for a fuse build (the layout
+ * takes no adds: it is built whole from them). */
+struct hash_ctx {
+    struct hash128 *h;
+    uint64_t n, tasks;
+};
+
+static void hash_task(void *arg, size_t t)
+{
+    struct hash_ctx *c = arg;
+    char buf[160]; /* room for what inlined XXH3 may read, as gcc sees it */
+    uint64_t lo = c->n * t / c->tasks, hi = c->n * (t + 1) / c->tasks;
+    for (uint64_t i = lo; i < hi; i++)
+        c->h[i] = hash_item(buf, make_url(buf, 'p', i), 42);
+}
+
+/* A filter of layout for n items at FPR holding items 'p' 0..n-1. */
+static struct filter *make_filled(enum filter_layout layout, uint64_t n)
+{
+    struct filter_plan plan;
+    char err[256];
+    if (filter_plan_make(layout, n, FPR, 0, &plan, err, sizeof(err)) != 0) {
+        fprintf(stderr, "plan: %s\n", err);
+        exit(1);
+    }
+    struct filter *f;
+    if (layout == FILTER_FUSE) {
+        struct hash_ctx hc = {malloc(n * sizeof(struct hash128)), n, 64};
+        if (!hc.h) {
+            fprintf(stderr, "out of memory for %llu hashes\n", (unsigned long long)n);
+            exit(1);
+        }
+        util_parallel_for(util_ncpus(), hc.tasks, hash_task, &hc);
+        f = fuse_filter_build(&plan, 42, hc.h, n, 0, err, sizeof(err));
+        free(hc.h);
+    } else if ((f = filter_create(&plan, 42, err, sizeof(err)))) {
+        struct fill_ctx fc = {f, n, 64};
+        util_parallel_for(util_ncpus(), fc.tasks, fill_task, &fc);
+    }
+    if (!f) {
+        fprintf(stderr, "create: %s\n", err);
+        exit(1);
+    }
+    return f;
 }
 
 struct keyset {
@@ -98,6 +152,8 @@ static double run_single(const struct filter *f, const struct keyset *ks)
     return (double)ks->n / dt;
 }
 
+static uint64_t last_hits; /* of the last run_batched */
+
 static double run_batched(const struct filter *f, const struct keyset *ks)
 {
     bool out[BATCH];
@@ -111,26 +167,17 @@ static double run_batched(const struct filter *f, const struct keyset *ks)
     }
     double dt = util_now() - t0;
     sink += hits;
+    last_hits = hits;
     return (double)ks->n / dt;
 }
 
+/* results[present][batched]: lookups/s; bpi and rate: bits per item and
+ * the share of absent keys found (the measured false-positive rate). */
 static void bench_lookups(enum filter_layout layout, uint64_t n, const char *label,
-                          double results[2][2])
+                          double results[2][2], double *bpi, double *rate)
 {
-    struct filter_plan plan;
-    char err[256];
-    if (filter_plan_make(layout, n, FPR, 0, &plan, err, sizeof(err)) != 0) {
-        fprintf(stderr, "plan: %s\n", err);
-        exit(1);
-    }
-    struct filter *f = filter_create(&plan, 42, err, sizeof(err));
-    if (!f) {
-        fprintf(stderr, "create: %s\n", err);
-        exit(1);
-    }
-    struct fill_ctx fc = {f, n, 64};
     double t0 = util_now();
-    util_parallel_for(util_ncpus(), fc.tasks, fill_task, &fc);
+    struct filter *f = make_filled(layout, n);
     double fill_s = util_now() - t0;
     for (int present = 0; present < 2; present++) {
         struct keyset ks;
@@ -138,12 +185,19 @@ static void bench_lookups(enum filter_layout layout, uint64_t n, const char *lab
         run_batched(f, &ks); /* warm-up: page in, settle the caches */
         results[present][0] = run_single(f, &ks);
         results[present][1] = run_batched(f, &ks);
+        if (!present)
+            *rate = (double)last_hits / (double)ks.n;
         free_keys(&ks);
     }
-    printf("%-8s %-13s %11.1f MB %7u %11.2f %11.2f %11.2f %11.2f   (filled in %.1f s)\n",
-           filter_layout_name(layout), label, (double)filter_bytes(f) / 1e6, f->shard_count,
-           results[0][0] / 1e6, results[0][1] / 1e6, results[1][0] / 1e6, results[1][1] / 1e6,
-           fill_s);
+    *bpi = (double)filter_bytes(f) * 8 / (double)n;
+    printf("%-8s %-13s %8.1f MB %7u %6.2f %8.2g %10.2f %10.2f %10.2f %10.2f   (filled in %.1f s)\n",
+           filter_layout_name(layout), label, (double)filter_bytes(f) / 1e6, f->shard_count, *bpi,
+           *rate, results[0][0] / 1e6, results[0][1] / 1e6, results[1][0] / 1e6,
+           results[1][1] / 1e6, fill_s);
+    if (layout == FILTER_FUSE)
+        printf("%-8s %-13s %.3f bits per item against the paper's 1.125 f = %.3f (f = %u): "
+               "%+.2f%%\n",
+               "", "", *bpi, 1.125 * f->k, f->k, (*bpi / (1.125 * f->k) - 1) * 100);
     fflush(stdout);
     filter_free(f);
 }
@@ -325,6 +379,7 @@ static void bench_lists(uint64_t n)
     for (int x = 0; x < 3; x++)
         filter_free(fs[x]);
 }
+static double build_rate[3]; /* items/s of the whole build: blocked, classic, fuse */
 
 static void bench_build(void)
 {
@@ -371,14 +426,84 @@ static void bench_build(void)
             fflush(stdout);
         }
     }
+    printf("\nbuild by layout, 2 threads, --capacity %llu, p = 1e-4\n",
+           (unsigned long long)opt_build);
+    printf("%-8s %14s %14s %12s %10s\n", "layout", "insert M/s", "total M/s", "total s",
+           "bits/item");
+    enum filter_layout ls[3] = {FILTER_BLOCKED, FILTER_CLASSIC, FILTER_FUSE};
+    for (int l = 0; l < 3; l++) {
+        const char *inputs[] = {in};
+        struct build_opts o = {.inputs = inputs, .n_inputs = 1, .output = out, .layout = ls[l],
+                               .fpr = FPR, .capacity = opt_build, .threads = 2, .seed = 7};
+        struct build_result r;
+        char err[512];
+        if (build_run(&o, &r, err, sizeof(err)) != 0) {
+            fprintf(stderr, "build: %s\n", err);
+            exit(1);
+        }
+        build_rate[l] = (double)r.lines / r.seconds;
+        printf("%-8s %14.2f %14.2f %12.2f %10.2f\n", filter_layout_name(ls[l]),
+               (double)r.lines / r.insert_seconds / 1e6, build_rate[l] / 1e6, r.seconds,
+               (double)filter_plan_bytes(&r.plan) * 8 / (double)opt_build);
+        fflush(stdout);
+    }
     unlink(in);
     unlink(out);
     rmdir(dir);
 }
 
+/* --fuse-size: the size check the unit test makes at 1M, at scale. */
+static void bench_fuse_size(uint64_t n)
+{
+    double t0 = util_now();
+    struct filter *f = make_filled(FILTER_FUSE, n);
+    double dt = util_now() - t0;
+    double bpi = (double)filter_bytes(f) * 8 / (double)n;
+    printf("fuse, %llu items, p = 1e-4: %u shards, %.1f MB, %.3f bits per item against 1.125 f "
+           "= %.3f (f = %u): %+.2f%%; hashed and built in %.1f s (%.2f M items/s)\n",
+           (unsigned long long)n, f->shard_count, (double)filter_bytes(f) / 1e6, bpi,
+           1.125 * f->k, f->k, (bpi / (1.125 * f->k) - 1) * 100, dt, (double)n / dt / 1e6);
+    filter_free(f);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void bench_interleave(uint64_t n)
+{
+    enum { ROUNDS = 41 };
+    struct filter *f[2] = {make_filled(FILTER_BLOCKED, n), make_filled(FILTER_FUSE, n)};
+    printf("interleaved: blocked and fuse, %llu items (%.1f MB, %.1f MB), batches of %d, "
+           "%d alternating rounds of %llu lookups, median ns per lookup\n",
+           (unsigned long long)n, (double)filter_bytes(f[0]) / 1e6,
+           (double)filter_bytes(f[1]) / 1e6, BATCH, ROUNDS, (unsigned long long)opt_queries);
+    for (int present = 0; present < 2; present++) {
+        struct keyset ks;
+        make_keys(&ks, opt_queries, n, present ? 100 : 0);
+        double t[2][ROUNDS];
+        for (int r = 0; r < ROUNDS; r++)
+            for (int x = 0; x < 2; x++)
+                t[x][r] = 1e9 / run_batched(f[x], &ks);
+        qsort(t[0], ROUNDS, sizeof(double), cmp_double);
+        qsort(t[1], ROUNDS, sizeof(double), cmp_double);
+        printf("%-8s blocked %7.1f ns  fuse %7.1f ns  fuse/blocked throughput %.2fx\n",
+               present ? "present" : "absent", t[0][ROUNDS / 2], t[1][ROUNDS / 2],
+               t[0][ROUNDS / 2] / t[1][ROUNDS / 2]);
+        fflush(stdout);
+        free_keys(&ks);
+    }
+    filter_free(f[0]);
+    filter_free(f[1]);
+}
+
 int main(int argc, char **argv)
 {
+    uint64_t interleave = 0;
     bool window_only = false; /* --window given: only that comparison */
+    uint64_t fuse_size = 0;
     for (int i = 1; i < argc; i++) {
         uint64_t *dst = NULL;
         if (strcmp(argv[i], "--big") == 0)
@@ -391,9 +516,14 @@ int main(int argc, char **argv)
             dst = &opt_window, window_only = true;
         else if (strcmp(argv[i], "--counting") == 0)
             dst = &opt_counting;
+        else if (strcmp(argv[i], "--fuse-size") == 0)
+            dst = &fuse_size;
+        else if (strcmp(argv[i], "--interleave") == 0)
+            dst = &interleave;
         if (!dst || i + 1 >= argc || util_parse_count(argv[++i], dst) != 0 || *dst == 0) {
             fprintf(stderr,
-                    "usage: %s [--big N] [--queries N] [--build N] [--window N] [--counting N]\n",
+                    "usage: %s [--big N] [--queries N] [--build N] [--window N] [--counting N] "
+                    "[--fuse-size N] [--interleave N]\n",
                     argv[0]);
             return 2;
         }
@@ -404,20 +534,29 @@ int main(int argc, char **argv)
         bench_lists(opt_counting);
         return 0;
     }
+    if (interleave) {
+        bench_interleave(interleave);
+        return 0;
+    }
+    if (fuse_size) {
+        bench_fuse_size(fuse_size);
+        return 0;
+    }
     if (window_only) {
         bench_window(opt_window);
         return 0;
     }
     printf("lookups per second, single thread, in millions\n");
-    printf("%-8s %-13s %14s %7s %11s %11s %11s %11s\n", "layout", "filter", "size", "shards",
-           "absent/1", "absent/bat", "present/1", "present/bat");
-    double r[2][2][2][2]; /* layout, size, present, batched */
-    enum filter_layout layouts[2] = {FILTER_BLOCKED, FILTER_CLASSIC};
+    printf("%-8s %-13s %11s %7s %6s %8s %10s %10s %10s %10s\n", "layout", "filter", "size",
+           "shards", "bits", "fp rate", "absent/1", "absent/bat", "present/1", "present/bat");
+    double r[3][2][2][2]; /* layout, size, present, batched */
+    double bpi[3][2], rate[3][2];
+    enum filter_layout layouts[3] = {FILTER_BLOCKED, FILTER_CLASSIC, FILTER_FUSE};
     char big_label[32];
     snprintf(big_label, sizeof(big_label), "%lluM items", (unsigned long long)(opt_big / 1000000));
-    for (int l = 0; l < 2; l++) {
-        bench_lookups(layouts[l], 1000000, "1M items", r[l][0]);
-        bench_lookups(layouts[l], opt_big, big_label, r[l][1]);
+    for (int l = 0; l < 3; l++) {
+        bench_lookups(layouts[l], 1000000, "1M items", r[l][0], &bpi[l][0], &rate[l][0]);
+        bench_lookups(layouts[l], opt_big, big_label, r[l][1], &bpi[l][1], &rate[l][1]);
     }
     printf("\nout-of-cache ratio, blocked batched / classic single: absent %.2fx, present %.2fx, "
            "half-and-half %.2fx\n",
@@ -428,5 +567,11 @@ int main(int argc, char **argv)
                : 0.0);
     bench_window(opt_window);
     bench_build();
+    /* The fuse layout's targets (issue #17), from the figures above. */
+    printf("\nfuse against blocked, %s: %.2f bits per item (target <= 16.5) at a measured rate "
+           "of %.2g (target <= 1e-4); batched lookups out of cache %.2fx absent, %.2fx present "
+           "(target >= 0.7x); build %.2fx (target >= 0.5x)\n",
+           big_label, bpi[2][1], rate[2][1], r[2][1][0][1] / r[0][1][0][1],
+           r[2][1][1][1] / r[0][1][1][1], build_rate[2] / build_rate[0]);
     return 0;
 }

@@ -260,5 +260,40 @@ contains "$T/err" "mid.journal: corrupt record at offset 32" "build corrupt jour
 expect 1 "build missing journal" -- "$BG" build --quiet -o "$T/jc.bloom" --journal "$T/nope.journal" "$SAMPLE"
 expect 2 "dry run with journal" -- "$BG" build --dry-run --capacity 10 --journal "$T/j1.journal"
 
+# --- the fuse layout: a list with every line twice, journals, an Adblock list,
+# an empty input; its dry run; a capacity too small for the list
+ADB=${srcdir:-.}/data/urlhaus-filter-online.txt
+cat "$SAMPLE" "$SAMPLE" >"$T/twice.txt"
+expect 0 "build fuse" -- "$BG" build --quiet --seed 5 --layout fuse -o "$T/f.bloom" "$T/twice.txt"
+expect 0 "info fuse" -- "$BG" info "$T/f.bloom"
+[ "$(json "$T/out" layout),$(json "$T/out" format_version),$(json "$T/out" items),$(json "$T/out" k)" = "fuse,3,$items,14" ] &&
+    ok || bad "fuse info: $(cat "$T/out")"
+expect 0 "verify fuse" -- "$BG" verify "$T/f.bloom"
+"$BG" check "$T/f.bloom" <"$T/items" | grep -c '^YES$' >"$T/n"
+[ "$(cat "$T/n")" = "$items" ] && ok || bad "fuse: not every item found"
+expect 0 "check fuse absent" -- "$BG" check "$T/f.bloom" "certainly-not-listed.example"
+[ "$(cat "$T/out")" = NO ] && ok || bad "fuse answered $(cat "$T/out") for an absent item"
+expect 0 "build fuse --journal" -- "$BG" build --quiet --seed 5 --layout fuse -o "$T/fj.bloom" --journal "$T/bin.journal" --journal "$T/j1.journal" "$SAMPLE"
+expect 0 "check fuse journal items" -- "$BG" check "$T/fj.bloom" "with space " "#hash" fine alpha "$(head -1 "$T/items")"
+[ "$(tr '\n' ' ' <"$T/out")" = "YES YES YES YES YES " ] && ok || bad "fuse journal items not found: $(cat "$T/out")"
+expect 0 "build fuse adblock" -- "$BG" build --quiet --seed 5 --layout fuse --format adblock -o "$T/fa.bloom" "$ADB"
+expect 0 "build blocked adblock" -- "$BG" build --quiet --seed 5 --format adblock -o "$T/ba.bloom" "$ADB"
+expect 0 "info fuse adblock" -- "$BG" info "$T/fa.bloom"
+fitems=$(json "$T/out" items)
+expect 0 "info blocked adblock" -- "$BG" info "$T/ba.bloom"
+[ "$fitems" -gt 0 ] && [ "$fitems" -ge "$(json "$T/out" items)" ] && ok || bad "fuse adblock keys $fitems"
+: | "$BG" build --quiet --seed 5 --layout fuse -o "$T/fe.bloom" -
+expect 0 "verify empty fuse" -- "$BG" verify "$T/fe.bloom"
+expect 0 "check empty fuse" -- "$BG" check "$T/fe.bloom" anything
+[ "$(cat "$T/out")" = NO ] && ok || bad "empty fuse filter answered $(cat "$T/out")"
+expect 0 "dry run fuse" -- "$BG" build --dry-run --capacity 10000000000 --fpr 0.0001 --layout fuse
+bytes=$(json "$T/out" bytes)
+[ "$bytes" -lt 20600000000 ] && ok || bad "dry run fuse: $bytes bytes, not under 20.6 GB"
+expect 1 "fuse over capacity" -- "$BG" build --quiet --layout fuse --capacity 10 -o "$T/fs.bloom" "$SAMPLE"
+contains "$T/err" "larger --capacity" "fuse over capacity message"
+[ ! -e "$T/fs.bloom" ] && ok || bad "failed fuse build left an output file"
+expect 2 "layout unknown" -- "$BG" build --layout xor -o "$T/x.bloom" "$SAMPLE"
+contains "$T/err" "blocked, classic or fuse" "layout message"
+
 echo "tool_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,7 +2,8 @@
  * every kind of damage a file can come with: flipped bytes in each header
  * field and in payloads, truncation, trailing bytes, a future version or key
  * kind, and
- * absurd values behind a valid header checksum. Each must be refused with a
+ * absurd values behind a valid header checksum, for the fuse layout (version
+ * 3) as for the Bloom layouts. Each must be refused with a
  * message naming the file and the fault, never a crash (the sanitizer build
  * turns any stray read into a failure). Offsets are the on-disk layout of
  * docs/file-format.md, written out here on purpose: a change to the layout
@@ -20,6 +21,7 @@
 
 #include "bloom/filter.h"
 #include "bloom/format.h"
+#include "bloom/fuse.h"
 #include "bloom/hash.h"
 #include "lib/testutil.h"
 
@@ -41,6 +43,8 @@ enum {
     OFF_STRIDE = 88,
     OFF_KEYS = 96, /* version 2; reserved (zero) in version 1 */
     OFF_RESERVED = 100,
+    OFF_FUSE_SEG_LOG = 100, /* version 3, fuse */
+    OFF_FUSE_SEGMENTS = 104,
     OFF_HEADER_SUM = 120,
     OFF_TABLE = 128,
 };
@@ -73,13 +77,23 @@ static struct filter *make_filled_keys(enum filter_layout layout, uint64_t capac
                                        uint32_t shards, uint64_t items, enum filter_keys keys)
 {
     struct filter_plan plan;
-    char err[256] = "", key[32];
+    char err[256] = "", key[160]; /* room for what inlined XXH3 may read, as gcc sees it */
     ck_assert_msg(filter_plan_make(layout, capacity, 1e-3, shards, &plan, err, sizeof(err)) == 0,
                   "%s", err);
-    struct filter *f = filter_create(&plan, SEED, err, sizeof(err));
+    struct filter *f;
+    if (layout == FILTER_FUSE) { /* built whole from the hashes */
+        struct hash128 *h = malloc((items + 1) * sizeof(*h));
+        ck_assert_ptr_nonnull(h);
+        for (uint64_t i = 0; i < items; i++)
+            h[i] = hash_item(key, tu_key(key, "key-", i), SEED);
+        f = fuse_filter_build(&plan, SEED, h, items, 2, err, sizeof(err));
+        free(h);
+    } else {
+        f = filter_create(&plan, SEED, err, sizeof(err));
+    }
     ck_assert_msg(f != NULL, "%s", err);
     f->keys = keys;
-    for (uint64_t i = 0; i < items; i++)
+    for (uint64_t i = 0; layout != FILTER_FUSE && i < items; i++)
         filter_add(f, key, tu_key(key, "key-", i));
     return f;
 }
@@ -158,7 +172,9 @@ static void sample_make_keys(struct sample *s, enum filter_layout layout, uint64
     s->stride = get_le(s->buf + OFF_STRIDE, 8);
     s->shard_bytes = f->bits_per_shard / 8;
     ck_assert_uint_eq(get_le(s->buf + OFF_HEADER_BYTES, 4), s->header_bytes);
-    ck_assert_uint_eq(get_le(s->buf + OFF_VERSION, 4), keys == FILTER_KEYS_EXACT ? 1 : 2);
+    ck_assert_uint_eq(get_le(s->buf + OFF_VERSION, 4), layout == FILTER_FUSE        ? 3
+                                                       : keys == FILTER_KEYS_EXACT ? 1
+                                                                                   : 2);
     ck_assert_uint_eq(get_le(s->buf + OFF_KEYS, 4), keys);
     filter_free(f);
 }
@@ -186,7 +202,8 @@ START_TEST(test_round_trip)
 {
     /* Loop index: layout by shard count; the key kinds go round with the
      * shard counts, so each layout carries each kind once. */
-    enum filter_layout layout = _i / 3 ? FILTER_CLASSIC : FILTER_BLOCKED;
+    static const enum filter_layout layouts[] = {FILTER_BLOCKED, FILTER_CLASSIC, FILTER_FUSE};
+    enum filter_layout layout = layouts[_i / 3];
     uint32_t S = rt_shards[_i % 3];
     enum filter_keys keys = (enum filter_keys)((_i + _i / 3) % 3);
     const uint64_t n = 50000;
@@ -205,7 +222,9 @@ START_TEST(test_round_trip)
     uint64_t header_bytes = OFF_TABLE + 32ull * S;
     uint64_t shard_bytes = f->bits_per_shard / 8;
     /* An exact filter is written as version 1, readable by every release. */
-    ck_assert_uint_eq(info.version, keys == FILTER_KEYS_EXACT ? 1 : 2);
+    ck_assert_uint_eq(info.version, layout == FILTER_FUSE        ? 3
+                                    : keys == FILTER_KEYS_EXACT ? 1
+                                                                : 2);
     ck_assert_int_eq(info.keys, keys);
     ck_assert_int_eq(info.plan.layout, layout);
     ck_assert_uint_eq(info.plan.k, f->k);
@@ -224,8 +243,13 @@ START_TEST(test_round_trip)
     for (uint32_t i = 0; i < S; i++) {
         ck_assert_uint_eq(info.shards[i].items, atomic_load(&f->shards[i].items));
         ck_assert_uint_eq(info.shards[i].bits_set, filter_shard_popcount(f, i));
+        /* A fuse shard's checksum is seeded with its construction seed. */
         ck_assert_uint_eq(info.shards[i].checksum,
-                          XXH3_64bits((const void *)f->shards[i].words, shard_bytes));
+                          XXH3_64bits_withSeed((const void *)f->shards[i].words, shard_bytes,
+                                               f->shards[i].fuse_seed));
+        ck_assert_uint_eq(info.shards[i].fuse_seed, f->shards[i].fuse_seed);
+        if (layout != FILTER_FUSE)
+            ck_assert_uint_eq(f->shards[i].fuse_seed, 0);
     }
     format_info_free(&info);
     ck_assert_ptr_null(info.shards);
@@ -257,6 +281,12 @@ START_TEST(test_round_trip)
     for (uint64_t i = 0; i < n; i++) {
         size_t len = tu_key(key, "key-", i);
         ck_assert_msg(filter_check(g, key, len), "%s lost in the round trip", key);
+    }
+    if (layout == FILTER_FUSE) { /* built whole: it takes no add (the daemon's delta does) */
+        ck_assert(!filter_add(g, "late addition", 13));
+        filter_free(g);
+        filter_free(f);
+        return;
     }
     /* A loaded filter keeps working: add, then write again, then reload. */
     ck_assert(filter_add(g, "late addition", 13));
@@ -351,10 +381,12 @@ static const struct flip header_flips[] = {
 
 START_TEST(test_header_byte_flips)
 {
-    /* Loop index: an exact (version 1) and a url (version 2) file. */
+    /* Loop index: an exact (version 1) and a url (version 2) blocked file,
+     * an exact fuse file (version 3: the flips at 100 and 103 hit its
+     * geometry, the shard entry's last byte its seed). */
     struct sample s;
-    sample_make_keys(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf",
-                     _i ? FILTER_KEYS_URL : FILTER_KEYS_EXACT);
+    sample_make_keys(&s, _i == 2 ? FILTER_FUSE : FILTER_BLOCKED, 20000, 4, "ref.bgf",
+                     _i == 1 ? FILTER_KEYS_URL : FILTER_KEYS_EXACT);
     for (size_t i = 0; i < sizeof(header_flips) / sizeof(header_flips[0]); i++) {
         unsigned char *buf = malloc(s.len);
         ck_assert_ptr_nonnull(buf);
@@ -379,7 +411,8 @@ START_TEST(test_payload_byte_flips)
     /* Damage in 1, 2 or 3 shards: the loader refuses, the verifier counts
      * exactly the damaged shards, the header alone still reads. */
     struct sample s;
-    sample_make(&s, _i ? FILTER_CLASSIC : FILTER_BLOCKED, 20000, 4, "ref.bgf");
+    static const enum filter_layout layouts[] = {FILTER_BLOCKED, FILTER_CLASSIC, FILTER_FUSE};
+    sample_make(&s, layouts[_i], 20000, 4, "ref.bgf");
     static const struct {
         uint32_t shards[3];
         int n;
@@ -414,8 +447,8 @@ END_TEST
 
 START_TEST(test_truncation)
 {
-    struct sample s;
-    sample_make(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf");
+    struct sample s; /* Loop index: blocked, fuse. */
+    sample_make(&s, _i ? FILTER_FUSE : FILTER_BLOCKED, 20000, 4, "ref.bgf");
     struct {
         size_t len;
         const char *word;
@@ -445,8 +478,8 @@ END_TEST
 
 START_TEST(test_trailing_bytes)
 {
-    struct sample s;
-    sample_make(&s, FILTER_CLASSIC, 20000, 4, "ref.bgf");
+    struct sample s; /* Loop index: classic, fuse. */
+    sample_make(&s, _i ? FILTER_FUSE : FILTER_CLASSIC, 20000, 4, "ref.bgf");
     const size_t extra[] = {1, 8, 4096};
     for (size_t i = 0; i < 3; i++) {
         unsigned char *buf = calloc(1, s.len + extra[i]);
@@ -465,8 +498,8 @@ END_TEST
 
 START_TEST(test_wrong_magic)
 {
-    struct sample s;
-    sample_make(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf");
+    struct sample s; /* Loop index: blocked, fuse. */
+    sample_make(&s, _i ? FILTER_FUSE : FILTER_BLOCKED, 20000, 4, "ref.bgf");
     char path[4096];
     unsigned char *buf = malloc(s.len);
     ck_assert_ptr_nonnull(buf);
@@ -488,15 +521,22 @@ END_TEST
 
 START_TEST(test_versions)
 {
-    /* Version 3 behind a valid checksum: refused because of the version, with
-     * advice to upgrade, not as a corrupt file. */
+    /* Version 4 behind a valid checksum: refused because of the version, with
+     * advice to upgrade, not as a corrupt file (as a reader of version 2
+     * refuses a fuse file, version 3). A fuse file claiming version 1 or 2
+     * is corrupt: those versions have no fuse layout. Loop index: blocked,
+     * fuse. */
     struct sample s;
-    sample_make(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf");
+    sample_make(&s, _i ? FILTER_FUSE : FILTER_BLOCKED, 20000, 4, "ref.bgf");
     struct {
         uint32_t version;
         const char *word;
-    } v[] = {{3, "format version 3 is newer"}, {0xffffffffu, "newer"}, {0, "format version 0"}};
-    for (size_t i = 0; i < 3; i++) {
+    } v[] = {{4, "format version 4 is newer"},
+             {0xffffffffu, "newer"},
+             {0, "format version 0"},
+             {2, "fuse layout in a version-2 file"},
+             {1, "fuse layout in a version-1 file"}};
+    for (size_t i = 0; i < (_i ? 5u : 3u); i++) {
         unsigned char *buf = malloc(s.len);
         ck_assert_ptr_nonnull(buf);
         memcpy(buf, s.buf, s.len);
@@ -635,18 +675,62 @@ static const struct patch patches[] = {
     {"shard 0 items 2^63", OFF_TABLE, 8, SET, 1ull << 63, 0, "shard 0 counts", 1, -1},
     {"shard 1 bits set > bits", OFF_TABLE + 32 + 8, 8, BITS_PLUS, 1, 0, "shard 1 counts", 1, -1},
     {"shard 3 reserved", OFF_TABLE + 96 + 24, 8, SET, 1, 0, "shard 3 counts", 1, -1},
+    {"layout fuse in a blocked file", OFF_LAYOUT, 4, SET, 4, 0, "fuse layout in a version-1", 1,
+     -1},
     /* Header sound, payload does not match it: only a full read can tell. */
     {"shard 1 checksum", OFF_TABLE + 32 + 16, 8, ADD, 1, 0, "shard 1: checksum mismatch", 0, 1},
     {"shard 2 bits set - 1", OFF_TABLE + 64 + 8, 8, ADD, (uint64_t)-1, 0, "shard 2: set-bit count",
      0, 1},
 };
 
+/* The same patches on a fuse file (version 3), where they mean something
+ * else: NULL skips a patch that is sound there, else the word expected. */
+static const char *fuse_word(const struct patch *p, int *header, int *verify_rc)
+{
+    if (p->off == OFF_KEYS) /* a key kind is sound in version 3 */
+        return NULL;
+    if (p->off == OFF_LAYOUT && p->value == FILTER_FUSE) /* it is one already */
+        return NULL;
+    if (p->how == MUL && p->off == OFF_BITS_PER_SHARD)
+        return "fuse geometry";
+    if (p->off == OFF_RESERVED + 5)
+        return "fuse geometry"; /* a byte of the segment count */
+    if (p->off == OFF_TABLE + 96 + 24) { /* shard 3's seed: its payload checksum is seeded */
+        *header = 0;
+        *verify_rc = 1;
+        return "shard 3: checksum mismatch";
+    }
+    return p->word;
+}
+
+static const struct patch fuse_patches[] = {
+    {"segment log 0", OFF_FUSE_SEG_LOG, 4, SET, 0, 0, "fuse geometry", 1, -1},
+    {"segment log 21", OFF_FUSE_SEG_LOG, 4, SET, 21, 0, "fuse geometry", 1, -1},
+    {"segment log + 1", OFF_FUSE_SEG_LOG, 4, ADD, 1, 0, "fuse geometry", 1, -1},
+    {"segments 0", OFF_FUSE_SEGMENTS, 4, SET, 0, 0, "fuse geometry", 1, -1},
+    {"segments 2^32-1", OFF_FUSE_SEGMENTS, 4, SET, 0xffffffffu, 0, "fuse geometry", 1, -1},
+    {"segments - 1", OFF_FUSE_SEGMENTS, 4, ADD, 0xffffffffu, 0, "fuse geometry", 1, -1},
+    {"layout blocked", OFF_LAYOUT, 4, SET, 1, 0, "fuse geometry", 1, -1},
+    {"f 33", OFF_K, 4, SET, 33, 0, "k = 33", 1, -1},
+    {"f + 1", OFF_K, 4, ADD, 1, 0, "fuse geometry", 1, -1},
+    {"shard 0 seed + 1", OFF_TABLE + 24, 8, ADD, 1, 0, "shard 0: checksum mismatch", 0, 1},
+};
+#define N_PATCHES (int)(sizeof(patches) / sizeof(patches[0]))
+#define N_FUSE_PATCHES (int)(sizeof(fuse_patches) / sizeof(fuse_patches[0]))
+
 START_TEST(test_absurd_fields)
 {
-    /* Loop index: the patch. */
-    const struct patch *p = &patches[_i];
+    /* Loop index: the patch on a blocked file, then each on a fuse file
+     * (with the fuse file's own meaning), then the fuse-only patches. */
+    bool fuse = _i >= N_PATCHES;
+    const struct patch *p = _i < 2 * N_PATCHES ? &patches[_i % N_PATCHES]
+                                               : &fuse_patches[_i - 2 * N_PATCHES];
+    const char *word = p->word;
+    int header = p->header, verify_rc = p->verify_rc;
+    if (fuse && _i < 2 * N_PATCHES && !(word = fuse_word(p, &header, &verify_rc)))
+        return;
     struct sample s;
-    sample_make(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf");
+    sample_make(&s, fuse ? FILTER_FUSE : FILTER_BLOCKED, 20000, 4, "ref.bgf");
     unsigned char *buf = malloc(s.len);
     ck_assert_ptr_nonnull(buf);
     memcpy(buf, s.buf, s.len);
@@ -673,7 +757,7 @@ START_TEST(test_absurd_fields)
     char name[64], path[4096];
     snprintf(name, sizeof(name), "absurd-%d.bgf", _i);
     variant(&s, buf, s.len, name, path, sizeof(path));
-    expect_refused(path, p->word, p->header, p->verify_rc);
+    expect_refused(path, word, header, verify_rc);
     free(buf);
     free(s.buf);
 }
@@ -682,9 +766,10 @@ END_TEST
 START_TEST(test_valid_checksum_is_accepted)
 {
     /* The checksum recomputed over an unchanged header changes nothing: the
-     * absurd-field tests above fail for their field, not for the checksum. */
+     * absurd-field tests above fail for their field, not for the checksum.
+     * Loop index: blocked, fuse. */
     struct sample s;
-    sample_make(&s, FILTER_BLOCKED, 20000, 4, "ref.bgf");
+    sample_make(&s, _i ? FILTER_FUSE : FILTER_BLOCKED, 20000, 4, "ref.bgf");
     unsigned char *buf = malloc(s.len);
     ck_assert_ptr_nonnull(buf);
     memcpy(buf, s.buf, s.len);
@@ -729,7 +814,8 @@ START_TEST(test_random_flips)
      * page padding. A file loads exactly when every change is in padding, and
      * then holds the original bits; anything else is refused. */
     struct sample s;
-    sample_make(&s, _i ? FILTER_CLASSIC : FILTER_BLOCKED, 3000, 2, "ref.bgf");
+    static const enum filter_layout layouts[] = {FILTER_BLOCKED, FILTER_CLASSIC, FILTER_FUSE};
+    sample_make(&s, layouts[_i], 3000, 2, "ref.bgf");
     char err[512];
     struct filter *orig = format_load(s.path, 1, err, sizeof(err));
     ck_assert_ptr_nonnull(orig);
@@ -812,29 +898,29 @@ static Suite *format_suite(void)
     TCase *tc = tcase_create("round_trip");
     tcase_add_unchecked_fixture(tc, tu_dir_setup, tu_dir_teardown);
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_round_trip, 0, 6);
+    tcase_add_loop_test(tc, test_round_trip, 0, 9);
     tcase_add_test(tc, test_write_is_atomic_and_clean);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("corruption");
     tcase_add_unchecked_fixture(tc, tu_dir_setup, tu_dir_teardown);
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_header_byte_flips, 0, 2);
-    tcase_add_loop_test(tc, test_payload_byte_flips, 0, 2);
-    tcase_add_test(tc, test_truncation);
-    tcase_add_test(tc, test_trailing_bytes);
-    tcase_add_test(tc, test_wrong_magic);
-    tcase_add_test(tc, test_versions);
+    tcase_add_loop_test(tc, test_header_byte_flips, 0, 3);
+    tcase_add_loop_test(tc, test_payload_byte_flips, 0, 3);
+    tcase_add_loop_test(tc, test_truncation, 0, 2);
+    tcase_add_loop_test(tc, test_trailing_bytes, 0, 2);
+    tcase_add_loop_test(tc, test_wrong_magic, 0, 2);
+    tcase_add_loop_test(tc, test_versions, 0, 2);
     tcase_add_test(tc, test_key_kinds);
-    tcase_add_loop_test(tc, test_absurd_fields, 0, (int)(sizeof(patches) / sizeof(patches[0])));
-    tcase_add_test(tc, test_valid_checksum_is_accepted);
+    tcase_add_loop_test(tc, test_absurd_fields, 0, 2 * N_PATCHES + N_FUSE_PATCHES);
+    tcase_add_loop_test(tc, test_valid_checksum_is_accepted, 0, 2);
     tcase_add_test(tc, test_bad_paths);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("random");
     tcase_add_unchecked_fixture(tc, tu_dir_setup, tu_dir_teardown);
     tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_random_flips, 0, 2);
+    tcase_add_loop_test(tc, test_random_flips, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }
