@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bloom/filter.h"
+#include "bloom/shape.h"
 
 #define COUNTING_MAX 15u       /* a counter at this value saturates and sticks */
 #define COUNTING_PER_WORD 16u  /* 4-bit counters in a 64-bit word */

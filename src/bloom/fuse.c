@@ -147,8 +147,8 @@ int fuse_plan_validate(const struct filter_plan *p, char *err, size_t errlen)
 {
     if (p->layout != FILTER_FUSE) {
         if (p->fuse_seg_log || p->fuse_segments) {
-            snprintf(err, errlen, "fuse geometry given for a %s filter",
-                     filter_layout_name(p->layout));
+            snprintf(err, errlen, "fuse geometry given for a filter of layout %d (not fuse)",
+                     (int)p->layout);
             return -1;
         }
         return 0;
@@ -191,6 +191,7 @@ bool fuse_check_hash(const struct filter *f, struct hash128 h)
  * three slots located and prefetched (and also's first line), while the
  * current one is tested. */
 void fuse_check_batch_also(const struct filter *f, const struct filter *also,
+                           bool (*also_has)(const struct filter *, struct hash128),
                            const struct filter_key *keys, size_t n, bool *present)
 {
     struct {
@@ -224,7 +225,7 @@ void fuse_check_batch_also(const struct filter *f, const struct filter *also,
         const struct fuse_slots *s = &ring[slot].s;
         bool yes = (slot_get(pl, s->p[0], k) ^ slot_get(pl, s->p[1], k) ^
                     slot_get(pl, s->p[2], k)) == s->fp ||
-                   (also && filter_check_hash(also, ring[slot].h));
+                   (also && also_has(also, ring[slot].h));
         if (i + BATCH < n)
             FUSE_STAGE(slot, keys[i + BATCH]);
         present[i] = yes;
@@ -235,7 +236,7 @@ void fuse_check_batch_also(const struct filter *f, const struct filter *also,
 void fuse_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                       bool *present)
 {
-    fuse_check_batch_also(f, NULL, keys, n, present);
+    fuse_check_batch_also(f, NULL, NULL, keys, n, present);
 }
 
 /* ---- construction ---- */
@@ -395,63 +396,4 @@ out:
     free(sc.queue);
     free(sc.stack);
     return rc;
-}
-
-struct whole {
-    struct filter *f;
-    struct hash128 *by; /* the hashes ordered by shard */
-    size_t *off;        /* shard s's are by[off[s], off[s + 1]) */
-    _Atomic int failed;
-    char err[512];
-};
-
-/* Worker thread of fuse_filter_build: shard i. */
-static void whole_task(void *arg, size_t i)
-{
-    struct whole *w = arg;
-    char why[512];
-    if (fuse_build_shard(w->f, (uint32_t)i, w->by + w->off[i], w->off[i + 1] - w->off[i],
-                         w->f->seed ^ 0xD6E8FEB86659FD93ull, why, sizeof(why)) != 0 &&
-        atomic_fetch_add(&w->failed, 1) == 0)
-        snprintf(w->err, sizeof(w->err), "%s", why);
-}
-
-struct filter *fuse_filter_build(const struct filter_plan *plan, uint64_t seed,
-                                 const struct hash128 *hashes, size_t n, unsigned threads,
-                                 char *err, size_t errlen)
-{
-    struct filter *f = filter_create(plan, seed, err, errlen);
-    if (!f)
-        return NULL;
-    uint32_t S = f->shard_count;
-    struct whole w = {.f = f};
-    w.by = malloc((n ? n : 1) * sizeof(*w.by));
-    w.off = calloc((size_t)S + 1, sizeof(*w.off));
-    size_t *pos = malloc((size_t)S * sizeof(*pos));
-    if (!w.by || !w.off || !pos) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
-    for (size_t i = 0; i < n; i++)
-        w.off[filter_shard_of(f, hashes[i]) + 1]++;
-    for (uint32_t s = 0; s < S; s++)
-        w.off[s + 1] += w.off[s];
-    memcpy(pos, w.off, (size_t)S * sizeof(*pos));
-    for (size_t i = 0; i < n; i++)
-        w.by[pos[filter_shard_of(f, hashes[i])]++] = hashes[i];
-    util_parallel_for(threads ? threads : util_ncpus(), S, whole_task, &w);
-    if (atomic_load(&w.failed)) {
-        snprintf(err, errlen, "%s", w.err);
-        goto fail;
-    }
-    free(w.by);
-    free(w.off);
-    free(pos);
-    return f;
-fail:
-    free(w.by);
-    free(w.off);
-    free(pos);
-    filter_free(f);
-    return NULL;
 }

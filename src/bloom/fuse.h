@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bloom/filter.h"
+#include "bloom/shape.h"
 
 #define FUSE_MIN_BITS 1u
 #define FUSE_MAX_BITS 32u
@@ -47,8 +47,11 @@ bool fuse_check_hash(const struct filter *f, struct hash128 h);
 void fuse_check_batch(const struct filter *f, const struct filter_key *keys, size_t n,
                       bool *present);
 /* The same, an item also present when `also` (a plain filter of the same
- * seed: the delta, bloom/fusedelta.h) holds it: both probed in one pass. */
+ * seed: the delta, bloom/fusedelta.h) holds it, as also_has says (the
+ * caller's filter_check_hash: this file calls nothing of filter.c, which
+ * calls it): both probed in one pass. */
 void fuse_check_batch_also(const struct filter *f, const struct filter *also,
+                           bool (*also_has)(const struct filter *, struct hash128),
                            const struct filter_key *keys, size_t n, bool *present);
 
 /* Build shard s of f (a fuse filter fresh from filter_create) from its keys:
@@ -60,14 +63,5 @@ void fuse_check_batch_also(const struct filter *f, const struct filter *also,
  * thread; shards may be built in parallel. */
 int fuse_build_shard(struct filter *f, uint32_t s, struct hash128 *keys, size_t n,
                      uint64_t base_seed, char *err, size_t errlen);
-
-/* A whole fuse filter for plan from n hashes in memory (made with seed, any
- * order, duplicates allowed; not modified), shards built on threads threads
- * (0: every CPU). For tests, the benchmark and small builds: the build tool
- * collects hashes with bounded memory instead (tool/build_fuse.h). NULL
- * with err. */
-struct filter *fuse_filter_build(const struct filter_plan *plan, uint64_t seed,
-                                 const struct hash128 *hashes, size_t n, unsigned threads,
-                                 char *err, size_t errlen);
 
 #endif

@@ -94,7 +94,7 @@ static void ops_check_batch(void *cp, const struct filter *head, const struct fi
 {
     struct fusedelta *c = cp;
     (void)head;
-    fuse_check_batch_also(c->fuse, c->delta, keys, n, present);
+    fuse_check_batch_also(c->fuse, c->delta, filter_check_hash, keys, n, present);
 }
 
 static uint64_t ops_items(void *cp)

@@ -27,6 +27,7 @@
 #include "bloom/counting.h"
 #include "bloom/filter.h"
 #include "bloom/fuse.h"
+#include "bloom/fuse_build.h"
 #include "bloom/ring.h"
 #include "base/util.h"
 

@@ -22,6 +22,7 @@
 #include "bloom/filter.h"
 #include "bloom/format.h"
 #include "bloom/fuse.h"
+#include "bloom/fuse_build.h"
 #include "bloom/hash.h"
 #include "lib/testutil.h"
 
