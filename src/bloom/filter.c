@@ -229,6 +229,17 @@ struct filter *filter_create(const struct filter_plan *plan, uint64_t seed, char
     return f;
 }
 
+void filter_comp_head(struct filter *head, const struct filter *part, uint64_t capacity,
+                      double fpr, void *comp, const struct filter_comp_ops *ops)
+{
+    *head = *part;
+    head->capacity = capacity;
+    head->fpr_target = fpr;
+    head->comp = comp;
+    head->comp_ops = ops;
+    head->ring = NULL;
+}
+
 void filter_free(struct filter *f)
 {
     if (!f)

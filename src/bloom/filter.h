@@ -33,6 +33,13 @@ uint64_t filter_plan_bytes(const struct filter_plan *plan);
 struct filter *filter_create(const struct filter_plan *plan, uint64_t seed, char *err,
                              size_t errlen);
 void filter_free(struct filter *f);
+/* Make head (zeroed memory of the composite's own) the head of a composite:
+ * part's geometry and seed, so a caller hashes an item once for every part
+ * and may prefetch through the head (its shards are part's, never written
+ * through the head), the filter's own sizing, and comp and its ops. The
+ * composite's module calls it once, before the head is shared. */
+void filter_comp_head(struct filter *head, const struct filter *part, uint64_t capacity,
+                      double fpr, void *comp, const struct filter_comp_ops *ops);
 /* Zero every bit and counter (the pages go back to the kernel, which hands
  * out zeroes on the next touch). No add may run meanwhile; a concurrent
  * check reads old bits or zeroes (bloom/ring.c discards what it reads). */

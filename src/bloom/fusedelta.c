@@ -47,10 +47,7 @@ struct filter *fusedelta_create(struct filter *fuse, uint64_t delta_capacity, ch
     c->capacity = delta_capacity;
     /* The head: the fuse filter's geometry, seed, keys and sizing, so a
      * caller hashes once and INFO shows the file's figures. */
-    *head = *fuse;
-    head->comp = c;
-    head->comp_ops = &fusedelta_ops;
-    head->ring = NULL;
+    filter_comp_head(head, fuse, fuse->capacity, fuse->fpr_target, c, &fusedelta_ops);
     return head;
 fail:
     if (c)

@@ -124,15 +124,7 @@ struct filter *grow_filter_create(const struct filter_plan *first, double fpr, u
         free(head);
         return NULL;
     }
-    /* The head: sub-filter 0's geometry and the shared seed (a caller hashes
-     * once for every sub-filter; its shards are sub-filter 0's, never
-     * written through the head), the filter's own sizing. */
-    *head = *g->sub[0];
-    head->capacity = capacity;
-    head->fpr_target = fpr;
-    head->comp = g;
-    head->comp_ops = &grow_ops;
-    head->ring = NULL;
+    filter_comp_head(head, g->sub[0], capacity, fpr, g, &grow_ops);
     return head;
 }
 

@@ -50,14 +50,7 @@ struct filter *ring_filter_create(const struct filter_plan *slice_plan, uint64_t
             return NULL;
         }
     }
-    /* The head: the slices' geometry and seed (so a caller hashes an item
-     * once for all of them and may prefetch through it: its shards are slot
-     * 0's, never written through the head), the filter's own sizing. */
-    *head = *r->slot[0];
-    head->capacity = capacity;
-    head->fpr_target = fpr;
-    head->comp = r;
-    head->comp_ops = &ring_ops;
+    filter_comp_head(head, r->slot[0], capacity, fpr, r, &ring_ops);
     head->ring = r;
     return head;
 }
