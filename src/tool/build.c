@@ -8,78 +8,20 @@
 #include "tool/build.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bloom/format.h"
 #include "store/journal.h"
 #include "tool/build_fuse.h"
+#include "tool/build_input.h"
 #include "tool/build_journal.h"
 #include "base/util.h"
-
-#define READ_CHUNK (4u << 20)
-
-static inline bool is_trim(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-int build_next_item(const char *buf, size_t len, bool last, size_t *pos, struct filter_key *item)
-{
-    size_t p = *pos;
-    while (p < len) {
-        const char *nl = memchr(buf + p, '\n', len - p);
-        size_t end, next;
-        if (nl) {
-            end = (size_t)(nl - buf);
-            next = end + 1;
-        } else if (last) {
-            end = len;
-            next = len;
-        } else {
-            break;
-        }
-        size_t start = p;
-        p = next;
-        while (end > start && is_trim((unsigned char)buf[end - 1]))
-            end--;
-        if (end == start || buf[start] == '#')
-            continue;
-        item->data = buf + start;
-        item->len = end - start;
-        *pos = p;
-        return 1;
-    }
-    *pos = p;
-    return 0;
-}
-
-int build_next_line(const char *buf, size_t len, bool last, size_t *pos, struct filter_key *line)
-{
-    size_t p = *pos;
-    if (p >= len)
-        return 0;
-    const char *nl = memchr(buf + p, '\n', len - p);
-    size_t end;
-    if (nl)
-        end = (size_t)(nl - buf);
-    else if (last)
-        end = len;
-    else
-        return 0;
-    line->data = buf + p;
-    line->len = end - p;
-    *pos = nl ? end + 1 : len;
-    return 1;
-}
 
 static const char *const form_names[BUILD_FORMS] = {"host", "ip", "url"};
 
@@ -117,27 +59,6 @@ enum build_form build_key_form(enum filter_keys keys, const char *key, size_t le
     return host_is_ip(key, hl) ? BUILD_FORM_IP : BUILD_FORM_HOST;
 }
 
-/* One input stream: a path (or "-") and its open descriptor. */
-struct input {
-    const char *name;
-    int fd;
-    bool spooled; /* stdin copied to an unlinked temporary file */
-};
-
-/* The reader shared by the workers; everything here is under mu. */
-struct reader {
-    pthread_mutex_t mu;
-    struct input *inputs;
-    size_t n_inputs;
-    size_t cur;          /* input being read */
-    uint64_t cur_offset; /* bytes of it consumed so far */
-    char *carry;         /* the incomplete last line of the previous read */
-    size_t carry_len;
-    size_t carry_cap;
-    bool failed;
-    char err[512];
-};
-
 struct builder {
     struct reader rd;
     struct filter *f;
@@ -165,103 +86,24 @@ static inline bool kept_out(struct builder *b, struct hash128 h)
     return true;
 }
 
+/* Hashes waiting for their insert (see ahead_put). 16 keeps that many cache
+ * misses in flight, about what one core's fill buffers take. */
+#define BUILD_AHEAD 16
+
 struct worker {
     struct builder *b;
     pthread_t tid;
     uint64_t *new_per_shard; /* items that set a new bit, per shard */
+    struct hash128 ahead[BUILD_AHEAD];
+    uint8_t ahead_form[BUILD_AHEAD];
+    unsigned n_ahead;    /* hashes held; the oldest is at n_ahead % BUILD_AHEAD's successor */
+    unsigned next_ahead; /* the slot the next hash goes to */
     uint64_t lines;
     struct build_tally t;  /* parse mode: this thread's counts */
     struct lists_line *ll; /* parse mode: the parser's scratch (about 26 KiB) */
     char *rej;             /* parse mode: this chunk's rejects file lines */
     size_t rej_len, rej_cap;
 };
-
-__attribute__((format(printf, 2, 3))) static int reader_fail(struct reader *rd, const char *fmt,
-                                                              ...)
-{
-    if (!rd->failed) {
-        va_list ap;
-        va_start(ap, fmt);
-        rd->failed = true;
-        vsnprintf(rd->err, sizeof(rd->err), fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-/* Where a chunk came from, so an error in it can name the input and offset. */
-struct chunk_origin {
-    const char *name;
-    uint64_t offset;
-};
-
-/* Fill *buf (growing it if a line is longer than the buffer) with whole lines:
- * the carried partial line, then one read. Returns the chunk length, with
- * *last set when the chunk ends an input without a final LF; 0 at the end of
- * all inputs; -1 on error. Called with rd->mu held. Only the unfinished tail
- * is checked against BUILD_MAX_LINE here (it bounds the carry); complete lines
- * are checked by whoever scans the chunk, outside the lock. */
-static ssize_t reader_next(struct reader *rd, char **buf, size_t *cap, bool *last,
-                           struct chunk_origin *origin)
-{
-    *last = false;
-    while (rd->cur < rd->n_inputs && !rd->failed) {
-        struct input *in = &rd->inputs[rd->cur];
-        if (rd->carry_len + READ_CHUNK > *cap) {
-            size_t ncap = rd->carry_len + READ_CHUNK;
-            char *nb = realloc(*buf, ncap);
-            if (!nb)
-                return reader_fail(rd, "%s: out of memory", in->name);
-            *buf = nb;
-            *cap = ncap;
-        }
-        size_t have = rd->carry_len;
-        if (have)
-            memcpy(*buf, rd->carry, have);
-        rd->carry_len = 0;
-        ssize_t n;
-        do
-            n = read(in->fd, *buf + have, *cap - have);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-            return reader_fail(rd, "%s: read failed: %s", in->name, strerror(errno));
-        if (n == 0) { /* end of this input: what is carried is its last line */
-            origin->name = in->name;
-            origin->offset = rd->cur_offset;
-            rd->cur++;
-            rd->cur_offset = 0;
-            if (have > 0) {
-                *last = true;
-                return (ssize_t)have;
-            }
-            continue;
-        }
-        size_t total = have + (size_t)n;
-        char *nl = memrchr(*buf, '\n', total);
-        size_t cut = nl ? (size_t)(nl - *buf) + 1 : 0;
-        size_t rest = total - cut;
-        if (rest > BUILD_MAX_LINE) {
-            return reader_fail(rd, "%s: the line at byte %llu is longer than 1 MiB", in->name,
-                               (unsigned long long)(rd->cur_offset + cut));
-        }
-        if (rest > rd->carry_cap) {
-            char *nc = realloc(rd->carry, rest);
-            if (!nc)
-                return reader_fail(rd, "%s: out of memory", in->name);
-            rd->carry = nc;
-            rd->carry_cap = rest;
-        }
-        if (rest)
-            memcpy(rd->carry, *buf + cut, rest);
-        rd->carry_len = rest;
-        origin->name = in->name;
-        origin->offset = rd->cur_offset;
-        rd->cur_offset += cut;
-        if (cut > 0)
-            return (ssize_t)cut;
-    }
-    return rd->failed ? -1 : 0;
-}
 
 /* Append one rejects-file line for a rejected list line:
  * SOURCE:OFFSET<TAB>REASON<TAB>WHY<TAB>LINE (the line is the last field, so
@@ -292,6 +134,51 @@ static bool rej_append(struct worker *w, const struct chunk_origin *o, uint64_t 
     return true;
 }
 
+/* Sets the bits of h now and counts it as new where it was. */
+static inline void insert_now(struct worker *w, struct hash128 h, uint8_t form)
+{
+    uint32_t shard;
+    if (filter_add_hash_raw(w->b->f, h, &shard)) {
+        w->new_per_shard[shard]++;
+        w->t.fresh[form]++;
+    }
+}
+
+/* Inserts h BUILD_AHEAD items later, its first cache line prefetched now: a
+ * filter far larger than the cache costs one miss per item, and inserted at
+ * once each miss stalls the thread (at 1e9 items that was the build's main
+ * cost); held back, the misses of the next items overlap. Composite filters
+ * (a fuse build's collector) take their hashes at once. Worker threads. */
+static inline void ahead_put(struct worker *w, struct hash128 h, uint8_t form)
+{
+    const struct filter *f = w->b->f;
+    if (f->comp || f->layout == FILTER_FUSE) {
+        insert_now(w, h, form);
+        return;
+    }
+    unsigned slot = w->next_ahead;
+    if (w->n_ahead == BUILD_AHEAD)
+        insert_now(w, w->ahead[slot], w->ahead_form[slot]);
+    else
+        w->n_ahead++;
+    __builtin_prefetch(filter_first_line(f, h), 1, 0);
+    w->ahead[slot] = h;
+    w->ahead_form[slot] = form;
+    w->next_ahead = (slot + 1) % BUILD_AHEAD;
+}
+
+/* Inserts every hash still held, oldest first. Worker threads. */
+static void ahead_flush(struct worker *w)
+{
+    unsigned first = (w->next_ahead + BUILD_AHEAD - w->n_ahead) % BUILD_AHEAD;
+    for (unsigned i = 0; i < w->n_ahead; i++) {
+        unsigned slot = (first + i) % BUILD_AHEAD;
+        insert_now(w, w->ahead[slot], w->ahead_form[slot]);
+    }
+    w->n_ahead = 0;
+    w->next_ahead = 0;
+}
+
 /* Parse mode: every line of the chunk through url/lists, each key it yields
  * hashed and inserted, every outcome counted. Returns the lines seen. */
 static uint64_t parse_chunk(struct worker *w, const char *buf, size_t n, bool last,
@@ -319,15 +206,11 @@ static uint64_t parse_chunk(struct worker *w, const char *buf, size_t n, bool la
         }
         for (size_t i = 0; i < ll->n; i++) {
             enum build_form form = build_key_form(f->keys, ll->e[i].ptr, ll->e[i].len);
-            uint32_t shard;
             w->t.kept[form]++;
             struct hash128 h = filter_hash(f, ll->e[i].ptr, ll->e[i].len);
             if (kept_out(b, h))
                 continue;
-            if (filter_add_hash_raw(f, h, &shard)) {
-                w->new_per_shard[shard]++;
-                w->t.fresh[form]++;
-            }
+            ahead_put(w, h, (uint8_t)form);
         }
     }
     if (b->rejects && (w->rej_len || !rej_ok)) {
@@ -354,7 +237,7 @@ static void *worker_main(void *arg)
         bool last;
         struct chunk_origin origin;
         pthread_mutex_lock(&b->rd.mu);
-        ssize_t n = reader_next(&b->rd, &buf, &cap, &last, &origin);
+        ssize_t n = build_reader_next(&b->rd, &buf, &cap, &last, &origin);
         pthread_mutex_unlock(&b->rd.mu);
         if (n <= 0)
             break;
@@ -370,127 +253,25 @@ static void *worker_main(void *arg)
         while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
             if (it.len > BUILD_MAX_LINE) {
                 pthread_mutex_lock(&b->rd.mu);
-                reader_fail(&b->rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
-                            (unsigned long long)(origin.offset +
-                                                 (uint64_t)((const char *)it.data - buf)));
+                build_reader_fail(
+                    &b->rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
+                    (unsigned long long)(origin.offset + (uint64_t)((const char *)it.data - buf)));
                 pthread_mutex_unlock(&b->rd.mu);
                 break;
             }
-            uint32_t shard;
             struct hash128 h = filter_hash(f, it.data, it.len);
             lines++;
             if (kept_out(b, h))
                 continue;
-            if (filter_add_hash_raw(f, h, &shard))
-                w->new_per_shard[shard]++;
+            ahead_put(w, h, 0);
         }
         w->lines += lines;
         atomic_fetch_add_explicit(&b->lines, lines, memory_order_relaxed);
         atomic_fetch_add_explicit(&b->bytes, (uint64_t)n, memory_order_relaxed);
     }
+    ahead_flush(w);
     free(buf);
     return NULL;
-}
-
-/* Copy a non-seekable input (stdin, a pipe) to an unlinked temporary file
- * beside the output, so it can be counted and then read again. */
-static int spool(struct input *in, const char *output, char *err, size_t errlen)
-{
-    char tmp[4096];
-    int fd = util_tmpfile_beside(output, tmp, sizeof(tmp), err, errlen);
-    if (fd < 0)
-        return -1;
-    unlink(tmp);
-    char *buf = malloc(READ_CHUNK);
-    if (!buf) {
-        close(fd);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (;;) {
-        ssize_t n = read(in->fd, buf, READ_CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            snprintf(err, errlen, "%s: read failed: %s", in->name, strerror(errno));
-            goto fail;
-        }
-        if (n == 0)
-            break;
-        if (util_write_all(fd, buf, (size_t)n) != 0) {
-            snprintf(err, errlen, "spooling %s to a temporary file beside %s: %s", in->name,
-                     output, strerror(errno));
-            goto fail;
-        }
-    }
-    free(buf);
-    if (in->fd != STDIN_FILENO)
-        close(in->fd);
-    in->fd = fd;
-    in->spooled = true;
-    lseek(fd, 0, SEEK_SET);
-    return 0;
-fail:
-    free(buf);
-    close(fd);
-    return -1;
-}
-
-/* First pass when no capacity is given: count items exactly as the build will
- * see them, so the filter is sized for the list as it is. With ll (parse
- * mode) that is the keys the lines yield, a hosts line giving up to 16. */
-static int count_items(struct input *in, struct lists_line *ll, enum lists_format fmt,
-                       enum url_kind kind, uint64_t *count, char *err, size_t errlen)
-{
-    struct reader rd = {.inputs = in, .n_inputs = 1};
-    char *buf = NULL;
-    size_t cap = 0;
-    bool last;
-    ssize_t n;
-    pthread_mutex_init(&rd.mu, NULL);
-    struct chunk_origin origin;
-    while ((n = reader_next(&rd, &buf, &cap, &last, &origin)) > 0) {
-        size_t pos = 0;
-        struct filter_key it;
-        if (ll) {
-            while (build_next_line(buf, (size_t)n, last, &pos, &it))
-                if (lists_parse_line(fmt, kind, it.data, it.len, ll) == LISTS_KEPT)
-                    *count += ll->n;
-            continue;
-        }
-        while (build_next_item(buf, (size_t)n, last, &pos, &it)) {
-            if (it.len > BUILD_MAX_LINE) {
-                reader_fail(&rd, "%s: the line at byte %llu is longer than 1 MiB", origin.name,
-                            (unsigned long long)(origin.offset +
-                                                 (uint64_t)((const char *)it.data - buf)));
-                n = -1;
-                break;
-            }
-            (*count)++;
-        }
-        if (n < 0)
-            break;
-    }
-    free(buf);
-    free(rd.carry);
-    pthread_mutex_destroy(&rd.mu);
-    if (n < 0) {
-        snprintf(err, errlen, "%s", rd.err);
-        return -1;
-    }
-    if (lseek(in->fd, 0, SEEK_SET) != 0) {
-        snprintf(err, errlen, "%s: cannot rewind: %s", in->name, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void close_inputs(struct input *in, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (in[i].fd >= 0 && in[i].fd != STDIN_FILENO)
-            close(in[i].fd);
-    free(in);
 }
 
 static void print_progress(const struct builder *b, uint64_t total_bytes, double t0, bool final)
@@ -504,44 +285,6 @@ static void print_progress(const struct builder *b, uint64_t total_bytes, double
             rate);
     if (final)
         fputc('\n', stderr);
-}
-
-/* Opens every input (n_in entries of in, fds already -1), refusing a second
- * stdin and directories; spools an input that cannot be read twice when the
- * count pass needs it. Adds what can be known of their sizes to
- * *total_bytes, for progress. Calling thread, before any worker. */
-static int open_inputs(const struct build_opts *o, const char *const *names, struct input *in,
-                       size_t n_in, uint64_t *total_bytes, char *err, size_t errlen)
-{
-    int stdin_used = 0;
-    for (size_t i = 0; i < n_in; i++) {
-        in[i].name = names[i];
-        if (strcmp(names[i], "-") == 0) {
-            if (stdin_used++) {
-                snprintf(err, errlen, "stdin (-) given more than once");
-                return -1;
-            }
-            in[i].name = "stdin";
-            in[i].fd = STDIN_FILENO;
-        } else if ((in[i].fd = open(names[i], O_RDONLY | O_CLOEXEC)) < 0) {
-            snprintf(err, errlen, "%s: cannot open: %s", names[i], strerror(errno));
-            return -1;
-        }
-        struct stat st;
-        if (fstat(in[i].fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "%s: is a directory", names[i]);
-            return -1;
-        }
-        if (fstat(in[i].fd, &st) == 0 && S_ISREG(st.st_mode))
-            *total_bytes += (uint64_t)st.st_size;
-        else if (o->capacity == 0 && spool(&in[i], o->output, err, errlen) != 0)
-            return -1;
-        else if (in[i].spooled && fstat(in[i].fd, &st) == 0)
-            *total_bytes += (uint64_t)st.st_size;
-        if (in[i].fd != STDIN_FILENO)
-            (void)posix_fadvise(in[i].fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    }
-    return 0;
 }
 
 /* Check every journal before anything is built: a corrupt one fails the
@@ -587,7 +330,7 @@ static int plan_filter(const struct build_opts *o, struct input *in, size_t n_in
             return -1;
         }
         for (size_t i = 0; i < n_in; i++)
-            if (count_items(&in[i], cl, o->format, kind, &capacity, err, errlen) != 0) {
+            if (build_count_items(&in[i], cl, o->format, kind, &capacity, err, errlen) != 0) {
                 free(cl);
                 return -1;
             }
@@ -785,7 +528,7 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     uint64_t total_bytes = 0, journal_items = 0;
     bool parse = !(o->format == LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT);
     enum url_kind kind = o->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
-    if (open_inputs(o, names, in, n_in, &total_bytes, err, errlen) != 0 ||
+    if (build_open_inputs(o, names, in, n_in, &total_bytes, err, errlen) != 0 ||
         check_journals_and_keys(o, parse, &journal_items, err, errlen) != 0)
         goto fail_inputs;
     res->parsed = parse;
@@ -810,12 +553,12 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
         goto fail_builder;
     res->seconds = util_now() - t0;
     builder_free(b);
-    close_inputs(in, n_in);
+    build_close_inputs(in, n_in);
     return 0;
 
 fail_builder:
     builder_free(b);
 fail_inputs:
-    close_inputs(in, n_in);
+    build_close_inputs(in, n_in);
     return -1;
 }
