@@ -909,6 +909,122 @@ static void parse_garbage(const char *buf, size_t len, const struct proto_limits
     free(st);
 }
 
+/* Every command name is upper-case letters (cmd_lookup's case folding relies
+ * on it), and a command word matches a name exactly when each byte is that
+ * letter in either case: every other byte value at every position is
+ * unknown_command. */
+START_TEST(test_command_names)
+{
+    for (int c = PROTO_PING; c <= PROTO_REMOVE; c++) {
+        const char *name = proto_cmd_name((enum proto_cmd)c);
+        size_t n = strlen(name);
+        ck_assert_uint_gt(n, 0);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(name[i] >= 'A' && name[i] <= 'Z', "%s: not A-Z", name);
+        for (size_t i = 0; i < n; i++) {
+            for (int b = 1; b < 256; b++) {
+                if (b == ' ' || b == '\t' || b == '\r' || b == '\n')
+                    continue;
+                char line[64];
+                memcpy(line, name, n);
+                line[i] = (char)b;
+                memcpy(line + n, " f x\n", 6);
+                struct proto_request req;
+                size_t used;
+                parse_n(line, n + 5, &lim_std, &req, storage_std, &used);
+                bool same = b == name[i] || b == name[i] - 'A' + 'a';
+                ck_assert_msg((req.err != PROTO_ERR_UNKNOWN_COMMAND) == same,
+                              "%s with byte %d at %zu: err %s", name, b, i,
+                              proto_err_name(req.err));
+                if (same && req.err == PROTO_ERR_NONE)
+                    ck_assert_int_eq(req.cmd, c);
+            }
+        }
+    }
+}
+END_TEST
+
+/* The tokens of a line do not depend on where it sits: alone in the buffer
+ * (the LF search and the tokens' 64-byte windows read only the line), with
+ * more requests after it (a line shorter than 64 bytes is then read in one
+ * pass with its neighbours' bytes masked off), or ended by CR LF. Random
+ * lines of 1 to 40 items of 1 to 150 bytes, runs of spaces and tabs between
+ * them, against a byte-at-a-time reference. */
+START_TEST(test_token_windows)
+{
+    const struct proto_limits lim = {.max_line = 8192, .max_item = 256, .max_items = 64};
+    struct proto_token *st = storage_new(&lim);
+    char *line = malloc(8192), *buf = malloc(8192 + 256);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_ptr_nonnull(buf);
+    rng_state = 0x2545F4914F6CDD1Dull;
+    for (int round = 0; round < 4000; round++) {
+        size_t n = 0;
+        const char *seps = " \t";
+        size_t lead = rng_next() % 3;
+        for (size_t i = 0; i < lead; i++)
+            line[n++] = seps[rng_next() % 2];
+        memcpy(line + n, "MCHECK f", 8);
+        n += 8;
+        size_t items = 1 + rng_next() % 40;
+        size_t maxlen = rng_next() % 2 ? 8 : 150;
+        for (size_t k = 0; k < items; k++) {
+            size_t gap = 1 + rng_next() % 3;
+            for (size_t i = 0; i < gap; i++)
+                line[n++] = seps[rng_next() % 2];
+            size_t len = 1 + rng_next() % maxlen;
+            for (size_t i = 0; i < len; i++)
+                line[n++] = (char)(0x21 + rng_next() % 0x5e); /* '!' to '~' */
+        }
+        size_t trail = rng_next() % 3;
+        for (size_t i = 0; i < trail; i++)
+            line[n++] = seps[rng_next() % 2];
+        for (int where = 0; where < 3; where++) {
+            size_t len = n;
+            memcpy(buf, line, n);
+            if (where == 2)
+                buf[len++] = '\r';
+            buf[len++] = '\n';
+            if (where == 1) {
+                memset(buf + len, 'x', 100);
+                memcpy(buf + len, "PING\n", 5);
+                len += 100;
+            }
+            struct proto_request req;
+            size_t used;
+            enum proto_status got = parse_n(buf, len, &lim, &req, st, &used);
+            ck_assert_msg(got == PROTO_REQUEST, "round %d where %d: %s %s", round, where,
+                          status_name(got), req.errmsg);
+            ck_assert_uint_eq(used, n + 1 + (where == 2));
+            ck_assert_tok(req.filter, "f");
+            ck_assert_uint_eq(req.n_items, items);
+            /* The reference: split line[0..n) at spaces and tabs, byte by byte. */
+            size_t i = 0, tok = 0;
+            while (i < n) {
+                while (i < n && (line[i] == ' ' || line[i] == '\t'))
+                    i++;
+                if (i == n)
+                    break;
+                size_t start = i;
+                while (i < n && line[i] != ' ' && line[i] != '\t')
+                    i++;
+                if (tok >= 2) {
+                    struct proto_token t = req.items[tok - 2];
+                    ck_assert_msg(t.p == buf + start && t.len == i - start,
+                                  "round %d where %d item %zu: at %td len %zu, want %zu len %zu",
+                                  round, where, tok - 2, t.p - buf, t.len, start, i - start);
+                }
+                tok++;
+            }
+            ck_assert_uint_eq(tok, items + 2);
+        }
+    }
+    free(line);
+    free(buf);
+    free(st);
+}
+END_TEST
+
 START_TEST(test_garbage_random)
 {
     const struct proto_limits lim = {.max_line = 512, .max_item = 32, .max_items = 4};
@@ -1128,6 +1244,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_unknown_command);
     tcase_add_test(tc, test_filter_name);
     tcase_add_test(tc, test_scan_hint);
+    tcase_add_test(tc, test_command_names);
+    tcase_add_test(tc, test_token_windows);
     suite_add_tcase(s, tc);
 
     TCase *tg = tcase_create("garbage");

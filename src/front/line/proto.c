@@ -136,43 +136,6 @@ static void quote_token(char *dst, struct proto_token t)
     dst[n] = '\0';
 }
 
-/* The first space or tab in line[i..n), or n. Items are most of the bytes a
- * server reads (an MCHECK of 100 URLs is ~5 KB), and a byte-at-a-time loop
- * here cost ~8.5 instructions a byte: half of all the instructions a CHECK or
- * an MCHECK took (callgrind, docs/benchmarks.md). So 16 bytes at a time with
- * SSE2 (every x86-64 has it), then 8 at a time in a word: x ^ c has a zero
- * byte where x holds c, and (y - 0x01..) & ~y & 0x80.. marks the zero bytes of
- * y exactly up to the first one (a borrow only marks bytes after it), so the
- * lowest mark of either test is the first separator. Only bytes inside [i, n)
- * are read. */
-static size_t token_end(const char *line, size_t i, size_t n)
-{
-#ifdef __SSE2__
-    const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
-    for (; n - i >= 16; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(line + i));
-        unsigned hit = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, tab)));
-        if (hit)
-            return i + (size_t)__builtin_ctz(hit);
-    }
-#endif
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    for (; n - i >= 8; i += 8) {
-        uint64_t x;
-        memcpy(&x, line + i, 8);
-        uint64_t sp = x ^ (ones * ' '), tb = x ^ (ones * '\t');
-        uint64_t hit = (((sp - ones) & ~sp) | ((tb - ones) & ~tb)) & highs;
-        if (hit)
-            return i + (size_t)(__builtin_ctzll(hit) >> 3);
-    }
-#endif
-    while (i < n && !is_sep(line[i]))
-        i++;
-    return i;
-}
-
 /* Whether line[0..n) holds a NUL or a CR: one pass for both (16 bytes at a
  * time with SSE2), where two memchr calls cost a one-item CHECK ~70
  * instructions (callgrind, docs/benchmarks.md). A long line (an MCHECK)
@@ -199,42 +162,146 @@ static bool has_nul_or_cr(const char *line, size_t n)
     return n > 0 && (memchr(line, '\0', n) || memchr(line, '\r', n));
 }
 
-/* Next run of bytes between spaces and tabs in line[*pos..n), or false at the
- * end. The line has been checked for NUL and stray CR, so a token is exactly
- * the spec's "item": anything but space, tab, CR, LF and NUL. */
-static bool next_token(const char *line, size_t n, size_t *pos, struct proto_token *t)
+/* The tokens of a line, found from a bit mask of its separators 64 bytes at
+ * a time. Items are most of the bytes a server reads (an MCHECK of 100 URLs
+ * is ~5 KB) and a CHECK is mostly its item: a byte-at-a-time scan cost ~8.5
+ * instructions a byte, half of what a CHECK or an MCHECK took, and a scan per
+ * token (16 bytes at a time, then the separators skipped a byte at a time)
+ * still cost ~220 instructions for the four calls of a one-item CHECK
+ * (callgrind, docs/benchmarks.md). Here each 64-byte window is compared
+ * once, and a token's start and end are the lowest clear and set bits. */
+struct tok_cursor {
+    const char *line;
+    size_t n;     /* the line's length */
+    size_t avail; /* bytes that may be read from line: n and what follows it */
+    size_t base;  /* the window's first byte */
+    uint64_t sep; /* bit j: line[base + j] is a space or tab, consumed, or past n */
+};
+
+/* The separator mask of line[base..base + 64): space and tab, and every byte
+ * at or past n. Reads past n only inside avail (the rest of the read
+ * buffer), else from a padded copy. base < n. */
+static uint64_t sep_window(const char *line, size_t base, size_t n, size_t avail)
 {
-    size_t i = *pos;
-    while (i < n && is_sep(line[i]))
-        i++;
-    if (i == n) {
-        *pos = i;
-        return false;
+    const char *p = line + base;
+    char pad[64];
+    if (avail - base < 64) {
+        memcpy(pad, p, avail - base);
+        memset(pad + (avail - base), ' ', 64 - (avail - base));
+        p = pad;
     }
-    size_t start = i;
-    i = token_end(line, i, n);
-    t->p = line + start;
-    t->len = i - start;
-    *pos = i;
+    uint64_t m = 0;
+#ifdef __SSE2__
+    const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+    for (unsigned j = 0; j < 4; j++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * j));
+        unsigned hit = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, tab)));
+        m |= (uint64_t)hit << (16 * j);
+    }
+#else
+    for (unsigned j = 0; j < 64; j++)
+        m |= (uint64_t)is_sep(p[j]) << j;
+#endif
+    if (n - base < 64)
+        m |= ~0ull << (n - base);
+    return m;
+}
+
+/* first_sep: the first window's separators when proto_next already has them
+ * (first_line), NULL to compute them. */
+static inline void tok_start(struct tok_cursor *c, const char *line, size_t n, size_t avail,
+                             const uint64_t *first_sep)
+{
+    c->line = line;
+    c->n = n;
+    c->avail = avail;
+    c->base = 0;
+    if (first_sep)
+        c->sep = *first_sep | (n < 64 ? ~0ull << n : 0);
+    else
+        c->sep = n ? sep_window(line, 0, n, avail) : ~0ull;
+}
+
+/* What one pass over a buffer's first 64 bytes tells of its first line. */
+struct first_line {
+    uint64_t lf;  /* bit j: buf[j] is an LF */
+    uint64_t sep; /* a space or a tab */
+    uint64_t bad; /* a NUL or a CR */
+};
+
+/* One pass over buf[0..64) for the LF search, the NUL and CR check and the
+ * first token window at once: a pipelined CHECK's whole line is usually in
+ * it, and three separate scans (memchr for the LF, has_nul_or_cr, the
+ * tokens) cost ~90 more instructions a command (callgrind). False without
+ * SSE2 or 64 bytes to read. */
+static inline bool first_line_scan(const char *buf, size_t len, struct first_line *fl)
+{
+#ifdef __SSE2__
+    if (len < 64)
+        return false;
+    const __m128i lf = _mm_set1_epi8('\n'), space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'),
+                  zero = _mm_setzero_si128(), cr = _mm_set1_epi8('\r');
+    fl->lf = fl->sep = fl->bad = 0;
+    for (unsigned j = 0; j < 4; j++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(buf + 16 * j));
+        unsigned sh = 16 * j;
+        fl->lf |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)) << sh;
+        fl->sep |= (uint64_t)(unsigned)_mm_movemask_epi8(
+                       _mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, tab)))
+                   << sh;
+        fl->bad |= (uint64_t)(unsigned)_mm_movemask_epi8(
+                       _mm_or_si128(_mm_cmpeq_epi8(x, zero), _mm_cmpeq_epi8(x, cr)))
+                   << sh;
+    }
+    return true;
+#else
+    (void)buf;
+    (void)len;
+    (void)fl;
+    return false;
+#endif
+}
+
+/* Next run of bytes between spaces and tabs, or false at the end. The line
+ * has been checked for NUL and stray CR, so a token is exactly the spec's
+ * "item": anything but space, tab, CR, LF and NUL. */
+static inline bool next_token(struct tok_cursor *c, struct proto_token *t)
+{
+    while (c->sep == ~0ull) { /* nothing left in this window */
+        c->base += 64;
+        if (c->base >= c->n)
+            return false;
+        c->sep = sep_window(c->line, c->base, c->n, c->avail);
+    }
+    size_t start = c->base + (size_t)__builtin_ctzll(~c->sep);
+    uint64_t after = c->sep & (~0ull << (start - c->base));
+    while (!after) { /* the token runs into the next window (which exists: bits past n are set) */
+        c->base += 64;
+        c->sep = sep_window(c->line, c->base, c->n, c->avail);
+        after = c->sep;
+    }
+    unsigned end = (unsigned)__builtin_ctzll(after); /* in the current window */
+    t->p = c->line + start;
+    t->len = c->base + end - start;
+    c->sep |= (1ull << end) - 1; /* consumed */
     return true;
 }
 
-/* ASCII only: the command word must not depend on the process locale. */
+/* ASCII only: the command word must not depend on the process locale. Every
+ * name is upper-case letters only (test_command_names checks), so a byte
+ * matches a name's letter exactly when the two agree with bit 0x20 set:
+ * only that letter's two cases do. */
 static const struct cmd_spec *cmd_lookup(struct proto_token w)
 {
     for (size_t k = 0; k < N_CMDS; k++) {
         const struct cmd_spec *s = &cmd_table[k];
         if (s->name_len != w.len)
             continue;
-        size_t i = 0;
-        for (; i < w.len; i++) {
-            char c = w.p[i];
-            if (c >= 'a' && c <= 'z')
-                c = (char)(c - 'a' + 'A');
-            if (c != s->name[i])
-                break;
-        }
-        if (i == w.len)
+        unsigned diff = 0;
+        for (size_t i = 0; i < w.len; i++)
+            diff |= (unsigned)((unsigned char)w.p[i] | 0x20) ^ ((unsigned char)s->name[i] | 0x20);
+        if (diff == 0)
             return s;
     }
     return NULL;
@@ -260,12 +327,13 @@ static enum proto_status fail_arity(struct proto_request *req, const struct cmd_
  * (unknown_filter); item count (too_many_items); each item's length, first to
  * last (item_too_long). Counting items before measuring them means a flood of
  * items is reported as such, not as whichever one happens to be long. */
-static enum proto_status parse_line(const char *line, size_t n, const struct proto_limits *lim,
+static enum proto_status parse_line(const char *line, size_t n, size_t avail,
+                                    const struct first_line *fl, const struct proto_limits *lim,
                                     struct proto_request *req, struct proto_token *items_storage)
 {
     if (n > 0 && line[n - 1] == '\r')
         n--;
-    if (has_nul_or_cr(line, n)) {
+    if (fl ? (fl->bad & ((1ull << n) - 1)) != 0 : has_nul_or_cr(line, n)) {
         if (memchr(line, '\0', n))
             return fail(req, PROTO_ERR_BAD_REQUEST, "request contains a NUL byte");
         /* A CR anywhere else is neither a separator nor part of an item; rejecting
@@ -274,9 +342,10 @@ static enum proto_status parse_line(const char *line, size_t n, const struct pro
         return fail(req, PROTO_ERR_BAD_REQUEST, "CR is allowed only right before the LF");
     }
 
-    size_t pos = 0;
+    struct tok_cursor cur;
+    tok_start(&cur, line, n, avail, fl ? &fl->sep : NULL);
     struct proto_token word;
-    if (!next_token(line, n, &pos, &word))
+    if (!next_token(&cur, &word))
         return PROTO_EMPTY;
     const struct cmd_spec *s = cmd_lookup(word);
     if (!s) {
@@ -292,7 +361,7 @@ static enum proto_status parse_line(const char *line, size_t n, const struct pro
     struct proto_token first[2] = {{NULL, 0}, {NULL, 0}};
     size_t nargs = 0, n_items = 0;
     struct proto_token t;
-    while (next_token(line, n, &pos, &t)) {
+    while (next_token(&cur, &t)) {
         if (nargs < 2)
             first[nargs] = t;
         if (s->kind == ARGS_ITEMS && nargs >= 1) {
@@ -360,6 +429,15 @@ enum proto_status proto_next(const char *buf, size_t len, const struct proto_lim
     req->errmsg[0] = '\0';
     *consumed = 0;
 
+    struct first_line fl;
+    if ((!scanned || *scanned == 0) && lim->max_line >= 64 && first_line_scan(buf, len, &fl) &&
+        fl.lf) {
+        size_t line_len = (size_t)__builtin_ctzll(fl.lf); /* < 64 */
+        if (scanned)
+            *scanned = 0;
+        *consumed = line_len + 1;
+        return parse_line(buf, line_len, len, &fl, lim, req, items_storage);
+    }
     size_t window = len <= lim->max_line ? len : lim->max_line + 1;
     size_t from = scanned ? *scanned : 0;
     if (from > window)
@@ -379,7 +457,7 @@ enum proto_status proto_next(const char *buf, size_t len, const struct proto_lim
         *scanned = 0;
     size_t line_len = (size_t)(lf - buf);
     *consumed = line_len + 1;
-    return parse_line(buf, line_len, lim, req, items_storage);
+    return parse_line(buf, line_len, len, NULL, lim, req, items_storage);
 }
 
 size_t proto_format_error(char *out, size_t cap, enum proto_err err, const char *msg)
