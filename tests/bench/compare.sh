@@ -571,6 +571,12 @@ for c in 1 4; do
     spec "c2_null_$c" none null1 --proto line --connections $c --pipeline 100 --keyspace $small --no-verify
 done
 spec c2_resp_4 none bg1_resp --proto resp-bf --connections 4 --pipeline 100 --keyspace $small
+# Issue 16's round-trip target is against RedisBloom and bloomd: the gateway's
+# shape, 50 connections with one request in flight each, both placements.
+for pl in split shared; do
+    [ -n "$redisbloom" ] && spec "c1_${pl}_redisbloom_50" $pl redisbloom --proto resp-bf --connections 50 --keyspace $small
+    [ -n "$bloomd" ] && spec "c1_${pl}_bloomd_50" $pl bloomd --proto bloomd --connections 50 --keyspace $small
+done
 if [ -n "$redisbloom" ]; then
     spec c2_redisbloom_4 none redisbloom --proto resp-bf --connections 4 --pipeline 100 --keyspace $small
     spec c3_redisbloom none redisbloom --proto resp-bf "${c3[@]}" --keyspace $small
@@ -752,6 +758,8 @@ for pl in split shared; do
         fmt_row "c1_${pl}_bloom_$c" "1 ($pl): Redis 13 GETBITs/lookup, $c conn(s)"
         fmt_row "c1_${pl}_null_$c" "1 ($pl): null server, $c conn(s)"
     done
+    [ -n "$redisbloom" ] && fmt_row "c1_${pl}_redisbloom_50" "1 ($pl): RedisBloom BF.EXISTS, 50 conn(s)"
+    [ -n "$bloomd" ] && fmt_row "c1_${pl}_bloomd_50" "1 ($pl): bloomd c (check), 50 conn(s)"
 done
 fmt_row c2_bg_1 "2: CHECK, 1 conn x 100 in flight"
 fmt_row c2_get_1 "2: Redis GET, 1 conn x 100"
@@ -810,6 +818,8 @@ tp() {
     local a b r=""
     a=$(get "$3" server_cpu_ns_per_item)
     b=$(get "$2" server_cpu_ns_per_item)
+    [ -n "$a" ] && a=$(awk -v v="$a" 'BEGIN { printf "%.1f", v }')
+    [ -n "$b" ] && b=$(awk -v v="$b" 'BEGIN { printf "%.1f", v }')
     [ -n "$a" ] && [ -n "$b" ] && r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
     if [ -n "$r" ] && { sat "$2" || sat "$3"; }; then
         target "$1 [cpu/item]" "$a" "$b" "$4" "items/s: $(awk -v a="$(get "$2" items_per_s)" \
@@ -834,7 +844,9 @@ cpu_at_most() {
     local a b r verdict
     a=$(get "$2" server_cpu_ns_per_item)
     b=$(get "$3" server_cpu_ns_per_item)
-    if [ -z "$a" ] || [ -z "$b" ] || [ "$b" = 0 ]; then
+    [ -n "$a" ] && a=$(awk -v v="$a" 'BEGIN { printf "%.1f", v }')
+    [ -n "$b" ] && b=$(awk -v v="$b" 'BEGIN { printf "%.1f", v }')
+    if [ -z "$a" ] || [ -z "$b" ] || awk -v b="$b" 'BEGIN { exit !(b + 0 == 0) }'; then
         printf '%-56s %-22s %-7s %s\n' "$1" "-" "-" "no figure"
         return
     fi
@@ -868,14 +880,22 @@ if [ -n "$redisbloom" ]; then
     # RedisBloom's, same client, same run (A / B <= MAX).
     cpu_at_most "16: MCHECK 100 CPU/item vs RedisBloom BF.MEXISTS 100" c3_bg1 c3_redisbloom 0.4
     cpu_at_most "16: pipelined CHECK CPU/item vs RedisBloom BF.EXISTS" c2_bg_4 c2_redisbloom_4 0.2
+    for pl in split shared; do
+        cpu_at_most "16: round trip ($pl, 50 conns) CPU/req vs RedisBloom" "c1_${pl}_bg_50" "c1_${pl}_redisbloom_50" 0.8
+    done
 fi
 if [ -n "$bloomd" ]; then
     tp "3: (info) MCHECK 100 vs bloomd multi 100" c3_bg1 c3_bloomd 1
     tp "2: (info) CHECK vs bloomd check, 4 conns x 100" c2_bg_4 c2_bloomd_4 1
+    for pl in split shared; do
+        cpu_at_most "16: round trip ($pl, 50 conns) CPU/req vs bloomd" "c1_${pl}_bg_50" "c1_${pl}_bloomd_50" 0.8
+    done
 fi
 target "3: MCHECK items/s, one worker, vs 3.2 M/s" "$(get c3_bg1 items_per_s)" 3200000 1
 if [ $http_ok = 1 ]; then
     tp "4: wrk GET check vs nginx return 204" c4_wrk_bg c4_wrk_nginx 0.8
+    tp "16: wrk GET check vs nginx return 204" c4_wrk_bg c4_wrk_nginx 1.0
+    cpu_at_most "16: HTTP GET CPU/request vs nginx return 204" c4_wrk_bg c4_wrk_nginx 0.9
 else
     printf '%-56s %-22s %-7s %s\n' "4: wrk GET check vs nginx return 204" "-" "-" "skipped (no HTTP API)"
 fi

@@ -66,3 +66,34 @@ wait_port() {
     done
     return 1
 }
+
+# measure_row ROWS CASE SIDE ROUND PID CMD...: runs CMD (a bench_net run,
+# given --label CASE-SIDE) against the server PID and prints one row: case,
+# side, round, items/s and the server's CPU ns per item over exactly that run;
+# the row is appended to ROWS too. A failed request ends the script.
+measure_row() {
+    local rows=$1 c=$2 side=$3 r=$4 p=$5 t0 t1 line items ips errs ns
+    shift 5
+    t0=$(cpu_ticks "$p")
+    line=$("$@" --label "$c-$side")
+    t1=$(cpu_ticks "$p")
+    items=$(jq -r .items <<<"$line")
+    ips=$(jq -r .items_per_s <<<"$line")
+    errs=$(jq -r .errors <<<"$line")
+    [ "$errs" = 0 ] || { echo "${0##*/}: $c on $side: $errs errors" >&2; exit 1; }
+    ns=$(ns_per_item $((t1 - t0)) "$items")
+    printf '%-4s %-2s %5s %12s %14s\n' "$c" "$side" "$r" "$ips" "$ns" | tee -a "$rows"
+}
+
+# print_medians ROWS "CASES" "SIDES": each case and side's median items/s and
+# server CPU per item over the rows measure_row wrote.
+print_medians() {
+    local c side m n
+    for c in $2; do
+        for side in $3; do
+            m=$(awk -v c="$c" -v s="$side" '$1==c && $2==s {print $4}' "$1" | median)
+            n=$(awk -v c="$c" -v s="$side" '$1==c && $2==s {print $5}' "$1" | median)
+            printf '  %-4s %-2s %12s items/s %8s ns server CPU per item\n' "$c" "$side" "$m" "$n"
+        done
+    done
+}

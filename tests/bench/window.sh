@@ -59,24 +59,11 @@ for r in $(seq "$rounds"); do
     for c in "${cases[@]}"; do
         for side in P W; do
             a="args_$c"
-            t0=$(cpu_ticks "${pid[$side]}")
-            line=$("$B/tests/bench/bench_net" ${!a} --port "${lport[$side]}" --filter bench \
-                --keyspace 1000000 --item-len 48 --present-share 0.5 --duration "$dur" \
-                --warmup 0 --label "$c-$side")
-            t1=$(cpu_ticks "${pid[$side]}")
-            items=$(jq -r .items <<<"$line"); ips=$(jq -r .items_per_s <<<"$line")
-            errs=$(jq -r .errors <<<"$line")
-            [ "$errs" = 0 ] || { echo "window.sh: $c on $side: $errs errors" >&2; exit 1; }
-            ns=$(ns_per_item $((t1 - t0)) "$items")
-            printf '%-4s %-2s %5s %12s %14s\n' "$c" "$side" "$r" "$ips" "$ns" | tee -a "$tmp/rows"
+            measure_row "$tmp/rows" "$c" "$side" "$r" "${pid[$side]}" "$B/tests/bench/bench_net" ${!a} \
+                --port "${lport[$side]}" --filter bench --keyspace 1000000 --item-len 48 \
+                --present-share 0.5 --duration "$dur" --warmup 0
         done
     done
 done
 echo "medians over $rounds rounds of ${dur} s (P: plain blocked, W: window 1h, slices 4):"
-for c in "${cases[@]}"; do
-    for side in P W; do
-        m=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $4}' "$tmp/rows" | median)
-        n=$(awk -v c=$c -v s=$side '$1==c && $2==s {print $5}' "$tmp/rows" | median)
-        printf '  %-4s %-2s %12s items/s %8s ns server CPU per item\n' "$c" "$side" "$m" "$n"
-    done
-done
+print_medians "$tmp/rows" "${cases[*]}" "P W"
