@@ -650,9 +650,9 @@ wrk_run() { # KEY PORT SERVER
     c1=$(child_ticks)
     # The server's and wrk's CPU time over the run, per request answered.
     record "$1" "$(wrk_json "$1" <<<"$txt" | jq -c --argjson s $((s1 - s0)) --argjson c $((c1 - c0)) \
-        --argjson hz "$hz" --argjson d "$dur" '. + {server_cpu_cores: ($s / $hz / $d),
+        --argjson hz "$hz" --argjson d "$dur" '. + {server_cpu_cores: ($s / $hz / $d * 1000 | round / 1000),
         server_cpu_ns_per_item: (if .items_per_s > 0 then $s / $hz * 1e9 / (.items_per_s * $d) else null end),
-        client_cpu_cores: ($c / $hz / $d)}')"
+        client_cpu_cores: ($c / $hz / $d * 1000 | round / 1000)}')"
 }
 
 # Other jobs on the machine skew a figure: before each run wait (up to --quiet-wait s)
