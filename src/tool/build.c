@@ -1,6 +1,7 @@
 /* The offline builder. Worker threads take turns at a shared reader (under a
  * mutex, one large read() each), then scan, hash and insert their chunk with no
- * lock: bits are set with atomic OR and tallies are kept per thread. Lists of
+ * lock: bits are set with atomic OR (each block prefetched 16 items ahead,
+ * ahead_put) and tallies are kept per thread. Lists of
  * host or url keys are parsed line by line (url/lists) on the same threads;
  * the choice is made once per chunk, so plain exact items pay nothing for it. */
 #include "config.h"
@@ -96,7 +97,7 @@ struct worker {
     uint64_t *new_per_shard; /* items that set a new bit, per shard */
     struct hash128 ahead[BUILD_AHEAD];
     uint8_t ahead_form[BUILD_AHEAD];
-    unsigned n_ahead;    /* hashes held; the oldest is at n_ahead % BUILD_AHEAD's successor */
+    unsigned n_ahead;    /* hashes held (0 to BUILD_AHEAD) */
     unsigned next_ahead; /* the slot the next hash goes to */
     uint64_t lines;
     struct build_tally t;  /* parse mode: this thread's counts */
