@@ -4,7 +4,9 @@
  * Input: u16 max_line, u8 max_item, u8 max_items, u8 seed of the read sizes,
  * then the bytes a client sends. The stream is parsed twice, once with all of
  * it in the buffer and once as it would arrive in reads of varying sizes
- * (resuming with the `scanned` hint); both must give the same requests. Every
+ * (resuming with the `scanned` hint); both must give the same requests. Each
+ * line is parsed once more with the hint set, which keeps it off the fast
+ * path of a one-item CHECK: the same request, token by token. Every
  * result is checked against what proto.h promises: consumed within the
  * buffer and through the line's LF, tokens inside the line, items within the
  * limits and free of separators, error text printable, FATAL sticky. The reply
@@ -166,6 +168,31 @@ static void check_request(const char *buf, size_t len, const struct proto_limits
     FUZZ_CHECK(strcmp(proto_cmd_name(req->cmd), "?") != 0, "no name for cmd %d", (int)req->cmd);
 }
 
+/* A line parsed with the resume hint set skips the one-pass first line and
+ * the one-item CHECK fast path: the general path must give the same request,
+ * field by field and token by token. buf[0] is not the line's LF. */
+static void check_general_path(const char *buf, size_t len, const struct proto_limits *lim,
+                               const struct proto_request *a, const struct proto_token *storage,
+                               enum proto_status st, size_t consumed)
+{
+    static struct proto_token other[32];
+    struct proto_request b;
+    size_t used, scanned = 1;
+    enum proto_status sb = proto_next(buf, len, lim, &b, other, &used, &scanned);
+    FUZZ_CHECK(sb == st && used == consumed && b.err == a->err && strcmp(b.errmsg, a->errmsg) == 0,
+               "the general path differs: status %d/%d, err %d/%d", (int)sb, (int)st, (int)b.err,
+               (int)a->err);
+    if (st != PROTO_REQUEST)
+        return;
+    FUZZ_CHECK(b.cmd == a->cmd && b.has_filter == a->has_filter && b.filter.p == a->filter.p &&
+                   b.filter.len == a->filter.len && b.arg.p == a->arg.p &&
+                   b.arg.len == a->arg.len && b.n_items == a->n_items,
+               "the general path gives another request");
+    for (size_t i = 0; i < a->n_items; i++)
+        FUZZ_CHECK(other[i].p == storage[i].p && other[i].len == storage[i].len,
+                   "the general path gives another item %zu", i);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -206,6 +233,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         FUZZ_CHECK(scanned == 0, "scanned %zu after a complete line", scanned);
+        if (buf[off] != '\n')
+            check_general_path(buf + off, len - off, &lim, &req, storage, st, consumed);
         off += consumed;
     }
 

@@ -925,19 +925,24 @@ START_TEST(test_command_names)
             for (int b = 1; b < 256; b++) {
                 if (b == ' ' || b == '\t' || b == '\r' || b == '\n')
                     continue;
-                char line[64];
+                /* Alone, and with 64 bytes to read (the one-pass first line
+                 * and, for CHECK, parse_check64). */
+                char line[128];
+                memset(line, 'x', sizeof(line));
                 memcpy(line, name, n);
                 line[i] = (char)b;
-                memcpy(line + n, " f x\n", 6);
-                struct proto_request req;
-                size_t used;
-                parse_n(line, n + 5, &lim_std, &req, storage_std, &used);
-                bool same = b == name[i] || b == name[i] - 'A' + 'a';
-                ck_assert_msg((req.err != PROTO_ERR_UNKNOWN_COMMAND) == same,
-                              "%s with byte %d at %zu: err %s", name, b, i,
-                              proto_err_name(req.err));
-                if (same && req.err == PROTO_ERR_NONE)
-                    ck_assert_int_eq(req.cmd, c);
+                memcpy(line + n, " f x\n", 5);
+                for (size_t len = n + 5; len <= sizeof(line); len += sizeof(line) - n - 5) {
+                    struct proto_request req;
+                    size_t used;
+                    parse_n(line, len, &lim_std, &req, storage_std, &used);
+                    bool same = b == name[i] || b == name[i] - 'A' + 'a';
+                    ck_assert_msg((req.err != PROTO_ERR_UNKNOWN_COMMAND) == same,
+                                  "%s with byte %d at %zu (%zu bytes): err %s", name, b, i, len,
+                                  proto_err_name(req.err));
+                    if (same && req.err == PROTO_ERR_NONE)
+                        ck_assert_int_eq(req.cmd, c);
+                }
             }
         }
     }
@@ -1022,6 +1027,85 @@ START_TEST(test_token_windows)
     free(line);
     free(buf);
     free(st);
+}
+END_TEST
+
+/* A one-item CHECK in the buffer's first 64 bytes is parsed from the first
+ * pass's masks (parse_check64); any other line, and every error, by the
+ * general path. The two must agree on every line: each made-up line is
+ * parsed with 64 bytes to read (the fast path may take it) and again with
+ * the resume hint set (the general path only), and the whole request is
+ * compared. The lines are CHECKs bent every way the fast path tests: the
+ * word's case and bytes, leading, inner and trailing separators, a missing
+ * or third token, bad and long filter names, long items, NUL and CR, CR LF,
+ * and the limits. */
+START_TEST(test_check_fast_path)
+{
+    static const char name_chars[] = "abcXYZ019_.-";
+    static const char odd_bytes[] = {'/', '!', '\0', '\r', (char)0x80, (char)0xc3, ':', '~'};
+    static const char *const words[] = {"CHECK",  "check", "ChEcK", "CHECKS",   "CHEC",
+                                        "MCHECK", "ADD",   "cHECK", "CHE\x03K", "CHECK\x01"};
+    struct proto_token *st = calloc(8, sizeof(*st));
+    struct proto_token *st2 = calloc(8, sizeof(*st2));
+    ck_assert_ptr_nonnull(st);
+    ck_assert_ptr_nonnull(st2);
+    char line[160], buf[200];
+    rng_state = 0x853C49E6748FEA9Bull;
+    unsigned fast_shaped = 0;
+    for (int round = 0; round < 200000; round++) {
+        size_t n = 0;
+        struct proto_limits lim = {.max_line = 64 + rng_next() % 2 * 1000,
+                                   .max_item = (size_t[]){4, 16, 40, 256}[rng_next() % 4],
+                                   .max_items = rng_next() % 8 ? 1 + rng_next() % 8 : 0};
+        if (rng_next() % 8 == 0)
+            line[n++] = rng_next() % 2 ? ' ' : '\t';
+        const char *w = words[rng_next() % 3 ? rng_next() % 3 : rng_next() % 10];
+        memcpy(line + n, w, strlen(w));
+        n += strlen(w);
+        size_t toks = rng_next() % 8 ? 2 : rng_next() % 4;
+        for (size_t t = 0; t < toks; t++) {
+            size_t gap = rng_next() % 16 ? 1 : 1 + rng_next() % 3;
+            for (size_t i = 0; i < gap; i++)
+                line[n++] = rng_next() % 4 ? ' ' : '\t';
+            size_t len = rng_next() % 8 ? 1 + rng_next() % 12 : rng_next() % 70;
+            for (size_t i = 0; i < len && n < 150; i++)
+                line[n++] = t == 0 ? name_chars[rng_next() % (sizeof(name_chars) - 1)]
+                                   : (char)(0x21 + rng_next() % 0x5e);
+        }
+        if (rng_next() % 8 == 0)
+            line[n++] = rng_next() % 2 ? ' ' : '\t';
+        if (n > 0 && rng_next() % 6 == 0) /* one odd byte anywhere */
+            line[rng_next() % n] = odd_bytes[rng_next() % sizeof(odd_bytes)];
+        if (rng_next() % 4 == 0)
+            line[n++] = '\r';
+        line[n++] = '\n';
+        if (memchr(line, '\n', n - 1) || line[0] == '\n')
+            continue;
+        fast_shaped += n <= 64;
+        memcpy(buf, line, n);
+        memset(buf + n, 'x', sizeof(buf) - n); /* 64 bytes to read whatever n is */
+        struct proto_request a, b;
+        size_t used_a, used_b, scan_a = 0, scan_b = 1; /* byte 0 is no LF */
+        enum proto_status sa = proto_next(buf, sizeof(buf), &lim, &a, st, &used_a, &scan_a);
+        enum proto_status sb = proto_next(buf, sizeof(buf), &lim, &b, st2, &used_b, &scan_b);
+        ck_assert_msg(sa == sb && used_a == used_b && a.err == b.err &&
+                          strcmp(a.errmsg, b.errmsg) == 0,
+                      "round %d '%.*s': %s %zu %s '%s' against %s %zu %s '%s'", round, (int)n - 1,
+                      line, status_name(sa), used_a, proto_err_name(a.err), a.errmsg,
+                      status_name(sb), used_b, proto_err_name(b.err), b.errmsg);
+        if (sa != PROTO_REQUEST)
+            continue;
+        ck_assert_msg(a.cmd == b.cmd && a.has_filter == b.has_filter && a.filter.p == b.filter.p &&
+                          a.filter.len == b.filter.len && a.arg.p == b.arg.p &&
+                          a.arg.len == b.arg.len && a.n_items == b.n_items,
+                      "round %d '%.*s': the requests differ", round, (int)n - 1, line);
+        for (size_t i = 0; i < a.n_items; i++)
+            ck_assert_msg(st[i].p == st2[i].p && st[i].len == st2[i].len,
+                          "round %d '%.*s': item %zu differs", round, (int)n - 1, line, i);
+    }
+    ck_assert_uint_gt(fast_shaped, 100000); /* most lines were short enough to try */
+    free(st);
+    free(st2);
 }
 END_TEST
 
@@ -1246,6 +1330,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_scan_hint);
     tcase_add_test(tc, test_command_names);
     tcase_add_test(tc, test_token_windows);
+    tcase_add_test(tc, test_check_fast_path);
     suite_add_tcase(s, tc);
 
     TCase *tg = tcase_create("garbage");
