@@ -102,8 +102,11 @@ static int parse_threads(const char *s, unsigned *out)
 
 /* The parse-mode summary: lines by outcome, keys by form (kept, new, merged
  * as duplicates), rejections by reason, what was dropped without rejecting
- * the line. */
-static void print_tally(const struct build_tally *t, const char *rejects)
+ * the line. A fuse build takes every key as new and merges duplicates by
+ * hash when each shard is built, so its new keys are the filter's, distinct
+ * (`distinct`), and are known in total only, not by form. Main thread. */
+static void print_tally(const struct build_tally *t, const char *rejects, bool fuse,
+                        uint64_t distinct)
 {
     printf("lines: %llu read: %llu kept, %llu blank, %llu comment, %llu ignored, %llu rejected\n",
            (unsigned long long)t->lines, (unsigned long long)t->cls[LISTS_KEPT],
@@ -114,13 +117,26 @@ static void print_tally(const struct build_tally *t, const char *rejects)
         kept += t->kept[i];
         fresh += t->fresh[i];
     }
-    printf("keys: %llu kept, %llu new, %llu merged as duplicates (or false positives)\n",
-           (unsigned long long)kept, (unsigned long long)fresh, (unsigned long long)(kept - fresh));
-    for (int i = 0; i < BUILD_FORMS; i++)
-        if (t->kept[i])
-            printf("  %-5s %llu kept, %llu new, %llu merged\n", build_form_name((enum build_form)i),
-                   (unsigned long long)t->kept[i], (unsigned long long)t->fresh[i],
-                   (unsigned long long)(t->kept[i] - t->fresh[i]));
+    if (fuse && distinct <= kept) {
+        printf("keys: %llu kept, %llu new, %llu merged as duplicates (fuse: by hash, as each "
+               "shard was built; by form, only the keys kept)\n",
+               (unsigned long long)kept, (unsigned long long)distinct,
+               (unsigned long long)(kept - distinct));
+        for (int i = 0; i < BUILD_FORMS; i++)
+            if (t->kept[i])
+                printf("  %-5s %llu kept\n", build_form_name((enum build_form)i),
+                       (unsigned long long)t->kept[i]);
+    } else {
+        printf("keys: %llu kept, %llu new, %llu merged as duplicates (or false positives)\n",
+               (unsigned long long)kept, (unsigned long long)fresh,
+               (unsigned long long)(kept - fresh));
+        for (int i = 0; i < BUILD_FORMS; i++)
+            if (t->kept[i])
+                printf("  %-5s %llu kept, %llu new, %llu merged\n",
+                       build_form_name((enum build_form)i), (unsigned long long)t->kept[i],
+                       (unsigned long long)t->fresh[i],
+                       (unsigned long long)(t->kept[i] - t->fresh[i]));
+    }
     if (t->cls[LISTS_REJECTED]) {
         printf("rejected: %llu lines%s%s%s:", (unsigned long long)t->cls[LISTS_REJECTED],
                rejects ? " (written to " : "", rejects ? rejects : "", rejects ? ")" : "");
@@ -321,7 +337,7 @@ static void build_print_summary(const struct build_opts *o, const struct build_r
            build_format_name(o->format), (unsigned long long)r->plan.capacity,
            filter_layout_name(r->plan.layout), r->plan.shard_count);
     if (r->parsed)
-        print_tally(&r->tally, o->rejects);
+        print_tally(&r->tally, o->rejects, r->plan.layout == FILTER_FUSE, r->items);
     else
         printf("items: %llu read, %llu kept, %llu merged as duplicates (or false positives)\n",
                (unsigned long long)(r->lines + r->journal_items), (unsigned long long)r->items,

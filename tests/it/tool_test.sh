@@ -89,6 +89,11 @@ contains "$T/out" "keys host, format plain" "summary names keys and format"
 contains "$T/out" "lines: 5 read: 2 kept, 1 blank, 1 comment, 0 ignored, 1 rejected" "summary lines"
 contains "$T/out" "keys: 2 kept, 1 new, 1 merged as duplicates" "summary merges the duplicate"
 contains "$T/out" "rejected: 1 lines (written to $T/hl.rej): path-for-host 1" "summary rejects"
+# A fuse build merges duplicates by hash as each shard is built: the same
+# two keys are one new and one merged, in total (not by form).
+expect 0 "plain list as host keys, fuse" -- "$BG" build --seed 2 -o "$T/hlf.bloom" --keys host --layout fuse "$T/hl.txt"
+contains "$T/out" "keys: 2 kept, 1 new, 1 merged as duplicates (fuse: by hash" "fuse summary merges the duplicate"
+contains "$T/out" "  host  2 kept" "fuse summary by form"
 [ "$(cut -f2,4 "$T/hl.rej")" = "$(printf 'path-for-host\thttp://example.com/x')" ] && ok || bad "rejects file: $(cat "$T/hl.rej")"
 expect 0 "info host keys" -- "$BG" info "$T/hl.bloom"
 [ "$(json "$T/out" keys)" = host ] && ok || bad "info keys: $(json "$T/out" keys), wanted host"
