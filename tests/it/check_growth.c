@@ -66,6 +66,17 @@ static void subs_of(json_t *j, char *out, size_t cap)
     }
 }
 
+/* How many times the word w appears in a reply of space-separated words. */
+static int count_word(const char *reply, const char *w)
+{
+    int k = 0;
+    size_t n = strlen(w);
+    for (const char *p = reply; (p = strstr(p, w)) != NULL; p += n)
+        if ((p == reply || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            k++;
+    return k;
+}
+
 /* Every item i0 .. i<n-1> answers YES. */
 static void all_there(struct dh_conn *c, long n)
 {
@@ -115,10 +126,18 @@ START_TEST(test_grow_restart_reload_limit)
     char before[2048], after[2048];
     subs_of(j, before, sizeof(before));
     json_decref(j);
-    /* The refused batch left nothing: the first of its items is absent. */
-    char req[64];
-    snprintf(req, sizeof(req), "CHECK g i%ld", n + PER_REQ - 1);
-    DH_EXPECT(c, req, "NO");
+    /* The refused batch left nothing. Not one item's NO: at fpr_compound up
+     * to 0.01 an absent item answers YES in about one run in a hundred (the
+     * seed is drawn per daemon; this failed once in CI). Of the batch's 500
+     * an added batch would answer 500 YES; the filter's false positives,
+     * about 5 (more than 50 has a chance far below 1e-20). */
+    static char req[PER_REQ * 16 + 16];
+    size_t len = (size_t)sprintf(req, "MCHECK g");
+    for (long i = n; i < n + PER_REQ; i++)
+        len += (size_t)sprintf(req + len, " i%ld", i);
+    int yes = count_word(dh_cmd(c, req), "YES");
+    ck_assert_msg(yes <= PER_REQ / 10, "%d of the refused batch's %d items answer YES", yes,
+                  (int)PER_REQ);
     all_there(c, n);
 
     /* HTTP INFO and /metrics */
@@ -164,8 +183,11 @@ START_TEST(test_grow_restart_reload_limit)
     subs_of(j, after, sizeof(after));
     ck_assert_str_eq(before, after);
     json_decref(j);
+    /* Taken now. Each item is NEW but for the filter's false positives
+     * (EXISTS, about 1 %: a run here had one on the first item), as above. */
     got = madd(c, n);
-    ck_assert_msg(strncmp(got, "NEW", 3) == 0, "%s", got);
+    ck_assert_msg(strncmp(got, "ERR", 3) != 0 && count_word(got, "NEW") >= PER_REQ * 9 / 10,
+                  "%.200s", got);
     n += PER_REQ;
     all_there(c, n);
     j = info(c);
