@@ -29,14 +29,20 @@ static void write_conf(struct dh_daemon *d, const char *max)
     dh_write_config(d, conf);
 }
 
+/* CMD g i<from> .. i<end-1> (at most PER_REQ items): the reply line. */
+static const char *batch(struct dh_conn *c, const char *cmd, long from, long end)
+{
+    static char req[PER_REQ * 16 + 16];
+    size_t len = (size_t)sprintf(req, "%s g", cmd);
+    for (long i = from; i < end; i++)
+        len += (size_t)sprintf(req + len, " i%ld", i);
+    return dh_cmd(c, req);
+}
+
 /* MADD g i<from> .. i<from+PER_REQ-1>: the reply line. */
 static const char *madd(struct dh_conn *c, long from)
 {
-    static char req[PER_REQ * 16 + 16];
-    size_t len = (size_t)sprintf(req, "MADD g");
-    for (long i = from; i < from + PER_REQ; i++)
-        len += (size_t)sprintf(req + len, " i%ld", i);
-    return dh_cmd(c, req);
+    return batch(c, "MADD", from, from + PER_REQ);
 }
 
 static json_t *info(struct dh_conn *c)
@@ -80,13 +86,8 @@ static int count_word(const char *reply, const char *w)
 /* Every item i0 .. i<n-1> answers YES. */
 static void all_there(struct dh_conn *c, long n)
 {
-    static char req[PER_REQ * 16 + 16];
     for (long base = 0; base < n; base += PER_REQ) {
-        size_t len = (size_t)sprintf(req, "MCHECK g");
-        long end = base + PER_REQ < n ? base + PER_REQ : n;
-        for (long i = base; i < end; i++)
-            len += (size_t)sprintf(req + len, " i%ld", i);
-        const char *got = dh_cmd(c, req);
+        const char *got = batch(c, "MCHECK", base, base + PER_REQ < n ? base + PER_REQ : n);
         ck_assert_msg(strstr(got, "NO") == NULL, "items from i%ld: %.200s", base, got);
     }
 }
@@ -131,11 +132,7 @@ START_TEST(test_grow_restart_reload_limit)
      * seed is drawn per daemon; this failed once in CI). Of the batch's 500
      * an added batch would answer 500 YES; the filter's false positives,
      * about 5 (more than 50 has a chance far below 1e-20). */
-    static char req[PER_REQ * 16 + 16];
-    size_t len = (size_t)sprintf(req, "MCHECK g");
-    for (long i = n; i < n + PER_REQ; i++)
-        len += (size_t)sprintf(req + len, " i%ld", i);
-    int yes = count_word(dh_cmd(c, req), "YES");
+    int yes = count_word(batch(c, "MCHECK", n, n + PER_REQ), "YES");
     ck_assert_msg(yes <= PER_REQ / 10, "%d of the refused batch's %d items answer YES", yes,
                   (int)PER_REQ);
     all_there(c, n);
