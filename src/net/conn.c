@@ -212,9 +212,13 @@ void conn_flush(struct conn *c)
         unsigned idle = cat_now(c)->conf->idle_timeout;
         struct timeval tv = {(time_t)idle, 0};
         event_add(c->wev, idle ? &tv : NULL);
+        c->wev_armed = true;
         return;
     }
-    event_del(c->wev);
+    if (c->wev_armed) { /* a round trip's reply went out whole: nothing to delete */
+        event_del(c->wev);
+        c->wev_armed = false;
+    }
     if (c->closing || (w->stopping && c->in_len == 0 && !c->wait)) {
         c->closing = true;
         conn_linger(c);

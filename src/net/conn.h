@@ -77,6 +77,7 @@ struct conn {
     size_t addr;       /* which of its front's addresses it came in on */
     struct event *rev; /* readable, with the idle timeout */
     struct event *wev; /* writable, while output is pending */
+    bool wev_armed;    /* wev is added: event_del costs a locked call, so only then */
     char *in;          /* bytes received and not yet answered */
     size_t in_len, in_cap;
     bool in_more;           /* the last read filled in[]: the kernel may hold more */
