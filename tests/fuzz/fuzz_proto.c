@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "front/line/proto.h"
+#include "front/line/proto_fast.h"
 #include "fuzz.h"
 
 #define MAX_RESULTS 4096
@@ -193,6 +194,29 @@ static void check_general_path(const char *buf, size_t len, const struct proto_l
                    "the general path gives another item %zu", i);
 }
 
+/* The line front's entry to the fast path (no request made): whatever it
+ * takes must be the general path's one-item CHECK, consumed alike. */
+static void check_fast_entry(const char *buf, size_t len, const struct proto_limits *lim,
+                             const struct proto_request *a, const struct proto_token *storage,
+                             enum proto_status st, size_t consumed)
+{
+    static const struct proto_token known = {"f", 1}; /* as the line front's last name */
+    struct proto_token name, item;
+    size_t used = 0;
+    bool is_known = false;
+    for (int k = 0; k < 2; k++) {
+        if (!proto_check_fast(buf, len, lim, 0, k ? &known : NULL, &name, &item, &used,
+                              &is_known))
+            continue;
+        FUZZ_CHECK(st == PROTO_REQUEST && a->cmd == PROTO_CHECK && a->n_items == 1 &&
+                       used == consumed && name.p == a->filter.p && name.len == a->filter.len &&
+                       item.p == storage[0].p && item.len == storage[0].len,
+                   "proto_check_fast differs from proto_next");
+        FUZZ_CHECK(is_known == (k && name.len == 1 && name.p[0] == 'f'),
+                   "proto_check_fast's known name is wrong");
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -235,6 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(scanned == 0, "scanned %zu after a complete line", scanned);
         if (buf[off] != '\n')
             check_general_path(buf + off, len - off, &lim, &req, storage, st, consumed);
+        check_fast_entry(buf + off, len - off, &lim, &req, storage, st, consumed);
         off += consumed;
     }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "front/line/proto.h"
+#include "front/line/proto_fast.h"
 
 /* ---- helpers ---- */
 
@@ -1051,7 +1052,7 @@ START_TEST(test_check_fast_path)
     ck_assert_ptr_nonnull(st2);
     char line[160], buf[200];
     rng_state = 0x853C49E6748FEA9Bull;
-    unsigned fast_shaped = 0;
+    unsigned fast_shaped = 0, fast_taken = 0, known_taken = 0;
     for (int round = 0; round < 200000; round++) {
         size_t n = 0;
         struct proto_limits lim = {.max_line = 64 + rng_next() % 2 * 1000,
@@ -1093,6 +1094,34 @@ START_TEST(test_check_fast_path)
                       "round %d '%.*s': %s %zu %s '%s' against %s %zu %s '%s'", round, (int)n - 1,
                       line, status_name(sa), used_a, proto_err_name(a.err), a.errmsg,
                       status_name(sb), used_b, proto_err_name(b.err), b.errmsg);
+        /* The line front's own entry to the fast path, without a request,
+         * given no known name, a made-up valid one, or the line's own. */
+        struct proto_token fname, fitem, kn;
+        char kbuf[8];
+        size_t used_f = 0, klen = 1 + rng_next() % 6;
+        for (size_t i = 0; i < klen; i++)
+            kbuf[i] = name_chars[rng_next() % (sizeof(name_chars) - 1)];
+        kn = (struct proto_token){kbuf, klen};
+        unsigned pick = rng_next() % 3;
+        if (pick == 2 && sb == PROTO_REQUEST && b.has_filter)
+            kn = b.filter;
+        const struct proto_token *known = pick ? &kn : NULL;
+        bool is_known = false;
+        if (proto_check_fast(buf, sizeof(buf), &lim, 0, known, &fname, &fitem, &used_f,
+                             &is_known)) {
+            fast_taken++;
+            known_taken += is_known;
+            ck_assert_msg(sb == PROTO_REQUEST && b.cmd == PROTO_CHECK && b.n_items == 1 &&
+                              used_f == used_b && fname.p == b.filter.p &&
+                              fname.len == b.filter.len && fitem.p == st2[0].p &&
+                              fitem.len == st2[0].len,
+                          "round %d '%.*s': proto_check_fast differs from the general path", round,
+                          (int)n - 1, line);
+            ck_assert(is_known == (known && known->len == fname.len &&
+                                   memcmp(known->p, fname.p, fname.len) == 0));
+        }
+        ck_assert(!proto_check_fast(buf, sizeof(buf), &lim, 1, known, &fname, &fitem, &used_f,
+                                    &is_known));
         if (sa != PROTO_REQUEST)
             continue;
         ck_assert_msg(a.cmd == b.cmd && a.has_filter == b.has_filter && a.filter.p == b.filter.p &&
@@ -1104,6 +1133,8 @@ START_TEST(test_check_fast_path)
                           "round %d '%.*s': item %zu differs", round, (int)n - 1, line, i);
     }
     ck_assert_uint_gt(fast_shaped, 100000); /* most lines were short enough to try */
+    ck_assert_uint_gt(fast_taken, 20000);   /* and many were taken */
+    ck_assert_uint_gt(known_taken, 5000);   /* some by the known name */
     free(st);
     free(st2);
 }

@@ -23,6 +23,7 @@
 #include "base/util.h"
 #include "core/cmd.h"
 #include "front/line/proto.h"
+#include "front/line/proto_fast.h"
 #include "store/allow.h"
 #include "net/worker.h"
 
@@ -65,6 +66,7 @@ struct line_worker {
      * period. */
     const struct catalog *last_cat;
     const struct fentry *last_e;
+    struct proto_token last_name; /* last_e's name, for proto_check_fast */
     /* One-item CHECKs of the connection being processed, hashed and their
      * blocks prefetched, not yet answered: a ring, oldest at ahead_head. They
      * are the latest requests parsed, so they are answered (in order) before
@@ -207,37 +209,6 @@ static inline void tally_checks(struct line_worker *lw, const struct fentry *e, 
     lw->tally.fhits += yes;
 }
 
-/* a[0..n) == b[0..n) with a few overlapping word loads (filter names are
- * short; a memcmp call cost ~20 instructions of a CHECK's ~1,200). Reads only
- * inside both ranges. */
-static inline bool name_eq(const char *a, const char *b, size_t n)
-{
-    if (n >= 8) {
-        uint64_t x, y, d = 0;
-        size_t i = 0;
-        for (; i + 8 < n; i += 8) {
-            memcpy(&x, a + i, 8);
-            memcpy(&y, b + i, 8);
-            d |= x ^ y;
-        }
-        memcpy(&x, a + n - 8, 8);
-        memcpy(&y, b + n - 8, 8);
-        return (d | (x ^ y)) == 0;
-    }
-    if (n >= 4) {
-        uint32_t x1, y1, x2, y2;
-        memcpy(&x1, a, 4);
-        memcpy(&y1, b, 4);
-        memcpy(&x2, a + n - 4, 4);
-        memcpy(&y2, b + n - 4, 4);
-        return ((x1 ^ y1) | (x2 ^ y2)) == 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
 /* The filter a request names, or NULL. The last one found in this
  * line_process call is tried first (see struct line_worker). */
 static inline const struct fentry *lookup_filter(struct line_worker *lw, const struct catalog *cat,
@@ -245,18 +216,20 @@ static inline const struct fentry *lookup_filter(struct line_worker *lw, const s
 {
     const struct fentry *e = lw->last_e;
     if (e && lw->last_cat == cat && e->name_len == name->len &&
-        name_eq(e->name, name->p, name->len))
+        proto_name_eq(e->name, name->p, name->len))
         return e;
     e = catalog_find(cat, name->p, name->len);
     if (e) {
         lw->last_cat = cat;
         lw->last_e = e;
+        lw->last_name = (struct proto_token){e->name, e->name_len};
     }
     return e;
 }
 
-/* Answer the oldest one-item CHECK waiting in the ring. */
-static inline void ahead_answer(struct conn *c)
+/* Answer the oldest one-item CHECK waiting in the ring. Inlined by force:
+ * gcc kept it a call (its two callers), ~20 instructions a CHECK (callgrind). */
+__attribute__((always_inline)) static inline void ahead_answer(struct conn *c)
 {
     struct line_worker *lw = LW(c);
     const struct fentry *e = lw->ahead[lw->ahead_head].e;
@@ -591,27 +564,44 @@ static unsigned line_process(struct conn *c, bool draining)
     size_t off = 0;
     while (!c->closing && !c->wait && off < c->in_len) {
         /* The waiting CHECKs are answered before the limit is judged exactly. */
-        if (!draining && lw->out_queued + lw->reply_len + 4 * lw->n_ahead >= max_output)
+        if (!draining && lw->out_queued + lw->reply_len + 4 * lw->n_ahead >= max_output) {
             ahead_drain(c);
-        if (!draining && lw->out_queued + lw->reply_len >= max_output) {
-            conn_pause(c);
-            break;
+            if (lw->out_queued + lw->reply_len >= max_output) {
+                conn_pause(c);
+                break;
+            }
         }
         struct proto_request req;
         size_t used = 0;
-        enum proto_status st =
-            proto_next(c->in + off, c->in_len - off, &lim, &req, lw->tokens, &used, scanned);
-        if (st == PROTO_NEED_MORE)
-            break;
-        if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK) {
-            const struct fentry *e = lookup_filter(lw, cat, &req.filter);
+        enum proto_status st = PROTO_REQUEST;
+        struct proto_token fast[2]; /* the fast path's name and item */
+        const struct proto_token *name = NULL, *item = NULL;
+        bool known = false; /* name is last_e's: no lookup */
+        if (proto_check_fast(c->in + off, c->in_len - off, &lim, *scanned,
+                             lw->last_e ? &lw->last_name : NULL, &fast[0], &fast[1], &used,
+                             &known)) {
+            name = &fast[0];
+            item = &fast[1];
+        } else {
+            st = proto_next(c->in + off, c->in_len - off, &lim, &req, lw->tokens, &used, scanned);
+            if (st == PROTO_NEED_MORE)
+                break;
+            if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK) {
+                name = &req.filter;
+                item = &req.items[0];
+            }
+        }
+        if (name) {
+            const struct fentry *e = known ? lw->last_e : lookup_filter(lw, cat, name);
             /* The one branch on the key kind: a host or url filter's CHECK
              * expands its item into many probes, which the table does. */
             if (e && e->v->f->keys == FILTER_KEYS_EXACT) {
                 off += used;
-                check_ahead(c, e, &req.items[0]);
+                check_ahead(c, e, item);
                 continue;
             }
+            if (name == &fast[0]) /* the request proto_next would have made */
+                proto_check_request(&req, fast[0], fast[1], lw->tokens);
         }
         ahead_drain(c);
         if (st == PROTO_FATAL) {

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "front/line/proto.h"
+#include "front/line/proto_fast.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -223,46 +224,6 @@ static inline void tok_start(struct tok_cursor *c, const char *line, size_t n, s
         c->sep = n ? sep_window(line, 0, n, avail) : ~0ull;
 }
 
-/* What one pass over a buffer's first 64 bytes tells of its first line. */
-struct first_line {
-    uint64_t lf;  /* bit j: buf[j] is an LF */
-    uint64_t sep; /* a space or a tab */
-    uint64_t bad; /* a NUL or a CR */
-};
-
-/* One pass over buf[0..64) for the LF search, the NUL and CR check and the
- * first token window at once: a pipelined CHECK's whole line is usually in
- * it, and three separate scans (memchr for the LF, has_nul_or_cr, the
- * tokens) cost ~90 more instructions a command (callgrind). False without
- * SSE2 or 64 bytes to read. */
-static inline bool first_line_scan(const char *buf, size_t len, struct first_line *fl)
-{
-#ifdef __SSE2__
-    if (len < 64)
-        return false;
-    const __m128i lf = _mm_set1_epi8('\n'), space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'),
-                  zero = _mm_setzero_si128(), cr = _mm_set1_epi8('\r');
-    fl->lf = fl->sep = fl->bad = 0;
-    for (unsigned j = 0; j < 4; j++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(buf + 16 * j));
-        unsigned sh = 16 * j;
-        fl->lf |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)) << sh;
-        fl->sep |= (uint64_t)(unsigned)_mm_movemask_epi8(
-                       _mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, tab)))
-                   << sh;
-        fl->bad |= (uint64_t)(unsigned)_mm_movemask_epi8(
-                       _mm_or_si128(_mm_cmpeq_epi8(x, zero), _mm_cmpeq_epi8(x, cr)))
-                   << sh;
-    }
-    return true;
-#else
-    (void)buf;
-    (void)len;
-    (void)fl;
-    return false;
-#endif
-}
-
 /* Next run of bytes between spaces and tabs, or false at the end. The line
  * has been checked for NUL and stray CR, so a token is exactly the spec's
  * "item": anything but space, tab, CR, LF and NUL. */
@@ -410,60 +371,6 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
     return PROTO_REQUEST;
 }
 
-/* The commonest request, a one-item CHECK whose line lies in the buffer's
- * first 64 bytes, parsed from first_line_scan's masks alone: parse_line's
- * general path (the command search, a cursor per token, the argument loop,
- * the arity and kind checks) was ~320 of a pipelined CHECK's ~970
- * instructions in the whole daemon, which takes ~770 with this path
- * (callgrind, docs/benchmarks.md). Taken only when the line is the word
- * CHECK (any case) with no separator before it, then exactly two tokens, a
- * valid filter name and an item of at most max_item bytes, with no NUL or
- * stray CR: exactly what parse_line accepts as a CHECK, giving the same
- * request. Anything else, every error included, is left to parse_line
- * (false), so no reply can differ; check_proto's test_check_fast_path and
- * fuzz_proto parse lines both ways. n < 64, and buf holds 64 bytes.
- * Little-endian only, as SSE2 is. Any thread. */
-static inline bool parse_check64(const char *line, size_t n, const struct first_line *fl,
-                                 const struct proto_limits *lim, struct proto_request *req,
-                                 struct proto_token *items_storage)
-{
-    if (n > 0 && line[n - 1] == '\r')
-        n--;
-    /* "CHECK", a separator, a name, a separator, an item: at least 9 bytes. */
-    if (n < 9 || (fl->bad & ((1ull << n) - 1)) != 0 || lim->max_items == 0)
-        return false;
-    uint64_t word;
-    memcpy(&word, line, 8);
-    uint64_t sep = fl->sep | (~0ull << n); /* bytes past the line count as separators */
-    /* Bit 0x20 set on each of the five letters: only C and c give c, and so
-     * on (test_command_names). Then byte 5 must end the word. */
-    if (((word | 0x2020202020ull) & 0xffffffffffull) != 0x6b63656863ull /* "check" */ ||
-        !(sep & 0x20))
-        return false;
-    /* Bit j of `used`: byte j is a separator, past the line, or taken. The
-     * name runs from a to b, the item from c to d; b, d <= n < 64. A line
-     * without them, or with a third token, is a wrong_arity. */
-    uint64_t used = sep | 0x1f;
-    if (used == ~0ull)
-        return false;
-    unsigned a = (unsigned)__builtin_ctzll(~used);
-    unsigned b = (unsigned)__builtin_ctzll(used & (~0ull << a));
-    used |= (1ull << b) - 1;
-    if (used == ~0ull)
-        return false;
-    unsigned c = (unsigned)__builtin_ctzll(~used);
-    unsigned d = (unsigned)__builtin_ctzll(used & (~0ull << c));
-    used |= (1ull << d) - 1;
-    if (used != ~0ull || d - c > lim->max_item || !proto_valid_filter_name(line + a, b - a))
-        return false;
-    req->cmd = PROTO_CHECK;
-    req->filter = (struct proto_token){line + a, b - a};
-    req->has_filter = 1;
-    items_storage[0] = (struct proto_token){line + c, d - c};
-    req->n_items = 1;
-    return true;
-}
-
 /* The LF search is the only part that sees bytes more than once when a line
  * arrives in pieces, so it alone resumes from *scanned; the line itself is
  * parsed once, when its LF is there. The search never looks past max_line + 1
@@ -490,8 +397,12 @@ enum proto_status proto_next(const char *buf, size_t len, const struct proto_lim
         if (scanned)
             *scanned = 0;
         *consumed = line_len + 1;
-        if (parse_check64(buf, line_len, &fl, lim, req, items_storage))
+        struct proto_token name, item;
+        if (parse_check64(buf, line_len, &fl, lim, &name, &item) &&
+            proto_valid_filter_name(name.p, name.len)) {
+            proto_check_request(req, name, item, items_storage);
             return PROTO_REQUEST;
+        }
         return parse_line(buf, line_len, len, &fl, lim, req, items_storage);
     }
     size_t window = len <= lim->max_line ? len : lim->max_line + 1;
