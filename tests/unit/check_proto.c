@@ -927,7 +927,7 @@ START_TEST(test_command_names)
                 if (b == ' ' || b == '\t' || b == '\r' || b == '\n')
                     continue;
                 /* Alone, and with 64 bytes to read (the one-pass first line
-                 * and, for CHECK, parse_check64). */
+                 * and, for CHECK, proto_parse_check64). */
                 char line[128];
                 memset(line, 'x', sizeof(line));
                 memcpy(line, name, n);
@@ -1032,7 +1032,7 @@ START_TEST(test_token_windows)
 END_TEST
 
 /* A one-item CHECK in the buffer's first 64 bytes is parsed from the first
- * pass's masks (parse_check64); any other line, and every error, by the
+ * pass's masks (proto_parse_check64); any other line, and every error, by the
  * general path. The two must agree on every line: each made-up line is
  * parsed with 64 bytes to read (the fast path may take it) and again with
  * the resume hint set (the general path only), and the whole request is

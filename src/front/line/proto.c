@@ -14,7 +14,6 @@
 #include <emmintrin.h>
 #endif
 
-#define FILTER_NAME_MAX 64
 #define QUOTE_MAX 32 /* bytes of a client's token echoed back in an error */
 #define ARGS_ANY SIZE_MAX
 
@@ -92,20 +91,9 @@ static inline bool is_print(unsigned char c)
     return c >= 0x20 && c < 0x7f;
 }
 
-/* The bytes of a filter name: A-Z a-z 0-9 _ . - (one load a byte, where
- * six range tests were ~13 instructions a byte of every request's name). */
-static const unsigned char name_byte[256] = {
-    ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1, ['_'] = 1, ['.'] = 1, ['-'] = 1,
-};
-
 int proto_valid_filter_name(const char *p, size_t len)
 {
-    if (len == 0 || len > FILTER_NAME_MAX)
-        return 0;
-    unsigned ok = 1;
-    for (size_t i = 0; i < len; i++)
-        ok &= name_byte[(unsigned char)p[i]];
-    return (int)ok;
+    return proto_name_valid(p, len);
 }
 
 /* Fill req->err and errmsg. The message is built with snprintf into the fixed
@@ -210,7 +198,7 @@ static uint64_t sep_window(const char *line, size_t base, size_t n, size_t avail
 }
 
 /* first_sep: the first window's separators when proto_next already has them
- * (first_line), NULL to compute them. */
+ * (proto_first_line), NULL to compute them. */
 static inline void tok_start(struct tok_cursor *c, const char *line, size_t n, size_t avail,
                              const uint64_t *first_sep)
 {
@@ -289,8 +277,9 @@ static enum proto_status fail_arity(struct proto_request *req, const struct cmd_
  * last (item_too_long). Counting items before measuring them means a flood of
  * items is reported as such, not as whichever one happens to be long. */
 static enum proto_status parse_line(const char *line, size_t n, size_t avail,
-                                    const struct first_line *fl, const struct proto_limits *lim,
-                                    struct proto_request *req, struct proto_token *items_storage)
+                                    const struct proto_first_line *fl,
+                                    const struct proto_limits *lim, struct proto_request *req,
+                                    struct proto_token *items_storage)
 {
     if (n > 0 && line[n - 1] == '\r')
         n--;
@@ -350,7 +339,7 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
             quote_token(q, first[0]);
             return fail(req, PROTO_ERR_UNKNOWN_FILTER,
                         "invalid filter name '%s': use 1 to %d of A-Z a-z 0-9 _ . -", q,
-                        FILTER_NAME_MAX);
+                        PROTO_FILTER_NAME_MAX);
         }
         req->filter = first[0];
         req->has_filter = 1;
@@ -390,15 +379,15 @@ enum proto_status proto_next(const char *buf, size_t len, const struct proto_lim
     req->errmsg[0] = '\0';
     *consumed = 0;
 
-    struct first_line fl;
-    if ((!scanned || *scanned == 0) && lim->max_line >= 64 && first_line_scan(buf, len, &fl) &&
-        fl.lf) {
+    struct proto_first_line fl;
+    if ((!scanned || *scanned == 0) && lim->max_line >= 64 &&
+        proto_first_line_scan(buf, len, &fl) && fl.lf) {
         size_t line_len = (size_t)__builtin_ctzll(fl.lf); /* < 64 */
         if (scanned)
             *scanned = 0;
         *consumed = line_len + 1;
         struct proto_token name, item;
-        if (parse_check64(buf, line_len, &fl, lim, &name, &item) &&
+        if (proto_parse_check64(buf, line_len, &fl, lim, &name, &item) &&
             proto_valid_filter_name(name.p, name.len)) {
             proto_check_request(req, name, item, items_storage);
             return PROTO_REQUEST;

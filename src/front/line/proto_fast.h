@@ -18,7 +18,7 @@
 #include "front/line/proto.h"
 
 /* What one pass over a buffer's first 64 bytes tells of its first line. */
-struct first_line {
+struct proto_first_line {
     uint64_t lf;  /* bit j: buf[j] is an LF */
     uint64_t sep; /* a space or a tab */
     uint64_t bad; /* a NUL or a CR */
@@ -29,7 +29,7 @@ struct first_line {
  * it, and three separate scans (memchr for the LF, has_nul_or_cr, the
  * tokens) cost ~90 more instructions a command (callgrind). False without
  * SSE2 or 64 bytes to read. */
-static inline bool first_line_scan(const char *buf, size_t len, struct first_line *fl)
+static inline bool proto_first_line_scan(const char *buf, size_t len, struct proto_first_line *fl)
 {
 #ifdef __SSE2__
     if (len < 64)
@@ -55,6 +55,26 @@ static inline bool first_line_scan(const char *buf, size_t len, struct first_lin
     (void)fl;
     return false;
 #endif
+}
+
+#define PROTO_FILTER_NAME_MAX 64
+
+/* The bytes of a filter name: A-Z a-z 0-9 _ . - (one load a byte, where
+ * six range tests were ~13 instructions a byte of every request's name). */
+static const unsigned char proto_name_byte[256] = {
+    ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1, ['_'] = 1, ['.'] = 1, ['-'] = 1,
+};
+
+/* proto_valid_filter_name's test, inline for the fast path (which it also
+ * serves: proto.c calls this, not the other way round). */
+static inline bool proto_name_valid(const char *p, size_t len)
+{
+    if (len == 0 || len > PROTO_FILTER_NAME_MAX)
+        return false;
+    unsigned ok = 1;
+    for (size_t i = 0; i < len; i++)
+        ok &= proto_name_byte[(unsigned char)p[i]];
+    return ok != 0;
 }
 
 /* a[0..n) == b[0..n) with a few overlapping word loads (filter names are
@@ -89,7 +109,7 @@ static inline bool proto_name_eq(const char *a, const char *b, size_t n)
 }
 
 /* The commonest request, a one-item CHECK whose line lies in the buffer's
- * first 64 bytes, parsed from first_line_scan's masks alone: parse_line's
+ * first 64 bytes, parsed from proto_first_line_scan's masks alone: parse_line's
  * general path (the command search, a cursor per token, the argument loop,
  * the arity and kind checks) was ~320 of a pipelined CHECK's ~970
  * instructions in the whole daemon, which takes ~770 with this path
@@ -101,9 +121,10 @@ static inline bool proto_name_eq(const char *a, const char *b, size_t n)
  * (false), so no reply can differ; check_proto's test_check_fast_path and
  * fuzz_proto parse lines both ways. n < 64, and line holds 64 bytes.
  * Little-endian only, as SSE2 is. Any thread. */
-static inline bool parse_check64(const char *line, size_t n, const struct first_line *fl,
-                                 const struct proto_limits *lim, struct proto_token *name,
-                                 struct proto_token *item)
+static inline bool proto_parse_check64(const char *line, size_t n,
+                                       const struct proto_first_line *fl,
+                                       const struct proto_limits *lim, struct proto_token *name,
+                                       struct proto_token *item)
 {
     if (n > 0 && line[n - 1] == '\r')
         n--;
@@ -139,7 +160,7 @@ static inline bool parse_check64(const char *line, size_t n, const struct first_
     return true;
 }
 
-/* The request proto_next makes of a CHECK that parse_check64 took. */
+/* The request proto_next makes of a CHECK that proto_parse_check64 took. */
 static inline void proto_check_request(struct proto_request *req, struct proto_token name,
                                        struct proto_token item, struct proto_token *items_storage)
 {
@@ -154,7 +175,7 @@ static inline void proto_check_request(struct proto_request *req, struct proto_t
     req->errmsg[0] = '\0';
 }
 
-/* buf[0..len) starts with a one-item CHECK that parse_check64 takes, with a
+/* buf[0..len) starts with a one-item CHECK that proto_parse_check64 takes, with a
  * valid filter name: its name and item, and the bytes to consume (through
  * the LF). False (nothing set) for anything else, which proto_next parses,
  * with the same result for every line (test_check_fast_path, fuzz_proto). A
@@ -174,15 +195,15 @@ static inline bool proto_check_fast(const char *buf, size_t len, const struct pr
     memcpy(&word, buf, 8);
     if (((word | 0x2020202020ull) & 0xffffffffffull) != 0x6b63656863ull /* "check" */)
         return false;
-    struct first_line fl;
-    if (!first_line_scan(buf, len, &fl) || !fl.lf)
+    struct proto_first_line fl;
+    if (!proto_first_line_scan(buf, len, &fl) || !fl.lf)
         return false;
     size_t line_len = (size_t)__builtin_ctzll(fl.lf); /* < 64 */
     struct proto_token n, it;
-    if (!parse_check64(buf, line_len, &fl, lim, &n, &it))
+    if (!proto_parse_check64(buf, line_len, &fl, lim, &n, &it))
         return false;
     *is_known = known && known->len == n.len && proto_name_eq(known->p, n.p, n.len);
-    if (!*is_known && !proto_valid_filter_name(n.p, n.len))
+    if (!*is_known && !proto_name_valid(n.p, n.len))
         return false;
     *name = n;
     *item = it;
