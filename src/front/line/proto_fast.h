@@ -4,7 +4,7 @@
  * that the line front's read loop takes it without a call, a request to
  * fill or a second look at a filter name it has just seen: a pipelined
  * CHECK took ~773 instructions in the whole daemon through proto_next and
- * takes ~654 this way (callgrind, docs/benchmarks.md). Any thread. */
+ * takes ~650 this way (callgrind, docs/benchmarks.md). Any thread. */
 #ifndef BLOOMGATE_PROTO_FAST_H
 #define BLOOMGATE_PROTO_FAST_H
 
