@@ -117,25 +117,21 @@ static void print_tally(const struct build_tally *t, const char *rejects, bool f
         kept += t->kept[i];
         fresh += t->fresh[i];
     }
-    if (fuse && distinct <= kept) {
-        printf("keys: %llu kept, %llu new, %llu merged as duplicates (fuse: by hash, as each "
-               "shard was built; by form, only the keys kept)\n",
-               (unsigned long long)kept, (unsigned long long)distinct,
-               (unsigned long long)(kept - distinct));
-        for (int i = 0; i < BUILD_FORMS; i++)
-            if (t->kept[i])
-                printf("  %-5s %llu kept\n", build_form_name((enum build_form)i),
-                       (unsigned long long)t->kept[i]);
-    } else {
-        printf("keys: %llu kept, %llu new, %llu merged as duplicates (or false positives)\n",
-               (unsigned long long)kept, (unsigned long long)fresh,
-               (unsigned long long)(kept - fresh));
-        for (int i = 0; i < BUILD_FORMS; i++)
-            if (t->kept[i])
-                printf("  %-5s %llu kept, %llu new, %llu merged\n",
-                       build_form_name((enum build_form)i), (unsigned long long)t->kept[i],
-                       (unsigned long long)t->fresh[i],
-                       (unsigned long long)(t->kept[i] - t->fresh[i]));
+    bool by_hash = fuse && distinct <= kept; /* else the tally's own figures */
+    uint64_t fresh_all = by_hash ? distinct : fresh;
+    printf("keys: %llu kept, %llu new, %llu merged as duplicates (%s)\n", (unsigned long long)kept,
+           (unsigned long long)fresh_all, (unsigned long long)(kept - fresh_all),
+           by_hash ? "fuse: by hash, as each shard was built; by form, only the keys kept"
+                   : "or false positives");
+    for (int i = 0; i < BUILD_FORMS; i++) {
+        if (!t->kept[i])
+            continue;
+        printf("  %-5s %llu kept", build_form_name((enum build_form)i),
+               (unsigned long long)t->kept[i]);
+        if (!by_hash)
+            printf(", %llu new, %llu merged", (unsigned long long)t->fresh[i],
+                   (unsigned long long)(t->kept[i] - t->fresh[i]));
+        printf("\n");
     }
     if (t->cls[LISTS_REJECTED]) {
         printf("rejected: %llu lines%s%s%s:", (unsigned long long)t->cls[LISTS_REJECTED],
