@@ -1343,6 +1343,7 @@ static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
     TCase *tc = tcase_create("parse");
+    tcase_set_timeout(tc, 120); /* 200,000 fast-path lines: slow under ASan on a busy machine */
     tcase_add_loop_test(tc, test_arity, 0, (int)N_ARITY_CASES);
     tcase_add_test(tc, test_fields);
     tcase_add_test(tc, test_match);
