@@ -1,0 +1,18 @@
+# tests/lib/: what the tests share.
+noinst_HEADERS += %reldir%/testutil.h
+
+# The integration tests' one harness (the daemon launcher, its line client,
+# the HTTP client), compiled once; an integration test links IT_LIBS.
+check_LTLIBRARIES += %reldir%/libharness.la
+%canon_reldir%_libharness_la_SOURCES = $(IT_LIB)
+IT_LIBS = %reldir%/libharness.la libbloomgate.la $(CHECK_LIBS) -lm
+# Its sources (a test with _CFLAGS of its own may still list them).
+IT_LIB = \
+	%reldir%/daemon_harness.c %reldir%/daemon_harness.h \
+	%reldir%/line_client.c %reldir%/line_client.h \
+	%reldir%/http_client.c %reldir%/http_client.h
+
+# Writes journals for tests/it/tool_test.sh (a shell cannot compute XXH3). Built
+# with the programs, like the benchmarks, so it exists before the tests run.
+noinst_PROGRAMS += %reldir%/make_journal
+%canon_reldir%_make_journal_LDADD = libbloomgate.la
