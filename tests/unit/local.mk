@@ -7,6 +7,7 @@
 BLOOM_TEST_LIBS = libbloom.la $(CHECK_LIBS) -lm
 URL_TEST_LIBS = liburl.la $(CHECK_LIBS)
 SQUID_TEST_LIBS = libsquid.la $(CHECK_LIBS)
+PARSE_TEST_LIBS = libparse.la $(CHECK_LIBS)
 
 # base/
 check_PROGRAMS += %reldir%/check_log
@@ -50,14 +51,21 @@ check_PROGRAMS += %reldir%/check_loader
 # core/
 check_PROGRAMS += %reldir%/check_stats
 
-# front/
+# front/: the parsers alone.
 check_PROGRAMS += %reldir%/check_proto
+%canon_reldir%_check_proto_LDADD = $(PARSE_TEST_LIBS)
 check_PROGRAMS += %reldir%/check_httpparse
+%canon_reldir%_check_httpparse_LDADD = $(PARSE_TEST_LIBS)
 check_PROGRAMS += %reldir%/check_respparse
+%canon_reldir%_check_respparse_LDADD = $(PARSE_TEST_LIBS)
 check_PROGRAMS += %reldir%/check_authz
+%canon_reldir%_check_authz_LDADD = $(PARSE_TEST_LIBS)
 check_PROGRAMS += %reldir%/check_tcptable
+%canon_reldir%_check_tcptable_LDADD = $(PARSE_TEST_LIBS)
 check_PROGRAMS += %reldir%/check_dns
+%canon_reldir%_check_dns_LDADD = $(PARSE_TEST_LIBS)
 check_PROGRAMS += %reldir%/check_policy
+%canon_reldir%_check_policy_LDADD = $(PARSE_TEST_LIBS)
 
 # tool/
 check_PROGRAMS += %reldir%/check_build
