@@ -56,11 +56,3 @@ it_scripts += %reldir%/squid_test.sh
 TESTS += $(it_scripts)
 EXTRA_DIST += $(it_scripts) %reldir%/resp_lib.sh tests/pkg/install_test.sh
 
-# What the tests find the programs by.
-AM_TESTS_ENVIRONMENT = \
-	BLOOMGATE='$(abs_top_builddir)/bloomgate'; export BLOOMGATE; \
-	BLOOMGATED='$(abs_top_builddir)/bloomgated'; export BLOOMGATED; \
-	BLOOMGATE_SQUID='$(abs_top_builddir)/bloomgate-squid'; export BLOOMGATE_SQUID; \
-	MAKE_JOURNAL='$(abs_top_builddir)/tests/lib/make_journal'; export MAKE_JOURNAL; \
-	srcdir='$(abs_top_srcdir)'; export srcdir; \
-	CK_VERBOSITY=normal; export CK_VERBOSITY;

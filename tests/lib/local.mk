@@ -16,3 +16,16 @@ IT_LIB = \
 # with the programs, like the benchmarks, so it exists before the tests run.
 noinst_PROGRAMS += %reldir%/make_journal
 %canon_reldir%_make_journal_LDADD = libbloomgate.la
+
+# Every test's environment: where the programs are, and Check's settings. A
+# test case without a timeout of its own gets 120 s, not Check's 4 s: no test
+# asserts a timing, and a loaded machine (CI beside other jobs, sanitizers)
+# must not fail one.
+AM_TESTS_ENVIRONMENT = \
+	BLOOMGATE='$(abs_top_builddir)/bloomgate'; export BLOOMGATE; \
+	BLOOMGATED='$(abs_top_builddir)/bloomgated'; export BLOOMGATED; \
+	BLOOMGATE_SQUID='$(abs_top_builddir)/bloomgate-squid'; export BLOOMGATE_SQUID; \
+	MAKE_JOURNAL='$(abs_top_builddir)/%reldir%/make_journal'; export MAKE_JOURNAL; \
+	srcdir='$(abs_top_srcdir)'; export srcdir; \
+	CK_VERBOSITY=normal; export CK_VERBOSITY; \
+	CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-120}; export CK_DEFAULT_TIMEOUT;
