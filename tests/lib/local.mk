@@ -12,6 +12,12 @@ IT_LIB = \
 	%reldir%/line_client.c %reldir%/line_client.h \
 	%reldir%/http_client.c %reldir%/http_client.h
 
+# Filters served in process, for the unit tests of core/ and store/ (rig.h):
+# such a test links RIG_LIBS.
+check_LTLIBRARIES += %reldir%/librig.la
+%canon_reldir%_librig_la_SOURCES = %reldir%/rig.c %reldir%/rig.h
+RIG_LIBS = %reldir%/librig.la $(LDADD)
+
 # Writes journals for tests/it/tool_test.sh (a shell cannot compute XXH3). Built
 # with the programs, like the benchmarks, so it exists before the tests run.
 noinst_PROGRAMS += %reldir%/make_journal

@@ -54,6 +54,10 @@ check_PROGRAMS += %reldir%/store/check_loader
 
 # core/
 check_PROGRAMS += %reldir%/core/check_stats
+check_PROGRAMS += %reldir%/core/check_cmd
+%canon_reldir%_core_check_cmd_LDADD = $(RIG_LIBS)
+check_PROGRAMS += %reldir%/core/check_gate
+%canon_reldir%_core_check_gate_LDADD = $(RIG_LIBS)
 
 # front/: the parsers alone.
 check_PROGRAMS += %reldir%/front/check_proto
