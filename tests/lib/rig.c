@@ -105,8 +105,7 @@ struct cmd_call rig_call(struct rig *r, enum cmd_id id, const char *filter,
     return call;
 }
 
-struct cmd_call rig_ok(struct rig *r, enum cmd_id id, const char *filter,
-                       const char *const *items)
+struct cmd_call rig_ok(struct rig *r, enum cmd_id id, const char *filter, const char *const *items)
 {
     struct cmd_call call = rig_call(r, id, filter, items, true, CMD_CRED_NONE);
     ck_assert_msg(call.err == CMD_OK, "%s on %s: %s", cmd_table[id].name, filter ? filter : "-",

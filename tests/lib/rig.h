@@ -46,8 +46,7 @@ void rig_write(struct rig *r, const char *name, const char *text);
 struct cmd_call rig_call(struct rig *r, enum cmd_id id, const char *filter,
                          const char *const *items, bool loopback, enum cmd_cred cred);
 /* rig_call from loopback without a credential; call.err must be CMD_OK. */
-struct cmd_call rig_ok(struct rig *r, enum cmd_id id, const char *filter,
-                       const char *const *items);
+struct cmd_call rig_ok(struct rig *r, enum cmd_id id, const char *filter, const char *const *items);
 /* One item's CHECK answer. */
 bool rig_check1(struct rig *r, const char *filter, const char *item);
 

@@ -51,6 +51,8 @@ check_PROGRAMS += %reldir%/store/check_journal_compact
 check_PROGRAMS += %reldir%/store/check_allow
 check_PROGRAMS += %reldir%/store/check_reload
 check_PROGRAMS += %reldir%/store/check_loader
+check_PROGRAMS += %reldir%/store/check_registry
+check_PROGRAMS += %reldir%/store/check_amend
 
 # core/
 check_PROGRAMS += %reldir%/core/check_stats

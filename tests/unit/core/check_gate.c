@@ -43,8 +43,8 @@ static struct seen journal_of(struct rig *r, const char *name)
     struct seen s = {0};
     char file[128], err[1024];
     snprintf(file, sizeof(file), "%s.journal", name);
-    ck_assert_msg(journal_read_file_ops(rig_path(r, file), collect, &s, NULL, err,
-                                        sizeof(err)) >= 0,
+    ck_assert_msg(journal_read_file_ops(rig_path(r, file), collect, &s, NULL, err, sizeof(err)) >=
+                      0,
                   "%s", err);
     return s;
 }
@@ -82,8 +82,7 @@ START_TEST(test_batch_and_commit)
     ck_assert_int_eq(gate_mutate(&gb, b, JOURNAL_OP_ALLOW, &k[1], 1, added, err, sizeof(err)), 0);
     ck_assert(added[0]);
     ck_assert_uint_eq(gb.n_dirty, 2);
-    ck_assert_int_eq(gate_mutate(&gb, a, JOURNAL_OP_REMOVE, &k[0], 1, added, err, sizeof(err)),
-                     0);
+    ck_assert_int_eq(gate_mutate(&gb, a, JOURNAL_OP_REMOVE, &k[0], 1, added, err, sizeof(err)), 0);
     ck_assert(added[0]);
     ck_assert_uint_eq(gb.n_dirty, 2);
     ck_assert(gate_commit(&gb));
@@ -204,8 +203,7 @@ START_TEST(test_counting_refusal)
     struct filter_key two[2] = {held, other};
     size_t refused = 99;
     bool changed[2];
-    int rc = gate_mutate_ex(&gb, c, JOURNAL_OP_REMOVE, two, 2, changed, &refused, err,
-                            sizeof(err));
+    int rc = gate_mutate_ex(&gb, c, JOURNAL_OP_REMOVE, two, 2, changed, &refused, err, sizeof(err));
     ck_assert_int_eq(rc, GATE_REFUSED);
     ck_assert_uint_eq(refused, 1);
     ck_assert_msg(strstr(err, "'other' is not in counting filter c") != NULL, "%s", err);
@@ -219,9 +217,9 @@ START_TEST(test_counting_refusal)
     ck_assert_int_eq(rc, GATE_REFUSED);
     ck_assert(rig_check1(&r, "c", "held"));
 
-    ck_assert_int_eq(gate_mutate_ex(&gb, c, JOURNAL_OP_REMOVE, &held, 1, changed, &refused, err,
-                                    sizeof(err)),
-                     0);
+    ck_assert_int_eq(
+        gate_mutate_ex(&gb, c, JOURNAL_OP_REMOVE, &held, 1, changed, &refused, err, sizeof(err)),
+        0);
     ck_assert(changed[0]);
     ck_assert(gate_commit(&gb));
     ck_assert_uint_eq(journal_of(&r, "c").n, 2);
