@@ -16,7 +16,7 @@ scripts/build.sh "$dir" "${opts[@]}"
 cd "$dir"
 if ! make -s check -j"$(nproc)"; then
     # Show what failed: automake keeps each test's output in its .log.
-    for f in $(grep -l -E ':test-result: (FAIL|ERROR)' tests/*/*.trs 2>/dev/null); do
+    for f in $(grep -l -E ':test-result: (FAIL|ERROR)' tests/*/*.trs tests/*/*/*.trs 2>/dev/null); do
         echo "==== ${f%.trs}.log" >&2
         tail -n 60 "${f%.trs}.log" >&2
     done

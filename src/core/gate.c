@@ -114,7 +114,7 @@ static bool no_room(const struct fentry *e, const struct filter_key *keys, size_
  *    sent after R1 comes from an add whose A5 followed R1.
  * Before this order the reload stored pending after the swap and the worker
  * never re-read the journal: an add that read Jo before the swap and pending
- * before R2 was told NEW and then answered NO by v (tests/unit/check_rotation).
+ * before R2 was told NEW and then answered NO by v (tests/unit/store/check_reload).
  * With the journal unchanged, R1 is not there and A5 always returns j: the
  * first case is the whole argument, as before.
  *

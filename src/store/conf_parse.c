@@ -3,7 +3,7 @@
  * value parsing, duplicate detection, the reload check (conf_file.c) -- is
  * generic over that table, so a new directive is a new field and a new row.
  * Addresses are parsed by addr.c. The grammar and the wording of every message
- * are pinned by tests/unit/check_conf.c. */
+ * are pinned by tests/unit/conf/check_conf.c. */
 #include "config.h"
 
 #include "store/conf.h"

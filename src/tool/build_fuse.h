@@ -21,7 +21,7 @@
 
 #define BUILD_FUSE_MEM_BYTES (256ull << 20)
 /* The budget a build uses: BUILD_FUSE_MEM_BYTES; a test lowers it so that a
- * small build spills (tests/unit/check_build_fuse.c). */
+ * small build spills (tests/unit/tool/check_build_fuse.c). */
 extern uint64_t build_fuse_mem_bytes;
 
 /* A head for plan (a fuse plan) with the seed items are hashed with: adds

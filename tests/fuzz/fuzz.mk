@@ -1,5 +1,5 @@
 # fuzz.mk: builds the libFuzzer harnesses. GNU make, run by `make fuzz` from
-# the Automake Makefile (Makefile.am, "fuzz" section), which passes:
+# the Automake Makefile (tests/fuzz/local.mk), which passes:
 #   srcdir, top_builddir    the source tree and the configured build tree
 #   FUZZ_CC, FUZZ_CFLAGS    clang and its flags (optimisation, debug info)
 #   FUZZ_SANITIZE           the sanitizers beside the fuzzer (address,undefined)
@@ -8,10 +8,10 @@
 #                           here with FUZZ_CC into one archive the harnesses
 #                           link; the linker takes only the objects a harness uses
 #   FUZZ_PKG_CFLAGS, FUZZ_PKG_LIBS   the dependencies' flags (pkg-config)
-# Kept apart from Makefile.am because Automake forbids pattern rules, and the
-# project is compiled again with other flags: coverage instrumentation and
-# sanitizers reach every byte a parser touches. Everything it writes is under
-# tests/fuzz/bin and tests/fuzz/obj in the build tree.
+# Kept apart from the Automake fragments because Automake forbids pattern
+# rules, and the project is compiled again with other flags: coverage
+# instrumentation and sanitizers reach every byte a parser touches. Everything
+# it writes is under tests/fuzz/bin and tests/fuzz/obj in the build tree.
 
 OBJDIR := tests/fuzz/obj
 BINDIR := tests/fuzz/bin

@@ -4,7 +4,7 @@
  * then the shape the API accepts, {"items": [<string>, ...]}, each string at
  * most max_item bytes (the API's other limit, max_items, is a count).
  *
- * The API's own checks are static in src/front/http/http.c (do_items_post and
+ * The API's own checks are static in src/front/http/http_api.c (do_items_post and
  * json_elements_upper_bound), so this harness states them instead of calling
  * them; once they are a pure function (say http_items_parse) it should call
  * that. What it checks: jansson never fails without a reason; every accepted

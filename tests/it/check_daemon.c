@@ -2,7 +2,7 @@
  * $BLOOMGATED) on 127.0.0.1 port 0 in its own temporary directory, talks the
  * line protocol to it over TCP and asserts exact replies, then stops it and
  * expects exit status 0 and a log free of sanitizer reports. See
- * tests/daemon_harness.h for the harness and how cleanup survives a failure.
+ * tests/lib/daemon_harness.h for the harness and how cleanup survives a failure.
  *
  * Every answer is deterministic: filters are built with a fixed seed, so an
  * item that was never added gets the same NO on every run. */

@@ -1,7 +1,7 @@
 /* check_reload: reloads, the journal and crashes, against the real bloomgated
- * (issue #5). Each test starts the daemon with tests/daemon_harness.h in its
+ * (issue #5). Each test starts the daemon with tests/lib/daemon_harness.h in its
  * own temporary directory and talks to it over the line protocol and HTTP
- * (tests/http_client.h, whose calls never abort, so client threads can use it).
+ * (tests/lib/http_client.h, whose calls never abort, so client threads can use it).
  *
  * Filters are built with the library's builder and a fixed seed, so the
  * answers of a file are known in advance: the tests load the same file in

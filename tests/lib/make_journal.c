@@ -1,4 +1,4 @@
-/* make_journal: write a journal for the end-to-end tests (tests/tool_test.sh),
+/* make_journal: write a journal for the end-to-end tests (tests/it/tool_test.sh),
  * through the real journal_append, since a shell cannot compute XXH3.
  *   make_journal [--hex] [--batch N] FILE < items
  * Each stdin line is one item, exact bytes (no trimming; an empty line is an

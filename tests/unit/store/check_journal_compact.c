@@ -247,7 +247,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("compact");
+    Suite *s = suite_create("journal_compact");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_keeps_live_and_untimed);

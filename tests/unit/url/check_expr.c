@@ -210,7 +210,7 @@ END_TEST
 
 static Suite *url_expr_suite(void)
 {
-    Suite *s = suite_create("url_expr");
+    Suite *s = suite_create("expr");
     TCase *tc = tcase_create("url");
     tcase_add_test(tc, spec_examples);
     tcase_add_test(tc, more_urls);

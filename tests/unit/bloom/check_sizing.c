@@ -1,5 +1,5 @@
-/* Unit tests for sizing (src/sizing.c) and the plan built on it
- * (filter_plan_make in src/filter.c): bits per item and k for both layouts,
+/* Unit tests for sizing (src/bloom/sizing.c) and the plan built on it
+ * (filter_plan_make in src/bloom/filter.c): bits per item and k for both layouts,
  * the shard split, parameter checks, and the fill-based rate estimates. */
 #include "config.h"
 

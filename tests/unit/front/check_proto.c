@@ -1,6 +1,7 @@
-/* Unit tests for the line protocol parser and reply formatters (src/proto.c).
- * Every expectation is an exact value: status, bytes consumed, tokens, error
- * code and message text, reply bytes. */
+/* Unit tests for the line protocol parser and reply formatters
+ * (src/front/line/proto.c, proto_fast.h). Every expectation is an exact
+ * value: status, bytes consumed, tokens, error code and message text, reply
+ * bytes. */
 #include "config.h"
 
 #include <check.h>

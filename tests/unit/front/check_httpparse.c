@@ -1,4 +1,4 @@
-/* Unit tests for the HTTP/1.x request parser (src/httpparse.c): the request
+/* Unit tests for the HTTP/1.x request parser (src/front/http/httpparse.c): the request
  * head, the chunked body decoder, the query-string lookup, percent-decoding
  * and the UTF-8 check. Every input is copied into a heap buffer of exactly its
  * length, so ASan reports any read past the length the parser was given. */

@@ -1,4 +1,4 @@
-/* Unit tests for the sharded Bloom filter (src/filter.c): no false negatives,
+/* Unit tests for the sharded Bloom filter (src/bloom/filter.c): no false negatives,
  * the measured false-positive rate at capacity against the target, odd keys,
  * concurrent adds and checks, and the counters. Every key set and seed is
  * fixed, so the measured figures are the same on every run. */

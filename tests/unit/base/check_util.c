@@ -1,7 +1,9 @@
-/* check_random: getrandom is retried on EINTR only; any other error is an
- * error naming the cause, never a loop. The test program defines getrandom
- * itself, so the library (linked statically) calls this one: it can pass
- * through to the kernel, fail with EINTR a few times, or fail for good. */
+/* check_util: util_random_u64 (src/base/util.c) retries getrandom on EINTR
+ * only; any other error is an error naming the cause, never a loop, for it
+ * and for its callers (a journal's salt, an empty filter's seed). The test
+ * program defines getrandom itself, so the library (linked statically) calls
+ * this one: it can pass through to the kernel, fail with EINTR a few times,
+ * or fail for good. */
 #include "config.h"
 
 #include <check.h>
@@ -69,7 +71,7 @@ END_TEST
 /* Creating a journal draws its salt: it used to spin forever on ENOSYS. */
 START_TEST(test_journal_create_fails)
 {
-    char dir[] = "/tmp/check_random.XXXXXX";
+    char dir[] = "/tmp/check_util.XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char path[256], err[1024];
     snprintf(path, sizeof(path), "%s/j.journal", dir);
@@ -100,7 +102,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("random");
+    Suite *s = suite_create("util");
     TCase *tc = tcase_create("random");
     tcase_set_timeout(tc, 10); /* the old loop never returned: a timeout is the failure */
     tcase_add_test(tc, test_eintr_is_retried);

@@ -404,7 +404,7 @@ END_TEST
 
 static Suite *url_lists_suite(void)
 {
-    Suite *s = suite_create("url_lists");
+    Suite *s = suite_create("lists");
     TCase *tc = tcase_create("formats");
     tcase_add_test(tc, plain);
     tcase_add_test(tc, urls);

@@ -1,10 +1,11 @@
-/* Unit tests for allow-lists and removal (issue "Lists that behave like
- * lists"): the allow set, the journal's tagged records (and that untagged
- * ones, the only kind before, read as they did), and the command table's
- * answers on a real catalog loaded by reload_initial: exceptions win over a
- * YES on every key kind, a removal never hides another item (a property
- * over random sets), and a restart (a second load of file + journal) sees
- * what the first one did. Each test works in its own mkdtemp directory. */
+/* Unit tests for allow-lists and removal (src/store/allow.c; issue "Lists
+ * that behave like lists"): the allow set, the journal's tagged records (and
+ * that untagged ones, the only kind before, read as they did), and the
+ * command table's answers on a real catalog loaded by reload_initial:
+ * exceptions win over a YES on every key kind, a removal never hides another
+ * item (a property over random sets), and a restart (a second load of file +
+ * journal) sees what the first one did. Each test works in its own mkdtemp
+ * directory. */
 #include "config.h"
 
 #include <check.h>
@@ -539,7 +540,7 @@ END_TEST
 
 static Suite *lists_suite(void)
 {
-    Suite *s = suite_create("lists");
+    Suite *s = suite_create("allow");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_allow_set);

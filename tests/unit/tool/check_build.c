@@ -1,4 +1,4 @@
-/* Unit tests for the offline builder (src/build.c): the line scanner as a pure
+/* Unit tests for the offline builder (src/tool/build.c): the line scanner as a pure
  * function, then build_run end to end on temporary files: what goes in comes
  * out of format_load, sizing from the input, several inputs, empty and bad
  * inputs, the line-length limit, and thread counts not changing the bits. */

@@ -190,7 +190,7 @@ END_TEST
 
 static Suite *url_keys_suite(void)
 {
-    Suite *s = suite_create("url_keys");
+    Suite *s = suite_create("keys");
     TCase *tc = tcase_create("keys");
     tcase_add_test(tc, test_exact);
     tcase_add_test(tc, test_host);

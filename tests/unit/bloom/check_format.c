@@ -1,4 +1,4 @@
-/* Unit tests for filter files (src/format.c): write and load round trips, and
+/* Unit tests for filter files (src/bloom/format.c): write and load round trips, and
  * every kind of damage a file can come with: flipped bytes in each header
  * field and in payloads, truncation, trailing bytes, a future version or key
  * kind, and

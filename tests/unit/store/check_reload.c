@@ -1,7 +1,7 @@
-/* check_rotation: a reload that rotates a filter's journal (its path changed,
- * or an operator moved the file aside) must not lose an add that was
- * acknowledged while it ran. In process, with the registry, the reload thread
- * and the gate, and two test seams (gate_test_after_append,
+/* check_reload: a reload (src/store/reload.c) that rotates a filter's journal
+ * (its path changed, or an operator moved the file aside) must not lose an
+ * add that was acknowledged while it ran. In process, with the registry, the
+ * reload thread and the gate, and two test seams (gate_test_after_append,
  * reload_test_after_swap) that pause a worker and the reload thread at the
  * exact points of the race, so the interleaving is forced, not hoped for. */
 #include "config.h"
@@ -193,13 +193,13 @@ END_TEST
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/check_rotation.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(dir, sizeof(dir), "%s/check_reload.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return EXIT_FAILURE;
     }
     log_set_level(LOG_WARN);
-    Suite *s = suite_create("rotation");
+    Suite *s = suite_create("reload");
     TCase *tc = tcase_create("rotation");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_add_racing_a_journal_rotation);
@@ -211,6 +211,6 @@ int main(void)
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
-        fprintf(stderr, "check_rotation: could not remove %s\n", dir);
+        fprintf(stderr, "check_reload: could not remove %s\n", dir);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

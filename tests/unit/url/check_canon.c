@@ -517,7 +517,7 @@ END_TEST
 
 static Suite *url_canon_suite(void)
 {
-    Suite *s = suite_create("url_canon");
+    Suite *s = suite_create("canon");
     TCase *tc = tcase_create("spec");
     tcase_add_test(tc, spec_examples);
     tcase_add_test(tc, parts);

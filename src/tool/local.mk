@@ -1,0 +1,14 @@
+# src/tool/: the bloomgate command (build, journal dump, lookup, url); main()
+# alone in the program.
+libbloomgate_la_SOURCES += \
+	%reldir%/build.c %reldir%/build.h \
+	%reldir%/build_input.c %reldir%/build_input.h \
+	%reldir%/build_journal.c %reldir%/build_journal.h \
+	%reldir%/build_fuse.c %reldir%/build_fuse.h \
+	%reldir%/jdump.c \
+	%reldir%/tool.c %reldir%/tool.h \
+	%reldir%/cli.h %reldir%/lookup.c
+
+bin_PROGRAMS += bloomgate
+bloomgate_SOURCES = %reldir%/bloomgate.c
+bloomgate_LDADD = libbloomgate.la

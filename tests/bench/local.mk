@@ -1,0 +1,26 @@
+# tests/bench/: programs and scripts that print figures and assert nothing,
+# run by hand (docs/benchmarks.md). The programs are built with the others so
+# they never rot.
+noinst_PROGRAMS += %reldir%/bench_filter
+%canon_reldir%_bench_filter_LDADD = libbloomgate.la
+noinst_PROGRAMS += %reldir%/bench_grow
+%canon_reldir%_bench_grow_LDADD = libbloomgate.la
+noinst_PROGRAMS += %reldir%/bench_allow
+%canon_reldir%_bench_allow_LDADD = libbloomgate.la
+noinst_PROGRAMS += %reldir%/bench_net %reldir%/null_server
+%canon_reldir%_bench_net_LDADD = libbloomgate.la -lm
+%canon_reldir%_null_server_LDADD = libbloomgate.la
+# Canonicalise + expand per second on one core (docs/url-matching.md).
+noinst_PROGRAMS += %reldir%/bench_url
+%canon_reldir%_bench_url_LDADD = libbloom.la liburl.la
+
+EXTRA_DIST += \
+	%reldir%/compare.sh \
+	%reldir%/haproxy.sh \
+	%reldir%/hold_bodies.py \
+	%reldir%/authz.sh \
+	%reldir%/dnsbl_bench.sh \
+	%reldir%/lib.sh %reldir%/scale.sh \
+	%reldir%/squid_helper.sh \
+	%reldir%/window.sh %reldir%/ab.sh \
+	%reldir%/cost_split.sh

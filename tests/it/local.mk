@@ -1,0 +1,58 @@
+# tests/it/: tests that start the real daemon (and the real tool, gateway or
+# client beside it) on 127.0.0.1 in a temporary directory. A Check program
+# links the harness (tests/lib/local.mk), two lines, its source
+# %reldir%/check_foo.c:
+#   check_PROGRAMS += %reldir%/check_foo
+#   %canon_reldir%_check_foo_LDADD = $(IT_LIBS)
+# A script is a line in it_scripts (exit 77 means SKIP).
+check_PROGRAMS += %reldir%/check_daemon
+%canon_reldir%_check_daemon_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_http
+%canon_reldir%_check_http_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_authz
+%canon_reldir%_check_authz_LDADD = $(IT_LIBS)
+# The authorization endpoint behind the real nginx (skipped without nginx).
+check_PROGRAMS += %reldir%/check_authz_nginx
+%canon_reldir%_check_authz_nginx_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_resp
+%canon_reldir%_check_resp_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_keys
+%canon_reldir%_check_keys_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_postfix
+%canon_reldir%_check_postfix_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_dnsbl
+%canon_reldir%_check_dnsbl_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_lists
+%canon_reldir%_check_lists_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_reload
+%canon_reldir%_check_reload_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_limits
+%canon_reldir%_check_limits_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_lifecycle
+%canon_reldir%_check_lifecycle_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_fusedelta
+%canon_reldir%_check_fusedelta_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_window
+%canon_reldir%_check_window_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_growth
+%canon_reldir%_check_growth_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_privileges
+%canon_reldir%_check_privileges_LDADD = $(IT_LIBS)
+# The real bloomgate-squid against the real daemon.
+check_PROGRAMS += %reldir%/check_squid
+%canon_reldir%_check_squid_LDADD = $(IT_LIBS)
+
+it_scripts = \
+	%reldir%/tool_test.sh \
+	%reldir%/url_test.sh \
+	%reldir%/install_test.sh \
+	%reldir%/man_test.sh \
+	%reldir%/scale_test.py \
+	%reldir%/gateways_test.sh
+# The Redis protocol front with the real clients (each skips, 77, without its client).
+it_scripts += %reldir%/resp_cli_test.sh %reldir%/resp_python_test.sh %reldir%/resp_benchmark_test.sh
+# Real Squid (Debian's) in front of a local upstream; exit 77 without squid.
+it_scripts += %reldir%/squid_test.sh
+TESTS += $(it_scripts)
+EXTRA_DIST += $(it_scripts) %reldir%/resp_lib.sh tests/pkg/install_test.sh
+

@@ -1,0 +1,86 @@
+# tests/unit/: one Check suite per module, over code without sockets or a
+# daemon (docs/testing.md). Folders mirror src/: the test of src/LAYER/NAME.c
+# is %reldir%/LAYER/check_NAME.c. A test of the daemon's archive is one line
+# (it links LDADD, Makefile.am):
+#   check_PROGRAMS += %reldir%/core/check_foo
+# A test of a pure archive links that archive alone, one line more:
+#   %canon_reldir%_bloom_check_foo_LDADD = $(BLOOM_TEST_LIBS)
+BLOOM_TEST_LIBS = libbloom.la $(CHECK_LIBS) -lm
+URL_TEST_LIBS = liburl.la $(CHECK_LIBS)
+PARSE_TEST_LIBS = libparse.la $(CHECK_LIBS)
+SQUID_TEST_LIBS = libsquid.la $(CHECK_LIBS)
+
+# base/
+check_PROGRAMS += %reldir%/base/check_log
+check_PROGRAMS += %reldir%/base/check_util
+
+# bloom/: the filter library alone.
+check_PROGRAMS += %reldir%/bloom/check_sizing
+%canon_reldir%_bloom_check_sizing_LDADD = $(BLOOM_TEST_LIBS)
+check_PROGRAMS += %reldir%/bloom/check_filter
+%canon_reldir%_bloom_check_filter_LDADD = $(BLOOM_TEST_LIBS)
+check_PROGRAMS += %reldir%/bloom/check_counting
+%canon_reldir%_bloom_check_counting_LDADD = $(BLOOM_TEST_LIBS)
+check_PROGRAMS += %reldir%/bloom/check_fuse
+%canon_reldir%_bloom_check_fuse_LDADD = $(BLOOM_TEST_LIBS)
+check_PROGRAMS += %reldir%/bloom/check_ring
+%canon_reldir%_bloom_check_ring_LDADD = $(BLOOM_TEST_LIBS)
+check_PROGRAMS += %reldir%/bloom/check_grow
+%canon_reldir%_bloom_check_grow_LDADD = $(BLOOM_TEST_LIBS)
+check_PROGRAMS += %reldir%/bloom/check_format
+%canon_reldir%_bloom_check_format_LDADD = $(BLOOM_TEST_LIBS)
+
+# url/: URL matching alone.
+check_PROGRAMS += %reldir%/url/check_canon
+%canon_reldir%_url_check_canon_LDADD = $(URL_TEST_LIBS)
+check_PROGRAMS += %reldir%/url/check_expr
+%canon_reldir%_url_check_expr_LDADD = $(URL_TEST_LIBS)
+check_PROGRAMS += %reldir%/url/check_keys
+%canon_reldir%_url_check_keys_LDADD = $(URL_TEST_LIBS)
+check_PROGRAMS += %reldir%/url/check_lists
+%canon_reldir%_url_check_lists_LDADD = $(URL_TEST_LIBS)
+
+# conf/: the directive table and its parser (src/store/conf*.c, to become
+# src/conf/, issue 27).
+check_PROGRAMS += %reldir%/conf/check_conf
+check_PROGRAMS += %reldir%/conf/check_conf_fronts
+
+# store/
+check_PROGRAMS += %reldir%/store/check_journal
+check_PROGRAMS += %reldir%/store/check_journal_compact
+check_PROGRAMS += %reldir%/store/check_allow
+check_PROGRAMS += %reldir%/store/check_reload
+check_PROGRAMS += %reldir%/store/check_loader
+check_PROGRAMS += %reldir%/store/check_registry
+check_PROGRAMS += %reldir%/store/check_amend
+
+# core/
+check_PROGRAMS += %reldir%/core/check_stats
+check_PROGRAMS += %reldir%/core/check_cmd
+%canon_reldir%_core_check_cmd_LDADD = $(RIG_LIBS)
+check_PROGRAMS += %reldir%/core/check_gate
+%canon_reldir%_core_check_gate_LDADD = $(RIG_LIBS)
+
+# front/: the parsers alone.
+check_PROGRAMS += %reldir%/front/check_proto
+%canon_reldir%_front_check_proto_LDADD = $(PARSE_TEST_LIBS)
+check_PROGRAMS += %reldir%/front/check_httpparse
+%canon_reldir%_front_check_httpparse_LDADD = $(PARSE_TEST_LIBS)
+check_PROGRAMS += %reldir%/front/check_respparse
+%canon_reldir%_front_check_respparse_LDADD = $(PARSE_TEST_LIBS)
+check_PROGRAMS += %reldir%/front/check_authz
+%canon_reldir%_front_check_authz_LDADD = $(PARSE_TEST_LIBS)
+check_PROGRAMS += %reldir%/front/check_tcptable
+%canon_reldir%_front_check_tcptable_LDADD = $(PARSE_TEST_LIBS)
+check_PROGRAMS += %reldir%/front/check_dns
+%canon_reldir%_front_check_dns_LDADD = $(PARSE_TEST_LIBS)
+check_PROGRAMS += %reldir%/front/check_policy
+%canon_reldir%_front_check_policy_LDADD = $(PARSE_TEST_LIBS)
+
+# tool/
+check_PROGRAMS += %reldir%/tool/check_build
+check_PROGRAMS += %reldir%/tool/check_build_fuse
+
+# squid/: the helper's archive alone.
+check_PROGRAMS += %reldir%/squid/check_squidproto
+%canon_reldir%_squid_check_squidproto_LDADD = $(SQUID_TEST_LIBS)
