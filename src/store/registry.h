@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "bloom/filter.h"
 
 #define REGISTRY_NAME_MAX 64

@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "store/registry.h"
 struct reloader;
 struct event_base;

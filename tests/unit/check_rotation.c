@@ -17,8 +17,8 @@
 
 #include "base/log.h"
 #include "bloom/filter.h"
+#include "conf/conf.h"
 #include "core/gate.h"
-#include "store/conf.h"
 #include "store/journal.h"
 #include "store/registry.h"
 #include "store/reload.h"

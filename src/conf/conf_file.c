@@ -4,7 +4,7 @@
  * directive table in conf.c). */
 #include "config.h"
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/conf_table.h"
+#include "conf/conf_table.h"
 
 static const char *errno_text(int e, char *buf, size_t len)
 {

@@ -6,7 +6,7 @@
  * are pinned by tests/unit/check_conf.c. */
 #include "config.h"
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/conf_table.h"
+#include "conf/conf_table.h"
 
 
 #define KIB 1024ull
