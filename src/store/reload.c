@@ -14,14 +14,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "base/clock.h"
 #include "bloom/grow.h"
-#include "bloom/ring.h"
-#include "store/allow.h"
 #include "store/amend.h"
+#include "store/housekeep.h"
 #include "store/journal.h"
 #include "store/loader.h"
-#include "store/wcompact.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "base/util.h"
@@ -53,7 +50,7 @@ struct reloader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool pending; /* a reload was asked for and has not started */
-    struct wcompact compact[REGISTRY_MAX_FILTERS]; /* per filter id (wcompact.h) */
+    struct housekeep hk; /* the once-a-second tick (housekeep.h) */
     bool stop;    /* shutdown: refuse new requests, finish what is queued, exit */
     struct waiter *waiters; /* who wants the answer of the next run */
 };
@@ -602,51 +599,6 @@ static void deliver_cb(evutil_socket_t fd, short what, void *arg)
     free(w);
 }
 
-/* The allow tables workers have outgrown: detached from every served
- * version, freed after one grace period (no worker can still be probing
- * one). Reload thread, once a second; costs nothing when none grew. */
-static void reclaim_allow_tables(struct reloader *r)
-{
-    const struct catalog *c = registry_read(r->reg);
-    struct allow_table *all = NULL;
-    for (size_t i = 0; i < c->n; i++) {
-        struct allow_table *t = allow_take_retired(c->entries[i].v->allow);
-        while (t) {
-            struct allow_table *next = t->next_retired;
-            t->next_retired = all;
-            all = t;
-            t = next;
-        }
-    }
-    if (!all)
-        return;
-    registry_synchronize(r->reg);
-    allow_free_tables(all);
-}
-
-static void tick_journals(struct reloader *r)
-{
-    const struct catalog *c = registry_read(r->reg);
-    char err[1024];
-    for (size_t i = 0; i < c->n; i++) {
-        struct journal *j = atomic_load(&c->entries[i].st->journal);
-        if (j && journal_tick(j, err, sizeof(err)) != 0)
-            log_error("filter %s: journal: %s", c->entries[i].name, err);
-        /* A windowed filter's expired slices are cleared here, within a
-         * second of expiring; checks ignore them from the boundary on. */
-        if (c->entries[i].v->f->ring)
-            ring_expire(c->entries[i].v->f->ring, clock_now_ms());
-        if (c->entries[i].v->f->ring && j)
-            wcompact_tick(&r->compact[c->entries[i].id], c->entries[i].name,
-                          c->entries[i].v->f->ring, j);
-        /* A growing filter's next sub-filter is planned here, off the adds. */
-        struct filter_grow *g = grow_of(c->entries[i].v->f);
-        if (g)
-            grow_prepare(g);
-    }
-    reclaim_allow_tables(r);
-}
-
 static void *reloader_main(void *arg)
 {
     struct reloader *r = arg;
@@ -661,7 +613,7 @@ static void *reloader_main(void *arg)
             pthread_cond_timedwait(&r->cv, &r->mu, &ts);
             if (!r->pending) {
                 pthread_mutex_unlock(&r->mu);
-                tick_journals(r);
+                housekeep_tick(&r->hk);
                 log_limit_flush(0); /* what rate-limited lines suppressed, once a second */
                 pthread_mutex_lock(&r->mu);
             }
@@ -692,7 +644,7 @@ static void *reloader_main(void *arg)
             event_active(w->ev, EV_TIMEOUT, 1);
         }
         json_decref(report);
-        tick_journals(r);
+        housekeep_tick(&r->hk);
         pthread_mutex_lock(&r->mu);
     }
     pthread_mutex_unlock(&r->mu);
@@ -707,6 +659,7 @@ struct reloader *reloader_start(struct registry *reg, const char *config_path, u
         return NULL;
     }
     r->reg = reg;
+    r->hk.reg = reg;
     r->threads = threads;
     pthread_mutex_init(&r->mu, NULL);
     pthread_condattr_t ca;
@@ -787,7 +740,7 @@ void reloader_free(struct reloader *r)
     if (!r)
         return;
     reloader_stop(r);
-    tick_journals(r); /* everysec: the last second's adds reach the disk too */
+    housekeep_tick(&r->hk); /* everysec: the last second's adds reach the disk too */
     log_limit_flush(1);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);

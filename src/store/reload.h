@@ -3,8 +3,8 @@
  * whose file changed (off the request path), verifies it, replays its journal,
  * and publishes the new catalog with one atomic swap; the old versions are
  * freed once no worker can still hold them. Requests that arrive while a
- * reload runs are coalesced into the next one. The same thread ticks the
- * journals once a second (fsync everysec). */
+ * reload runs are coalesced into the next one. The same thread runs the
+ * once-a-second housekeeping (store/housekeep.h). */
 #ifndef BLOOMGATE_RELOAD_H
 #define BLOOMGATE_RELOAD_H
 
