@@ -298,9 +298,8 @@ struct run {
     struct catalog *next;      /* what will be */
     json_t *arr;               /* the report's per-filter statuses */
     struct fstate **pending;   /* states with st->pending set: cleared after the grace */
-    struct fversion **doomed;  /* failed after pending was set: freed after the grace */
     struct journal **retired;  /* journals swapped out: closed after the grace */
-    size_t n_pending, n_doomed, n_retired;
+    size_t n_pending, n_retired;
     bool ok;
 };
 
@@ -385,18 +384,22 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
     return 0;
 }
 
-/* Publish pending: from here on every add reaches the new version too. The
- * order is the protocol proved in core/gate.c (gate_add): swap the journal
- * first (a rotation), then store `pending`, then a full fence and the read
- * of the journal's end, whose tail is replayed; so an add that missed
- * `pending` has its record before that end, and an add that saw `pending`
- * re-reads the journal and records itself in the new one. The retired
- * journal is closed, and `pending` cleared, only after the grace period of
- * the publish (reload_run). 0, or -1 with err: the tail could not be read;
- * v is then doomed (a worker may be adding to it) and ch->v is NULL. */
+/* Publish pending: from here on every mutation reaches the new version too.
+ * One critical section under the filter's mut_mu, which every mutation holds
+ * from its journal append to its last version (core/gate.c, mutate_locked):
+ * swap the journal if it rotates, store `pending`, read the journal's end and
+ * replay the tail [ch->end, end) onto v. A mutation therefore ends before it
+ * (its record lies before that end, or in the retired journal if the journal
+ * rotates) or begins after it (it sees the new journal and `pending`), and v
+ * sees every mutation in the journal's order: adds alone would commute, a
+ * REMOVE and an ADD of one item do not. The retired journal is closed, and
+ * `pending` cleared, only after the grace period of the publish (run_finish).
+ * 0, or -1 with err: the tail could not be read (`pending` is cleared in the
+ * same critical section, so no mutation saw v: the caller frees it). */
 static int publish_pending(struct run *run, struct change *ch, char *err, size_t errlen)
 {
     struct fstate *st = ch->st;
+    pthread_mutex_lock(&st->mut_mu);
     if (ch->journal_moved) {
         struct journal *was = atomic_exchange(&st->journal, ch->j);
         if (was)
@@ -405,14 +408,7 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
         if (reload_test_after_swap)
             reload_test_after_swap(ch->cf->name);
     }
-    /* Under the filter's mutation lock: a mutation either ends before
-     * `pending` is set (its record is before end2, replayed here in order) or
-     * begins after the tail is replayed (it sees `pending` and applies itself
-     * there), so v sees every mutation in the journal's order. Adds alone
-     * would commute; a REMOVE and an ADD of one item do not. */
-    pthread_mutex_lock(&st->mut_mu);
     atomic_store(&st->pending, ch->v);
-    atomic_thread_fence(memory_order_seq_cst);
     if (ch->j) {
         uint64_t end2 = journal_end(ch->j);
         char why[1024];
@@ -421,8 +417,6 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
                      journal_path(ch->j), why);
             atomic_store(&st->pending, NULL);
             pthread_mutex_unlock(&st->mut_mu);
-            run->doomed[run->n_doomed++] = ch->v;
-            ch->v = NULL;
             return -1;
         }
     }
@@ -495,25 +489,23 @@ static int run_begin(struct run *run, struct reloader *r, struct conf *conf, jso
     *run = (struct run){.r = r, .conf = conf, .cur = registry_read(r->reg), .arr = arr, .ok = true};
     run->next = calloc(1, sizeof(*run->next));
     run->pending = calloc(slots, sizeof(*run->pending));
-    run->doomed = calloc(slots, sizeof(*run->doomed));
     run->retired = calloc(slots, sizeof(*run->retired));
     if (run->next && conf->n_filters)
         run->next->entries = calloc(conf->n_filters, sizeof(*run->next->entries));
-    if (run->next && run->pending && run->doomed && run->retired &&
+    if (run->next && run->pending && run->retired &&
         (!conf->n_filters || run->next->entries))
         return 0;
     if (run->next)
         free(run->next->entries);
     free(run->next);
     free(run->pending);
-    free(run->doomed);
     free(run->retired);
     return -1;
 }
 
 /* Publish the next catalog (waits out the grace period and frees the old),
- * then what only the grace made safe: clear pending, free doomed versions,
- * close retired journals. */
+ * then what only the grace made safe: clear pending, close retired
+ * journals. */
 static void run_finish(struct run *run)
 {
     for (size_t i = 0; i < run->cur->n; i++)
@@ -527,12 +519,9 @@ static void run_finish(struct run *run)
     /* Every worker now holds the new versions: they take adds directly. */
     for (size_t i = 0; i < run->n_pending; i++)
         atomic_store(&run->pending[i]->pending, NULL);
-    for (size_t i = 0; i < run->n_doomed; i++)
-        fversion_free(run->doomed[i]);
     for (size_t i = 0; i < run->n_retired; i++)
         close_journal(run->retired[i]);
     free(run->pending);
-    free(run->doomed);
     free(run->retired);
 }
 

@@ -52,8 +52,8 @@ void reloader_stop(struct reloader *r);
 void reloader_free(struct reloader *r);
 
 /* Test seam (NULL in production): called on the reload thread right after a
- * reload has swapped a filter's journal for a new one, so a test can hold the
- * reload there while a worker finishes an add. */
+ * reload has swapped a filter's journal for a new one, under the filter's
+ * mut_mu, so a test can hold the reload there while a worker tries an add. */
 extern void (*reload_test_after_swap)(const char *filter);
 
 /* Close a filter's journal when its name leaves the catalog (registry hook),
