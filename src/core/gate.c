@@ -170,11 +170,12 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
 }
 
 /* Every mutation of one filter holds its fstate's mut_mu from the journal
- * append to the last version it reaches (the reload holds it while it sets
- * `pending` and replays the tail): so the order of the records is the order
- * in which every version saw the mutations, which matters once a REMOVE and
- * an ADD of one item can meet. The lock is per filter and held for one
- * write() (and the bits), as the journal's own mutex already was. */
+ * append to the last version it reaches (the reload holds it while it swaps
+ * the journal, sets `pending` and replays the tail): so the order of the
+ * records is the order in which every version saw the mutations, which
+ * matters once a REMOVE and an ADD of one item can meet. The lock is per
+ * filter and held for one write() (and the bits), as the journal's own mutex
+ * already was. Worker threads. */
 int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op op,
                    const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
                    char *err, size_t errlen)
