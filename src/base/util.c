@@ -130,6 +130,16 @@ int util_pread_all(int fd, void *buf, size_t len, off_t off)
     return 0;
 }
 
+const char *util_errno_text(int e)
+{
+    static _Thread_local char buf[128];
+    if (e == 0)
+        return "the file ended early";
+    /* The GNU strerror_r (we build with _GNU_SOURCE) returns the message, which
+     * may or may not be in buf; unlike strerror it is safe from any thread. */
+    return strerror_r(e, buf, sizeof(buf));
+}
+
 int util_parse_u64(const char *s, uint64_t *out)
 {
     if (!s || *s < '0' || *s > '9')

@@ -36,6 +36,11 @@ int util_fsync_dir_of(const char *path, char *err, size_t errlen);
 int util_write_all(int fd, const void *buf, size_t len);
 /* pread exactly len bytes; returns 0, or -1 with errno (EIO-like 0 for EOF). */
 int util_pread_all(int fd, void *buf, size_t len, off_t off);
+/* errno's text for a message, from any thread: strerror_r into a buffer of
+ * the calling thread's own, valid until that thread's next call (so one call
+ * per message). 0, what util_pread_all leaves when the file ended before the
+ * bytes it wanted, reads "the file ended early". */
+const char *util_errno_text(int e);
 
 /* Strict unsigned / double parsing: the whole string, no sign, no overflow.
  * util_parse_count also takes k/M/G decimal suffixes (1e3, 1e6, 1e9) and

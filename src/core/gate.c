@@ -75,51 +75,6 @@ static bool no_room(const struct fentry *e, const struct filter_key *keys, size_
     return true;
 }
 
-/* An add, for both protocols: into the filter's journal first (a record the
- * batch's replies will wait for, through one group commit under fsync
- * always), then into the version this request holds, then into the version a
- * reload is preparing, if any; and if the journal was rotated meanwhile, into
- * the new journal too. -1 with the reason if a journal refused the add: the
- * add must be refused (it may have reached a version already, which only
- * makes the filter hold more than it was asked to).
- *
- * The reload side (reload.c, publish_pending), per filter, in this order:
- *   R1  swap st->journal from the old journal Jo to the new Jn (same journal:
- *       no swap), seq_cst;
- *   R2  store st->pending = v (the new version, Jn already replayed to e1);
- *   R3  full fence; e2 = journal_end(Jn); replay [e1, e2) onto v;
- *   then publish the catalog, wait out the grace period, clear pending.
- * This side: A1 j = st->journal; A2 append to j; add to e->v; A3 full fence;
- * A4 p = st->pending, add to p; A5 j' = st->journal; if j' != j, A6 append to
- * j', then back to A3 (fence, re-read pending, add there).
- *
- * What must hold when v goes live: v holds every add recorded in Jn, and an
- * add that reached v is recorded in Jn (so a restart, which replays Jn,
- * serves the same set). Adds recorded only in Jo belong to the retired
- * journal, as every add made before the rotation does (docs/operations.md).
- *
- *  - An add whose last journal read (A1 or A5) returned Jn appended to Jn
- *    after it (A2 or A6), then fenced and read pending (A4). With the reload's
- *    R2; fence; read of Jn's end, this is the store-buffering pattern: either
- *    A4 sees v, and the add reaches v, or the reload's read of Jn's end
- *    (the append advanced it before the add's fence) covers the record, which
- *    is replayed.
- *  - An add that reached v (A4 read R2's store) then reads st->journal (A5):
- *    R1 is sequenced before R2, which happens before A4, so A5 returns Jn (or
- *    a later journal), never Jo: the add is appended to Jn too.
- *  - Otherwise every journal read of the add returned Jo and none of its
- *    pending reads saw v: all of it happened before R1, and like any add
- *    made before the rotation it is in Jo and the old version only. No client
- *    can tell it from an add that finished before the reload began: a reply
- *    sent after R1 comes from an add whose A5 followed R1.
- * Before this order the reload stored pending after the swap and the worker
- * never re-read the journal: an add that read Jo before the swap and pending
- * before R2 was told NEW and then answered NO by v (tests/unit/store/check_reload).
- * With the journal unchanged, R1 is not there and A5 always returns j: the
- * first case is the whole argument, as before.
- *
- * The loop runs at most twice: a second rotation would need a second publish,
- * whose grace period waits for this worker to leave the callback it is in. */
 /* A REMOVE on a counting filter takes counts only from an item the filter
  * holds as often as the request removes it: any other removal would take
  * counts that other items hold and could make one of them disappear (a
@@ -154,6 +109,32 @@ static int counting_refusal(const struct fentry *e, const struct filter_key *key
     return GATE_REFUSED;
 }
 
+/* One mutation, for every protocol, under the filter's mut_mu (gate_mutate_ex):
+ * into the filter's journal first (a record the batch's replies will wait
+ * for, through one group commit under fsync always), then into the version
+ * this request holds, then into the version a reload is preparing, if any.
+ * -1 with the reason if the journal refused it (nothing was done; a refused
+ * check comes before the record) or a version could not take it (the record
+ * is in the journal: the request is refused, and a replay will apply it).
+ *
+ * Why one read of the journal and one of `pending` are enough: a reload
+ * changes both only under mut_mu too, in one critical section (reload.c,
+ * publish_pending: swap the journal if it rotates, store `pending`, read the
+ * journal's end and replay the tail onto the new version v). Under mut_mu,
+ * journal and pending are stable, so a mutation is wholly before that
+ * section or wholly after it:
+ *  - before: it is recorded in the journal it read and applied to the served
+ *    version. With the journal unchanged its record lies before the end the
+ *    reload reads, and the tail replay brings it into v; with a rotated
+ *    journal it lives in the retired journal and the old version only, like
+ *    every mutation made before the rotation (docs/operations.md).
+ *  - after: it reads the new journal and v, is recorded in the one and
+ *    applied to the other (once, if its request already holds v).
+ * So when v goes live it holds exactly its file plus its journal, in the
+ * journal's order, which is what a restart replays. tests/unit/store/check_reload
+ * forces both orders. (While the swap came before the lock, an add could
+ * read the old journal and then see v, so it re-read the journal after
+ * `pending`, with a fence on each side and a six-step proof.) */
 static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum journal_op op,
                          const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
                          char *err, size_t errlen)
@@ -174,34 +155,27 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
         log_error_limited("filter %s: add refused: %s", e->name, why);
         return -1;
     }
-    struct journal *j = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
+    struct journal *j = atomic_load(&e->st->journal);
     if (op == JOURNAL_OP_ADD && no_room(e, keys, n, err, errlen))
         return -1;
     if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)
         return -1;
     if (amend_apply_at(e->v, op, t, keys, n, changed, err, errlen) != 0)
         return -1;
-    for (;;) {
-        atomic_thread_fence(memory_order_seq_cst);
-        struct fversion *pending = atomic_load_explicit(&e->st->pending, memory_order_seq_cst);
-        if (pending && pending != e->v &&
-            amend_apply_at(pending, op, t, keys, n, NULL, err, errlen) != 0)
-            return -1;
-        struct journal *now = atomic_load_explicit(&e->st->journal, memory_order_seq_cst);
-        if (now == j)
-            return 0;
-        j = now; /* rotated while we added: the record is in the retired journal only */
-        if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)
-            return -1;
-    }
+    struct fversion *pending = atomic_load(&e->st->pending);
+    if (pending && pending != e->v &&
+        amend_apply_at(pending, op, t, keys, n, NULL, err, errlen) != 0)
+        return -1;
+    return 0;
 }
 
 /* Every mutation of one filter holds its fstate's mut_mu from the journal
- * append to the last version it reaches (the reload holds it while it sets
- * `pending` and replays the tail): so the order of the records is the order
- * in which every version saw the mutations, which matters once a REMOVE and
- * an ADD of one item can meet. The lock is per filter and held for one
- * write() (and the bits), as the journal's own mutex already was. */
+ * append to the last version it reaches (the reload holds it while it swaps
+ * the journal, sets `pending` and replays the tail): so the order of the
+ * records is the order in which every version saw the mutations, which
+ * matters once a REMOVE and an ADD of one item can meet. The lock is per
+ * filter and held for one write() (and the bits), as the journal's own mutex
+ * already was. Worker threads. */
 int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op op,
                    const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
                    char *err, size_t errlen)

@@ -47,7 +47,7 @@ int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op
 
 /* Test seam (NULL in production): called by gate_add right after an add's
  * journal record is written, before the add reaches any version, so a test
- * can hold a worker there while a reload rotates the journal. */
+ * can hold a worker there (under mut_mu) while a reload would rotate the journal. */
 extern void (*gate_test_after_append)(void);
 
 /* Whether the batch appended to a journal that still needs its group commit. */

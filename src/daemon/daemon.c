@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "bloom/format.h"
 #include "store/loader.h"
 #include "store/reload.h"

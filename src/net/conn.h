@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "core/stats.h"
-#include "store/conf.h"
+#include "conf/conf.h"
 
 struct conn;
 struct evbuffer;

@@ -17,7 +17,7 @@
 
 #include "base/log.h"
 #include "net/runtime.h"
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #define LISTEN_BACKLOG 1024
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "store/addr.h"
+#include "conf/addr.h"
 
 struct server;
 struct worker;

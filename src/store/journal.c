@@ -188,7 +188,7 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
     unsigned char h[JOURNAL_HEADER_BYTES];
     size_t hlen = size < sizeof(h) ? (size_t)size : sizeof(h);
     if (hlen && util_pread_all(j->fd, h, hlen, 0) != 0) {
-        journal_fail(err, errlen, "%s: cannot read the header: %s", path, errno_text(errno));
+        journal_fail(err, errlen, "%s: cannot read the header: %s", path, util_errno_text(errno));
         goto fail;
     }
     int hc = hlen ? header_check(path, h, hlen, &j->salt, err, errlen) : 1;
@@ -440,7 +440,7 @@ int64_t journal_read_file_ops(const char *path, journal_op_fn *fn, void *ctx,
     unsigned char h[JOURNAL_HEADER_BYTES];
     size_t hlen = size < sizeof(h) ? (size_t)size : sizeof(h);
     if (hlen && util_pread_all(fd, h, hlen, 0) != 0) {
-        journal_fail(err, errlen, "%s: cannot read the header: %s", path, errno_text(errno));
+        journal_fail(err, errlen, "%s: cannot read the header: %s", path, util_errno_text(errno));
         goto out;
     }
     int hc = hlen ? header_check(path, h, hlen, &salt, err, errlen) : 1;

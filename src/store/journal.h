@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "bloom/filter.h"
 
 /* The on-disk format is in docs/file-format.md, "The journal file". */

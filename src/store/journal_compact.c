@@ -123,7 +123,7 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
     /* The header as it is: the same salt keeps every record's checksum. */
     if (copy_range(j, c.fd, c.buf, 0, JOURNAL_HEADER_BYTES, &c.written) != 0) {
         journal_fail(err, errlen, "%s: copying the header to %s: %s", j->path, tmp,
-                     errno_text(errno));
+                     util_errno_text(errno));
         goto out;
     }
     if (journal_walk_records(j->path, j->fd, j->salt, JOURNAL_HEADER_BYTES, end0, on_record, &c,
@@ -146,7 +146,7 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
     for (uint64_t e; (e = journal_end(j)) - done > TAIL_UNLOCKED; done = e)
         if (copy_range(j, c.fd, c.buf, done, e, &c.written) != 0) {
             journal_fail(err, errlen, "%s: copying appends to %s: %s", j->path, tmp,
-                         errno_text(errno));
+                         util_errno_text(errno));
             goto out;
         }
     if (fdatasync(c.fd) != 0) {
@@ -166,7 +166,7 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
     if (copy_range(j, c.fd, c.buf, done, end1, &c.written) != 0 ||
         (end1 > done && fdatasync(c.fd) != 0)) {
         journal_fail(err, errlen, "%s: the last appends into %s: %s", j->path, tmp,
-                     errno_text(errno));
+                     util_errno_text(errno));
         goto out;
     }
     if (rename(tmp, j->path) != 0) {

@@ -44,12 +44,6 @@ __attribute__((format(printf, 3, 4))) static inline int journal_fail(char *err, 
     return -1;
 }
 
-/* errno's text, or what a read that came up short means. */
-static inline const char *errno_text(int e)
-{
-    return e ? strerror(e) : "the file ended early";
-}
-
 /* XXH3-64 seeded with the journal's salt over a record's first 8 bytes and
  * its payload (counted in journal_io_counters). Any thread. */
 uint64_t journal_record_sum(uint64_t salt, const unsigned char *head8, const unsigned char *payload,

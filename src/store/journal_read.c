@@ -299,7 +299,7 @@ int journal_scan_records(const char *path, int fd, uint64_t salt, uint64_t size,
         enum rec st = record_at(&r, salt, off, size, &p, &n, &why);
         if (st == REC_IO) {
             journal_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
-                         (unsigned long long)off, errno_text(errno));
+                         (unsigned long long)off, util_errno_text(errno));
             goto out;
         }
         if (st == REC_OK) {
@@ -321,7 +321,7 @@ int journal_scan_records(const char *path, int fd, uint64_t salt, uint64_t size,
         int f = find_follower(&r, salt, off, strcmp(why, "checksum mismatch") == 0, size, &next);
         if (f < 0) {
             journal_fail(err, errlen, "%s: read failed after offset %llu: %s", path,
-                         (unsigned long long)off, errno_text(errno));
+                         (unsigned long long)off, util_errno_text(errno));
             goto out;
         }
         if (f == 2) {
@@ -370,7 +370,7 @@ int64_t journal_replay_range(const char *path, int fd, uint64_t salt, uint64_t f
         enum rec st = record_at(&r, salt, off, to, &p, &n, &why);
         if (st == REC_IO) {
             journal_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
-                         (unsigned long long)off, errno_text(errno));
+                         (unsigned long long)off, util_errno_text(errno));
             total = -1;
             break;
         }
@@ -415,7 +415,7 @@ int64_t journal_walk_records(const char *path, int fd, uint64_t salt, uint64_t f
         }
         if (st == REC_IO) {
             journal_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
-                         (unsigned long long)off, errno_text(errno));
+                         (unsigned long long)off, util_errno_text(errno));
             total = -1;
             break;
         }

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "store/registry.h"
 
 /* Load one filter as its config block says. NULL with "filter NAME: ..." in err. */

@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "bloom/filter.h"
 
 #define REGISTRY_NAME_MAX 64
@@ -51,11 +51,13 @@ struct fstate {
     char *name;
     _Atomic(struct journal *) journal; /* NULL with `journal off`; workers append to it */
     _Atomic(struct fversion *) pending; /* the version a reload is about to publish: adds
-                                            reach it too (see gate_add) */
+                                            reach it too (core/gate.c, mutate_locked) */
     /* Orders every mutation of the filter (ADD, ALLOW, UNALLOW, REMOVE): held
      * from the journal append to the last version the mutation reaches, and by
-     * the reload while it sets `pending` and replays the journal's tail, so
-     * the journal's order is the order every version saw (core/gate.c). */
+     * the reload while it swaps the journal (a rotation), sets `pending` and
+     * replays the journal's tail, so the journal's order is the order every
+     * version saw, and journal and pending are stable for a mutation
+     * (core/gate.c). */
     pthread_mutex_t mut_mu;
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */

@@ -14,14 +14,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "base/clock.h"
 #include "bloom/grow.h"
-#include "bloom/ring.h"
-#include "store/allow.h"
 #include "store/amend.h"
+#include "store/housekeep.h"
 #include "store/journal.h"
 #include "store/loader.h"
-#include "store/wcompact.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "base/util.h"
@@ -53,7 +50,7 @@ struct reloader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool pending; /* a reload was asked for and has not started */
-    struct wcompact compact[REGISTRY_MAX_FILTERS]; /* per filter id (wcompact.h) */
+    struct housekeep hk; /* the once-a-second tick (housekeep.h) */
     bool stop;    /* shutdown: refuse new requests, finish what is queued, exit */
     struct waiter *waiters; /* who wants the answer of the next run */
 };
@@ -301,9 +298,8 @@ struct run {
     struct catalog *next;      /* what will be */
     json_t *arr;               /* the report's per-filter statuses */
     struct fstate **pending;   /* states with st->pending set: cleared after the grace */
-    struct fversion **doomed;  /* failed after pending was set: freed after the grace */
     struct journal **retired;  /* journals swapped out: closed after the grace */
-    size_t n_pending, n_doomed, n_retired;
+    size_t n_pending, n_retired;
     bool ok;
 };
 
@@ -388,18 +384,22 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
     return 0;
 }
 
-/* Publish pending: from here on every add reaches the new version too. The
- * order is the protocol proved in core/gate.c (gate_add): swap the journal
- * first (a rotation), then store `pending`, then a full fence and the read
- * of the journal's end, whose tail is replayed; so an add that missed
- * `pending` has its record before that end, and an add that saw `pending`
- * re-reads the journal and records itself in the new one. The retired
- * journal is closed, and `pending` cleared, only after the grace period of
- * the publish (reload_run). 0, or -1 with err: the tail could not be read;
- * v is then doomed (a worker may be adding to it) and ch->v is NULL. */
+/* Publish pending: from here on every mutation reaches the new version too.
+ * One critical section under the filter's mut_mu, which every mutation holds
+ * from its journal append to its last version (core/gate.c, mutate_locked):
+ * swap the journal if it rotates, store `pending`, read the journal's end and
+ * replay the tail [ch->end, end) onto v. A mutation therefore ends before it
+ * (its record lies before that end, or in the retired journal if the journal
+ * rotates) or begins after it (it sees the new journal and `pending`), and v
+ * sees every mutation in the journal's order: adds alone would commute, a
+ * REMOVE and an ADD of one item do not. The retired journal is closed, and
+ * `pending` cleared, only after the grace period of the publish (run_finish).
+ * 0, or -1 with err: the tail could not be read (`pending` is cleared in the
+ * same critical section, so no mutation saw v: the caller frees it). */
 static int publish_pending(struct run *run, struct change *ch, char *err, size_t errlen)
 {
     struct fstate *st = ch->st;
+    pthread_mutex_lock(&st->mut_mu);
     if (ch->journal_moved) {
         struct journal *was = atomic_exchange(&st->journal, ch->j);
         if (was)
@@ -408,14 +408,7 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
         if (reload_test_after_swap)
             reload_test_after_swap(ch->cf->name);
     }
-    /* Under the filter's mutation lock: a mutation either ends before
-     * `pending` is set (its record is before end2, replayed here in order) or
-     * begins after the tail is replayed (it sees `pending` and applies itself
-     * there), so v sees every mutation in the journal's order. Adds alone
-     * would commute; a REMOVE and an ADD of one item do not. */
-    pthread_mutex_lock(&st->mut_mu);
     atomic_store(&st->pending, ch->v);
-    atomic_thread_fence(memory_order_seq_cst);
     if (ch->j) {
         uint64_t end2 = journal_end(ch->j);
         char why[1024];
@@ -424,8 +417,6 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
                      journal_path(ch->j), why);
             atomic_store(&st->pending, NULL);
             pthread_mutex_unlock(&st->mut_mu);
-            run->doomed[run->n_doomed++] = ch->v;
-            ch->v = NULL;
             return -1;
         }
     }
@@ -498,25 +489,23 @@ static int run_begin(struct run *run, struct reloader *r, struct conf *conf, jso
     *run = (struct run){.r = r, .conf = conf, .cur = registry_read(r->reg), .arr = arr, .ok = true};
     run->next = calloc(1, sizeof(*run->next));
     run->pending = calloc(slots, sizeof(*run->pending));
-    run->doomed = calloc(slots, sizeof(*run->doomed));
     run->retired = calloc(slots, sizeof(*run->retired));
     if (run->next && conf->n_filters)
         run->next->entries = calloc(conf->n_filters, sizeof(*run->next->entries));
-    if (run->next && run->pending && run->doomed && run->retired &&
+    if (run->next && run->pending && run->retired &&
         (!conf->n_filters || run->next->entries))
         return 0;
     if (run->next)
         free(run->next->entries);
     free(run->next);
     free(run->pending);
-    free(run->doomed);
     free(run->retired);
     return -1;
 }
 
 /* Publish the next catalog (waits out the grace period and frees the old),
- * then what only the grace made safe: clear pending, free doomed versions,
- * close retired journals. */
+ * then what only the grace made safe: clear pending, close retired
+ * journals. */
 static void run_finish(struct run *run)
 {
     for (size_t i = 0; i < run->cur->n; i++)
@@ -530,12 +519,9 @@ static void run_finish(struct run *run)
     /* Every worker now holds the new versions: they take adds directly. */
     for (size_t i = 0; i < run->n_pending; i++)
         atomic_store(&run->pending[i]->pending, NULL);
-    for (size_t i = 0; i < run->n_doomed; i++)
-        fversion_free(run->doomed[i]);
     for (size_t i = 0; i < run->n_retired; i++)
         close_journal(run->retired[i]);
     free(run->pending);
-    free(run->doomed);
     free(run->retired);
 }
 
@@ -602,51 +588,6 @@ static void deliver_cb(evutil_socket_t fd, short what, void *arg)
     free(w);
 }
 
-/* The allow tables workers have outgrown: detached from every served
- * version, freed after one grace period (no worker can still be probing
- * one). Reload thread, once a second; costs nothing when none grew. */
-static void reclaim_allow_tables(struct reloader *r)
-{
-    const struct catalog *c = registry_read(r->reg);
-    struct allow_table *all = NULL;
-    for (size_t i = 0; i < c->n; i++) {
-        struct allow_table *t = allow_take_retired(c->entries[i].v->allow);
-        while (t) {
-            struct allow_table *next = t->next_retired;
-            t->next_retired = all;
-            all = t;
-            t = next;
-        }
-    }
-    if (!all)
-        return;
-    registry_synchronize(r->reg);
-    allow_free_tables(all);
-}
-
-static void tick_journals(struct reloader *r)
-{
-    const struct catalog *c = registry_read(r->reg);
-    char err[1024];
-    for (size_t i = 0; i < c->n; i++) {
-        struct journal *j = atomic_load(&c->entries[i].st->journal);
-        if (j && journal_tick(j, err, sizeof(err)) != 0)
-            log_error("filter %s: journal: %s", c->entries[i].name, err);
-        /* A windowed filter's expired slices are cleared here, within a
-         * second of expiring; checks ignore them from the boundary on. */
-        if (c->entries[i].v->f->ring)
-            ring_expire(c->entries[i].v->f->ring, clock_now_ms());
-        if (c->entries[i].v->f->ring && j)
-            wcompact_tick(&r->compact[c->entries[i].id], c->entries[i].name,
-                          c->entries[i].v->f->ring, j);
-        /* A growing filter's next sub-filter is planned here, off the adds. */
-        struct filter_grow *g = grow_of(c->entries[i].v->f);
-        if (g)
-            grow_prepare(g);
-    }
-    reclaim_allow_tables(r);
-}
-
 static void *reloader_main(void *arg)
 {
     struct reloader *r = arg;
@@ -661,7 +602,7 @@ static void *reloader_main(void *arg)
             pthread_cond_timedwait(&r->cv, &r->mu, &ts);
             if (!r->pending) {
                 pthread_mutex_unlock(&r->mu);
-                tick_journals(r);
+                housekeep_tick(&r->hk);
                 log_limit_flush(0); /* what rate-limited lines suppressed, once a second */
                 pthread_mutex_lock(&r->mu);
             }
@@ -692,7 +633,7 @@ static void *reloader_main(void *arg)
             event_active(w->ev, EV_TIMEOUT, 1);
         }
         json_decref(report);
-        tick_journals(r);
+        housekeep_tick(&r->hk);
         pthread_mutex_lock(&r->mu);
     }
     pthread_mutex_unlock(&r->mu);
@@ -707,6 +648,7 @@ struct reloader *reloader_start(struct registry *reg, const char *config_path, u
         return NULL;
     }
     r->reg = reg;
+    r->hk.reg = reg;
     r->threads = threads;
     pthread_mutex_init(&r->mu, NULL);
     pthread_condattr_t ca;
@@ -787,7 +729,7 @@ void reloader_free(struct reloader *r)
     if (!r)
         return;
     reloader_stop(r);
-    tick_journals(r); /* everysec: the last second's adds reach the disk too */
+    housekeep_tick(&r->hk); /* everysec: the last second's adds reach the disk too */
     log_limit_flush(1);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);

@@ -3,8 +3,8 @@
  * whose file changed (off the request path), verifies it, replays its journal,
  * and publishes the new catalog with one atomic swap; the old versions are
  * freed once no worker can still hold them. Requests that arrive while a
- * reload runs are coalesced into the next one. The same thread ticks the
- * journals once a second (fsync everysec). */
+ * reload runs are coalesced into the next one. The same thread runs the
+ * once-a-second housekeeping (store/housekeep.h). */
 #ifndef BLOOMGATE_RELOAD_H
 #define BLOOMGATE_RELOAD_H
 
@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "store/registry.h"
 struct reloader;
 struct event_base;
@@ -52,8 +52,8 @@ void reloader_stop(struct reloader *r);
 void reloader_free(struct reloader *r);
 
 /* Test seam (NULL in production): called on the reload thread right after a
- * reload has swapped a filter's journal for a new one, so a test can hold the
- * reload there while a worker finishes an add. */
+ * reload has swapped a filter's journal for a new one, under the filter's
+ * mut_mu, so a test can hold the reload there while a worker tries an add. */
 extern void (*reload_test_after_swap)(const char *filter);
 
 /* Close a filter's journal when its name leaves the catalog (registry hook),

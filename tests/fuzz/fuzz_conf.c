@@ -1,4 +1,4 @@
-/* fuzz_conf: the configuration parser (src/store/conf.h), from a buffer with
+/* fuzz_conf: the configuration parser (src/conf/conf.h), from a buffer with
  * conf_parse and, when the first byte's low bit is set, from a file with
  * conf_load (a memfd named /proc/self/fd/N).
  *
@@ -9,8 +9,8 @@
  * parses to the same again. addr_parse gets the text's first line. */
 #include "config.h"
 
-#include "store/addr.h"
-#include "store/conf.h"
+#include "conf/addr.h"
+#include "conf/conf.h"
 #include "fuzz.h"
 
 #define PATH "/etc/bloomgate/fuzz.conf"

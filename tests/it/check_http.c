@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "front/http/http.h"
 #include "store/reload.h"
 #include "store/registry.h"

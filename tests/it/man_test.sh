@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The man pages against what ships, so that they cannot drift:
 # - bloomgate.conf(5) documents exactly the directives of the table in
-#   src/store/ (each as `.It Ic NAME`): a directive added without its entry,
+#   src/conf/ (each as `.It Ic NAME`): a directive added without its entry,
 #   or an entry left after its directive went, fails here;
 # - bloomgate(1) has a section (`.Ss`) for every command `bloomgate --help`
 #   lists, and an `.It` entry for every long option of `bloomgate help CMD`;
@@ -26,8 +26,8 @@ plain() { sed 's/\\-/-/g' "$MAN/$1"; }
 # --- bloomgate.conf(5) and the directive table
 # Table rows look like `INT(   "max_items",` or `ADDRS_OFF("http_listen",`: an
 # upper-case row macro, then the name as the first argument. The table may
-# move between files under src/store/, so every .c file there is read.
-find "$src/src/store" -name '*.c' -exec cat {} + |
+# move between files under src/conf/, so every .c file there is read.
+find "$src/src/conf" -name '*.c' -exec cat {} + |
     sed -n 's/^[[:space:]]*[A-Z][A-Z_]*([[:space:]]*"\([a-z_][a-z0-9_]*\)",.*/\1/p' |
     sort -u >"$T/table"
 sed -n 's/^\.It Ic \([a-z_][a-z0-9_]*\).*/\1/p' "$MAN/bloomgate.conf.5" | sort >"$T/documented"
@@ -36,7 +36,7 @@ sed -n 's/^\.It Ic \([a-z_][a-z0-9_]*\).*/\1/p' "$MAN/bloomgate.conf.5" | sort >
 if grep -qx listen "$T/table" && grep -qx fsync "$T/table" && [ "$(wc -l <"$T/table")" -ge 20 ]; then
     ok
 else
-    bad "could not read the directive table under $src/src/store (got: $(tr '\n' ' ' <"$T/table"))"
+    bad "could not read the directive table under $src/src/conf (got: $(tr '\n' ' ' <"$T/table"))"
 fi
 dups=$(uniq -d "$T/documented" | tr '\n' ' ')
 [ -z "$dups" ] && ok || bad "bloomgate.conf.5 documents twice: $dups"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "store/reload.h"
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)

@@ -40,8 +40,7 @@ check_PROGRAMS += %reldir%/url/check_keys
 check_PROGRAMS += %reldir%/url/check_lists
 %canon_reldir%_url_check_lists_LDADD = $(URL_TEST_LIBS)
 
-# conf/: the directive table and its parser (src/store/conf*.c, to become
-# src/conf/, issue 27).
+# conf/: the directive table and its parser (src/conf/).
 check_PROGRAMS += %reldir%/conf/check_conf
 check_PROGRAMS += %reldir%/conf/check_conf_fronts
 

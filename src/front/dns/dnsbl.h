@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "front/dns/dnswire.h"
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #define DNSBL_ITEM_MAX 254 /* an IPv6 address's text, or a domain */
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "store/journal.h"
 #include "store/loader.h"
 #include "store/registry.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #define P "/etc/bloomgate/bloomgate.conf"
 #define KIB 1024u

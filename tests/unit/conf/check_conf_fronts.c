@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #define P "/etc/bloomgate/bloomgate.conf"
 

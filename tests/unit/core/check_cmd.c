@@ -12,7 +12,7 @@
 
 #include "core/cmd.h"
 #include "lib/rig.h"
-#include "store/conf.h"
+#include "conf/conf.h"
 
 static const char *const conf_plain = "listen 127.0.0.1:1\n"
                                       "http_listen off\n"

@@ -16,7 +16,7 @@
 
 #include "bloom/filter.h"
 #include "bloom/format.h"
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "store/loader.h"
 #include "store/registry.h"
 #include "lib/testutil.h"

@@ -1,12 +1,18 @@
-/* check_reload: a reload (src/store/reload.c) that rotates a filter's journal
- * (its path changed, or an operator moved the file aside) must not lose an
- * add that was acknowledged while it ran. In process, with the registry, the
- * reload thread and the gate, and two test seams (gate_test_after_append,
- * reload_test_after_swap) that pause a worker and the reload thread at the
- * exact points of the race, so the interleaving is forced, not hoped for. */
+/* check_reload: a reload (src/store/reload.c) that rotates a filter's journal (its path changed,
+ * or an operator moved the file aside) against a mutation running at the same
+ * time. The reload swaps the journal, sets `pending` and replays the tail in one
+ * critical section under the filter's mut_mu, which every mutation holds from
+ * its journal append to its last version: so a mutation is wholly before the
+ * rotation (old journal, old version) or wholly after it (new journal, new
+ * version), and the new version is exactly what a restart would replay. In
+ * process, with the registry, the reload thread and the gate, and two test
+ * seams (gate_test_after_append, reload_test_after_swap) that pause a worker
+ * and the reload thread at the exact points of the race, so each order is
+ * forced, not hoped for. */
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,8 +23,8 @@
 
 #include "base/log.h"
 #include "bloom/filter.h"
+#include "conf/conf.h"
 #include "core/gate.h"
-#include "store/conf.h"
 #include "store/journal.h"
 #include "store/registry.h"
 #include "store/reload.h"
@@ -29,33 +35,37 @@ static void write_conf(const char *path, const char *journal)
 {
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "listen 127.0.0.1:0\nhttp_listen off\nthreads 1\n"
-               "filter f {\n    capacity 10000\n    journal %s/%s\n    fsync no\n}\n",
+    fprintf(f,
+            "listen 127.0.0.1:0\nhttp_listen off\nthreads 1\n"
+            "filter f {\n    capacity 10000\n    journal %s/%s\n    fsync no\n}\n",
             dir, journal);
     fclose(f);
 }
 
-/* The forced interleaving: stage 1, the worker has appended to the old
- * journal and waits; 2, the reload has swapped the journal and waits; 3, the
- * worker goes on; 4, the reload goes on. */
+/* The forced orders. The worker's hook runs once, on its first append; the
+ * reload's runs at the swap. Each side says where it is (stage) and waits
+ * for the test to let it go on (go). */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int stage;
+static int stage; /* bit 1: the worker has appended; bit 2: the reload has swapped */
+static int go;    /* bit 1: the worker may go on; bit 2: the reload may */
 static bool worker_paused;
+static int swap_lock; /* pthread_mutex_trylock(mut_mu) at the swap: EBUSY when held */
+static struct registry *the_reg;
 
-static void wait_stage(int want)
+static void wait_for(int *what, int bit)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 20;
-    while (stage < want)
-        ck_assert_msg(pthread_cond_timedwait(&cv, &mu, &ts) == 0, "stage %d never came", want);
+    while (!(*what & bit))
+        ck_assert_msg(pthread_cond_timedwait(&cv, &mu, &ts) == 0, "step %d never came", bit);
 }
 
-static void set_stage(int s)
+static void set_bit(int *what, int bit)
 {
     pthread_mutex_lock(&mu);
-    stage = s;
+    *what |= bit;
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
 }
@@ -63,22 +73,28 @@ static void set_stage(int s)
 static void hold_worker(void)
 {
     pthread_mutex_lock(&mu);
-    if (!worker_paused) { /* only the first append: the one that holds the old journal */
+    if (!worker_paused) { /* only the first append */
         worker_paused = true;
-        stage = 1;
+        stage |= 1;
         pthread_cond_broadcast(&cv);
-        wait_stage(3);
+        wait_for(&go, 1);
     }
     pthread_mutex_unlock(&mu);
 }
 
+/* On the reload thread, right after the swap: is the filter's mutation lock
+ * held (by the reload) here? Then it waits for the test. */
 static void hold_reload(const char *filter)
 {
-    (void)filter;
+    const struct fentry *e = catalog_find(registry_read(the_reg), filter, strlen(filter));
+    int rc = e ? pthread_mutex_trylock(&e->st->mut_mu) : -1;
+    if (rc == 0)
+        pthread_mutex_unlock(&e->st->mut_mu);
     pthread_mutex_lock(&mu);
-    stage = 2;
+    swap_lock = rc;
+    stage |= 2;
     pthread_cond_broadcast(&cv);
-    wait_stage(4);
+    wait_for(&go, 2);
     pthread_mutex_unlock(&mu);
 }
 
@@ -124,19 +140,27 @@ static int find_item(void *ctx, const void *item, size_t len)
     return 0;
 }
 
-/* A worker has read the old journal and appended to it when the reload swaps
- * in the new journal; it reads `pending` after the swap. Before the fix the
- * reload published `pending` only after the swap, so the worker saw none and
- * its add (acknowledged NEW) reached only the retired journal and the old
- * version: after the swap the filter answered NO. Now the add must be in the
- * new version and in the new journal. */
-START_TEST(test_add_racing_a_journal_rotation)
+/* How many records of journal file name (in dir) hold item. */
+static int in_journal(const char *name, const char *item)
 {
-    char conf_path[512], jb[512];
-    snprintf(conf_path, sizeof(conf_path), "%s/bloomgate.conf", dir);
-    snprintf(jb, sizeof(jb), "%s/b.journal", dir);
+    char path[512], err[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct find fi = {.item = item};
+    struct journal_scan scan;
+    ck_assert_msg(journal_read_file(path, find_item, &fi, &scan, err, sizeof(err)) >= 0, "%s", err);
+    return fi.found;
+}
+
+/* Filter f served from journal a.journal, the reload thread running, the
+ * seams set, the forced order's state reset. */
+static struct reloader *start(const char *conf_path, struct registry **regp)
+{
+    char err[2048], path[512];
+    for (int i = 0; i < 2; i++) { /* each test starts with no journal */
+        snprintf(path, sizeof(path), "%s/%s", dir, i ? "b.journal" : "a.journal");
+        unlink(path);
+    }
     write_conf(conf_path, "a.journal");
-    char err[2048];
     struct conf *conf = conf_load(conf_path, err, sizeof(err));
     ck_assert_msg(conf != NULL, "%s", err);
     struct registry *reg = registry_create(1);
@@ -144,49 +168,132 @@ START_TEST(test_add_racing_a_journal_rotation)
     ck_assert_msg(reload_initial(reg, conf, 1, err, sizeof(err)) == 0, "%s", err);
     struct reloader *r = reloader_start(reg, conf_path, 1);
     ck_assert_ptr_nonnull(r);
-
+    stage = go = 0;
+    worker_paused = false;
+    swap_lock = -1;
+    the_reg = reg;
     gate_test_after_append = hold_worker;
     reload_test_after_swap = hold_reload;
-    struct worker w = {.reg = reg, .item = "racing-item"};
+    *regp = reg;
+    return r;
+}
+
+/* Wait for the reload requested when reloads() was before, then what it
+ * published for f: generation 2, the rotated journal. */
+static const struct fentry *reloaded(struct registry *reg, uint64_t before)
+{
+    for (int i = 0; i < 20000 && reloads(reg) == before; i++)
+        usleep(1000);
+    ck_assert_msg(reloads(reg) == before + 1, "the reload did not finish");
+    ck_assert_uint_eq(atomic_load(&reg->reloads_failed), 0);
+    const struct fentry *e = catalog_find(registry_read(reg), "f", 1);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(e->v->generation, 2);
+    return e;
+}
+
+static void stop(struct reloader *r, struct registry *reg)
+{
+    gate_test_after_append = NULL;
+    reload_test_after_swap = NULL;
+    reloader_free(r);
+    registry_free(reg);
+}
+
+/* The reload first: it has swapped in the new journal and holds there; an
+ * add starts. The swap is made under the filter's mutation lock, so the add
+ * cannot run between the swap and `pending` (it would see the new journal
+ * without the new version); once the reload goes on, the add sees both: it
+ * is in the new journal once and in the version served after the reload.
+ * (When the swap came before the lock, a worker re-read the journal after
+ * `pending` to cover that gap: core/gate.c.) */
+START_TEST(test_add_after_the_rotation)
+{
+    char conf_path[512];
+    snprintf(conf_path, sizeof(conf_path), "%s/bloomgate.conf", dir);
+    struct registry *reg;
+    struct reloader *r = start(conf_path, &reg);
+    write_conf(conf_path, "b.journal"); /* the rotation */
+    uint64_t before = reloads(reg);
+    ck_assert(reloader_request(r, NULL, NULL, NULL));
+    pthread_mutex_lock(&mu);
+    wait_for(&stage, 2); /* the reload has swapped the journal */
+    pthread_mutex_unlock(&mu);
+    ck_assert_msg(swap_lock == EBUSY,
+                  "the journal was swapped outside the filter's mutation lock (trylock: %d): "
+                  "a mutation could see the new journal without the new version",
+                  swap_lock);
+
+    struct worker w = {.reg = reg, .item = "after-item"};
+    pthread_t tid;
+    set_bit(&go, 1); /* the worker does not stop at its append */
+    ck_assert_int_eq(pthread_create(&tid, NULL, worker_main, &w), 0);
+    set_bit(&go, 2);
+    pthread_join(tid, NULL);
+    ck_assert_int_eq(w.rc, 0);
+    ck_assert_msg(w.added, "the add was not NEW");
+
+    const struct fentry *e = reloaded(reg, before);
+    ck_assert_msg(filter_check(e->v->f, w.item, strlen(w.item)),
+                  "acknowledged NEW after the rotation, then NO");
+    ck_assert_int_eq(in_journal("b.journal", w.item), 1);
+    ck_assert_int_eq(in_journal("a.journal", w.item), 0);
+    stop(r, reg);
+}
+END_TEST
+
+/* The add first: a worker has appended to the old journal and holds there
+ * (holding the filter's mutation lock) when the reload that rotates the
+ * journal runs. The add is wholly before the rotation: it lives in the
+ * retired journal and the old version only, like every add made before the
+ * rotation (docs/operations.md), and the new version is exactly the new file
+ * plus the new journal, which is what a restart replays. The reload comes to
+ * the swap only after the add is done. */
+START_TEST(test_add_before_the_rotation)
+{
+    char conf_path[512];
+    snprintf(conf_path, sizeof(conf_path), "%s/bloomgate.conf", dir);
+    struct registry *reg;
+    struct reloader *r = start(conf_path, &reg);
+    struct worker w = {.reg = reg, .item = "before-item"};
     pthread_t tid;
     ck_assert_int_eq(pthread_create(&tid, NULL, worker_main, &w), 0);
     pthread_mutex_lock(&mu);
-    wait_stage(1); /* the worker holds the old journal, its record written */
+    wait_for(&stage, 1); /* the worker holds the old journal, its record written */
     pthread_mutex_unlock(&mu);
 
     write_conf(conf_path, "b.journal"); /* the rotation */
     uint64_t before = reloads(reg);
     ck_assert(reloader_request(r, NULL, NULL, NULL));
+    /* Give the reload a second to come to the swap while the add holds the
+     * old journal; it must not get there. Only the power to catch a swap
+     * made outside the lock depends on that second (the reload's load must
+     * end in it); what the test asserts holds whenever the worker goes on. */
     pthread_mutex_lock(&mu);
-    wait_stage(2); /* the reload has swapped the journal */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 1;
+    while (!(stage & 2) && pthread_cond_timedwait(&cv, &mu, &ts) == 0)
+        ;
+    bool swapped_first = stage & 2;
     pthread_mutex_unlock(&mu);
-
-    set_stage(3);
+    set_bit(&go, 1);
     pthread_join(tid, NULL);
     ck_assert_int_eq(w.rc, 0);
     ck_assert_msg(w.added, "the add was not NEW");
+    ck_assert_msg(!swapped_first, "the reload swapped the journal while an add held the old one");
+    set_bit(&go, 2);
 
-    set_stage(4);
-    for (int i = 0; i < 20000 && reloads(reg) == before; i++)
-        usleep(1000);
-    ck_assert_msg(reloads(reg) == before + 1, "the reload did not finish");
-    ck_assert_uint_eq(atomic_load(&reg->reloads_failed), 0);
-
-    const struct catalog *c = registry_read(reg);
-    const struct fentry *e = catalog_find(c, "f", 1);
-    ck_assert_ptr_nonnull(e);
-    ck_assert_uint_eq(e->v->generation, 2);
-    ck_assert_msg(filter_check(e->v->f, w.item, strlen(w.item)),
-                  "acknowledged NEW, then NO after the journal rotation");
-    struct find fi = {.item = w.item};
-    struct journal_scan scan;
-    ck_assert_msg(journal_read_file(jb, find_item, &fi, &scan, err, sizeof(err)) >= 0, "%s", err);
-    ck_assert_msg(fi.found >= 1, "the add is not in the new journal: a restart would lose it");
-
-    gate_test_after_append = NULL;
-    reload_test_after_swap = NULL;
-    reloader_free(r);
-    registry_free(reg);
+    const struct fentry *e = reloaded(reg, before);
+    ck_assert_int_eq(in_journal("a.journal", w.item), 1);
+    int in_new = in_journal("b.journal", w.item);
+    bool served = filter_check(e->v->f, w.item, strlen(w.item));
+    ck_assert_msg(in_new == (int)served,
+                  "the new version and the new journal disagree (journal %d, served %d): a "
+                  "restart would serve another set",
+                  in_new, served);
+    ck_assert_msg(in_new == 0, "an add made before the rotation reached the new journal");
+    stop(r, reg);
 }
 END_TEST
 
@@ -202,7 +309,8 @@ int main(void)
     Suite *s = suite_create("reload");
     TCase *tc = tcase_create("rotation");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_add_racing_a_journal_rotation);
+    tcase_add_test(tc, test_add_after_the_rotation);
+    tcase_add_test(tc, test_add_before_the_rotation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

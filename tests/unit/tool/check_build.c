@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 #include "store/loader.h"
 #include "store/registry.h"
 #include "tool/build.h"

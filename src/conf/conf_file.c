@@ -4,7 +4,7 @@
  * directive table in conf.c). */
 #include "config.h"
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -15,13 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/conf_table.h"
-
-static const char *errno_text(int e, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", strerror(e));
-    return buf;
-}
+#include "base/util.h"
+#include "conf/conf_table.h"
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -32,14 +27,13 @@ static bool str_eq(const char *a, const char *b)
  * an error, not a parse of gigabytes. */
 struct conf *conf_load(const char *path, char *err, size_t errlen)
 {
-    char ebuf[128];
     const char *why = NULL;
     char *buf = NULL;
     size_t cap = CONF_MAX_FILE_BYTES + 1, n = 0;
     struct stat st;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) < 0) {
-        why = errno_text(errno, ebuf, sizeof(ebuf));
+        why = util_errno_text(errno);
         goto out;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -62,7 +56,7 @@ struct conf *conf_load(const char *path, char *err, size_t errlen)
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            why = errno_text(errno, ebuf, sizeof(ebuf));
+            why = util_errno_text(errno);
             goto out;
         }
         if (r == 0)

@@ -1,13 +1,13 @@
 /* The configuration's data: the directive table every other part is generic
  * over (a new directive is a new field in conf.h and a new row here), the
  * enum words, and what reads a parsed configuration (lookups, names, the
- * width-aware field reader) or frees it. The bottom of src/store's conf
+ * width-aware field reader) or frees it. The bottom of src/conf's
  * files: the parser (conf_parse.c), the mail fronts' block checks
  * (conf_fronts.c) and the file and reload side (conf_file.c) build on it;
  * it calls none of them. Read-only data and pure functions, any thread. */
 #include "config.h"
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bloom/filter.h"
-#include "store/conf_table.h"
+#include "conf/conf_table.h"
 
 _Static_assert((int)CONF_LAYOUT_BLOCKED == (int)FILTER_BLOCKED, "conf and filter conf_layouts differ");
 _Static_assert((int)CONF_LAYOUT_CLASSIC == (int)FILTER_CLASSIC, "conf and filter conf_layouts differ");

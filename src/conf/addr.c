@@ -1,7 +1,7 @@
 /* Numeric listener addresses: parsing (never a DNS lookup) and comparison. */
 #include "config.h"
 
-#include "store/addr.h"
+#include "conf/addr.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

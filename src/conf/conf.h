@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "store/addr.h"
+#include "conf/addr.h"
 
 #define CONF_MAX_FILE_BYTES (1u << 20) /* conf_load refuses anything larger */
 #define CONF_NAME_MAX 64               /* filter names: [A-Za-z0-9_.-]{1,64} */

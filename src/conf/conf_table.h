@@ -1,6 +1,6 @@
 /* conf_table: the directive table (defined in conf.c) shared by the parser
  * (conf_parse.c), the mail fronts' block checks (conf_fronts.c) and what
- * compares configurations on reload (conf_file.c). Internal to src/store;
+ * compares configurations on reload (conf_file.c). Internal to src/conf;
  * read-only data, any thread. */
 #ifndef BLOOMGATE_CONF_TABLE_H
 #define BLOOMGATE_CONF_TABLE_H
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 enum conf_type {
     T_INT,    /* unsigned decimal */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/conf.h"
-#include "store/conf_table.h"
+#include "conf/conf.h"
+#include "conf/conf_table.h"
 
 #define DEFAULT_ANSWER "127.0.0.2"
 #define DEFAULT_FOUND "REJECT listed"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/conf_table.h"
+#include "conf/conf_table.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)

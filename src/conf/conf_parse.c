@@ -6,7 +6,7 @@
  * are pinned by tests/unit/conf/check_conf.c. */
 #include "config.h"
 
-#include "store/conf.h"
+#include "conf/conf.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -22,7 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/conf_table.h"
+#include "base/util.h"
+#include "conf/conf_table.h"
 
 
 #define KIB 1024ull
@@ -79,12 +80,6 @@ __attribute__((format(printf, 3, 4))) static int fail(struct parser *p, unsigned
     return -1;
 }
 
-static const char *errno_text(int e, char *buf, size_t len)
-{
-    /* The GNU strerror_r (we build with _GNU_SOURCE) returns the message, which
-     * may or may not be in buf; unlike strerror it is safe from any thread. */
-    return strerror_r(e, buf, len);
-}
 
 
 /* The directive called name in scope sc, else in any scope (for the message
@@ -718,9 +713,7 @@ struct conf *conf_parse(const char *text, size_t len, const char *path, char *er
     }
     c->dir = conf_dir(path);
     if (c->dir == NULL) {
-        char buf[128];
-        fail(&p, 0, "cannot find the directory of the file: %s",
-             errno_text(errno, buf, sizeof(buf)));
+        fail(&p, 0, "cannot find the directory of the file: %s", util_errno_text(errno));
         conf_free(c);
         return NULL;
     }
