@@ -239,7 +239,7 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     for (size_t f = 0; f < srv->n_fronts; f++) {
         if (!srv->fronts[f].n_addrs)
             continue;
-        if (!(w->fw[f] = srv->fronts[f].ops->worker_new(w))) {
+        if (!(w->fw[f] = conn_worker_new(w, srv->fronts[f].ops, &w->env))) {
             snprintf(err, errlen, "out of memory setting up %s on worker %u",
                      srv->fronts[f].ops->name, t);
             return -1;
@@ -367,7 +367,7 @@ void server_free(struct server *srv)
         }
         for (size_t f = 0; f < srv->n_fronts; f++)
             if (w->fw[f])
-                srv->fronts[f].ops->worker_free(w->fw[f]);
+                conn_worker_free(srv->fronts[f].ops, w->fw[f]);
         if (w->inbox_ev)
             event_free(w->inbox_ev);
         if (w->inbox_mu_ok)
@@ -410,6 +410,7 @@ void server_stats_src(struct server *srv, struct stats_src *out)
     out->id_gen = srv->id_gen;
     out->conns_open = atomic_load_explicit(&srv->conns_open, memory_order_relaxed);
     out->buffered = atomic_load_explicit(&srv->buffered, memory_order_relaxed);
+    out->out_held = atomic_load_explicit(&srv->out_held, memory_order_relaxed);
     out->started = srv->started;
     out->started_wall = srv->started_wall;
     out->reg = srv->reg;
