@@ -109,10 +109,10 @@ struct conn {
     bool wev_armed;    /* wev is added: event_del costs a locked call, so only then */
     char *in;          /* bytes received and not yet answered */
     size_t in_len, in_cap;
-    bool in_more;           /* the last read filled in[]: the kernel may hold more */
-    struct evbuffer *out;   /* replies not yet written */
-    size_t out_charged;     /* of them, charged to the server's reply budget (conn_flush) */
-    bool loopback;          /* peer on 127.0.0.0/8 or ::1 */
+    bool in_more;         /* the last read filled in[]: the kernel may hold more */
+    struct evbuffer *out; /* replies not yet written */
+    size_t out_charged;   /* of them, charged to the server's reply budget (conn_flush) */
+    bool loopback;        /* peer on 127.0.0.0/8 or ::1 */
     /* The state, as flags; see enum conn_state for the combinations allowed. */
     bool paused;            /* reading stopped: too much unread output */
     bool closing;           /* close once out is written (QUIT, fatal error, EOF) */

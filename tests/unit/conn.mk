@@ -1,0 +1,7 @@
+# The connection layer's tests (src/net/conn.[ch]): its states, a lost reply
+# on every front (libevent's allocator failing on demand), per-protocol
+# counters, in process; and the reply budget on the real daemon.
+check_PROGRAMS += tests/unit/check_conn
+tests_unit_check_conn_SOURCES = tests/unit/check_conn.c
+tests_unit_check_conn_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_conn_LDADD = $(TEST_LIBS)
