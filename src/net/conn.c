@@ -11,9 +11,10 @@
  * their own count (srv->out_held): max_output bounds one connection, not a
  * crowd (300 line clients sending INFO and never reading held 1.2 GB). What a
  * write leaves queued is charged in conn_flush; when the charge passes the
- * budget the worker closes its connections holding the most, the worst
- * first, until it is back under (conn_out_over_budget). A round trip whose
- * reply went out whole is never charged: one compare on the hot path.
+ * budget the worker closes its connections holding more than their share,
+ * the worst first, until it is back under (conn_shed, also at every tick). A
+ * round trip whose reply went out whole is never charged: one compare on the
+ * hot path.
  *
  * Time per request: a request that has begun to arrive must be complete
  * within request_timeout seconds, plus one second per CONN_MIN_RATE bytes it
@@ -315,27 +316,37 @@ static int conn_write_out(struct conn *c)
     return (int)n;
 }
 
-/* The worker's connection holding the most charged output, not yet lost. */
-static struct conn *conn_worst_holder(struct worker *w)
+/* The worker's connection holding the most charged output, not yet lost,
+ * if it holds more than floor. */
+static struct conn *conn_worst_holder(struct worker *w, size_t floor)
 {
     struct conn *worst = NULL;
     for (struct conn *o = w->conns; o; o = o->next)
-        if (!o->out_lost && o->out_charged && (!worst || o->out_charged > worst->out_charged))
+        if (!o->out_lost && o->out_charged > floor &&
+            (!worst || o->out_charged > worst->out_charged))
             worst = o;
     return worst;
 }
 
-/* The unread replies of all connections passed max_buffered: close this
- * worker's connections holding the most, the worst first, until the total is
- * back under (what other workers hold is theirs to shed). Each is dropped at
- * once (its replies freed, its charge given back) and marked lost; one other
- * than c is closed from its own write event, never from under a caller that
- * may be walking the list (ctl_cb). */
-static void conn_out_over_budget(struct worker *w, struct conn *c, size_t max)
+/* If the unread replies of all connections passed max_buffered: close this
+ * worker's connections holding more than their share of it (max_buffered
+ * over the connections open), the worst first, until the total is back
+ * under. What other workers hold is theirs to shed, at their next write or
+ * tick: a client reading a reply a little slowly, below its share, is never
+ * closed for a crowd that does not read. Each one closed is dropped at once
+ * (its replies freed, its charge given back) and marked lost; one other than
+ * c is closed from its own write event, never from under a caller that may be
+ * walking the list (ctl_cb). Worker thread; c may be NULL (the tick). */
+void conn_shed(struct worker *w, struct conn *c)
 {
     _Atomic size_t *held = &w->srv->out_held;
+    size_t max = registry_read(w->reg)->conf->max_buffered;
+    if (atomic_load_explicit(held, memory_order_relaxed) <= max)
+        return;
+    unsigned open = atomic_load_explicit(&w->srv->conns_open, memory_order_relaxed);
+    size_t floor = max / (open ? open : 1);
     while (atomic_load_explicit(held, memory_order_relaxed) > max) {
-        struct conn *o = conn_worst_holder(w);
+        struct conn *o = conn_worst_holder(w, floor);
         if (!o)
             return;
         log_warn_limited("unread replies of all connections passed max_buffered: closing %s "
@@ -365,9 +376,8 @@ static void conn_out_charge(struct conn *c, size_t held)
     size_t now = atomic_fetch_add_explicit(b, held - c->out_charged, memory_order_relaxed) + held -
                  c->out_charged;
     c->out_charged = held;
-    size_t max = cat_now(c)->conf->max_buffered;
-    if (now > max)
-        conn_out_over_budget(c->w, c, max);
+    if (now > cat_now(c)->conf->max_buffered)
+        conn_shed(c->w, c);
 }
 
 /* Write what is pending with one system call; arm the write event for the rest.

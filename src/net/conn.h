@@ -249,6 +249,12 @@ void conn_consume(struct conn *c, size_t n);
  * has sent already (bounded by max_output), then close once written. */
 void conn_stop_drain(struct conn *c);
 
+/* The unread replies of all connections passed max_buffered: close w's
+ * connections holding more than their share, the worst first (c, the
+ * connection being flushed, or NULL, is closed by its caller's conn_flush).
+ * Worker thread: conn_flush, and w's tick. */
+void conn_shed(struct worker *w, struct conn *c);
+
 /* Start a reload for c's request: reading stops, later requests wait; when
  * the reload is over answer(c, report, note) runs on this thread (report NULL
  * if the report was lost: the front must still answer), then the connection

@@ -24,7 +24,7 @@
 #include "net/conn.h"
 #include "net/listener.h"
 
-#define TICK_MS 100 /* quiescent-state report and shutdown checks */
+#define TICK_MS 100 /* quiescent-state report, the reply budget, shutdown checks */
 
 unsigned server_fault_thread_after, server_fault_thread_fail;
 
@@ -152,11 +152,15 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
         serve_here(w, front, addr, fd, sa);
 }
 
+/* Every TICK_MS: a quiescent state, and this worker's share of shedding
+ * unread replies past max_buffered (conn_shed), which another worker's
+ * writes may have spent. */
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct worker *w = arg;
     (void)fd;
     (void)what;
+    conn_shed(w, NULL);
     registry_quiescent(w->reg, w->id);
 }
 
