@@ -218,6 +218,7 @@ void conn_consume(struct conn *c, size_t n)
 void conn_close(struct conn *c, const char *why)
 {
     struct worker *w = c->w;
+    assert(conn_state(c) != CONN_BAD);
     log_debug("%s connection %s closed: %s", c->ops->name, c->peer, why);
     if (c->wait)
         c->wait->c = NULL; /* the reload's answer will find nobody */
@@ -295,6 +296,7 @@ static unsigned conn_process(struct conn *c, bool draining)
  * nothing else would ever arm it. May close (and free) c. */
 static void conn_resume(struct conn *c)
 {
+    assert(conn_state(c) != CONN_BAD);
     conn_process(c, false);
     if (!c->paused && !c->closing && !c->wait)
         conn_arm_read(c);
@@ -384,11 +386,11 @@ static void conn_out_charge(struct conn *c, size_t held)
  * First the group commit of the batch's journal records: a reply that says
  * NEW must not leave before its add is durable as the policy promises. While
  * the server stops, a connection with nothing left to answer closes. A
- * connection that lost a reply closes here, writing nothing more. */
+ * connection that lost a reply closes here, writing nothing more. (Its
+ * state is asserted legal where it changes, not here: this runs every read.) */
 void conn_flush(struct conn *c)
 {
     struct worker *w = c->w;
-    assert(conn_state(c) != CONN_BAD);
     if (gate_dirty(&w->gate) && !gate_commit(&w->gate)) {
         conn_close(c, "journal commit failed: replies withheld");
         return;
@@ -516,6 +518,15 @@ static bool conn_deadline(struct conn *c, bool fresh)
     return true;
 }
 
+/* After the front's last word (in_full, request_timeout): close once it is
+ * written. May close (and free) c. */
+static void conn_end_after(struct conn *c)
+{
+    conn_reply_flush(c);
+    c->closing = true;
+    conn_flush(c);
+}
+
 /* The request's deadline passed: the front answers (408 for HTTP) and the
  * connection closes once that is written. May close (and free) c. */
 static void conn_request_expired(struct conn *c)
@@ -523,8 +534,9 @@ static void conn_request_expired(struct conn *c)
     STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].request_timeouts, 1);
     c->req_since = 0;
     c->req_timer = false;
-    c->ops->request_timeout(c);
-    conn_flush(c);
+    if (c->ops->request_timeout)
+        c->ops->request_timeout(c);
+    conn_end_after(c);
 }
 
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
@@ -566,7 +578,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     }
     int full = conn_room(c);
     if (full) {
-        c->ops->in_full(c, (enum conn_full)(full - 1)); /* answers and sets closing, or closes */
+        if (c->ops->in_full)
+            c->ops->in_full(c, (enum conn_full)(full - 1));
+        conn_end_after(c); /* may close (and free) c */
         registry_quiescent(w->reg, w->id);
         return;
     }

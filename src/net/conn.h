@@ -73,14 +73,16 @@ struct conn_ops {
     size_t (*in_limit)(const struct conf *cf);
     /* The input buffer is at in_limit (or memory ran out: CONN_FULL_LIMIT), or
      * growing it would pass max_buffered, the daemon-wide budget for input
-     * buffers (CONN_FULL_BUDGET), and no request is complete: answer and set
-     * c->closing, or close. */
+     * buffers (CONN_FULL_BUDGET), and no request is complete: the front's
+     * last word (optional; it must not close c). The connection then closes
+     * once that is written. */
     void (*in_full)(struct conn *c, enum conn_full why);
     /* A started request did not arrive within request_timeout (see
-     * conn_read_cb): answer and set c->closing, or close. */
+     * conn_read_cb): the same (optional; then the close). */
     void (*request_timeout)(struct conn *c);
     /* A connection over max_connections, refused before it is read: write a
-     * last word to fd (non-blocking; it is closed after), counted on s first. */
+     * last word to fd (non-blocking; it is closed after), counted on s first.
+     * Optional: without it, the connection is closed without a word. */
     void (*refuse)(evutil_socket_t fd, struct stats *s);
     /* Shutdown has begun (see conn_stop_default). */
     void (*stop)(struct conn *c);

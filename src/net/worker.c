@@ -143,7 +143,8 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
     if (open > cf->max_connections) {
         atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
         STAT_ADD_AT(&w->stats->s, sf->rejected, 1);
-        ops->refuse(fd, &w->stats->s);
+        if (ops->refuse)
+            ops->refuse(fd, &w->stats->s);
         evutil_closesocket(fd);
         return;
     }

@@ -184,31 +184,6 @@ static size_t tcp_in_limit(const struct conf *cf)
     return 2 + TCP_MSG_MAX;
 }
 
-/* CONN_FULL_LIMIT cannot happen (the buffer holds the largest message there
- * is); CONN_FULL_BUDGET: the message would pass max_buffered. DNS has no
- * word for either: close, as a server that cannot answer over TCP does.
- * Worker thread. */
-static void tcp_in_full(struct conn *c, enum conn_full why)
-{
-    conn_close(c, why == CONN_FULL_BUDGET ? "request buffers full (max_buffered)"
-                                          : "input buffer full");
-}
-
-/* A message begun more than request_timeout ago that has not arrived: close
- * (RFC 7766 lets a server close an idle or slow TCP connection). Worker
- * thread. */
-static void tcp_request_timeout(struct conn *c)
-{
-    c->closing = true;
-}
-
-/* Over max_connections: closed without a word (DNS has none to say). */
-static void tcp_refuse(evutil_socket_t fd, struct stats *s)
-{
-    (void)fd;
-    (void)s;
-}
-
 /* After the worker stopped: the UDP ports (dnsbl_bind_udp). */
 static void dnsbl_worker_free(struct conn_worker *cw)
 {
@@ -311,8 +286,10 @@ const struct conn_ops dnsbl_tcp_ops = {
     .worker_free = dnsbl_worker_free,
     .process = tcp_process,
     .in_limit = tcp_in_limit,
-    .in_full = tcp_in_full,
-    .request_timeout = tcp_request_timeout,
-    .refuse = tcp_refuse,
+    /* A message over max_buffered (the buffer holds the largest there is),
+     * or begun request_timeout ago and not arrived: DNS has no word for
+     * either; the connection closes (RFC 7766 lets a server close a slow TCP
+     * connection). */
+    /* Over max_connections: closed without a word (DNS has none to say). */
     .stop = conn_stop_drain,
 };

@@ -134,7 +134,6 @@ static void http_in_full(struct conn *c, enum conn_full why)
                       "the server's request buffers are full (max_buffered); try again later");
     else
         framing_error(c, cat, 413, "the request is longer than http_max_headers + http_max_body");
-    conn_flush(c); /* may close (and free) c */
 }
 
 /* A request begun more than request_timeout ago (net/conn.c) is still

@@ -589,32 +589,24 @@ static size_t line_in_limit(const struct conf *cf)
 }
 
 /* CONN_FULL_BUDGET: a partial line would pass max_buffered, the budget of
- * every connection's input buffers: say so and close (what was read of the
- * line is dropped). CONN_FULL_LIMIT cannot happen: a full buffer of max_line
- * + 1 bytes without an LF was refused by the parser. Close rather than spin. */
+ * every connection's input buffers: say so (what was read of the line is
+ * dropped; the connection closes). CONN_FULL_LIMIT cannot happen: a full
+ * buffer of max_line + 1 bytes without an LF was refused by the parser. */
 static void line_in_full(struct conn *c, enum conn_full why)
 {
-    if (why != CONN_FULL_BUDGET) {
-        conn_close(c, "input buffer full");
-        return;
-    }
-    reply_err(c, PROTO_ERR_INTERNAL,
-              "the server's request buffers are full (max_buffered); try again later");
-    reply_flush(c);
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
+    if (why == CONN_FULL_BUDGET)
+        reply_err(c, PROTO_ERR_INTERNAL,
+                  "the server's request buffers are full (max_buffered); try again later");
 }
 
 /* A line begun more than request_timeout ago (net/conn.c) that has not ended:
- * say so and close once written. */
+ * say so (the connection closes once it is written). */
 static void line_request_timeout(struct conn *c)
 {
     char msg[128];
     snprintf(msg, sizeof(msg), "the line did not end within request_timeout (%u s)",
              registry_read(c->w->reg)->conf->request_timeout);
     reply_err(c, PROTO_ERR_BAD_REQUEST, msg);
-    reply_flush(c);
-    c->closing = true;
 }
 
 static void line_refuse(evutil_socket_t fd, struct stats *s)

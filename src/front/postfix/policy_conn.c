@@ -166,8 +166,6 @@ static void pol_in_full(struct conn *c, enum conn_full why)
     reply_text(c, why == CONN_FULL_BUDGET
                       ? "DEFER_IF_PERMIT policy server request buffers full (max_buffered)"
                       : "DEFER_IF_PERMIT policy request longer than max_line");
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
 }
 
 /* A request begun more than request_timeout ago that has not ended (no empty
@@ -175,7 +173,6 @@ static void pol_in_full(struct conn *c, enum conn_full why)
 static void pol_request_timeout(struct conn *c)
 {
     reply_text(c, "DEFER_IF_PERMIT policy request did not arrive within request_timeout");
-    c->closing = true;
 }
 
 static void pol_refuse(evutil_socket_t fd, struct stats *s)

@@ -143,8 +143,6 @@ static void tt_in_full(struct conn *c, enum conn_full why)
     reply(c, 400,
           why == CONN_FULL_BUDGET ? "server request buffers full (max_buffered)"
                                   : "request longer than max_line");
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
 }
 
 /* A request begun more than request_timeout ago that has not ended: 400, then
@@ -152,7 +150,6 @@ static void tt_in_full(struct conn *c, enum conn_full why)
 static void tt_request_timeout(struct conn *c)
 {
     reply(c, 400, "request did not arrive within request_timeout");
-    c->closing = true;
 }
 
 static void tt_refuse(evutil_socket_t fd, struct stats *s)

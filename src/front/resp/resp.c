@@ -615,35 +615,25 @@ static size_t resp_in_limit(const struct conf *cf)
     return max_frame(cf) + 1;
 }
 
-/* Cannot happen: the parser refuses a frame past max_frame before the buffer
- * fills. Close rather than spin. */
 /* CONN_FULL_BUDGET: the request would pass max_buffered, the budget of every
- * connection's input buffers: say so as Redis would (an error, then the
- * close). CONN_FULL_LIMIT cannot happen (the parser refuses a frame over
- * max_frame first): close rather than spin. Worker thread. */
+ * connection's input buffers: say so as Redis would (an error; the
+ * connection then closes). CONN_FULL_LIMIT cannot happen (the parser refuses
+ * a frame over max_frame first). Worker thread. */
 static void resp_in_full(struct conn *c, enum conn_full why)
 {
-    if (why != CONN_FULL_BUDGET) {
-        conn_close(c, "input buffer full");
-        return;
-    }
-    reply_coded(c, RESP_ERR_INTERNAL,
-                "the server's request buffers are full (max_buffered); try again later");
-    reply_flush(c);
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
+    if (why == CONN_FULL_BUDGET)
+        reply_coded(c, RESP_ERR_INTERNAL,
+                    "the server's request buffers are full (max_buffered); try again later");
 }
 
 /* A request begun more than request_timeout ago (net/conn.c) that has not
- * ended: an error, then the close. Worker thread. */
+ * ended: an error (then the close). Worker thread. */
 static void resp_request_timeout(struct conn *c)
 {
     char msg[128];
     snprintf(msg, sizeof(msg), "the request did not arrive within request_timeout (%u s)",
              registry_read(c->w->reg)->conf->request_timeout);
     reply_coded(c, RESP_ERR_PROTOCOL, msg);
-    reply_flush(c);
-    c->closing = true;
 }
 
 static void resp_refuse(evutil_socket_t fd, struct stats *s)
