@@ -10,3 +10,5 @@ check_PROGRAMS += tests/it/check_output_budget
 tests_it_check_output_budget_SOURCES = tests/it/check_output_budget.c $(IT_LIB)
 tests_it_check_output_budget_CFLAGS = $(TEST_CFLAGS)
 tests_it_check_output_budget_LDADD = $(TEST_LIBS)
+
+EXTRA_DIST += tests/bench/cg_pipelined.sh
