@@ -45,6 +45,9 @@
 #define IN_READ_MAX 65536  /* it grows to this while reads fill it (see conn_room) */
 #define IN_IDLE_KEEP 65536 /* a larger one is given back when it empties */
 
+/* c is about to take state `to`: a transition enum conn_state allows. */
+#define CONN_GOES(c, to) assert(conn_transition_ok(conn_state(c), (to)))
+
 struct conn_wait {
     struct conn *c; /* NULL once the connection is gone */
     conn_wait_fn answer;
@@ -86,6 +89,7 @@ void conn_pause(struct conn *c)
 {
     if (c->paused)
         return;
+    CONN_GOES(c, CONN_PAUSED);
     c->paused = true;
     event_del(c->rev);
     STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].output_pauses, 1);
@@ -95,6 +99,7 @@ void conn_pause(struct conn *c)
 
 void conn_out_lost(struct conn *c)
 {
+    CONN_GOES(c, CONN_LOST);
     if (!c->out_lost)
         log_error_limited("out of memory queueing a %s reply to %s: closing the connection",
                           c->ops->name, c->peer);
@@ -259,6 +264,7 @@ static void conn_linger(struct conn *c)
         conn_close(c, "done");
         return;
     }
+    CONN_GOES(c, CONN_LINGERING);
     c->end.lingering = true;
     c->end.until = util_now() + CONN_LINGER_MAX_S;
     struct timeval tv = {CONN_LINGER_S, 0};
@@ -354,6 +360,7 @@ void conn_shed(struct worker *w, struct conn *c)
         log_warn_limited("unread replies of all connections passed max_buffered: closing %s "
                          "connection %s, which holds the most",
                          o->ops->name, o->peer);
+        CONN_GOES(o, CONN_LOST);
         STAT_ADD_AT(&w->stats->s, stats_conn_fields[o->ops->proto].output_budget_closes, 1);
         evbuffer_drain(o->out, evbuffer_get_length(o->out));
         atomic_fetch_sub_explicit(held, o->out_charged, memory_order_relaxed);
@@ -742,6 +749,7 @@ bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t n
         free(wt);
         return false;
     }
+    CONN_GOES(c, CONN_WAITING);
     c->wait = wt;
     event_del(c->rev); /* later requests wait in the kernel, not in our buffer */
     return true;

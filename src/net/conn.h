@@ -141,8 +141,9 @@ struct conn {
  *   LINGERING  -      yes     -     yes       -         on: the linger timeout
  *
  * req_timer means something only while READING (elsewhere it is stale and
- * ignored; conn_arm_read clears it). Transitions (conn_transition_ok checks them;
- * tests/unit/check_conn.c drives each):
+ * ignored; conn_arm_read clears it). Transitions (conn_transition_ok;
+ * conn.c asserts those it makes as it makes them; tests/unit/check_conn.c checks
+ * the table and drives pause/resume, a lost reply, RELOAD then EOF, idle):
  *   READING  -> PAUSED (max_output), WAITING (RELOAD), CLOSING (QUIT, error,
  *               EOF, shutdown, timeouts), LOST
  *   PAUSED   -> READING (out drained), CLOSING (shutdown), LOST (budget)
