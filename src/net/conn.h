@@ -80,9 +80,11 @@ struct conn_ops {
     /* A started request did not arrive within request_timeout (see
      * conn_read_cb): the same (optional; then the close). */
     void (*request_timeout)(struct conn *c);
-    /* A connection over max_connections, refused before it is read: write a
-     * last word to fd (non-blocking; it is closed after), counted on s first.
-     * Optional: without it, the connection is closed without a word. */
+    /* A connection over max_connections, refused before it is read: the
+     * refusal text written to it (optional), after refuse (optional), which
+     * counts it on s and may write a last word of its own to fd
+     * (non-blocking); then fd is closed. */
+    const char *refusal;
     void (*refuse)(evutil_socket_t fd, struct stats *s);
     /* Shutdown has begun (see conn_stop_default). */
     void (*stop)(struct conn *c);

@@ -145,6 +145,11 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
         STAT_ADD_AT(&w->stats->s, sf->rejected, 1);
         if (ops->refuse)
             ops->refuse(fd, &w->stats->s);
+        if (ops->refusal) {
+            ssize_t ignored = send(fd, ops->refusal, strlen(ops->refusal),
+                                   MSG_NOSIGNAL | MSG_DONTWAIT);
+            (void)ignored;
+        }
         evutil_closesocket(fd);
         return;
     }

@@ -611,10 +611,8 @@ static void line_request_timeout(struct conn *c)
 
 static void line_refuse(evutil_socket_t fd, struct stats *s)
 {
-    static const char msg[] = "ERR too_many_connections the server is at max_connections\n";
+    (void)fd;
     STAT_ADD(s, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
 }
 
 /* The reply batch's size: an MCHECK's whole reply fits (conn_worker_new). */
@@ -655,6 +653,7 @@ const struct conn_ops line_ops = {
     .in_limit = line_in_limit,
     .in_full = line_in_full,
     .request_timeout = line_request_timeout,
+    .refusal = "ERR too_many_connections the server is at max_connections\n",
     .refuse = line_refuse,
     .stop = conn_stop_drain,
 };

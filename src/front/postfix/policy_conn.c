@@ -175,14 +175,6 @@ static void pol_request_timeout(struct conn *c)
     reply_text(c, "DEFER_IF_PERMIT policy request did not arrive within request_timeout");
 }
 
-static void pol_refuse(evutil_socket_t fd, struct stats *s)
-{
-    static const char msg[] = "action=" UNAVAILABLE "\n\n";
-    (void)s;
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
-}
-
 /* Counted with the line protocol, as tcp_table is (see tcptable_conn.c). */
 const struct conn_ops policy_ops = {
     .name = "policy",
@@ -193,6 +185,6 @@ const struct conn_ops policy_ops = {
     .in_limit = pol_in_limit,
     .in_full = pol_in_full,
     .request_timeout = pol_request_timeout,
-    .refuse = pol_refuse,
+    .refusal = "action=" UNAVAILABLE "\n\n",
     .stop = conn_stop_drain,
 };

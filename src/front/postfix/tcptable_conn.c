@@ -152,14 +152,6 @@ static void tt_request_timeout(struct conn *c)
     reply(c, 400, "request did not arrive within request_timeout");
 }
 
-static void tt_refuse(evutil_socket_t fd, struct stats *s)
-{
-    static const char msg[] = "400 too%20many%20connections\n";
-    (void)s;
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
-}
-
 /* After the worker stopped: the key buffer it grew. */
 static void tt_worker_free(struct conn_worker *cw)
 {
@@ -178,6 +170,6 @@ const struct conn_ops tcptable_ops = {
     .in_limit = tt_in_limit,
     .in_full = tt_in_full,
     .request_timeout = tt_request_timeout,
-    .refuse = tt_refuse,
+    .refusal = "400 too%20many%20connections\n",
     .stop = conn_stop_drain,
 };

@@ -638,11 +638,8 @@ static void resp_request_timeout(struct conn *c)
 
 static void resp_refuse(evutil_socket_t fd, struct stats *s)
 {
-    static const char msg[] =
-        "-ERR too_many_connections the server is at max_connections\r\n";
+    (void)fd;
     STAT_ADD(s, resp_errors_by_code[RESP_ERR_TOO_MANY_CONNECTIONS], 1);
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
 }
 
 /* The reply batch's size: a BF.MEXISTS's whole reply fits (conn_worker_new). */
@@ -684,6 +681,7 @@ const struct conn_ops resp_ops = {
     .in_limit = resp_in_limit,
     .in_full = resp_in_full,
     .request_timeout = resp_request_timeout,
+    .refusal = "-ERR too_many_connections the server is at max_connections\r\n",
     .refuse = resp_refuse,
     .stop = conn_stop_drain,
 };
