@@ -425,6 +425,10 @@ void conn_flush(struct conn *c)
     if (held > 0) {
         unsigned idle = cat_now(c)->conf->idle_timeout;
         struct timeval tv = {(time_t)idle, 0};
+        /* libevent times an event_add from the loop pass's cached clock: after
+         * a batch that took longer than idle_timeout to answer, the client
+         * would be cut at once for not reading what it was never sent. */
+        event_base_update_cache_time(w->base);
         event_add(c->wev, idle ? &tv : NULL);
         c->wev_armed = true;
         return;
