@@ -146,8 +146,8 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
         if (ops->refuse)
             ops->refuse(fd, &w->stats->s);
         if (ops->refusal) {
-            ssize_t ignored = send(fd, ops->refusal, strlen(ops->refusal),
-                                   MSG_NOSIGNAL | MSG_DONTWAIT);
+            ssize_t ignored =
+                send(fd, ops->refusal, strlen(ops->refusal), MSG_NOSIGNAL | MSG_DONTWAIT);
             (void)ignored;
         }
         evutil_closesocket(fd);

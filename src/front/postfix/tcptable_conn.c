@@ -58,7 +58,8 @@ static void answer(struct conn *c, const struct catalog *cat, const struct conf_
         if (put)
             reply(c, 200, tw->cw.env.bools[0] ? "NEW" : "EXISTS");
         else
-            reply(c, tw->cw.env.bools[0] ? 200 : 500, tw->cw.env.bools[0] ? tt->found : "not-found");
+            reply(c, tw->cw.env.bools[0] ? 200 : 500,
+                  tw->cw.env.bools[0] ? tt->found : "not-found");
         return;
     case CMD_ERR_BAD_ITEM:
         snprintf(msg, sizeof(msg), "not-found (%s)", call.msg);
