@@ -153,6 +153,8 @@ struct conn {
  *   CLOSING  -> LINGERING (all written), LOST; closed
  *   LOST     -> closed
  *   LINGERING -> closed (EOF, timeout, error)
+ *   and any state -> closed at once (a failed read or write, the idle or write
+ *   timeout, a failed group commit, the shutdown deadline).
  * Any other combination of the flags is a bug (CONN_BAD). */
 enum conn_state {
     CONN_READING,
