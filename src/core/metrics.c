@@ -366,6 +366,10 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
     family(o, "bloomgate_request_buffer_limit_bytes", "gauge",
            "max_buffered: past it, new request bytes are refused");
     evbuffer_add_printf(o, "bloomgate_request_buffer_limit_bytes %zu\n", cat->conf->max_buffered);
+    family(o, "bloomgate_reply_buffer_bytes", "gauge",
+           "Bytes of replies written by the daemon and not yet read by their clients "
+           "(held to max_buffered too)");
+    evbuffer_add_printf(o, "bloomgate_reply_buffer_bytes %" PRIu64 "\n", src->out_held);
     table_counters(o, &s);
 
     family(o, "bloomgate_http_responses_total", "counter", "HTTP responses by status");

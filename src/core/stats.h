@@ -70,9 +70,25 @@
       "Connections closed because a started request did not arrive within request_timeout")        \
     X(resp_buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"resp\"",                \
       "Requests refused because the input buffers of all connections were at max_buffered")        \
+    X(output_budget_closes, "bloomgate_output_budget_closes_total", "protocol=\"line\"",           \
+      "Connections closed holding the most unread replies when all of them passed max_buffered")   \
+    STATS_CONN_EXTRA_(X, http, "http")                                                             \
+    STATS_CONN_EXTRA_(X, resp, "resp")                                                             \
     STATS_MAIL_FRONT_(X, tcp_table, "tcp_table")                                                   \
     STATS_MAIL_FRONT_(X, policy, "policy")                                                         \
     STATS_MAIL_FRONT_(X, dnsbl, "dnsbl")
+
+/* The connection counters a front has beside those above (line's are
+ * idle_timeouts, output_pauses and output_budget_closes): p_... in INFO, the
+ * protocol label in /metrics (line's first two keep their older names). */
+#define STATS_CONN_EXTRA_(X, p, proto)                                                             \
+    X(p##_idle_timeouts, "bloomgate_idle_timeouts_total", "protocol=\"" proto "\"",                \
+      "Connections closed for idleness (line: bloomgate_line_idle_timeouts_total)")                \
+    X(p##_output_pauses, "bloomgate_output_pauses_total", "protocol=\"" proto "\"",                \
+      "Times a client's unread replies stopped reading from it (line: "                            \
+      "bloomgate_line_output_pauses_total)")                                                       \
+    X(p##_output_budget_closes, "bloomgate_output_budget_closes_total", "protocol=\"" proto "\"",  \
+      "Connections closed holding the most unread replies when all of them passed max_buffered")
 
 /* The counters of a mail front (tcp_table, policy, dnsbl over TCP), named
  * p_... in INFO and told apart by the protocol label in /metrics. Their
@@ -92,7 +108,8 @@
     X(p##_request_timeouts, "bloomgate_request_timeouts_total", "protocol=\"" proto "\"",          \
       "Connections closed because a started request did not arrive within request_timeout")        \
     X(p##_buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"" proto "\"",            \
-      "Requests refused because the input buffers of all connections were at max_buffered")
+      "Requests refused because the input buffers of all connections were at max_buffered")        \
+    STATS_CONN_EXTRA_(X, p, proto)
 
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
@@ -144,11 +161,17 @@ static const char *const stats_proto_names[STATS_N_PROTO] = {"line",      "http"
  * counts every accepted one, admitted or not, in http_connections_accepted). */
 struct stats_conn_fields {
     size_t accepted, closed, rejected, request_timeouts, buffer_refusals;
+    size_t idle_timeouts, output_pauses, output_budget_closes;
 };
 #define STATS_CONN_FIELDS_(acc, p)                                                                 \
-    {offsetof(struct stats, acc), offsetof(struct stats, p##connections_closed),                   \
-     offsetof(struct stats, p##connections_rejected), offsetof(struct stats, p##request_timeouts), \
-     offsetof(struct stats, p##buffer_refusals)}
+    {offsetof(struct stats, acc),                                                                  \
+     offsetof(struct stats, p##connections_closed),                                                \
+     offsetof(struct stats, p##connections_rejected),                                              \
+     offsetof(struct stats, p##request_timeouts),                                                  \
+     offsetof(struct stats, p##buffer_refusals),                                                   \
+     offsetof(struct stats, p##idle_timeouts),                                                     \
+     offsetof(struct stats, p##output_pauses),                                                     \
+     offsetof(struct stats, p##output_budget_closes)}
 static const struct stats_conn_fields stats_conn_fields[STATS_N_PROTO] = {
     [STATS_LINE] = STATS_CONN_FIELDS_(connections_accepted, ),
     [STATS_HTTP] = STATS_CONN_FIELDS_(http_connections_admitted, http_),
@@ -261,6 +284,7 @@ struct stats_src {
     const _Atomic uint64_t *id_gen; /* REGISTRY_MAX_FILTERS generations (struct fstats) */
     unsigned conns_open;            /* connections open, both protocols */
     uint64_t buffered;              /* bytes of input buffers held (max_buffered) */
+    uint64_t out_held;              /* bytes of unread replies held (max_buffered) */
     double started;                 /* monotonic seconds */
     int64_t started_wall;           /* unix seconds */
     struct registry *reg;

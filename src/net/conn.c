@@ -6,7 +6,15 @@
  * empties, and an output evbuffer that stops the reading of its connection
  * once it passes max_output. The input buffers of all connections together
  * are held to max_buffered (srv->buffered counts their capacity): a buffer
- * that would pass it does not grow, and its request is refused.
+ * that would pass it does not grow, and its request is refused. The unread
+ * replies of all connections together are held to max_buffered as well, on
+ * their own count (srv->out_held): max_output bounds one connection, not a
+ * crowd (300 line clients sending INFO and never reading held 1.2 GB). What a
+ * write leaves queued is charged in conn_flush; when the charge passes the
+ * budget the worker closes its connections holding more than their share,
+ * the worst first, until it is back under (conn_shed, also at every tick). A
+ * round trip whose reply went out whole is never charged: one compare on the
+ * hot path.
  *
  * Time per request: a request that has begun to arrive must be complete
  * within request_timeout seconds, plus one second per CONN_MIN_RATE bytes it
@@ -17,6 +25,7 @@
 
 #include "net/conn.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -35,6 +44,9 @@
 #define IN_START 4096      /* first input buffer of a connection */
 #define IN_READ_MAX 65536  /* it grows to this while reads fill it (see conn_room) */
 #define IN_IDLE_KEEP 65536 /* a larger one is given back when it empties */
+
+/* c is about to take state `to`: a transition enum conn_state allows. */
+#define CONN_GOES(c, to) assert(conn_transition_ok(conn_state(c), (to)))
 
 struct conn_wait {
     struct conn *c; /* NULL once the connection is gone */
@@ -77,10 +89,119 @@ void conn_pause(struct conn *c)
 {
     if (c->paused)
         return;
+    CONN_GOES(c, CONN_PAUSED);
     c->paused = true;
     event_del(c->rev);
-    if (c->ops->proto == STATS_LINE)
-        STAT_ADD(&c->w->stats->s, output_pauses, 1);
+    STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].output_pauses, 1);
+}
+
+/* ---- the services every front shares ---- */
+
+void conn_out_lost(struct conn *c)
+{
+    CONN_GOES(c, CONN_LOST);
+    if (!c->out_lost)
+        log_error_limited("out of memory queueing a %s reply to %s: closing the connection",
+                          c->ops->name, c->peer);
+    c->out_lost = c->closing = true;
+    c->paused = false;
+    ((struct conn_worker *)c->fw)->reply_len = 0;
+}
+
+void conn_reply_flush(struct conn *c)
+{
+    struct conn_worker *cw = c->fw;
+    if (!cw->reply_len)
+        return;
+    if (c->out_lost || evbuffer_add(c->out, cw->reply, cw->reply_len) != 0) {
+        conn_out_lost(c);
+        return;
+    }
+    cw->out_queued += cw->reply_len;
+    cw->reply_len = 0;
+}
+
+bool conn_out_add(struct conn *c, const void *p, size_t n)
+{
+    conn_reply_flush(c);
+    if (c->out_lost || evbuffer_add(c->out, p, n) != 0) {
+        conn_out_lost(c);
+        return false;
+    }
+    ((struct conn_worker *)c->fw)->out_queued += n;
+    return true;
+}
+
+bool conn_out_add_buffer(struct conn *c, struct evbuffer *b)
+{
+    size_t n = evbuffer_get_length(b);
+    conn_reply_flush(c);
+    if (c->out_lost || evbuffer_add_buffer(c->out, b) != 0) {
+        conn_out_lost(c);
+        return false;
+    }
+    ((struct conn_worker *)c->fw)->out_queued += n;
+    return true;
+}
+
+void conn_reply_bytes(struct conn *c, const void *p, size_t n)
+{
+    struct conn_worker *cw = c->fw;
+    if (n > cw->reply_cap / 2) {
+        conn_out_add(c, p, n);
+        return;
+    }
+    memcpy(conn_reply_room(c, n), p, n);
+    cw->reply_len += n;
+}
+
+struct conn_worker *conn_worker_new(struct worker *w, const struct conn_ops *ops,
+                                    const struct cmd_env *env)
+{
+    assert(ops->worker_size >= sizeof(struct conn_worker));
+    struct conn_worker *cw = calloc(1, ops->worker_size);
+    if (!cw)
+        return NULL;
+    cw->w = w;
+    cw->env = *env;
+    cw->env.proto = ops->proto;
+    if (ops->reply_batch) {
+        cw->reply_cap = ops->reply_batch(env->scratch_items);
+        if (!(cw->reply = malloc(cw->reply_cap))) {
+            free(cw);
+            return NULL;
+        }
+    }
+    if (ops->worker_init && ops->worker_init(cw) != 0) {
+        free(cw->reply);
+        free(cw);
+        return NULL;
+    }
+    return cw;
+}
+
+void conn_worker_free(const struct conn_ops *ops, struct conn_worker *cw)
+{
+    if (ops->worker_free)
+        ops->worker_free(cw);
+    free(cw->reply);
+    free(cw);
+}
+
+/* The transitions enum conn_state's comment (conn.h) allows: [from][to]. */
+static const bool conn_transitions[CONN_N_STATES][CONN_N_STATES] = {
+    /*                 READING PAUSED WAITING CLOSING LOST  LINGERING */
+    [CONN_READING] = {true, true, true, true, true, false},
+    [CONN_PAUSED] = {true, true, false, true, true, false},
+    [CONN_WAITING] = {true, false, true, true, true, false},
+    [CONN_CLOSING] = {false, false, false, true, true, true},
+    [CONN_LOST] = {false, false, false, false, true, false},
+    [CONN_LINGERING] = {false, false, false, false, false, true},
+};
+
+bool conn_transition_ok(enum conn_state from, enum conn_state to)
+{
+    return from < CONN_N_STATES && to < CONN_N_STATES && conn_transitions[from][to];
 }
 
 void conn_consume(struct conn *c, size_t n)
@@ -102,6 +223,7 @@ void conn_consume(struct conn *c, size_t n)
 void conn_close(struct conn *c, const char *why)
 {
     struct worker *w = c->w;
+    assert(conn_state(c) != CONN_BAD);
     log_debug("%s connection %s closed: %s", c->ops->name, c->peer, why);
     if (c->wait)
         c->wait->c = NULL; /* the reload's answer will find nobody */
@@ -122,6 +244,8 @@ void conn_close(struct conn *c, const char *why)
     STAT_ADD_AT(&w->stats->s, stats_conn_fields[c->ops->proto].closed, 1);
     evutil_closesocket(c->fd);
     budget_charge(c, -(ptrdiff_t)c->in_cap);
+    if (c->out_charged)
+        atomic_fetch_sub_explicit(&w->srv->out_held, c->out_charged, memory_order_relaxed);
     free(c->in);
     free(c);
     worker_check_drained(w);
@@ -140,6 +264,7 @@ static void conn_linger(struct conn *c)
         conn_close(c, "done");
         return;
     }
+    CONN_GOES(c, CONN_LINGERING);
     c->end.lingering = true;
     c->end.until = util_now() + CONN_LINGER_MAX_S;
     struct timeval tv = {CONN_LINGER_S, 0};
@@ -164,12 +289,21 @@ static const char *conn_drain_input(struct conn *c)
     return NULL;
 }
 
+/* ops->process, with the reply count conn_output_full reads taken afresh
+ * (a write may have drained some). */
+static unsigned conn_process(struct conn *c, bool draining)
+{
+    ((struct conn_worker *)c->fw)->out_queued = evbuffer_get_length(c->out);
+    return c->ops->process(c, draining);
+}
+
 /* After a wait or a pause: answer what the client sent meanwhile, then read
  * again. Arm the read before the flush: the flush may write it all, and then
  * nothing else would ever arm it. May close (and free) c. */
 static void conn_resume(struct conn *c)
 {
-    c->ops->process(c, false);
+    assert(conn_state(c) != CONN_BAD);
+    conn_process(c, false);
     if (!c->paused && !c->closing && !c->wait)
         conn_arm_read(c);
     conn_flush(c);
@@ -190,10 +324,77 @@ static int conn_write_out(struct conn *c)
     return (int)n;
 }
 
+/* The worker's connection holding the most charged output, not yet lost,
+ * if it holds more than floor. */
+static struct conn *conn_worst_holder(struct worker *w, size_t floor)
+{
+    struct conn *worst = NULL;
+    for (struct conn *o = w->conns; o; o = o->next)
+        if (!o->out_lost && o->out_charged > floor &&
+            (!worst || o->out_charged > worst->out_charged))
+            worst = o;
+    return worst;
+}
+
+/* If the unread replies of all connections passed max_buffered: close this
+ * worker's connections holding more than their share of it (max_buffered
+ * over the connections open), the worst first, until the total is back
+ * under. What other workers hold is theirs to shed, at their next write or
+ * tick: a client reading a reply a little slowly, below its share, is never
+ * closed for a crowd that does not read. Each one closed is dropped at once
+ * (its replies freed, its charge given back) and marked lost; one other than
+ * c is closed from its own write event, never from under a caller that may be
+ * walking the list (ctl_cb). Worker thread; c may be NULL (the tick). */
+void conn_shed(struct worker *w, struct conn *c)
+{
+    _Atomic size_t *held = &w->srv->out_held;
+    size_t max = registry_read(w->reg)->conf->max_buffered;
+    if (atomic_load_explicit(held, memory_order_relaxed) <= max)
+        return;
+    unsigned open = atomic_load_explicit(&w->srv->conns_open, memory_order_relaxed);
+    size_t floor = max / (open ? open : 1);
+    while (atomic_load_explicit(held, memory_order_relaxed) > max) {
+        struct conn *o = conn_worst_holder(w, floor);
+        if (!o)
+            return;
+        log_warn_limited("unread replies of all connections passed max_buffered: closing %s "
+                         "connection %s, which holds the most",
+                         o->ops->name, o->peer);
+        CONN_GOES(o, CONN_LOST);
+        STAT_ADD_AT(&w->stats->s, stats_conn_fields[o->ops->proto].output_budget_closes, 1);
+        evbuffer_drain(o->out, evbuffer_get_length(o->out));
+        atomic_fetch_sub_explicit(held, o->out_charged, memory_order_relaxed);
+        o->out_charged = 0;
+        o->paused = false;
+        o->out_lost = o->closing = true;
+        if (o != c)
+            event_active(o->wev, EV_WRITE, 0);
+    }
+}
+
+/* Charge what c holds of unread replies after a write (held bytes) to the
+ * server's reply budget, or give back what was written. */
+static void conn_out_charge(struct conn *c, size_t held)
+{
+    _Atomic size_t *b = &c->w->srv->out_held;
+    if (held < c->out_charged) {
+        atomic_fetch_sub_explicit(b, c->out_charged - held, memory_order_relaxed);
+        c->out_charged = held;
+        return;
+    }
+    size_t now = atomic_fetch_add_explicit(b, held - c->out_charged, memory_order_relaxed) + held -
+                 c->out_charged;
+    c->out_charged = held;
+    if (now > cat_now(c)->conf->max_buffered)
+        conn_shed(c->w, c);
+}
+
 /* Write what is pending with one system call; arm the write event for the rest.
  * First the group commit of the batch's journal records: a reply that says
  * NEW must not leave before its add is durable as the policy promises. While
- * the server stops, a connection with nothing left to answer closes. */
+ * the server stops, a connection with nothing left to answer closes. A
+ * connection that lost a reply closes here, writing nothing more. (Its
+ * state is asserted legal where it changes, not here: this runs every read.) */
 void conn_flush(struct conn *c)
 {
     struct worker *w = c->w;
@@ -201,16 +402,33 @@ void conn_flush(struct conn *c)
         conn_close(c, "journal commit failed: replies withheld");
         return;
     }
-    if (evbuffer_get_length(c->out) > 0) {
+    if (c->out_lost) {
+        conn_close(c, "a reply was lost (out of memory, or the reply budget max_buffered)");
+        return;
+    }
+    size_t held = evbuffer_get_length(c->out);
+    if (held > 0) {
         int n = conn_write_out(c);
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             conn_close(c, "write failed");
             return;
         }
+        held = evbuffer_get_length(c->out);
     }
-    if (evbuffer_get_length(c->out) > 0) {
+    if (held != c->out_charged) {
+        conn_out_charge(c, held);
+        if (c->out_lost) {
+            conn_close(c, "its unread replies were the most when max_buffered was passed");
+            return;
+        }
+    }
+    if (held > 0) {
         unsigned idle = cat_now(c)->conf->idle_timeout;
         struct timeval tv = {(time_t)idle, 0};
+        /* libevent times an event_add from the loop pass's cached clock: after
+         * a batch that took longer than idle_timeout to answer, the client
+         * would be cut at once for not reading what it was never sent. */
+        event_base_update_cache_time(w->base);
         event_add(c->wev, idle ? &tv : NULL);
         c->wev_armed = true;
         return;
@@ -219,7 +437,9 @@ void conn_flush(struct conn *c)
         event_del(c->wev);
         c->wev_armed = false;
     }
-    if (c->closing || (w->stopping && c->in_len == 0 && !c->wait)) {
+    if (c->wait) /* a waited answer (RELOAD) comes before any end */
+        return;
+    if (c->closing || (w->stopping && c->in_len == 0)) {
         c->closing = true;
         conn_linger(c);
         return;
@@ -309,6 +529,15 @@ static bool conn_deadline(struct conn *c, bool fresh)
     return true;
 }
 
+/* After the front's last word (in_full, request_timeout): close once it is
+ * written. May close (and free) c. */
+static void conn_end_after(struct conn *c)
+{
+    conn_reply_flush(c);
+    c->closing = true;
+    conn_flush(c);
+}
+
 /* The request's deadline passed: the front answers (408 for HTTP) and the
  * connection closes once that is written. May close (and free) c. */
 static void conn_request_expired(struct conn *c)
@@ -316,8 +545,9 @@ static void conn_request_expired(struct conn *c)
     STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].request_timeouts, 1);
     c->req_since = 0;
     c->req_timer = false;
-    c->ops->request_timeout(c);
-    conn_flush(c);
+    if (c->ops->request_timeout)
+        c->ops->request_timeout(c);
+    conn_end_after(c);
 }
 
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
@@ -343,8 +573,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
          * them slowly would lose the rest. The write event's own timeout
          * closes a client that stops reading. */
         if (evbuffer_get_length(c->out) == 0) {
-            if (c->ops->proto == STATS_LINE)
-                STAT_ADD(&w->stats->s, idle_timeouts, 1);
+            STAT_ADD_AT(&w->stats->s, stats_conn_fields[c->ops->proto].idle_timeouts, 1);
             conn_close(c, "idle timeout");
         }
         return;
@@ -360,7 +589,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     }
     int full = conn_room(c);
     if (full) {
-        c->ops->in_full(c, (enum conn_full)(full - 1)); /* answers and sets closing, or closes */
+        if (c->ops->in_full)
+            c->ops->in_full(c, (enum conn_full)(full - 1));
+        conn_end_after(c); /* may close (and free) c */
         registry_quiescent(w->reg, w->id);
         return;
     }
@@ -379,11 +610,11 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
         /* The client shut down its side: answer what it sent, then close. */
         c->end.peer_eof = true;
         event_del(c->rev);
-        answered = c->ops->process(c, true);
+        answered = conn_process(c, true);
         c->closing = true;
     } else {
         c->in_len += (size_t)n;
-        answered = c->ops->process(c, false);
+        answered = conn_process(c, false);
         if (!c->closing && !c->paused && !c->wait && !conn_deadline(c, answered > 0)) {
             conn_request_expired(c); /* may close (and free) c */
             registry_quiescent(w->reg, w->id);
@@ -405,8 +636,7 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
     struct worker *w = c->w;
     (void)fd;
     if (what & EV_TIMEOUT) {
-        if (c->ops->proto == STATS_LINE)
-            STAT_ADD(&w->stats->s, idle_timeouts, 1);
+        STAT_ADD_AT(&w->stats->s, stats_conn_fields[c->ops->proto].idle_timeouts, 1);
         conn_close(c, "client did not read its replies");
         return;
     }
@@ -472,7 +702,7 @@ void conn_stop_drain(struct conn *c)
     size_t max_output = cat_now(c)->conf->max_output;
     event_del(c->rev);
     c->paused = false;
-    c->ops->process(c, true);
+    conn_process(c, true);
     while (!c->closing && !c->wait && evbuffer_get_length(c->out) < max_output) {
         if (c->in_len == c->in_cap && conn_room(c))
             break;
@@ -480,7 +710,7 @@ void conn_stop_drain(struct conn *c)
         if (n <= 0)
             break;
         c->in_len += (size_t)n;
-        c->ops->process(c, true);
+        conn_process(c, true);
     }
     if (!c->wait)
         c->closing = true;
@@ -523,6 +753,7 @@ bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t n
         free(wt);
         return false;
     }
+    CONN_GOES(c, CONN_WAITING);
     c->wait = wt;
     event_del(c->rev); /* later requests wait in the kernel, not in our buffer */
     return true;

@@ -42,7 +42,8 @@ struct worker {
     struct event *inbox_ev;
     struct stats_block *stats; /* srv's blocks[id] */
     struct gate_batch gate;    /* journals appended to in this batch */
-    /* The command table's view of this worker (proto set by each front). */
+    /* The command table's view of this worker; each front's copy, with its
+     * proto, is in its struct conn_worker. */
     struct cmd_env env;
     struct filter_key *keys; /* scratch_items entries */
     bool *bools;
@@ -64,6 +65,7 @@ struct server {
     size_t port_base[SERVER_MAX_FRONTS];
     _Atomic unsigned conns_open;
     _Atomic size_t buffered; /* input buffer bytes of every connection (max_buffered) */
+    _Atomic size_t out_held; /* unread reply bytes charged by conn_flush (max_buffered too) */
     _Atomic bool stopping; /* server_stop has begun: no more hand-offs */
     double started;        /* monotonic */
     int64_t started_wall;

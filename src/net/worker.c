@@ -24,7 +24,7 @@
 #include "net/conn.h"
 #include "net/listener.h"
 
-#define TICK_MS 100 /* quiescent-state report and shutdown checks */
+#define TICK_MS 100 /* quiescent-state report, the reply budget, shutdown checks */
 
 unsigned server_fault_thread_after, server_fault_thread_fail;
 
@@ -143,7 +143,13 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
     if (open > cf->max_connections) {
         atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
         STAT_ADD_AT(&w->stats->s, sf->rejected, 1);
-        ops->refuse(fd, &w->stats->s);
+        if (ops->refuse)
+            ops->refuse(fd, &w->stats->s);
+        if (ops->refusal) {
+            ssize_t ignored =
+                send(fd, ops->refusal, strlen(ops->refusal), MSG_NOSIGNAL | MSG_DONTWAIT);
+            (void)ignored;
+        }
         evutil_closesocket(fd);
         return;
     }
@@ -152,11 +158,15 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
         serve_here(w, front, addr, fd, sa);
 }
 
+/* Every TICK_MS: a quiescent state, and this worker's share of shedding
+ * unread replies past max_buffered (conn_shed), which another worker's
+ * writes may have spent. */
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct worker *w = arg;
     (void)fd;
     (void)what;
+    conn_shed(w, NULL);
     registry_quiescent(w->reg, w->id);
 }
 
@@ -239,7 +249,7 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     for (size_t f = 0; f < srv->n_fronts; f++) {
         if (!srv->fronts[f].n_addrs)
             continue;
-        if (!(w->fw[f] = srv->fronts[f].ops->worker_new(w))) {
+        if (!(w->fw[f] = conn_worker_new(w, srv->fronts[f].ops, &w->env))) {
             snprintf(err, errlen, "out of memory setting up %s on worker %u",
                      srv->fronts[f].ops->name, t);
             return -1;
@@ -367,7 +377,7 @@ void server_free(struct server *srv)
         }
         for (size_t f = 0; f < srv->n_fronts; f++)
             if (w->fw[f])
-                srv->fronts[f].ops->worker_free(w->fw[f]);
+                conn_worker_free(srv->fronts[f].ops, w->fw[f]);
         if (w->inbox_ev)
             event_free(w->inbox_ev);
         if (w->inbox_mu_ok)
@@ -410,6 +420,7 @@ void server_stats_src(struct server *srv, struct stats_src *out)
     out->id_gen = srv->id_gen;
     out->conns_open = atomic_load_explicit(&srv->conns_open, memory_order_relaxed);
     out->buffered = atomic_load_explicit(&srv->buffered, memory_order_relaxed);
+    out->out_held = atomic_load_explicit(&srv->out_held, memory_order_relaxed);
     out->started = srv->started;
     out->started_wall = srv->started_wall;
     out->reg = srv->reg;

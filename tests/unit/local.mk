@@ -60,6 +60,9 @@ check_PROGRAMS += %reldir%/core/check_cmd
 check_PROGRAMS += %reldir%/core/check_gate
 %canon_reldir%_core_check_gate_LDADD = $(RIG_LIBS)
 
+# net/: the connection layer with every front on it, in process.
+check_PROGRAMS += %reldir%/net/check_conn
+
 # front/: the parsers alone.
 check_PROGRAMS += %reldir%/front/check_proto
 %canon_reldir%_front_check_proto_LDADD = $(PARSE_TEST_LIBS)

@@ -49,8 +49,7 @@ struct dns_port {
 };
 
 struct dnsbl_worker {
-    struct worker *w;
-    struct cmd_env env; /* the worker's, proto = STATS_DNSBL */
+    struct conn_worker cw; /* the worker and its env, proto = STATS_DNSBL (net/conn.h) */
     struct dns_port *ports;
     size_t n_ports;
     unsigned since_quiescent;
@@ -68,18 +67,18 @@ static void resolve(struct dnsbl_worker *dw, const struct catalog *cat, const st
     if (odd && where != DNSBL_OUTSIDE && where != DNSBL_APEX)
         where = DNSBL_BAD_NAME; /* a label holding a dot: its text is not its name */
     bool listed = false;
-    struct stats *s = &dw->w->stats->s;
+    struct stats *s = &dw->cw.w->stats->s;
     STAT_ADD(s, dnsbl_requests, 1);
     if (where == DNSBL_ITEM && (qclass == DNS_CLASS_IN || qclass == DNS_CLASS_ANY)) {
         struct cmd_call call;
         cmd_call_init(&call, cat, NULL, 1, true, CMD_CRED_NONE);
         call.filter = b->filter;
         call.filter_len = strlen(b->filter);
-        dw->env.keys[0].data = item;
-        dw->env.keys[0].len = il;
-        cmd_run(&dw->env, CMD_CHECK, NULL, &call);
+        dw->cw.env.keys[0].data = item;
+        dw->cw.env.keys[0].len = il;
+        cmd_run(&dw->cw.env, CMD_CHECK, NULL, &call);
         if (call.err == CMD_OK) {
-            listed = dw->env.bools[0];
+            listed = dw->cw.env.bools[0];
         } else if (call.err != CMD_ERR_BAD_ITEM) { /* a name the filter cannot read: NXDOMAIN */
             STAT_ADD(s, dnsbl_errors, 1);
             dnsbl_answer_servfail(&dw->ans);
@@ -87,7 +86,7 @@ static void resolve(struct dnsbl_worker *dw, const struct catalog *cat, const st
         }
     }
     dnsbl_answer(b, name, where, listed, item, il, qtype, qclass,
-                 (uint32_t)dw->w->srv->started_wall, &dw->ans);
+                 (uint32_t)dw->cw.w->srv->started_wall, &dw->ans);
 }
 
 /* evdns's callback, on the worker's thread: one UDP query. */
@@ -95,7 +94,7 @@ static void udp_query(struct evdns_server_request *req, void *arg)
 {
     struct dns_port *dp = arg;
     struct dnsbl_worker *dw = dp->dw;
-    const struct catalog *cat = registry_read(dw->w->reg);
+    const struct catalog *cat = registry_read(dw->cw.w->reg);
     const struct conf *cf = cat->conf;
     if (dp->block >= cf->n_dnsbl || req->nquestions != 1) {
         evdns_server_request_respond(req, dp->block >= cf->n_dnsbl ? DNS_ERR_SERVERFAILED
@@ -119,7 +118,7 @@ static void udp_query(struct evdns_server_request *req, void *arg)
     /* registry_read's pointer is not used past here: a quiescent state. */
     if (++dw->since_quiescent >= QUIESCE_EVERY) {
         dw->since_quiescent = 0;
-        registry_quiescent(dw->w->reg, dw->w->id);
+        registry_quiescent(dw->cw.w->reg, dw->cw.w->id);
     }
 }
 
@@ -148,7 +147,7 @@ static void tcp_message(struct conn *c, const struct catalog *cat, const struct 
         return;
     dw->out[0] = (uint8_t)(n >> 8);
     dw->out[1] = (uint8_t)n;
-    evbuffer_add(c->out, dw->out, n + 2);
+    conn_out_add(c, dw->out, n + 2);
 }
 
 /* DNS over TCP (RFC 1035 4.2.2, RFC 7766): messages framed by a 2-byte
@@ -169,10 +168,8 @@ static unsigned tcp_process(struct conn *c, bool draining)
         size_t len = (size_t)in[off] << 8 | in[off + 1];
         if (c->in_len - off - 2 < len)
             break;
-        if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
-            conn_pause(c);
+        if (conn_output_full(c, cf, draining))
             break;
-        }
         tcp_message(c, cat, b, in + off + 2, len);
         off += 2 + len;
         answered++;
@@ -187,50 +184,14 @@ static size_t tcp_in_limit(const struct conf *cf)
     return 2 + TCP_MSG_MAX;
 }
 
-/* CONN_FULL_LIMIT cannot happen (the buffer holds the largest message there
- * is); CONN_FULL_BUDGET: the message would pass max_buffered. DNS has no
- * word for either: close, as a server that cannot answer over TCP does.
- * Worker thread. */
-static void tcp_in_full(struct conn *c, enum conn_full why)
+/* After the worker stopped: the UDP ports (dnsbl_bind_udp). */
+static void dnsbl_worker_free(struct conn_worker *cw)
 {
-    conn_close(c, why == CONN_FULL_BUDGET ? "request buffers full (max_buffered)"
-                                          : "input buffer full");
-}
-
-/* A message begun more than request_timeout ago that has not arrived: close
- * (RFC 7766 lets a server close an idle or slow TCP connection). Worker
- * thread. */
-static void tcp_request_timeout(struct conn *c)
-{
-    c->closing = true;
-}
-
-/* Over max_connections: closed without a word (DNS has none to say). */
-static void tcp_refuse(evutil_socket_t fd, struct stats *s)
-{
-    (void)fd;
-    (void)s;
-}
-
-static void *dnsbl_worker_new(struct worker *w)
-{
-    struct dnsbl_worker *dw = calloc(1, sizeof(*dw));
-    if (!dw)
-        return NULL;
-    dw->w = w;
-    dw->env = w->env;
-    dw->env.proto = STATS_DNSBL;
-    return dw;
-}
-
-static void dnsbl_worker_free(void *fw)
-{
-    struct dnsbl_worker *dw = fw;
+    struct dnsbl_worker *dw = (struct dnsbl_worker *)cw;
     for (size_t i = 0; i < dw->n_ports; i++)
         if (dw->ports[i].port)
             evdns_close_server_port(dw->ports[i].port); /* closes its socket */
     free(dw->ports);
-    free(dw);
 }
 
 /* libevent 2.1.12's evdns dereferences a NULL request when a datagram is
@@ -321,12 +282,14 @@ int dnsbl_bind_udp(struct server *srv, size_t front, char *err, size_t errlen)
 const struct conn_ops dnsbl_tcp_ops = {
     .name = "dnsbl",
     .proto = STATS_DNSBL,
-    .worker_new = dnsbl_worker_new,
+    .worker_size = sizeof(struct dnsbl_worker),
     .worker_free = dnsbl_worker_free,
     .process = tcp_process,
     .in_limit = tcp_in_limit,
-    .in_full = tcp_in_full,
-    .request_timeout = tcp_request_timeout,
-    .refuse = tcp_refuse,
+    /* A message over max_buffered (the buffer holds the largest there is),
+     * or begun request_timeout ago and not arrived: DNS has no word for
+     * either; the connection closes (RFC 7766 lets a server close a slow TCP
+     * connection). */
+    /* Over max_connections: closed without a word (DNS has none to say). */
     .stop = conn_stop_drain,
 };

@@ -153,7 +153,7 @@ static void do_healthz(struct hreq *r)
 {
     struct cmd_call call;
     call_for(&call, r, NULL, 0, CMD_HEALTH);
-    cmd_run(&r->h->env, CMD_HEALTH, NULL, &call);
+    cmd_run(&r->h->cw.env, CMD_HEALTH, NULL, &call);
     if (!call.json) {
         static const char ok[] = "{\"status\":\"ok\"}";
         http_respond(r, 200, CT_JSON, ok, sizeof(ok) - 1);
@@ -219,9 +219,9 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
     }
     struct cmd_call call;
     call_for(&call, r, e, 1, CMD_CHECK);
-    h->env.keys[0].data = h->qbuf;
-    h->env.keys[0].len = len;
-    cmd_run(&h->env, CMD_CHECK, NULL, &call);
+    h->cw.env.keys[0].data = h->qbuf;
+    h->cw.env.keys[0].len = len;
+    cmd_run(&h->cw.env, CMD_CHECK, NULL, &call);
     if (call.err != CMD_OK) {
         cmd_error(r, &call);
         return;
@@ -269,7 +269,7 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
     char *he = http_put_head(r, head, 200, CT_JSON, blen);
     size_t hlen = (size_t)(he - head);
     memcpy(body - hlen, head, hlen);
-    evbuffer_add(r->c->out, body - hlen, hlen + (r->head ? 0 : blen));
+    conn_out_add(r->c, body - hlen, hlen + (r->head ? 0 : blen));
     http_count_response(r, 200);
 }
 
@@ -355,7 +355,7 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
 {
     bool add = id == CMD_ADD, check = id == CMD_CHECK;
     struct http_worker *h = r->h;
-    size_t max = cmd_limits(r->cat->conf, h->env.scratch_items).max_items;
+    size_t max = cmd_limits(r->cat->conf, h->cw.env.scratch_items).max_items;
     /* A bound before parsing: jansson's tree costs ~50 bytes a value. */
     size_t elements = json_elements_upper_bound(r->body, r->body_len);
     if (elements > max + 8) {
@@ -386,20 +386,20 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
             http_reply_error(r, HTTP_ERR_NOT_A_STRING, "item %zu is not a string", i + 1);
             return;
         }
-        h->env.keys[i].data = json_string_value(v);
-        h->env.keys[i].len = json_string_length(v);
+        h->cw.env.keys[i].data = json_string_value(v);
+        h->cw.env.keys[i].len = json_string_length(v);
     }
     /* The table: auth, max_items, max_item; then the batch call (hash all,
      * prefetch all, then test or set; an add through the journal first). */
     struct cmd_call call;
     call_for(&call, r, e, n, id);
-    cmd_run(&h->env, id, NULL, &call);
+    cmd_run(&h->cw.env, id, NULL, &call);
     /* A check of a host or url filter names each item's match: the items
      * found are looked up again (rare, and cheaper than keeping every
      * item's expansion), while the body still holds them. */
     struct matches m = {NULL, 0, 0};
     bool keyed = check && call.err == CMD_OK && e->v->f->keys != FILTER_KEYS_EXACT;
-    if (keyed && matches_write(&m, e, h->env.keys, h->env.bools, n) != 0) {
+    if (keyed && matches_write(&m, e, h->cw.env.keys, h->cw.env.bools, n) != 0) {
         free(m.p);
         json_decref(root);
         http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
@@ -413,7 +413,7 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
     /* Durable (as the filter's fsync policy promises) before a reply says
      * "new"; HTTP answers a failed sync with 503 rather than a closed
      * connection. */
-    if (!check && !gate_commit(h->env.gate)) {
+    if (!check && !gate_commit(h->cw.env.gate)) {
         http_reply_error(r, HTTP_ERR_UNAVAILABLE,
                          "the journal could not be synced; the %s was not acknowledged",
                          cmd_table[id].name);
@@ -438,7 +438,7 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
     for (size_t i = 0; i < n; i++) {
         if (i)
             *p++ = ',';
-        p = h->env.bools[i] ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+        p = h->cw.env.bools[i] ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
     }
     *p++ = ']';
     if (!check) {
@@ -451,7 +451,7 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
         for (size_t i = 0; i < n; i++) {
             if (i)
                 *p++ = ',';
-            p = h->env.allowed[i] ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+            p = h->cw.env.allowed[i] ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
         }
         *p++ = ']';
     }
@@ -497,7 +497,7 @@ static void do_reload(struct hreq *r)
 {
     struct cmd_call call;
     call_for(&call, r, NULL, 0, CMD_RELOAD);
-    cmd_run(&r->h->env, CMD_RELOAD, NULL, &call);
+    cmd_run(&r->h->cw.env, CMD_RELOAD, NULL, &call);
     if (call.err != CMD_OK) {
         cmd_error(r, &call);
         return;

@@ -39,7 +39,7 @@ struct authz_req {
 static void count(struct hreq *r, const struct authz_req *a, enum stats_verdict v,
                   const struct fentry *hit)
 {
-    struct cmd_env *env = &r->h->env;
+    struct cmd_env *env = &r->h->cw.env;
     size_t all = a->n + (a->client ? 1 : 0);
     for (size_t i = 0; i < all; i++) {
         if (!a->e[i] || (hit && a->e[i] != hit))
@@ -116,9 +116,9 @@ static int judge(struct hreq *r, const struct authz_req *a, const struct fentry 
     struct http_worker *h = r->h;
     struct cmd_call call;
     cmd_call_init(&call, r->cat, e, 1, r->c->loopback, CMD_CRED_NONE);
-    h->env.keys[0].data = item;
-    h->env.keys[0].len = len;
-    cmd_run(&h->env, CMD_MATCH, NULL, &call);
+    h->cw.env.keys[0].data = item;
+    h->cw.env.keys[0].len = len;
+    cmd_run(&h->cw.env, CMD_MATCH, NULL, &call);
     if (call.err == CMD_OK) {
         *m = call.match;
         *mlen = call.match_len;

@@ -38,9 +38,9 @@ static void framing_error(struct conn *c, const struct catalog *cat, int status,
 
 /* Parse and answer every complete request at the start of the input buffer,
  * in order, until one is incomplete, a reload must be waited for, the
- * connection is closing, or the unread output passes max_output (then stop
- * reading: the client is not reading its responses). `draining` ignores that
- * limit (end of input, shutdown). */
+ * connection is closing, or the unread output passes max_output
+ * (conn_output_full: the client is not reading its responses). `draining`
+ * ignores that limit (end of input, shutdown). */
 static unsigned http_process(struct conn *c, bool draining)
 {
     struct http_worker *h = c->fw;
@@ -50,10 +50,8 @@ static unsigned http_process(struct conn *c, bool draining)
     size_t off = 0;
     unsigned before = hc->answered;
     while (!c->closing && !c->wait && off < c->in_len) {
-        if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
-            conn_pause(c);
+        if (conn_output_full(c, cf, draining))
             break;
-        }
         char *req = c->in + off;
         size_t avail = c->in_len - off;
         struct httpparse_head hd;
@@ -98,7 +96,7 @@ static unsigned http_process(struct conn *c, bool draining)
         }
         if (!complete) {
             if (hd.expect_continue && hd.minor >= 1 && !hc->continue_sent) {
-                evbuffer_add(c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+                conn_out_add(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
                 hc->continue_sent = true;
             }
             break;
@@ -136,7 +134,6 @@ static void http_in_full(struct conn *c, enum conn_full why)
                       "the server's request buffers are full (max_buffered); try again later");
     else
         framing_error(c, cat, 413, "the request is longer than http_max_headers + http_max_body");
-    conn_flush(c); /* may close (and free) c */
 }
 
 /* A request begun more than request_timeout ago (net/conn.c) is still
@@ -176,24 +173,12 @@ static void http_stop(struct conn *c)
         conn_close(c, "shutdown");
 }
 
-/* Main thread, before the worker runs. */
-static void *http_worker_new(struct worker *w)
+/* After the worker stopped: the buffers it grew. */
+static void http_worker_free(struct conn_worker *cw)
 {
-    struct http_worker *h = calloc(1, sizeof(*h));
-    if (!h)
-        return NULL;
-    h->w = w;
-    h->env = w->env;
-    h->env.proto = STATS_HTTP;
-    return h;
-}
-
-static void http_worker_free(void *fw)
-{
-    struct http_worker *h = fw;
+    struct http_worker *h = (struct http_worker *)cw;
     free(h->qbuf);
     free(h->rbuf);
-    free(h);
 }
 
 #define HTTP_ERR_NAME_(sym, name, status) name,
@@ -206,7 +191,7 @@ const struct conn_ops http_ops = {
     .priv_size = sizeof(struct hconn),
     .err_names = http_err_names,
     .n_err = sizeof(http_err_names) / sizeof(http_err_names[0]),
-    .worker_new = http_worker_new,
+    .worker_size = sizeof(struct http_worker),
     .worker_free = http_worker_free,
     .process = http_process,
     .in_limit = http_in_limit,

@@ -30,8 +30,7 @@ struct hconn {
 
 /* Per worker: the HTTP front's buffers. */
 struct http_worker {
-    struct worker *w;
-    struct cmd_env env; /* the worker's, proto = STATS_HTTP */
+    struct conn_worker cw; /* the worker and its env, proto = STATS_HTTP (net/conn.h) */
     char *qbuf;         /* a decoded query value */
     size_t qcap;
     char *rbuf; /* a response being built */

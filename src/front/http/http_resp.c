@@ -103,7 +103,7 @@ char *put_u64(char *p, uint64_t v)
 static const char *date_now(struct http_worker *h)
 {
     struct timeval tv;
-    if (event_base_gettimeofday_cached(h->w->base, &tv) != 0)
+    if (event_base_gettimeofday_cached(h->cw.w->base, &tv) != 0)
         gettimeofday(&tv, NULL);
     if (tv.tv_sec != h->date_sec) {
         struct tm tm;
@@ -233,7 +233,7 @@ void http_respond(struct hreq *r, int code, const char *ctype, const char *body,
     char *p = http_put_head(r, b, code, ctype, len);
     if (!r->head)
         p = put(p, body, len);
-    evbuffer_add(r->c->out, b, (size_t)(p - b));
+    conn_out_add(r->c, b, (size_t)(p - b));
     http_count_response(r, code);
 }
 
@@ -242,9 +242,8 @@ void http_respond_buffer(struct hreq *r, int code, const char *ctype, struct evb
 {
     char head[512 + sizeof(r->extra)];
     char *p = http_put_head(r, head, code, ctype, evbuffer_get_length(body));
-    evbuffer_add(r->c->out, head, (size_t)(p - head));
-    if (!r->head)
-        evbuffer_add_buffer(r->c->out, body);
+    if (conn_out_add(r->c, head, (size_t)(p - head)) && !r->head)
+        conn_out_add_buffer(r->c, body);
     evbuffer_free(body);
     http_count_response(r, code);
 }

@@ -39,19 +39,10 @@ struct line_conn {
 
 /* Per worker: the line protocol's scratch and batches. */
 struct line_worker {
-    struct worker *w;
-    struct cmd_env env; /* the worker's, proto = STATS_LINE */
+    /* The worker, its env (proto = STATS_LINE) and the reply batch (net/conn.h),
+     * whose cap is >= PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK. */
+    struct conn_worker cw;
     struct proto_token *tokens;
-    /* The reply batch: the replies of the connection being processed,
-     * gathered here and handed to its evbuffer in one evbuffer_add (an add per
-     * reply cost ~65 instructions, as much as a CHECK's parse of its item).
-     * Empty outside line_process, so it always belongs to the connection being
-     * processed; whatever writes to c->out directly calls reply_flush first,
-     * which keeps replies in order. */
-    char *reply;
-    size_t reply_cap; /* >= PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK */
-    size_t reply_len;
-    size_t out_queued; /* bytes in c->out as of the last flush (for max_output) */
     /* Counters of the batch, added to the worker's stats by tally_flush (at
      * the end of line_process and before any request that reads or may wait
      * on them), so the totals stay exact at every point a client can look. */
@@ -91,33 +82,15 @@ static inline struct line_conn *LC(struct conn *c)
     return conn_priv(c);
 }
 
-/* Move the reply batch into c->out. Before anything writes to c->out
- * directly, and at the end of every line_process. */
-static void reply_flush(struct conn *c)
-{
-    struct line_worker *lw = LW(c);
-    if (lw->reply_len) {
-        evbuffer_add(c->out, lw->reply, lw->reply_len);
-        lw->out_queued += lw->reply_len;
-        lw->reply_len = 0;
-    }
-}
-
-/* Room for n <= reply_cap bytes at the end of the reply batch, flushing it
- * first if need be. The caller then adds what it wrote to reply_len. */
-static inline char *reply_room(struct conn *c, size_t n)
-{
-    struct line_worker *lw = LW(c);
-    if (lw->reply_cap - lw->reply_len < n)
-        reply_flush(c);
-    return lw->reply + lw->reply_len;
-}
+/* The reply batch is the connection layer's (net/conn.h). */
+#define reply_flush conn_reply_flush
+#define reply_room conn_reply_room
 
 static void reply_str(struct conn *c, const char *s)
 {
     size_t n = strlen(s);
     memcpy(reply_room(c, n), s, n);
-    LW(c)->reply_len += n;
+    LW(c)->cw.reply_len += n;
 }
 
 static void reply_err(struct conn *c, enum proto_err code, const char *msg)
@@ -127,7 +100,7 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
     if (n > sizeof(buf))
         n = proto_format_error(buf, sizeof(buf), code, "(message too long)");
     memcpy(reply_room(c, n), buf, n);
-    LW(c)->reply_len += n;
+    LW(c)->cw.reply_len += n;
     struct stats *s = &c->w->stats->s;
     STAT_ADD(s, errors, 1);
     if ((unsigned)code < 16)
@@ -142,9 +115,8 @@ static void reply_json(struct conn *c, json_t *j)
         reply_err(c, PROTO_ERR_INTERNAL, "cannot encode JSON");
         return;
     }
-    reply_flush(c);
-    evbuffer_add(c->out, s, strlen(s));
-    evbuffer_add(c->out, "\n", 1);
+    if (conn_out_add(c, s, strlen(s)))
+        conn_out_add(c, "\n", 1);
     free(s);
 }
 
@@ -173,7 +145,7 @@ static enum proto_err line_err(enum cmd_err e)
  * stores of the owner, as STAT_ADD; see struct line_worker for when. */
 static void tally_flush(struct line_worker *lw)
 {
-    struct stats *s = &lw->w->stats->s;
+    struct stats *s = &lw->cw.w->stats->s;
     if (lw->tally.commands)
         STAT_ADD(s, commands, lw->tally.commands);
     if (lw->tally.checks) {
@@ -182,7 +154,7 @@ static void tally_flush(struct line_worker *lw)
         STAT_ADD(s, items_hit, lw->tally.hits);
     }
     if (lw->tally.fchecks) {
-        struct fstats *fs = stats_fslot(lw->w->stats, lw->env.id_gen, lw->tally.fid);
+        struct fstats *fs = stats_fslot(lw->cw.w->stats, lw->cw.env.id_gen, lw->tally.fid);
         STAT_ADD(fs, checks[STATS_LINE], lw->tally.fchecks);
         STAT_ADD(fs, hits[STATS_LINE], lw->tally.fhits);
     }
@@ -243,7 +215,7 @@ __attribute__((always_inline)) static inline void ahead_answer(struct conn *c)
     lw->n_ahead--;
     tally_checks(lw, e, 1, hit);
     memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
-    lw->reply_len += 3 + hit;
+    lw->cw.reply_len += 3 + hit;
 }
 
 /* Answer every CHECK waiting in the ring, oldest first. Before any other
@@ -311,10 +283,10 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     call.filter_len = r->filter.len;
     call.limits_applied = true; /* proto_next applied them (line_process's lim) */
     for (size_t i = 0; i < r->n_items; i++) {
-        lw->env.keys[i].data = r->items[i].p;
-        lw->env.keys[i].len = r->items[i].len;
+        lw->cw.env.keys[i].data = r->items[i].p;
+        lw->cw.env.keys[i].len = r->items[i].len;
     }
-    cmd_run(&lw->env, id, NULL, &call);
+    cmd_run(&lw->cw.env, id, NULL, &call);
     if (call.err == CMD_ERR_AUTH_REQUIRED || call.err == CMD_ERR_AUTH_FAILED) {
         /* Named as the table names it: MADD is an ADD. */
         char msg[128], name[16];
@@ -346,8 +318,8 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     size_t cap = PROTO_BOOLS_CAP(r->n_items) + 8;
     const char *yes, *no;
     reply_words(id, &yes, &no);
-    size_t n = proto_format_bools(reply_room(c, cap), cap, lw->env.bools, r->n_items, yes, no);
-    lw->reply_len += n;
+    size_t n = proto_format_bools(reply_room(c, cap), cap, lw->cw.env.bools, r->n_items, yes, no);
+    lw->cw.reply_len += n;
 }
 
 /* MATCH <filter> <item> through the table: `MATCH <key>` (the most specific
@@ -362,9 +334,9 @@ static void do_match(struct conn *c, const struct catalog *cat, const struct pro
     call.filter = r->filter.p;
     call.filter_len = r->filter.len;
     call.limits_applied = true;
-    lw->env.keys[0].data = r->items[0].p;
-    lw->env.keys[0].len = r->items[0].len;
-    cmd_run(&lw->env, CMD_MATCH, NULL, &call);
+    lw->cw.env.keys[0].data = r->items[0].p;
+    lw->cw.env.keys[0].len = r->items[0].len;
+    cmd_run(&lw->cw.env, CMD_MATCH, NULL, &call);
     if (call.err != CMD_OK) {
         reply_call_err(c, r, &call);
         return;
@@ -378,18 +350,16 @@ static void do_match(struct conn *c, const struct catalog *cat, const struct pro
         reply_str(c, "NO\n");
         return;
     }
-    if (kl + wl + 1 > lw->reply_cap) { /* an exact item longer than the batch */
-        reply_flush(c);
-        evbuffer_add(c->out, word, wl);
-        evbuffer_add(c->out, key, kl);
-        evbuffer_add(c->out, "\n", 1);
+    if (kl + wl + 1 > lw->cw.reply_cap) { /* an exact item longer than the batch */
+        if (conn_out_add(c, word, wl) && conn_out_add(c, key, kl))
+            conn_out_add(c, "\n", 1);
         return;
     }
     char *o = reply_room(c, kl + wl + 1);
     memcpy(o, word, wl);
     memcpy(o + wl, key, kl);
     o[wl + kl] = '\n';
-    lw->reply_len += kl + wl + 1;
+    lw->cw.reply_len += kl + wl + 1;
 }
 
 /* The reload is over (conn.h): one reply line, OK with per-filter statuses or
@@ -422,7 +392,7 @@ static void reload_answer(struct conn *c, json_t *report, const void *note)
         if (len >= sizeof(line) - 1)
             len = sizeof(line) - 2;
         line[len++] = '\n';
-        evbuffer_add(c->out, line, len);
+        conn_out_add(c, line, len);
     } else {
         const char *msg = json_string_value(json_object_get(report, "error"));
         json_array_foreach(filters, i, f)
@@ -506,7 +476,7 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
         call.filter = r->has_filter ? r->filter.p : NULL;
         call.filter_len = r->has_filter ? r->filter.len : 0;
-        cmd_run(&lw->env, CMD_INFO, &src, &call);
+        cmd_run(&lw->cw.env, CMD_INFO, &src, &call);
         if (call.err != CMD_OK)
             reply_err(c, line_err(call.err), call.msg);
         else
@@ -514,13 +484,11 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
         break;
     }
     case PROTO_FILTERS:
-        reply_flush(c);
-        for (size_t i = 0; i < cat->n; i++) {
-            if (i)
-                evbuffer_add(c->out, " ", 1);
-            evbuffer_add(c->out, cat->entries[i].name, cat->entries[i].name_len);
-        }
-        evbuffer_add(c->out, "\n", 1);
+        for (size_t i = 0; i < cat->n; i++)
+            if ((i && !conn_out_add(c, " ", 1)) ||
+                !conn_out_add(c, cat->entries[i].name, cat->entries[i].name_len))
+                break;
+        conn_out_add(c, "\n", 1);
         break;
     case PROTO_AUTH:
         do_auth(c, cat, r);
@@ -535,41 +503,31 @@ static void do_request(struct conn *c, const struct catalog *cat, const struct p
     }
 }
 
-/* A request whose answer may go to c->out directly, or come later (RELOAD). */
-static inline bool r_direct(enum proto_cmd cmd)
-{
-    return !(cmd == PROTO_PING || cmd == PROTO_CHECK || cmd == PROTO_MCHECK || cmd == PROTO_ADD ||
-             cmd == PROTO_MADD || cmd == PROTO_MATCH || cmd == PROTO_ALLOW ||
-             cmd == PROTO_UNALLOW || cmd == PROTO_REMOVE);
-}
-
 /* Parse and answer every complete request in the input buffer, unless the
- * unread output passes max_output (then pause: the client is not reading its
- * replies). `draining` ignores that limit (EOF, shutdown). Returns the
- * requests answered. */
+ * unread output passes max_output (conn_output_full: the client is not
+ * reading its replies). `draining` ignores that limit (EOF, shutdown).
+ * Returns the requests answered. */
 static unsigned line_process(struct conn *c, bool draining)
 {
     struct line_worker *lw = LW(c);
     const struct catalog *cat = registry_read(c->w->reg);
     const struct conf *cf = cat->conf;
-    struct cmd_limits cl = cmd_limits(cf, lw->env.scratch_items);
+    struct cmd_limits cl = cmd_limits(cf, lw->cw.env.scratch_items);
     struct proto_limits lim = {cf->max_line, cl.max_item, cl.max_items};
     size_t max_output = cf->max_output;
+    struct conn_worker *cw = &lw->cw;
     size_t *scanned = &LC(c)->scanned;
     uint64_t before = lw->tally.commands;
     unsigned answered;
-    lw->out_queued = evbuffer_get_length(c->out);
     lw->last_cat = NULL;
     lw->last_e = NULL;
     size_t off = 0;
     while (!c->closing && !c->wait && off < c->in_len) {
         /* The waiting CHECKs are answered before the limit is judged exactly. */
-        if (!draining && lw->out_queued + lw->reply_len + 4 * lw->n_ahead >= max_output) {
+        if (!draining && cw->out_queued + cw->reply_len + 4 * lw->n_ahead >= max_output) {
             ahead_drain(c);
-            if (lw->out_queued + lw->reply_len >= max_output) {
-                conn_pause(c);
+            if (conn_output_full(c, cf, draining))
                 break;
-            }
         }
         struct proto_request req;
         size_t used = 0;
@@ -615,11 +573,6 @@ static unsigned line_process(struct conn *c, bool draining)
             reply_err(c, req.err, req.errmsg);
         } else if (st == PROTO_REQUEST) {
             do_request(c, cat, &req);
-            /* Only PING and the item commands write nothing but the batch. */
-            if (r_direct(req.cmd)) {
-                reply_flush(c);
-                lw->out_queued = evbuffer_get_length(c->out);
-            }
         }
     }
     ahead_drain(c);
@@ -636,71 +589,50 @@ static size_t line_in_limit(const struct conf *cf)
 }
 
 /* CONN_FULL_BUDGET: a partial line would pass max_buffered, the budget of
- * every connection's input buffers: say so and close (what was read of the
- * line is dropped). CONN_FULL_LIMIT cannot happen: a full buffer of max_line
- * + 1 bytes without an LF was refused by the parser. Close rather than spin. */
+ * every connection's input buffers: say so (what was read of the line is
+ * dropped; the connection closes). CONN_FULL_LIMIT cannot happen: a full
+ * buffer of max_line + 1 bytes without an LF was refused by the parser. */
 static void line_in_full(struct conn *c, enum conn_full why)
 {
-    if (why != CONN_FULL_BUDGET) {
-        conn_close(c, "input buffer full");
-        return;
-    }
-    reply_err(c, PROTO_ERR_INTERNAL,
-              "the server's request buffers are full (max_buffered); try again later");
-    reply_flush(c);
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
+    if (why == CONN_FULL_BUDGET)
+        reply_err(c, PROTO_ERR_INTERNAL,
+                  "the server's request buffers are full (max_buffered); try again later");
 }
 
 /* A line begun more than request_timeout ago (net/conn.c) that has not ended:
- * say so and close once written. */
+ * say so (the connection closes once it is written). */
 static void line_request_timeout(struct conn *c)
 {
     char msg[128];
     snprintf(msg, sizeof(msg), "the line did not end within request_timeout (%u s)",
              registry_read(c->w->reg)->conf->request_timeout);
     reply_err(c, PROTO_ERR_BAD_REQUEST, msg);
-    reply_flush(c);
-    c->closing = true;
 }
 
 static void line_refuse(evutil_socket_t fd, struct stats *s)
 {
-    static const char msg[] = "ERR too_many_connections the server is at max_connections\n";
+    (void)fd;
     STAT_ADD(s, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
+}
+
+/* The reply batch's size: an MCHECK's whole reply fits (conn_worker_new). */
+static size_t line_reply_batch(size_t scratch_items)
+{
+    size_t cap = PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK;
+    return cap < REPLY_BATCH ? REPLY_BATCH : cap;
 }
 
 /* Main thread, before the worker runs. */
-static void *line_worker_new(struct worker *w)
+static int line_worker_init(struct conn_worker *cw)
 {
-    struct line_worker *lw = calloc(1, sizeof(*lw));
-    if (!lw)
-        return NULL;
-    lw->w = w;
-    lw->env = w->env;
-    lw->env.proto = STATS_LINE;
-    lw->tokens = calloc(w->scratch_items, sizeof(*lw->tokens));
-    lw->reply_cap = PROTO_BOOLS_CAP(w->scratch_items) + REPLY_SLACK;
-    if (lw->reply_cap < REPLY_BATCH)
-        lw->reply_cap = REPLY_BATCH;
-    lw->reply = malloc(lw->reply_cap);
-    if (!lw->tokens || !lw->reply) {
-        free(lw->tokens);
-        free(lw->reply);
-        free(lw);
-        return NULL;
-    }
-    return lw;
+    struct line_worker *lw = (struct line_worker *)cw;
+    lw->tokens = calloc(cw->env.scratch_items, sizeof(*lw->tokens));
+    return lw->tokens ? 0 : -1;
 }
 
-static void line_worker_free(void *fw)
+static void line_worker_free(struct conn_worker *cw)
 {
-    struct line_worker *lw = fw;
-    free(lw->tokens);
-    free(lw->reply);
-    free(lw);
+    free(((struct line_worker *)cw)->tokens);
 }
 
 #define LINE_ERR_NAME_(sym, name) name,
@@ -713,12 +645,15 @@ const struct conn_ops line_ops = {
     .priv_size = sizeof(struct line_conn),
     .err_names = line_err_names,
     .n_err = sizeof(line_err_names) / sizeof(line_err_names[0]),
-    .worker_new = line_worker_new,
+    .worker_size = sizeof(struct line_worker),
+    .worker_init = line_worker_init,
     .worker_free = line_worker_free,
+    .reply_batch = line_reply_batch,
     .process = line_process,
     .in_limit = line_in_limit,
     .in_full = line_in_full,
     .request_timeout = line_request_timeout,
+    .refusal = "ERR too_many_connections the server is at max_connections\n",
     .refuse = line_refuse,
     .stop = conn_stop_drain,
 };

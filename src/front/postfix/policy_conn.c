@@ -34,7 +34,7 @@ struct pol_conn {
 };
 
 struct pol_worker {
-    struct cmd_env env; /* the worker's, proto = STATS_POLICY */
+    struct conn_worker cw; /* env: proto = STATS_POLICY (net/conn.h) */
     char reply[POLICY_REPLY_MAX];
 };
 
@@ -42,7 +42,7 @@ static void reply_text(struct conn *c, const char *action)
 {
     struct pol_worker *pw = c->fw;
     size_t n = policy_reply(action, "", "", "", 0, pw->reply);
-    evbuffer_add(c->out, pw->reply, n);
+    conn_out_add(c, pw->reply, n);
 }
 
 /* Look probe up in check's filter: 1 (the reply written), 0 no match, -1
@@ -55,9 +55,9 @@ static int try_probe(struct conn *c, const struct catalog *cat, const struct con
     cmd_call_init(&call, cat, NULL, 1, c->loopback, CMD_CRED_NONE);
     call.filter = ck->filter;
     call.filter_len = strlen(ck->filter);
-    pw->env.keys[0].data = probe;
-    pw->env.keys[0].len = len;
-    cmd_run(&pw->env, CMD_MATCH, NULL, &call);
+    pw->cw.env.keys[0].data = probe;
+    pw->cw.env.keys[0].len = len;
+    cmd_run(&pw->cw.env, CMD_MATCH, NULL, &call);
     struct stats *s = &c->w->stats->s;
     if (call.err == CMD_ERR_BAD_ITEM)
         return 0;
@@ -70,7 +70,7 @@ static int try_probe(struct conn *c, const struct catalog *cat, const struct con
         return 0;
     size_t n =
         policy_reply(pol->action, ck->filter, ck->attr, call.match, call.match_len, pw->reply);
-    evbuffer_add(c->out, pw->reply, n);
+    conn_out_add(c, pw->reply, n);
     return 1;
 }
 
@@ -119,10 +119,8 @@ static unsigned pol_process(struct conn *c, bool draining)
     unsigned answered = 0;
     size_t off = 0;
     while (!c->closing && off < c->in_len) {
-        if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
-            conn_pause(c);
+        if (conn_output_full(c, cf, draining))
             break;
-        }
         size_t end = policy_complete(c->in + off, c->in_len - off, &pc->scanned);
         if (end == 0) {
             if (c->in_len - off > cf->max_line) {
@@ -168,8 +166,6 @@ static void pol_in_full(struct conn *c, enum conn_full why)
     reply_text(c, why == CONN_FULL_BUDGET
                       ? "DEFER_IF_PERMIT policy server request buffers full (max_buffered)"
                       : "DEFER_IF_PERMIT policy request longer than max_line");
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
 }
 
 /* A request begun more than request_timeout ago that has not ended (no empty
@@ -177,30 +173,6 @@ static void pol_in_full(struct conn *c, enum conn_full why)
 static void pol_request_timeout(struct conn *c)
 {
     reply_text(c, "DEFER_IF_PERMIT policy request did not arrive within request_timeout");
-    c->closing = true;
-}
-
-static void pol_refuse(evutil_socket_t fd, struct stats *s)
-{
-    static const char msg[] = "action=" UNAVAILABLE "\n\n";
-    (void)s;
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
-}
-
-static void *pol_worker_new(struct worker *w)
-{
-    struct pol_worker *pw = calloc(1, sizeof(*pw));
-    if (!pw)
-        return NULL;
-    pw->env = w->env;
-    pw->env.proto = STATS_POLICY;
-    return pw;
-}
-
-static void pol_worker_free(void *fw)
-{
-    free(fw);
 }
 
 /* Counted with the line protocol, as tcp_table is (see tcptable_conn.c). */
@@ -208,12 +180,11 @@ const struct conn_ops policy_ops = {
     .name = "policy",
     .proto = STATS_POLICY,
     .priv_size = sizeof(struct pol_conn),
-    .worker_new = pol_worker_new,
-    .worker_free = pol_worker_free,
+    .worker_size = sizeof(struct pol_worker),
     .process = pol_process,
     .in_limit = pol_in_limit,
     .in_full = pol_in_full,
     .request_timeout = pol_request_timeout,
-    .refuse = pol_refuse,
+    .refusal = "action=" UNAVAILABLE "\n\n",
     .stop = conn_stop_drain,
 };

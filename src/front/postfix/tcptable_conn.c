@@ -25,7 +25,7 @@
 #include "net/runtime.h"
 
 struct tt_worker {
-    struct cmd_env env; /* the worker's, proto = STATS_TCP_TABLE */
+    struct conn_worker cw; /* env: proto = STATS_TCP_TABLE (net/conn.h) */
     char *buf;          /* decoded keys: grown to the longest line seen */
     size_t cap;
     char reply[TCPT_REPLY_MAX];
@@ -35,7 +35,7 @@ static void reply(struct conn *c, int code, const char *text)
 {
     struct tt_worker *tw = c->fw;
     size_t n = tcpt_reply(code, text, strlen(text), tw->reply);
-    evbuffer_add(c->out, tw->reply, n);
+    conn_out_add(c, tw->reply, n);
 }
 
 /* One get or put through the command table. */
@@ -48,17 +48,18 @@ static void answer(struct conn *c, const struct catalog *cat, const struct conf_
     cmd_call_init(&call, cat, NULL, 1, c->loopback, CMD_CRED_NONE);
     call.filter = tt->filter;
     call.filter_len = strlen(tt->filter);
-    tw->env.keys[0].data = r->key;
-    tw->env.keys[0].len = r->key_len;
-    cmd_run(&tw->env, put ? CMD_ADD : CMD_CHECK, NULL, &call);
+    tw->cw.env.keys[0].data = r->key;
+    tw->cw.env.keys[0].len = r->key_len;
+    cmd_run(&tw->cw.env, put ? CMD_ADD : CMD_CHECK, NULL, &call);
     struct stats *s = &c->w->stats->s;
     char msg[sizeof(call.msg) + 32];
     switch (call.err) {
     case CMD_OK:
         if (put)
-            reply(c, 200, tw->env.bools[0] ? "NEW" : "EXISTS");
+            reply(c, 200, tw->cw.env.bools[0] ? "NEW" : "EXISTS");
         else
-            reply(c, tw->env.bools[0] ? 200 : 500, tw->env.bools[0] ? tt->found : "not-found");
+            reply(c, tw->cw.env.bools[0] ? 200 : 500,
+                  tw->cw.env.bools[0] ? tt->found : "not-found");
         return;
     case CMD_ERR_BAD_ITEM:
         snprintf(msg, sizeof(msg), "not-found (%s)", call.msg);
@@ -100,10 +101,8 @@ static unsigned tt_process(struct conn *c, bool draining)
     unsigned answered = 0;
     size_t off = 0;
     while (!c->closing && off < c->in_len) {
-        if (!draining && evbuffer_get_length(c->out) >= cf->max_output) {
-            conn_pause(c);
+        if (conn_output_full(c, cf, draining))
             break;
-        }
         struct tcpt_request r;
         size_t used = 0;
         char err[200];
@@ -145,8 +144,6 @@ static void tt_in_full(struct conn *c, enum conn_full why)
     reply(c, 400,
           why == CONN_FULL_BUDGET ? "server request buffers full (max_buffered)"
                                   : "request longer than max_line");
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
 }
 
 /* A request begun more than request_timeout ago that has not ended: 400, then
@@ -154,33 +151,12 @@ static void tt_in_full(struct conn *c, enum conn_full why)
 static void tt_request_timeout(struct conn *c)
 {
     reply(c, 400, "request did not arrive within request_timeout");
-    c->closing = true;
 }
 
-static void tt_refuse(evutil_socket_t fd, struct stats *s)
+/* After the worker stopped: the key buffer it grew. */
+static void tt_worker_free(struct conn_worker *cw)
 {
-    static const char msg[] = "400 too%20many%20connections\n";
-    (void)s;
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
-}
-
-/* Main thread, before the worker runs. */
-static void *tt_worker_new(struct worker *w)
-{
-    struct tt_worker *tw = calloc(1, sizeof(*tw));
-    if (!tw)
-        return NULL;
-    tw->env = w->env;
-    tw->env.proto = STATS_TCP_TABLE;
-    return tw;
-}
-
-static void tt_worker_free(void *fw)
-{
-    struct tt_worker *tw = fw;
-    free(tw->buf);
-    free(tw);
+    free(((struct tt_worker *)cw)->buf);
 }
 
 /* Counted with the line protocol (its connections, requests and items):
@@ -189,12 +165,12 @@ static void tt_worker_free(void *fw)
 const struct conn_ops tcptable_ops = {
     .name = "tcp_table",
     .proto = STATS_TCP_TABLE,
-    .worker_new = tt_worker_new,
+    .worker_size = sizeof(struct tt_worker),
     .worker_free = tt_worker_free,
     .process = tt_process,
     .in_limit = tt_in_limit,
     .in_full = tt_in_full,
     .request_timeout = tt_request_timeout,
-    .refuse = tt_refuse,
+    .refusal = "400 too%20many%20connections\n",
     .stop = conn_stop_drain,
 };

@@ -38,16 +38,9 @@ struct resp_conn {
 
 /* Per worker. */
 struct resp_worker {
-    struct worker *w;
-    struct cmd_env env; /* the worker's, proto = STATS_RESP */
+    struct conn_worker cw; /* env (proto = STATS_RESP) and the reply batch (net/conn.h) */
     struct resp_arg *args;
     size_t max_args;
-    /* The reply batch of the connection being processed (see line.c): empty
-     * outside resp_process; whatever writes to c->out directly flushes it
-     * first, so replies stay in order. */
-    char *reply;
-    size_t reply_cap, reply_len;
-    size_t out_queued; /* bytes in c->out as of the last flush (for max_output) */
 };
 
 static inline struct resp_worker *RW(struct conn *c)
@@ -67,53 +60,25 @@ static size_t max_frame(const struct conf *cf)
     return cf->max_line + FRAMING_PER_ARG * ((size_t)cf->max_items + EXTRA_ARGS) + 64;
 }
 
-static void reply_flush(struct conn *c)
-{
-    struct resp_worker *rw = RW(c);
-    if (rw->reply_len) {
-        evbuffer_add(c->out, rw->reply, rw->reply_len);
-        rw->out_queued += rw->reply_len;
-        rw->reply_len = 0;
-    }
-}
-
-/* Room for n <= reply_cap bytes at the end of the batch; the caller adds
- * what it wrote to reply_len. */
-static inline char *reply_room(struct conn *c, size_t n)
-{
-    struct resp_worker *rw = RW(c);
-    if (rw->reply_cap - rw->reply_len < n)
-        reply_flush(c);
-    return rw->reply + rw->reply_len;
-}
-
-static void reply_bytes(struct conn *c, const void *p, size_t n)
-{
-    struct resp_worker *rw = RW(c);
-    if (n > rw->reply_cap / 2) {
-        reply_flush(c);
-        evbuffer_add(c->out, p, n);
-        rw->out_queued += n;
-        return;
-    }
-    memcpy(reply_room(c, n), p, n);
-    rw->reply_len += n;
-}
+/* The reply batch is the connection layer's (net/conn.h). */
+#define reply_flush conn_reply_flush
+#define reply_room conn_reply_room
+#define reply_bytes conn_reply_bytes
 
 static void reply_int(struct conn *c, int64_t v)
 {
-    RW(c)->reply_len += resp_format_int(reply_room(c, 24), 24, v);
+    conn_reply_used(c, resp_format_int(reply_room(c, 24), 24, v));
 }
 
 static void reply_header(struct conn *c, char type, int64_t n)
 {
-    RW(c)->reply_len += resp_format_header(reply_room(c, 24), 24, type, n);
+    conn_reply_used(c, resp_format_header(reply_room(c, 24), 24, type, n));
 }
 
 static void reply_simple(struct conn *c, const char *s)
 {
     size_t n = strlen(s) + 3;
-    RW(c)->reply_len += resp_format_simple(reply_room(c, n), n, s);
+    conn_reply_used(c, resp_format_simple(reply_room(c, n), n, s));
 }
 
 static void reply_bulk(struct conn *c, const void *p, size_t len)
@@ -224,29 +189,29 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct res
     size_t n = r->argc - 2;
     struct cmd_call call;
     call_init(c, &call, cat, &r->argv[1], n);
-    if (n > rw->env.scratch_items) { /* cannot pass the table's max_items either */
+    if (n > rw->cw.env.scratch_items) { /* cannot pass the table's max_items either */
         char msg[128];
         snprintf(msg, sizeof(msg), "%zu items, the limit is max_items %zu", n,
-                 cmd_limits(cat->conf, rw->env.scratch_items).max_items);
+                 cmd_limits(cat->conf, rw->cw.env.scratch_items).max_items);
         reply_coded(c, RESP_ERR_TOO_MANY_ITEMS, msg);
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        rw->env.keys[i].data = r->argv[i + 2].p;
-        rw->env.keys[i].len = r->argv[i + 2].len;
+        rw->cw.env.keys[i].data = r->argv[i + 2].p;
+        rw->cw.env.keys[i].len = r->argv[i + 2].len;
     }
-    cmd_run(&rw->env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    cmd_run(&rw->cw.env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
     if (call.err != CMD_OK) {
         reply_call_err(c, &call, add ? (multi ? "BF.MADD" : "BF.ADD") : "BF.EXISTS", n);
         return;
     }
     if (!multi) {
-        memcpy(reply_room(c, 4), rw->env.bools[0] ? ":1\r\n" : ":0\r\n", 4);
-        rw->reply_len += 4;
+        memcpy(reply_room(c, 4), rw->cw.env.bools[0] ? ":1\r\n" : ":0\r\n", 4);
+        conn_reply_used(c, 4);
         return;
     }
     size_t cap = RESP_BOOLS_CAP(n);
-    rw->reply_len += resp_format_bools(reply_room(c, cap), cap, rw->env.bools, n);
+    conn_reply_used(c, resp_format_bools(reply_room(c, cap), cap, rw->cw.env.bools, n));
 }
 
 /* The filter named by argv[1] as INFO JSON, through the table; NULL after
@@ -255,7 +220,7 @@ static json_t *filter_info(struct conn *c, const struct catalog *cat, const stru
 {
     struct cmd_call call;
     call_init(c, &call, cat, &r->argv[1], 0);
-    cmd_run(&RW(c)->env, CMD_INFO, NULL, &call);
+    cmd_run(&RW(c)->cw.env, CMD_INFO, NULL, &call);
     if (call.err != CMD_OK) {
         reply_call_err(c, &call, "BF.INFO", 0);
         return NULL;
@@ -559,7 +524,7 @@ static void f_info(struct conn *c, const struct catalog *cat, const struct resp_
     server_stats_src(c->w->srv, &src);
     struct cmd_call call;
     call_init(c, &call, cat, NULL, 0);
-    cmd_run(&RW(c)->env, CMD_INFO, &src, &call);
+    cmd_run(&RW(c)->cw.env, CMD_INFO, &src, &call);
     struct evbuffer *b = evbuffer_new();
     if (call.err != CMD_OK || !call.json || !b) {
         json_decref(call.json);
@@ -570,13 +535,10 @@ static void f_info(struct conn *c, const struct catalog *cat, const struct resp_
     }
     resp_info_text(call.json, b);
     json_decref(call.json);
-    size_t len = evbuffer_get_length(b);
-    reply_header(c, '$', (int64_t)len);
-    reply_flush(c);
-    evbuffer_add_buffer(c->out, b);
+    reply_header(c, '$', (int64_t)evbuffer_get_length(b));
+    if (conn_out_add_buffer(c, b))
+        reply_bytes(c, "\r\n", 2);
     evbuffer_free(b);
-    reply_bytes(c, "\r\n", 2);
-    RW(c)->out_queued += len;
 }
 
 /* One parsed request: find the command, check its argument count, run it. */
@@ -604,7 +566,7 @@ static void dispatch(struct conn *c, const struct catalog *cat, const struct res
 }
 
 /* Parse and answer every complete request in the input buffer, unless the
- * unread output passes max_output (then pause). `draining` ignores that limit
+ * unread output passes max_output (conn_output_full). `draining` ignores that limit
  * (EOF, shutdown). Returns the requests answered. */
 static unsigned resp_process(struct conn *c, bool draining)
 {
@@ -615,15 +577,11 @@ static unsigned resp_process(struct conn *c, bool draining)
                               .max_bulk = cf->max_line,
                               .max_args = rw->max_args,
                               .max_frame = max_frame(cf)};
-    size_t max_output = cf->max_output;
     unsigned answered = 0;
-    rw->out_queued = evbuffer_get_length(c->out);
     size_t off = 0;
     while (!c->closing && !c->wait && off < c->in_len) {
-        if (!draining && rw->out_queued + rw->reply_len >= max_output) {
-            conn_pause(c);
+        if (conn_output_full(c, cf, draining))
             break;
-        }
         struct resp_request req;
         size_t used = 0;
         enum resp_status st =
@@ -657,76 +615,52 @@ static size_t resp_in_limit(const struct conf *cf)
     return max_frame(cf) + 1;
 }
 
-/* Cannot happen: the parser refuses a frame past max_frame before the buffer
- * fills. Close rather than spin. */
 /* CONN_FULL_BUDGET: the request would pass max_buffered, the budget of every
- * connection's input buffers: say so as Redis would (an error, then the
- * close). CONN_FULL_LIMIT cannot happen (the parser refuses a frame over
- * max_frame first): close rather than spin. Worker thread. */
+ * connection's input buffers: say so as Redis would (an error; the
+ * connection then closes). CONN_FULL_LIMIT cannot happen (the parser refuses
+ * a frame over max_frame first). Worker thread. */
 static void resp_in_full(struct conn *c, enum conn_full why)
 {
-    if (why != CONN_FULL_BUDGET) {
-        conn_close(c, "input buffer full");
-        return;
-    }
-    reply_coded(c, RESP_ERR_INTERNAL,
-                "the server's request buffers are full (max_buffered); try again later");
-    reply_flush(c);
-    c->closing = true;
-    conn_flush(c); /* may close (and free) c */
+    if (why == CONN_FULL_BUDGET)
+        reply_coded(c, RESP_ERR_INTERNAL,
+                    "the server's request buffers are full (max_buffered); try again later");
 }
 
 /* A request begun more than request_timeout ago (net/conn.c) that has not
- * ended: an error, then the close. Worker thread. */
+ * ended: an error (then the close). Worker thread. */
 static void resp_request_timeout(struct conn *c)
 {
     char msg[128];
     snprintf(msg, sizeof(msg), "the request did not arrive within request_timeout (%u s)",
              registry_read(c->w->reg)->conf->request_timeout);
     reply_coded(c, RESP_ERR_PROTOCOL, msg);
-    reply_flush(c);
-    c->closing = true;
 }
 
 static void resp_refuse(evutil_socket_t fd, struct stats *s)
 {
-    static const char msg[] =
-        "-ERR too_many_connections the server is at max_connections\r\n";
+    (void)fd;
     STAT_ADD(s, resp_errors_by_code[RESP_ERR_TOO_MANY_CONNECTIONS], 1);
-    ssize_t ignored = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
+}
+
+/* The reply batch's size: a BF.MEXISTS's whole reply fits (conn_worker_new). */
+static size_t resp_reply_batch(size_t scratch_items)
+{
+    size_t cap = RESP_BOOLS_CAP(scratch_items) + REPLY_SLACK;
+    return cap < REPLY_BATCH ? REPLY_BATCH : cap;
 }
 
 /* Main thread, before the worker runs. */
-static void *resp_worker_new(struct worker *w)
+static int resp_worker_init(struct conn_worker *cw)
 {
-    struct resp_worker *rw = calloc(1, sizeof(*rw));
-    if (!rw)
-        return NULL;
-    rw->w = w;
-    rw->env = w->env;
-    rw->env.proto = STATS_RESP;
-    rw->max_args = w->scratch_items + EXTRA_ARGS;
+    struct resp_worker *rw = (struct resp_worker *)cw;
+    rw->max_args = cw->env.scratch_items + EXTRA_ARGS;
     rw->args = calloc(rw->max_args, sizeof(*rw->args));
-    rw->reply_cap = RESP_BOOLS_CAP(w->scratch_items) + REPLY_SLACK;
-    if (rw->reply_cap < REPLY_BATCH)
-        rw->reply_cap = REPLY_BATCH;
-    rw->reply = malloc(rw->reply_cap);
-    if (!rw->args || !rw->reply) {
-        free(rw->args);
-        free(rw->reply);
-        free(rw);
-        return NULL;
-    }
-    return rw;
+    return rw->args ? 0 : -1;
 }
 
-static void resp_worker_free(void *fw)
+static void resp_worker_free(struct conn_worker *cw)
 {
-    struct resp_worker *rw = fw;
-    free(rw->args);
-    free(rw->reply);
-    free(rw);
+    free(((struct resp_worker *)cw)->args);
 }
 
 #define RESP_ERR_NAME_(sym, name) name,
@@ -739,12 +673,15 @@ const struct conn_ops resp_ops = {
     .priv_size = sizeof(struct resp_conn),
     .err_names = resp_err_names,
     .n_err = sizeof(resp_err_names) / sizeof(resp_err_names[0]),
-    .worker_new = resp_worker_new,
+    .worker_size = sizeof(struct resp_worker),
+    .worker_init = resp_worker_init,
     .worker_free = resp_worker_free,
+    .reply_batch = resp_reply_batch,
     .process = resp_process,
     .in_limit = resp_in_limit,
     .in_full = resp_in_full,
     .request_timeout = resp_request_timeout,
+    .refusal = "-ERR too_many_connections the server is at max_connections\r\n",
     .refuse = resp_refuse,
     .stop = conn_stop_drain,
 };
