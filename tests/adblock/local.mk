@@ -1,0 +1,10 @@
+# Adblock differential tests (issue 26): the naive matcher, the reference engine
+# (node, tests/adblock/node_modules), the corpus builder and the comparisons.
+# Included from Makefile.am.
+noinst_PROGRAMS += tests/adblock/naive_verdicts
+tests_adblock_naive_verdicts_SOURCES = tests/adblock/naive_verdicts.c tests/adblock/naive.c \
+	tests/adblock/naive.h
+tests_adblock_naive_verdicts_CFLAGS = $(AM_CFLAGS)
+tests_adblock_naive_verdicts_LDADD = -lpcre2-8 -lpsl
+EXTRA_DIST += tests/adblock/package.json tests/adblock/package-lock.json \
+	tests/adblock/ref_verdicts.mjs scripts/adblock-lists.sh
