@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Request types, as bits. POPUP and WEBRTC never occur in a request here: a rule limited
  * to them never applies. */
@@ -382,11 +383,12 @@ static void add_line(struct naive *n, const char *line)
             bad = 1;
     }
     if (!bad) {
+        /* A $document exception (named as such, not through $all) un-blocks what the
+         * page loads (ABP, uBO). */
+        r.doc_exception = r.exception && (pos & T_DOC) && pos != T_ALL && !(neg & T_DOC);
         if (pos == 0)
             pos = T_DEFAULT;
         r.types = pos & ~neg;
-        /* A $document exception un-blocks what the page loads (ABP, uBO). */
-        r.doc_exception = r.exception && (pos & T_DOC) && pos != T_ALL && !(neg & T_DOC);
         if (rule_pattern(n, &r, p, plen) < 0)
             bad = 1;
     }
@@ -574,7 +576,8 @@ void naive_get_stats(const struct naive *n, struct naive_stats *s)
 
 /* A request as the matcher sees it. */
 struct req {
-    const char *url; /* as given */
+    const char *url; /* as given, less a trailing dot of the host */
+    char *owned;     /* url, when it was copied to drop that dot */
     char *lurl;      /* lower case */
     size_t len;
     size_t host_start; /* where "||" may anchor: after "scheme:/+" */
@@ -608,6 +611,8 @@ static char *url_host(const char *url, size_t *start, size_t *end)
     const char *at = memrchr(h, '@', (size_t)(e - h));
     if (at != NULL)
         h = at + 1;
+    if (start != NULL) /* user information is not part of the host "||" anchors in */
+        *start = (size_t)(h - url);
     const char *q = e;
     if (*h == '[') {
         const char *rb = memchr(h, ']', (size_t)(e - h));
@@ -627,8 +632,26 @@ static char *url_host(const char *url, size_t *start, size_t *end)
     return host;
 }
 
+static int is_ip_literal(const char *host)
+{
+    if (host[0] == '[')
+        return 1;
+    int dots = 0;
+    for (const char *c = host; *c; c++) {
+        if (*c == '.')
+            dots++;
+        else if (!isdigit((unsigned char)*c))
+            return 0;
+    }
+    return dots == 3;
+}
+
+/* The site a host belongs to: its registrable domain by the Public Suffix List, or the
+ * host itself (an IP address, a public suffix, a single label). */
 static const char *registrable(const psl_ctx_t *psl, const char *host)
 {
+    if (is_ip_literal(host))
+        return host;
     const char *r = psl_registrable_domain(psl, host);
     return r ? r : host;
 }
@@ -786,6 +809,23 @@ static void req_init(struct naive *n, struct req *q, const char *url, unsigned t
 {
     memset(q, 0, sizeof(*q));
     q->url = url;
+    /* "host." is the same host as "host" (a fully qualified name): drop the dot, so that
+     * `||host^` sees the separator after it. */
+    size_t hs, he;
+    char *h = url_host(url, &hs, &he);
+    if (h != NULL) {
+        size_t e = hs + strcspn(url + hs, "/?#");
+        const char *at = memrchr(url + hs, '@', e - hs);
+        size_t b = at ? (size_t)(at - url) + 1 : hs;
+        size_t c = b + strcspn(url + b, ":/?#");
+        if (url[b] != '[' && c > b + 1 && url[c - 1] == '.') {
+            q->owned = xstrndup(url, strlen(url));
+            memmove(q->owned + c - 1, q->owned + c, strlen(q->owned + c) + 1);
+            q->url = q->owned;
+        }
+        free(h);
+    }
+    url = q->url;
     q->len = strlen(url);
     q->lurl = xstrndup(url, q->len);
     for (char *c = q->lurl; *c; c++)
@@ -812,6 +852,7 @@ static void req_init(struct naive *n, struct req *q, const char *url, unsigned t
 
 static void req_free(struct req *q)
 {
+    free(q->owned);
     free(q->lurl);
     free(q->host);
     free(q->from_host);
@@ -841,6 +882,15 @@ int naive_match(struct naive *n, const char *url, const char *type, const char *
         snprintf(err, errlen, "unknown type '%s'", tname);
         return -1;
     }
+    /* Network requests only: http, https and their WebSocket forms. */
+    static const char *const schemes[] = {"http://", "https://", "ws://", "wss://", NULL};
+    int network = 0;
+    for (const char *const *s = schemes; *s != NULL; s++)
+        network |= strncasecmp(url, *s, strlen(*s)) == 0;
+    if (!network)
+        return 0;
+    if (strncasecmp(url, "ws", 2) == 0) /* a WebSocket URL is a WebSocket request */
+        tbits = T_WEBSOCKET;
     struct req q;
     req_init(n, &q, url, tbits, from);
     candidates(n, &q);
