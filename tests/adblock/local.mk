@@ -8,3 +8,9 @@ tests_adblock_naive_verdicts_CFLAGS = $(AM_CFLAGS)
 tests_adblock_naive_verdicts_LDADD = -lpcre2-8 -lpsl
 EXTRA_DIST += tests/adblock/package.json tests/adblock/package-lock.json \
 	tests/adblock/ref_verdicts.mjs scripts/adblock-lists.sh
+# (a) the program under test against the reference on the real lists; (b) against the
+# naive matcher on random rule sets. Each skips (77) when what it needs is missing.
+TESTS += tests/adblock/ref_test.sh tests/adblock/random_test.sh
+AM_TESTS_ENVIRONMENT += ADBLOCK_BUILDDIR='$(abs_top_builddir)'; export ADBLOCK_BUILDDIR;
+EXTRA_DIST += tests/adblock/ref_test.sh tests/adblock/random_test.sh \
+	tests/adblock/make_corpus.py tests/adblock/compare.py tests/adblock/known-differences.txt

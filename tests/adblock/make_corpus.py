@@ -353,7 +353,8 @@ def random_pattern(rng):
     if rng.random() < 0.1:
         parts.append('|')
     p = ''.join(parts)
-    return p if p.strip('|*^') else '/' + rng.choice(R_WORDS) + '.'
+    # a one-byte line is no rule to the engines' list readers
+    return p if len(p.strip('|*^')) > 1 else '/' + rng.choice(R_WORDS) + '.'
 
 
 def random_options(rng, exception):
@@ -384,7 +385,11 @@ def random_set(args):
         rule = ('@@' if exc else '') + random_pattern(rng) + ('$' + ','.join(opts) if opts else '')
         rules.append(rule)
     for _ in range(max(1, args.rules // 20)):
-        rules.append(rng.choice(rules).split('$')[0] + '$badfilter' if rng.random() < 0.5 else rng.choice(rules) + (',badfilter' if '$' in rules[-1] else '$badfilter'))
+        # $badfilter of an existing rule, its options sometimes in another order
+        pattern, _, opts = rng.choice(rules).partition('$')
+        opts = opts.split(',') if opts else []
+        rng.shuffle(opts)
+        rules.append(pattern + '$' + ','.join(opts + ['badfilter']))
     os.makedirs(args.outdir, exist_ok=True)
     with open(os.path.join(args.outdir, 'rules.txt'), 'w') as f:
         f.write('! random rules, seed %d\n' % args.seed)
@@ -394,8 +399,9 @@ def random_set(args):
             host = rng.choice(['', 'sub.', 'x', 'b.']) + rng.choice(R_HOSTS)
             path = ''.join(rng.choice(['/', '.', '-', '?', '=', '&', '']) + rng.choice(R_WORDS) for _ in range(rng.randint(0, 4)))
             url = rng.choice(['http', 'https']) + '://' + host + rng.choice(['', ':8080']) + '/' + path.lstrip('/') + rng.choice(['', '.js', '/'])
-            if rng.random() < 0.2:
-                url = url.upper() if rng.random() < 0.5 else url.replace('a', 'A')
+            if rng.random() < 0.2:  # the case of the host and path (a scheme is lower case)
+                k = url.find('://') + 3
+                url = url[:k] + (url[k:].upper() if rng.random() < 0.5 else url[k:].replace('a', 'A'))
             typ = rng.choice([''] + R_TYPES)
             page = '' if rng.random() < 0.3 else 'https://' + rng.choice(['', 'www.']) + rng.choice(R_HOSTS) + '/'
             f.write('%s\t%s\t%s\n' % (url, typ, page))
