@@ -3,6 +3,7 @@
 # Included from Makefile.am.
 noinst_PROGRAMS += tests/adblock/naive_verdicts
 tests_adblock_naive_verdicts_SOURCES = tests/adblock/naive_verdicts.c tests/adblock/naive.c \
+	tests/adblock/naive_host.c tests/adblock/naive_host.h \
 	tests/adblock/naive.h
 tests_adblock_naive_verdicts_CFLAGS = $(AM_CFLAGS)
 tests_adblock_naive_verdicts_LDADD = -lpcre2-8 -lpsl

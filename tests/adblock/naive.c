@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "naive.h"
+#include "naive_host.h"
 
 #include <ctype.h>
 #include <libpsl.h>
@@ -93,12 +94,6 @@ static const char *const inert_options[] = {
 enum { TOK_STAR = 256, TOK_SEP = 257 };
 enum { A_NONE, A_LEFT, A_HOST };
 
-struct domain_list {
-    char **names; /* lower case; "name.*" entities keep the ".*" */
-    int *neg;
-    size_t n;
-};
-
 struct rule {
     char *raw;  /* as written */
     char *norm; /* for $badfilter: "@@"? pattern "$" sorted options minus badfilter */
@@ -109,7 +104,7 @@ struct rule {
     int *tok; /* pattern tokens (bytes, TOK_STAR, TOK_SEP) */
     size_t ntok;
     pcre2_code *re;
-    struct domain_list from, to, denyallow;
+    struct naive_domains from, to, denyallow;
 };
 
 #define GRAM_BITS 20
@@ -134,29 +129,11 @@ struct naive {
     int finished;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (q == NULL) {
-        fputs("naive: out of memory\n", stderr);
-        exit(1);
-    }
-    return q;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-    char *d = xrealloc(NULL, n + 1);
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
-
 static void bucket_push(struct bucket *b, uint32_t id)
 {
     if (b->n == b->cap) {
         b->cap = b->cap ? 2 * b->cap : 4;
-        b->ids = xrealloc(b->ids, b->cap * sizeof(*b->ids));
+        b->ids = naive_xrealloc(b->ids, b->cap * sizeof(*b->ids));
     }
     b->ids[b->n++] = id;
 }
@@ -184,34 +161,6 @@ static int is_separator(unsigned char c)
     if (c >= 0x80 || isalnum(c))
         return 0;
     return c != '_' && c != '-' && c != '.' && c != '%';
-}
-
-static void domain_list_parse(struct domain_list *d, const char *value)
-{
-    const char *p = value;
-    while (*p != '\0') {
-        const char *e = strchr(p, '|');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        int neg = len > 0 && p[0] == '~';
-        if (len - neg > 0) {
-            d->names = xrealloc(d->names, (d->n + 1) * sizeof(*d->names));
-            d->neg = xrealloc(d->neg, (d->n + 1) * sizeof(*d->neg));
-            d->names[d->n] = xstrndup(p + neg, len - neg);
-            for (char *c = d->names[d->n]; *c; c++)
-                *c = (char)tolower((unsigned char)*c);
-            d->neg[d->n] = neg;
-            d->n++;
-        }
-        p += len + (e != NULL);
-    }
-}
-
-static void domain_list_free(struct domain_list *d)
-{
-    for (size_t i = 0; i < d->n; i++)
-        free(d->names[i]);
-    free(d->names);
-    free(d->neg);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -258,11 +207,11 @@ static int rule_option(struct naive *n, struct rule *r, char *opt, unsigned *pos
     } else if (strcmp(name, "match-case") == 0) {
         r->match_case = 1;
     } else if ((strcmp(name, "domain") == 0 || strcmp(name, "from") == 0) && value) {
-        domain_list_parse(&r->from, value);
+        naive_domains_parse(&r->from, value);
     } else if (strcmp(name, "to") == 0 && value) {
-        domain_list_parse(&r->to, value);
+        naive_domains_parse(&r->to, value);
     } else if (strcmp(name, "denyallow") == 0 && value) {
-        domain_list_parse(&r->denyallow, value);
+        naive_domains_parse(&r->denyallow, value);
     } else if (strcmp(name, "redirect") == 0 || strcmp(name, "rewrite") == 0 ||
                strcmp(name, "empty") == 0 || strcmp(name, "mp4") == 0) {
         /* A redirect blocks the request (the gateway serves no replacement); an
@@ -278,6 +227,27 @@ static int rule_option(struct naive *n, struct rule *r, char *opt, unsigned *pos
     return 0;
 }
 
+/* An option word in the spelling $badfilter compares (uBO's short names are the same
+ * options as the long ones). */
+static char *option_key(const char *w)
+{
+    static const char *const alias[][2] = {
+        {"3p", "third-party"},    {"1p", "first-party"},    {"xhr", "xmlhttprequest"},
+        {"css", "stylesheet"},    {"frame", "subdocument"}, {"doc", "document"},
+        {"from", "domain"},       {"beacon", "ping"},       {"ehide", "elemhide"},
+        {"ghide", "generichide"}, {"shide", "specifichide"}};
+    int neg = w[0] == '~';
+    size_t len = strcspn(w + neg, "=");
+    for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+        if (strlen(alias[i][0]) == len && strncmp(w + neg, alias[i][0], len) == 0) {
+            size_t n = strlen(alias[i][1]) + strlen(w) + 2;
+            char *k = naive_xrealloc(NULL, n);
+            snprintf(k, n, "%s%s%s", neg ? "~" : "", alias[i][1], w + neg + len);
+            return k;
+        }
+    return naive_xstrndup(w, strlen(w));
+}
+
 /* The pattern (between "@@" and "$"): a /regex/ to PCRE2, else anchors and tokens. */
 static int rule_pattern(struct naive *n, struct rule *r, const char *p, size_t len)
 {
@@ -288,6 +258,9 @@ static int rule_pattern(struct naive *n, struct rule *r, const char *p, size_t l
         r->re = pcre2_compile((PCRE2_SPTR)(p + 1), len - 2, flags, &code, &off, NULL);
         if (r->re == NULL)
             return -1;
+        /* JIT only for speed (every request tries every regex rule); if it fails, the
+         * interpreter gives the same answers. */
+        (void)pcre2_jit_compile(r->re, PCRE2_JIT_COMPLETE);
         n->stats.regex++;
         return 0;
     }
@@ -302,7 +275,7 @@ static int rule_pattern(struct naive *n, struct rule *r, const char *p, size_t l
         r->end_anchor = 1;
         len--;
     }
-    r->tok = xrealloc(NULL, (len + 1) * sizeof(*r->tok));
+    r->tok = naive_xrealloc(NULL, (len + 1) * sizeof(*r->tok));
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)p[i];
         if (c == '*') {
@@ -339,9 +312,9 @@ static void rule_free(struct rule *r)
     free(r->norm);
     free(r->tok);
     pcre2_code_free(r->re);
-    domain_list_free(&r->from);
-    domain_list_free(&r->to);
-    domain_list_free(&r->denyallow);
+    naive_domains_free(&r->from);
+    naive_domains_free(&r->to);
+    naive_domains_free(&r->denyallow);
 }
 
 /* Parse one line (trimmed, NUL-terminated) into a rule, or drop it as the engines do
@@ -366,7 +339,7 @@ static void add_line(struct naive *n, const char *line)
         dollar = NULL;
     size_t plen = dollar ? (size_t)(dollar - p) : strlen(p);
     unsigned pos = 0, neg = 0;
-    char *opts = xstrndup(dollar ? dollar + 1 : "", dollar ? strlen(dollar + 1) : 0);
+    char *opts = naive_xstrndup(dollar ? dollar + 1 : "", dollar ? strlen(dollar + 1) : 0);
     for (char *c = opts; *c; c++)
         *c = (char)tolower((unsigned char)*c);
     /* The option words, kept sorted for the $badfilter key. */
@@ -376,8 +349,8 @@ static void add_line(struct naive *n, const char *line)
     for (char *save = NULL, *w = strtok_r(opts, ",", &save); w && !bad;
          w = strtok_r(NULL, ",", &save)) {
         if (strcmp(w, "badfilter") != 0) {
-            words = xrealloc(words, (nwords + 1) * sizeof(*words));
-            words[nwords++] = xstrndup(w, strlen(w));
+            words = naive_xrealloc(words, (nwords + 1) * sizeof(*words));
+            words[nwords++] = option_key(w);
         }
         if (rule_option(n, &r, w, &pos, &neg) < 0)
             bad = 1;
@@ -393,18 +366,19 @@ static void add_line(struct naive *n, const char *line)
             bad = 1;
     }
     if (!bad) {
-        qsort(words, nwords, sizeof(*words), cmp_str);
+        if (nwords > 1)
+            qsort(words, nwords, sizeof(*words), cmp_str);
         size_t klen = 3 + plen + 1;
         for (size_t i = 0; i < nwords; i++)
             klen += strlen(words[i]) + 1;
-        r.norm = xrealloc(NULL, klen);
+        r.norm = naive_xrealloc(NULL, klen);
         int off = snprintf(r.norm, klen, "%s%.*s$", r.exception ? "@@" : "", (int)plen, p);
         if (!r.match_case)
             for (char *c = r.norm; *c; c++)
                 *c = (char)tolower((unsigned char)*c);
         for (size_t i = 0; i < nwords; i++)
             off += snprintf(r.norm + off, klen - (size_t)off, "%s%s", i ? "," : "", words[i]);
-        r.raw = xstrndup(line, strlen(line));
+        r.raw = naive_xstrndup(line, strlen(line));
     }
     for (size_t i = 0; i < nwords; i++)
         free(words[i]);
@@ -419,7 +393,7 @@ static void add_line(struct naive *n, const char *line)
         n->stats.inert++;
     if (n->nrules == n->caprules) {
         n->caprules = n->caprules ? 2 * n->caprules : 1024;
-        n->rules = xrealloc(n->rules, n->caprules * sizeof(*n->rules));
+        n->rules = naive_xrealloc(n->rules, n->caprules * sizeof(*n->rules));
     }
     n->rules[n->nrules++] = r;
 }
@@ -479,7 +453,7 @@ int naive_add_list(struct naive *n, const char *text, size_t len, char *err, siz
         const char *t = e;
         while (t > s && isspace((unsigned char)t[-1]))
             t--;
-        char *line = xstrndup(s, (size_t)(t - s));
+        char *line = naive_xstrndup(s, (size_t)(t - s));
         add_line(n, line);
         free(line);
         text = nl ? nl + 1 : end;
@@ -572,6 +546,7 @@ int naive_finish(struct naive *n, char *err, size_t errlen)
 void naive_get_stats(const struct naive *n, struct naive_stats *s)
 {
     *s = n->stats;
+    s->always = n->always.n;
 }
 
 /* A request as the matcher sees it. */
@@ -589,105 +564,6 @@ struct req {
     char *from_host; /* NULL: no initiator */
     const char *from_reg;
 };
-
-/* The host of a URL: between "scheme://" and the first '/', '?' or '#', without the user
- * information and the port. NULL when the URL has no "://". */
-static char *url_host(const char *url, size_t *start, size_t *end)
-{
-    const char *p = url;
-    while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.' || *p == '_')
-        p++;
-    if (p == url || p[0] != ':' || p[1] != '/')
-        return NULL;
-    p++;
-    while (*p == '/')
-        p++;
-    const char *h = p;
-    const char *e = h + strcspn(h, "/?#");
-    if (start != NULL) {
-        *start = (size_t)(h - url);
-        *end = (size_t)(h + strcspn(h, "/") - url);
-    }
-    const char *at = memrchr(h, '@', (size_t)(e - h));
-    if (at != NULL)
-        h = at + 1;
-    if (start != NULL) /* user information is not part of the host "||" anchors in */
-        *start = (size_t)(h - url);
-    const char *q = e;
-    if (*h == '[') {
-        const char *rb = memchr(h, ']', (size_t)(e - h));
-        if (rb != NULL)
-            q = rb + 1;
-    } else {
-        const char *colon = memchr(h, ':', (size_t)(e - h));
-        if (colon != NULL)
-            q = colon;
-    }
-    char *host = xstrndup(h, (size_t)(q - h));
-    for (char *c = host; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-    size_t hl = strlen(host);
-    if (hl > 0 && host[hl - 1] == '.')
-        host[hl - 1] = '\0';
-    return host;
-}
-
-static int is_ip_literal(const char *host)
-{
-    if (host[0] == '[')
-        return 1;
-    int dots = 0;
-    for (const char *c = host; *c; c++) {
-        if (*c == '.')
-            dots++;
-        else if (!isdigit((unsigned char)*c))
-            return 0;
-    }
-    return dots == 3;
-}
-
-/* The site a host belongs to: its registrable domain by the Public Suffix List, or the
- * host itself (an IP address, a public suffix, a single label). */
-static const char *registrable(const psl_ctx_t *psl, const char *host)
-{
-    if (is_ip_literal(host))
-        return host;
-    const char *r = psl_registrable_domain(psl, host);
-    return r ? r : host;
-}
-
-/* host is name or a subdomain of it; "name.*" is an entity: name followed by any public
- * suffix (uBO). */
-static int host_in(const psl_ctx_t *psl, const char *host, const char *name)
-{
-    size_t nl = strlen(name), hl = strlen(host);
-    if (nl >= 2 && strcmp(name + nl - 2, ".*") == 0) {
-        const char *suffix = psl_unregistrable_domain(psl, host);
-        if (suffix == NULL || suffix == host || suffix[-1] != '.')
-            return 0;
-        hl = (size_t)(suffix - 1 - host);
-        nl -= 2;
-    } else if (hl == nl) {
-        return strcmp(host, name) == 0;
-    }
-    if (hl < nl || memcmp(host + hl - nl, name, nl) != 0)
-        return 0;
-    return hl == nl || host[hl - nl - 1] == '.';
-}
-
-/* A $domain / $to list: no negated name may match; if there are plain names, one must. */
-static int domains_ok(const psl_ctx_t *psl, const struct domain_list *d, const char *host)
-{
-    int positives = 0, hit = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        int in = host != NULL && host_in(psl, host, d->names[i]);
-        if (d->neg[i] && in)
-            return 0;
-        positives += !d->neg[i];
-        hit |= !d->neg[i] && in;
-    }
-    return positives == 0 || hit;
-}
 
 /* Tokens t[ti..] against s[si..]: '*' any run, '^' a separator byte or the end. Plain
  * recursion: patterns are short and few '*' per rule. */
@@ -756,12 +632,12 @@ static int options_match(struct naive *n, const struct rule *r, const struct req
         if ((r->strict1p && !same) || (r->strict3p && same))
             return 0;
     }
-    if (r->from.n > 0 && !domains_ok(n->psl, &r->from, q->from_host))
+    if (r->from.n > 0 && !naive_domains_ok(n->psl, &r->from, q->from_host))
         return 0;
-    if (r->to.n > 0 && !domains_ok(n->psl, &r->to, q->has_host ? q->host : NULL))
+    if (r->to.n > 0 && !naive_domains_ok(n->psl, &r->to, q->has_host ? q->host : NULL))
         return 0;
     for (size_t i = 0; i < r->denyallow.n; i++)
-        if (q->has_host && host_in(n->psl, q->host, r->denyallow.names[i]))
+        if (q->has_host && naive_host_in(n->psl, q->host, r->denyallow.names[i]))
             return 0;
     return 1;
 }
@@ -790,18 +666,29 @@ static void candidates(struct naive *n, const struct req *q)
         need += n->grams[h].n;
         if (need > n->capcand) {
             n->capcand = 2 * need;
-            n->cand = xrealloc(n->cand, n->capcand * sizeof(*n->cand));
+            n->cand = naive_xrealloc(n->cand, n->capcand * sizeof(*n->cand));
         }
-        memcpy(n->cand + n->ncand, n->grams[h].ids, n->grams[h].n * sizeof(*n->cand));
+        if (n->grams[h].n > 0)
+            memcpy(n->cand + n->ncand, n->grams[h].ids, n->grams[h].n * sizeof(*n->cand));
         n->ncand += n->grams[h].n;
     }
+    /* The pieces' rules sorted, then merged with the always-tried ones (already in list
+     * order) from the back, in place. */
+    need = 2 * need + 1;
     if (need > n->capcand) {
-        n->capcand = 2 * need;
-        n->cand = xrealloc(n->cand, n->capcand * sizeof(*n->cand));
+        n->capcand = need;
+        n->cand = naive_xrealloc(n->cand, n->capcand * sizeof(*n->cand));
     }
-    memcpy(n->cand + n->ncand, n->always.ids, n->always.n * sizeof(*n->cand));
+    if (n->ncand > 1)
+        qsort(n->cand, n->ncand, sizeof(*n->cand), cmp_u32);
+    size_t i = n->ncand, j = n->always.n, k = n->ncand + n->always.n;
+    while (j > 0) {
+        if (i > 0 && n->cand[i - 1] > n->always.ids[j - 1])
+            n->cand[--k] = n->cand[--i];
+        else
+            n->cand[--k] = n->always.ids[--j];
+    }
     n->ncand += n->always.n;
-    qsort(n->cand, n->ncand, sizeof(*n->cand), cmp_u32);
 }
 
 static void req_init(struct naive *n, struct req *q, const char *url, unsigned type,
@@ -812,14 +699,14 @@ static void req_init(struct naive *n, struct req *q, const char *url, unsigned t
     /* "host." is the same host as "host" (a fully qualified name): drop the dot, so that
      * `||host^` sees the separator after it. */
     size_t hs, he;
-    char *h = url_host(url, &hs, &he);
+    char *h = naive_url_host(url, &hs, &he);
     if (h != NULL) {
         size_t e = hs + strcspn(url + hs, "/?#");
         const char *at = memrchr(url + hs, '@', e - hs);
         size_t b = at ? (size_t)(at - url) + 1 : hs;
         size_t c = b + strcspn(url + b, ":/?#");
         if (url[b] != '[' && c > b + 1 && url[c - 1] == '.') {
-            q->owned = xstrndup(url, strlen(url));
+            q->owned = naive_xstrndup(url, strlen(url));
             memmove(q->owned + c - 1, q->owned + c, strlen(q->owned + c) + 1);
             q->url = q->owned;
         }
@@ -827,26 +714,26 @@ static void req_init(struct naive *n, struct req *q, const char *url, unsigned t
     }
     url = q->url;
     q->len = strlen(url);
-    q->lurl = xstrndup(url, q->len);
+    q->lurl = naive_xstrndup(url, q->len);
     for (char *c = q->lurl; *c; c++)
         *c = (char)tolower((unsigned char)*c);
-    q->host = url_host(url, &q->host_start, &q->host_end);
+    q->host = naive_url_host(url, &q->host_start, &q->host_end);
     q->has_host = q->host != NULL;
     if (q->host == NULL)
-        q->host = xstrndup("", 0);
-    q->reg = registrable(n->psl, q->host);
+        q->host = naive_xstrndup("", 0);
+    q->reg = naive_site(n->psl, q->host);
     q->type = type;
     if (from != NULL && from[0] != '\0') {
-        q->from_host = url_host(from, NULL, NULL);
+        q->from_host = naive_url_host(from, NULL, NULL);
         if (q->from_host == NULL) { /* a bare host name as the page */
-            char *u = xrealloc(NULL, strlen(from) + 8);
+            char *u = naive_xrealloc(NULL, strlen(from) + 8);
             snprintf(u, strlen(from) + 8, "http://%s", from);
-            q->from_host = url_host(u, NULL, NULL);
+            q->from_host = naive_url_host(u, NULL, NULL);
             free(u);
         }
         if (q->from_host == NULL)
-            q->from_host = xstrndup("", 0);
-        q->from_reg = registrable(n->psl, q->from_host);
+            q->from_host = naive_xstrndup("", 0);
+        q->from_reg = naive_site(n->psl, q->from_host);
     }
 }
 

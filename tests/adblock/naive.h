@@ -27,6 +27,7 @@ struct naive_stats {
     size_t dropped;    /* unknown option or bad pattern: ignored, as the engines do */
     size_t badfiltered;
     size_t skipped; /* comments, headers, cosmetic rules */
+    size_t always;  /* rules tried on every request (no 3-byte literal piece) */
 };
 
 struct naive *naive_new(char *err, size_t errlen);

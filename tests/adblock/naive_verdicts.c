@@ -69,8 +69,9 @@ int main(int argc, char **argv)
         naive_get_stats(n, &s);
         fprintf(stderr,
                 "network %zu (exceptions %zu, regex %zu), inert %zu, dropped %zu, "
-                "badfiltered %zu, skipped %zu\n",
-                s.network, s.exceptions, s.regex, s.inert, s.dropped, s.badfiltered, s.skipped);
+                "badfiltered %zu, skipped %zu, tried on every request %zu\n",
+                s.network, s.exceptions, s.regex, s.inert, s.dropped, s.badfiltered, s.skipped,
+                s.always);
     }
     char *line = NULL;
     size_t cap = 0;
