@@ -125,6 +125,8 @@ struct naive {
     uint32_t *cand;
     size_t ncand, capcand;
     pcre2_match_data *md;
+    unsigned char *failed; /* tok_match's failed states, grown as needed */
+    size_t capfailed;
     struct naive_stats stats;
     int finished;
 };
@@ -431,6 +433,7 @@ void naive_free(struct naive *n)
     free(n->always.ids);
     free(n->seen);
     free(n->cand);
+    free(n->failed);
     pcre2_match_data_free(n->md);
     if (n->psl != psl_builtin())
         psl_free((psl_ctx_t *)n->psl);
@@ -565,28 +568,42 @@ struct req {
     const char *from_reg;
 };
 
+/* One pattern against one URL: the tokens, the text, and the states (token, byte) known
+ * to fail, so that several '*' cost (tokens x bytes), not bytes to the power of stars. */
+struct tmatch {
+    const int *t;
+    size_t nt;
+    const char *s;
+    size_t len;
+    int end_anchor;
+    unsigned char *failed; /* NULL: no '*' in the pattern, nothing to remember */
+};
+
 /* Tokens t[ti..] against s[si..]: '*' any run, '^' a separator byte or the end. Plain
- * recursion: patterns are short and few '*' per rule. */
-static int tok_match(const int *t, size_t nt, size_t ti, const char *s, size_t len, size_t si,
-                     int end_anchor)
+ * recursion over the tokens. */
+static int tok_match(const struct tmatch *m, size_t ti, size_t si)
 {
     for (;;) {
-        if (ti == nt)
-            return !end_anchor || si == len;
-        if (t[ti] == TOK_STAR) {
-            for (size_t k = si; k <= len; k++)
-                if (tok_match(t, nt, ti + 1, s, len, k, end_anchor))
+        if (ti == m->nt)
+            return !m->end_anchor || si == m->len;
+        if (m->t[ti] == TOK_STAR) {
+            unsigned char *f = &m->failed[ti * (m->len + 1) + si];
+            if (*f)
+                return 0;
+            for (size_t k = si; k <= m->len; k++)
+                if (tok_match(m, ti + 1, k))
                     return 1;
+            *f = 1;
             return 0;
         }
-        if (t[ti] == TOK_SEP) {
-            if (si == len) {
+        if (m->t[ti] == TOK_SEP) {
+            if (si == m->len) {
                 ti++;
                 continue;
             }
-            if (!is_separator((unsigned char)s[si]))
+            if (!is_separator((unsigned char)m->s[si]))
                 return 0;
-        } else if (si == len || (unsigned char)s[si] != t[ti]) {
+        } else if (si == m->len || (unsigned char)m->s[si] != m->t[ti]) {
             return 0;
         }
         ti++, si++;
@@ -596,23 +613,34 @@ static int tok_match(const int *t, size_t nt, size_t ti, const char *s, size_t l
 /* The pattern of r against the URL, per the anchors. */
 static int pattern_match(struct naive *n, const struct rule *r, const struct req *q)
 {
-    const char *s = r->match_case ? q->url : q->lurl;
     if (r->re != NULL)
         return pcre2_match(r->re, (PCRE2_SPTR)q->url, q->len, 0, 0, n->md, NULL) >= 0;
+    struct tmatch m = {r->tok, r->ntok,       r->match_case ? q->url : q->lurl,
+                       q->len, r->end_anchor, NULL};
+    for (size_t i = 0; i < r->ntok; i++)
+        if (r->tok[i] == TOK_STAR) {
+            size_t need = (r->ntok + 1) * (q->len + 1);
+            if (need > n->capfailed) {
+                n->capfailed = 2 * need;
+                n->failed = naive_xrealloc(n->failed, n->capfailed);
+            }
+            memset(n->failed, 0, need);
+            m.failed = n->failed;
+            break;
+        }
     if (r->anchor == A_LEFT)
-        return tok_match(r->tok, r->ntok, 0, s, q->len, 0, r->end_anchor);
+        return tok_match(&m, 0, 0);
     if (r->anchor == A_HOST) {
         /* "||": at the start of the host or just after any '.' in it (ABP). */
         if (!q->has_host)
             return 0;
         for (size_t i = q->host_start; i < q->host_end; i++)
-            if ((i == q->host_start || s[i - 1] == '.') &&
-                tok_match(r->tok, r->ntok, 0, s, q->len, i, r->end_anchor))
+            if ((i == q->host_start || m.s[i - 1] == '.') && tok_match(&m, 0, i))
                 return 1;
         return 0;
     }
     for (size_t i = 0; i <= q->len; i++)
-        if (tok_match(r->tok, r->ntok, 0, s, q->len, i, r->end_anchor))
+        if (tok_match(&m, 0, i))
             return 1;
     return 0;
 }
