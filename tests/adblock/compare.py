@@ -6,7 +6,8 @@ and requests.
              [--examples DIR] LISTFILE...
 
 CMD is a verdict program with the TSV interface (`CMD LISTFILE... < requests`), e.g.
-`node tests/adblock/ref_verdicts.mjs` or `_build/tests/adblock/naive_verdicts`; A is the
+`node tests/adblock/ref_verdicts.mjs` or `_build/tests/adblock/naive_verdicts`, or
+`file:PATH`, verdicts an earlier run wrote with --save DIR (DIR/a.tsv, DIR/b.tsv); A is the
 side judged against (the reference), B the side under test. Prints the agreement, the
 BLOCK/PASS disagreements in each direction, and the disagreements grouped by the syntax
 features and options of the rules that decided on either side. Each disagreement is
@@ -33,6 +34,8 @@ import tempfile
 
 
 def run(cmd, lists, corpus):
+    if cmd.startswith('file:'):  # verdicts saved by an earlier run (--save)
+        return None, open(cmd[5:], 'rb')
     out = tempfile.TemporaryFile()
     with open(corpus, 'rb') as stdin:
         p = subprocess.Popen(shlex.split(cmd) + lists, stdin=stdin, stdout=out,
@@ -41,6 +44,8 @@ def run(cmd, lists, corpus):
 
 
 def finish(cmd, p, out):
+    if p is None:
+        return out.read().decode('utf-8', errors='replace').split('\n')[:-1]
     _, err = p.communicate()
     if p.returncode != 0:
         sys.stderr.write('compare: %s exited %d: %s\n' % (cmd, p.returncode,
@@ -125,6 +130,7 @@ def main():
     ap.add_argument('--known', default='')
     ap.add_argument('--examples', default='')
     ap.add_argument('--top', type=int, default=25)
+    ap.add_argument('--save', default='', help='write the verdicts to DIR/a.tsv, DIR/b.tsv')
     ap.add_argument('lists', nargs='+')
     args = ap.parse_args()
 
@@ -133,6 +139,11 @@ def main():
     pb, ob = run(args.b, args.lists, args.corpus)
     va = finish(args.a, pa, oa)
     vb = finish(args.b, pb, ob)
+    if args.save:
+        os.makedirs(args.save, exist_ok=True)
+        for name, v in (('a.tsv', va), ('b.tsv', vb)):
+            with open(os.path.join(args.save, name), 'w', encoding='utf-8') as fh:
+                fh.write(''.join(line + '\n' for line in v))
     with open(args.corpus, encoding='utf-8', errors='replace') as fh:
         reqs = fh.read().split('\n')[:-1]
     if not (len(reqs) == len(va) == len(vb)):

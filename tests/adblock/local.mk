@@ -8,7 +8,7 @@ tests_adblock_naive_verdicts_SOURCES = tests/adblock/naive_verdicts.c tests/adbl
 tests_adblock_naive_verdicts_CFLAGS = $(AM_CFLAGS)
 tests_adblock_naive_verdicts_LDADD = -lpcre2-8 -lpsl
 EXTRA_DIST += tests/adblock/package.json tests/adblock/package-lock.json \
-	tests/adblock/ref_verdicts.mjs scripts/adblock-lists.sh
+	tests/adblock/ref_verdicts.mjs
 # (a) the program under test against the reference on the real lists; (b) against the
 # naive matcher on random rule sets. Each skips (77) when what it needs is missing.
 TESTS += tests/adblock/ref_test.sh tests/adblock/random_test.sh
