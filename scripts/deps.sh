@@ -7,7 +7,31 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis
       postfix bind9-dnsutils dnsperf haproxy
-      libnginx-mod-stream)
+      libnginx-mod-stream
+      libpcre2-dev libpsl-dev publicsuffix)
+# The Adblock differential tests run the reference engine (tests/adblock/) with node:
+# Debian's nodejs and npm, unless node and npm are already there from elsewhere.
+if ! command -v node >/dev/null 2>&1; then
+    pkgs+=(nodejs)
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    pkgs+=(npm)
+fi
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+# The reference engine, pinned by tests/adblock/package-lock.json, into
+# tests/adblock/node_modules: only when it is missing or the lockfile changed since.
+npm_ci() {
+    local dir=$here/tests/adblock stamp=$here/tests/adblock/node_modules/.bloomgate-lock
+    [ -f "$dir/package-lock.json" ] || return 0
+    command -v npm >/dev/null 2>&1 || return 0
+    if [ -f "$stamp" ] && cmp -s "$dir/package-lock.json" "$stamp"; then
+        return 0
+    fi
+    echo "deps: npm ci --prefix tests/adblock" >&2
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null
+    cp "$dir/package-lock.json" "$stamp"
+}
 missing=()
 for p in "${pkgs[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -15,6 +39,7 @@ for p in "${pkgs[@]}"; do
     fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
+    npm_ci
     exit 0
 fi
 echo "deps: installing ${missing[*]}" >&2
@@ -27,3 +52,4 @@ export DEBIAN_FRONTEND=noninteractive
 echo "postfix postfix/main_mailer_type select No configuration" | $SUDO debconf-set-selections
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+npm_ci

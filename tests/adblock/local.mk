@@ -1,0 +1,17 @@
+# Adblock differential tests (issue 26): the naive matcher, the reference engine
+# (node, tests/adblock/node_modules), the corpus builder and the comparisons.
+# Included from Makefile.am.
+noinst_PROGRAMS += tests/adblock/naive_verdicts
+tests_adblock_naive_verdicts_SOURCES = tests/adblock/naive_verdicts.c tests/adblock/naive.c \
+	tests/adblock/naive_host.c tests/adblock/naive_host.h \
+	tests/adblock/naive.h
+tests_adblock_naive_verdicts_CFLAGS = $(AM_CFLAGS)
+tests_adblock_naive_verdicts_LDADD = -lpcre2-8 -lpsl
+EXTRA_DIST += tests/adblock/package.json tests/adblock/package-lock.json \
+	tests/adblock/ref_verdicts.mjs
+# (a) the program under test against the reference on the real lists; (b) against the
+# naive matcher on random rule sets. Each skips (77) when what it needs is missing.
+TESTS += tests/adblock/ref_test.sh tests/adblock/random_test.sh
+AM_TESTS_ENVIRONMENT += ADBLOCK_BUILDDIR='$(abs_top_builddir)'; export ADBLOCK_BUILDDIR;
+EXTRA_DIST += tests/adblock/ref_test.sh tests/adblock/random_test.sh \
+	tests/adblock/make_corpus.py tests/adblock/compare.py tests/adblock/known-differences.txt
