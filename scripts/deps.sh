@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
       libevent-dev libxxhash-dev libjansson-dev libidn2-dev check
+      libpsl-dev libpcre2-dev publicsuffix
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis
       postfix bind9-dnsutils dnsperf haproxy
