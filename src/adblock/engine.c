@@ -327,17 +327,18 @@ static unsigned regex_tokens(const char *p, size_t n, uint32_t *out)
                     continue;
                 }
                 if (cls) {
-                    if (p[j] == ']')
+                    if (p[j] == ']') {
                         cls = false;
+                        if (depth == 0)
+                            break;
+                    }
                     continue;
                 }
                 if (p[j] == '[')
                     cls = true;
                 else if (p[j] == '(')
                     depth++;
-                else if (p[j] == ')')
-                    depth--;
-                if (!cls && depth == 0 && (c == '(' || p[j] == ']'))
+                else if (p[j] == ')' && --depth == 0)
                     break;
             }
             if (j >= n)
@@ -385,6 +386,16 @@ static unsigned regex_tokens(const char *p, size_t n, uint32_t *out)
     }
     return k;
 }
+
+/* Tokens nearly every URL carries: a rule filed under one would be tested on
+ * nearly every request, however few rules name it. Counted as if a million
+ * rules did, so any other token of the rule wins. */
+static const char *const common_tokens[] = {
+    "http", "https", "www",  "com",  "net",   "org",    "js",   "html", "php",  "css",
+    "png",  "jpg",   "gif",  "cdn",  "static", "api",   "ws",   "wss",  "co",   "uk",
+    "de",   "io",    "min",  "img",  "images", "assets", "json", "v1",   "v2",   "id",
+    "index", "src",  "utm_source", "amp", "s", "a", "t", "1", "2", "www2",
+};
 
 static uint32_t entity_hash(const char *s, size_t n)
 {
@@ -599,6 +610,11 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         e->sum.regex += (r->flags & AB_F_REGEX) != 0;
         e->sum.page_exceptions += (r->flags & AB_F_PAGE) != 0;
     }
+    for (size_t i = 0; i < sizeof common_tokens / sizeof common_tokens[0]; i++) {
+        uint32_t *c = counts_at(&cnt, ab_hash(common_tokens[i], strlen(common_tokens[i])), false);
+        if (c)
+            *c += 1000000;
+    }
     for (uint32_t id = 0; id < e->nrules; id++) {
         const struct brule *r = &b->rules[map[id]];
         const struct ab_rule *cr = &e->rules[id];
@@ -647,6 +663,10 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                                                            : ab_hash(s, dm->len);
                     ok = pairs_add(&dp[kinds[k]], h, id);
                 }
+            } else if (cr->types != ADBLOCK_TYPES_ALL && __builtin_popcount(cr->types) <= 4) {
+                for (unsigned t = 0; t < ADBLOCK_TYPE_COUNT && ok; t++)
+                    if (cr->types & (1u << t))
+                        ok = pairs_add(&tp[kinds[k]], ab_type_token(t), id);
             } else {
                 struct ab_index *ix = &e->idx[kinds[k]];
                 ok = grow((void **)&ix->always, &always_cap[kinds[k]], ix->nalways + 1,

@@ -103,7 +103,8 @@ struct adblock_engine {
 
 /* The request as the matcher reads it (request.c fills it). */
 #define AB_URL_MAX 8192
-#define AB_TOKENS_MAX 512
+/* a URL of n bytes has at most n/2 + 1 tokens; one more for its type */
+#define AB_TOKENS_MAX (AB_URL_MAX / 2 + 2)
 #define AB_HOST_MAX 256
 struct ab_req {
     char url[AB_URL_MAX + 1]; /* lower-cased */
@@ -150,6 +151,13 @@ static inline uint32_t ab_hash_fix(uint32_t h)
     return h ? h : 1;
 }
 uint32_t ab_hash(const char *s, size_t n);
+
+/* The pseudo-token of a request type: rules with no token of their own but a
+ * few types are filed under it, and every request carries its type's. */
+static inline uint32_t ab_type_token(unsigned type)
+{
+    return ab_hash_fix((type + 1) * 0x9e3779b9u ^ 0x7f4a7c15u);
+}
 
 /* match.c */
 bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,

@@ -144,6 +144,7 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         if (comma)
             q->len = (size_t)(comma - u); /* only the media type is matched */
     }
+    q->tok[q->ntok++] = ab_type_token((unsigned)q->type);
     find_host(u, q->len, &q->host_off, &q->host_len);
     q->has_from = false;
     q->from_host_len = 0;
