@@ -415,9 +415,13 @@ static bool table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, siz
         if (i == 0 || (p->v[i] >> 32) != (p->v[i - 1] >> 32))
             groups++;
     t->cap = (uint32_t)(groups * 2 + 1);
-    t->keys = calloc(t->cap, sizeof *t->keys);
-    t->vals = calloc(t->cap, sizeof *t->vals);
-    if (t->keys == NULL || t->vals == NULL)
+    t->slots = calloc(t->cap, sizeof *t->slots);
+    uint64_t nbits = 64;
+    while (nbits < groups * 16)
+        nbits *= 2;
+    t->bits = calloc(nbits / 64, sizeof *t->bits);
+    t->bits_mask = (uint32_t)(nbits - 1);
+    if (t->slots == NULL || t->bits == NULL)
         return false;
     for (size_t i = 0; i < p->n;) {
         uint32_t key = (uint32_t)(p->v[i] >> 32);
@@ -436,10 +440,12 @@ static bool table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, siz
                 (*ids)[(*nids)++] = (uint32_t)p->v[k];
         }
         uint32_t s = (uint32_t)(((uint64_t)(key * 2654435761u) * t->cap) >> 32);
-        while (t->keys[s])
+        while (t->slots[s].key)
             s = s + 1 == t->cap ? 0 : s + 1;
-        t->keys[s] = key;
-        t->vals[s] = val;
+        t->slots[s].key = key;
+        t->slots[s].val = val;
+        uint32_t bit = (key >> 7) & t->bits_mask;
+        t->bits[bit >> 6] |= 1ull << (bit & 63);
         i = j;
     }
     return true;
@@ -635,18 +641,25 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                 best = tk[j];
             }
         }
-        /* no token: file under each initiator domain it names, if all are positive */
+        /* Where to file it, best first: a token few rules and few URLs carry;
+         * each initiator domain it names (positive ones); each of its few
+         * types; a common token; else the list tested on every request. */
         const struct ab_extra *x = cr->aux ? &e->extras[cr->aux - 1] : NULL;
+        bool typed = cr->types != ADBLOCK_TYPES_ALL && __builtin_popcount(cr->types) <= 4;
         bool by_dom = false;
-        if (best_n == UINT32_MAX && x && x->ndom) {
-            by_dom = true;
-            unsigned pos = 0;
+        if (x && x->ndom) {
             for (uint32_t d = 0; d < x->ndom; d++) {
                 const struct ab_dom *dm = &e->doms[x->dom + d];
                 if ((dm->flags >> AB_D_KIND_SHIFT) == ADBLOCK_DOM_FROM && !(dm->flags & AB_D_NEG))
-                    pos++;
+                    by_dom = true;
             }
-            by_dom = pos > 0;
+        }
+        if (best_n < 1000000 || (best_n != UINT32_MAX && !by_dom && !typed)) {
+            by_dom = typed = false;
+        } else {
+            best_n = UINT32_MAX;
+            if (by_dom)
+                typed = false;
         }
         for (int k = 0; k < nk; k++) {
             bool ok = true;
@@ -662,8 +675,9 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                     uint32_t h = (dm->flags & AB_D_ENTITY) ? entity_hash(s, dm->len)
                                                            : ab_hash(s, dm->len);
                     ok = pairs_add(&dp[kinds[k]], h, id);
+                    e->idx[kinds[k]].entities += (dm->flags & AB_D_ENTITY) != 0;
                 }
-            } else if (cr->types != ADBLOCK_TYPES_ALL && __builtin_popcount(cr->types) <= 4) {
+            } else if (typed) {
                 for (unsigned t = 0; t < ADBLOCK_TYPE_COUNT && ok; t++)
                     if (cr->types & (1u << t))
                         ok = pairs_add(&tp[kinds[k]], ab_type_token(t), id);
@@ -726,10 +740,10 @@ void adblock_engine_free(struct adblock_engine *e)
         pcre2_code_free(e->regexes[i]);
     free(e->regexes);
     for (int k = 0; k < AB_KINDS; k++) {
-        free(e->idx[k].tok.keys);
-        free(e->idx[k].tok.vals);
-        free(e->idx[k].dom.keys);
-        free(e->idx[k].dom.vals);
+        free(e->idx[k].tok.slots);
+        free(e->idx[k].tok.bits);
+        free(e->idx[k].dom.slots);
+        free(e->idx[k].dom.bits);
         free(e->idx[k].ids);
         free(e->idx[k].always);
     }
@@ -754,6 +768,8 @@ size_t adblock_engine_size(const struct adblock_engine *e)
     for (int k = 0; k < AB_KINDS; k++) {
         const struct ab_index *x = &e->idx[k];
         s += ((size_t)x->tok.cap + x->dom.cap) * 8 + ((size_t)x->nids + x->nalways) * 4;
+        s += x->tok.cap ? ((size_t)x->tok.bits_mask + 1) / 8 : 0;
+        s += x->dom.cap ? ((size_t)x->dom.bits_mask + 1) / 8 : 0;
     }
     for (uint32_t i = 0; i < e->nregexes; i++) {
         size_t sz = 0;

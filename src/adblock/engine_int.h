@@ -66,9 +66,17 @@ struct ab_dom {
  * that many rule ids. A hash collision only adds candidates, each tested in
  * full, so the index never changes a verdict. */
 #define AB_ONE 0x80000000u
+struct ab_slot {
+    uint32_t key, val; /* side by side: a probe that hits reads one cache line */
+};
 struct ab_table {
     uint32_t cap; /* slots; 0: empty table */
-    uint32_t *keys, *vals;
+    struct ab_slot *slots;
+    /* One bit per (key hash mod bits), set for every key: most of a URL's
+     * tokens are in no table, and this small array (about 16 bits a key, in
+     * cache) turns them away before the slots are touched. Never a false no. */
+    uint64_t *bits;
+    uint32_t bits_mask; /* bits - 1 (a power of two) */
 };
 
 /* The rules of one kind: filed by token, filed by initiator domain (rules
@@ -80,6 +88,7 @@ struct ab_index {
     uint32_t nids;
     uint32_t *always;
     uint32_t nalways;
+    uint32_t entities; /* domain keys that are entities (`name.*`): 0 skips their lookup */
 };
 
 enum ab_kind { AB_IMPORTANT, AB_BLOCK, AB_EXCEPT, AB_PAGE, AB_KINDS };
@@ -128,6 +137,9 @@ struct ab_req {
 struct adblock_ctx {
     struct ab_req req, page; /* the request; its initiator page as a document */
     pcre2_match_data *md;
+    /* scratch of match.c's token passes */
+    uint32_t cand[AB_TOKENS_MAX], one[AB_TOKENS_MAX], nlist[AB_TOKENS_MAX];
+    const uint32_t *list[AB_TOKENS_MAX];
 };
 
 /* request.c */

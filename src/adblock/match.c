@@ -251,11 +251,14 @@ static inline const uint32_t *table_get(const struct ab_table *t, const uint32_t
 {
     if (t->cap == 0)
         return NULL;
+    uint32_t b = (h >> 7) & t->bits_mask;
+    if (!(t->bits[b >> 6] & (1ull << (b & 63))))
+        return NULL;
     uint32_t s = slot_of(h, t->cap);
     for (;;) {
-        uint32_t k = t->keys[s];
+        uint32_t k = t->slots[s].key;
         if (k == h) {
-            uint32_t v = t->vals[s];
+            uint32_t v = t->slots[s].val;
             if (v & AB_ONE) {
                 *one = v & ~AB_ONE;
                 *n = 1;
@@ -274,9 +277,56 @@ static inline const uint32_t *table_get(const struct ab_table *t, const uint32_t
 static const struct ab_rule *try_list(const struct adblock_engine *e, struct adblock_ctx *c,
                                       struct ab_req *q, const uint32_t *l, uint32_t n)
 {
+    /* the rules, then their texts, are fetched before the first is tested, so
+     * their cache misses overlap instead of following one another */
+    for (uint32_t i = 0; i < n; i++)
+        __builtin_prefetch(&e->rules[l[i]]);
+    for (uint32_t i = 0; i < n; i++)
+        __builtin_prefetch(e->pool + e->rules[l[i]].text + e->rules[l[i]].pat_off);
     for (uint32_t i = 0; i < n; i++) {
         const struct ab_rule *r = &e->rules[l[i]];
         if (ab_rule_matches(e, c, q, r))
+            return r;
+    }
+    return NULL;
+}
+
+/* The URL's tokens against one token table, in passes so that the cache
+ * misses of all tokens overlap: the bitmap words, then the slots of the
+ * tokens it lets through, then the rule lists. */
+static const struct ab_rule *find_tokens(const struct adblock_engine *e, struct adblock_ctx *c,
+                                         struct ab_req *q, const struct ab_index *x)
+{
+    const struct ab_table *t = &x->tok;
+    uint32_t *cand = c->cand, m = 0;
+    for (unsigned i = 0; i < q->ntok; i++)
+        __builtin_prefetch(&t->bits[((q->tok[i] >> 7) & t->bits_mask) >> 6]);
+    for (unsigned i = 0; i < q->ntok; i++) {
+        uint32_t h = q->tok[i], b = (h >> 7) & t->bits_mask;
+        if (t->bits[b >> 6] & (1ull << (b & 63))) {
+            cand[m++] = h;
+            __builtin_prefetch(&t->slots[slot_of(h, t->cap)]);
+        }
+    }
+    uint32_t nl = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t n, one;
+        const uint32_t *l = table_get(t, x->ids, cand[j], &n, &one);
+        if (l == NULL)
+            continue;
+        if (l == &one) {
+            c->one[nl] = one;
+            l = &c->one[nl];
+            __builtin_prefetch(&e->rules[one]);
+        } else {
+            __builtin_prefetch(l);
+        }
+        c->list[nl] = l;
+        c->nlist[nl++] = n;
+    }
+    for (uint32_t j = 0; j < nl; j++) {
+        const struct ab_rule *r = try_list(e, c, q, c->list[j], c->nlist[j]);
+        if (r)
             return r;
     }
     return NULL;
@@ -289,13 +339,8 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
     const struct ab_rule *r;
     uint32_t n, one;
     const uint32_t *l;
-    if (x->tok.cap) {
-        for (unsigned i = 0; i < q->ntok; i++) {
-            l = table_get(&x->tok, x->ids, q->tok[i], &n, &one);
-            if (l && (r = try_list(e, c, q, l, n)))
-                return r;
-        }
-    }
+    if (x->tok.cap && (r = find_tokens(e, c, q, x)))
+        return r;
     if (x->dom.cap && q->has_from) {
         /* every label suffix of the initiator's host, then of its entity */
         const char *h = q->from_host;
@@ -307,6 +352,8 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
             if (l && (r = try_list(e, c, q, l, n)))
                 return r;
         }
+        if (x->entities == 0)
+            return try_list(e, c, q, x->always, x->nalways);
         if (q->from_ent_len == -2)
             q->from_ent_len = ab_host_entity_len(e, h, hn);
         for (int at = 0; at < q->from_ent_len; at++) {

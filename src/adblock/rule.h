@@ -79,10 +79,11 @@ static inline bool adblock_is_host_char(unsigned char ch)
            ch == '.' || ch == '-' || ch == '_';
 }
 
-/* Bytes of a token: a URL and a pattern are cut into runs of these. */
+/* Bytes of a token: a URL and a pattern are cut into runs of these. `%` cuts
+ * too, so that `%2Fevent.gif%3F` has the whole tokens `2fevent` and `gif`. */
 static inline bool adblock_is_token_char(unsigned char ch)
 {
-    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '%' || ch >= 0x80 ||
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch >= 0x80 ||
            (ch >= 'A' && ch <= 'Z');
 }
 
