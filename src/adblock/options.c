@@ -100,8 +100,11 @@ static const struct opt_row opts[] = {
 
 static const struct opt_row *opt_find(const char *s, size_t n)
 {
-    /* `$__` and longer runs of `_` are padding too */
-    if (n > 0 && strspn(s, "_") >= n)
+    /* `$__` and longer runs of `_` are padding too (s is not NUL-terminated) */
+    size_t u = 0;
+    while (u < n && s[u] == '_')
+        u++;
+    if (n > 0 && u == n)
         return &opts[sizeof opts / sizeof opts[0] - 2];
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (strlen(opts[i].name) == n && strncasecmp(opts[i].name, s, n) == 0)

@@ -63,23 +63,24 @@ uint32_t ab_hash(const char *s, size_t n)
     return ab_hash_fix(h);
 }
 
-/* The host of a lower-cased URL: after `scheme://` and any user info, up to
- * the port, path, query or fragment; an IPv6 host keeps no brackets. */
+/* The host of a URL: after `scheme://` and any user info, up to the port,
+ * path, query or fragment; an IPv6 host keeps no brackets. Case does not
+ * matter to the scan, so the caller's bytes are read as they are. */
 static void find_host(const char *u, size_t n, size_t *off, size_t *len)
 {
     const char *p = memchr(u, ':', n);
     size_t i = p ? (size_t)(p - u) + 1 : 0;
     while (i < n && u[i] == '/')
         i++;
-    size_t end = i;
-    while (end < n && u[end] != '/' && u[end] != '?' && u[end] != '#')
-        end++;
-    const char *at = NULL;
-    for (size_t k = i; k < end; k++)
-        if (u[k] == '@')
-            at = u + k;
-    if (at)
-        i = (size_t)(at - u) + 1;
+    size_t end = i, start = i;
+    for (; end < n; end++) {
+        char c = u[end];
+        if (c == '/' || c == '?' || c == '#')
+            break;
+        if (c == '@')
+            start = end + 1;
+    }
+    i = start;
     if (i < end && u[i] == '[') {
         size_t k = i + 1;
         while (k < end && u[k] != ']')
@@ -93,6 +94,19 @@ static void find_host(const char *u, size_t n, size_t *off, size_t *len)
         k++;
     *off = i;
     *len = k - i;
+}
+
+/* Byte classes for the one pass over a URL, as constants (no start-up code, no
+ * race): the token bytes of adblock_is_token_char as a 256-bit map. */
+static const uint64_t token_map[4] = {0x03FF000000000000ull, 0x07FFFFFE07FFFFFEull, ~0ull,
+                                      ~0ull};
+static inline bool token_of(unsigned char c)
+{
+    return (token_map[c >> 6] >> (c & 63)) & 1;
+}
+static inline unsigned char lower_of(unsigned char c)
+{
+    return (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
 }
 
 /* Why: lower-case and tokenise the URL once, so every candidate rule compares
@@ -110,26 +124,25 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->strict_party = -1;
     q->from_ent_len = -2;
     q->host_ent_len = -2;
-    q->ntok = 0;
+    unsigned nt = 0;
     uint32_t h = AB_HASH_SEED;
-    size_t run = 0;
+    bool run = false;
+    char *out = q->url;
     for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)url[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (unsigned char)(c + 32);
-        q->url[i] = (char)c;
-        if (adblock_is_token_char(c)) {
+        unsigned char c = lower_of((unsigned char)url[i]);
+        out[i] = (char)c;
+        if (token_of(c)) {
             h = (h ^ c) * 16777619u;
-            run++;
+            run = true;
         } else if (run) {
-            if (q->ntok < AB_TOKENS_MAX)
-                q->tok[q->ntok++] = ab_hash_fix(h);
+            q->tok[nt++] = ab_hash_fix(h);
             h = AB_HASH_SEED;
-            run = 0;
+            run = false;
         }
     }
-    if (run && q->ntok < AB_TOKENS_MAX)
-        q->tok[q->ntok++] = ab_hash_fix(h);
+    if (run)
+        q->tok[nt++] = ab_hash_fix(h);
+    q->ntok = nt;
     q->url[len] = 0;
     const char *u = q->url;
     q->supported = false;
@@ -149,24 +162,17 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->has_from = false;
     q->from_host_len = 0;
     if (from != NULL && from_len > 0) {
-        size_t fo, fl;
-        char tmp[AB_URL_MAX];
-        size_t n = from_len < sizeof tmp ? from_len : sizeof tmp;
-        for (size_t i = 0; i < n; i++) {
-            unsigned char c = (unsigned char)from[i];
-            tmp[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        }
+        size_t fo = 0, fl = 0, n = from_len;
         /* a bare host name is accepted as the page too */
-        if (memmem(tmp, n, "://", 3) == NULL) {
-            fo = 0;
-            fl = 0;
-            while (fl < n && tmp[fl] != '/' && tmp[fl] != ':' && tmp[fl] != '?')
+        if (memmem(from, n, "://", 3) == NULL) {
+            while (fl < n && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
                 fl++;
         } else {
-            find_host(tmp, n, &fo, &fl);
+            find_host(from, n, &fo, &fl);
         }
         if (fl > 0 && fl <= AB_HOST_MAX) {
-            memcpy(q->from_host, tmp + fo, fl);
+            for (size_t i = 0; i < fl; i++)
+                q->from_host[i] = (char)lower_of((unsigned char)from[fo + i]);
             q->from_host[fl] = 0;
             q->from_host_len = fl;
             q->has_from = true;

@@ -174,6 +174,8 @@ START_TEST(test_options)
     IS("||a.example^$redirect=noop.js", ADBLOCK_CLASS_NETWORK);
     IS("||a.example^$redirect-rule=noop.js", ADBLOCK_CLASS_REDIRECT_RULE);
     IS("||a.example^$_,script", ADBLOCK_CLASS_NETWORK);
+    IS("||a.example^$script,__", ADBLOCK_CLASS_NETWORK); /* found by fuzz_adblock_rule */
+    IS("||a.example^$_x", ADBLOCK_CLASS_REJECTED);
 }
 END_TEST
 
