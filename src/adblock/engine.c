@@ -526,6 +526,21 @@ oom:
     return -1;
 }
 
+/* `||host^` or `||host^$third-party`, host without a dot at either end: a
+ * rule the host table holds (engine_int.h). */
+static bool is_plain_host(const char *t, const struct brule *r)
+{
+    if ((r->flags & ~(AB_F_1P | AB_F_3P)) != AB_F_HOST || !(r->flags & AB_F_3P) ||
+        r->ndom || r->methods || r->types != ADBLOCK_TYPES_ALL || r->host_len == 0)
+        return false;
+    const char *h = t + 2;
+    size_t n = r->host_len;
+    if (r->pat_off != 2 || r->pat_end != 2 + n + 1 || h[n] != '^' || h[0] == '.' ||
+        h[n - 1] == '.')
+        return false;
+    return r->len == r->pat_end || (r->flags & AB_F_1P) == 0;
+}
+
 static bool is_cancelled(const struct adblock_builder *b, const struct brule *r)
 {
     for (size_t i = 0; i < b->nbad; i++)
@@ -546,6 +561,8 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     struct adblock_engine *e = calloc(1, sizeof *e);
     struct pairs tp[AB_KINDS], dp[AB_KINDS];
     struct counts cnt = {0};
+    struct pairs hp = {0};
+    size_t host_ids_cap = 0, nhost_ids = 0;
     uint32_t *toks = NULL;
     uint8_t *ntoks = NULL;
     size_t always_cap[AB_KINDS] = {0}, ids_cap[AB_KINDS] = {0};
@@ -588,6 +605,15 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         const struct brule *r = &b->rules[i];
         if (r->cancelled)
             continue;
+        if (is_plain_host(e->pool + r->text, r) && e->pool_len <= AB_H_OFF) {
+            const char *h = e->pool + r->text + 2;
+            uint32_t v = r->text | ((r->flags & AB_F_1P) ? 0 : AB_H_3P);
+            if (!pairs_add(&hp, ab_hash(h, r->host_len), v))
+                goto oom;
+            e->sum.blocks++;
+            e->nhosts++;
+            continue;
+        }
         uint32_t id = e->nrules++;
         map[id] = (uint32_t)i;
         if (compile_rule(e, r, id, &xcap, &dcap, &rcap, err, errlen) < 0) {
@@ -697,6 +723,10 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         (void)r;
     }
     free(map);
+    if (!table_build(&e->hosts, &hp, &e->host_ids, &nhost_ids, &host_ids_cap))
+        goto oom;
+    free(hp.v);
+    hp.v = NULL;
     for (int k = 0; k < AB_KINDS; k++) {
         struct ab_index *ix = &e->idx[k];
         size_t nids = 0;
@@ -720,6 +750,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
 oom:
     snprintf(err, errlen, "out of memory compiling the rules");
 fail:
+    free(hp.v);
     for (int k = 0; k < AB_KINDS; k++) {
         free(tp[k].v);
         free(dp[k].v);
@@ -747,6 +778,9 @@ void adblock_engine_free(struct adblock_engine *e)
         free(e->idx[k].ids);
         free(e->idx[k].always);
     }
+    free(e->hosts.slots);
+    free(e->hosts.bits);
+    free(e->host_ids);
     free(e->rules);
     free(e->extras);
     free(e->doms);
@@ -765,6 +799,8 @@ size_t adblock_engine_size(const struct adblock_engine *e)
 {
     size_t s = (size_t)e->nrules * sizeof *e->rules + (size_t)e->nextras * sizeof *e->extras +
                (size_t)e->ndoms * sizeof *e->doms + e->pool_len;
+    if (e->hosts.cap)
+        s += (size_t)e->hosts.cap * 8 + ((size_t)e->hosts.bits_mask + 1) / 8;
     for (int k = 0; k < AB_KINDS; k++) {
         const struct ab_index *x = &e->idx[k];
         s += ((size_t)x->tok.cap + x->dom.cap) * 8 + ((size_t)x->nids + x->nalways) * 4;

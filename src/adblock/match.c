@@ -368,6 +368,37 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
     return try_list(e, c, q, x->always, x->nalways);
 }
 
+/* Plain host rules (engine_int.h): each label suffix of the request's host is
+ * looked up; a value is checked against the suffix (the hash only finds it)
+ * and, for a third-party one, against the parties. */
+static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct adblock_ctx *c,
+                                        struct ab_req *q)
+{
+    const char *host = q->url + q->host_off;
+    size_t hn = q->host_len;
+    for (size_t at = 0; at < hn; at++) {
+        if (at > 0 && host[at - 1] != '.')
+            continue;
+        uint32_t n, one;
+        const uint32_t *l = table_get(&e->hosts, e->host_ids, ab_hash(host + at, hn - at), &n,
+                                      &one);
+        for (uint32_t i = 0; l && i < n; i++) {
+            uint32_t v = l[i];
+            const char *t = e->pool + (v & AB_H_OFF);
+            size_t k = 0, m = hn - at;
+            while (k < m && lower((unsigned char)t[2 + k]) == (unsigned char)host[at + k])
+                k++;
+            if (k < m || t[2 + m] != '^')
+                continue; /* another host with the same hash */
+            if ((v & AB_H_3P) && ab_req_party(e, q, false) != AB_F_3P)
+                continue;
+            c->host_hit.text = v & AB_H_OFF;
+            return &c->host_hit;
+        }
+    }
+    return NULL;
+}
+
 static void say(struct adblock_verdict *v, const struct adblock_engine *e,
                 const struct ab_rule *blk, const struct ab_rule *exc)
 {
@@ -400,7 +431,9 @@ int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
         say(v, e, blk, NULL);
         return 0;
     }
-    blk = find(e, c, q, &e->idx[AB_BLOCK]);
+    blk = e->hosts.cap ? find_hosts(e, c, q) : NULL;
+    if (blk == NULL)
+        blk = find(e, c, q, &e->idx[AB_BLOCK]);
     if (blk == NULL)
         return 0;
     const struct ab_rule *exc = find(e, c, q, &e->idx[AB_EXCEPT]);
