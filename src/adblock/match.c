@@ -376,19 +376,37 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
 {
     const char *host = q->url + q->host_off;
     size_t hn = q->host_len;
-    for (size_t at = 0; at < hn; at++) {
+    const struct ab_table *t = &e->hosts;
+    uint32_t hs[AB_HOST_MAX], at_of[AB_HOST_MAX], m = 0;
+    /* in passes, as find_tokens: every suffix's bitmap word, then the slots */
+    for (size_t at = 0; at < hn && m < AB_HOST_MAX; at++) {
         if (at > 0 && host[at - 1] != '.')
             continue;
+        uint32_t h = ab_hash(host + at, hn - at);
+        __builtin_prefetch(&t->bits[((h >> 7) & t->bits_mask) >> 6]);
+        at_of[m] = (uint32_t)at;
+        hs[m++] = h;
+    }
+    uint32_t k2 = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t h = hs[j], b = (h >> 7) & t->bits_mask;
+        if (t->bits[b >> 6] & (1ull << (b & 63))) {
+            __builtin_prefetch(&t->slots[slot_of(h, t->cap)]);
+            hs[k2] = h;
+            at_of[k2++] = at_of[j];
+        }
+    }
+    for (uint32_t j = 0; j < k2; j++) {
+        size_t at = at_of[j];
         uint32_t n, one;
-        const uint32_t *l = table_get(&e->hosts, e->host_ids, ab_hash(host + at, hn - at), &n,
-                                      &one);
+        const uint32_t *l = table_get(t, e->host_ids, hs[j], &n, &one);
         for (uint32_t i = 0; l && i < n; i++) {
             uint32_t v = l[i];
-            const char *t = e->pool + (v & AB_H_OFF);
-            size_t k = 0, m = hn - at;
-            while (k < m && lower((unsigned char)t[2 + k]) == (unsigned char)host[at + k])
+            const char *txt = e->pool + (v & AB_H_OFF);
+            size_t k = 0, len = hn - at;
+            while (k < len && lower((unsigned char)txt[2 + k]) == (unsigned char)host[at + k])
                 k++;
-            if (k < m || t[2 + m] != '^')
+            if (k < len || txt[2 + len] != '^')
                 continue; /* another host with the same hash */
             if ((v & AB_H_3P) && ab_req_party(e, q, false) != AB_F_3P)
                 continue;
@@ -431,6 +449,9 @@ int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
         say(v, e, blk, NULL);
         return 0;
     }
+    const struct ab_table *bt = &e->idx[AB_BLOCK].tok;
+    for (unsigned i = 0; bt->cap && i < q->ntok; i++) /* their misses overlap the hosts' */
+        __builtin_prefetch(&bt->bits[((q->tok[i] >> 7) & bt->bits_mask) >> 6]);
     blk = e->hosts.cap ? find_hosts(e, c, q) : NULL;
     if (blk == NULL)
         blk = find(e, c, q, &e->idx[AB_BLOCK]);

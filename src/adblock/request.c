@@ -181,20 +181,49 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     return true;
 }
 
-/* The registrable domain of host (a NUL-terminated copy is made), as libpsl
- * says, or NULL; *n its length. */
-static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len, char *buf,
-                              size_t *n)
+/* A small direct-mapped memo, one per thread, of libpsl's answers for the
+ * hosts seen lately: pages and trackers recur from one request to the next. */
+#define AB_PSL_MEMO 64
+struct ab_psl_memo {
+    const psl_ctx_t *psl; /* the answer is this list's */
+    uint32_t hash;
+    uint16_t len;
+    int16_t reg; /* the registrable domain's length, -1 for none */
+    char host[64];
+};
+static _Thread_local struct ab_psl_memo memo[AB_PSL_MEMO];
+
+/* The registrable domain of host[0..len), as libpsl says: a pointer to its
+ * place in host (it is a suffix), *n its length; NULL for none. */
+static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len, size_t *n)
 {
     if (len == 0 || len > AB_HOST_MAX || psl == NULL)
         return NULL;
+    uint32_t h = ab_hash(host, len);
+    struct ab_psl_memo *m = &memo[h % AB_PSL_MEMO];
+    if (m->psl == psl && m->hash == h && m->len == len && len <= sizeof m->host &&
+        memcmp(m->host, host, len) == 0) {
+        if (m->reg < 0)
+            return NULL;
+        *n = (size_t)m->reg;
+        return host + len - *n;
+    }
+    char buf[AB_HOST_MAX + 1];
     memcpy(buf, host, len);
     buf[len] = 0;
     const char *d = psl_registrable_domain(psl, buf);
+    size_t dl = d ? strlen(d) : 0;
+    if (len <= sizeof m->host) {
+        m->psl = psl;
+        m->hash = h;
+        m->len = (uint16_t)len;
+        m->reg = d ? (int16_t)dl : -1;
+        memcpy(m->host, host, len);
+    }
     if (d == NULL)
         return NULL;
-    *n = strlen(d);
-    return d;
+    *n = dl;
+    return host + len - dl;
 }
 
 /* Why: third-party as the reference engine defines it: registrable domains
@@ -216,10 +245,9 @@ int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict)
         return q->party;
     bool third = false;
     if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT) {
-        char b1[AB_HOST_MAX + 1], b2[AB_HOST_MAX + 1];
         size_t dl = 0, sl = 0;
-        const char *d = reg_domain(e->psl, q->url + q->host_off, q->host_len, b1, &dl);
-        const char *s = reg_domain(e->psl, q->from_host, q->from_host_len, b2, &sl);
+        const char *d = reg_domain(e->psl, q->url + q->host_off, q->host_len, &dl);
+        const char *s = reg_domain(e->psl, q->from_host, q->from_host_len, &sl);
         if (s == NULL) {
             s = q->from_host;
             sl = q->from_host_len;
@@ -235,9 +263,8 @@ int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict)
 
 int ab_host_entity_len(const struct adblock_engine *e, const char *host, size_t n)
 {
-    char buf[AB_HOST_MAX + 1];
     size_t dl = 0;
-    const char *d = reg_domain(e->psl, host, n, buf, &dl);
+    const char *d = reg_domain(e->psl, host, n, &dl);
     if (d == NULL)
         return -1;
     const char *dot = memchr(d, '.', dl);
