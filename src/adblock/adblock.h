@@ -65,7 +65,9 @@ int adblock_method_parse(const char *s, size_t n);
     X(PERMISSIONS, "permissions")       /* $permissions */                                         \
     X(POPUP, "popup")                   /* $popup, $popunder only */                               \
     X(TRANSFORM, "transform")           /* $urltransform, $uritransform, $urlskip */               \
-    X(PAGE_HIDING, "page-hiding")       /* @@...$elemhide/$generichide/$specifichide/... */        \
+    X(PAGE_HIDING, "page-hiding")       /* $elemhide/$generichide/$specifichide/... */             \
+    X(CNAME, "cname")                   /* @@...$cname: DNS CNAME uncloaking, in the browser */    \
+    X(IPADDRESS, "ipaddress")           /* $ipaddress=: the address the host resolved to */         \
     X(REJECTED, "rejected")             /* not understood: an unknown option, a bad regex ... */
 
 enum adblock_class {

@@ -94,6 +94,8 @@ static const struct opt_row opts[] = {
     {"specifichide", O_HIDE, 0, false},
     {"shide", O_HIDE, 0, false},
     {"genericblock", O_HIDE, 0, false},
+    {"cname", O_CLASS, ADBLOCK_CLASS_CNAME, false},
+    {"ipaddress", O_CLASS, ADBLOCK_CLASS_IPADDRESS, false},
     {"_", O_NOOP, 0, false},
     {"reason", O_NOOP, 0, false},
 };
@@ -110,6 +112,15 @@ static const struct opt_row *opt_find(const char *s, size_t n)
         if (strlen(opts[i].name) == n && strncasecmp(opts[i].name, s, n) == 0)
             return &opts[i];
     return NULL;
+}
+
+bool adblock_option_known(const char *s, size_t n)
+{
+    if (n > 0 && s[0] == '~') {
+        s++;
+        n--;
+    }
+    return opt_find(s, n) != NULL;
 }
 
 static enum adblock_class reject(struct adblock_rule *r, const char *what, const char *s, size_t n)
@@ -278,12 +289,8 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
         }
         i = j + 1;
     }
-    if (hide) {
-        if (!r->exception)
-            return reject(r, "a page-hiding option on a block rule:", s + off, n - off);
-        if (!r->page)
-            return ADBLOCK_CLASS_PAGE_HIDING;
-    }
+    if (hide && !r->page)
+        return ADBLOCK_CLASS_PAGE_HIDING; /* uBlock reads `*$ghide,domain=x` as an exception */
     if (popup && pos == 0 && neg == ADBLOCK_TYPES_ALL)
         return ADBLOCK_CLASS_POPUP;
     /* the reference engine's rule: positive types, else all but the negated */

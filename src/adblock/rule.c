@@ -71,10 +71,31 @@ static enum adblock_class reject(struct adblock_rule *r, const char *why)
     return r->cls;
 }
 
-/* The last `$` that starts options: not escaped, and not the `$/` that ends a
- * regex such as /ad$/ (the reference engine's rule). Returns n for none. */
+/* Does an option list start at s[i] (just after a `$`): a known option name? */
+static bool options_at(const char *s, size_t n, size_t i)
+{
+    size_t j = i;
+    while (j < n && s[j] != ',' && s[j] != '=')
+        j++;
+    return adblock_option_known(s + i, j - i);
+}
+
+/* The `$` that starts the options. The reference engine takes the last one
+ * not escaped and not the `$/` that ends a regex such as /ad$/; an option's
+ * value may hold a `$` too (`replace=/^.+$/x/`, `uritransform=//$1$2/`), so
+ * the first `$` followed by a known option name is taken, the reference
+ * engine's choice when there is none. Returns n for no options. */
 static size_t find_options(const char *s, size_t n, size_t from)
 {
+    bool regex = from < n && s[from] == '/';
+    for (size_t i = from + 1; i < n; i++) {
+        if (s[i - 1] != '$' || (i >= 2 && s[i - 2] == '\\'))
+            continue;
+        if (regex && (i < from + 3 || s[i - 2] != '/')) /* after the regex's closing `/` */
+            continue;
+        if (options_at(s, n, i))
+            return i - 1;
+    }
     for (size_t i = n; i-- > from;) {
         if (s[i] != '$')
             continue;
@@ -151,9 +172,6 @@ enum adblock_class adblock_rule_parse(const char *line, size_t n, struct adblock
             return c;
         }
     }
-    for (size_t i = start; i < end; i++)
-        if (is_space((unsigned char)line[i]))
-            return reject(r, "white space in a pattern");
     if (end - start >= 2 && line[start] == '/' && line[end - 1] == '/') {
         r->regex = true;
         r->pat_off = start + 1;
@@ -166,6 +184,9 @@ enum adblock_class adblock_rule_parse(const char *line, size_t n, struct adblock
         r->cls = ADBLOCK_CLASS_NETWORK;
         return r->cls;
     }
+    for (size_t i = start; i < end; i++)
+        if (is_space((unsigned char)line[i]))
+            return reject(r, "white space in a pattern");
     if (end > start && line[end - 1] == '|') {
         r->anchor |= ADBLOCK_ANCHOR_END;
         end--;

@@ -12,8 +12,9 @@
 #include "adblock/adblock.h"
 
 /* The longest line read as a rule; a longer one is rejected (offsets in the
- * compiled form are 16-bit within a rule). */
-#define ADBLOCK_LINE_MAX 4096
+ * compiled form are 16-bit within a rule; uBlock's longest domain lists are
+ * over 4 KiB). */
+#define ADBLOCK_LINE_MAX 65535
 
 /* Anchors of a pattern. */
 #define ADBLOCK_ANCHOR_START 1u /* `|` at the start: the URL's first byte */
@@ -68,6 +69,9 @@ enum adblock_class adblock_rule_parse(const char *line, size_t n, struct adblock
 /* Options: parse line[off..r->len) into r (options.c). Returns the class: NETWORK,
  * a non-blocking class, or REJECTED with r->why. */
 enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off);
+
+/* Is s[0..n) (`~` allowed) an option name the parser knows? */
+bool adblock_option_known(const char *s, size_t n);
 
 /* Validate a regex rule's body (PCRE2): 0, or -1 with why. */
 int adblock_regex_check(const char *re, size_t n, bool match_case, char *why, size_t whylen);

@@ -104,6 +104,9 @@ START_TEST(test_regex)
     IS("/ad$/", ADBLOCK_CLASS_NETWORK); /* the `$` ends the regex, it starts no options */
     ck_assert(g_r.regex);
     pattern_is("ad$");
+    IS("/a[^ ]b/$script", ADBLOCK_CLASS_NETWORK); /* a blank inside a regex */
+    IS("/(.*\\/x\\?.*)%2C(.*)/$xhr,uritransform=//$1$2/,domain=a.example",
+       ADBLOCK_CLASS_TRANSFORM); /* the options start after the regex's `/` */
     IS("/ad(/", ADBLOCK_CLASS_REJECTED);
     ck_assert_msg(strstr(g_r.why, "regex") != NULL, "%s", g_r.why);
 }
@@ -190,7 +193,9 @@ START_TEST(test_unenforceable)
     IS("||a.example^$urlskip=?url", ADBLOCK_CLASS_TRANSFORM);
     IS("@@||a.example^$generichide", ADBLOCK_CLASS_PAGE_HIDING);
     IS("@@||a.example^$elemhide", ADBLOCK_CLASS_PAGE_HIDING);
-    IS("||a.example^$generichide", ADBLOCK_CLASS_REJECTED);
+    IS("*$ghide,domain=a.example", ADBLOCK_CLASS_PAGE_HIDING);
+    IS("@@||a.example^$cname", ADBLOCK_CLASS_CNAME);
+    IS("||com^$doc,ipaddress=192.0.2.1", ADBLOCK_CLASS_IPADDRESS);
     IS("@@||a.example^$redirect=noop.js", ADBLOCK_CLASS_REDIRECT_RULE);
 }
 END_TEST
