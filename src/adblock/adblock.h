@@ -107,6 +107,16 @@ const struct adblock_summary *adblock_engine_summary(const struct adblock_engine
 /* Bytes of the compiled arrays and pool (what a filter file would hold). */
 size_t adblock_engine_size(const struct adblock_engine *e);
 
+/* The compiled engine as one block of bytes (flat arrays and the pool, all
+ * offsets; regexes are compiled again on load), and back. The block is the
+ * body a filter file will carry under its checksum. serialize: a malloc'd
+ * block in *out, its size in *len; 0 or -1 with err. load: checks every
+ * count, offset and index against the block's size (outside bytes: never a
+ * crash); NULL with err. Builder or loader thread. */
+int adblock_engine_serialize(const struct adblock_engine *e, void **out, size_t *len, char *err,
+                             size_t errlen);
+struct adblock_engine *adblock_engine_load(const void *buf, size_t len, char *err, size_t errlen);
+
 /* A request. url is required; from (the initiator page) and method optional
  * (NULL or empty: none). type is an enum adblock_type, or -1 for none: a
  * top-level document with no initiator, as the reference engine treats it. */

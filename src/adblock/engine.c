@@ -725,6 +725,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     free(map);
     if (!table_build(&e->hosts, &hp, &e->host_ids, &nhost_ids, &host_ids_cap))
         goto oom;
+    e->nhost_ids = (uint32_t)nhost_ids;
     free(hp.v);
     hp.v = NULL;
     for (int k = 0; k < AB_KINDS; k++) {
@@ -770,6 +771,13 @@ void adblock_engine_free(struct adblock_engine *e)
     for (uint32_t i = 0; i < e->nregexes; i++)
         pcre2_code_free(e->regexes[i]);
     free(e->regexes);
+    if (e->psl_owned)
+        psl_free((psl_ctx_t *)e->psl);
+    if (e->blob) {
+        free(e->blob);
+        free(e);
+        return;
+    }
     for (int k = 0; k < AB_KINDS; k++) {
         free(e->idx[k].tok.slots);
         free(e->idx[k].tok.bits);
@@ -785,8 +793,6 @@ void adblock_engine_free(struct adblock_engine *e)
     free(e->extras);
     free(e->doms);
     free(e->pool);
-    if (e->psl_owned)
-        psl_free((psl_ctx_t *)e->psl);
     free(e);
 }
 

@@ -110,12 +110,14 @@ struct adblock_engine {
      * request's host, so a request looks up each of its suffixes. */
     struct ab_table hosts;
     uint32_t *host_ids; /* lists of values for hosts filed more than once */
+    uint32_t nhost_ids;
     uint32_t nhosts;
     pcre2_code **regexes;
     uint32_t nregexes;
     const psl_ctx_t *psl;
     bool psl_owned;
     struct adblock_summary sum;
+    void *blob; /* loaded (serial.c): every array points into this one block */
 };
 
 /* The request as the matcher reads it (request.c fills it). */

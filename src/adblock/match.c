@@ -404,7 +404,7 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
             uint32_t v = l[i];
             const char *txt = e->pool + (v & AB_H_OFF);
             size_t k = 0, len = hn - at;
-            while (k < len && lower((unsigned char)txt[2 + k]) == (unsigned char)host[at + k])
+            while (k < len && txt[2 + k] && lower((unsigned char)txt[2 + k]) == (unsigned char)host[at + k])
                 k++;
             if (k < len || txt[2 + len] != '^')
                 continue; /* another host with the same hash */

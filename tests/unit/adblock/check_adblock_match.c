@@ -343,6 +343,78 @@ START_TEST(test_schemes)
 }
 END_TEST
 
+/* A serialised engine loads back and gives the same verdicts and texts; a
+ * truncated, grown or altered block is refused or, if its checks pass,
+ * still matches without a crash. */
+START_TEST(test_serialize)
+{
+    load("||ads.example^\n||t.example^$third-party\n@@||ads.example/ok/\n"
+         "/banner[0-9]+\\.gif/$image\n||cdn.example/x.js$domain=a.example|shop.*\n"
+         "$ping,domain=b.example\n||imp.example^$important\n@@||page.example^$document\n"
+         "*$script,to=c.example\n");
+    static const char *const reqs[][3] = {
+        {"https://ads.example/x", NULL, NULL},
+        {"https://ads.example/ok/1", NULL, NULL},
+        {"https://t.example/1", "script", "https://o.example/"},
+        {"https://t.example/1", "script", "https://www.t.example/"},
+        {"https://x.example/banner12.gif", "image", NULL},
+        {"https://cdn.example/x.js", "script", "https://www.shop.co.uk/"},
+        {"https://z.example/p", "ping", "https://b.example/"},
+        {"https://imp.example/p", NULL, NULL},
+        {"https://ads.example/x", "script", "https://page.example/"},
+        {"https://c.example/1.js", "script", NULL},
+        {"https://none.example/", NULL, NULL},
+    };
+    void *blob;
+    size_t len;
+    char err[256];
+    ck_assert_int_eq(adblock_engine_serialize(g_e, &blob, &len, err, sizeof err), 0);
+    struct adblock_engine *e2 = adblock_engine_load(blob, len, err, sizeof err);
+    ck_assert_msg(e2 != NULL, "%s", err);
+    struct adblock_engine *orig = g_e;
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        g_e = orig;
+        bool b1 = verdict(reqs[i][0], reqs[i][1], reqs[i][2], NULL);
+        struct adblock_verdict v1 = g_v;
+        g_e = e2;
+        bool b2 = verdict(reqs[i][0], reqs[i][1], reqs[i][2], NULL);
+        ck_assert_msg(b1 == b2, "%s: %d before, %d after", reqs[i][0], b1, b2);
+        ck_assert_uint_eq(v1.rule_len, g_v.rule_len);
+        ck_assert_uint_eq(v1.exception_len, g_v.exception_len);
+        if (v1.rule)
+            ck_assert(memcmp(v1.rule, g_v.rule, v1.rule_len) == 0);
+    }
+    g_e = orig;
+    ck_assert_uint_eq(adblock_engine_summary(e2)->blocks, adblock_engine_summary(g_e)->blocks);
+    adblock_engine_free(e2);
+    /* truncated, grown, wrong magic: refused */
+    ck_assert_ptr_null(adblock_engine_load(blob, len - 8, err, sizeof err));
+    ck_assert_ptr_null(adblock_engine_load(blob, 10, err, sizeof err));
+    unsigned char *big = calloc(1, len + 8);
+    memcpy(big, blob, len);
+    ck_assert_ptr_null(adblock_engine_load(big, len + 8, err, sizeof err));
+    big[0] ^= 1;
+    ck_assert_ptr_null(adblock_engine_load(big, len, err, sizeof err));
+    ck_assert_msg(strstr(err, "magic") != NULL, "%s", err);
+    /* every single byte flipped past the header: never a crash */
+    for (size_t i = 0; i < len; i += 3) {
+        memcpy(big, blob, len);
+        big[i] ^= 0x5a;
+        struct adblock_engine *e3 = adblock_engine_load(big, len, err, sizeof err);
+        if (e3) {
+            struct adblock_engine *keep = g_e;
+            g_e = e3;
+            for (size_t k = 0; k < sizeof reqs / sizeof reqs[0]; k++)
+                (void)verdict(reqs[k][0], reqs[k][1], reqs[k][2], NULL);
+            g_e = keep;
+            adblock_engine_free(e3);
+        }
+    }
+    free(big);
+    free(blob);
+}
+END_TEST
+
 /* Load one list file into the builder; false when it is absent. */
 static bool add_file(struct adblock_builder *b, const char *dir, const char *name)
 {
@@ -391,6 +463,16 @@ START_TEST(test_real_lists)
     BLOCKS("https://connect.facebook.net/en_US/fbevents.js", "script", "https://shop.example/");
     BLOCKS("https://www.google-analytics.com/analytics.js", "script", "https://shop.example/");
     PASSES("https://www.debian.org/", NULL, NULL);
+    void *blob;
+    size_t len;
+    ck_assert_int_eq(adblock_engine_serialize(g_e, &blob, &len, err, sizeof err), 0);
+    struct adblock_engine *e2 = adblock_engine_load(blob, len, err, sizeof err);
+    ck_assert_msg(e2 != NULL, "%s", err);
+    free(blob);
+    adblock_engine_free(g_e);
+    g_e = e2;
+    BLOCKS("https://connect.facebook.net/en_US/fbevents.js", "script", "https://shop.example/");
+    PASSES("https://scholar.google.com/scholar?q=bloom", NULL, NULL);
 }
 END_TEST
 
@@ -415,6 +497,7 @@ static Suite *adblock_match_suite(void)
     tcase_add_test(tc, test_types_and_context_free);
     tcase_add_test(tc, test_unenforceable_never_block);
     tcase_add_test(tc, test_schemes);
+    tcase_add_test(tc, test_serialize);
     tcase_add_test(tc, test_real_lists);
     suite_add_tcase(s, tc);
     return s;
