@@ -32,5 +32,5 @@ tests_adblock_adblock_verdicts_SOURCES = tests/adblock/adblock_verdicts.c
 tests_adblock_adblock_verdicts_CFLAGS = $(AM_CFLAGS) $(LIBPSL_CFLAGS) $(PCRE2_CFLAGS)
 tests_adblock_adblock_verdicts_LDADD = libadblock.la
 
-FUZZ_HARNESSES += fuzz_adblock_rule fuzz_adblock_match
+FUZZ_HARNESSES += fuzz_adblock_rule fuzz_adblock_match fuzz_adblock_load
 FUZZ_LIBSRC += $(libadblock_la_SOURCES)

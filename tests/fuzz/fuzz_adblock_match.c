@@ -2,8 +2,9 @@
  * request.c): the input up to its first NUL byte is a list, compiled; each
  * line after it is a request `url<TAB>type<TAB>from`, matched. Checks that the
  * build never fails on any list, that a verdict names a rule exactly when it
- * blocks or an exception un-blocks, and that a named rule is the text of one
- * of the list's lines. Build: `make fuzz`. */
+ * blocks or an exception un-blocks, that a named rule is the text of one of
+ * the list's lines, and that the engine serialised and loaded back gives the
+ * same verdicts. Build: `make fuzz`. */
 #include "config.h"
 
 #include <stdint.h>
@@ -48,6 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct adblock_engine *e = adblock_builder_finish(b, err, sizeof err);
     adblock_builder_free(b);
     FUZZ_CHECK(e != NULL, "finish: %s", err);
+    void *blob = NULL;
+    size_t blob_len = 0;
+    FUZZ_CHECK(adblock_engine_serialize(e, &blob, &blob_len, err, sizeof err) == 0, "serialize: %s",
+               err);
+    struct adblock_engine *e2 = adblock_engine_load(blob, blob_len, err, sizeof err);
+    FUZZ_CHECK(e2 != NULL, "load of a serialised engine: %s", err);
+    free(blob);
     size_t i = nul ? list_len + 1 : size;
     while (i < size) {
         const char *nl = memchr(s + i, '\n', size - i);
@@ -83,6 +91,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (v.exception)
                 FUZZ_CHECK(is_line_of(list, list_len, v.exception, v.exception_len),
                            "exception is no line of the list");
+            struct adblock_verdict v2;
+            FUZZ_CHECK(adblock_match(e2, g_c, &r, &v2, err, sizeof err) == 0, "loaded: %s", err);
+            FUZZ_CHECK(v2.block == v.block && v2.rule_len == v.rule_len &&
+                           v2.exception_len == v.exception_len &&
+                           (v.rule == NULL || memcmp(v.rule, v2.rule, v.rule_len) == 0),
+                       "the loaded engine differs");
         } else {
             FUZZ_CHECK(fl[0] > 8192, "a request refused: %s", err);
         }
@@ -91,5 +105,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     free(list);
     adblock_engine_free(e);
+    adblock_engine_free(e2);
     return 0;
 }
