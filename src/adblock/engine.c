@@ -747,6 +747,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     e->psl_owned = e->psl != NULL;
     if (e->psl == NULL)
         e->psl = psl_builtin();
+    e->id = ab_engine_id();
     return e;
 oom:
     snprintf(err, errlen, "out of memory compiling the rules");
@@ -762,6 +763,12 @@ fail:
     free(ntoks);
     adblock_engine_free(e);
     return NULL;
+}
+
+uint64_t ab_engine_id(void)
+{
+    static _Atomic uint64_t next = 1;
+    return next++;
 }
 
 void adblock_engine_free(struct adblock_engine *e)

@@ -118,6 +118,7 @@ struct adblock_engine {
     bool psl_owned;
     struct adblock_summary sum;
     void *blob; /* loaded (serial.c): every array points into this one block */
+    uint64_t id; /* unique in the process (never 0): what a context's memos are keyed by */
 };
 
 /* The request as the matcher reads it (request.c fills it). */
@@ -147,14 +148,26 @@ struct ab_req {
 #define AB_H_3P 0x40000000u
 #define AB_H_OFF 0x3fffffffu
 
+#define AB_PAGE_MEMO 16
+struct ab_page_memo {
+    uint64_t engine; /* adblock_engine.id: the answer is that engine's */
+    uint32_t hash, len;
+    uint32_t rule; /* the page exception's index in rules[], UINT32_MAX none */
+    char from[248];
+};
+
 struct adblock_ctx {
     struct ab_req req, page; /* the request; its initiator page as a document */
+    struct ab_page_memo pages[AB_PAGE_MEMO];
     struct ab_rule host_hit; /* a plain host rule that matched, as a rule */
     pcre2_match_data *md;
     /* scratch of match.c's token passes */
     uint32_t cand[AB_TOKENS_MAX], one[AB_TOKENS_MAX], nlist[AB_TOKENS_MAX];
     const uint32_t *list[AB_TOKENS_MAX];
 };
+
+/* A fresh engine id (engine.c). */
+uint64_t ab_engine_id(void);
 
 /* request.c */
 bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,

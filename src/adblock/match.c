@@ -417,6 +417,31 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
     return NULL;
 }
 
+/* The page exception ($document) that covers the initiator page, or NULL.
+ * It depends on the engine and the page alone, and a page's requests come
+ * together, so the answers for recent pages are kept in the context. */
+static const struct ab_rule *page_exception(const struct adblock_engine *e, struct adblock_ctx *c,
+                                            const char *from, size_t n)
+{
+    uint32_t h = ab_hash(from, n);
+    struct ab_page_memo *m = &c->pages[h % AB_PAGE_MEMO];
+    if (m->engine == e->id && m->hash == h && m->len == n && n <= sizeof m->from &&
+        memcmp(m->from, from, n) == 0)
+        return m->rule == UINT32_MAX ? NULL : &e->rules[m->rule];
+    const struct ab_rule *exc = NULL;
+    struct ab_req *p = &c->page;
+    if (ab_req_init(p, from, n, ADBLOCK_TYPE_DOCUMENT, NULL, 0, -1) && p->supported)
+        exc = find(e, c, p, &e->idx[AB_PAGE]);
+    if (n <= sizeof m->from) {
+        m->engine = e->id;
+        m->hash = h;
+        m->len = (uint32_t)n;
+        memcpy(m->from, from, n);
+        m->rule = exc ? (uint32_t)(exc - e->rules) : UINT32_MAX;
+    }
+    return exc;
+}
+
 static void say(struct adblock_verdict *v, const struct adblock_engine *e,
                 const struct ab_rule *blk, const struct ab_rule *exc)
 {
@@ -458,14 +483,9 @@ int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
     if (blk == NULL)
         return 0;
     const struct ab_rule *exc = find(e, c, q, &e->idx[AB_EXCEPT]);
-    if (exc == NULL && r->from && r->from_len && e->idx[AB_PAGE].nids + e->idx[AB_PAGE].nalways +
-                                                         e->idx[AB_PAGE].tok.cap >
-                                                     0) {
-        struct ab_req *p = &c->page;
-        if (ab_req_init(p, r->from, r->from_len, ADBLOCK_TYPE_DOCUMENT, NULL, 0, -1) &&
-            p->supported)
-            exc = find(e, c, p, &e->idx[AB_PAGE]);
-    }
+    const struct ab_index *pg = &e->idx[AB_PAGE];
+    if (exc == NULL && r->from && r->from_len && (pg->tok.cap || pg->dom.cap || pg->nalways))
+        exc = page_exception(e, c, r->from, r->from_len);
     say(v, e, blk, exc);
     return 0;
 }

@@ -319,5 +319,6 @@ struct adblock_engine *adblock_engine_load(const void *buf, size_t len, char *er
     e->psl_owned = e->psl != NULL;
     if (e->psl == NULL)
         e->psl = psl_builtin();
+    e->id = ab_engine_id();
     return e;
 }
