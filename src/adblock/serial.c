@@ -210,8 +210,8 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
     e->host_ids = (uint32_t *)(base + h.host_ids);
     e->nhost_ids = h.nhost_ids;
     e->nhosts = h.nhosts;
-    if (e->pool_len == 0 || e->pool[e->pool_len - 1] != 0 || e->pool_len > AB_H_OFF)
-        BAD("the string pool is not NUL-terminated");
+    if (e->pool_len > AB_H_OFF || (e->pool_len > 0 && e->pool[e->pool_len - 1] != 0))
+        BAD("the string pool is not NUL-terminated"); /* empty: a list of no rules */
     for (uint32_t i = 0; i < e->ndoms; i++)
         if (e->doms[i].str > e->pool_len || e->doms[i].len > e->pool_len - e->doms[i].str)
             BAD("domain entry %u out of the pool", i);

@@ -412,6 +412,13 @@ START_TEST(test_serialize)
     }
     free(big);
     free(blob);
+    /* a list of no rules round-trips too (found by fuzz_adblock_match) */
+    load("! only a comment\n");
+    ck_assert_int_eq(adblock_engine_serialize(g_e, &blob, &len, err, sizeof err), 0);
+    e2 = adblock_engine_load(blob, len, err, sizeof err);
+    ck_assert_msg(e2 != NULL, "%s", err);
+    adblock_engine_free(e2);
+    free(blob);
 }
 END_TEST
 
