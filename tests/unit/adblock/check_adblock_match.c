@@ -134,6 +134,8 @@ START_TEST(test_host_anchor)
     BLOCKS("https://foo.com/", NULL, NULL);
     BLOCKS("https://baz.foo.com/", NULL, NULL);
     PASSES("https://xfoo.com/", NULL, NULL);
+    PASSES("https://xfoo.com/foo", NULL, NULL); /* the token is there, not at a label */
+    PASSES("https://foox.com/foo", NULL, NULL);
     PASSES("https://foobar.com/", NULL, NULL); /* whole labels, as the reference engine */
     load("||ads.example^\n");
     BLOCKS("http://ads.example/", NULL, NULL);
