@@ -399,7 +399,7 @@ static const char *const common_tokens[] = {
 
 static uint32_t entity_hash(const char *s, size_t n)
 {
-    return ab_hash_fix(ab_hash(s, n) ^ 0x5bd1e995u);
+    return ab_hash_fix(ab_hash_back(s, n) ^ 0x5bd1e995u);
 }
 
 /* Lay out one table from its sorted pairs: slots at a load of about one
@@ -608,7 +608,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         if (is_plain_host(e->pool + r->text, r) && e->pool_len <= AB_H_OFF) {
             const char *h = e->pool + r->text + 2;
             uint32_t v = r->text | ((r->flags & AB_F_1P) ? 0 : AB_H_3P);
-            if (!pairs_add(&hp, ab_hash(h, r->host_len), v))
+            if (!pairs_add(&hp, ab_hash_back(h, r->host_len), v))
                 goto oom;
             e->sum.blocks++;
             e->nhosts++;
@@ -699,7 +699,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                         continue;
                     const char *s = e->pool + dm->str;
                     uint32_t h = (dm->flags & AB_D_ENTITY) ? entity_hash(s, dm->len)
-                                                           : ab_hash(s, dm->len);
+                                                           : ab_hash_back(s, dm->len);
                     ok = pairs_add(&dp[kinds[k]], h, id);
                     e->idx[kinds[k]].entities += (dm->flags & AB_D_ENTITY) != 0;
                 }

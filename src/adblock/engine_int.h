@@ -191,6 +191,15 @@ static inline uint32_t ab_hash_fix(uint32_t h)
 }
 uint32_t ab_hash(const char *s, size_t n);
 
+/* The same hash taken from the last byte to the first: every label suffix of
+ * a host is a prefix of this order, so one pass gives all their hashes (the
+ * host table and the domain index are keyed by it). */
+uint32_t ab_hash_back(const char *s, size_t n);
+
+/* The backward hashes of the label suffixes of host[0..n): out[i] for the
+ * suffix at at[i]; returns how many (at most max). */
+unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max);
+
 /* The pseudo-token of a request type: rules with no token of their own but a
  * few types are filed under it, and every request carries its type's. */
 static inline uint32_t ab_type_token(unsigned type)

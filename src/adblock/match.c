@@ -345,10 +345,10 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
         /* every label suffix of the initiator's host, then of its entity */
         const char *h = q->from_host;
         size_t hn = q->from_host_len;
-        for (size_t at = 0; at < hn; at++) {
-            if (at > 0 && h[at - 1] != '.')
-                continue;
-            l = table_get(&x->dom, x->ids, ab_hash(h + at, hn - at), &n, &one);
+        uint32_t hs[AB_HOST_MAX], at[AB_HOST_MAX];
+        unsigned m = ab_suffix_hashes(h, hn, hs, at, AB_HOST_MAX);
+        for (unsigned j = 0; j < m; j++) {
+            l = table_get(&x->dom, x->ids, hs[j], &n, &one);
             if (l && (r = try_list(e, c, q, l, n)))
                 return r;
         }
@@ -356,11 +356,10 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
             return try_list(e, c, q, x->always, x->nalways);
         if (q->from_ent_len == -2)
             q->from_ent_len = ab_host_entity_len(e, h, hn);
-        for (int at = 0; at < q->from_ent_len; at++) {
-            if (at > 0 && h[at - 1] != '.')
-                continue;
-            uint32_t eh = ab_hash_fix(ab_hash(h + at, (size_t)(q->from_ent_len - at)) ^ 0x5bd1e995u);
-            l = table_get(&x->dom, x->ids, eh, &n, &one);
+        m = q->from_ent_len > 0 ? ab_suffix_hashes(h, (size_t)q->from_ent_len, hs, at, AB_HOST_MAX)
+                                : 0;
+        for (unsigned j = 0; j < m; j++) {
+            l = table_get(&x->dom, x->ids, ab_hash_fix(hs[j] ^ 0x5bd1e995u), &n, &one);
             if (l && (r = try_list(e, c, q, l, n)))
                 return r;
         }
@@ -377,16 +376,11 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
     const char *host = q->url + q->host_off;
     size_t hn = q->host_len;
     const struct ab_table *t = &e->hosts;
-    uint32_t hs[AB_HOST_MAX], at_of[AB_HOST_MAX], m = 0;
+    uint32_t hs[AB_HOST_MAX], at_of[AB_HOST_MAX];
     /* in passes, as find_tokens: every suffix's bitmap word, then the slots */
-    for (size_t at = 0; at < hn && m < AB_HOST_MAX; at++) {
-        if (at > 0 && host[at - 1] != '.')
-            continue;
-        uint32_t h = ab_hash(host + at, hn - at);
-        __builtin_prefetch(&t->bits[((h >> 7) & t->bits_mask) >> 6]);
-        at_of[m] = (uint32_t)at;
-        hs[m++] = h;
-    }
+    uint32_t m = ab_suffix_hashes(host, hn, hs, at_of, AB_HOST_MAX);
+    for (uint32_t j = 0; j < m; j++)
+        __builtin_prefetch(&t->bits[((hs[j] >> 7) & t->bits_mask) >> 6]);
     uint32_t k2 = 0;
     for (uint32_t j = 0; j < m; j++) {
         uint32_t h = hs[j], b = (h >> 7) & t->bits_mask;

@@ -63,6 +63,28 @@ uint32_t ab_hash(const char *s, size_t n)
     return ab_hash_fix(h);
 }
 
+uint32_t ab_hash_back(const char *s, size_t n)
+{
+    uint32_t h = AB_HASH_SEED;
+    while (n > 0)
+        h = ab_hash_step(h, (unsigned char)s[--n]);
+    return ab_hash_fix(h);
+}
+
+unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max)
+{
+    uint32_t h = AB_HASH_SEED;
+    unsigned k = 0;
+    for (size_t i = n; i > 0 && k < max; i--) {
+        h = ab_hash_step(h, (unsigned char)host[i - 1]);
+        if (i == 1 || host[i - 2] == '.') {
+            out[k] = ab_hash_fix(h);
+            at[k++] = (uint32_t)(i - 1);
+        }
+    }
+    return k;
+}
+
 /* The host of a URL: after `scheme://` and any user info, up to the port,
  * path, query or fragment; an IPv6 host keeps no brackets. Case does not
  * matter to the scan, so the caller's bytes are read as they are. */
