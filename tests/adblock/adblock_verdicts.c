@@ -162,19 +162,23 @@ int main(int argc, char **argv)
         i = end + 1;
     }
     struct adblock_verdict v;
+    int rc = 0;
     if (!bench) {
-        for (size_t i = 0; i < nreq; i++) {
+        for (size_t i = 0; i < nreq && rc == 0; i++) {
             struct adblock_request r = {reqs[i].url, reqs[i].url_len, reqs[i].type,
                                         reqs[i].from, reqs[i].from_len, -1};
             if (adblock_match(e, c, &r, &v, err, sizeof err) < 0) {
                 fprintf(stderr, "adblock_verdicts: request %zu: %s\n", i + 1, err);
-                return 1;
+                rc = 1;
+                break;
             }
             printf("%s\t%.*s\t%.*s\n", v.block ? "BLOCK" : "PASS", v.rule ? (int)v.rule_len : 1,
                    v.rule ? v.rule : "-", v.exception ? (int)v.exception_len : 1,
                    v.exception ? v.exception : "-");
         }
-        return fflush(stdout) == 0 ? 0 : 1;
+        if (fflush(stdout) != 0)
+            rc = 1;
+        goto out;
     }
     double best = 0;
     size_t blocked = 0;
@@ -213,6 +217,7 @@ int main(int argc, char **argv)
         printf("first_reject\t%s\n", s->first_reject);
     printf("requests\t%zu\nblocked\t%zu\n", nreq, blocked);
     printf("ns_per_request\t%.1f\n", nreq ? best / (double)nreq : 0.0);
+out:
     adblock_ctx_free(c);
     adblock_engine_free(e);
     free(reqs);
@@ -221,5 +226,5 @@ int main(int argc, char **argv)
         free(texts[i]);
     free(texts);
     free(lens);
-    return 0;
+    return rc;
 }
