@@ -559,7 +559,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         return NULL;
     }
     struct adblock_engine *e = calloc(1, sizeof *e);
-    struct pairs tp[AB_KINDS], dp[AB_KINDS];
+    struct pairs tp[AB_KINDS], dp[AB_KINDS], op[AB_KINDS];
     struct counts cnt = {0};
     struct pairs hp = {0};
     size_t host_ids_cap = 0, nhost_ids = 0;
@@ -569,6 +569,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     size_t xcap = 0, dcap = 0, rcap = 0;
     memset(tp, 0, sizeof tp);
     memset(dp, 0, sizeof dp);
+    memset(op, 0, sizeof op);
     if (e == NULL)
         goto oom;
     e->sum = b->sum;
@@ -680,11 +681,26 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                     by_dom = true;
             }
         }
-        if (best_n < 1000000 || (best_n != UINT32_MAX && !by_dom && !typed)) {
-            by_dom = typed = false;
+        /* by the request's host: positive `to=` entries, none an entity */
+        bool by_to = false;
+        if (x && x->ndom) {
+            unsigned pos = 0, ent = 0;
+            for (uint32_t d = 0; d < x->ndom; d++) {
+                const struct ab_dom *dm = &e->doms[x->dom + d];
+                if ((dm->flags >> AB_D_KIND_SHIFT) == ADBLOCK_DOM_TO && !(dm->flags & AB_D_NEG)) {
+                    pos++;
+                    ent += (dm->flags & AB_D_ENTITY) != 0;
+                }
+            }
+            by_to = pos > 0 && ent == 0;
+        }
+        if (best_n < 1000000 || (best_n != UINT32_MAX && !by_dom && !by_to && !typed)) {
+            by_dom = by_to = typed = false;
         } else {
             best_n = UINT32_MAX;
             if (by_dom)
+                by_to = typed = false;
+            else if (by_to)
                 typed = false;
         }
         for (int k = 0; k < nk; k++) {
@@ -702,6 +718,13 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                                                            : ab_hash_back(s, dm->len);
                     ok = pairs_add(&dp[kinds[k]], h, id);
                     e->idx[kinds[k]].entities += (dm->flags & AB_D_ENTITY) != 0;
+                }
+            } else if (by_to) {
+                for (uint32_t d = 0; d < x->ndom && ok; d++) {
+                    const struct ab_dom *dm = &e->doms[x->dom + d];
+                    if ((dm->flags >> AB_D_KIND_SHIFT) != ADBLOCK_DOM_TO || (dm->flags & AB_D_NEG))
+                        continue;
+                    ok = pairs_add(&op[kinds[k]], ab_hash_back(e->pool + dm->str, dm->len), id);
                 }
             } else if (typed) {
                 for (unsigned t = 0; t < ADBLOCK_TYPE_COUNT && ok; t++)
@@ -732,12 +755,14 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         struct ab_index *ix = &e->idx[k];
         size_t nids = 0;
         if (!table_build(&ix->tok, &tp[k], &ix->ids, &nids, &ids_cap[k]) ||
-            !table_build(&ix->dom, &dp[k], &ix->ids, &nids, &ids_cap[k]))
+            !table_build(&ix->dom, &dp[k], &ix->ids, &nids, &ids_cap[k]) ||
+            !table_build(&ix->to, &op[k], &ix->ids, &nids, &ids_cap[k]))
             goto oom;
         ix->nids = (uint32_t)nids;
         free(tp[k].v);
         free(dp[k].v);
-        tp[k].v = dp[k].v = NULL;
+        free(op[k].v);
+        tp[k].v = dp[k].v = op[k].v = NULL;
     }
     free(cnt.k);
     free(cnt.v);
@@ -756,6 +781,7 @@ fail:
     for (int k = 0; k < AB_KINDS; k++) {
         free(tp[k].v);
         free(dp[k].v);
+        free(op[k].v);
     }
     free(cnt.k);
     free(cnt.v);
@@ -790,6 +816,8 @@ void adblock_engine_free(struct adblock_engine *e)
         free(e->idx[k].tok.bits);
         free(e->idx[k].dom.slots);
         free(e->idx[k].dom.bits);
+        free(e->idx[k].to.slots);
+        free(e->idx[k].to.bits);
         free(e->idx[k].ids);
         free(e->idx[k].always);
     }
@@ -819,6 +847,7 @@ size_t adblock_engine_size(const struct adblock_engine *e)
         s += ((size_t)x->tok.cap + x->dom.cap) * 8 + ((size_t)x->nids + x->nalways) * 4;
         s += x->tok.cap ? ((size_t)x->tok.bits_mask + 1) / 8 : 0;
         s += x->dom.cap ? ((size_t)x->dom.bits_mask + 1) / 8 : 0;
+        s += (size_t)x->to.cap * 8 + (x->to.cap ? ((size_t)x->to.bits_mask + 1) / 8 : 0);
     }
     for (uint32_t i = 0; i < e->nregexes; i++) {
         size_t sz = 0;

@@ -83,7 +83,7 @@ struct ab_table {
  * without a usable token but with a domain= list), and the rest (tested on
  * every request). */
 struct ab_index {
-    struct ab_table tok, dom;
+    struct ab_table tok, dom, to; /* to: by the request host's `to=` entries */
     uint32_t *ids;
     uint32_t nids;
     uint32_t *always;

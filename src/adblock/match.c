@@ -352,14 +352,22 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
             if (l && (r = try_list(e, c, q, l, n)))
                 return r;
         }
-        if (x->entities == 0)
-            return try_list(e, c, q, x->always, x->nalways);
-        if (q->from_ent_len == -2)
+        if (x->entities && q->from_ent_len == -2)
             q->from_ent_len = ab_host_entity_len(e, h, hn);
-        m = q->from_ent_len > 0 ? ab_suffix_hashes(h, (size_t)q->from_ent_len, hs, at, AB_HOST_MAX)
-                                : 0;
+        m = x->entities && q->from_ent_len > 0
+                ? ab_suffix_hashes(h, (size_t)q->from_ent_len, hs, at, AB_HOST_MAX)
+                : 0;
         for (unsigned j = 0; j < m; j++) {
             l = table_get(&x->dom, x->ids, ab_hash_fix(hs[j] ^ 0x5bd1e995u), &n, &one);
+            if (l && (r = try_list(e, c, q, l, n)))
+                return r;
+        }
+    }
+    if (x->to.cap) {
+        uint32_t hs[AB_HOST_MAX], at[AB_HOST_MAX];
+        unsigned m = ab_suffix_hashes(q->url + q->host_off, q->host_len, hs, at, AB_HOST_MAX);
+        for (unsigned j = 0; j < m; j++) {
+            l = table_get(&x->to, x->ids, hs[j], &n, &one);
             if (l && (r = try_list(e, c, q, l, n)))
                 return r;
         }
@@ -478,7 +486,7 @@ int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
         return 0;
     const struct ab_rule *exc = find(e, c, q, &e->idx[AB_EXCEPT]);
     const struct ab_index *pg = &e->idx[AB_PAGE];
-    if (exc == NULL && r->from && r->from_len && (pg->tok.cap || pg->dom.cap || pg->nalways))
+    if (exc == NULL && r->from && r->from_len && (pg->tok.cap || pg->dom.cap || pg->to.cap || pg->nalways))
         exc = page_exception(e, c, r->from, r->from_len);
     say(v, e, blk, exc);
     return 0;

@@ -13,7 +13,7 @@
 #include "adblock/engine_int.h"
 
 #define AB_MAGIC "BGADBLK1"
-#define AB_VERSION 1u
+#define AB_VERSION 2u
 
 struct ab_thdr {
     uint32_t cap, bits_mask;
@@ -27,7 +27,7 @@ struct ab_hdr {
     struct adblock_summary sum;
     uint32_t nrules, nextras, ndoms, pool_len, nhosts, nhost_ids, nregexes, pad;
     uint64_t rules, extras, doms, pool, host_ids;
-    struct ab_thdr hosts, tok[AB_KINDS], dom[AB_KINDS];
+    struct ab_thdr hosts, tok[AB_KINDS], dom[AB_KINDS], to[AB_KINDS];
     struct {
         uint64_t ids, always;
         uint32_t nids, nalways, entities, pad;
@@ -75,6 +75,7 @@ static size_t layout(const struct adblock_engine *e, char *buf, struct ab_hdr *h
         const struct ab_index *x = &e->idx[k];
         put_table(buf, &at, &x->tok, &h->tok[k]);
         put_table(buf, &at, &x->dom, &h->dom[k]);
+        put_table(buf, &at, &x->to, &h->to[k]);
         h->idx[k].ids = put(buf, &at, x->ids, (size_t)x->nids * 4);
         h->idx[k].always = put(buf, &at, x->always, (size_t)x->nalways * 4);
         h->idx[k].nids = x->nids;
@@ -252,7 +253,8 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
             if (x->always[i] >= e->nrules)
                 BAD("a rule id out of range");
         if (!table_ok(base, len, &h.tok[k], &x->tok, x->ids, x->nids, false, e, err, errlen) ||
-            !table_ok(base, len, &h.dom[k], &x->dom, x->ids, x->nids, false, e, err, errlen))
+            !table_ok(base, len, &h.dom[k], &x->dom, x->ids, x->nids, false, e, err, errlen) ||
+            !table_ok(base, len, &h.to[k], &x->to, x->ids, x->nids, false, e, err, errlen))
             return false;
     }
     return true;
