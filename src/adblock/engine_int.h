@@ -207,6 +207,13 @@ static inline uint32_t ab_type_token(unsigned type)
     return ab_hash_fix((type + 1) * 0x9e3779b9u ^ 0x7f4a7c15u);
 }
 
+/* tokens.c: a rule's tokens into out (at most AB_TOKENS_RULE_MAX), and the
+ * tokens nearly every URL carries (NULL-terminated). */
+#define AB_TOKENS_RULE_MAX 64
+unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out);
+unsigned ab_regex_tokens(const char *p, size_t n, uint32_t *out);
+extern const char *const ab_common_tokens[];
+
 /* match.c */
 bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
                      const struct ab_rule *r);

@@ -8,6 +8,7 @@ libadblock_la_SOURCES = \
 	src/adblock/request.c \
 	src/adblock/match.c \
 	src/adblock/engine.c \
+	src/adblock/tokens.c \
 	src/adblock/serial.c
 libadblock_la_CFLAGS = $(AM_CFLAGS) $(LIBPSL_CFLAGS) $(PCRE2_CFLAGS)
 libadblock_la_LIBADD = $(LIBPSL_LIBS) $(PCRE2_LIBS)
