@@ -53,22 +53,22 @@ int adblock_method_parse(const char *s, size_t n);
  * others are counted by class in the build summary (docs/url-matching.md says
  * why a gateway cannot act on each). */
 #define ADBLOCK_CLASSES(X)                                                                         \
-    X(NETWORK, "network")               /* a block or exception rule, served */                    \
-    X(COMMENT, "comment")               /* `!` comments, `[Adblock Plus 2.0]`, blank lines */      \
-    X(COSMETIC, "cosmetic")             /* ##, #@#, #?#, #$#, ##+js(), #%#, $$ ... */              \
-    X(HOSTS, "hosts")                   /* `0.0.0.0 host` hosts-file lines */                      \
-    X(REDIRECT_RULE, "redirect-rule")   /* $redirect-rule: redirects only what others block */    \
-    X(CSP, "csp")                       /* $csp, $inline-script, $inline-font */                   \
-    X(REMOVEPARAM, "removeparam")       /* $removeparam, $queryprune */                            \
-    X(HEADER, "header")                 /* $header */                                              \
-    X(REPLACE, "replace")               /* $replace, $content */                                   \
-    X(PERMISSIONS, "permissions")       /* $permissions */                                         \
-    X(POPUP, "popup")                   /* $popup, $popunder only */                               \
-    X(TRANSFORM, "transform")           /* $urltransform, $uritransform, $urlskip */               \
-    X(PAGE_HIDING, "page-hiding")       /* $elemhide/$generichide/$specifichide/... */             \
-    X(CNAME, "cname")                   /* @@...$cname: DNS CNAME uncloaking, in the browser */    \
-    X(IPADDRESS, "ipaddress")           /* $ipaddress=: the address the host resolved to */         \
-    X(REJECTED, "rejected")             /* not understood: an unknown option, a bad regex ... */
+    X(NETWORK, "network")             /* a block or exception rule, served */                      \
+    X(COMMENT, "comment")             /* `!` comments, `[Adblock Plus 2.0]`, blank lines */        \
+    X(COSMETIC, "cosmetic")           /* ##, #@#, #?#, #$#, ##+js(), #%#, $$ ... */                \
+    X(HOSTS, "hosts")                 /* `0.0.0.0 host` hosts-file lines */                        \
+    X(REDIRECT_RULE, "redirect-rule") /* $redirect-rule: redirects only what others block */       \
+    X(CSP, "csp")                     /* $csp, $inline-script, $inline-font */                     \
+    X(REMOVEPARAM, "removeparam")     /* $removeparam, $queryprune */                              \
+    X(HEADER, "header")               /* $header */                                                \
+    X(REPLACE, "replace")             /* $replace, $content */                                     \
+    X(PERMISSIONS, "permissions")     /* $permissions */                                           \
+    X(POPUP, "popup")                 /* $popup, $popunder only */                                 \
+    X(TRANSFORM, "transform")         /* $urltransform, $uritransform, $urlskip */                 \
+    X(PAGE_HIDING, "page-hiding")     /* $elemhide/$generichide/$specifichide/... */               \
+    X(CNAME, "cname")                 /* @@...$cname: DNS CNAME uncloaking, in the browser */      \
+    X(IPADDRESS, "ipaddress")         /* $ipaddress=: the address the host resolved to */          \
+    X(REJECTED, "rejected")           /* not understood: an unknown option, a bad regex ... */
 
 enum adblock_class {
 #define ADBLOCK_X(name, text) ADBLOCK_CLASS_##name,
@@ -83,9 +83,9 @@ struct adblock_summary {
     uint64_t lines;
     uint64_t by_class[ADBLOCK_CLASS_COUNT];
     uint64_t blocks, exceptions, important, badfilter, regex, page_exceptions;
-    uint64_t cancelled;   /* rules cancelled by a $badfilter twin */
-    uint64_t duplicates;  /* rules seen twice (kept once) */
-    uint64_t unindexed;   /* rules tested on every request (no token, no domain) */
+    uint64_t cancelled;     /* rules cancelled by a $badfilter twin */
+    uint64_t duplicates;    /* rules seen twice (kept once) */
+    uint64_t unindexed;     /* rules tested on every request (no token, no domain) */
     char first_reject[256]; /* the first rejected line's reason and text */
 };
 

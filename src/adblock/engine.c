@@ -326,8 +326,8 @@ static bool table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, siz
 
 /* Compile rule i of the builder into the engine: its 16 bytes, its extra
  * (domain list entries, methods, regex). Returns -1 on failure. */
-static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_t i,
-                        size_t *xcap, size_t *dcap, size_t *rcap, char *err, size_t errlen)
+static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_t i, size_t *xcap,
+                        size_t *dcap, size_t *rcap, char *err, size_t errlen)
 {
     struct ab_rule *r = &e->rules[i];
     r->text = b->text;
@@ -368,8 +368,8 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
             if (l > 0 && l <= 255) {
                 if (!grow((void **)&e->doms, dcap, e->ndoms + 1, sizeof *e->doms))
                     goto oom;
-                e->doms[e->ndoms++] = (struct ab_dom){(uint32_t)(b->text + (v - t) + s),
-                                                      (uint8_t)l, f};
+                e->doms[e->ndoms++] =
+                    (struct ab_dom){(uint32_t)(b->text + (v - t) + s), (uint8_t)l, f};
                 x->ndom++;
             }
             a = z + 1;
@@ -378,9 +378,9 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
     if (b->flags & AB_F_REGEX) {
         int ec;
         PCRE2_SIZE eo;
-        pcre2_code *re = pcre2_compile((PCRE2_SPTR)(t + b->pat_off), b->pat_end - b->pat_off,
-                                       (b->flags & AB_F_MATCH_CASE) ? 0 : PCRE2_CASELESS, &ec,
-                                       &eo, NULL);
+        pcre2_code *re =
+            pcre2_compile((PCRE2_SPTR)(t + b->pat_off), b->pat_end - b->pat_off,
+                          (b->flags & AB_F_MATCH_CASE) ? 0 : PCRE2_CASELESS, &ec, &eo, NULL);
         if (re == NULL) {
             snprintf(err, errlen, "regex no longer compiles: %s", t);
             return -1;
@@ -403,13 +403,12 @@ oom:
  * rule the host table holds (engine_int.h). */
 static bool is_plain_host(const char *t, const struct brule *r)
 {
-    if ((r->flags & ~(AB_F_1P | AB_F_3P)) != AB_F_HOST || !(r->flags & AB_F_3P) ||
-        r->ndom || r->methods || r->types != ADBLOCK_TYPES_ALL || r->host_len == 0)
+    if ((r->flags & ~(AB_F_1P | AB_F_3P)) != AB_F_HOST || !(r->flags & AB_F_3P) || r->ndom ||
+        r->methods || r->types != ADBLOCK_TYPES_ALL || r->host_len == 0)
         return false;
     const char *h = t + 2;
     size_t n = r->host_len;
-    if (r->pat_off != 2 || r->pat_end != 2 + n + 1 || h[n] != '^' || h[0] == '.' ||
-        h[n - 1] == '.')
+    if (r->pat_off != 2 || r->pat_end != 2 + n + 1 || h[n] != '^' || h[0] == '.' || h[n - 1] == '.')
         return false;
     return r->len == r->pat_end || (r->flags & AB_F_1P) == 0;
 }
@@ -518,7 +517,8 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         e->sum.page_exceptions += (r->flags & AB_F_PAGE) != 0;
     }
     for (size_t i = 0; ab_common_tokens[i] != NULL; i++) {
-        uint32_t *c = counts_at(&cnt, ab_hash(ab_common_tokens[i], strlen(ab_common_tokens[i])), false);
+        uint32_t *c =
+            counts_at(&cnt, ab_hash(ab_common_tokens[i], strlen(ab_common_tokens[i])), false);
         if (c)
             *c += 1000000;
     }

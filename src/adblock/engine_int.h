@@ -21,13 +21,13 @@
 #define AB_F_IMPORTANT 0x0002u
 #define AB_F_MATCH_CASE 0x0004u
 #define AB_F_REGEX 0x0008u
-#define AB_F_START 0x0010u   /* `|pattern` */
-#define AB_F_HOST 0x0020u    /* `||pattern` */
-#define AB_F_END 0x0040u     /* `pattern|` */
-#define AB_F_1P 0x0080u      /* may apply to a first-party request */
-#define AB_F_3P 0x0100u      /* may apply to a third-party request */
-#define AB_F_STRICT 0x0200u  /* parties by host name */
-#define AB_F_PAGE 0x0400u    /* @@...$document: un-blocks a page's loads */
+#define AB_F_START 0x0010u  /* `|pattern` */
+#define AB_F_HOST 0x0020u   /* `||pattern` */
+#define AB_F_END 0x0040u    /* `pattern|` */
+#define AB_F_1P 0x0080u     /* may apply to a first-party request */
+#define AB_F_3P 0x0100u     /* may apply to a third-party request */
+#define AB_F_STRICT 0x0200u /* parties by host name */
+#define AB_F_PAGE 0x0400u   /* @@...$document: un-blocks a page's loads */
 
 /* One rule: 16 bytes. Its text (as written, NUL-terminated) is at pool+text;
  * the pattern is text[pat_off..pat_end); for AB_F_HOST its first host_len
@@ -44,10 +44,10 @@ struct ab_rule {
 
 /* What few rules carry beyond the common 16 bytes. */
 struct ab_extra {
-    uint32_t dom;       /* first entry in doms[] */
-    uint16_t ndom;      /* entries */
-    uint16_t methods;   /* mask of enum adblock_method; 0: any */
-    uint32_t regex;     /* 1 + index in regexes[], or 0 */
+    uint32_t dom;     /* first entry in doms[] */
+    uint16_t ndom;    /* entries */
+    uint16_t methods; /* mask of enum adblock_method; 0: any */
+    uint32_t regex;   /* 1 + index in regexes[], or 0 */
 };
 
 /* One entry of a rule's domain=, to= or denyallow= list. */
@@ -117,7 +117,7 @@ struct adblock_engine {
     const psl_ctx_t *psl;
     bool psl_owned;
     struct adblock_summary sum;
-    void *blob; /* loaded (serial.c): every array points into this one block */
+    void *blob;  /* loaded (serial.c): every array points into this one block */
     uint64_t id; /* unique in the process (never 0): what a context's memos are keyed by */
 };
 

@@ -406,7 +406,8 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
             uint32_t v = l[i];
             const char *txt = e->pool + (v & AB_H_OFF);
             size_t k = 0, len = hn - at;
-            while (k < len && txt[2 + k] && lower((unsigned char)txt[2 + k]) == (unsigned char)host[at + k])
+            while (k < len && txt[2 + k] &&
+                   lower((unsigned char)txt[2 + k]) == (unsigned char)host[at + k])
                 k++;
             if (k < len || txt[2 + len] != '^')
                 continue; /* another host with the same hash */
@@ -486,7 +487,8 @@ int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
         return 0;
     const struct ab_rule *exc = find(e, c, q, &e->idx[AB_EXCEPT]);
     const struct ab_index *pg = &e->idx[AB_PAGE];
-    if (exc == NULL && r->from && r->from_len && (pg->tok.cap || pg->dom.cap || pg->to.cap || pg->nalways))
+    if (exc == NULL && r->from && r->from_len &&
+        (pg->tok.cap || pg->dom.cap || pg->to.cap || pg->nalways))
         exc = page_exception(e, c, r->from, r->from_len);
     say(v, e, blk, exc);
     return 0;

@@ -19,10 +19,10 @@ enum opt_kind {
     O_IMPORTANT, /* flags */
     O_BADFILTER,
     O_MATCHCASE,
-    O_REDIRECT,  /* $redirect=: blocks (a gateway serves no replacement) */
-    O_CLASS,     /* arg: enum adblock_class: a rule a gateway cannot act on */
-    O_HIDE,      /* page-hiding exceptions ($elemhide, $generichide, ...) */
-    O_NOOP,      /* uBlock's `$_` padding, `$reason=` text */
+    O_REDIRECT, /* $redirect=: blocks (a gateway serves no replacement) */
+    O_CLASS,    /* arg: enum adblock_class: a rule a gateway cannot act on */
+    O_HIDE,     /* page-hiding exceptions ($elemhide, $generichide, ...) */
+    O_NOOP,     /* uBlock's `$_` padding, `$reason=` text */
 };
 
 struct opt_row {
@@ -139,12 +139,12 @@ static uint16_t parse_methods(const char *v, size_t n, struct adblock_rule *r)
         while (j < n && v[j] != '|')
             j++;
         bool not = j > i && v[i] == '~';
-        int m = adblock_method_parse(v + i + not, j - i - not);
+        int m = adblock_method_parse(v + i + not, j - i - not );
         if (m < 0) {
             reject(r, "unknown method", v + i, j - i);
             return 0;
         }
-        if (not)
+        if (not )
             neg |= 1u << m;
         else
             pos |= 1u << m;
@@ -206,14 +206,14 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
         }
         size_t name_end = eq ? eq : j;
         bool not = start < name_end && s[start] == '~';
-        const char *name = s + start + not;
-        size_t nlen = name_end - start - not;
+        const char *name = s + start + not ;
+        size_t nlen = name_end - start - not ;
         const char *val = eq ? s + eq + 1 : NULL;
         size_t vlen = eq ? j - eq - 1 : 0;
         const struct opt_row *o = opt_find(name, nlen);
         if (o == NULL)
             return reject(r, "unknown option", s + start, j - start);
-        if (not && !o->negatable)
+        if (not &&!o->negatable)
             return reject(r, "option cannot be negated:", s + start, j - start);
         bool takes = o->kind == O_DOMAIN || o->kind == O_METHOD ||
                      (o->kind == O_REDIRECT && strcmp(o->name, "mp4") && strcmp(o->name, "empty"));
@@ -224,15 +224,15 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
         switch (o->kind) {
         case O_TYPE:
             typed = true;
-            if (not)
+            if (not )
                 neg &= (uint16_t) ~(1u << o->arg);
             else
                 pos |= (uint16_t)(1u << o->arg);
-            if (o->arg == ADBLOCK_TYPE_DOCUMENT && !not && r->exception)
+            if (o->arg == ADBLOCK_TYPE_DOCUMENT && !not &&r->exception)
                 r->page = true;
             break;
         case O_POPUP:
-            if (!not)
+            if (!not )
                 popup = true;
             break;
         case O_ALL:
@@ -241,9 +241,9 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
             break;
         case O_PARTY:
             if (o->arg > 10)
-                r->party = ADBLOCK_PARTY_STRICT | (o->arg == 11 ? ADBLOCK_PARTY_FIRST
-                                                                : ADBLOCK_PARTY_THIRD);
-            else if ((o->arg == 3) != not)
+                r->party = ADBLOCK_PARTY_STRICT |
+                           (o->arg == 11 ? ADBLOCK_PARTY_FIRST : ADBLOCK_PARTY_THIRD);
+            else if ((o->arg == 3) != not )
                 r->party &= ~ADBLOCK_PARTY_FIRST;
             else
                 r->party &= ~ADBLOCK_PARTY_THIRD;

@@ -10,22 +10,31 @@
 #include "adblock/rule.h"
 
 static const char *const type_names[ADBLOCK_TYPE_COUNT] = {
-    "document", "subdocument", "script", "image", "stylesheet", "object",
-    "xmlhttprequest", "media", "font", "ping", "websocket", "other"};
+    "document",       "subdocument", "script", "image", "stylesheet", "object",
+    "xmlhttprequest", "media",       "font",   "ping",  "websocket",  "other"};
 
 static const struct {
     const char *name;
     int type;
 } type_aliases[] = {
-    {"doc", ADBLOCK_TYPE_DOCUMENT},        {"main_frame", ADBLOCK_TYPE_DOCUMENT},
-    {"mainframe", ADBLOCK_TYPE_DOCUMENT},  {"sub_frame", ADBLOCK_TYPE_SUBDOCUMENT},
-    {"subframe", ADBLOCK_TYPE_SUBDOCUMENT}, {"frame", ADBLOCK_TYPE_SUBDOCUMENT},
-    {"iframe", ADBLOCK_TYPE_SUBDOCUMENT},  {"css", ADBLOCK_TYPE_STYLESHEET},
-    {"xhr", ADBLOCK_TYPE_XHR},             {"fetch", ADBLOCK_TYPE_XHR},
-    {"beacon", ADBLOCK_TYPE_PING},         {"object_subrequest", ADBLOCK_TYPE_OBJECT},
-    {"imageset", ADBLOCK_TYPE_IMAGE},      {"embed", ADBLOCK_TYPE_OBJECT},
-    {"audio", ADBLOCK_TYPE_MEDIA},         {"video", ADBLOCK_TYPE_MEDIA},
-    {"track", ADBLOCK_TYPE_MEDIA},         {"style", ADBLOCK_TYPE_STYLESHEET},
+    {"doc", ADBLOCK_TYPE_DOCUMENT},
+    {"main_frame", ADBLOCK_TYPE_DOCUMENT},
+    {"mainframe", ADBLOCK_TYPE_DOCUMENT},
+    {"sub_frame", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"subframe", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"frame", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"iframe", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"css", ADBLOCK_TYPE_STYLESHEET},
+    {"xhr", ADBLOCK_TYPE_XHR},
+    {"fetch", ADBLOCK_TYPE_XHR},
+    {"beacon", ADBLOCK_TYPE_PING},
+    {"object_subrequest", ADBLOCK_TYPE_OBJECT},
+    {"imageset", ADBLOCK_TYPE_IMAGE},
+    {"embed", ADBLOCK_TYPE_OBJECT},
+    {"audio", ADBLOCK_TYPE_MEDIA},
+    {"video", ADBLOCK_TYPE_MEDIA},
+    {"track", ADBLOCK_TYPE_MEDIA},
+    {"style", ADBLOCK_TYPE_STYLESHEET},
     {"img", ADBLOCK_TYPE_IMAGE},
 };
 
@@ -120,8 +129,7 @@ static void find_host(const char *u, size_t n, size_t *off, size_t *len)
 
 /* Byte classes for the one pass over a URL, as constants (no start-up code, no
  * race): the token bytes of adblock_is_token_char as a 256-bit map. */
-static const uint64_t token_map[4] = {0x03FF000000000000ull, 0x07FFFFFE07FFFFFEull, ~0ull,
-                                      ~0ull};
+static const uint64_t token_map[4] = {0x03FF000000000000ull, 0x07FFFFFE07FFFFFEull, ~0ull, ~0ull};
 static inline bool token_of(unsigned char c)
 {
     return (token_map[c >> 6] >> (c & 63)) & 1;

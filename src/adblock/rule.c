@@ -33,8 +33,8 @@ static bool is_space(unsigned char c)
  * line[0..n) holds one. */
 static bool is_cosmetic(const char *s, size_t n)
 {
-    static const char *const seps[] = {"##", "#@#", "#?#", "#@?#", "#$#", "#@$#", "#%#",
-                                       "#@%#", "#$?#", "#@$?#", "$$", "$@$"};
+    static const char *const seps[] = {"##",  "#@#",  "#?#",  "#@?#",  "#$#", "#@$#",
+                                       "#%#", "#@%#", "#$?#", "#@$?#", "$$",  "$@$"};
     for (size_t i = 0; i + 1 < n; i++) {
         if (s[i] != '#' && s[i] != '$')
             continue;
@@ -112,8 +112,8 @@ int adblock_regex_check(const char *re, size_t n, bool match_case, char *why, si
 {
     int ec;
     PCRE2_SIZE eo;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, n, match_case ? 0 : PCRE2_CASELESS, &ec,
-                                     &eo, NULL);
+    pcre2_code *code =
+        pcre2_compile((PCRE2_SPTR)re, n, match_case ? 0 : PCRE2_CASELESS, &ec, &eo, NULL);
     if (code == NULL) {
         char msg[120];
         pcre2_get_error_message(ec, (PCRE2_UCHAR *)msg, sizeof msg);

@@ -39,22 +39,22 @@ struct adblock_rule {
     enum adblock_class cls;
     char why[160]; /* for ADBLOCK_CLASS_REJECTED: the reason, with the option */
     const char *line;
-    size_t len;        /* the line, trimmed: the text a verdict names */
-    bool exception;    /* @@ */
-    bool important;    /* $important */
-    bool badfilter;    /* $badfilter */
-    bool match_case;   /* $match-case */
-    bool regex;        /* /regex/: pattern is the regex without its slashes */
-    bool page;         /* an exception with $document: un-blocks what a page loads */
-    unsigned anchor;   /* ADBLOCK_ANCHOR_* */
-    size_t pat_off;    /* the pattern in line: after `@@`, `||`, `|`... */
-    size_t pat_end;    /* ...up to the end `|` or the `$` of the options */
-    size_t host_len;   /* ADBLOCK_ANCHOR_HOST: bytes of pattern that are host name */
-    size_t opt_off;    /* the options after `$` (opt_off == len: none) */
+    size_t len;              /* the line, trimmed: the text a verdict names */
+    bool exception;          /* @@ */
+    bool important;          /* $important */
+    bool badfilter;          /* $badfilter */
+    bool match_case;         /* $match-case */
+    bool regex;              /* /regex/: pattern is the regex without its slashes */
+    bool page;               /* an exception with $document: un-blocks what a page loads */
+    unsigned anchor;         /* ADBLOCK_ANCHOR_* */
+    size_t pat_off;          /* the pattern in line: after `@@`, `||`, `|`... */
+    size_t pat_end;          /* ...up to the end `|` or the `$` of the options */
+    size_t host_len;         /* ADBLOCK_ANCHOR_HOST: bytes of pattern that are host name */
+    size_t opt_off;          /* the options after `$` (opt_off == len: none) */
     size_t bad_off, bad_len; /* $badfilter: the option's bytes (with a comma) to drop */
-    uint16_t types;    /* mask of enum adblock_type the rule applies to */
-    unsigned party;    /* ADBLOCK_PARTY_* */
-    uint16_t methods;  /* mask of enum adblock_method; 0: any */
+    uint16_t types;          /* mask of enum adblock_type the rule applies to */
+    unsigned party;          /* ADBLOCK_PARTY_* */
+    uint16_t methods;        /* mask of enum adblock_method; 0: any */
     unsigned ndom;
     struct {
         enum adblock_dom_kind kind;

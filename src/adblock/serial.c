@@ -195,8 +195,8 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
         BAD("the block says %llu bytes, has %zu", (unsigned long long)h.total, len);
     if (!span_ok(h.rules, h.nrules, sizeof(struct ab_rule), len) ||
         !span_ok(h.extras, h.nextras, sizeof(struct ab_extra), len) ||
-        !span_ok(h.doms, h.ndoms, sizeof(struct ab_dom), len) || !span_ok(h.pool, h.pool_len, 1, len) ||
-        !span_ok(h.host_ids, h.nhost_ids, 4, len))
+        !span_ok(h.doms, h.ndoms, sizeof(struct ab_dom), len) ||
+        !span_ok(h.pool, h.pool_len, 1, len) || !span_ok(h.host_ids, h.nhost_ids, 4, len))
         BAD("an array is out of the block");
     e->sum = h.sum;
     e->sum.first_reject[sizeof e->sum.first_reject - 1] = 0;
@@ -232,12 +232,11 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
             r->pat_end > e->pool_len - r->text - 1 || r->host_len > r->pat_end - r->pat_off ||
             memchr(e->pool + r->text, 0, r->pat_end) != NULL)
             BAD("rule %u: its text is out of the pool", i);
-        if (r->aux > e->nextras || ((r->flags & AB_F_REGEX) && (!r->aux ||
-                                                                !e->extras[r->aux - 1].regex)))
+        if (r->aux > e->nextras ||
+            ((r->flags & AB_F_REGEX) && (!r->aux || !e->extras[r->aux - 1].regex)))
             BAD("rule %u: extra out of range", i);
     }
-    if (!table_ok(base, len, &h.hosts, &e->hosts, e->host_ids, e->nhost_ids, true, e, err,
-                  errlen))
+    if (!table_ok(base, len, &h.hosts, &e->hosts, e->host_ids, e->nhost_ids, true, e, err, errlen))
         return false;
     for (int k = 0; k < AB_KINDS; k++) {
         struct ab_index *x = &e->idx[k];
@@ -297,10 +296,9 @@ struct adblock_engine *adblock_engine_load(const void *buf, size_t len, char *er
             continue;
         int ec;
         PCRE2_SIZE eo;
-        pcre2_code *re = pcre2_compile((PCRE2_SPTR)(e->pool + r->text + r->pat_off),
-                                       (size_t)(r->pat_end - r->pat_off),
-                                       (r->flags & AB_F_MATCH_CASE) ? 0 : PCRE2_CASELESS, &ec, &eo,
-                                       NULL);
+        pcre2_code *re = pcre2_compile(
+            (PCRE2_SPTR)(e->pool + r->text + r->pat_off), (size_t)(r->pat_end - r->pat_off),
+            (r->flags & AB_F_MATCH_CASE) ? 0 : PCRE2_CASELESS, &ec, &eo, NULL);
         if (re == NULL) {
             snprintf(err, errlen, "rule %u: its regex does not compile", i);
             e->nregexes = nre;

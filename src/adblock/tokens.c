@@ -8,7 +8,6 @@
 #include "adblock/engine_int.h"
 #include "adblock/rule.h"
 
-
 /* Tokens of a plain pattern a URL must contain whole (see docs/design.md):
  * runs of token bytes with a literal non-token byte, an anchor or `^` on both
  * sides, never a `*`. */
@@ -26,8 +25,7 @@ unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_
             i++;
         bool left = a > 0 ? p[a - 1] != '*' : (flags & (AB_F_START | AB_F_HOST)) != 0;
         bool right = i < n ? p[i] != '*'
-                           : ((flags & AB_F_END) != 0 ||
-                              ((flags & AB_F_HOST) && i == host_len));
+                           : ((flags & AB_F_END) != 0 || ((flags & AB_F_HOST) && i == host_len));
         if (left && right)
             out[k++] = ab_hash(p + a, i - a);
     }
@@ -128,9 +126,9 @@ unsigned ab_regex_tokens(const char *p, size_t n, uint32_t *out)
  * nearly every request, however few rules name it. Counted as if a million
  * rules did, so any other token of the rule wins. */
 const char *const ab_common_tokens[] = {
-    "http", "https", "www",  "com",  "net",   "org",    "js",   "html", "php",  "css",
-    "png",  "jpg",   "gif",  "cdn",  "static", "api",   "ws",   "wss",  "co",   "uk",
-    "de",   "io",    "min",  "img",  "images", "assets", "json", "v1",   "v2",   "id",
-    "index", "src",  "utm_source", "amp", "s", "a", "t", "1", "2", "www2", NULL,
+    "http", "https", "www", "com",   "net", "org",        "js",     "html",   "php",
+    "css",  "png",   "jpg", "gif",   "cdn", "static",     "api",    "ws",     "wss",
+    "co",   "uk",    "de",  "io",    "min", "img",        "images", "assets", "json",
+    "v1",   "v2",    "id",  "index", "src", "utm_source", "amp",    "s",      "a",
+    "t",    "1",     "2",   "www2",  NULL,
 };
-

@@ -165,7 +165,7 @@ int main(int argc, char **argv)
     int rc = 0;
     if (!bench) {
         for (size_t i = 0; i < nreq && rc == 0; i++) {
-            struct adblock_request r = {reqs[i].url, reqs[i].url_len, reqs[i].type,
+            struct adblock_request r = {reqs[i].url,  reqs[i].url_len,  reqs[i].type,
                                         reqs[i].from, reqs[i].from_len, -1};
             if (adblock_match(e, c, &r, &v, err, sizeof err) < 0) {
                 fprintf(stderr, "adblock_verdicts: request %zu: %s\n", i + 1, err);
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
         double a = now_cpu();
         size_t nb = 0;
         for (size_t i = 0; i < nreq; i++) {
-            struct adblock_request r = {reqs[i].url, reqs[i].url_len, reqs[i].type,
+            struct adblock_request r = {reqs[i].url,  reqs[i].url_len,  reqs[i].type,
                                         reqs[i].from, reqs[i].from_len, -1};
             if (adblock_match(e, c, &r, &v, err, sizeof err) < 0) {
                 fprintf(stderr, "adblock_verdicts: request %zu: %s\n", i + 1, err);

@@ -22,8 +22,8 @@ static void check_line(const char *s, size_t n)
         FUZZ_CHECK(r.why[0] != 0, "a rejection without a reason");
     if (c != ADBLOCK_CLASS_NETWORK)
         return;
-    FUZZ_CHECK(r.pat_off <= r.pat_end && r.pat_end <= r.len, "pattern %zu..%zu of %zu",
-               r.pat_off, r.pat_end, r.len);
+    FUZZ_CHECK(r.pat_off <= r.pat_end && r.pat_end <= r.len, "pattern %zu..%zu of %zu", r.pat_off,
+               r.pat_end, r.len);
     FUZZ_CHECK(r.pat_off <= 4, "pattern starts at %zu", r.pat_off);
     FUZZ_CHECK(r.host_len <= r.pat_end - r.pat_off, "host part longer than the pattern");
     FUZZ_CHECK(r.opt_off <= r.len, "options past the end");

@@ -305,7 +305,7 @@ START_TEST(test_types_and_context_free)
     BLOCKS("https://t.example/a", "script", NULL);
     BLOCKS("https://u.example/a", NULL, NULL);
     PASSES("https://u.example/a", "script", NULL);
-    PASSES("https://v.example/a", NULL, NULL); /* no context: no initiator, first-party */
+    PASSES("https://v.example/a", NULL, NULL);         /* no context: no initiator, first-party */
     BLOCKS("https://w.example/a.json", "fetch", NULL); /* fetch() is an xmlhttprequest */
     PASSES("https://t.example/a.json", "fetch", NULL);
 }
