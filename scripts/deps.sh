@@ -4,11 +4,11 @@
 set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
       libevent-dev libxxhash-dev libjansson-dev libidn2-dev check
+      libpsl-dev libpcre2-dev publicsuffix
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis
       postfix bind9-dnsutils dnsperf haproxy
-      libnginx-mod-stream
-      libpcre2-dev libpsl-dev publicsuffix)
+      libnginx-mod-stream)
 # The Adblock differential tests run the reference engine (tests/adblock/) with node:
 # Debian's nodejs and npm, unless node and npm are already there from elsewhere.
 if ! command -v node >/dev/null 2>&1; then

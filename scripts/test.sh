@@ -6,6 +6,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 scripts/deps.sh
+# The real Adblock lists for the differential tests (a cache; fetched once).
+scripts/adblock-lists.sh >/dev/null
 dir=_build
 opts=(--enable-werror)
 if [ "${1:-}" = "--sanitizers" ]; then

@@ -1,12 +1,19 @@
 # Adblock differential tests (issue 26): the naive matcher, the reference engine
 # (node, tests/adblock/node_modules), the corpus builder and the comparisons.
 # Included from Makefile.am.
+# bloomgate's verdicts for a TSV of requests (url, type, from), or --bench figures;
+# the comparisons run it beside the reference engine and the naive matcher.
+noinst_PROGRAMS += tests/adblock/adblock_verdicts
+tests_adblock_adblock_verdicts_SOURCES = tests/adblock/adblock_verdicts.c
+tests_adblock_adblock_verdicts_CPPFLAGS = $(PURE_CPPFLAGS) $(LIBPSL_CFLAGS) $(PCRE2_CFLAGS)
+tests_adblock_adblock_verdicts_LDADD = libadblock.la
 noinst_PROGRAMS += tests/adblock/naive_verdicts
 tests_adblock_naive_verdicts_SOURCES = tests/adblock/naive_verdicts.c tests/adblock/naive.c \
 	tests/adblock/naive_host.c tests/adblock/naive_host.h \
 	tests/adblock/naive.h
 tests_adblock_naive_verdicts_CFLAGS = $(AM_CFLAGS)
-tests_adblock_naive_verdicts_LDADD = -lpcre2-8 -lpsl
+tests_adblock_naive_verdicts_CPPFLAGS = $(AM_CPPFLAGS) $(PCRE2_CFLAGS) $(LIBPSL_CFLAGS)
+tests_adblock_naive_verdicts_LDADD = $(PCRE2_LIBS) $(LIBPSL_LIBS)
 EXTRA_DIST += tests/adblock/package.json tests/adblock/package-lock.json \
 	tests/adblock/ref_verdicts.mjs
 # (a) the program under test against the reference on the real lists; (b) against the

@@ -9,6 +9,7 @@ BLOOM_TEST_LIBS = libbloom.la $(CHECK_LIBS) -lm
 URL_TEST_LIBS = liburl.la $(CHECK_LIBS)
 PARSE_TEST_LIBS = libparse.la $(CHECK_LIBS)
 SQUID_TEST_LIBS = libsquid.la $(CHECK_LIBS)
+ADBLOCK_TEST_LIBS = libadblock.la $(CHECK_LIBS)
 
 # base/
 check_PROGRAMS += %reldir%/base/check_log
@@ -39,6 +40,12 @@ check_PROGRAMS += %reldir%/url/check_keys
 %canon_reldir%_url_check_keys_LDADD = $(URL_TEST_LIBS)
 check_PROGRAMS += %reldir%/url/check_lists
 %canon_reldir%_url_check_lists_LDADD = $(URL_TEST_LIBS)
+
+# adblock/: the engine's archive alone.
+check_PROGRAMS += %reldir%/adblock/check_rule
+%canon_reldir%_adblock_check_rule_LDADD = $(ADBLOCK_TEST_LIBS)
+check_PROGRAMS += %reldir%/adblock/check_match
+%canon_reldir%_adblock_check_match_LDADD = $(ADBLOCK_TEST_LIBS)
 
 # conf/: the directive table and its parser (src/conf/).
 check_PROGRAMS += %reldir%/conf/check_conf

@@ -1,0 +1,155 @@
+/* adblock: an Adblock network-filter engine. Lists (EasyList, EasyPrivacy,
+ * uBlock's own) are compiled into one exact, read-only structure of flat arrays
+ * and a string pool; a request (URL, type, initiator page, method) is matched
+ * against it and the deciding rule is named as written in its list.
+ * Building runs on one thread; a built engine is immutable and any number of
+ * threads may match against it at once, each with its own struct adblock_ctx. */
+#ifndef BLOOMGATE_ADBLOCK_H
+#define BLOOMGATE_ADBLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Request types, as Adblock options name them. A bit each in a rule's mask. */
+enum adblock_type {
+    ADBLOCK_TYPE_DOCUMENT,
+    ADBLOCK_TYPE_SUBDOCUMENT,
+    ADBLOCK_TYPE_SCRIPT,
+    ADBLOCK_TYPE_IMAGE,
+    ADBLOCK_TYPE_STYLESHEET,
+    ADBLOCK_TYPE_OBJECT,
+    ADBLOCK_TYPE_XHR,
+    ADBLOCK_TYPE_MEDIA,
+    ADBLOCK_TYPE_FONT,
+    ADBLOCK_TYPE_PING,
+    ADBLOCK_TYPE_WEBSOCKET,
+    ADBLOCK_TYPE_OTHER,
+    ADBLOCK_TYPE_COUNT
+};
+#define ADBLOCK_TYPES_ALL ((1u << ADBLOCK_TYPE_COUNT) - 1)
+
+/* Parse a request type as a caller names it (Adblock option names, browser
+ * webRequest names such as main_frame or sub_frame, and `fetch`, which is an
+ * xmlhttprequest). Returns -1 for an unknown name. */
+int adblock_type_parse(const char *s, size_t n);
+const char *adblock_type_name(enum adblock_type t);
+
+/* HTTP methods for $method=. */
+enum adblock_method {
+    ADBLOCK_METHOD_GET,
+    ADBLOCK_METHOD_POST,
+    ADBLOCK_METHOD_PUT,
+    ADBLOCK_METHOD_DELETE,
+    ADBLOCK_METHOD_HEAD,
+    ADBLOCK_METHOD_OPTIONS,
+    ADBLOCK_METHOD_PATCH,
+    ADBLOCK_METHOD_CONNECT,
+    ADBLOCK_METHOD_COUNT
+};
+int adblock_method_parse(const char *s, size_t n);
+
+/* What one list line is. Only ADBLOCK_NETWORK lines can decide a verdict; the
+ * others are counted by class in the build summary (docs/url-matching.md says
+ * why a gateway cannot act on each). */
+#define ADBLOCK_CLASSES(X)                                                                         \
+    X(NETWORK, "network")             /* a block or exception rule, served */                      \
+    X(COMMENT, "comment")             /* `!` comments, `[Adblock Plus 2.0]`, blank lines */        \
+    X(COSMETIC, "cosmetic")           /* ##, #@#, #?#, #$#, ##+js(), #%#, $$ ... */                \
+    X(HOSTS, "hosts")                 /* `0.0.0.0 host` hosts-file lines */                        \
+    X(REDIRECT_RULE, "redirect-rule") /* $redirect-rule: redirects only what others block */       \
+    X(CSP, "csp")                     /* $csp, $inline-script, $inline-font */                     \
+    X(REMOVEPARAM, "removeparam")     /* $removeparam, $queryprune */                              \
+    X(HEADER, "header")               /* $header */                                                \
+    X(REPLACE, "replace")             /* $replace, $content */                                     \
+    X(PERMISSIONS, "permissions")     /* $permissions */                                           \
+    X(POPUP, "popup")                 /* $popup, $popunder only */                                 \
+    X(TRANSFORM, "transform")         /* $urltransform, $uritransform, $urlskip */                 \
+    X(PAGE_HIDING, "page-hiding")     /* $elemhide/$generichide/$specifichide/... */               \
+    X(CNAME, "cname")                 /* @@...$cname: DNS CNAME uncloaking, in the browser */      \
+    X(IPADDRESS, "ipaddress")         /* $ipaddress=: the address the host resolved to */          \
+    X(REJECTED, "rejected")           /* not understood: an unknown option, a bad regex ... */
+
+enum adblock_class {
+#define ADBLOCK_X(name, text) ADBLOCK_CLASS_##name,
+    ADBLOCK_CLASSES(ADBLOCK_X)
+#undef ADBLOCK_X
+        ADBLOCK_CLASS_COUNT
+};
+const char *adblock_class_name(enum adblock_class c);
+
+/* What a build read: lines per class, and the network rules by kind. */
+struct adblock_summary {
+    uint64_t lines;
+    uint64_t by_class[ADBLOCK_CLASS_COUNT];
+    uint64_t blocks, exceptions, important, badfilter, regex, page_exceptions;
+    uint64_t cancelled;     /* rules cancelled by a $badfilter twin */
+    uint64_t duplicates;    /* rules seen twice (kept once) */
+    uint64_t unindexed;     /* rules tested on every request (no token, no domain) */
+    char first_reject[256]; /* the first rejected line's reason and text */
+};
+
+struct adblock_engine;
+struct adblock_builder;
+
+/* A builder collects lists; adblock_builder_finish compiles them. */
+struct adblock_builder *adblock_builder_new(void);
+void adblock_builder_free(struct adblock_builder *b);
+/* Add a list's text (any line ending). Lines that are not network rules are
+ * counted, never an error; -1 only when memory runs out or the list is too big
+ * for the compiled form (offsets are 32-bit). */
+int adblock_builder_add(struct adblock_builder *b, const char *text, size_t len, char *err,
+                        size_t errlen);
+/* Compile. The builder is spent either way (free it). NULL with err on failure. */
+struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *err, size_t errlen);
+void adblock_engine_free(struct adblock_engine *e);
+const struct adblock_summary *adblock_engine_summary(const struct adblock_engine *e);
+/* Bytes of the compiled arrays and pool (what a filter file would hold). */
+size_t adblock_engine_size(const struct adblock_engine *e);
+
+/* The compiled engine as one block of bytes (flat arrays and the pool, all
+ * offsets; regexes are compiled again on load), and back. The block is the
+ * body a filter file will carry under its checksum. serialize: a malloc'd
+ * block in *out, its size in *len; 0 or -1 with err. load: checks every
+ * count, offset and index against the block's size (outside bytes: never a
+ * crash); NULL with err. Builder or loader thread. */
+int adblock_engine_serialize(const struct adblock_engine *e, void **out, size_t *len, char *err,
+                             size_t errlen);
+struct adblock_engine *adblock_engine_load(const void *buf, size_t len, char *err, size_t errlen);
+
+/* A request. url is required; from (the initiator page) and method optional
+ * (NULL or empty: none). type is an enum adblock_type, or -1 for none: a
+ * top-level document with no initiator, as the reference engine treats it. */
+struct adblock_request {
+    const char *url;
+    size_t url_len;
+    int type;
+    const char *from;
+    size_t from_len;
+    int method; /* enum adblock_method or -1 */
+};
+
+/* The verdict: block or pass, the deciding rule as written in its list (a
+ * block rule, or NULL), the exception that un-blocked (or NULL). Strings point
+ * into the engine and live as long as it does. */
+struct adblock_verdict {
+    bool block;
+    const char *rule;
+    size_t rule_len;
+    const char *exception;
+    size_t exception_len;
+};
+
+/* Per-thread scratch for matching (the lower-cased URL, its tokens, the
+ * parties); large, so callers keep one per thread rather than on a stack. */
+struct adblock_ctx;
+struct adblock_ctx *adblock_ctx_new(void);
+void adblock_ctx_free(struct adblock_ctx *c);
+
+/* Match one request. Returns 0, or -1 with err for a request that cannot be
+ * read (URL too long); a URL that is not http(s)/ws(s)/data passes. */
+int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
+                  const struct adblock_request *r, struct adblock_verdict *v, char *err,
+                  size_t errlen);
+
+#endif

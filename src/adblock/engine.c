@@ -1,0 +1,732 @@
+/* adblock/engine: the builder. Lists go in line by line (rule.c parses each);
+ * adblock_builder_finish cancels $badfilter twins, drops duplicates, files each
+ * rule under its rarest token (or its initiator domains, or the short list
+ * tested on every request) and lays everything out as flat arrays and one
+ * string pool (engine_int.h). One thread builds; the result is read-only. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adblock/engine_int.h"
+#include "adblock/rule.h"
+
+/* A parsed rule waiting for finish: its text in the pool and where its parts are. */
+struct brule {
+    uint32_t text;
+    uint32_t hash; /* of the text: duplicates and $badfilter twins */
+    uint16_t len, pat_end, types, flags, methods;
+    uint8_t pat_off, host_len, ndom;
+    bool cancelled;
+    struct {
+        uint8_t kind;
+        uint16_t off, len;
+    } dom[ADBLOCK_RULE_DOMS];
+};
+
+struct adblock_builder {
+    char *pool;
+    size_t pool_len, pool_cap;
+    struct brule *rules;
+    size_t n, cap;
+    char **bad; /* $badfilter rules, the option cut out: the twins to cancel */
+    size_t nbad, bad_cap;
+    uint32_t *set; /* open addressing: 1 + rule index, by text hash */
+    size_t set_cap;
+    struct adblock_summary sum;
+    bool failed;
+};
+
+struct adblock_builder *adblock_builder_new(void)
+{
+    return calloc(1, sizeof(struct adblock_builder));
+}
+
+void adblock_builder_free(struct adblock_builder *b)
+{
+    if (b == NULL)
+        return;
+    for (size_t i = 0; i < b->nbad; i++)
+        free(b->bad[i]);
+    free(b->bad);
+    free(b->pool);
+    free(b->rules);
+    free(b->set);
+    free(b);
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * size);
+    if (q == NULL)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* The index of a rule with the same text, or -1; inserts i when absent. */
+static long dedup(struct adblock_builder *b, uint32_t h, const char *s, size_t n, size_t i)
+{
+    if (b->n * 2 + 2 > b->set_cap) {
+        size_t cap = b->set_cap ? b->set_cap * 2 : 1024;
+        uint32_t *set = calloc(cap, sizeof *set);
+        if (set == NULL)
+            return -2;
+        for (size_t k = 0; k < b->set_cap; k++) {
+            uint32_t v = b->set[k];
+            if (v == 0)
+                continue;
+            size_t s2 = b->rules[v - 1].hash & (cap - 1);
+            while (set[s2])
+                s2 = (s2 + 1) & (cap - 1);
+            set[s2] = v;
+        }
+        free(b->set);
+        b->set = set;
+        b->set_cap = cap;
+    }
+    size_t slot = h & (b->set_cap - 1);
+    for (;; slot = (slot + 1) & (b->set_cap - 1)) {
+        uint32_t v = b->set[slot];
+        if (v == 0)
+            break;
+        const struct brule *o = &b->rules[v - 1];
+        if (o->hash == h && o->len == n && memcmp(b->pool + o->text, s, n) == 0)
+            return (long)(v - 1);
+    }
+    b->set[slot] = (uint32_t)i + 1;
+    return -1;
+}
+
+/* Keep one parsed network rule: its text goes to the pool. */
+static int keep(struct adblock_builder *b, const struct adblock_rule *r)
+{
+    if (r->badfilter) {
+        if (!grow((void **)&b->bad, &b->bad_cap, b->nbad + 1, sizeof *b->bad))
+            return -1;
+        char *k = malloc(r->len + 1);
+        if (k == NULL)
+            return -1;
+        size_t kl = 0;
+        memcpy(k, r->line, r->bad_off);
+        kl = r->bad_off;
+        memcpy(k + kl, r->line + r->bad_off + r->bad_len, r->len - r->bad_off - r->bad_len);
+        kl += r->len - r->bad_off - r->bad_len;
+        if (kl > 0 && k[kl - 1] == '$')
+            kl--;
+        k[kl] = 0;
+        b->bad[b->nbad++] = k;
+        b->sum.badfilter++;
+        return 0;
+    }
+    if (r->pat_off > 255 || r->host_len > 255)
+        return 0; /* cannot happen: the line parser bounds both */
+    uint32_t h = ab_hash(r->line, r->len);
+    long d = dedup(b, h, r->line, r->len, b->n);
+    if (d == -2)
+        return -1;
+    if (d >= 0) {
+        b->sum.duplicates++;
+        return 0;
+    }
+    if (b->pool_len + r->len + 1 > UINT32_MAX)
+        return -1;
+    if (!grow((void **)&b->pool, &b->pool_cap, b->pool_len + r->len + 1, 1) ||
+        !grow((void **)&b->rules, &b->cap, b->n + 1, sizeof *b->rules))
+        return -1;
+    struct brule *o = &b->rules[b->n++];
+    memset(o, 0, sizeof *o);
+    o->text = (uint32_t)b->pool_len;
+    memcpy(b->pool + b->pool_len, r->line, r->len);
+    b->pool[b->pool_len + r->len] = 0;
+    b->pool_len += r->len + 1;
+    o->hash = h;
+    o->len = (uint16_t)r->len;
+    o->pat_off = (uint8_t)r->pat_off;
+    o->pat_end = (uint16_t)r->pat_end;
+    o->host_len = (uint8_t)r->host_len;
+    o->types = r->types;
+    o->methods = r->methods;
+    uint16_t f = 0;
+    f |= r->exception ? AB_F_EXCEPTION : 0;
+    f |= r->important && !r->exception ? AB_F_IMPORTANT : 0;
+    f |= r->match_case ? AB_F_MATCH_CASE : 0;
+    f |= r->regex ? AB_F_REGEX : 0;
+    f |= (r->anchor & ADBLOCK_ANCHOR_START) ? AB_F_START : 0;
+    f |= (r->anchor & ADBLOCK_ANCHOR_HOST) ? AB_F_HOST : 0;
+    f |= (r->anchor & ADBLOCK_ANCHOR_END) ? AB_F_END : 0;
+    f |= (r->party & ADBLOCK_PARTY_FIRST) ? AB_F_1P : 0;
+    f |= (r->party & ADBLOCK_PARTY_THIRD) ? AB_F_3P : 0;
+    f |= (r->party & ADBLOCK_PARTY_STRICT) ? AB_F_STRICT : 0;
+    f |= r->page ? AB_F_PAGE : 0;
+    o->flags = f;
+    o->ndom = (uint8_t)r->ndom;
+    for (unsigned i = 0; i < r->ndom; i++) {
+        o->dom[i].kind = (uint8_t)r->dom[i].kind;
+        o->dom[i].off = (uint16_t)r->dom[i].off;
+        o->dom[i].len = (uint16_t)r->dom[i].len;
+    }
+    return 0;
+}
+
+int adblock_builder_add(struct adblock_builder *b, const char *text, size_t len, char *err,
+                        size_t errlen)
+{
+    struct adblock_rule r;
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        enum adblock_class c = adblock_rule_parse(text + i, end - i, &r);
+        b->sum.lines++;
+        b->sum.by_class[c]++;
+        if (c == ADBLOCK_CLASS_REJECTED && b->sum.first_reject[0] == 0)
+            snprintf(b->sum.first_reject, sizeof b->sum.first_reject, "%s: %.*s", r.why,
+                     (int)(r.len > 100 ? 100 : r.len), r.line);
+        if (c == ADBLOCK_CLASS_NETWORK && keep(b, &r) < 0) {
+            b->failed = true;
+            snprintf(err, errlen, "out of memory (or over 4 GiB of rules) at list line %llu",
+                     (unsigned long long)b->sum.lines);
+            return -1;
+        }
+        i = end + 1;
+    }
+    return 0;
+}
+
+/* ---- the finish: compile, index, lay out ---- */
+
+/* A growing array of (key, rule) pairs, one per kind and table. */
+struct pairs {
+    uint64_t *v; /* key << 32 | rule */
+    size_t n, cap;
+};
+
+static bool pairs_add(struct pairs *p, uint32_t key, uint32_t rule)
+{
+    if (!grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v))
+        return false;
+    p->v[p->n++] = (uint64_t)key << 32 | rule;
+    return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A plain counting map from token hash to how many rules offer it. */
+struct counts {
+    uint32_t *k, *v;
+    size_t cap, n;
+};
+
+static uint32_t *counts_at(struct counts *c, uint32_t key, bool add)
+{
+    if (add && (c->n + 1) * 2 > c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4096;
+        uint32_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
+        if (k == NULL || v == NULL) {
+            free(k);
+            free(v);
+            return NULL;
+        }
+        for (size_t i = 0; i < c->cap; i++) {
+            if (c->k[i] == 0)
+                continue;
+            size_t s = (c->k[i] * 2654435761u) & (cap - 1);
+            while (k[s])
+                s = (s + 1) & (cap - 1);
+            k[s] = c->k[i];
+            v[s] = c->v[i];
+        }
+        free(c->k);
+        free(c->v);
+        c->k = k;
+        c->v = v;
+        c->cap = cap;
+    }
+    if (c->cap == 0)
+        return NULL;
+    size_t s = (key * 2654435761u) & (c->cap - 1);
+    while (c->k[s] && c->k[s] != key)
+        s = (s + 1) & (c->cap - 1);
+    if (c->k[s] == 0) {
+        if (!add)
+            return NULL;
+        c->k[s] = key;
+        c->n++;
+    }
+    return &c->v[s];
+}
+
+#define MAX_TOK AB_TOKENS_RULE_MAX
+
+static uint32_t entity_hash(const char *s, size_t n)
+{
+    return ab_hash_fix(ab_hash_back(s, n) ^ 0x5bd1e995u);
+}
+
+/* Lay out one table from its sorted pairs: slots at a load of about one
+ * half (a URL's tokens mostly miss, and a miss stops at the first empty slot). */
+static bool table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, size_t *nids,
+                        size_t *ids_cap)
+{
+    if (p->n == 0)
+        return true;
+    qsort(p->v, p->n, sizeof *p->v, cmp_u64);
+    size_t groups = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (i == 0 || (p->v[i] >> 32) != (p->v[i - 1] >> 32))
+            groups++;
+    t->cap = (uint32_t)(groups + groups / 4 + 1);
+    t->slots = calloc(t->cap, sizeof *t->slots);
+    uint64_t nbits = 64;
+    while (nbits < groups * 16)
+        nbits *= 2;
+    t->bits = calloc(nbits / 64, sizeof *t->bits);
+    t->bits_mask = (uint32_t)(nbits - 1);
+    if (t->slots == NULL || t->bits == NULL)
+        return false;
+    for (size_t i = 0; i < p->n;) {
+        uint32_t key = (uint32_t)(p->v[i] >> 32);
+        size_t j = i;
+        while (j < p->n && (uint32_t)(p->v[j] >> 32) == key)
+            j++;
+        uint32_t val;
+        if (j - i == 1) {
+            val = AB_ONE | (uint32_t)p->v[i];
+        } else {
+            if (!grow((void **)ids, ids_cap, *nids + (j - i) + 1, sizeof **ids))
+                return false;
+            val = (uint32_t)*nids;
+            (*ids)[(*nids)++] = (uint32_t)(j - i);
+            for (size_t k = i; k < j; k++)
+                (*ids)[(*nids)++] = (uint32_t)p->v[k];
+        }
+        uint32_t s = (uint32_t)(((uint64_t)(key * 2654435761u) * t->cap) >> 32);
+        while (t->slots[s].key)
+            s = s + 1 == t->cap ? 0 : s + 1;
+        t->slots[s].key = key;
+        t->slots[s].val = val;
+        uint32_t bit = (key >> 7) & t->bits_mask;
+        t->bits[bit >> 6] |= 1ull << (bit & 63);
+        i = j;
+    }
+    return true;
+}
+
+/* Compile rule i of the builder into the engine: its 16 bytes, its extra
+ * (domain list entries, methods, regex). Returns -1 on failure. */
+static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_t i, size_t *xcap,
+                        size_t *dcap, size_t *rcap, char *err, size_t errlen)
+{
+    struct ab_rule *r = &e->rules[i];
+    r->text = b->text;
+    r->pat_off = b->pat_off;
+    r->pat_end = b->pat_end;
+    r->host_len = b->host_len;
+    r->types = b->types;
+    r->flags = b->flags;
+    r->aux = 0;
+    if (b->ndom == 0 && b->methods == 0 && !(b->flags & AB_F_REGEX))
+        return 0;
+    if (!grow((void **)&e->extras, xcap, e->nextras + 1, sizeof *e->extras))
+        goto oom;
+    struct ab_extra *x = &e->extras[e->nextras++];
+    memset(x, 0, sizeof *x);
+    r->aux = e->nextras;
+    x->methods = b->methods;
+    x->dom = e->ndoms;
+    const char *t = e->pool + b->text;
+    for (unsigned k = 0; k < b->ndom; k++) {
+        const char *v = t + b->dom[k].off;
+        size_t n = b->dom[k].len;
+        for (size_t a = 0; a <= n;) {
+            size_t z = a;
+            while (z < n && v[z] != '|')
+                z++;
+            size_t s = a, l = z - a;
+            uint8_t f = (uint8_t)(b->dom[k].kind << AB_D_KIND_SHIFT);
+            if (l && v[s] == '~') {
+                f |= AB_D_NEG;
+                s++;
+                l--;
+            }
+            if (l >= 2 && v[s + l - 1] == '*' && v[s + l - 2] == '.') {
+                f |= AB_D_ENTITY;
+                l -= 2;
+            }
+            if (l > 0 && l <= 255) {
+                if (!grow((void **)&e->doms, dcap, e->ndoms + 1, sizeof *e->doms))
+                    goto oom;
+                e->doms[e->ndoms++] =
+                    (struct ab_dom){(uint32_t)(b->text + (v - t) + s), (uint8_t)l, f};
+                x->ndom++;
+            }
+            a = z + 1;
+        }
+    }
+    if (b->flags & AB_F_REGEX) {
+        int ec;
+        PCRE2_SIZE eo;
+        pcre2_code *re =
+            pcre2_compile((PCRE2_SPTR)(t + b->pat_off), b->pat_end - b->pat_off,
+                          (b->flags & AB_F_MATCH_CASE) ? 0 : PCRE2_CASELESS, &ec, &eo, NULL);
+        if (re == NULL) {
+            snprintf(err, errlen, "regex no longer compiles: %s", t);
+            return -1;
+        }
+        pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* without JIT it still matches */
+        if (!grow((void **)&e->regexes, rcap, e->nregexes + 1, sizeof *e->regexes)) {
+            pcre2_code_free(re);
+            goto oom;
+        }
+        e->regexes[e->nregexes++] = re;
+        x->regex = e->nregexes;
+    }
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory compiling the rules");
+    return -1;
+}
+
+/* `||host^` or `||host^$third-party`, host without a dot at either end: a
+ * rule the host table holds (engine_int.h). */
+static bool is_plain_host(const char *t, const struct brule *r)
+{
+    if ((r->flags & ~(AB_F_1P | AB_F_3P)) != AB_F_HOST || !(r->flags & AB_F_3P) || r->ndom ||
+        r->methods || r->types != ADBLOCK_TYPES_ALL || r->host_len == 0)
+        return false;
+    const char *h = t + 2;
+    size_t n = r->host_len;
+    if (r->pat_off != 2 || r->pat_end != 2 + n + 1 || h[n] != '^' || h[0] == '.' || h[n - 1] == '.')
+        return false;
+    return r->len == r->pat_end || (r->flags & AB_F_1P) == 0;
+}
+
+static bool is_cancelled(const struct adblock_builder *b, const struct brule *r)
+{
+    for (size_t i = 0; i < b->nbad; i++)
+        if (strcmp(b->bad[i], b->pool + r->text) == 0)
+            return true;
+    return false;
+}
+
+/* Why: all the work a lookup would otherwise redo is done once here: twins
+ * cancelled, each rule's rarest token chosen over every list, the tables laid
+ * out. Builder thread only. */
+struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *err, size_t errlen)
+{
+    if (b->failed) {
+        snprintf(err, errlen, "the lists could not be read");
+        return NULL;
+    }
+    struct adblock_engine *e = calloc(1, sizeof *e);
+    struct pairs tp[AB_KINDS], dp[AB_KINDS], op[AB_KINDS];
+    struct counts cnt = {0};
+    struct pairs hp = {0};
+    size_t host_ids_cap = 0, nhost_ids = 0;
+    uint32_t *toks = NULL;
+    uint8_t *ntoks = NULL;
+    size_t always_cap[AB_KINDS] = {0}, ids_cap[AB_KINDS] = {0};
+    size_t xcap = 0, dcap = 0, rcap = 0;
+    memset(tp, 0, sizeof tp);
+    memset(dp, 0, sizeof dp);
+    memset(op, 0, sizeof op);
+    if (e == NULL)
+        goto oom;
+    e->sum = b->sum;
+    /* $badfilter: a hash set of the twins would be faster; there are few */
+    struct adblock_builder *bb = b;
+    if (b->nbad) {
+        struct counts badset = {0};
+        for (size_t i = 0; i < b->nbad; i++) {
+            uint32_t *v = counts_at(&badset, ab_hash(b->bad[i], strlen(b->bad[i])), true);
+            if (v == NULL)
+                goto oom;
+            *v = 1;
+        }
+        for (size_t i = 0; i < b->n; i++)
+            if (counts_at(&badset, b->rules[i].hash, false) && is_cancelled(bb, &b->rules[i])) {
+                b->rules[i].cancelled = true;
+                e->sum.cancelled++;
+            }
+        free(badset.k);
+        free(badset.v);
+    }
+    e->pool = b->pool; /* the pool moves over as it is */
+    e->pool_len = (uint32_t)b->pool_len;
+    b->pool = NULL;
+    e->rules = calloc(b->n ? b->n : 1, sizeof *e->rules);
+    toks = malloc((b->n ? b->n : 1) * MAX_TOK * sizeof *toks);
+    ntoks = calloc(b->n ? b->n : 1, 1);
+    if (e->rules == NULL || toks == NULL || ntoks == NULL)
+        goto oom;
+    uint32_t *map = calloc(b->n ? b->n : 1, sizeof *map); /* engine rule id of builder rule */
+    if (map == NULL)
+        goto oom;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct brule *r = &b->rules[i];
+        if (r->cancelled)
+            continue;
+        if (is_plain_host(e->pool + r->text, r) && e->pool_len <= AB_H_OFF) {
+            const char *h = e->pool + r->text + 2;
+            uint32_t v = r->text | ((r->flags & AB_F_1P) ? 0 : AB_H_3P);
+            if (!pairs_add(&hp, ab_hash_back(h, r->host_len), v))
+                goto oom;
+            e->sum.blocks++;
+            e->nhosts++;
+            continue;
+        }
+        uint32_t id = e->nrules++;
+        map[id] = (uint32_t)i;
+        if (compile_rule(e, r, id, &xcap, &dcap, &rcap, err, errlen) < 0) {
+            free(map);
+            goto fail;
+        }
+        const char *t = e->pool + r->text;
+        uint32_t *tk = toks + (size_t)id * MAX_TOK;
+        unsigned k = (r->flags & AB_F_REGEX)
+                         ? ab_regex_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), tk)
+                         : ab_pattern_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off),
+                                             r->flags, r->host_len, tk);
+        ntoks[id] = (uint8_t)k;
+        for (unsigned j = 0; j < k; j++) {
+            uint32_t *c = counts_at(&cnt, tk[j], true);
+            if (c == NULL) {
+                free(map);
+                goto oom;
+            }
+            (*c)++;
+        }
+        if (r->flags & AB_F_EXCEPTION)
+            e->sum.exceptions++;
+        else
+            e->sum.blocks++;
+        e->sum.important += (r->flags & AB_F_IMPORTANT) != 0;
+        e->sum.regex += (r->flags & AB_F_REGEX) != 0;
+        e->sum.page_exceptions += (r->flags & AB_F_PAGE) != 0;
+    }
+    for (size_t i = 0; ab_common_tokens[i] != NULL; i++) {
+        uint32_t *c =
+            counts_at(&cnt, ab_hash(ab_common_tokens[i], strlen(ab_common_tokens[i])), false);
+        if (c)
+            *c += 1000000;
+    }
+    for (uint32_t id = 0; id < e->nrules; id++) {
+        const struct brule *r = &b->rules[map[id]];
+        const struct ab_rule *cr = &e->rules[id];
+        int kinds[2], nk = 0;
+        if (cr->flags & AB_F_EXCEPTION) {
+            kinds[nk++] = AB_EXCEPT;
+            if (cr->flags & AB_F_PAGE)
+                kinds[nk++] = AB_PAGE;
+        } else {
+            kinds[nk++] = (cr->flags & AB_F_IMPORTANT) ? AB_IMPORTANT : AB_BLOCK;
+        }
+        uint32_t best = 0, best_n = UINT32_MAX;
+        const uint32_t *tk = toks + (size_t)id * MAX_TOK;
+        for (unsigned j = 0; j < ntoks[id]; j++) {
+            uint32_t c = *counts_at(&cnt, tk[j], false);
+            if (c < best_n) {
+                best_n = c;
+                best = tk[j];
+            }
+        }
+        /* Where to file it, best first: a token few rules and few URLs carry;
+         * each initiator domain it names (positive ones); each of its few
+         * types; a common token; else the list tested on every request. */
+        const struct ab_extra *x = cr->aux ? &e->extras[cr->aux - 1] : NULL;
+        bool typed = cr->types != ADBLOCK_TYPES_ALL && __builtin_popcount(cr->types) <= 4;
+        bool by_dom = false;
+        if (x && x->ndom) {
+            for (uint32_t d = 0; d < x->ndom; d++) {
+                const struct ab_dom *dm = &e->doms[x->dom + d];
+                if ((dm->flags >> AB_D_KIND_SHIFT) == ADBLOCK_DOM_FROM && !(dm->flags & AB_D_NEG))
+                    by_dom = true;
+            }
+        }
+        /* by the request's host: positive `to=` entries, none an entity */
+        bool by_to = false;
+        if (x && x->ndom) {
+            unsigned pos = 0, ent = 0;
+            for (uint32_t d = 0; d < x->ndom; d++) {
+                const struct ab_dom *dm = &e->doms[x->dom + d];
+                if ((dm->flags >> AB_D_KIND_SHIFT) == ADBLOCK_DOM_TO && !(dm->flags & AB_D_NEG)) {
+                    pos++;
+                    ent += (dm->flags & AB_D_ENTITY) != 0;
+                }
+            }
+            by_to = pos > 0 && ent == 0;
+        }
+        if (best_n < 1000000 || (best_n != UINT32_MAX && !by_dom && !by_to && !typed)) {
+            by_dom = by_to = typed = false;
+        } else {
+            best_n = UINT32_MAX;
+            if (by_dom)
+                by_to = typed = false;
+            else if (by_to)
+                typed = false;
+        }
+        for (int k = 0; k < nk; k++) {
+            bool ok = true;
+            if (best_n != UINT32_MAX) {
+                ok = pairs_add(&tp[kinds[k]], best, id);
+            } else if (by_dom) {
+                for (uint32_t d = 0; d < x->ndom && ok; d++) {
+                    const struct ab_dom *dm = &e->doms[x->dom + d];
+                    if ((dm->flags >> AB_D_KIND_SHIFT) != ADBLOCK_DOM_FROM ||
+                        (dm->flags & AB_D_NEG))
+                        continue;
+                    const char *s = e->pool + dm->str;
+                    uint32_t h = (dm->flags & AB_D_ENTITY) ? entity_hash(s, dm->len)
+                                                           : ab_hash_back(s, dm->len);
+                    ok = pairs_add(&dp[kinds[k]], h, id);
+                    e->idx[kinds[k]].entities += (dm->flags & AB_D_ENTITY) != 0;
+                }
+            } else if (by_to) {
+                for (uint32_t d = 0; d < x->ndom && ok; d++) {
+                    const struct ab_dom *dm = &e->doms[x->dom + d];
+                    if ((dm->flags >> AB_D_KIND_SHIFT) != ADBLOCK_DOM_TO || (dm->flags & AB_D_NEG))
+                        continue;
+                    ok = pairs_add(&op[kinds[k]], ab_hash_back(e->pool + dm->str, dm->len), id);
+                }
+            } else if (typed) {
+                for (unsigned t = 0; t < ADBLOCK_TYPE_COUNT && ok; t++)
+                    if (cr->types & (1u << t))
+                        ok = pairs_add(&tp[kinds[k]], ab_type_token(t), id);
+            } else {
+                struct ab_index *ix = &e->idx[kinds[k]];
+                ok = grow((void **)&ix->always, &always_cap[kinds[k]], ix->nalways + 1,
+                          sizeof *ix->always);
+                if (ok)
+                    ix->always[ix->nalways++] = id;
+                e->sum.unindexed++;
+            }
+            if (!ok) {
+                free(map);
+                goto oom;
+            }
+        }
+        (void)r;
+    }
+    free(map);
+    if (!table_build(&e->hosts, &hp, &e->host_ids, &nhost_ids, &host_ids_cap))
+        goto oom;
+    e->nhost_ids = (uint32_t)nhost_ids;
+    free(hp.v);
+    hp.v = NULL;
+    for (int k = 0; k < AB_KINDS; k++) {
+        struct ab_index *ix = &e->idx[k];
+        size_t nids = 0;
+        if (!table_build(&ix->tok, &tp[k], &ix->ids, &nids, &ids_cap[k]) ||
+            !table_build(&ix->dom, &dp[k], &ix->ids, &nids, &ids_cap[k]) ||
+            !table_build(&ix->to, &op[k], &ix->ids, &nids, &ids_cap[k]))
+            goto oom;
+        ix->nids = (uint32_t)nids;
+        free(tp[k].v);
+        free(dp[k].v);
+        free(op[k].v);
+        tp[k].v = dp[k].v = op[k].v = NULL;
+    }
+    free(cnt.k);
+    free(cnt.v);
+    free(toks);
+    free(ntoks);
+    e->psl = psl_latest(NULL);
+    e->psl_owned = e->psl != NULL;
+    if (e->psl == NULL)
+        e->psl = psl_builtin();
+    e->id = ab_engine_id();
+    return e;
+oom:
+    snprintf(err, errlen, "out of memory compiling the rules");
+fail:
+    free(hp.v);
+    for (int k = 0; k < AB_KINDS; k++) {
+        free(tp[k].v);
+        free(dp[k].v);
+        free(op[k].v);
+    }
+    free(cnt.k);
+    free(cnt.v);
+    free(toks);
+    free(ntoks);
+    adblock_engine_free(e);
+    return NULL;
+}
+
+uint64_t ab_engine_id(void)
+{
+    static _Atomic uint64_t next = 1;
+    return next++;
+}
+
+void adblock_engine_free(struct adblock_engine *e)
+{
+    if (e == NULL)
+        return;
+    for (uint32_t i = 0; i < e->nregexes; i++)
+        pcre2_code_free(e->regexes[i]);
+    free(e->regexes);
+    if (e->psl_owned)
+        psl_free((psl_ctx_t *)e->psl);
+    if (e->blob) {
+        free(e->blob);
+        free(e);
+        return;
+    }
+    for (int k = 0; k < AB_KINDS; k++) {
+        free(e->idx[k].tok.slots);
+        free(e->idx[k].tok.bits);
+        free(e->idx[k].dom.slots);
+        free(e->idx[k].dom.bits);
+        free(e->idx[k].to.slots);
+        free(e->idx[k].to.bits);
+        free(e->idx[k].ids);
+        free(e->idx[k].always);
+    }
+    free(e->hosts.slots);
+    free(e->hosts.bits);
+    free(e->host_ids);
+    free(e->rules);
+    free(e->extras);
+    free(e->doms);
+    free(e->pool);
+    free(e);
+}
+
+const struct adblock_summary *adblock_engine_summary(const struct adblock_engine *e)
+{
+    return &e->sum;
+}
+
+size_t adblock_engine_size(const struct adblock_engine *e)
+{
+    size_t s = (size_t)e->nrules * sizeof *e->rules + (size_t)e->nextras * sizeof *e->extras +
+               (size_t)e->ndoms * sizeof *e->doms + e->pool_len;
+    if (e->hosts.cap)
+        s += (size_t)e->hosts.cap * 8 + ((size_t)e->hosts.bits_mask + 1) / 8;
+    for (int k = 0; k < AB_KINDS; k++) {
+        const struct ab_index *x = &e->idx[k];
+        s += ((size_t)x->tok.cap + x->dom.cap) * 8 + ((size_t)x->nids + x->nalways) * 4;
+        s += x->tok.cap ? ((size_t)x->tok.bits_mask + 1) / 8 : 0;
+        s += x->dom.cap ? ((size_t)x->dom.bits_mask + 1) / 8 : 0;
+        s += (size_t)x->to.cap * 8 + (x->to.cap ? ((size_t)x->to.bits_mask + 1) / 8 : 0);
+    }
+    for (uint32_t i = 0; i < e->nregexes; i++) {
+        size_t sz = 0;
+        pcre2_pattern_info(e->regexes[i], PCRE2_INFO_SIZE, &sz);
+        s += sz;
+    }
+    return s;
+}

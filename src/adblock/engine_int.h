@@ -1,0 +1,221 @@
+/* adblock/engine_int: the compiled engine's layout, shared by the builder
+ * (engine.c), the matcher (match.c) and the request context (request.c).
+ * Flat arrays addressed by 32-bit indexes and one string pool addressed by
+ * offsets, so the whole can be written to a file and mapped back as it is.
+ * Immutable once built: any thread may read it. */
+#ifndef BLOOMGATE_ADBLOCK_ENGINE_INT_H
+#define BLOOMGATE_ADBLOCK_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <libpsl.h>
+#include <pcre2.h>
+
+#include "adblock/adblock.h"
+
+/* rule flags */
+#define AB_F_EXCEPTION 0x0001u
+#define AB_F_IMPORTANT 0x0002u
+#define AB_F_MATCH_CASE 0x0004u
+#define AB_F_REGEX 0x0008u
+#define AB_F_START 0x0010u  /* `|pattern` */
+#define AB_F_HOST 0x0020u   /* `||pattern` */
+#define AB_F_END 0x0040u    /* `pattern|` */
+#define AB_F_1P 0x0080u     /* may apply to a first-party request */
+#define AB_F_3P 0x0100u     /* may apply to a third-party request */
+#define AB_F_STRICT 0x0200u /* parties by host name */
+#define AB_F_PAGE 0x0400u   /* @@...$document: un-blocks a page's loads */
+
+/* One rule: 16 bytes. Its text (as written, NUL-terminated) is at pool+text;
+ * the pattern is text[pat_off..pat_end); for AB_F_HOST its first host_len
+ * bytes are the host name part. */
+struct ab_rule {
+    uint32_t text;
+    uint32_t aux; /* 1 + index in extras[], or 0 */
+    uint16_t pat_end;
+    uint16_t types; /* mask of enum adblock_type */
+    uint16_t flags;
+    uint8_t pat_off;
+    uint8_t host_len;
+};
+
+/* What few rules carry beyond the common 16 bytes. */
+struct ab_extra {
+    uint32_t dom;     /* first entry in doms[] */
+    uint16_t ndom;    /* entries */
+    uint16_t methods; /* mask of enum adblock_method; 0: any */
+    uint32_t regex;   /* 1 + index in regexes[], or 0 */
+};
+
+/* One entry of a rule's domain=, to= or denyallow= list. */
+#define AB_D_NEG 1u
+#define AB_D_ENTITY 2u
+#define AB_D_KIND_SHIFT 2 /* enum adblock_dom_kind in the bits above */
+struct ab_dom {
+    uint32_t str; /* pool offset of the name (no `~`, no `.*`) */
+    uint8_t len;
+    uint8_t flags;
+};
+
+/* An exact hash index: token (or domain) hash -> the rules filed under it.
+ * Open addressing with linear probing; key 0 is an empty slot. A value with
+ * the top bit set is one rule id; otherwise it indexes ids[]: a count then
+ * that many rule ids. A hash collision only adds candidates, each tested in
+ * full, so the index never changes a verdict. */
+#define AB_ONE 0x80000000u
+struct ab_slot {
+    uint32_t key, val; /* side by side: a probe that hits reads one cache line */
+};
+struct ab_table {
+    uint32_t cap; /* slots; 0: empty table */
+    struct ab_slot *slots;
+    /* One bit per (key hash mod bits), set for every key: most of a URL's
+     * tokens are in no table, and this small array (about 16 bits a key, in
+     * cache) turns them away before the slots are touched. Never a false no. */
+    uint64_t *bits;
+    uint32_t bits_mask; /* bits - 1 (a power of two) */
+};
+
+/* The rules of one kind: filed by token, filed by initiator domain (rules
+ * without a usable token but with a domain= list), and the rest (tested on
+ * every request). */
+struct ab_index {
+    struct ab_table tok, dom, to; /* to: by the request host's `to=` entries */
+    uint32_t *ids;
+    uint32_t nids;
+    uint32_t *always;
+    uint32_t nalways;
+    uint32_t entities; /* domain keys that are entities (`name.*`): 0 skips their lookup */
+};
+
+enum ab_kind { AB_IMPORTANT, AB_BLOCK, AB_EXCEPT, AB_PAGE, AB_KINDS };
+
+struct adblock_engine {
+    struct ab_rule *rules;
+    uint32_t nrules;
+    struct ab_extra *extras;
+    uint32_t nextras;
+    struct ab_dom *doms;
+    uint32_t ndoms;
+    char *pool;
+    uint32_t pool_len;
+    struct ab_index idx[AB_KINDS];
+    /* Plain host rules, `||host^` and `||host^$third-party` (nine in ten rules
+     * of EasyList + EasyPrivacy), need no 16-byte rule: filed by the hash of
+     * host, each value is its text's pool offset (AB_H_3P: third-party only).
+     * Such a rule matches exactly when host is a label suffix of the
+     * request's host, so a request looks up each of its suffixes. */
+    struct ab_table hosts;
+    uint32_t *host_ids; /* lists of values for hosts filed more than once */
+    uint32_t nhost_ids;
+    uint32_t nhosts;
+    pcre2_code **regexes;
+    uint32_t nregexes;
+    const psl_ctx_t *psl;
+    bool psl_owned;
+    struct adblock_summary sum;
+    void *blob;  /* loaded (serial.c): every array points into this one block */
+    uint64_t id; /* unique in the process (never 0): what a context's memos are keyed by */
+};
+
+/* The request as the matcher reads it (request.c fills it). */
+#define AB_URL_MAX 8192
+/* a URL of n bytes has at most n/2 + 1 tokens; one more for its type */
+#define AB_TOKENS_MAX (AB_URL_MAX / 2 + 2)
+#define AB_HOST_MAX 256
+struct ab_req {
+    char url[AB_URL_MAX + 1]; /* lower-cased */
+    const char *orig;         /* as given (for $match-case) */
+    size_t len;
+    size_t host_off, host_len;
+    uint32_t tok[AB_TOKENS_MAX];
+    unsigned ntok;
+    int type;
+    int method;
+    bool supported; /* http(s), ws(s), data */
+    bool has_from;
+    char from_host[AB_HOST_MAX + 1];
+    size_t from_host_len;
+    /* computed on first use (a rule that asks) */
+    int party;                      /* -1: not yet; else AB_F_1P or AB_F_3P */
+    int strict_party;               /* -1: not yet */
+    int from_ent_len, host_ent_len; /* host without public suffix; -2 not yet, -1 none */
+};
+
+#define AB_H_3P 0x40000000u
+#define AB_H_OFF 0x3fffffffu
+
+#define AB_PAGE_MEMO 16
+struct ab_page_memo {
+    uint64_t engine; /* adblock_engine.id: the answer is that engine's */
+    uint32_t hash, len;
+    uint32_t rule; /* the page exception's index in rules[], UINT32_MAX none */
+    char from[248];
+};
+
+struct adblock_ctx {
+    struct ab_req req, page; /* the request; its initiator page as a document */
+    struct ab_page_memo pages[AB_PAGE_MEMO];
+    struct ab_rule host_hit; /* a plain host rule that matched, as a rule */
+    pcre2_match_data *md;
+    /* scratch of match.c's token passes */
+    uint32_t cand[AB_TOKENS_MAX], one[AB_TOKENS_MAX], nlist[AB_TOKENS_MAX];
+    const uint32_t *list[AB_TOKENS_MAX];
+};
+
+/* A fresh engine id (engine.c). */
+uint64_t ab_engine_id(void);
+
+/* request.c */
+bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,
+                 size_t from_len, int method);
+int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict);
+/* The length of host[0..n) without its public suffix (and its dot): the part
+ * an entity `name.*` is matched against; -1 when there is none. */
+int ab_host_entity_len(const struct adblock_engine *e, const char *host, size_t n);
+
+/* 32-bit FNV-1a over lower-cased bytes: the token and domain hash (never 0). */
+static inline uint32_t ab_hash_step(uint32_t h, unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        c = (unsigned char)(c + 32);
+    return (h ^ c) * 16777619u;
+}
+#define AB_HASH_SEED 2166136261u
+static inline uint32_t ab_hash_fix(uint32_t h)
+{
+    return h ? h : 1;
+}
+uint32_t ab_hash(const char *s, size_t n);
+
+/* The same hash taken from the last byte to the first: every label suffix of
+ * a host is a prefix of this order, so one pass gives all their hashes (the
+ * host table and the domain index are keyed by it). */
+uint32_t ab_hash_back(const char *s, size_t n);
+
+/* The backward hashes of the label suffixes of host[0..n): out[i] for the
+ * suffix at at[i]; returns how many (at most max). */
+unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max);
+
+/* The pseudo-token of a request type: rules with no token of their own but a
+ * few types are filed under it, and every request carries its type's. */
+static inline uint32_t ab_type_token(unsigned type)
+{
+    return ab_hash_fix((type + 1) * 0x9e3779b9u ^ 0x7f4a7c15u);
+}
+
+/* tokens.c: a rule's tokens into out (at most AB_TOKENS_RULE_MAX), and the
+ * tokens nearly every URL carries (NULL-terminated). */
+#define AB_TOKENS_RULE_MAX 64
+unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out);
+unsigned ab_regex_tokens(const char *p, size_t n, uint32_t *out);
+extern const char *const ab_common_tokens[];
+
+/* match.c */
+bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
+                     const struct ab_rule *r);
+
+#endif

@@ -1,0 +1,305 @@
+/* adblock/request: a request as the matcher reads it: the URL lower-cased
+ * once, its host, its tokens, the initiator's host, and (on first use) the
+ * parties by registrable domain (libpsl). Any thread, on its own context. */
+#include "config.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "adblock/engine_int.h"
+#include "adblock/rule.h"
+
+static const char *const type_names[ADBLOCK_TYPE_COUNT] = {
+    "document",       "subdocument", "script", "image", "stylesheet", "object",
+    "xmlhttprequest", "media",       "font",   "ping",  "websocket",  "other"};
+
+static const struct {
+    const char *name;
+    int type;
+} type_aliases[] = {
+    {"doc", ADBLOCK_TYPE_DOCUMENT},
+    {"main_frame", ADBLOCK_TYPE_DOCUMENT},
+    {"mainframe", ADBLOCK_TYPE_DOCUMENT},
+    {"sub_frame", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"subframe", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"frame", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"iframe", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"css", ADBLOCK_TYPE_STYLESHEET},
+    {"xhr", ADBLOCK_TYPE_XHR},
+    {"fetch", ADBLOCK_TYPE_XHR},
+    {"beacon", ADBLOCK_TYPE_PING},
+    {"object_subrequest", ADBLOCK_TYPE_OBJECT},
+    {"imageset", ADBLOCK_TYPE_IMAGE},
+    {"embed", ADBLOCK_TYPE_OBJECT},
+    {"audio", ADBLOCK_TYPE_MEDIA},
+    {"video", ADBLOCK_TYPE_MEDIA},
+    {"track", ADBLOCK_TYPE_MEDIA},
+    {"style", ADBLOCK_TYPE_STYLESHEET},
+    {"img", ADBLOCK_TYPE_IMAGE},
+};
+
+int adblock_type_parse(const char *s, size_t n)
+{
+    for (int i = 0; i < ADBLOCK_TYPE_COUNT; i++)
+        if (strlen(type_names[i]) == n && strncasecmp(type_names[i], s, n) == 0)
+            return i;
+    for (size_t i = 0; i < sizeof type_aliases / sizeof type_aliases[0]; i++)
+        if (strlen(type_aliases[i].name) == n && strncasecmp(type_aliases[i].name, s, n) == 0)
+            return type_aliases[i].type;
+    return -1;
+}
+
+const char *adblock_type_name(enum adblock_type t)
+{
+    return (unsigned)t < ADBLOCK_TYPE_COUNT ? type_names[t] : "unknown";
+}
+
+int adblock_method_parse(const char *s, size_t n)
+{
+    static const char *const m[ADBLOCK_METHOD_COUNT] = {"get",  "post",    "put",   "delete",
+                                                        "head", "options", "patch", "connect"};
+    for (int i = 0; i < ADBLOCK_METHOD_COUNT; i++)
+        if (strlen(m[i]) == n && strncasecmp(m[i], s, n) == 0)
+            return i;
+    return -1;
+}
+
+uint32_t ab_hash(const char *s, size_t n)
+{
+    uint32_t h = AB_HASH_SEED;
+    for (size_t i = 0; i < n; i++)
+        h = ab_hash_step(h, (unsigned char)s[i]);
+    return ab_hash_fix(h);
+}
+
+uint32_t ab_hash_back(const char *s, size_t n)
+{
+    uint32_t h = AB_HASH_SEED;
+    while (n > 0)
+        h = ab_hash_step(h, (unsigned char)s[--n]);
+    return ab_hash_fix(h);
+}
+
+unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max)
+{
+    uint32_t h = AB_HASH_SEED;
+    unsigned k = 0;
+    for (size_t i = n; i > 0 && k < max; i--) {
+        h = ab_hash_step(h, (unsigned char)host[i - 1]);
+        if (i == 1 || host[i - 2] == '.') {
+            out[k] = ab_hash_fix(h);
+            at[k++] = (uint32_t)(i - 1);
+        }
+    }
+    return k;
+}
+
+/* The host of a URL: after `scheme://` and any user info, up to the port,
+ * path, query or fragment; an IPv6 host keeps no brackets. Case does not
+ * matter to the scan, so the caller's bytes are read as they are. */
+static void find_host(const char *u, size_t n, size_t *off, size_t *len)
+{
+    const char *p = memchr(u, ':', n);
+    size_t i = p ? (size_t)(p - u) + 1 : 0;
+    while (i < n && u[i] == '/')
+        i++;
+    size_t end = i, start = i;
+    for (; end < n; end++) {
+        char c = u[end];
+        if (c == '/' || c == '?' || c == '#')
+            break;
+        if (c == '@')
+            start = end + 1;
+    }
+    i = start;
+    if (i < end && u[i] == '[') {
+        size_t k = i + 1;
+        while (k < end && u[k] != ']')
+            k++;
+        *off = i + 1;
+        *len = k - i - 1;
+        return;
+    }
+    size_t k = i;
+    while (k < end && u[k] != ':')
+        k++;
+    *off = i;
+    *len = k - i;
+}
+
+/* Byte classes for the one pass over a URL, as constants (no start-up code, no
+ * race): the token bytes of adblock_is_token_char as a 256-bit map. */
+static const uint64_t token_map[4] = {0x03FF000000000000ull, 0x07FFFFFE07FFFFFEull, ~0ull, ~0ull};
+static inline bool token_of(unsigned char c)
+{
+    return (token_map[c >> 6] >> (c & 63)) & 1;
+}
+static inline unsigned char lower_of(unsigned char c)
+{
+    return (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
+}
+
+/* Why: lower-case and tokenise the URL once, so every candidate rule compares
+ * bytes and every bucket is found by one hash of a token. */
+bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,
+                 size_t from_len, int method)
+{
+    if (len > AB_URL_MAX)
+        return false;
+    q->orig = url;
+    q->len = len;
+    q->type = type < 0 || type >= ADBLOCK_TYPE_COUNT ? ADBLOCK_TYPE_DOCUMENT : type;
+    q->method = method < 0 ? ADBLOCK_METHOD_GET : method;
+    q->party = -1;
+    q->strict_party = -1;
+    q->from_ent_len = -2;
+    q->host_ent_len = -2;
+    unsigned nt = 0;
+    uint32_t h = AB_HASH_SEED;
+    bool run = false;
+    char *out = q->url;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = lower_of((unsigned char)url[i]);
+        out[i] = (char)c;
+        if (token_of(c)) {
+            h = (h ^ c) * 16777619u;
+            run = true;
+        } else if (run) {
+            q->tok[nt++] = ab_hash_fix(h);
+            h = AB_HASH_SEED;
+            run = false;
+        }
+    }
+    if (run)
+        q->tok[nt++] = ab_hash_fix(h);
+    q->ntok = nt;
+    q->url[len] = 0;
+    const char *u = q->url;
+    q->supported = false;
+    if ((len >= 5 && memcmp(u, "http:", 5) == 0) || (len >= 6 && memcmp(u, "https:", 6) == 0) ||
+        (len >= 3 && memcmp(u, "ws:", 3) == 0) || (len >= 4 && memcmp(u, "wss:", 4) == 0)) {
+        q->supported = true;
+        if (u[0] == 'w')
+            q->type = ADBLOCK_TYPE_WEBSOCKET; /* as the reference engine does */
+    } else if (len >= 5 && memcmp(u, "data:", 5) == 0) {
+        q->supported = true;
+        const char *comma = memchr(u, ',', len);
+        if (comma)
+            q->len = (size_t)(comma - u); /* only the media type is matched */
+    }
+    q->tok[q->ntok++] = ab_type_token((unsigned)q->type);
+    find_host(u, q->len, &q->host_off, &q->host_len);
+    q->has_from = false;
+    q->from_host_len = 0;
+    if (from != NULL && from_len > 0) {
+        size_t fo = 0, fl = 0, n = from_len;
+        /* a bare host name is accepted as the page too */
+        if (memmem(from, n, "://", 3) == NULL) {
+            while (fl < n && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
+                fl++;
+        } else {
+            find_host(from, n, &fo, &fl);
+        }
+        if (fl > 0 && fl <= AB_HOST_MAX) {
+            for (size_t i = 0; i < fl; i++)
+                q->from_host[i] = (char)lower_of((unsigned char)from[fo + i]);
+            q->from_host[fl] = 0;
+            q->from_host_len = fl;
+            q->has_from = true;
+        }
+    }
+    return true;
+}
+
+/* A small direct-mapped memo, one per thread, of libpsl's answers for the
+ * hosts seen lately: pages and trackers recur from one request to the next. */
+#define AB_PSL_MEMO 64
+struct ab_psl_memo {
+    const psl_ctx_t *psl; /* the answer is this list's */
+    uint32_t hash;
+    uint16_t len;
+    int16_t reg; /* the registrable domain's length, -1 for none */
+    char host[64];
+};
+static _Thread_local struct ab_psl_memo memo[AB_PSL_MEMO];
+
+/* The registrable domain of host[0..len), as libpsl says: a pointer to its
+ * place in host (it is a suffix), *n its length; NULL for none. */
+static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len, size_t *n)
+{
+    if (len == 0 || len > AB_HOST_MAX || psl == NULL)
+        return NULL;
+    uint32_t h = ab_hash(host, len);
+    struct ab_psl_memo *m = &memo[h % AB_PSL_MEMO];
+    if (m->psl == psl && m->hash == h && m->len == len && len <= sizeof m->host &&
+        memcmp(m->host, host, len) == 0) {
+        if (m->reg < 0)
+            return NULL;
+        *n = (size_t)m->reg;
+        return host + len - *n;
+    }
+    char buf[AB_HOST_MAX + 1];
+    memcpy(buf, host, len);
+    buf[len] = 0;
+    const char *d = psl_registrable_domain(psl, buf);
+    size_t dl = d ? strlen(d) : 0;
+    if (len <= sizeof m->host) {
+        m->psl = psl;
+        m->hash = h;
+        m->len = (uint16_t)len;
+        m->reg = d ? (int16_t)dl : -1;
+        memcpy(m->host, host, len);
+    }
+    if (d == NULL)
+        return NULL;
+    *n = dl;
+    return host + len - dl;
+}
+
+/* Why: third-party as the reference engine defines it: registrable domains
+ * differ (an initiator with none counts by its host); a top-level document
+ * and a request without initiator are first-party. Strict: host names differ.
+ * Computed once per request, only when a rule asks. */
+int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict)
+{
+    if (strict) {
+        if (q->strict_party < 0) {
+            bool third = q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT &&
+                         (q->from_host_len != q->host_len ||
+                          memcmp(q->from_host, q->url + q->host_off, q->host_len) != 0);
+            q->strict_party = third ? AB_F_3P : AB_F_1P;
+        }
+        return q->strict_party;
+    }
+    if (q->party >= 0)
+        return q->party;
+    bool third = false;
+    if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT) {
+        size_t dl = 0, sl = 0;
+        const char *d = reg_domain(e->psl, q->url + q->host_off, q->host_len, &dl);
+        const char *s = reg_domain(e->psl, q->from_host, q->from_host_len, &sl);
+        if (s == NULL) {
+            s = q->from_host;
+            sl = q->from_host_len;
+        }
+        if (d != NULL)
+            third = dl != sl || memcmp(d, s, dl) != 0;
+        else if (q->host_len > 0)
+            third = q->host_len != sl || memcmp(q->url + q->host_off, s, sl) != 0;
+    }
+    q->party = third ? AB_F_3P : AB_F_1P;
+    return q->party;
+}
+
+int ab_host_entity_len(const struct adblock_engine *e, const char *host, size_t n)
+{
+    size_t dl = 0;
+    const char *d = reg_domain(e->psl, host, n, &dl);
+    if (d == NULL)
+        return -1;
+    const char *dot = memchr(d, '.', dl);
+    if (dot == NULL)
+        return -1;
+    size_t suffix = dl - (size_t)(dot - d); /* ".co.uk" */
+    return (int)(n - suffix);
+}
