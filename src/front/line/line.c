@@ -289,19 +289,13 @@ static void reply_call_err(struct conn *c, const struct proto_request *r,
     reply_err(c, line_err(call->err), call->msg);
 }
 
-/* What an item command answers per item: yes and no words. */
-static void reply_words(enum cmd_id id, const char **yes, const char **no)
-{
-    *yes = id == CMD_CHECK ? "YES" : id == CMD_ADD || id == CMD_ALLOW ? "NEW" : "REMOVED";
-    *no = id == CMD_CHECK ? "NO" : id == CMD_ADD || id == CMD_ALLOW ? "EXISTS" : "ABSENT";
-}
-
 /* CHECK (unknown filter, host or url keys)/MCHECK/ADD/MADD/ALLOW/UNALLOW/
- * REMOVE through the table; the reply is written straight into the reply
- * batch. */
-static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                     enum cmd_id id)
+ * REMOVE through the table; the reply, the row's yes and no words, is
+ * written straight into the reply batch. */
+static void verb_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                       const struct line_verb *v)
 {
+    enum cmd_id id = v->id;
     bool add = id == CMD_ADD;
     struct line_worker *lw = LW(c);
     struct cmd_call call;
@@ -344,9 +338,8 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     }
     /* reply_cap leaves PROTO_BOOLS_CAP(max_items) + REPLY_SLACK, so this fits. */
     size_t cap = PROTO_BOOLS_CAP(r->n_items) + 8;
-    const char *yes, *no;
-    reply_words(id, &yes, &no);
-    size_t n = proto_format_bools(reply_room(c, cap), cap, lw->env.bools, r->n_items, yes, no);
+    size_t n =
+        proto_format_bools(reply_room(c, cap), cap, lw->env.bools, r->n_items, v->yes, v->no);
     lw->reply_len += n;
 }
 
@@ -354,7 +347,8 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
  * expression of a host or url filter that is present; an exact filter's
  * item itself) or `NO`. Keys are canonical (escaped, no space) or, for an
  * exact filter, the item, which holds no separator: one line either way. */
-static void do_match(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+static void verb_match(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                       const struct line_verb *v)
 {
     struct line_worker *lw = LW(c);
     struct cmd_call call;
@@ -364,7 +358,7 @@ static void do_match(struct conn *c, const struct catalog *cat, const struct pro
     call.limits_applied = true;
     lw->env.keys[0].data = r->items[0].p;
     lw->env.keys[0].len = r->items[0].len;
-    cmd_run(&lw->env, CMD_MATCH, NULL, &call);
+    cmd_run(&lw->env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
         reply_call_err(c, r, &call);
         return;
@@ -441,8 +435,10 @@ static void reload_answer(struct conn *c, json_t *report, const void *note)
     json_decref(report);
 }
 
-static void do_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+static void verb_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                      const struct line_verb *v)
 {
+    (void)v;
     const char *tok = cat->conf->admin_token;
     if (!tok) {
         reply_err(c, PROTO_ERR_AUTH_FAILED, "no admin_token is configured on this server");
@@ -456,8 +452,11 @@ static void do_auth(struct conn *c, const struct catalog *cat, const struct prot
     }
 }
 
-static void do_reload(struct conn *c, const struct catalog *cat)
+static void verb_reload(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                        const struct line_verb *v)
 {
+    (void)r;
+    (void)v;
     enum cmd_err e =
         cmd_authorize(cat->conf, c->loopback, LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
     if (e != CMD_OK)
@@ -469,78 +468,75 @@ static void do_reload(struct conn *c, const struct catalog *cat)
         reply_err(c, PROTO_ERR_INTERNAL, "out of memory: the reload was not started");
 }
 
-/* One request that is not a prefetched CHECK. */
-static void do_request(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+/* INFO [<filter>] through the table, as JSON. */
+static void verb_info(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                      const struct line_verb *v)
 {
     struct line_worker *lw = LW(c);
-    lw->tally.commands++;
-    switch (r->cmd) {
-    case PROTO_PING:
-        reply_str(c, "PONG\n");
-        break;
-    case PROTO_CHECK:
-    case PROTO_MCHECK:
-        do_items(c, cat, r, CMD_CHECK);
-        break;
-    case PROTO_ADD:
-    case PROTO_MADD:
-        do_items(c, cat, r, CMD_ADD);
-        break;
-    case PROTO_ALLOW:
-        do_items(c, cat, r, CMD_ALLOW);
-        break;
-    case PROTO_UNALLOW:
-        do_items(c, cat, r, CMD_UNALLOW);
-        break;
-    case PROTO_REMOVE:
-        do_items(c, cat, r, CMD_REMOVE);
-        break;
-    case PROTO_MATCH:
-        do_match(c, cat, r);
-        break;
-    case PROTO_INFO: {
-        tally_flush(lw); /* INFO counts every request before it, itself included */
-        struct stats_src src;
-        server_stats_src(c->w->srv, &src);
-        struct cmd_call call;
-        cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
-        call.filter = r->has_filter ? r->filter.p : NULL;
-        call.filter_len = r->has_filter ? r->filter.len : 0;
-        cmd_run(&lw->env, CMD_INFO, &src, &call);
-        if (call.err != CMD_OK)
-            reply_err(c, line_err(call.err), call.msg);
-        else
-            reply_json(c, call.json);
-        break;
-    }
-    case PROTO_FILTERS:
-        reply_flush(c);
-        for (size_t i = 0; i < cat->n; i++) {
-            if (i)
-                evbuffer_add(c->out, " ", 1);
-            evbuffer_add(c->out, cat->entries[i].name, cat->entries[i].name_len);
-        }
-        evbuffer_add(c->out, "\n", 1);
-        break;
-    case PROTO_AUTH:
-        do_auth(c, cat, r);
-        break;
-    case PROTO_QUIT:
-        reply_str(c, "BYE\n");
-        c->closing = true;
-        break;
-    case PROTO_RELOAD:
-        do_reload(c, cat);
-        break;
-    }
+    tally_flush(lw); /* INFO counts every request before it, itself included */
+    struct stats_src src;
+    server_stats_src(c->w->srv, &src);
+    struct cmd_call call;
+    cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
+    call.filter = r->has_filter ? r->filter.p : NULL;
+    call.filter_len = r->has_filter ? r->filter.len : 0;
+    cmd_run(&lw->env, v->id, &src, &call);
+    if (call.err != CMD_OK)
+        reply_err(c, line_err(call.err), call.msg);
+    else
+        reply_json(c, call.json);
 }
 
-/* A request whose answer may go to c->out directly, or come later (RELOAD). */
-static inline bool r_direct(enum proto_cmd cmd)
+/* FILTERS: the names served, one line. */
+static void verb_names(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                       const struct line_verb *v)
 {
-    return !(cmd == PROTO_PING || cmd == PROTO_CHECK || cmd == PROTO_MCHECK || cmd == PROTO_ADD ||
-             cmd == PROTO_MADD || cmd == PROTO_MATCH || cmd == PROTO_ALLOW ||
-             cmd == PROTO_UNALLOW || cmd == PROTO_REMOVE);
+    (void)r;
+    (void)v;
+    reply_flush(c);
+    for (size_t i = 0; i < cat->n; i++) {
+        if (i)
+            evbuffer_add(c->out, " ", 1);
+        evbuffer_add(c->out, cat->entries[i].name, cat->entries[i].name_len);
+    }
+    evbuffer_add(c->out, "\n", 1);
+}
+
+/* PING, QUIT: the row's word, and for QUIT the close once it is written. */
+static void verb_word(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                      const struct line_verb *v)
+{
+    (void)cat;
+    (void)r;
+    struct line_worker *lw = LW(c);
+    size_t n = strlen(v->yes);
+    char *o = reply_room(c, n + 1);
+    memcpy(o, v->yes, n);
+    o[n] = '\n';
+    lw->reply_len += n + 1;
+    if (v->closes)
+        c->closing = true;
+}
+
+/* Every verb's row, from proto_verbs.h: indexed by enum proto_cmd. */
+#define LINE_VERB_(sym, name, args, min, max, usage, ...) [PROTO_##sym] = {__VA_ARGS__},
+const struct line_verb line_verbs[PROTO_CMD_COUNT_] = {PROTO_VERBS(LINE_VERB_)};
+#undef LINE_VERB_
+
+/* One request that is not a prefetched CHECK: its row's reply. A reply that
+ * may have gone to c->out directly, or that comes later (RELOAD), is
+ * flushed after it, so replies keep their order. */
+static inline void do_request(struct conn *c, const struct catalog *cat,
+                              const struct proto_request *r)
+{
+    struct line_worker *lw = LW(c);
+    const struct line_verb *v = &line_verbs[r->cmd];
+    lw->tally.commands++;
+    v->run(c, cat, r, v);
+    if (!v->batch) {
+        reply_flush(c);
+        lw->out_queued = evbuffer_get_length(c->out);
+    }
 }
 
 /* Parse and answer every complete request in the input buffer, unless the
@@ -615,11 +611,6 @@ static unsigned line_process(struct conn *c, bool draining)
             reply_err(c, req.err, req.errmsg);
         } else if (st == PROTO_REQUEST) {
             do_request(c, cat, &req);
-            /* Only PING and the item commands write nothing but the batch. */
-            if (r_direct(req.cmd)) {
-                reply_flush(c);
-                lw->out_queued = evbuffer_get_length(c->out);
-            }
         }
     }
     ahead_drain(c);
