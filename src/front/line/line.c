@@ -22,9 +22,9 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "core/cmd.h"
+#include "core/cmd_exact.h"
 #include "front/line/proto.h"
 #include "front/line/proto_fast.h"
-#include "store/allow.h"
 #include "net/worker.h"
 
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
@@ -233,12 +233,7 @@ __attribute__((always_inline)) static inline void ahead_answer(struct conn *c)
 {
     struct line_worker *lw = LW(c);
     const struct fentry *e = lw->ahead[lw->ahead_head].e;
-    struct hash128 h = lw->ahead[lw->ahead_head].h;
-    bool hit = filter_check_hash(e->v->f, h);
-    /* The allow-list keys items by this same hash: a YES it excepts or a
-     * removal hides is a NO, at one probe of the set (none while it is empty). */
-    if (hit && allow_any(e->v->allow) && allow_get(e->v->allow, h))
-        hit = false;
+    bool hit = cmd_exact_answer(e, lw->ahead[lw->ahead_head].h);
     lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
     lw->n_ahead--;
     tally_checks(lw, e, 1, hit);
@@ -255,16 +250,14 @@ static void ahead_drain(struct conn *c)
 }
 
 /* A one-item CHECK of filter e: hash it and prefetch its first cache line
- * now, answer it once CHECK_AHEAD later ones are parsed (or at a drain). The
- * hash is all that is kept of the item, so the input buffer may move under
- * the ring. */
+ * now (cmd_exact_hash), answer it once CHECK_AHEAD later ones are parsed (or
+ * at a drain) by the table's rule (cmd_exact_answer). The hash is all that
+ * is kept of the item, so the input buffer may move under the ring. */
 static inline void check_ahead(struct conn *c, const struct fentry *e,
                                const struct proto_token *item)
 {
     struct line_worker *lw = LW(c);
-    const struct filter *f = e->v->f;
-    struct hash128 h = filter_hash(f, item->p, item->len);
-    __builtin_prefetch(filter_first_line(f, h), 0, 0);
+    struct hash128 h = cmd_exact_hash(e, item->p, item->len);
     if (lw->n_ahead == CHECK_AHEAD)
         ahead_answer(c);
     unsigned slot = (lw->ahead_head + lw->n_ahead) % CHECK_AHEAD;
@@ -591,7 +584,7 @@ static unsigned line_process(struct conn *c, bool draining)
             const struct fentry *e = known ? lw->last_e : lookup_filter(lw, cat, name);
             /* The one branch on the key kind: a host or url filter's CHECK
              * expands its item into many probes, which the table does. */
-            if (e && e->v->f->keys == FILTER_KEYS_EXACT) {
+            if (e && cmd_exact_keys(e)) {
                 off += used;
                 check_ahead(c, e, item);
                 continue;
