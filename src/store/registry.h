@@ -15,10 +15,11 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include "base/fname.h"
 #include "store/conf.h"
 #include "bloom/filter.h"
 
-#define REGISTRY_NAME_MAX 64
+#define REGISTRY_NAME_MAX FNAME_MAX /* base/fname.h */
 #define REGISTRY_MAX_FILTERS 1024 /* filters served at once; ids are below this */
 
 /* One loaded filter: immutable in shape; its bits change only by ADD. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/fname.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "core/metrics.h"
@@ -604,7 +605,7 @@ static void route_filter(struct hreq *r, const struct http_route *rt, const char
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "no such filter '%.*s'", (int)len, name);
         else
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER,
-                             "invalid filter name: use 1 to 64 of A-Z a-z 0-9 _ . -");
+                             "invalid filter name: use " FNAME_RULE);
         return;
     }
     v->fn(r, v, e);

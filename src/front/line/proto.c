@@ -65,7 +65,7 @@ static inline bool is_print(unsigned char c)
 
 int proto_valid_filter_name(const char *p, size_t len)
 {
-    return proto_name_valid(p, len);
+    return fname_valid(p, len);
 }
 
 /* Fill req->err and errmsg. The message is built with snprintf into the fixed
@@ -310,9 +310,8 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
         if (!proto_valid_filter_name(first[0].p, first[0].len)) {
             char q[QUOTE_MAX + 4];
             quote_token(q, first[0]);
-            return fail(req, PROTO_ERR_UNKNOWN_FILTER,
-                        "invalid filter name '%s': use 1 to %d of A-Z a-z 0-9 _ . -", q,
-                        PROTO_FILTER_NAME_MAX);
+            return fail(req, PROTO_ERR_UNKNOWN_FILTER, "invalid filter name '%s': use " FNAME_RULE,
+                        q);
         }
         req->filter = first[0];
         req->has_filter = 1;

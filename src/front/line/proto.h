@@ -117,8 +117,8 @@ const char *proto_err_name(enum proto_err err);
 /* "PING", "CHECK", ...; the canonical upper-case spelling. */
 const char *proto_cmd_name(enum proto_cmd cmd);
 
-/* 1 if p[0..len) matches [A-Za-z0-9_.-]{1,64}, else 0. Whether such a filter
- * exists is for the server to say. */
+/* 1 if p[0..len) is a filter name (base/fname.h), else 0. Whether such a
+ * filter exists is for the server to say. */
 int proto_valid_filter_name(const char *p, size_t len);
 
 /* Write `ERR <code> <msg>\n` (or `ERR <code>\n` if msg is NULL or empty) at out.
