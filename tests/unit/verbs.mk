@@ -8,3 +8,5 @@ check_PROGRAMS += tests/unit/check_verbs
 tests_unit_check_verbs_SOURCES = tests/unit/check_verbs.c
 tests_unit_check_verbs_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_verbs_LDADD = $(TEST_LIBS)
+
+EXTRA_DIST += tests/bench/cg_lockstep.sh
