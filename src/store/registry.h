@@ -15,9 +15,9 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#include "base/fname.h"
 #include "store/conf.h"
 #include "bloom/filter.h"
+#include "base/fname.h"
 
 #define REGISTRY_NAME_MAX FNAME_MAX /* base/fname.h */
 #define REGISTRY_MAX_FILTERS 1024 /* filters served at once; ids are below this */
