@@ -5,5 +5,5 @@ libbase_la_CPPFLAGS = $(PURE_CPPFLAGS)
 libbase_la_SOURCES = \
 	%reldir%/log.c %reldir%/log.h \
 	%reldir%/notify.c %reldir%/notify.h \
-	%reldir%/util.c %reldir%/util.h \
+	%reldir%/util.c %reldir%/util.h %reldir%/fname.h \
 	%reldir%/clock.c %reldir%/clock.h

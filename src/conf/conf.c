@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fname.h"
 #include "bloom/filter.h"
 #include "conf/conf_table.h"
 
@@ -207,19 +208,13 @@ void conf_free(struct conf *c)
     free(c);
 }
 
-/* A filter name as the config, the line protocol and the HTTP paths accept it:
- * the parser and the HTTP API both ask. */
+_Static_assert(CONF_NAME_MAX == FNAME_MAX, "conf.h's CONF_NAME_MAX is base/fname.h's FNAME_MAX");
+
+/* A filter name as the config, the line protocol and the HTTP paths accept it
+ * (base/fname.h): the parser and the HTTP API both ask. */
 int conf_is_valid_name(const char *s, size_t len)
 {
-    if (len < 1 || len > CONF_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-'))
-            return 0;
-    }
-    return 1;
+    return fname_valid(s, len);
 }
 
 /* The reader of the fields conf.c's store_uint writes (at the width the

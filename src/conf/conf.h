@@ -13,7 +13,7 @@
 #include "conf/addr.h"
 
 #define CONF_MAX_FILE_BYTES (1u << 20) /* conf_load refuses anything larger */
-#define CONF_NAME_MAX 64               /* filter names: [A-Za-z0-9_.-]{1,64} */
+#define CONF_NAME_MAX 64               /* filter names: base/fname.h (conf.c asserts equal) */
 
 enum conf_log_level {
     CONF_LOG_DEBUG,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cmd_exact.h"
 #include "core/views.h"
 #include "store/allow.h"
 #include "url/keys.h"
@@ -312,7 +313,7 @@ static void exact_allow(const struct cmd_env *env, struct cmd_call *call)
     for (size_t i = 0; i < call->n_items; i++) {
         if (!env->bools[i])
             continue;
-        unsigned fl = allow_get(v->allow, filter_hash(v->f, env->keys[i].data, env->keys[i].len));
+        unsigned fl = cmd_exact_veto(v, filter_hash(v->f, env->keys[i].data, env->keys[i].len));
         if (!fl)
             continue;
         env->bools[i] = false;

@@ -3,7 +3,7 @@
 # archive (Makefile.am).
 libbloomgate_la_SOURCES += \
 	%reldir%/gate.c %reldir%/gate.h \
-	%reldir%/cmd.c %reldir%/cmd.h \
+	%reldir%/cmd.c %reldir%/cmd.h %reldir%/cmd_exact.h \
 	%reldir%/stats.c %reldir%/stats.h \
 	%reldir%/views.c %reldir%/views.h \
 	%reldir%/metrics.c %reldir%/metrics.h

@@ -16,7 +16,8 @@ libbloomgate_la_SOURCES += \
 
 # The line protocol.
 libparse_la_SOURCES += \
-	%reldir%/line/proto.c %reldir%/line/proto.h %reldir%/line/proto_fast.h
+	%reldir%/line/proto.c %reldir%/line/proto.h %reldir%/line/proto_fast.h \
+	%reldir%/line/proto_verbs.h
 libbloomgate_la_SOURCES += \
 	%reldir%/line/line.c %reldir%/line/line.h
 

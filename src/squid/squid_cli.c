@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fname.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "squid/helper.h"
@@ -60,10 +61,7 @@ static int parse_connect(char *s, const char **host, const char **port)
 /* Whether s is a filter name the daemon accepts: 1-64 of A-Z a-z 0-9 _ . - */
 static bool valid_filter(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > 64)
-        return false;
-    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+    return fname_valid(s, strlen(s));
 }
 
 int squid_main(int argc, char **argv)
@@ -96,9 +94,7 @@ int squid_main(int argc, char **argv)
             break;
         case O_FILTER:
             if (!valid_filter(optarg)) {
-                fprintf(stderr,
-                        "bloomgate-squid: --filter '%s': use 1 to 64 of A-Z a-z 0-9 _ . -\n",
-                        optarg);
+                fprintf(stderr, "bloomgate-squid: --filter '%s': use " FNAME_RULE "\n", optarg);
                 return 2;
             }
             if (o.n_filters == HELPER_FILTERS_MAX) {

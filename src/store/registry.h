@@ -17,8 +17,9 @@
 
 #include "conf/conf.h"
 #include "bloom/filter.h"
+#include "base/fname.h"
 
-#define REGISTRY_NAME_MAX 64
+#define REGISTRY_NAME_MAX FNAME_MAX /* base/fname.h */
 #define REGISTRY_MAX_FILTERS 1024 /* filters served at once; ids are below this */
 
 /* One loaded filter: immutable in shape; its bits change only by ADD. */

@@ -67,6 +67,10 @@ check_PROGRAMS += %reldir%/core/check_cmd
 check_PROGRAMS += %reldir%/core/check_gate
 %canon_reldir%_core_check_gate_LDADD = $(RIG_LIBS)
 
+# front/: the fronts' verb tables against the command table, and the
+# filter-name rule everywhere it is applied.
+check_PROGRAMS += %reldir%/front/check_verbs
+
 # net/: the connection layer with every front on it, in process.
 check_PROGRAMS += %reldir%/net/check_conn
 

@@ -7,13 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define NAME_MAX_LEN 64 /* store/registry.h's REGISTRY_NAME_MAX, without its layer */
-
-static bool name_char(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.' || c == '-';
-}
+#include "base/fname.h"
 
 /* A filter name: [A-Za-z0-9_.-]{1,64}, taken literally (a name never needs
  * escaping, and a ',' or ';' inside one would be ambiguous). */
@@ -23,18 +17,15 @@ static int check_name(const char *p, size_t len, const char *what, char *err, si
         snprintf(err, errlen, "an empty %s name in the path", what);
         return -1;
     }
-    if (len > NAME_MAX_LEN) {
-        snprintf(err, errlen, "a %s name longer than %d bytes in the path", what, NAME_MAX_LEN);
+    if (len > FNAME_MAX) {
+        snprintf(err, errlen, "a %s name longer than %d bytes in the path", what, FNAME_MAX);
         return -1;
     }
-    for (size_t i = 0; i < len; i++)
-        if (!name_char((unsigned char)p[i])) {
-            snprintf(err, errlen,
-                     "invalid %s name '%.*s': use 1 to 64 of A-Z a-z 0-9 _ . - "
-                     "(comma-separated)",
-                     what, (int)(len > 64 ? 64 : len), p);
-            return -1;
-        }
+    if (!fname_valid(p, len)) {
+        snprintf(err, errlen, "invalid %s name '%.*s': use " FNAME_RULE " (comma-separated)", what,
+                 (int)len, p);
+        return -1;
+    }
     return 0;
 }
 

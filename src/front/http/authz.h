@@ -18,7 +18,7 @@
 #define AUTHZ_SCHEME_MAX 32
 
 struct authz_name {
-    const char *p; /* into the path; [A-Za-z0-9_.-], 1 to 64 bytes */
+    const char *p; /* into the path; a filter name (base/fname.h) */
     size_t len;
 };
 

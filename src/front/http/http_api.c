@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/fname.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "core/metrics.h"
@@ -16,8 +17,6 @@
 #include "front/http/http_int.h"
 #include "net/server.h"
 #include "net/worker.h"
-
-enum { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
 int http_query_param(const char *query, const char *name, char **out, size_t *outlen, char *err,
                      size_t errlen)
@@ -42,16 +41,31 @@ int http_query_param(const char *query, const char *name, char **out, size_t *ou
     return 1;
 }
 
-/* 405 with the Allow header listing what the path takes. */
-static bool method_ok(struct hreq *r, int mask, const char *allow)
+/* The methods of a mask as an Allow header's value: "GET, HEAD, POST". */
+static void methods_text(int mask, char *out, size_t cap)
 {
-    int m = r->hd->method == HTTPPARSE_GET    ? M_GET
-            : r->hd->method == HTTPPARSE_HEAD ? M_HEAD
-            : r->hd->method == HTTPPARSE_POST ? M_POST
+    static const struct {
+        int bit;
+        const char *name;
+    } m[] = {{HTTP_M_GET, "GET"}, {HTTP_M_HEAD, "HEAD"}, {HTTP_M_POST, "POST"}};
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+        if ((mask & m[i].bit) && len < cap)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", m[i].name);
+}
+
+/* 405 with the Allow header listing what the path takes. */
+static bool method_ok(struct hreq *r, int mask)
+{
+    int m = r->hd->method == HTTPPARSE_GET    ? HTTP_M_GET
+            : r->hd->method == HTTPPARSE_HEAD ? HTTP_M_HEAD
+            : r->hd->method == HTTPPARSE_POST ? HTTP_M_POST
                                               : 0;
     if (m & mask)
         return true;
-    char line[64];
+    char allow[32], line[64];
+    methods_text(mask, allow, sizeof(allow));
     snprintf(line, sizeof(line), "Allow: %s", allow);
     http_add_header(r, line);
     http_reply_error(r, HTTP_ERR_METHOD_NOT_ALLOWED, "this path takes %s", allow);
@@ -509,51 +523,63 @@ static void do_reload(struct hreq *r)
     /* Otherwise reload_answer answers, later, on this thread. */
 }
 
-/* The mutation a filter's sub-path names (add, allow, unallow, remove), or
- * CMD_CHECK for none. */
-static enum cmd_id mutation_of(const char *sub, size_t len)
+/* GET/HEAD /v1/filters/{name}: the filter's INFO. */
+static void verb_filter_info(struct hreq *r, const struct http_filter_verb *v,
+                             const struct fentry *e)
 {
-    static const struct {
-        const char *name;
-        enum cmd_id id;
-    } subs[] = {{"add", CMD_ADD}, {"allow", CMD_ALLOW}, {"unallow", CMD_UNALLOW},
-                {"remove", CMD_REMOVE}};
-    for (size_t i = 0; sub && i < sizeof(subs) / sizeof(subs[0]); i++)
-        if (strlen(subs[i].name) == len && memcmp(sub, subs[i].name, len) == 0)
-            return subs[i].id;
-    return CMD_CHECK;
+    http_reply_json(r, 200, views_filter_json(e));
 }
 
-/* /v1/filters/{name}[/check|/add|/allow|/unallow|/remove]; rest is the path
- * after the prefix. */
-static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
+/* .../check: GET one item from the query, POST a batch in the body. */
+static void verb_check(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e)
+{
+    if (r->hd->method == HTTPPARSE_POST)
+        do_items_post(r, e, v->id);
+    else
+        do_check_get(r, e);
+}
+
+/* .../add, .../allow, .../unallow, .../remove: a batch in the body. */
+static void verb_mutate(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e)
+{
+    do_items_post(r, e, v->id);
+}
+
+/* The verbs of /v1/filters/{name}[/sub], hottest first. */
+const struct http_filter_verb http_filter_verbs[] = {
+    {"check", HTTP_M_GET | HTTP_M_HEAD | HTTP_M_POST, CMD_CHECK, verb_check},
+    {"", HTTP_M_GET | HTTP_M_HEAD, CMD_INFO, verb_filter_info},
+    {"add", HTTP_M_POST, CMD_ADD, verb_mutate},
+    {"allow", HTTP_M_POST, CMD_ALLOW, verb_mutate},
+    {"unallow", HTTP_M_POST, CMD_UNALLOW, verb_mutate},
+    {"remove", HTTP_M_POST, CMD_REMOVE, verb_mutate},
+};
+const size_t http_n_filter_verbs = sizeof(http_filter_verbs) / sizeof(http_filter_verbs[0]);
+
+/* /v1/filters/{name}[/sub]; rest is the path after the prefix. The order of
+ * the answers: an unknown sub-path (404), the method (405), a mutation's
+ * auth (401, before the filter is looked up or the body parsed), the
+ * filter (404, or 503 for a configured one that is not loaded), then the
+ * row's handler. */
+static void route_filter(struct hreq *r, const struct http_route *rt, const char *rest,
+                         size_t rest_len)
 {
     const char *slash = memchr(rest, '/', rest_len);
     size_t raw = slash ? (size_t)(slash - rest) : rest_len;
-    const char *sub = slash ? slash + 1 : NULL;
+    const char *sub = slash ? slash + 1 : "";
     size_t sub_len = slash ? rest_len - raw - 1 : 0;
-    bool is_check = sub && sub_len == 5 && memcmp(sub, "check", 5) == 0;
-    enum cmd_id mid = mutation_of(sub, sub_len);
-    bool add = mid != CMD_CHECK; /* any mutation: POST, authenticated as ADD */
-    int mask;
-    const char *allow;
-    if (!sub) {
-        mask = M_GET | M_HEAD;
-        allow = "GET, HEAD";
-    } else if (is_check) {
-        mask = M_GET | M_HEAD | M_POST;
-        allow = "GET, HEAD, POST";
-    } else if (add) {
-        mask = M_POST;
-        allow = "POST";
-    } else {
+    const struct http_filter_verb *v = NULL;
+    for (size_t i = 0; i < http_n_filter_verbs && !v; i++)
+        if (strlen(http_filter_verbs[i].sub) == sub_len &&
+            memcmp(sub, http_filter_verbs[i].sub, sub_len) == 0)
+            v = &http_filter_verbs[i];
+    if (!v || (slash && sub_len == 0)) {
         http_reply_error(r, HTTP_ERR_NOT_FOUND, "no such path");
         return;
     }
-    if (!method_ok(r, mask, allow))
+    if (!method_ok(r, v->methods))
         return;
-    bool post = r->hd->method == HTTPPARSE_POST;
-    if (add) {
+    if (cmd_table[v->id].mutating) {
         /* The table's auth rule before the filter is looked up and the body
          * parsed: an HTTP client without the right to add learns no more than
          * that (docs/http-api.md). cmd_run applies it again, to the same end. */
@@ -568,7 +594,7 @@ static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
     char name[3 * REGISTRY_NAME_MAX + 1];
     long len = raw < sizeof(name) ? httpparse_pct_decode(rest, raw, name, false) : -1;
     const struct fentry *e = len > 0 ? catalog_find(r->cat, name, (size_t)len) : NULL;
-    if (!e && !sub && len > 0 && views_configured(r->cat, name, (size_t)len)) {
+    if (!e && !slash && len > 0 && views_configured(r->cat, name, (size_t)len)) {
         /* Configured, not loaded: 503, so an `option httpchk` on this path
          * takes the replica out while its filter is missing. */
         http_reply_json(r, 503, views_unloaded_json(name, (size_t)len));
@@ -579,50 +605,71 @@ static void route_filter(struct hreq *r, const char *rest, size_t rest_len)
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "no such filter '%.*s'", (int)len, name);
         else
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER,
-                             "invalid filter name: use 1 to 64 of A-Z a-z 0-9 _ . -");
+                             "invalid filter name: use " FNAME_RULE);
         return;
     }
-    if (!sub)
-        http_reply_json(r, 200, views_filter_json(e));
-    else if (add || post)
-        do_items_post(r, e, mid);
-    else
-        do_check_get(r, e);
+    v->fn(r, v, e);
 }
 
-static bool path_is(const struct httpparse_head *hd, const char *lit, size_t n)
+static void route_authz(struct hreq *r, const struct http_route *rt, const char *rest,
+                        size_t rest_len)
 {
-    return hd->path_len == n && memcmp(hd->path, lit, n) == 0;
+    http_authz(r, rest, rest_len);
 }
 
-#define PATH_IS(hd, lit) path_is((hd), (lit), sizeof(lit) - 1)
+static void route_list(struct hreq *r, const struct http_route *rt, const char *rest,
+                       size_t rest_len)
+{
+    do_list(r);
+}
+
+static void route_reload(struct hreq *r, const struct http_route *rt, const char *rest,
+                         size_t rest_len)
+{
+    do_reload(r);
+}
+
+static void route_healthz(struct hreq *r, const struct http_route *rt, const char *rest,
+                          size_t rest_len)
+{
+    do_healthz(r);
+}
+
+static void route_metrics(struct hreq *r, const struct http_route *rt, const char *rest,
+                          size_t rest_len)
+{
+    do_metrics(r);
+}
+
+/* The paths, hottest first: a prefix row takes every path that starts with
+ * it (its handler reads the rest), any other the path alone. */
+/* clang-format off */
+#define ROUTE_(path, prefix, methods, id, fn) {path, sizeof(path) - 1, prefix, methods, id, fn}
+const struct http_route http_routes[] = {
+    ROUTE_("/v1/filters/", true, HTTP_M_ANY, HTTP_OWN, route_filter), /* its rows' methods */
+    ROUTE_("/v1/authz/", true, HTTP_M_ANY, CMD_MATCH, route_authz),
+    ROUTE_("/v1/authz", false, HTTP_M_ANY, CMD_MATCH, route_authz),
+    ROUTE_("/v1/filters", false, HTTP_M_GET | HTTP_M_HEAD, CMD_FILTERS, route_list),
+    ROUTE_("/v1/reload", false, HTTP_M_POST, CMD_RELOAD, route_reload),
+    ROUTE_("/healthz", false, HTTP_M_GET | HTTP_M_HEAD, CMD_HEALTH, route_healthz),
+    ROUTE_("/metrics", false, HTTP_M_GET | HTTP_M_HEAD, HTTP_OWN, route_metrics),
+};
+#undef ROUTE_
+/* clang-format on */
+const size_t http_n_routes = sizeof(http_routes) / sizeof(http_routes[0]);
 
 void http_route(struct hreq *r)
 {
     const struct httpparse_head *hd = r->hd;
-    static const char filters_prefix[] = "/v1/filters/";
-    size_t fp = sizeof(filters_prefix) - 1;
-    static const char authz_prefix[] = "/v1/authz/";
-    size_t ap = sizeof(authz_prefix) - 1;
-    if (hd->path_len >= fp && memcmp(hd->path, filters_prefix, fp) == 0) {
-        route_filter(r, hd->path + fp, hd->path_len - fp);
-    } else if (hd->path_len >= ap && memcmp(hd->path, authz_prefix, ap) == 0) {
-        http_authz(r, hd->path + ap, hd->path_len - ap); /* any method */
-    } else if (PATH_IS(hd, "/v1/authz")) {
-        http_authz(r, "", 0);
-    } else if (PATH_IS(hd, "/v1/filters")) {
-        if (method_ok(r, M_GET | M_HEAD, "GET, HEAD"))
-            do_list(r);
-    } else if (PATH_IS(hd, "/v1/reload")) {
-        if (method_ok(r, M_POST, "POST"))
-            do_reload(r);
-    } else if (PATH_IS(hd, "/healthz")) {
-        if (method_ok(r, M_GET | M_HEAD, "GET, HEAD"))
-            do_healthz(r);
-    } else if (PATH_IS(hd, "/metrics")) {
-        if (method_ok(r, M_GET | M_HEAD, "GET, HEAD"))
-            do_metrics(r);
-    } else {
-        http_reply_error(r, HTTP_ERR_NOT_FOUND, "no such path");
+    for (size_t i = 0; i < http_n_routes; i++) {
+        const struct http_route *rt = &http_routes[i];
+        if (rt->prefix ? hd->path_len < rt->len : hd->path_len != rt->len)
+            continue;
+        if (memcmp(hd->path, rt->path, rt->len) != 0)
+            continue;
+        if (rt->methods == HTTP_M_ANY || method_ok(r, rt->methods))
+            rt->fn(r, rt, hd->path + rt->len, hd->path_len - rt->len);
+        return;
     }
+    http_reply_error(r, HTTP_ERR_NOT_FOUND, "no such path");
 }

@@ -92,6 +92,38 @@ size_t http_refusal(char *buf, size_t cap);
 /* Route one complete request to its handler; exactly one response. */
 void http_route(struct hreq *r);
 
+/* The methods a route takes (a mask); HTTP_M_ANY: its handler decides. */
+enum { HTTP_M_GET = 1, HTTP_M_HEAD = 2, HTTP_M_POST = 4, HTTP_M_ANY = 0 };
+
+/* A row's .id for a route the front answers alone (/metrics, the filter
+ * prefix whose own rows name theirs). */
+#define HTTP_OWN CMD_COUNT_
+
+/* One path (or path prefix): the methods it takes, the command table's row
+ * it serves, its handler (rest: the path after a prefix). */
+struct http_route {
+    const char *path;
+    size_t len;
+    bool prefix;
+    int methods;
+    enum cmd_id id;
+    void (*fn)(struct hreq *r, const struct http_route *rt, const char *rest, size_t rest_len);
+};
+extern const struct http_route http_routes[];
+extern const size_t http_n_routes;
+
+/* One verb of /v1/filters/{name}[/sub] ("" for none): the methods it takes,
+ * the command table's row it runs (a mutating one is authorized before the
+ * filter is looked up), its handler, given the filter. */
+struct http_filter_verb {
+    const char *sub;
+    int methods;
+    enum cmd_id id;
+    void (*fn)(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e);
+};
+extern const struct http_filter_verb http_filter_verbs[];
+extern const size_t http_n_filter_verbs;
+
 /* ---- http_authz.c ---- */
 /* /v1/authz/{filter}[,...][/...]: rest[0..len) is the path after
  * "/v1/authz/"; 204, 403, or an error. */

@@ -22,9 +22,9 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "core/cmd.h"
+#include "core/cmd_exact.h"
 #include "front/line/proto.h"
 #include "front/line/proto_fast.h"
-#include "store/allow.h"
 #include "net/worker.h"
 
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
@@ -205,12 +205,7 @@ __attribute__((always_inline)) static inline void ahead_answer(struct conn *c)
 {
     struct line_worker *lw = LW(c);
     const struct fentry *e = lw->ahead[lw->ahead_head].e;
-    struct hash128 h = lw->ahead[lw->ahead_head].h;
-    bool hit = filter_check_hash(e->v->f, h);
-    /* The allow-list keys items by this same hash: a YES it excepts or a
-     * removal hides is a NO, at one probe of the set (none while it is empty). */
-    if (hit && allow_any(e->v->allow) && allow_get(e->v->allow, h))
-        hit = false;
+    bool hit = cmd_exact_answer(e, lw->ahead[lw->ahead_head].h);
     lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
     lw->n_ahead--;
     tally_checks(lw, e, 1, hit);
@@ -227,16 +222,14 @@ static void ahead_drain(struct conn *c)
 }
 
 /* A one-item CHECK of filter e: hash it and prefetch its first cache line
- * now, answer it once CHECK_AHEAD later ones are parsed (or at a drain). The
- * hash is all that is kept of the item, so the input buffer may move under
- * the ring. */
+ * now (cmd_exact_hash), answer it once CHECK_AHEAD later ones are parsed (or
+ * at a drain) by the table's rule (cmd_exact_answer). The hash is all that
+ * is kept of the item, so the input buffer may move under the ring. */
 static inline void check_ahead(struct conn *c, const struct fentry *e,
                                const struct proto_token *item)
 {
     struct line_worker *lw = LW(c);
-    const struct filter *f = e->v->f;
-    struct hash128 h = filter_hash(f, item->p, item->len);
-    __builtin_prefetch(filter_first_line(f, h), 0, 0);
+    struct hash128 h = cmd_exact_hash(e, item->p, item->len);
     if (lw->n_ahead == CHECK_AHEAD)
         ahead_answer(c);
     unsigned slot = (lw->ahead_head + lw->n_ahead) % CHECK_AHEAD;
@@ -261,19 +254,13 @@ static void reply_call_err(struct conn *c, const struct proto_request *r,
     reply_err(c, line_err(call->err), call->msg);
 }
 
-/* What an item command answers per item: yes and no words. */
-static void reply_words(enum cmd_id id, const char **yes, const char **no)
-{
-    *yes = id == CMD_CHECK ? "YES" : id == CMD_ADD || id == CMD_ALLOW ? "NEW" : "REMOVED";
-    *no = id == CMD_CHECK ? "NO" : id == CMD_ADD || id == CMD_ALLOW ? "EXISTS" : "ABSENT";
-}
-
 /* CHECK (unknown filter, host or url keys)/MCHECK/ADD/MADD/ALLOW/UNALLOW/
- * REMOVE through the table; the reply is written straight into the reply
- * batch. */
-static void do_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                     enum cmd_id id)
+ * REMOVE through the table; the reply, the row's yes and no words, is
+ * written straight into the reply batch. */
+static void verb_items(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                       const struct line_verb *v)
 {
+    enum cmd_id id = v->id;
     bool add = id == CMD_ADD;
     struct line_worker *lw = LW(c);
     struct cmd_call call;
@@ -316,9 +303,8 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
     }
     /* reply_cap leaves PROTO_BOOLS_CAP(max_items) + REPLY_SLACK, so this fits. */
     size_t cap = PROTO_BOOLS_CAP(r->n_items) + 8;
-    const char *yes, *no;
-    reply_words(id, &yes, &no);
-    size_t n = proto_format_bools(reply_room(c, cap), cap, lw->cw.env.bools, r->n_items, yes, no);
+    size_t n =
+        proto_format_bools(reply_room(c, cap), cap, lw->cw.env.bools, r->n_items, v->yes, v->no);
     lw->cw.reply_len += n;
 }
 
@@ -326,7 +312,8 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct pro
  * expression of a host or url filter that is present; an exact filter's
  * item itself) or `NO`. Keys are canonical (escaped, no space) or, for an
  * exact filter, the item, which holds no separator: one line either way. */
-static void do_match(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+static void verb_match(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                       const struct line_verb *v)
 {
     struct line_worker *lw = LW(c);
     struct cmd_call call;
@@ -336,7 +323,7 @@ static void do_match(struct conn *c, const struct catalog *cat, const struct pro
     call.limits_applied = true;
     lw->cw.env.keys[0].data = r->items[0].p;
     lw->cw.env.keys[0].len = r->items[0].len;
-    cmd_run(&lw->cw.env, CMD_MATCH, NULL, &call);
+    cmd_run(&lw->cw.env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
         reply_call_err(c, r, &call);
         return;
@@ -411,8 +398,10 @@ static void reload_answer(struct conn *c, json_t *report, const void *note)
     json_decref(report);
 }
 
-static void do_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+static void verb_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                      const struct line_verb *v)
 {
+    (void)v;
     const char *tok = cat->conf->admin_token;
     if (!tok) {
         reply_err(c, PROTO_ERR_AUTH_FAILED, "no admin_token is configured on this server");
@@ -426,8 +415,11 @@ static void do_auth(struct conn *c, const struct catalog *cat, const struct prot
     }
 }
 
-static void do_reload(struct conn *c, const struct catalog *cat)
+static void verb_reload(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                        const struct line_verb *v)
 {
+    (void)r;
+    (void)v;
     enum cmd_err e =
         cmd_authorize(cat->conf, c->loopback, LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
     if (e != CMD_OK)
@@ -439,68 +431,69 @@ static void do_reload(struct conn *c, const struct catalog *cat)
         reply_err(c, PROTO_ERR_INTERNAL, "out of memory: the reload was not started");
 }
 
-/* One request that is not a prefetched CHECK. */
-static void do_request(struct conn *c, const struct catalog *cat, const struct proto_request *r)
+/* INFO [<filter>] through the table, as JSON. */
+static void verb_info(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                      const struct line_verb *v)
 {
     struct line_worker *lw = LW(c);
-    lw->tally.commands++;
-    switch (r->cmd) {
-    case PROTO_PING:
-        reply_str(c, "PONG\n");
-        break;
-    case PROTO_CHECK:
-    case PROTO_MCHECK:
-        do_items(c, cat, r, CMD_CHECK);
-        break;
-    case PROTO_ADD:
-    case PROTO_MADD:
-        do_items(c, cat, r, CMD_ADD);
-        break;
-    case PROTO_ALLOW:
-        do_items(c, cat, r, CMD_ALLOW);
-        break;
-    case PROTO_UNALLOW:
-        do_items(c, cat, r, CMD_UNALLOW);
-        break;
-    case PROTO_REMOVE:
-        do_items(c, cat, r, CMD_REMOVE);
-        break;
-    case PROTO_MATCH:
-        do_match(c, cat, r);
-        break;
-    case PROTO_INFO: {
-        tally_flush(lw); /* INFO counts every request before it, itself included */
-        struct stats_src src;
-        server_stats_src(c->w->srv, &src);
-        struct cmd_call call;
-        cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
-        call.filter = r->has_filter ? r->filter.p : NULL;
-        call.filter_len = r->has_filter ? r->filter.len : 0;
-        cmd_run(&lw->cw.env, CMD_INFO, &src, &call);
-        if (call.err != CMD_OK)
-            reply_err(c, line_err(call.err), call.msg);
-        else
-            reply_json(c, call.json);
-        break;
-    }
-    case PROTO_FILTERS:
-        for (size_t i = 0; i < cat->n; i++)
-            if ((i && !conn_out_add(c, " ", 1)) ||
-                !conn_out_add(c, cat->entries[i].name, cat->entries[i].name_len))
-                break;
-        conn_out_add(c, "\n", 1);
-        break;
-    case PROTO_AUTH:
-        do_auth(c, cat, r);
-        break;
-    case PROTO_QUIT:
-        reply_str(c, "BYE\n");
+    tally_flush(lw); /* INFO counts every request before it, itself included */
+    struct stats_src src;
+    server_stats_src(c->w->srv, &src);
+    struct cmd_call call;
+    cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
+    call.filter = r->has_filter ? r->filter.p : NULL;
+    call.filter_len = r->has_filter ? r->filter.len : 0;
+    cmd_run(&lw->cw.env, v->id, &src, &call);
+    if (call.err != CMD_OK)
+        reply_err(c, line_err(call.err), call.msg);
+    else
+        reply_json(c, call.json);
+}
+
+/* FILTERS: the names served, one line. */
+static void verb_names(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                       const struct line_verb *v)
+{
+    (void)r;
+    (void)v;
+    for (size_t i = 0; i < cat->n; i++)
+        if ((i && !conn_out_add(c, " ", 1)) ||
+            !conn_out_add(c, cat->entries[i].name, cat->entries[i].name_len))
+            return;
+    conn_out_add(c, "\n", 1);
+}
+
+/* PING, QUIT: the row's word, and for QUIT the close once it is written. */
+static void verb_word(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                      const struct line_verb *v)
+{
+    (void)cat;
+    (void)r;
+    struct line_worker *lw = LW(c);
+    size_t n = strlen(v->yes);
+    char *o = reply_room(c, n + 1);
+    memcpy(o, v->yes, n);
+    o[n] = '\n';
+    lw->cw.reply_len += n + 1;
+    if (v->closes)
         c->closing = true;
-        break;
-    case PROTO_RELOAD:
-        do_reload(c, cat);
-        break;
-    }
+}
+
+/* Every verb's row, from proto_verbs.h: indexed by enum proto_cmd. */
+#define LINE_VERB_(sym, name, args, min, max, usage, ...) [PROTO_##sym] = {__VA_ARGS__},
+const struct line_verb line_verbs[PROTO_CMD_COUNT_] = {PROTO_VERBS(LINE_VERB_)};
+#undef LINE_VERB_
+
+/* One request that is not a prefetched CHECK: its row's reply. Replies keep
+ * their order: whatever writes to c->out directly (conn_out_add), now or
+ * later (RELOAD), flushes the reply batch first. */
+static inline void do_request(struct conn *c, const struct catalog *cat,
+                              const struct proto_request *r)
+{
+    struct line_worker *lw = LW(c);
+    const struct line_verb *v = &line_verbs[r->cmd];
+    lw->tally.commands++;
+    v->run(c, cat, r, v);
 }
 
 /* Parse and answer every complete request in the input buffer, unless the
@@ -553,7 +546,7 @@ static unsigned line_process(struct conn *c, bool draining)
             const struct fentry *e = known ? lw->last_e : lookup_filter(lw, cat, name);
             /* The one branch on the key kind: a host or url filter's CHECK
              * expands its item into many probes, which the table does. */
-            if (e && e->v->f->keys == FILTER_KEYS_EXACT) {
+            if (e && cmd_exact_keys(e)) {
                 off += used;
                 check_ahead(c, e, item);
                 continue;

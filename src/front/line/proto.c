@@ -15,53 +15,25 @@
 #endif
 
 #define QUOTE_MAX 32 /* bytes of a client's token echoed back in an error */
-#define ARGS_ANY SIZE_MAX
 
-/* How the arguments after the command word are used. */
-enum args_kind {
-    ARGS_NONE,   /* PING, FILTERS, QUIT, RELOAD */
-    ARGS_ITEMS,  /* <filter> <item>...: CHECK, MCHECK, ADD, MADD, MATCH, ALLOW, UNALLOW, REMOVE */
-    ARGS_FILTER, /* INFO [<filter>] */
-    ARGS_TOKEN,  /* AUTH <token> */
-};
-
-struct cmd_spec {
+/* The parser's columns of a verb's row (proto_verbs.h). */
+struct proto_verb {
     const char *name; /* upper case, as on the wire */
     size_t name_len;
     enum proto_cmd cmd;
-    enum args_kind kind;
+    enum proto_args kind;
     size_t min_args;
-    size_t max_args; /* ARGS_ANY for no limit */
+    size_t max_args; /* PROTO_ARGS_ANY for no limit */
     const char *usage;
 };
 
-/* clang-format off */
-#define CMD(name, cmd, kind, min, max, usage) {name, sizeof(name) - 1, cmd, kind, min, max, usage}
-/* clang-format on */
-
 /* Indexed by enum proto_cmd, so proto_cmd_name is a lookup. */
-static const struct cmd_spec cmd_table[] = {
-    [PROTO_PING] = CMD("PING", PROTO_PING, ARGS_NONE, 0, 0, ""),
-    [PROTO_CHECK] = CMD("CHECK", PROTO_CHECK, ARGS_ITEMS, 2, 2, "<filter> <item>"),
-    [PROTO_MCHECK] =
-        CMD("MCHECK", PROTO_MCHECK, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
-    [PROTO_ADD] = CMD("ADD", PROTO_ADD, ARGS_ITEMS, 2, 2, "<filter> <item>"),
-    [PROTO_MADD] = CMD("MADD", PROTO_MADD, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
-    [PROTO_INFO] = CMD("INFO", PROTO_INFO, ARGS_FILTER, 0, 1, "[<filter>]"),
-    [PROTO_FILTERS] = CMD("FILTERS", PROTO_FILTERS, ARGS_NONE, 0, 0, ""),
-    [PROTO_AUTH] = CMD("AUTH", PROTO_AUTH, ARGS_TOKEN, 1, 1, "<token>"),
-    [PROTO_QUIT] = CMD("QUIT", PROTO_QUIT, ARGS_NONE, 0, 0, ""),
-    [PROTO_RELOAD] = CMD("RELOAD", PROTO_RELOAD, ARGS_NONE, 0, 0, ""),
-    [PROTO_MATCH] = CMD("MATCH", PROTO_MATCH, ARGS_ITEMS, 2, 2, "<filter> <item>"),
-    [PROTO_ALLOW] =
-        CMD("ALLOW", PROTO_ALLOW, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
-    [PROTO_UNALLOW] =
-        CMD("UNALLOW", PROTO_UNALLOW, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
-    [PROTO_REMOVE] =
-        CMD("REMOVE", PROTO_REMOVE, ARGS_ITEMS, 2, ARGS_ANY, "<filter> <item> [<item>...]"),
-};
+#define PROTO_VERB_(sym, name, kind, min, max, usage, ...)                                         \
+    [PROTO_##sym] = {name, sizeof(name) - 1, PROTO_##sym, kind, min, max, usage},
+static const struct proto_verb proto_verbs[PROTO_CMD_COUNT_] = {PROTO_VERBS(PROTO_VERB_)};
+#undef PROTO_VERB_
 
-#define N_CMDS (sizeof(cmd_table) / sizeof(cmd_table[0]))
+#define N_CMDS (sizeof(proto_verbs) / sizeof(proto_verbs[0]))
 
 #define PROTO_ERR_NAME_(sym, name) [PROTO_ERR_##sym] = name,
 static const char *const err_names[] = {[PROTO_ERR_NONE] = "none", PROTO_ERRORS(PROTO_ERR_NAME_)};
@@ -78,7 +50,7 @@ const char *proto_cmd_name(enum proto_cmd cmd)
 {
     if ((unsigned)cmd >= N_CMDS)
         return "?";
-    return cmd_table[cmd].name;
+    return proto_verbs[cmd].name;
 }
 
 static inline bool is_sep(char c)
@@ -93,7 +65,7 @@ static inline bool is_print(unsigned char c)
 
 int proto_valid_filter_name(const char *p, size_t len)
 {
-    return proto_name_valid(p, len);
+    return fname_valid(p, len);
 }
 
 /* Fill req->err and errmsg. The message is built with snprintf into the fixed
@@ -241,10 +213,10 @@ static inline bool next_token(struct tok_cursor *c, struct proto_token *t)
  * name is upper-case letters only (test_command_names checks), so a byte
  * matches a name's letter exactly when the two agree with bit 0x20 set:
  * only that letter's two cases do. */
-static const struct cmd_spec *cmd_lookup(struct proto_token w)
+static const struct proto_verb *verb_lookup(struct proto_token w)
 {
     for (size_t k = 0; k < N_CMDS; k++) {
-        const struct cmd_spec *s = &cmd_table[k];
+        const struct proto_verb *s = &proto_verbs[k];
         if (s->name_len != w.len)
             continue;
         unsigned diff = 0;
@@ -256,14 +228,15 @@ static const struct cmd_spec *cmd_lookup(struct proto_token w)
     return NULL;
 }
 
-static enum proto_status fail_arity(struct proto_request *req, const struct cmd_spec *s, size_t got)
+static enum proto_status fail_arity(struct proto_request *req, const struct proto_verb *s,
+                                    size_t got)
 {
     if (s->max_args == 0)
         return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes no arguments, got %zu", s->name, got);
     if (s->min_args == s->max_args)
         return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes %zu argument%s (%s), got %zu", s->name,
                     s->min_args, s->min_args == 1 ? "" : "s", s->usage, got);
-    if (s->max_args == ARGS_ANY)
+    if (s->max_args == PROTO_ARGS_ANY)
         return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes at least %zu arguments (%s), got %zu",
                     s->name, s->min_args, s->usage, got);
     return fail(req, PROTO_ERR_WRONG_ARITY, "%s takes %zu or %zu arguments (%s), got %zu", s->name,
@@ -297,7 +270,7 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
     struct proto_token word;
     if (!next_token(&cur, &word))
         return PROTO_EMPTY;
-    const struct cmd_spec *s = cmd_lookup(word);
+    const struct proto_verb *s = verb_lookup(word);
     if (!s) {
         char q[QUOTE_MAX + 4];
         quote_token(q, word);
@@ -314,7 +287,7 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
     while (next_token(&cur, &t)) {
         if (nargs < 2)
             first[nargs] = t;
-        if (s->kind == ARGS_ITEMS && nargs >= 1) {
+        if (s->kind == PROTO_ARGS_ITEMS && nargs >= 1) {
             if (n_items < lim->max_items)
                 items_storage[n_items] = t;
             n_items++;
@@ -325,28 +298,27 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
         return fail_arity(req, s, nargs);
 
     switch (s->kind) {
-    case ARGS_NONE:
+    case PROTO_ARGS_NONE:
         break;
-    case ARGS_TOKEN:
+    case PROTO_ARGS_TOKEN:
         req->arg = first[0];
         break;
-    case ARGS_ITEMS:
-    case ARGS_FILTER:
+    case PROTO_ARGS_ITEMS:
+    case PROTO_ARGS_FILTER:
         if (nargs == 0)
             break;
         if (!proto_valid_filter_name(first[0].p, first[0].len)) {
             char q[QUOTE_MAX + 4];
             quote_token(q, first[0]);
-            return fail(req, PROTO_ERR_UNKNOWN_FILTER,
-                        "invalid filter name '%s': use 1 to %d of A-Z a-z 0-9 _ . -", q,
-                        PROTO_FILTER_NAME_MAX);
+            return fail(req, PROTO_ERR_UNKNOWN_FILTER, "invalid filter name '%s': use " FNAME_RULE,
+                        q);
         }
         req->filter = first[0];
         req->has_filter = 1;
         break;
     }
 
-    if (s->kind == ARGS_ITEMS) {
+    if (s->kind == PROTO_ARGS_ITEMS) {
         if (n_items > lim->max_items)
             return fail(req, PROTO_ERR_TOO_MANY_ITEMS, "%zu items; the limit is %zu", n_items,
                         lim->max_items);

@@ -8,22 +8,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "front/line/proto_verbs.h"
+
+/* The verbs, PROTO_PING ... PROTO_REMOVE, in proto_verbs.h's order. */
+/* clang-format off */
+#define PROTO_CMD_ENUM_(sym, ...) PROTO_##sym,
 enum proto_cmd {
-    PROTO_PING,
-    PROTO_CHECK,
-    PROTO_MCHECK,
-    PROTO_ADD,
-    PROTO_MADD,
-    PROTO_INFO,
-    PROTO_FILTERS,
-    PROTO_AUTH,
-    PROTO_QUIT,
-    PROTO_RELOAD,
-    PROTO_MATCH, /* MATCH <filter> <item>: the key the item matched */
-    PROTO_ALLOW,   /* ALLOW <filter> <item>...: exceptions to the filter */
-    PROTO_UNALLOW, /* UNALLOW <filter> <item>...: exceptions dropped */
-    PROTO_REMOVE,  /* REMOVE <filter> <item>...: no longer reported present */
+    PROTO_VERBS(PROTO_CMD_ENUM_)
+    PROTO_CMD_COUNT_ /* not a verb: one past the last */
 };
+#undef PROTO_CMD_ENUM_
+/* clang-format on */
 
 /* The error codes of `ERR <code> <message>`, defined once so the enum and the
  * wire names cannot drift. Some are only ever raised by the server (auth_*,
@@ -122,8 +117,8 @@ const char *proto_err_name(enum proto_err err);
 /* "PING", "CHECK", ...; the canonical upper-case spelling. */
 const char *proto_cmd_name(enum proto_cmd cmd);
 
-/* 1 if p[0..len) matches [A-Za-z0-9_.-]{1,64}, else 0. Whether such a filter
- * exists is for the server to say. */
+/* 1 if p[0..len) is a filter name (base/fname.h), else 0. Whether such a
+ * filter exists is for the server to say. */
 int proto_valid_filter_name(const char *p, size_t len);
 
 /* Write `ERR <code> <msg>\n` (or `ERR <code>\n` if msg is NULL or empty) at out.

@@ -15,6 +15,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/fname.h"
 #include "front/line/proto.h"
 
 /* What one pass over a buffer's first 64 bytes tells of its first line. */
@@ -55,26 +56,6 @@ static inline bool proto_first_line_scan(const char *buf, size_t len, struct pro
     (void)fl;
     return false;
 #endif
-}
-
-#define PROTO_FILTER_NAME_MAX 64
-
-/* The bytes of a filter name: A-Z a-z 0-9 _ . - (one load a byte, where
- * six range tests were ~13 instructions a byte of every request's name). */
-static const unsigned char proto_name_byte[256] = {
-    ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1, ['_'] = 1, ['.'] = 1, ['-'] = 1,
-};
-
-/* proto_valid_filter_name's test, inline for the fast path (which it also
- * serves: proto.c calls this, not the other way round). */
-static inline bool proto_name_valid(const char *p, size_t len)
-{
-    if (len == 0 || len > PROTO_FILTER_NAME_MAX)
-        return false;
-    unsigned ok = 1;
-    for (size_t i = 0; i < len; i++)
-        ok &= proto_name_byte[(unsigned char)p[i]];
-    return ok != 0;
 }
 
 /* a[0..n) == b[0..n) with a few overlapping word loads (filter names are
@@ -203,7 +184,7 @@ static inline bool proto_check_fast(const char *buf, size_t len, const struct pr
     if (!proto_parse_check64(buf, line_len, &fl, lim, &n, &it))
         return false;
     *is_known = known && known->len == n.len && proto_name_eq(known->p, n.p, n.len);
-    if (!*is_known && !proto_name_valid(n.p, n.len))
+    if (!*is_known && !fname_valid(n.p, n.len))
         return false;
     *name = n;
     *item = it;

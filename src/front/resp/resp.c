@@ -180,10 +180,11 @@ static void call_init(struct conn *c, struct cmd_call *call, const struct catalo
 }
 
 /* BF.EXISTS, BF.MEXISTS, BF.ADD, BF.MADD: argv[1] the filter, the rest its
- * items, through the table (limits, auth, key kind, journal). One item
- * answers an integer, several an array, as RedisBloom does. */
-static void do_items(struct conn *c, const struct catalog *cat, const struct resp_request *r,
-                     bool add, bool multi)
+ * items, through the table (limits, auth, key kind, journal). The row's
+ * single form answers an integer, its multi form an array, as RedisBloom
+ * does. */
+static void verb_items(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                       const struct resp_verb *v)
 {
     struct resp_worker *rw = RW(c);
     size_t n = r->argc - 2;
@@ -200,12 +201,12 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct res
         rw->cw.env.keys[i].data = r->argv[i + 2].p;
         rw->cw.env.keys[i].len = r->argv[i + 2].len;
     }
-    cmd_run(&rw->cw.env, add ? CMD_ADD : CMD_CHECK, NULL, &call);
+    cmd_run(&rw->cw.env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
-        reply_call_err(c, &call, add ? (multi ? "BF.MADD" : "BF.ADD") : "BF.EXISTS", n);
+        reply_call_err(c, &call, v->name, n);
         return;
     }
-    if (!multi) {
+    if (!v->multi) {
         memcpy(reply_room(c, 4), rw->cw.env.bools[0] ? ":1\r\n" : ":0\r\n", 4);
         conn_reply_used(c, 4);
         return;
@@ -216,13 +217,14 @@ static void do_items(struct conn *c, const struct catalog *cat, const struct res
 
 /* The filter named by argv[1] as INFO JSON, through the table; NULL after
  * replying the error. */
-static json_t *filter_info(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static json_t *filter_info(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                           const struct resp_verb *v)
 {
     struct cmd_call call;
     call_init(c, &call, cat, &r->argv[1], 0);
-    cmd_run(&RW(c)->cw.env, CMD_INFO, NULL, &call);
+    cmd_run(&RW(c)->cw.env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
-        reply_call_err(c, &call, "BF.INFO", 0);
+        reply_call_err(c, &call, v->name, 0);
         return NULL;
     }
     return call.json;
@@ -238,7 +240,8 @@ static int64_t jint(json_t *o, const char *key)
  * bloomgate filter is one filter that never scales: "Number of filters" is 1
  * (shards are not RedisBloom's sub-filters) and "Expansion rate" is nil, as
  * RedisBloom answers for a NONSCALING filter. Size is the bits' bytes. */
-static void do_bf_info(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_bf_info(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                         const struct resp_verb *v)
 {
     static const struct {
         const char *field, *label, *json; /* json NULL: 1 (filters) or nil (expansion) */
@@ -255,7 +258,7 @@ static void do_bf_info(struct conn *c, const struct catalog *cat, const struct r
             if (resp_arg_is(&r->argv[2], rows[i].field))
                 pick = i;
     }
-    json_t *j = filter_info(c, cat, r);
+    json_t *j = filter_info(c, cat, r, v);
     if (!j)
         return;
     if (r->argc == 3 && pick == 5) {
@@ -278,9 +281,10 @@ static void do_bf_info(struct conn *c, const struct catalog *cat, const struct r
 }
 
 /* BF.CARD key: the items in the filter (adds that set a new bit). */
-static void do_bf_card(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_bf_card(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                         const struct resp_verb *v)
 {
-    json_t *j = filter_info(c, cat, r);
+    json_t *j = filter_info(c, cat, r, v);
     if (!j)
         return;
     reply_int(c, jint(j, "items"));
@@ -368,100 +372,82 @@ static void do_client(struct conn *c, const struct resp_request *r)
     }
 }
 
-/* What a request holds for the command table below. */
-typedef void (*resp_fn)(struct conn *c, const struct catalog *cat, const struct resp_request *r);
-
-static void f_exists(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_ping(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                      const struct resp_verb *v)
 {
-    do_items(c, cat, r, false, false);
-}
-static void f_mexists(struct conn *c, const struct catalog *cat, const struct resp_request *r)
-{
-    do_items(c, cat, r, false, true);
-}
-static void f_add(struct conn *c, const struct catalog *cat, const struct resp_request *r)
-{
-    do_items(c, cat, r, true, false);
-}
-static void f_madd(struct conn *c, const struct catalog *cat, const struct resp_request *r)
-{
-    do_items(c, cat, r, true, true);
-}
-static void f_ping(struct conn *c, const struct catalog *cat, const struct resp_request *r)
-{
-    (void)cat;
     if (r->argc == 2)
         reply_bulk(c, r->argv[1].p, r->argv[1].len);
     else
         reply_simple(c, "PONG");
 }
-static void f_echo(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_echo(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                      const struct resp_verb *v)
 {
-    (void)cat;
     reply_bulk(c, r->argv[1].p, r->argv[1].len);
 }
-static void f_auth(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_auth(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                      const struct resp_verb *v)
 {
     do_auth(c, cat, r->argc == 3 ? &r->argv[1] : NULL, &r->argv[r->argc - 1]);
 }
-static void f_quit(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_quit(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                      const struct resp_verb *v)
 {
-    (void)cat;
-    (void)r;
     reply_simple(c, "OK");
     c->closing = true;
 }
-static void f_select(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_select(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                        const struct resp_verb *v)
 {
-    (void)cat;
     if (resp_arg_is(&r->argv[1], "0"))
         reply_simple(c, "OK");
     else
         reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "DB index is out of range");
 }
-static void f_client(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_hello(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                       const struct resp_verb *v)
 {
-    (void)cat;
+    do_hello(c, cat, r);
+}
+static void verb_client(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                        const struct resp_verb *v)
+{
     do_client(c, r);
 }
-static void f_command(struct conn *c, const struct catalog *cat, const struct resp_request *r);
-static void f_info(struct conn *c, const struct catalog *cat, const struct resp_request *r);
+static void verb_command(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                         const struct resp_verb *v);
+static void verb_info(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                      const struct resp_verb *v);
 
-/* The commands, hottest first. arity as Redis counts it (the name
- * included): n exactly n arguments, -n at least n; max (0: none) bounds the
- * variadic ones that are not item lists. */
-static const struct resp_cmd {
-    const char *name;
-    size_t len;
-    int arity;
-    size_t max;
-    resp_fn fn;
-    const char *flags; /* COMMAND's flags for it */
-    int first_key;     /* COMMAND's key position (0: none) */
-} resp_cmds[] = {
-#define CMD_(name, arity, max, fn, flags, key) {name, sizeof(name) - 1, arity, max, fn, flags, key}
-    CMD_("BF.EXISTS", 3, 0, f_exists, "readonly", 1),
-    CMD_("BF.MEXISTS", -3, 0, f_mexists, "readonly", 1),
-    CMD_("BF.ADD", 3, 0, f_add, "write", 1),
-    CMD_("BF.MADD", -3, 0, f_madd, "write", 1),
-    CMD_("BF.INFO", -2, 3, do_bf_info, "readonly", 1),
-    CMD_("BF.CARD", 2, 0, do_bf_card, "readonly", 1),
-    CMD_("PING", -1, 2, f_ping, "fast", 0),
-    CMD_("ECHO", 2, 0, f_echo, "fast", 0),
-    CMD_("AUTH", -2, 3, f_auth, "fast", 0),
-    CMD_("QUIT", -1, 0, f_quit, "fast", 0),
-    CMD_("SELECT", 2, 0, f_select, "fast", 0),
-    CMD_("HELLO", -1, 7, do_hello, "fast", 0),
-    CMD_("CLIENT", -2, 4, f_client, "fast", 0),
-    CMD_("COMMAND", -1, 0, f_command, "loading", 0),
-    CMD_("INFO", -1, 0, f_info, "loading", 0),
-#undef CMD_
+/* The verbs, hottest first (see struct resp_verb). */
+/* clang-format off */
+const struct resp_verb resp_verbs[] = {
+#define VERB_(name, arity, max, fn, flags, key, ...) \
+    {name, sizeof(name) - 1, arity, max, fn, flags, key, __VA_ARGS__}
+    VERB_("BF.EXISTS", 3, 0, verb_items, "readonly", 1, .id = CMD_CHECK),
+    VERB_("BF.MEXISTS", -3, 0, verb_items, "readonly", 1, .id = CMD_CHECK, .multi = true),
+    VERB_("BF.ADD", 3, 0, verb_items, "write", 1, .id = CMD_ADD),
+    VERB_("BF.MADD", -3, 0, verb_items, "write", 1, .id = CMD_ADD, .multi = true),
+    VERB_("BF.INFO", -2, 3, verb_bf_info, "readonly", 1, .id = CMD_INFO),
+    VERB_("BF.CARD", 2, 0, verb_bf_card, "readonly", 1, .id = CMD_INFO),
+    VERB_("PING", -1, 2, verb_ping, "fast", 0, .id = CMD_PING),
+    VERB_("ECHO", 2, 0, verb_echo, "fast", 0, .id = RESP_OWN),
+    VERB_("AUTH", -2, 3, verb_auth, "fast", 0, .id = RESP_OWN),
+    VERB_("QUIT", -1, 0, verb_quit, "fast", 0, .id = RESP_OWN),
+    VERB_("SELECT", 2, 0, verb_select, "fast", 0, .id = RESP_OWN),
+    VERB_("HELLO", -1, 7, verb_hello, "fast", 0, .id = RESP_OWN),
+    VERB_("CLIENT", -2, 4, verb_client, "fast", 0, .id = RESP_OWN),
+    VERB_("COMMAND", -1, 0, verb_command, "loading", 0, .id = RESP_OWN),
+    VERB_("INFO", -1, 0, verb_info, "loading", 0, .id = CMD_INFO),
+#undef VERB_
 };
-#define N_CMDS (sizeof(resp_cmds) / sizeof(resp_cmds[0]))
+/* clang-format on */
+#define N_CMDS (sizeof(resp_verbs) / sizeof(resp_verbs[0]))
+const size_t resp_n_verbs = N_CMDS;
 
 /* One COMMAND entry in Redis 7's shape: name, arity, flags, first key, last
  * key, step, ACL categories, tips, key specs, subcommands. */
-static void command_entry(struct conn *c, const struct resp_cmd *d)
+static void command_entry(struct conn *c, const struct resp_verb *d)
 {
     char lower[16];
     size_t n = d->len < sizeof(lower) ? d->len : sizeof(lower) - 1;
@@ -482,13 +468,13 @@ static void command_entry(struct conn *c, const struct resp_cmd *d)
 /* COMMAND, COMMAND COUNT, COMMAND INFO name..., COMMAND DOCS [name...]:
  * enough for redis-cli's interactive mode (its hints and completion). DOCS
  * has nothing to add to what redis-cli knows: an empty map. */
-static void f_command(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_command(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                         const struct resp_verb *v)
 {
-    (void)cat;
     if (r->argc == 1) {
         reply_header(c, '*', (int64_t)N_CMDS);
         for (size_t i = 0; i < N_CMDS; i++)
-            command_entry(c, &resp_cmds[i]);
+            command_entry(c, &resp_verbs[i]);
     } else if (resp_arg_is(&r->argv[1], "COUNT") && r->argc == 2) {
         reply_int(c, (int64_t)N_CMDS);
     } else if (resp_arg_is(&r->argv[1], "DOCS")) {
@@ -497,10 +483,10 @@ static void f_command(struct conn *c, const struct catalog *cat, const struct re
         reply_header(c, '*', (int64_t)(r->argc - 2));
         for (size_t a = 2; a < r->argc; a++) {
             size_t i = 0;
-            while (i < N_CMDS && !resp_arg_is(&r->argv[a], resp_cmds[i].name))
+            while (i < N_CMDS && !resp_arg_is(&r->argv[a], resp_verbs[i].name))
                 i++;
             if (i < N_CMDS)
-                command_entry(c, &resp_cmds[i]);
+                command_entry(c, &resp_verbs[i]);
             else
                 reply_bytes(c, "*-1\r\n", 5);
         }
@@ -517,14 +503,14 @@ static void f_command(struct conn *c, const struct catalog *cat, const struct re
  * `# Filters` with one line a filter, `name:keys=url,items=N,...` as Redis's
  * keyspace lines (which client libraries parse into a map). The section
  * argument is accepted and everything is answered. */
-static void f_info(struct conn *c, const struct catalog *cat, const struct resp_request *r)
+static void verb_info(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                      const struct resp_verb *v)
 {
-    (void)r;
     struct stats_src src;
     server_stats_src(c->w->srv, &src);
     struct cmd_call call;
     call_init(c, &call, cat, NULL, 0);
-    cmd_run(&RW(c)->cw.env, CMD_INFO, &src, &call);
+    cmd_run(&RW(c)->cw.env, v->id, &src, &call);
     struct evbuffer *b = evbuffer_new();
     if (call.err != CMD_OK || !call.json || !b) {
         json_decref(call.json);
@@ -545,10 +531,10 @@ static void f_info(struct conn *c, const struct catalog *cat, const struct resp_
 static void dispatch(struct conn *c, const struct catalog *cat, const struct resp_request *r)
 {
     const struct resp_arg *name = &r->argv[0];
-    const struct resp_cmd *d = NULL;
+    const struct resp_verb *d = NULL;
     for (size_t i = 0; i < N_CMDS && !d; i++)
-        if (resp_cmds[i].len == name->len && resp_arg_is(name, resp_cmds[i].name))
-            d = &resp_cmds[i];
+        if (resp_verbs[i].len == name->len && resp_arg_is(name, resp_verbs[i].name))
+            d = &resp_verbs[i];
     if (!d) {
         char msg[128];
         snprintf(msg, sizeof(msg), "unknown command '%.*s'", (int)(name->len < 64 ? name->len : 64),
@@ -562,7 +548,7 @@ static void dispatch(struct conn *c, const struct catalog *cat, const struct res
         reply_arity(c, name);
         return;
     }
-    d->fn(c, cat, r);
+    d->fn(c, cat, r, d);
 }
 
 /* Parse and answer every complete request in the input buffer, unless the

@@ -453,7 +453,7 @@ START_TEST(test_real_lists)
 {
     /* BLOOMGATE_ADBLOCK_LISTS, else where scripts/adblock-lists.sh puts them
      * (scripts/test.sh runs it); skipped when neither holds them. */
-    char def[4096];
+    char def[2048];
     const char *dir = getenv("BLOOMGATE_ADBLOCK_LISTS");
     if (dir == NULL || *dir == 0) {
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -465,7 +465,7 @@ START_TEST(test_real_lists)
             return;
         dir = def;
     }
-    char probe[4200];
+    char probe[4096];
     snprintf(probe, sizeof probe, "%s/easylist.txt", dir);
     if (access(probe, R_OK) != 0) {
         fprintf(stderr, "test_real_lists: skipped, no %s (scripts/adblock-lists.sh)\n", probe);

@@ -1,0 +1,52 @@
+/* cmd_exact: the command table's answer for one item of an exact filter, as
+ * inline functions over the item's hash, so that the line front's prefetching
+ * CHECK (line.c) and cmd_run (cmd.c) apply one rule: the filter's bits, then
+ * the allow-list, which turns a YES it names (an exception or a removal) into
+ * a NO. The front keeps only its ring of hashed items. Worker threads; never
+ * blocks. */
+#ifndef BLOOMGATE_CMD_EXACT_H
+#define BLOOMGATE_CMD_EXACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bloom/filter.h"
+#include "bloom/shape.h"
+#include "store/allow.h"
+#include "store/registry.h"
+
+/* Whether a CHECK of e is answered from one hash of its item: its keys are
+ * exact (a host or url filter's item expands into several probes, which
+ * cmd_run does). */
+static inline bool cmd_exact_keys(const struct fentry *e)
+{
+    return e->v->f->keys == FILTER_KEYS_EXACT;
+}
+
+/* The item's hash under e's filter, the block it names prefetched: the
+ * first step of an answer given later (cmd_exact_answer). */
+static inline struct hash128 cmd_exact_hash(const struct fentry *e, const void *item, size_t len)
+{
+    const struct filter *f = e->v->f;
+    struct hash128 h = filter_hash(f, item, len);
+    __builtin_prefetch(filter_first_line(f, h), 0, 0);
+    return h;
+}
+
+/* The allow-list's say on a YES for the item of hash h (the set keys items
+ * by this same hash): its flags, ALLOW_EXCEPT (an exception: the NO counts
+ * as allowed) or ALLOW_REMOVED; 0 when the YES stands. No probe while the
+ * set is empty. */
+static inline unsigned cmd_exact_veto(const struct fversion *v, struct hash128 h)
+{
+    return allow_any(v->allow) ? allow_get(v->allow, h) : 0;
+}
+
+/* The answer for the item of hash h in e: the bits, then the veto. */
+static inline bool cmd_exact_answer(const struct fentry *e, struct hash128 h)
+{
+    const struct fversion *v = e->v;
+    return filter_check_hash(v->f, h) && !cmd_exact_veto(v, h);
+}
+
+#endif
