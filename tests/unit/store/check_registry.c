@@ -200,10 +200,14 @@ START_TEST(test_grace_period)
     const char *names[] = {"a"};
     struct fversion *vs[] = {version(1)};
     struct publisher p = {reg, catalog_of(reg, 1, names, vs), 0};
+    uint64_t before = atomic_load(&reg->epoch);
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, publish_thread, &p), 0);
-    while (registry_read(reg)->n == 0) /* the new catalog is visible before the wait */
+    /* The grace period has begun once the epoch moved (the new catalog is
+     * visible before that): a quiescent point from now on counts. */
+    while (atomic_load(&reg->epoch) == before)
         pause_ms(1);
+    ck_assert_uint_eq(registry_read(reg)->n, 1);
     pause_ms(50);
     ck_assert_int_eq(atomic_load(&p.done), 0);
     registry_quiescent(reg, 0);
