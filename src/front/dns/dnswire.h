@@ -1,5 +1,5 @@
-/* dnswire: DNS messages (RFC 1035) as bytes, for the DNSBL front's TCP side
- * (libevent 2.1's evdns serves UDP only): a query's header and its one
+/* dnswire: DNS messages (RFC 1035) as bytes, for the DNSBL front (UDP and
+ * TCP): a query's header and its one
  * question parsed, with compression pointers followed only backwards and
  * names held to 255 bytes; a response built from a struct dns_answer. Pure
  * (no libevent, no allocation); any thread. */
