@@ -23,16 +23,18 @@
 
 static char out[65536];
 
-/* dig @127.0.0.1 -p port [+tcp] name type, +norec, with the header
+/* dig @127.0.0.1 -p port [+tcp] [opt] name type, +norec, with the header
  * comments and the answer and authority sections; its output in out. */
-static const char *dig(struct dh_daemon *d, int port, bool tcp, const char *name, const char *type)
+static const char *dig_opt(struct dh_daemon *d, int port, bool tcp, const char *opt,
+                           const char *name, const char *type)
 {
     char p[16], path[DH_PATH_MAX];
     snprintf(p, sizeof(p), "%d", port);
     dh_path(d, "dig.out", path);
     const char *argv[] = {DIG,       "@127.0.0.1", "-p",        p,         tcp ? "+tcp" : "+notcp",
                           "+norec",  "+noall",     "+comments", "+answer", "+authority",
-                          "+time=5", "+tries=2",   name,        type,      NULL};
+                          "+time=5", "+tries=2",   opt,         name,      type,
+                          NULL};
     int st = dh_run(argv, path, DH_TIMEOUT_MS * 3);
     ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s",
                   dh_explain(d, "dig failed"));
@@ -51,6 +53,11 @@ static const char *dig(struct dh_daemon *d, int port, bool tcp, const char *name
     }
     out[o] = '\0';
     return out;
+}
+
+static const char *dig(struct dh_daemon *d, int port, bool tcp, const char *name, const char *type)
+{
+    return dig_opt(d, port, tcp, "+noqr", name, type);
 }
 
 #define HAS(text, part)                                                                            \
@@ -190,6 +197,32 @@ START_TEST(test_ipv6_and_domain_zones)
 }
 END_TEST
 
+/* An opcode other than QUERY (dig +opcode=...) for a listed name is NOTIMP,
+ * over UDP and TCP, in an answer with the request's opcode (dig rejects
+ * another: "Opcode mismatch"), and never the record. */
+START_TEST(test_other_opcodes_are_notimp)
+{
+    struct dh_daemon *d = start();
+    int port = zone_port(d, 0);
+    static const char *const ops[] = {"iquery", "status", "notify", "update"};
+    static const char *const shown[] = {"IQUERY", "STATUS", "NOTIFY", "UPDATE"};
+    for (int tcp = 0; tcp < 2; tcp++) {
+        for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+            char opt[32], want[64];
+            snprintf(opt, sizeof(opt), "+opcode=%s", ops[i]);
+            const char *r = dig_opt(d, port, tcp, opt, "1.2.0.192.bl.example.org", "A");
+            snprintf(want, sizeof(want), "opcode: %s, status: NOTIMP", shown[i]);
+            HAS(r, want);
+            HASNT(r, "mismatch");
+            HASNT(r, "127.0.0.2");
+        }
+        /* A query still answers. */
+        HAS(dig(d, port, tcp, "1.2.0.192.bl.example.org", "A"), "IN A 127.0.0.2");
+    }
+    dh_finish(d);
+}
+END_TEST
+
 /* Send pkt over UDP to port; the reply's length (0 if none within 2 s). */
 static ssize_t udp_ask(int port, const void *pkt, size_t len, uint8_t *reply, size_t cap)
 {
@@ -232,6 +265,7 @@ START_TEST(test_hostile)
     n = udp_ask(port, notify, sizeof(notify), reply, sizeof(reply));
     ck_assert_int_ge(n, 12);
     ck_assert_int_eq(reply[3] & 15, 4);
+    ck_assert_int_eq(reply[2], 0x80 | 0x20); /* QR, opcode NOTIFY */
     /* The same over TCP: framed; answered in order, the connection kept. */
     struct dh_conn *c = dh_conn_wrap(dh_connect_fd(port), d);
     uint8_t framed[64];
@@ -259,6 +293,7 @@ START_TEST(test_hostile)
     ck_assert(got[0] == 0 && got[1] == 12 && (got[5] & 15) == 1 && got[2] == 0 && got[3] == 1);
     ck_assert(got[14] == 0 && got[15] == 12 && (got[19] & 15) == 1 && got[16] == 0 && got[17] == 2);
     ck_assert(got[28] == 0 && got[29] == 12 && (got[33] & 15) == 4 && got[31] == 3);
+    ck_assert_int_eq(got[32], 0x80 | 0x20); /* QR, opcode NOTIFY */
     dh_close(c);
     /* Still answering. */
     const char *r = dig(d, port, false, "1.2.0.192.bl.example.org", "A");
@@ -404,8 +439,13 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("dnsbl");
-    const TTest *const tests[] = {test_ipv4_zone, test_ipv6_and_domain_zones,         test_hostile,
-                                  test_flood,     test_udp_backlog_does_not_hold_tcp, NULL};
+    const TTest *const tests[] = {test_ipv4_zone,
+                                  test_ipv6_and_domain_zones,
+                                  test_hostile,
+                                  test_other_opcodes_are_notimp,
+                                  test_flood,
+                                  test_udp_backlog_does_not_hold_tcp,
+                                  NULL};
     dh_add_case(s, "dnsbl", 300, tests);
     return dh_run_suite(s);
 }

@@ -90,7 +90,7 @@ size_t dns_build_response(const struct dns_query *q, const struct dns_answer *a,
                           size_t cap, size_t limit);
 
 /* A response with just the header (FORMERR, NOTIMP for a packet whose
- * question could not be read): 12 bytes into out, id and RD echoed. */
+ * question could not be read): 12 bytes into out, id, opcode and RD echoed. */
 size_t dns_build_error(uint16_t id, uint16_t flags, int rcode, uint8_t *out);
 
 #endif
