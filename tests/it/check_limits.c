@@ -111,6 +111,7 @@ START_TEST(test_slowloris_gets_request_timeout)
     struct hc_resp r;
     ck_assert_msg(hc_recv(&h, false, &r, DH_TIMEOUT_MS) == 0, "%s", h.err);
     ck_assert_int_eq(r.status, 408);
+    ck_assert_msg(strncmp(r.head, "HTTP/1.1 408 Request Timeout\r\n", 30) == 0, "%.60s", r.head);
     ck_assert_msg(strstr(r.body, "\"code\":\"request_timeout\""), "%s", r.body);
     ck_assert(r.conn_close);
     hc_resp_free(&r);
