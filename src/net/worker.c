@@ -255,12 +255,28 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     return 0;
 }
 
+/* evthread_use_pthreads's result, kept by use_pthreads_once (pthread_once's
+ * routine returns nothing, and evthread_use_pthreads must not be called
+ * through a pointer of that type: undefined behaviour). */
+static int evthread_rc = -1;
+
+static void use_pthreads_once(void)
+{
+    evthread_rc = evthread_use_pthreads();
+}
+
 struct server *server_create_fronts(struct registry *reg, unsigned threads,
                                     const struct server_front *fronts, size_t n_fronts, char *err,
                                     size_t errlen)
 {
+    /* Workers wake each other with event_active and event_base_once, which
+     * are safe across threads only once libevent has its locks: no server
+     * without them. */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, (void (*)(void))evthread_use_pthreads);
+    if (pthread_once(&once, use_pthreads_once) != 0 || evthread_rc != 0) {
+        snprintf(err, errlen, "cannot make libevent thread-safe (evthread_use_pthreads failed)");
+        return NULL;
+    }
     const struct conf *cf = registry_read(reg)->conf;
     struct server *srv = calloc(1, sizeof(*srv));
     if (!srv || n_fronts > SERVER_MAX_FRONTS) {

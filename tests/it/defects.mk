@@ -5,3 +5,10 @@ check_PROGRAMS += tests/unit/check_http_resp
 tests_unit_check_http_resp_SOURCES = tests/unit/check_http_resp.c
 tests_unit_check_http_resp_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_http_resp_LDADD = $(TEST_LIBS)
+
+# Start-up fails, saying why, when libevent cannot be made thread-safe
+# (evthread_use_pthreads replaced at link time by one that fails).
+check_PROGRAMS += tests/unit/check_evthread
+tests_unit_check_evthread_SOURCES = tests/unit/check_evthread.c
+tests_unit_check_evthread_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_evthread_LDADD = $(TEST_LIBS)
