@@ -12,3 +12,10 @@ check_PROGRAMS += tests/unit/check_evthread
 tests_unit_check_evthread_SOURCES = tests/unit/check_evthread.c
 tests_unit_check_evthread_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_evthread_LDADD = $(TEST_LIBS)
+
+# The HTTP refusal's read of what the client sent is bounded (recv replaced
+# at link time by one that never runs dry).
+check_PROGRAMS += tests/unit/check_http_refuse
+tests_unit_check_http_refuse_SOURCES = tests/unit/check_http_refuse.c
+tests_unit_check_http_refuse_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_http_refuse_LDADD = $(TEST_LIBS)
