@@ -432,7 +432,7 @@ void server_stats_src(struct server *srv, struct stats_src *out)
     for (size_t f = 0; f < srv->n_fronts; f++) {
         const struct conn_ops *ops = srv->fronts[f].ops;
         if (!ops->err_names)
-            continue; /* a front counted with another's protocol, without codes of its own */
+            continue; /* a front without error codes of its own (the mail fronts) */
         out->err_names[ops->proto] = ops->err_names;
         out->n_err[ops->proto] = ops->n_err;
     }

@@ -338,8 +338,8 @@ int dnsbl_bind_udp(struct server *srv, size_t front, char *err, size_t errlen)
     return 0;
 }
 
-/* Counted with the line protocol, as the Postfix fronts are (see
- * tcptable_conn.c). */
+/* Counted as a protocol of its own (dnsbl_*), as the Postfix fronts are (see
+ * tcptable_conn.c); UDP queries count in dnsbl_requests and dnsbl_errors too. */
 const struct conn_ops dnsbl_tcp_ops = {
     .name = "dnsbl",
     .proto = STATS_DNSBL,

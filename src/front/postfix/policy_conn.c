@@ -203,7 +203,8 @@ static void pol_worker_free(void *fw)
     free(fw);
 }
 
-/* Counted with the line protocol, as tcp_table is (see tcptable_conn.c). */
+/* Counted as a protocol of its own (policy_*), as tcp_table is (see
+ * tcptable_conn.c). */
 const struct conn_ops policy_ops = {
     .name = "policy",
     .proto = STATS_POLICY,

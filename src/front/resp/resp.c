@@ -663,8 +663,6 @@ static size_t resp_in_limit(const struct conf *cf)
     return max_frame(cf) + 1;
 }
 
-/* Cannot happen: the parser refuses a frame past max_frame before the buffer
- * fills. Close rather than spin. */
 /* CONN_FULL_BUDGET: the request would pass max_buffered, the budget of every
  * connection's input buffers: say so as Redis would (an error, then the
  * close). CONN_FULL_LIMIT cannot happen (the parser refuses a frame over
