@@ -1,9 +1,11 @@
-/* Windowed filters in the real daemon, its clock moved by the test through
+/* Windowed filters in the real daemon, built with the tests' clock
+ * (tests/lib/bloomgated_clock: bloomgated with tests/lib/test_clock.c in
+ * place of src/base/clock.c) and moved by the test through
  * BLOOMGATE_TEST_CLOCK_FILE: every item expires at the boundary the
  * guarantee names (docs/protocol.md, "Windowed filters"), across a restart
  * (the journal's times are replayed into their slices) and a reload; INFO
  * shows the window; every acknowledged add survives SIGKILL under fsync
- * always. */
+ * always. And the bloomgated that ships has no such seam. */
 #include "config.h"
 
 #include <check.h>
@@ -408,16 +410,67 @@ START_TEST(test_compaction)
 }
 END_TEST
 
+/* Whether the file at path holds the bytes of needle. */
+static bool file_holds(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    size_t nl = strlen(needle), have = 0;
+    static char buf[1 << 16];
+    bool found = false;
+    for (size_t n; !found && (n = fread(buf + have, 1, sizeof(buf) - have, f)) > 0;) {
+        have += n;
+        buf[have < sizeof(buf) ? have : sizeof(buf) - 1] = '\0';
+        found = memmem(buf, have, needle, nl) != NULL;
+        /* Keep the last nl - 1 bytes: a needle may straddle two reads. */
+        size_t keep = have < nl ? have : nl - 1;
+        memmove(buf, buf + have - keep, keep);
+        have = keep;
+    }
+    fclose(f);
+    return found;
+}
+
+/* The clock seam is the test daemon's alone: the bloomgated that ships does
+ * not know the variable (nothing in its environment can move its clock),
+ * the daemon these tests start does. */
+START_TEST(test_shipped_daemon_has_no_clock_seam)
+{
+    const char *shipped = getenv("BLOOMGATED_SHIPPED");
+    ck_assert_msg(shipped && *shipped, "BLOOMGATED_SHIPPED is not set");
+    ck_assert_msg(!file_holds(shipped, "BLOOMGATE_TEST_CLOCK_FILE"), "%s reads a test clock",
+                  shipped);
+    ck_assert(file_holds(dh_daemon_path(), "BLOOMGATE_TEST_CLOCK_FILE"));
+}
+END_TEST
+
 static Suite *window_suite(void)
 {
     Suite *s = suite_create("window");
     dh_add_case(s, "window", 300,
                 (const TTest *const[]){test_expiry_restart_reload, test_sigkill, test_compaction,
-                                       NULL});
+                                       test_shipped_daemon_has_no_clock_seam, NULL});
     return s;
 }
 
+/* The daemon under test is bloomgated_clock, beside bloomgated's build
+ * directory's tests/lib (or $BLOOMGATED_CLOCK); $BLOOMGATED stays known as
+ * the shipped one. */
 int main(void)
 {
+    static char shipped[4096], clocked[4096];
+    const char *d = getenv("BLOOMGATED");
+    snprintf(shipped, sizeof(shipped), "%s", d && *d ? d : "./bloomgated");
+    const char *c = getenv("BLOOMGATED_CLOCK");
+    if (c && *c) {
+        snprintf(clocked, sizeof(clocked), "%s", c);
+    } else {
+        const char *slash = strrchr(shipped, '/');
+        int dir = slash ? (int)(slash - shipped) : 1;
+        snprintf(clocked, sizeof(clocked), "%.*s/tests/lib/bloomgated_clock", dir,
+                 slash ? shipped : ".");
+    }
+    setenv("BLOOMGATED_SHIPPED", shipped, 1);
+    setenv("BLOOMGATED", clocked, 1);
     return dh_run_suite(window_suite());
 }

@@ -19,3 +19,13 @@ check_PROGRAMS += tests/unit/check_http_refuse
 tests_unit_check_http_refuse_SOURCES = tests/unit/check_http_refuse.c
 tests_unit_check_http_refuse_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_http_refuse_LDADD = $(TEST_LIBS)
+
+# The clock seam out of what ships: tests that move time link
+# tests/lib/test_clock.c in place of src/base/clock.c (link-time
+# substitution), and the integration tests of windowed filters start
+# bloomgated_clock, the daemon built so.
+tests_unit_check_ring_SOURCES += tests/lib/test_clock.c tests/lib/test_clock.h
+noinst_PROGRAMS += tests/lib/bloomgated_clock
+tests_lib_bloomgated_clock_SOURCES = src/daemon/bloomgated.c tests/lib/test_clock.c \
+	tests/lib/test_clock.h
+tests_lib_bloomgated_clock_LDADD = $(bloomgated_LDADD)
