@@ -20,13 +20,12 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/seam.h"
 #include "base/util.h"
 #include "net/conn.h"
 #include "net/listener.h"
 
 #define TICK_MS 100 /* quiescent-state report and shutdown checks */
-
-unsigned server_fault_thread_after, server_fault_thread_fail;
 
 /* A connection accepted by one worker and handed to another (admitted). */
 struct handoff {
@@ -325,8 +324,7 @@ int server_start(struct server *srv, char *err, size_t errlen)
     for (unsigned t = 0; t < srv->n_workers; t++) {
         struct worker *w = &srv->workers[t];
         int rc;
-        if (server_fault_thread_fail && t >= server_fault_thread_after) {
-            server_fault_thread_fail--;
+        if (seam_server_fail_thread(t)) {
             rc = EAGAIN;
         } else {
             rc = pthread_create(&w->tid, NULL, worker_main, w);
