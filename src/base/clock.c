@@ -1,60 +1,22 @@
-/* The windowed filters' clock, see clock.h. */
+/* The windowed filters' clock, see clock.h. Only clock_now_ms lives here
+ * (a test program replaces this file's one symbol, see clock.h). */
 #include "config.h"
 
 #include "base/clock.h"
 
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
-
-int64_t (*clock_test_source)(void);
-
-static const char *test_file; /* BLOOMGATE_TEST_CLOCK_FILE, read once */
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void read_env(void)
-{
-    test_file = getenv("BLOOMGATE_TEST_CLOCK_FILE");
-}
-
-/* A daemon under test reads its time from a file holding a decimal count of
- * milliseconds, rewritten by the test to move time: an open and a read per
- * call, which only a test pays. A file that cannot be read gives the real
- * time. */
-static int64_t file_time(int64_t fallback)
-{
-    int fd = open(test_file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fallback;
-    char buf[32];
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return fallback;
-    buf[n] = '\0';
-    char *end;
-    long long v = strtoll(buf, &end, 10);
-    return end == buf ? fallback : (int64_t)v;
-}
 
 /* Any thread: one vDSO read of the kernel's coarse wall clock (updated each
- * tick, 1 to 4 ms; a few ns, where the precise clock costs ~20 ns, and a
- * check of one item reads it once), plus the test seams' branch each. Every
- * add, record and check reads this one clock, so a window's bounds hold
- * exactly in its time. */
+ * tick, 1 to 4 ms; cheaper than the precise clock, and a check of one item
+ * reads it once). Every add, record and check reads this one clock, so a
+ * window's bounds hold exactly in its time. */
 int64_t clock_now_ms(void)
 {
-    if (clock_test_source)
-        return clock_test_source();
     struct timespec ts;
 #ifdef CLOCK_REALTIME_COARSE
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 #else
     clock_gettime(CLOCK_REALTIME, &ts);
 #endif
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    pthread_once(&once, read_env);
-    return test_file ? file_time(now) : now;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -1,17 +1,15 @@
-/* clock: the wall clock a windowed filter reads (unix milliseconds), with
- * one seam for tests so they move time without sleeping. Any thread. */
+/* clock: the wall clock a windowed filter reads (unix milliseconds). Any
+ * thread. It has no seam in what ships: tests that move time link their own
+ * clock_now_ms instead (tests/lib/test_clock.c, link-time substitution), so
+ * nothing in the daemon can be told to read another time. */
 #ifndef BLOOMGATE_CLOCK_H
 #define BLOOMGATE_CLOCK_H
 
 #include <stdint.h>
 
-/* Test seam (NULL in production): when set, clock_now_ms returns what it
- * returns. Unit tests set it; a test of the daemon sets the environment
- * variable BLOOMGATE_TEST_CLOCK_FILE instead (see clock.c). */
-extern int64_t (*clock_test_source)(void);
-
 /* Unix time in milliseconds: the time a windowed add is made at, journaled
- * with it, and the time its window is measured against. */
+ * with it, and the time its window is measured against. Alone in clock.c,
+ * so that a test program's definition replaces it whole. */
 int64_t clock_now_ms(void);
 
 #endif

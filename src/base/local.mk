@@ -6,4 +6,5 @@ libbase_la_SOURCES = \
 	%reldir%/log.c %reldir%/log.h \
 	%reldir%/notify.c %reldir%/notify.h \
 	%reldir%/util.c %reldir%/util.h %reldir%/fname.h \
-	%reldir%/clock.c %reldir%/clock.h
+	%reldir%/clock.c %reldir%/clock.h \
+	%reldir%/seam.c %reldir%/seam.h

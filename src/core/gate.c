@@ -10,11 +10,10 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/seam.h"
 #include "bloom/counting.h"
 #include "store/amend.h"
 #include "store/journal.h"
-
-void (*gate_test_after_append)(void);
 
 /* Append one record to j and remember j for the batch's group commit. */
 static int record(struct gate_batch *b, const struct fentry *e, struct journal *j,
@@ -30,8 +29,7 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
             log_error_limited("filter %s: %s refused: %s", e->name, journal_op_name(op), err);
         return -1;
     }
-    if (gate_test_after_append)
-        gate_test_after_append();
+    seam_gate_after_append();
     bool seen = false;
     for (unsigned i = 0; i < b->n_dirty && !seen; i++)
         seen = b->dirty[i] == j;

@@ -45,11 +45,6 @@ int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op
                    const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
                    char *err, size_t errlen);
 
-/* Test seam (NULL in production): called by gate_add right after an add's
- * journal record is written, before the add reaches any version, so a test
- * can hold a worker there (under mut_mu) while a reload would rotate the journal. */
-extern void (*gate_test_after_append)(void);
-
 /* Whether the batch appended to a journal that still needs its group commit. */
 static inline bool gate_dirty(const struct gate_batch *b)
 {

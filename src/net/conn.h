@@ -144,7 +144,7 @@ struct conn {
  *
  * req_timer means something only while READING (elsewhere it is stale and
  * ignored; conn_arm_read clears it). Transitions (conn_transition_ok;
- * conn.c asserts those it makes as it makes them; tests/unit/check_conn.c checks
+ * conn.c asserts those it makes as it makes them; tests/unit/net/check_conn.c checks
  * the table and drives pause/resume, a lost reply, RELOAD then EOF, idle):
  *   READING  -> PAUSED (max_output), WAITING (RELOAD), CLOSING (QUIT, error,
  *               EOF, shutdown, timeouts), LOST

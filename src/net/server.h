@@ -65,8 +65,4 @@ int server_port(const struct server *srv, size_t f, size_t idx);
 /* The counters as plain data for the views and the metrics (any thread). */
 void server_stats_src(struct server *srv, struct stats_src *out);
 
-/* Test-only fault injection, never set in production: the next n calls to
- * pthread_create in server_start fail (with EAGAIN) once `after` succeeded. */
-extern unsigned server_fault_thread_after, server_fault_thread_fail;
-
 #endif

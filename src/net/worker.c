@@ -20,13 +20,12 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/seam.h"
 #include "base/util.h"
 #include "net/conn.h"
 #include "net/listener.h"
 
 #define TICK_MS 100 /* quiescent-state report, the reply budget, shutdown checks */
-
-unsigned server_fault_thread_after, server_fault_thread_fail;
 
 /* A connection accepted by one worker and handed to another (admitted). */
 struct handoff {
@@ -265,12 +264,28 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     return 0;
 }
 
+/* evthread_use_pthreads's result, kept by use_pthreads_once (pthread_once's
+ * routine returns nothing, and evthread_use_pthreads must not be called
+ * through a pointer of that type: undefined behaviour). */
+static int evthread_rc = -1;
+
+static void use_pthreads_once(void)
+{
+    evthread_rc = evthread_use_pthreads();
+}
+
 struct server *server_create_fronts(struct registry *reg, unsigned threads,
                                     const struct server_front *fronts, size_t n_fronts, char *err,
                                     size_t errlen)
 {
+    /* Workers wake each other with event_active and event_base_once, which
+     * are safe across threads only once libevent has its locks: no server
+     * without them. */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, (void (*)(void))evthread_use_pthreads);
+    if (pthread_once(&once, use_pthreads_once) != 0 || evthread_rc != 0) {
+        snprintf(err, errlen, "cannot make libevent thread-safe (evthread_use_pthreads failed)");
+        return NULL;
+    }
     const struct conf *cf = registry_read(reg)->conf;
     struct server *srv = calloc(1, sizeof(*srv));
     if (!srv || n_fronts > SERVER_MAX_FRONTS) {
@@ -319,8 +334,7 @@ int server_start(struct server *srv, char *err, size_t errlen)
     for (unsigned t = 0; t < srv->n_workers; t++) {
         struct worker *w = &srv->workers[t];
         int rc;
-        if (server_fault_thread_fail && t >= server_fault_thread_after) {
-            server_fault_thread_fail--;
+        if (seam_server_fail_thread(t)) {
             rc = EAGAIN;
         } else {
             rc = pthread_create(&w->tid, NULL, worker_main, w);
@@ -427,7 +441,7 @@ void server_stats_src(struct server *srv, struct stats_src *out)
     for (size_t f = 0; f < srv->n_fronts; f++) {
         const struct conn_ops *ops = srv->fronts[f].ops;
         if (!ops->err_names)
-            continue; /* a front counted with another's protocol, without codes of its own */
+            continue; /* a front without error codes of its own (the mail fronts) */
         out->err_names[ops->proto] = ops->err_names;
         out->n_err[ops->proto] = ops->n_err;
     }

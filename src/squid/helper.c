@@ -319,8 +319,10 @@ static void conn_finish(struct helper *h, double now)
         e = errno;
     if (e == 0) {
         h->state = C_UP;
+        /* At the failure's level, so the default (warn) shows both. */
         if (h->logged_down)
-            log_info("bloomgate-squid: connected to bloomgated at %s:%s", h->o->host, h->o->port);
+            log_warn("bloomgate-squid: connected to bloomgated at %s:%s again", h->o->host,
+                     h->o->port);
         h->logged_down = false;
         return;
     }

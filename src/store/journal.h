@@ -182,11 +182,6 @@ struct journal_compaction {
 int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
                     struct journal_compaction *st, char *err, size_t errlen);
 
-/* Tests only: called by journal_compact after its records are written
- * (stage 1) and before it takes the journal's locks (stage 2), so a test can
- * append exactly then. NULL in production. */
-extern void (*journal_test_compact_hook)(struct journal *j, int stage);
-
 /* Bytes that every journal reader of this process has checksummed, and read
  * from files, since it started: what the tests measure a scan's cost with (the
  * look-ahead after a bad record must stay linear in the file's size). Any

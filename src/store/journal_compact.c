@@ -24,14 +24,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/seam.h"
 #include "base/util.h"
 #include "store/journal_int.h"
 
 #define COPY_CHUNK (1u << 20)     /* bytes a tail copy reads at once */
 #define OUT_BUF (1u << 20)        /* kept records are written in runs this long */
 #define TAIL_UNLOCKED (64u << 10) /* tails longer than this are copied before the lock */
-
-void (*journal_test_compact_hook)(struct journal *j, int stage);
 
 struct cpass {
     int fd;                 /* the new file */
@@ -138,8 +137,7 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
         st->bytes_after = end0;
         goto out;
     }
-    if (journal_test_compact_hook)
-        journal_test_compact_hook(j, 1);
+    seam_journal_compact(j, 1);
     /* What was appended meanwhile, while appends go on; then the sync of the
      * bulk, so that the locked stretch syncs only its tail. */
     uint64_t done = end0;
@@ -153,8 +151,7 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
         journal_fail(err, errlen, "%s: fdatasync of %s failed: %s", j->path, tmp, strerror(errno));
         goto out;
     }
-    if (journal_test_compact_hook)
-        journal_test_compact_hook(j, 2);
+    seam_journal_compact(j, 2);
     pthread_mutex_lock(&j->sync_mu);
     pthread_mutex_lock(&j->mu);
     locked = true;

@@ -16,6 +16,7 @@
 #include "store/allow.h"
 #include "store/amend.h"
 #include "base/log.h"
+#include "base/seam.h"
 #include "base/util.h"
 #include "bloom/grow.h"
 #include "bloom/fusedelta.h"
@@ -203,8 +204,6 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     return v;
 }
 
-void (*loader_test_idle_hook)(void);
-
 #define LOADER_NICE 19 /* the lowest priority SCHED_BATCH takes */
 
 /* A reload's load, handed to loader_load_filter on a thread of its own. */
@@ -232,8 +231,7 @@ static void *idle_load_main(void *arg)
     if (setpriority(PRIO_PROCESS, (id_t)gettid(), LOADER_NICE) != 0)
         log_warn("filter %s: loading at normal priority (nice %d: %s)", l->cf->name, LOADER_NICE,
                  strerror(errno));
-    if (loader_test_idle_hook)
-        loader_test_idle_hook();
+    seam_loader_idle();
     l->v = loader_load_filter_seed(l->cf, l->threads, l->seed, l->err, l->errlen);
     return NULL;
 }

@@ -30,10 +30,6 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
 struct fversion *loader_load_filter_idle(const struct conf_filter *cf, unsigned threads,
                                          uint64_t seed, char *err, size_t errlen);
 
-/* Test seam: called on loader_load_filter_idle's loading thread once its
- * policy is set, before the load. NULL outside tests. */
-extern void (*loader_test_idle_hook)(void);
-
 /* What loading would check, without loading: the file's header and key kind,
  * or (no file, or a missing one with a capacity) the empty filter's sizing.
  * 0, or -1 with "filter NAME: ..." in err. For --check-config. */

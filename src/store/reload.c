@@ -21,13 +21,8 @@
 #include "store/loader.h"
 #include "base/log.h"
 #include "base/notify.h"
+#include "base/seam.h"
 #include "base/util.h"
-
-void (*reload_test_after_swap)(const char *filter);
-
-/* Test-only fault injection (never set in production): the next n deliveries
- * of a reload's report fail as if out of memory. */
-_Atomic unsigned reload_fault_delivery;
 
 /* A caller waiting for the report. Its event is made when the request is
  * queued (on the caller's thread, where a failure can still be answered), so
@@ -405,8 +400,7 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
         if (was)
             run->retired[run->n_retired++] = was;
         ch->new_j = NULL; /* st owns it now */
-        if (reload_test_after_swap)
-            reload_test_after_swap(ch->cf->name);
+        seam_reload_after_swap(ch->cf->name);
     }
     atomic_store(&st->pending, ch->v);
     if (ch->j) {
@@ -627,9 +621,8 @@ static void *reloader_main(void *arg)
         while (ws) {
             struct waiter *w = ws;
             ws = ws->next;
-            unsigned f = atomic_load(&reload_fault_delivery);
-            bool fail = f && atomic_compare_exchange_strong(&reload_fault_delivery, &f, f - 1);
-            w->report = fail ? NULL : json_deep_copy(report); /* NULL: the caller says so */
+            /* NULL: the caller says so */
+            w->report = seam_reload_fail_delivery() ? NULL : json_deep_copy(report);
             event_active(w->ev, EV_TIMEOUT, 1);
         }
         json_decref(report);

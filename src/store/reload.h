@@ -39,9 +39,6 @@ struct reloader *reloader_start(struct registry *reg, const char *config_path, u
 bool reloader_request(struct reloader *r, struct event_base *base, reload_done_fn done, void *arg);
 /* The hook the server calls; ctx is the reloader. */
 bool reloader_hook(void *ctx, struct event_base *base, reload_done_fn done, void *arg);
-/* Test-only: the next n deliveries of a report fail as if out of memory. */
-extern _Atomic unsigned reload_fault_delivery;
-
 /* Main thread, at shutdown, while the workers still run: from now on every
  * request is refused (the hook returns false, so a RELOAD still buffered gets
  * its reload error); the reload in progress, and one queued before, finish
@@ -50,11 +47,6 @@ void reloader_stop(struct reloader *r);
 /* Main thread, once no worker can call the hook any more (after server_stop):
  * stop if not stopped, sync the journals one last time, free. */
 void reloader_free(struct reloader *r);
-
-/* Test seam (NULL in production): called on the reload thread right after a
- * reload has swapped a filter's journal for a new one, under the filter's
- * mut_mu, so a test can hold the reload there while a worker tries an add. */
-extern void (*reload_test_after_swap)(const char *filter);
 
 /* Close a filter's journal when its name leaves the catalog (registry hook),
  * unless another name holds it now (a renamed filter keeps its journal). */

@@ -13,14 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/seam.h"
 #include "base/util.h"
 #include "bloom/fuse.h"
 
 #define STAGE 1024          /* hashes a thread gathers before it takes the lock */
 #define SPILL_BUF 16384     /* hashes a group buffers before a write to its file */
 #define SEED_STIR 0xD6E8FEB86659FD93ull
-
-uint64_t build_fuse_mem_bytes = BUILD_FUSE_MEM_BYTES;
 
 struct group {
     struct hash128 *a; /* in memory: all of it (one group), else what awaits a write */
@@ -198,7 +197,8 @@ static const struct filter_comp_ops collector_ops = {
 
 /* Groups: as few as keep a group's hashes (capacity, with 25% room for the
  * duplicates a counted capacity already includes and for uneven shards)
- * under build_fuse_mem_bytes; one group is kept in memory. */
+ * under BUILD_FUSE_MEM_BYTES (a test lowers it: base/seam.h); one group is
+ * kept in memory. */
 struct filter *build_fuse_collector(const struct filter_plan *plan, uint64_t seed,
                                     const char *output, char *err, size_t errlen)
 {
@@ -207,7 +207,8 @@ struct filter *build_fuse_collector(const struct filter_plan *plan, uint64_t see
     uint32_t S = plan->shard_count;
     double need = (double)plan->capacity * sizeof(struct hash128) * 1.25;
     uint32_t groups = 1;
-    while (groups < S && need / groups > (double)build_fuse_mem_bytes)
+    double budget = (double)seam_build_fuse_mem_bytes(BUILD_FUSE_MEM_BYTES);
+    while (groups < S && need / groups > budget)
         groups <<= 1;
     if (c)
         c->g = calloc(groups, sizeof(*c->g));

@@ -19,10 +19,10 @@
 
 #include "bloom/filter.h"
 
+/* The memory a build's hashes may take before they spill to files (a test
+ * lowers it through seam_build_fuse_mem_bytes so that a small build spills:
+ * tests/unit/tool/check_build_fuse.c). */
 #define BUILD_FUSE_MEM_BYTES (256ull << 20)
-/* The budget a build uses: BUILD_FUSE_MEM_BYTES; a test lowers it so that a
- * small build spills (tests/unit/tool/check_build_fuse.c). */
-extern uint64_t build_fuse_mem_bytes;
 
 /* A head for plan (a fuse plan) with the seed items are hashed with: adds
  * reach its collector from any number of threads. output names the

@@ -46,6 +46,7 @@
 #include "base/util.h"
 #include "lib/daemon_harness.h"
 #include "lib/http_client.h"
+#include "lib/seams.h"
 
 #define IO_TIMEOUT_S 20 /* generous: sanitizer builds are slow */
 #define IO_MS (IO_TIMEOUT_S * 1000)

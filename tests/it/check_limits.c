@@ -111,6 +111,7 @@ START_TEST(test_slowloris_gets_request_timeout)
     struct hc_resp r;
     ck_assert_msg(hc_recv(&h, false, &r, DH_TIMEOUT_MS) == 0, "%s", h.err);
     ck_assert_int_eq(r.status, 408);
+    ck_assert_msg(strncmp(r.head, "HTTP/1.1 408 Request Timeout\r\n", 30) == 0, "%.60s", r.head);
     ck_assert_msg(strstr(r.body, "\"code\":\"request_timeout\""), "%s", r.body);
     ck_assert(r.conn_close);
     hc_resp_free(&r);
@@ -307,16 +308,16 @@ END_TEST
 
 /* ---- log amplification ---- */
 
-/* Lines of the log holding needle, and the sum N of its "N more like it
- * suppressed ... needle" summaries. */
-static void count_log(struct dh_daemon *d, const char *needle, unsigned *lines,
-                      unsigned long long *suppressed)
+/* Lines of the log holding needle (and not except, if given), and the sum N
+ * of its "N more like it suppressed ... needle" summaries. */
+static void count_log_except(struct dh_daemon *d, const char *needle, const char *except,
+                             unsigned *lines, unsigned long long *suppressed)
 {
     char *log = dh_log_read(d);
     *lines = 0;
     *suppressed = 0;
     for (char *save = NULL, *l = strtok_r(log, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        if (!strstr(l, needle))
+        if (!strstr(l, needle) || (except && strstr(l, except)))
             continue;
         const char *s = strstr(l, " more like it suppressed in the last ");
         if (!s) {
@@ -331,23 +332,40 @@ static void count_log(struct dh_daemon *d, const char *needle, unsigned *lines,
     free(log);
 }
 
-/* 2,000 failed AUTHs (line protocol) and 300 wrong tokens (HTTP) write a
- * handful of lines each, not one per request; at the stop the rest are
- * accounted for in summary lines. */
+static void count_log(struct dh_daemon *d, const char *needle, unsigned *lines,
+                      unsigned long long *suppressed)
+{
+    count_log_except(d, needle, NULL, lines, suppressed);
+}
+
+/* Send n copies of req on c (pipelined) and read n replies, each starting
+ * with want. */
+static void send_n_expect(struct dh_conn *c, const char *req, int n, const char *want)
+{
+    size_t rl = strlen(req), len = 0;
+    char *buf = malloc(rl * (size_t)n);
+    ck_assert_ptr_nonnull(buf);
+    for (int i = 0; i < n; i++, len += rl)
+        memcpy(buf + len, req, rl);
+    ck_assert_int_eq(dh_send(c, buf, len, 30000), 0);
+    free(buf);
+    for (int i = 0; i < n; i++) {
+        const char *r = dh_read_line(c, DH_TIMEOUT_MS);
+        ck_assert_msg(r && strncmp(r, want, strlen(want)) == 0, "reply %d to %s: %s", i, req,
+                      r ? r : "(none)");
+    }
+}
+
+/* Every front that takes the admin token: 2,000 failed AUTHs (line
+ * protocol), 300 wrong tokens (HTTP), 2,000 failed AUTHs and 2,000 failed
+ * HELLO ... AUTHs (Redis protocol) write a handful of lines each, not one per
+ * request; at the stop the rest are accounted for in summary lines. */
 START_TEST(test_failed_auth_log_is_bounded)
 {
-    struct dh_daemon *d = start("admin_token sesame\n");
+    struct dh_daemon *d = start("admin_token sesame\nresp_listen 127.0.0.1:0\n");
+    enum { N_LINE = 2000, N_HTTP = 300, N_RESP = 2000 };
     struct dh_conn *l = dh_connect(d);
-    enum { N_LINE = 2000, N_HTTP = 300 };
-    static char req[N_LINE * 12];
-    size_t len = 0;
-    for (int i = 0; i < N_LINE; i++)
-        len += (size_t)sprintf(req + len, "AUTH wrong\n");
-    ck_assert_int_eq(dh_send(l, req, len, 30000), 0);
-    for (int i = 0; i < N_LINE; i++) {
-        const char *r = dh_read_line(l, DH_TIMEOUT_MS);
-        ck_assert_msg(r && strncmp(r, "ERR auth_failed", 15) == 0, "%s", r ? r : "(none)");
-    }
+    send_n_expect(l, "AUTH wrong\n", N_LINE, "ERR auth_failed");
     dh_close(l);
     struct hc_conn h;
     http_open(&h, d);
@@ -360,15 +378,24 @@ START_TEST(test_failed_auth_log_is_bounded)
         hc_resp_free(&r);
     }
     hc_close(&h);
+    int rfd = dh_connect_fd(dh_resp_port(d, 0));
+    ck_assert_msg(rfd >= 0, "%s", dh_explain(d, "cannot connect to the Redis port"));
+    struct dh_conn *r = dh_conn_wrap(rfd, d);
+    send_n_expect(r, "AUTH wrong\r\n", N_RESP, "-WRONGPASS ");
+    send_n_expect(r, "HELLO 2 AUTH default wrong\r\n", N_RESP, "-WRONGPASS ");
+    dh_close(r);
     dh_stop_ok(d);
     unsigned lines;
     unsigned long long suppressed;
-    count_log(d, "AUTH failed from ", &lines, &suppressed);
+    count_log_except(d, "AUTH failed from ", "(Redis protocol)", &lines, &suppressed);
     ck_assert_msg(lines >= 1 && lines <= 4 * LOG_LIMIT_BURST_IT, "%u AUTH lines", lines);
     ck_assert_uint_eq(lines + suppressed, N_LINE);
     count_log(d, "HTTP: wrong admin token from ", &lines, &suppressed);
     ck_assert_msg(lines >= 1 && lines <= 4 * LOG_LIMIT_BURST_IT, "%u token lines", lines);
     ck_assert_uint_eq(lines + suppressed, N_HTTP);
+    count_log(d, "(Redis protocol)", &lines, &suppressed);
+    ck_assert_msg(lines >= 1 && lines <= 4 * LOG_LIMIT_BURST_IT, "%u Redis AUTH lines", lines);
+    ck_assert_uint_eq(lines + suppressed, 2 * N_RESP);
     dh_free(d);
 }
 END_TEST

@@ -86,8 +86,10 @@ static struct dh_daemon *start_daemon(int port)
     return d;
 }
 
-/* Start the helper with the given extra arguments (NULL-terminated). */
-static void helper_start(struct helper *h, struct dh_daemon *d, int port, const char *const *extra)
+/* Start the helper with the given extra arguments (NULL-terminated), at
+ * --log-level info if verbose, else at its default level. */
+static void helper_spawn(struct helper *h, struct dh_daemon *d, int port, const char *const *extra,
+                         bool verbose)
 {
     const char *bin = getenv("BLOOMGATE_SQUID");
     if (!bin)
@@ -96,7 +98,7 @@ static void helper_start(struct helper *h, struct dh_daemon *d, int port, const 
     snprintf(connect, sizeof(connect), "127.0.0.1:%d", port);
     const char *argv[24] = {bin,   "--connect", connect, "--filter",    "urls", "--filter",
                             "ips", "--timeout", "2",     "--log-level", "info"};
-    size_t n = 11;
+    size_t n = verbose ? 11 : 9;
     for (size_t i = 0; extra && extra[i]; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;
@@ -124,6 +126,24 @@ static void helper_start(struct helper *h, struct dh_daemon *d, int port, const 
     h->in = pin[1];
     h->out = pout[0];
     h->len = 0;
+}
+
+static void helper_start(struct helper *h, struct dh_daemon *d, int port, const char *const *extra)
+{
+    helper_spawn(h, d, port, extra, true);
+}
+
+/* Lines of the helper's log that hold needle. */
+static int helper_log_count(const struct helper *h, const char *needle)
+{
+    FILE *f = fopen(h->log, "r");
+    ck_assert_msg(f != NULL, "%s", h->log);
+    char l[1024];
+    int n = 0;
+    while (fgets(l, sizeof(l), f))
+        n += strstr(l, needle) != NULL;
+    fclose(f);
+    return n;
 }
 
 static void helper_send(struct helper *h, const char *s)
@@ -321,13 +341,15 @@ static const char *until_not_bh(struct helper *h, const char *url)
 }
 
 /* The daemon stops: BH at once, naming the cause; it comes back on the same
- * port: the helper reconnects and answers again. */
+ * port: the helper reconnects and answers again. At the helper's default log
+ * level, the failure and the recovery are logged once each (the man page
+ * says so). */
 START_TEST(test_daemon_down_and_back)
 {
     int port = free_port();
     struct dh_daemon *d = start_daemon(port);
     struct helper h;
-    helper_start(&h, d, port, NULL);
+    helper_spawn(&h, d, port, NULL, false);
     helper_send(&h, "1 " LISTED " -\n");
     ck_assert_str_eq(expect_line(&h),
                      "1 OK message=\"bloomgate: listed in urls as " LISTED_KEY "\"");
@@ -353,6 +375,11 @@ START_TEST(test_daemon_down_and_back)
     helper_send(&h, "900 " CLEAN " -\n");
     ck_assert_str_eq(expect_line(&h), "900 ERR message=\"bloomgate: not listed in urls ips\"");
     helper_stop(&h);
+    char want[128];
+    snprintf(want, sizeof(want), "bloomgated at 127.0.0.1:%d unreachable: ", port);
+    ck_assert_int_eq(helper_log_count(&h, want), 1);
+    snprintf(want, sizeof(want), "connected to bloomgated at 127.0.0.1:%d again", port);
+    ck_assert_int_eq(helper_log_count(&h, want), 1);
     dh_finish(d);
 }
 END_TEST

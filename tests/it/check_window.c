@@ -1,9 +1,11 @@
-/* Windowed filters in the real daemon, its clock moved by the test through
+/* Windowed filters in the real daemon, built with the tests' clock
+ * (tests/lib/bloomgated_clock: bloomgated with tests/lib/test_clock.c in
+ * place of src/base/clock.c) and moved by the test through
  * BLOOMGATE_TEST_CLOCK_FILE: every item expires at the boundary the
  * guarantee names (docs/protocol.md, "Windowed filters"), across a restart
  * (the journal's times are replayed into their slices) and a reload; INFO
  * shows the window; every acknowledged add survives SIGKILL under fsync
- * always. */
+ * always. And the bloomgated that ships has no such seam. */
 #include "config.h"
 
 #include <check.h>
@@ -362,8 +364,10 @@ START_TEST(test_compaction)
     ck_assert_msg(dh_log_contains(d, "compacted"), "no compaction within a minute");
     long streamed = atomic_load(&s.acked);
     long final = file_size(d, "w.journal");
-    fprintf(stderr, "test_compaction: journal %ld bytes, %ld at the compaction, %ld after %ld "
-                    "racing adds\n", before, after, final, streamed);
+    fprintf(stderr,
+            "test_compaction: journal %ld bytes, %ld at the compaction, %ld after %ld "
+            "racing adds\n",
+            before, after, final, streamed);
     /* Exactly the two expired records (ADD a: 16 + 12 + 4 + 1 bytes; the
      * MADD of old-*: 16 + 12 + 400 * 11) are gone, and every streamed
      * record (16 + 12 + two items) is there. */
@@ -408,16 +412,86 @@ START_TEST(test_compaction)
 }
 END_TEST
 
+/* Whether the file at path holds needle[0..nl). */
+static bool file_holds_n(const char *path, const char *needle, size_t nl)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    size_t have = 0;
+    static char buf[1 << 16];
+    bool found = false;
+    for (size_t n; !found && (n = fread(buf + have, 1, sizeof(buf) - have, f)) > 0;) {
+        have += n;
+        found = memmem(buf, have, needle, nl) != NULL;
+        /* Keep the last nl - 1 bytes: a needle may straddle two reads. */
+        size_t keep = have < nl ? have : nl - 1;
+        memmove(buf, buf + have - keep, keep);
+        have = keep;
+    }
+    fclose(f);
+    return found;
+}
+
+static bool file_holds(const char *path, const char *needle)
+{
+    return file_holds_n(path, needle, strlen(needle));
+}
+
+/* The seams are the tests' alone (docs/testing.md, "Seams"): the bloomgated
+ * that ships does not know the clock's variable (nothing in its environment
+ * can move its clock), the daemon these tests start does; and none of the
+ * tests' switches (tests/lib/seams.h) is in the shipped one's symbol table. */
+START_TEST(test_shipped_daemon_has_no_seams)
+{
+    const char *shipped = getenv("BLOOMGATED_SHIPPED");
+    ck_assert_msg(shipped && *shipped, "BLOOMGATED_SHIPPED is not set");
+    ck_assert_msg(!file_holds(shipped, "BLOOMGATE_TEST_CLOCK_FILE"), "%s reads a test clock",
+                  shipped);
+    ck_assert(file_holds(dh_daemon_path(), "BLOOMGATE_TEST_CLOCK_FILE"));
+    static const char *const switches[] = {
+        "gate_test_after_append",   "reload_test_after_swap", "reload_fault_delivery",
+        "server_fault_thread_fail", "loader_test_idle_hook",  "journal_test_compact_hook",
+        "build_fuse_mem_bytes",     "clock_test_source",      "test_clock_source",
+    };
+    /* A symbol's whole name, NUL-delimited in the string table: not a part
+     * of another's (seam_build_fuse_mem_bytes is the daemon's own). */
+    for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
+        char sym[64];
+        size_t n = (size_t)snprintf(sym, sizeof(sym), "%c%s", '\0', switches[i]);
+        ck_assert_msg(!file_holds_n(shipped, sym, n + 1), "%s holds %s", shipped, switches[i]);
+    }
+    /* The search finds a symbol where there is one (not a stripped binary). */
+    ck_assert(file_holds_n(dh_daemon_path(), "\0test_clock_source", sizeof("\0test_clock_source")));
+}
+END_TEST
+
 static Suite *window_suite(void)
 {
     Suite *s = suite_create("window");
     dh_add_case(s, "window", 300,
                 (const TTest *const[]){test_expiry_restart_reload, test_sigkill, test_compaction,
-                                       NULL});
+                                       test_shipped_daemon_has_no_seams, NULL});
     return s;
 }
 
+/* The daemon under test is bloomgated_clock, beside bloomgated's build
+ * directory's tests/lib (or $BLOOMGATED_CLOCK); $BLOOMGATED stays known as
+ * the shipped one. */
 int main(void)
 {
+    static char shipped[4096], clocked[4096];
+    const char *d = getenv("BLOOMGATED");
+    snprintf(shipped, sizeof(shipped), "%s", d && *d ? d : "./bloomgated");
+    const char *c = getenv("BLOOMGATED_CLOCK");
+    if (c && *c) {
+        snprintf(clocked, sizeof(clocked), "%s", c);
+    } else {
+        const char *slash = strrchr(shipped, '/');
+        int dir = slash ? (int)(slash - shipped) : 1;
+        snprintf(clocked, sizeof(clocked), "%.*s/tests/lib/bloomgated_clock", dir,
+                 slash ? shipped : ".");
+    }
+    setenv("BLOOMGATED_SHIPPED", shipped, 1);
+    setenv("BLOOMGATED", clocked, 1);
     return dh_run_suite(window_suite());
 }

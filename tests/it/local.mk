@@ -9,6 +9,7 @@ check_PROGRAMS += %reldir%/check_daemon
 %canon_reldir%_check_daemon_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_http
 %canon_reldir%_check_http_LDADD = $(IT_LIBS)
+%canon_reldir%_check_http_SOURCES = %reldir%/check_http.c $(SEAMS)
 check_PROGRAMS += %reldir%/check_authz
 %canon_reldir%_check_authz_LDADD = $(IT_LIBS)
 # The authorization endpoint behind the real nginx (skipped without nginx).

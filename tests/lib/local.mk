@@ -18,6 +18,18 @@ check_LTLIBRARIES += %reldir%/librig.la
 %canon_reldir%_librig_la_SOURCES = %reldir%/rig.c %reldir%/rig.h
 RIG_LIBS = %reldir%/librig.la $(LDADD)
 
+# The seams, out of what ships: src/base/seam.c's empty functions are the
+# daemon's; a test that acts at a seam lists $(SEAMS) in its sources, whose
+# functions read the switches (link-time substitution). One that moves time
+# lists $(TEST_CLOCK) (clock_now_ms with a seam, in place of base/clock.c),
+# and the integration tests of windowed filters start bloomgated_clock, the
+# daemon built so.
+SEAMS = %reldir%/seams.c %reldir%/seams.h
+TEST_CLOCK = %reldir%/test_clock.c %reldir%/test_clock.h
+noinst_PROGRAMS += %reldir%/bloomgated_clock
+%canon_reldir%_bloomgated_clock_SOURCES = src/daemon/bloomgated.c $(TEST_CLOCK)
+%canon_reldir%_bloomgated_clock_LDADD = libbloomgate.la
+
 # Writes journals for tests/it/tool_test.sh (a shell cannot compute XXH3). Built
 # with the programs, like the benchmarks, so it exists before the tests run.
 noinst_PROGRAMS += %reldir%/make_journal

@@ -2,8 +2,8 @@
  * query name asks for (reversed IPv4 octets, 32 reversed IPv6 nibbles, or a
  * domain), the RFC's test points, and the answer to give once the filter has
  * said YES or NO (A, TXT with `$` replaced, NXDOMAIN, REFUSED, SOA and NS at
- * the apex). No libevent: dnsbl_conn.c hands the answer to evdns (UDP) or to
- * dnswire.c (TCP). Any thread. */
+ * the apex). No libevent: dnsbl_conn.c hands the answer to dnswire.c, which
+ * writes it as bytes (UDP and TCP alike). Any thread. */
 #ifndef BLOOMGATE_DNSBL_H
 #define BLOOMGATE_DNSBL_H
 

@@ -1,19 +1,20 @@
-/* The DNSBL front (RFC 5782) on the net layer: UDP through libevent's own
- * DNS server (evdns), TCP (libevent 2.1's evdns has no TCP server) framed
- * here with its 2-byte length on the one connection implementation and
- * parsed by dnswire.c. dnsbl.c decides every answer; the command table looks
- * the item up. Worker threads.
+/* The DNSBL front (RFC 5782) on the net layer: UDP read and answered here
+ * in batches, TCP framed here with its 2-byte length on the one connection
+ * implementation; both parsed and built by dnswire.c. dnsbl.c decides every
+ * answer; the command table looks the item up. Worker threads.
  *
  * Which thread serves UDP: every worker. Each binds its own SO_REUSEPORT UDP
- * socket on each dnsbl address and runs an evdns server port on its own
- * event_base, as it runs its own TCP listeners; the kernel spreads queries
- * over them by a hash of the source, so one resolver's queries stay on one
- * worker. evdns reads a socket until it is empty, answering as it goes (each
- * reply is written before the next query is read, so memory stays bounded
- * by evdns's one request at a time); a client that floods faster than that
- * worker answers keeps it in the read loop, where the callback reports
- * quiescent states itself so reloads still complete, while the other
- * workers serve everything else.
+ * socket on each dnsbl address, watched by an event on its own event_base,
+ * as it runs its own TCP listeners; the kernel spreads queries over them by
+ * a hash of the source, so one resolver's queries stay on one worker. A
+ * readable socket is read at most UDP_BATCH datagrams at a time (one
+ * recvmmsg), answered (one sendmmsg), and the worker goes back to its loop,
+ * whose other ready events (TCP connections, the tick) run before the
+ * level-triggered UDP event fires again: a flood from one source costs that
+ * worker's other clients a batch of latency per pass, not the worker. (The
+ * evdns server this replaced read until the socket was empty, which under a
+ * flood it never is, and cleared the opcode before it checked it.) An answer
+ * the socket cannot take now is dropped, as UDP may: the client asks again.
  *
  * The block a query belongs to is the one whose address it came in on: the
  * port's block index (UDP) or c->addr (TCP); the addresses are restart-only,
@@ -23,10 +24,8 @@
 #include "front/dns/dns.h"
 
 #include <errno.h>
-#include <linux/filter.h>
 #include <event2/buffer.h>
-#include <event2/dns.h>
-#include <event2/dns_struct.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +39,32 @@
 #include "net/runtime.h"
 
 #define TCP_MSG_MAX 65535
-#define QUIESCE_EVERY 64 /* UDP queries between quiescent reports in a long read loop */
+#define UDP_BATCH 64    /* datagrams read and answered per pass of the worker's loop */
+#define UDP_IN_MAX 1500 /* a longer datagram is read cut (its question comes first) */
+#define UDP_OUT_MAX 512 /* RFC 1035 4.2.1: no EDNS, so 512 bytes, and TC beyond */
 
+/* One UDP socket of a worker: the block (dnsbl address) it serves. */
 struct dns_port {
     struct dnsbl_worker *dw;
     size_t block;
-    struct evdns_server_port *port;
+    evutil_socket_t fd; /* -1 until bound */
+    struct event *ev;   /* readable, level-triggered, persistent */
+};
+
+/* A batch of datagrams in flight: the queries read, the answers to send. */
+struct udp_batch {
+    struct mmsghdr in_msg[UDP_BATCH], out_msg[UDP_BATCH];
+    struct iovec in_iov[UDP_BATCH], out_iov[UDP_BATCH];
+    struct sockaddr_storage from[UDP_BATCH];
+    uint8_t in[UDP_BATCH][UDP_IN_MAX];
+    uint8_t out[UDP_BATCH][UDP_OUT_MAX];
 };
 
 struct dnsbl_worker {
     struct conn_worker cw; /* the worker and its env, proto = STATS_DNSBL (net/conn.h) */
     struct dns_port *ports;
     size_t n_ports;
-    unsigned since_quiescent;
+    struct udp_batch *udp; /* allocated when the UDP sockets are bound */
     struct dns_answer ans;
     uint8_t out[2 + TCP_MSG_MAX];
 };
@@ -89,36 +101,78 @@ static void resolve(struct dnsbl_worker *dw, const struct catalog *cat, const st
                  (uint32_t)dw->cw.w->srv->started_wall, &dw->ans);
 }
 
-/* evdns's callback, on the worker's thread: one UDP query. */
-static void udp_query(struct evdns_server_request *req, void *arg)
+/* The answer to one message msg[0..len) for block b (NULL: the block is gone,
+ * SERVFAIL) into out, at most limit bytes: its length, or 0 for nothing to
+ * send (not a query; why says so). Shared by UDP and TCP, so both answer
+ * alike. Worker thread. */
+static size_t answer_message(struct dnsbl_worker *dw, const struct catalog *cat,
+                             const struct conf_dnsbl *b, const uint8_t *msg, size_t len,
+                             uint8_t *out, size_t limit, char *why, size_t whylen)
 {
+    struct dns_query q;
+    enum dns_status st = dns_parse_query(msg, len, &q, why, whylen);
+    if (st == DNS_DROP)
+        return 0;
+    if (st == DNS_FORMERR || st == DNS_NOTIMP)
+        return dns_build_error(q.id, q.flags,
+                               st == DNS_FORMERR ? DNS_RCODE_FORMERR : DNS_RCODE_NOTIMP, out);
+    if (!b)
+        return dns_build_error(q.id, q.flags, DNS_RCODE_SERVFAIL, out);
+    resolve(dw, cat, b, q.name, q.name_len, q.odd_name, q.qtype, q.qclass);
+    size_t n = dns_build_response(&q, &dw->ans, out, limit, limit);
+    if (n == 0)
+        snprintf(why, whylen, "the question does not fit an answer");
+    return n;
+}
+
+/* The UDP socket is readable (worker thread): one batch of at most UDP_BATCH
+ * queries read, answered and sent, then back to the loop (see the top of
+ * this file). */
+static void udp_readable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
     struct dns_port *dp = arg;
     struct dnsbl_worker *dw = dp->dw;
+    struct udp_batch *u = dw->udp;
+    for (unsigned i = 0; i < UDP_BATCH; i++) {
+        u->in_iov[i] = (struct iovec){u->in[i], UDP_IN_MAX};
+        u->in_msg[i].msg_hdr = (struct msghdr){.msg_name = &u->from[i],
+                                               .msg_namelen = sizeof(u->from[i]),
+                                               .msg_iov = &u->in_iov[i],
+                                               .msg_iovlen = 1};
+    }
+    int got = recvmmsg(fd, u->in_msg, UDP_BATCH, MSG_DONTWAIT, NULL);
+    if (got <= 0)
+        return; /* EAGAIN (woken for nothing) or an error: nothing to answer now */
     const struct catalog *cat = registry_read(dw->cw.w->reg);
     const struct conf *cf = cat->conf;
-    if (dp->block >= cf->n_dnsbl || req->nquestions != 1) {
-        evdns_server_request_respond(req, dp->block >= cf->n_dnsbl ? DNS_ERR_SERVERFAILED
-                                                                   : DNS_ERR_FORMAT);
-    } else {
-        const struct evdns_server_question *q = req->questions[0];
-        resolve(dw, cat, &cf->dnsbl[dp->block], q->name, strlen(q->name), false, (uint16_t)q->type,
-                (uint16_t)q->dns_question_class);
-        const struct dns_answer *a = &dw->ans;
-        if (a->aa)
-            evdns_server_request_set_flags(req, EVDNS_FLAGS_AA);
-        for (size_t i = 0; i < a->n; i++) {
-            const struct dns_rr *rr = &a->rr[i];
-            evdns_server_request_add_reply(
-                req, rr->section == DNS_ANSWER ? EVDNS_ANSWER_SECTION : EVDNS_AUTHORITY_SECTION,
-                rr->owner, rr->type, EVDNS_CLASS_INET, (int)rr->ttl, rr->rdlen, 0,
-                (const char *)rr->rdata);
-        }
-        evdns_server_request_respond(req, a->rcode);
+    const struct conf_dnsbl *b = dp->block < cf->n_dnsbl ? &cf->dnsbl[dp->block] : NULL;
+    unsigned n = 0;
+    for (int i = 0; i < got; i++) {
+        char why[120];
+        size_t len = answer_message(dw, cat, b, u->in[i], u->in_msg[i].msg_len, u->out[n],
+                                    UDP_OUT_MAX, why, sizeof(why));
+        if (len == 0)
+            continue;
+        u->out_iov[n] = (struct iovec){u->out[n], len};
+        u->out_msg[n].msg_hdr = (struct msghdr){.msg_name = &u->from[i],
+                                                .msg_namelen = u->in_msg[i].msg_hdr.msg_namelen,
+                                                .msg_iov = &u->out_iov[n],
+                                                .msg_iovlen = 1};
+        n++;
     }
     /* registry_read's pointer is not used past here: a quiescent state. */
-    if (++dw->since_quiescent >= QUIESCE_EVERY) {
-        dw->since_quiescent = 0;
-        registry_quiescent(dw->cw.w->reg, dw->cw.w->id);
+    registry_quiescent(dw->cw.w->reg, dw->cw.w->id);
+    for (unsigned sent = 0; sent < n;) {
+        int r = sendmmsg(fd, u->out_msg + sent, n - sent, MSG_DONTWAIT);
+        if (r > 0)
+            sent += (unsigned)r;
+        else if (r < 0 && errno == EINTR)
+            continue;
+        else if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
+            sent++; /* this one's address is refused (a firewall, say): skip it */
+        else
+            break; /* the socket is full: drop the rest, the clients ask again */
     }
 }
 
@@ -128,23 +182,12 @@ static void tcp_message(struct conn *c, const struct catalog *cat, const struct 
                         const uint8_t *msg, size_t len)
 {
     struct dnsbl_worker *dw = c->fw;
-    struct dns_query q;
     char why[120];
-    enum dns_status st = dns_parse_query(msg, len, &q, why, sizeof(why));
-    size_t n = 0;
-    if (st == DNS_DROP) {
+    size_t n = answer_message(dw, cat, b, msg, len, dw->out + 2, TCP_MSG_MAX, why, sizeof(why));
+    if (n == 0) {
         log_debug("dnsbl %s: dropped a message: %s", c->peer, why);
         return;
     }
-    if (st == DNS_FORMERR || st == DNS_NOTIMP) {
-        n = dns_build_error(q.id, q.flags, st == DNS_FORMERR ? DNS_RCODE_FORMERR : DNS_RCODE_NOTIMP,
-                            dw->out + 2);
-    } else {
-        resolve(dw, cat, b, q.name, q.name_len, q.odd_name, q.qtype, q.qclass);
-        n = dns_build_response(&q, &dw->ans, dw->out + 2, TCP_MSG_MAX, TCP_MSG_MAX);
-    }
-    if (n == 0)
-        return;
     dw->out[0] = (uint8_t)(n >> 8);
     dw->out[1] = (uint8_t)n;
     conn_out_add(c, dw->out, n + 2);
@@ -188,30 +231,14 @@ static size_t tcp_in_limit(const struct conf *cf)
 static void dnsbl_worker_free(struct conn_worker *cw)
 {
     struct dnsbl_worker *dw = (struct dnsbl_worker *)cw;
-    for (size_t i = 0; i < dw->n_ports; i++)
-        if (dw->ports[i].port)
-            evdns_close_server_port(dw->ports[i].port); /* closes its socket */
+    for (size_t i = 0; i < dw->n_ports; i++) {
+        if (dw->ports[i].ev)
+            event_free(dw->ports[i].ev);
+        if (dw->ports[i].fd >= 0)
+            close(dw->ports[i].fd);
+    }
     free(dw->ports);
-}
-
-/* libevent 2.1.12's evdns dereferences a NULL request when a datagram is
- * shorter than a DNS header (libevent issue #1231, fixed after 2.1.12; the
- * version Debian 12 ships): three bytes from anyone would crash the daemon.
- * So the kernel drops such datagrams before evdns reads them: a classic BPF
- * filter on the socket keeps a datagram only if it is at least 20 bytes,
- * which counts the 8-byte UDP header the filter sees (were it to see the
- * payload alone, it would still drop every short one, and a query is 17
- * bytes at the very least, for the root, which no zone answers anyway). */
-static int drop_short_datagrams(evutil_socket_t fd)
-{
-    static struct sock_filter code[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0),
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 8 + DNS_HEADER, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
-        BPF_STMT(BPF_RET | BPF_K, 0),
-    };
-    struct sock_fprog prog = {(unsigned short)(sizeof(code) / sizeof(code[0])), code};
-    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+    free(dw->udp);
 }
 
 /* A UDP socket on a's address at port, SO_REUSEPORT like the TCP listeners. */
@@ -231,12 +258,6 @@ static evutil_socket_t udp_socket(const struct conf_addr *a, int port, char *err
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (ss.ss_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (drop_short_datagrams(fd) != 0) {
-        snprintf(err, errlen, "dnsbl %s: UDP: cannot attach the socket filter: %s", a->text,
-                 strerror(errno));
-        close(fd);
-        return -1;
-    }
     if (bind(fd, (struct sockaddr *)&ss, a->len) != 0) {
         snprintf(err, errlen, "dnsbl %s: UDP: %s", a->text, strerror(errno));
         close(fd);
@@ -252,24 +273,25 @@ int dnsbl_bind_udp(struct server *srv, size_t front, char *err, size_t errlen)
         struct worker *w = &srv->workers[t];
         struct dnsbl_worker *dw = w->fw[front];
         dw->ports = calloc(fr->n_addrs, sizeof(*dw->ports));
-        if (!dw->ports) {
+        dw->udp = calloc(1, sizeof(*dw->udp));
+        if (!dw->ports || !dw->udp) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
         dw->n_ports = fr->n_addrs;
+        for (size_t i = 0; i < fr->n_addrs; i++)
+            dw->ports[i] = (struct dns_port){dw, i, -1, NULL};
         for (size_t i = 0; i < fr->n_addrs; i++) {
             const struct conf_addr *a = (const void *)((const char *)fr->addrs +
                                                        i * (fr->stride ? fr->stride : sizeof(*a)));
             /* The TCP port, which the kernel chose if the config said 0. */
-            evutil_socket_t fd = udp_socket(a, server_port(srv, front, i), err, errlen);
-            if (fd < 0)
+            struct dns_port *dp = &dw->ports[i];
+            dp->fd = udp_socket(a, server_port(srv, front, i), err, errlen);
+            if (dp->fd < 0)
                 return -1;
-            dw->ports[i] = (struct dns_port){dw, i, NULL};
-            dw->ports[i].port =
-                evdns_add_server_port_with_base(w->base, fd, 0, udp_query, &dw->ports[i]);
-            if (!dw->ports[i].port) {
-                close(fd);
-                snprintf(err, errlen, "dnsbl %s: cannot set up the DNS server", a->text);
+            dp->ev = event_new(w->base, dp->fd, EV_READ | EV_PERSIST, udp_readable, dp);
+            if (!dp->ev || event_add(dp->ev, NULL) != 0) {
+                snprintf(err, errlen, "dnsbl %s: cannot watch the UDP socket", a->text);
                 return -1;
             }
         }
@@ -277,8 +299,8 @@ int dnsbl_bind_udp(struct server *srv, size_t front, char *err, size_t errlen)
     return 0;
 }
 
-/* Counted with the line protocol, as the Postfix fronts are (see
- * tcptable_conn.c). */
+/* Counted as a protocol of its own (dnsbl_*), as the Postfix fronts are (see
+ * tcptable_conn.c); UDP queries count in dnsbl_requests and dnsbl_errors too. */
 const struct conn_ops dnsbl_tcp_ops = {
     .name = "dnsbl",
     .proto = STATS_DNSBL,

@@ -153,7 +153,9 @@ size_t dns_build_error(uint16_t id, uint16_t flags, int rcode, uint8_t *out)
 {
     memset(out, 0, DNS_HEADER);
     put16(out, id);
-    put16(out + 2, (uint16_t)(0x8000 | (flags & 0x0100) | (rcode & 15)));
+    /* The opcode is copied into the response (RFC 1035 4.1.1): a NOTIMP for
+     * an UPDATE is an UPDATE's answer, and clients match on it. */
+    put16(out + 2, (uint16_t)(0x8000 | (flags & 0x7900) | (rcode & 15)));
     return DNS_HEADER;
 }
 

@@ -1,5 +1,5 @@
-/* dnswire: DNS messages (RFC 1035) as bytes, for the DNSBL front's TCP side
- * (libevent 2.1's evdns serves UDP only): a query's header and its one
+/* dnswire: DNS messages (RFC 1035) as bytes, for the DNSBL front (UDP and
+ * TCP): a query's header and its one
  * question parsed, with compression pointers followed only backwards and
  * names held to 255 bytes; a response built from a struct dns_answer. Pure
  * (no libevent, no allocation); any thread. */
@@ -90,7 +90,7 @@ size_t dns_build_response(const struct dns_query *q, const struct dns_answer *a,
                           size_t cap, size_t limit);
 
 /* A response with just the header (FORMERR, NOTIMP for a packet whose
- * question could not be read): 12 bytes into out, id and RD echoed. */
+ * question could not be read): 12 bytes into out, id, opcode and RD echoed. */
 size_t dns_build_error(uint16_t id, uint16_t flags, int rcode, uint8_t *out);
 
 #endif

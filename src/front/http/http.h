@@ -50,6 +50,9 @@ _Static_assert(HTTP_ERR_COUNT_ <= STATS_HTTP_ERRS,
 
 const char *http_err_name(enum http_err err);
 int http_err_status(enum http_err err);
+/* The reason phrase of a status the front sends ("Not Found"); NULL for
+ * any other. */
+const char *http_status_text(int code);
 
 /* The HTTP front end's connection ops, for server_create. */
 extern const struct conn_ops http_ops;

@@ -149,7 +149,11 @@ static void http_request_timeout(struct conn *c)
 
 /* Over max_connections: 503 at once, before the client sent anything (it is
  * never kept until it sends a request). What it sent already is read first,
- * so that the close is a FIN, not a reset that could discard the 503. */
+ * so that the close is a FIN, not a reset that could discard the 503; but
+ * at most REFUSE_DRAIN_MAX bytes (a request head and a small body), since a
+ * client that keeps its socket full would otherwise hold the worker here:
+ * such a client gets the reset. Worker thread. */
+#define REFUSE_DRAIN_MAX (64 * 1024)
 static void http_refuse(evutil_socket_t fd, struct stats *s)
 {
     char buf[512], sink[4096];
@@ -157,8 +161,12 @@ static void http_refuse(evutil_socket_t fd, struct stats *s)
     STAT_ADD(s, http_errors_by_code[HTTP_ERR_TOO_MANY_CONNECTIONS], 1);
     STAT_ADD(s, http_requests, 1);
     STAT_ADD(s, http_responses[stats_http_slot(503)], 1);
-    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
-        ;
+    for (size_t drained = 0; drained < REFUSE_DRAIN_MAX;) {
+        ssize_t r = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+        if (r <= 0)
+            break;
+        drained += (size_t)r;
+    }
     ssize_t ignored = send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)ignored;
     shutdown(fd, SHUT_WR);

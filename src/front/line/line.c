@@ -1,7 +1,7 @@
 /* The line protocol's glue, see line.h. Worker thread only.
  *
- * The hot path is a pipelined one-item CHECK (~1,130 instructions per command
- * under callgrind): parsed in place, hashed and prefetched CHECK_AHEAD
+ * The hot path is a pipelined one-item CHECK (its cost per command is in
+ * docs/benchmarks.md): parsed in place, hashed and prefetched CHECK_AHEAD
  * requests before it is answered, counted in a per-read tally, its reply
  * gathered in a per-worker batch and handed to the evbuffer once. It skips the
  * command table on purpose: a CHECK needs no auth, its limits were applied by

@@ -2,9 +2,9 @@
  * lies in the buffer's first 64 bytes, as inline functions over bytes. Part
  * of the pure parser (proto.c takes it first in proto_next); in a header so
  * that the line front's read loop takes it without a call, a request to
- * fill or a second look at a filter name it has just seen: a pipelined
- * CHECK took ~773 instructions in the whole daemon through proto_next and
- * takes ~650 this way (callgrind, docs/benchmarks.md). Any thread. */
+ * fill or a second look at a filter name it has just seen: fewer
+ * instructions a pipelined CHECK than through proto_next (callgrind's
+ * counts are in docs/benchmarks.md). Any thread. */
 #ifndef BLOOMGATE_PROTO_FAST_H
 #define BLOOMGATE_PROTO_FAST_H
 

@@ -175,7 +175,8 @@ static void pol_request_timeout(struct conn *c)
     reply_text(c, "DEFER_IF_PERMIT policy request did not arrive within request_timeout");
 }
 
-/* Counted with the line protocol, as tcp_table is (see tcptable_conn.c). */
+/* Counted as a protocol of its own (policy_*), as tcp_table is (see
+ * tcptable_conn.c). */
 const struct conn_ops policy_ops = {
     .name = "policy",
     .proto = STATS_POLICY,

@@ -159,9 +159,9 @@ static void tt_worker_free(struct conn_worker *cw)
     free(((struct tt_worker *)cw)->buf);
 }
 
-/* Counted with the line protocol (its connections, requests and items):
- * both are lines over TCP, and stats_proto has a column for each of the
- * two original fronts only. */
+/* Counted as a protocol of its own: tcp_table_* in INFO, protocol="tcp_table"
+ * in /metrics (STATS_MAIL_FRONT_, core/stats.h). No error codes of its own,
+ * so no err_names. */
 const struct conn_ops tcptable_ops = {
     .name = "tcp_table",
     .proto = STATS_TCP_TABLE,

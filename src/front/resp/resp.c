@@ -291,6 +291,17 @@ static void verb_bf_card(struct conn *c, const struct catalog *cat, const struct
     json_decref(j);
 }
 
+/* A wrong token, from AUTH or HELLO ... AUTH: the connection loses its
+ * credential, and the log gets a line, rate-limited as the line protocol's
+ * and HTTP's are (anyone may send wrong tokens as fast as they like). */
+static void auth_refused(struct conn *c)
+{
+    RC(c)->authed = false;
+    log_warn_limited("AUTH failed from %s (Redis protocol)", c->peer);
+    reply_error(c, RESP_ERR_AUTH_FAILED, "WRONGPASS",
+                "invalid username-password pair or user is disabled.");
+}
+
 /* AUTH <token> or AUTH default <token> (Redis 6's form, which redis-cli
  * --user and client libraries send): the admin_token, as the line protocol's
  * AUTH and HTTP's bearer token. */
@@ -307,10 +318,7 @@ static void do_auth(struct conn *c, const struct catalog *cat, const struct resp
         reply_simple(c, "OK");
         return;
     }
-    RC(c)->authed = false;
-    log_warn("AUTH failed from %s (Redis protocol)", c->peer);
-    reply_error(c, RESP_ERR_AUTH_FAILED, "WRONGPASS",
-                "invalid username-password pair or user is disabled.");
+    auth_refused(c);
 }
 
 /* HELLO [2 [AUTH user pass] [SETNAME name]]: RESP2 only. The reply is
@@ -327,9 +335,7 @@ static void do_hello(struct conn *c, const struct catalog *cat, const struct res
             const char *tok = cat->conf->admin_token;
             if (!tok || !resp_arg_is(&r->argv[i + 1], "default") ||
                 !util_token_equal(r->argv[i + 2].p, r->argv[i + 2].len, tok)) {
-                RC(c)->authed = false;
-                reply_error(c, RESP_ERR_AUTH_FAILED, "WRONGPASS",
-                            "invalid username-password pair or user is disabled.");
+                auth_refused(c);
                 return;
             }
             RC(c)->authed = true;

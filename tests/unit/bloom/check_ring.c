@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/clock.h"
+#include "lib/test_clock.h"
 #include "bloom/filter.h"
 #include "bloom/ring.h"
 
@@ -38,7 +38,7 @@ static struct filter *make_ring(unsigned slices, int64_t window_ms)
     struct filter *f =
         ring_filter_create(&plan, 12345, slices, window_ms, 4000, 1e-8, err, sizeof(err));
     ck_assert_msg(f != NULL, "%s", err);
-    clock_test_source = test_clock;
+    test_clock_source = test_clock;
     return f;
 }
 

@@ -324,6 +324,31 @@ START_TEST(test_build)
 }
 END_TEST
 
+/* Every opcode but QUERY is NOTIMP, and the answer carries the request's
+ * opcode (RFC 1035 4.1.1: copied into the response), its id and RD, and no
+ * other flag: a client matches answers by opcode too (dig reports "Opcode
+ * mismatch" and waits on). */
+START_TEST(test_notimp_keeps_opcode)
+{
+    uint8_t p[600], out[DNS_HEADER];
+    struct dns_query q;
+    for (unsigned op = 1; op < 16; op++) {
+        for (unsigned rd = 0; rd < 2; rd++) {
+            size_t n =
+                query(p, (uint16_t)(0x4200 + op), "4.3.2.1.bl.org", DNS_TYPE_A, DNS_CLASS_IN);
+            p[2] = (uint8_t)(op << 3 | rd);
+            ck_assert_int_eq(dns_parse_query(p, n, &q, why, sizeof(why)), DNS_NOTIMP);
+            ck_assert_uint_eq(dns_build_error(q.id, q.flags, DNS_RCODE_NOTIMP, out), DNS_HEADER);
+            ck_assert(out[0] == 0x42 && out[1] == op);
+            ck_assert_uint_eq(out[2], 0x80 | op << 3 | rd); /* QR, the opcode, RD */
+            ck_assert_uint_eq(out[3], DNS_RCODE_NOTIMP);
+            for (int i = 4; i < DNS_HEADER; i++)
+                ck_assert_uint_eq(out[i], 0);
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dns");
@@ -334,6 +359,7 @@ int main(void)
     tcase_add_test(tc, test_classify);
     tcase_add_test(tc, test_answers);
     tcase_add_test(tc, test_build);
+    tcase_add_test(tc, test_notimp_keeps_opcode);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "store/journal.h"
+#include "lib/seams.h"
 
 static char dir[4096], jpath[4200];
 static char err[1024];

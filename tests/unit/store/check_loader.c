@@ -20,6 +20,7 @@
 #include "store/loader.h"
 #include "store/registry.h"
 #include "lib/testutil.h"
+#include "lib/seams.h"
 
 static int seen_policy = -2, seen_nice = -100; /* the loading thread's, from the hook */
 static void record_policy(void)

@@ -28,6 +28,7 @@
 #include "store/journal.h"
 #include "store/registry.h"
 #include "store/reload.h"
+#include "lib/seams.h"
 
 static char dir[256];
 
