@@ -3,9 +3,11 @@
 #ifndef BLOOMGATE_UTIL_H
 #define BLOOMGATE_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* The value of hex digit c (either case), or -1: what every parser of
@@ -18,6 +20,20 @@ static inline int util_hexval(int c)
         return c - 'a' + 10;
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
+    return -1;
+}
+
+/* fmt into the caller's err buffer (when there is one), and -1, so that a
+ * parser or loader can `return util_fail(err, errlen, ...)`. Any thread. */
+__attribute__((format(printf, 3, 4))) static inline int util_fail(char *err, size_t errlen,
+                                                                  const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
     return -1;
 }
 

@@ -62,22 +62,21 @@ static int header_check(const char *path, const unsigned char *h, size_t len, ui
                         char *err, size_t errlen)
 {
     if (memcmp(h, JOURNAL_MAGIC, len < 8 ? len : 8) != 0)
-        return journal_fail(err, errlen, "%s: not a bloomgate journal (wrong magic)", path);
+        return util_fail(err, errlen, "%s: not a bloomgate journal (wrong magic)", path);
     if (len < JOURNAL_HEADER_BYTES)
         return 1;
     uint32_t version = le_get32(h + H_VERSION);
     if (version > JOURNAL_VERSION)
-        return journal_fail(
-            err, errlen,
-            "%s: journal format version %u is newer than this bloomgate reads (%u); "
-            "upgrade bloomgate",
-            path, version, JOURNAL_VERSION);
+        return util_fail(err, errlen,
+                         "%s: journal format version %u is newer than this bloomgate reads (%u); "
+                         "upgrade bloomgate",
+                         path, version, JOURNAL_VERSION);
     if (version == 0)
-        return journal_fail(err, errlen, "%s: corrupt journal header: version 0", path);
+        return util_fail(err, errlen, "%s: corrupt journal header: version 0", path);
     if (hash_checksum(h, H_SUM) != le_get64(h + H_SUM))
-        return journal_fail(err, errlen, "%s: corrupt journal header: checksum mismatch", path);
+        return util_fail(err, errlen, "%s: corrupt journal header: checksum mismatch", path);
     if (le_get32(h + H_FLAGS) != 0)
-        return journal_fail(err, errlen, "%s: corrupt journal header: flags are not zero", path);
+        return util_fail(err, errlen, "%s: corrupt journal header: flags are not zero", path);
     *salt = le_get64(h + H_SALT);
     return 0;
 }
@@ -121,19 +120,18 @@ static int header_init(const char *path, int fd, uint64_t *salt, char *err, size
     unsigned char h[JOURNAL_HEADER_BYTES];
     char why[256];
     if (util_random_u64(salt, why, sizeof(why)) != 0)
-        return journal_fail(err, errlen, "%s: a salt for the new journal: %s", path, why);
+        return util_fail(err, errlen, "%s: a salt for the new journal: %s", path, why);
     header_encode(h, *salt);
     if (ftruncate(fd, 0) != 0)
-        return journal_fail(err, errlen, "%s: cannot truncate the incomplete header: %s", path,
-                            strerror(errno));
+        return util_fail(err, errlen, "%s: cannot truncate the incomplete header: %s", path,
+                         strerror(errno));
     if (util_write_all(fd, h, sizeof(h)) != 0) {
         int e = errno;
         (void)ftruncate(fd, 0); /* an empty file is a new journal to the next open */
-        return journal_fail(err, errlen, "%s: cannot write the journal header: %s", path,
-                            strerror(e));
+        return util_fail(err, errlen, "%s: cannot write the journal header: %s", path, strerror(e));
     }
     if (fdatasync(fd) != 0)
-        return journal_fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
+        return util_fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
     return util_fsync_dir_of(path, err, errlen);
 }
 
@@ -148,7 +146,7 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
     struct journal *j = calloc(1, sizeof(*j));
     if (!j || !(j->path = strdup(path))) {
         free(j);
-        journal_fail(err, errlen, "%s: out of memory", path);
+        util_fail(err, errlen, "%s: out of memory", path);
         return NULL;
     }
     atomic_init(&j->policy, (int)policy);
@@ -158,37 +156,36 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
         if (j->fd < 0 && errno == EEXIST) /* created meanwhile: the flock decides */
             j->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
         else if (j->fd < 0) {
-            journal_fail(err, errlen, "%s: cannot create journal: %s", path, strerror(errno));
+            util_fail(err, errlen, "%s: cannot create journal: %s", path, strerror(errno));
             goto fail;
         }
     }
     if (j->fd < 0) {
-        journal_fail(err, errlen, "%s: cannot open journal: %s", path, strerror(errno));
+        util_fail(err, errlen, "%s: cannot open journal: %s", path, strerror(errno));
         goto fail;
     }
     /* Two writers would cut each other's records (a torn tail that is only
      * another writer's write in progress, a failed append's cleanup). */
     if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK)
-            journal_fail(
-                err, errlen,
-                "%s: journal is locked by another writer (another bloomgated, or still open "
-                "in this one)",
-                path);
+            util_fail(err, errlen,
+                      "%s: journal is locked by another writer (another bloomgated, or still open "
+                      "in this one)",
+                      path);
         else
-            journal_fail(err, errlen, "%s: cannot lock journal: %s", path, strerror(errno));
+            util_fail(err, errlen, "%s: cannot lock journal: %s", path, strerror(errno));
         goto fail;
     }
     struct stat st;
     if (fstat(j->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        journal_fail(err, errlen, "%s: not a regular file", path);
+        util_fail(err, errlen, "%s: not a regular file", path);
         goto fail;
     }
     uint64_t size = (uint64_t)st.st_size;
     unsigned char h[JOURNAL_HEADER_BYTES];
     size_t hlen = size < sizeof(h) ? (size_t)size : sizeof(h);
     if (hlen && util_pread_all(j->fd, h, hlen, 0) != 0) {
-        journal_fail(err, errlen, "%s: cannot read the header: %s", path, util_errno_text(errno));
+        util_fail(err, errlen, "%s: cannot read the header: %s", path, util_errno_text(errno));
         goto fail;
     }
     int hc = hlen ? header_check(path, h, hlen, &j->salt, err, errlen) : 1;
@@ -209,14 +206,14 @@ struct journal *journal_open(const char *path, enum conf_fsync policy, struct jo
         if (journal_scan_records(path, j->fd, j->salt, size, &s, err, errlen) != 0)
             goto fail;
         if (s.torn_at != JOURNAL_NO_TEAR && ftruncate(j->fd, (off_t)s.torn_at) != 0) {
-            journal_fail(err, errlen, "%s: cannot cut the torn tail at offset %llu: %s", path,
-                         (unsigned long long)s.torn_at, strerror(errno));
+            util_fail(err, errlen, "%s: cannot cut the torn tail at offset %llu: %s", path,
+                      (unsigned long long)s.torn_at, strerror(errno));
             goto fail;
         }
         /* What we replay must be on disk before we build on it: a previous
          * process may have died with its writes still in the page cache. */
         if (fdatasync(j->fd) != 0) {
-            journal_fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
+            util_fail(err, errlen, "%s: fdatasync failed: %s", path, strerror(errno));
             goto fail;
         }
     }
@@ -261,30 +258,30 @@ int journal_append_op(struct journal *j, enum journal_op op, int64_t time_ms,
         return 0;
     for (size_t i = 0; i < n; i++)
         if (items[i].len > JOURNAL_MAX_ITEM)
-            return journal_fail(err, errlen,
-                                "%s: an item of %zu bytes is longer than the journal's limit "
-                                "(1 MiB)",
-                                j->path, items[i].len);
+            return util_fail(err, errlen,
+                             "%s: an item of %zu bytes is longer than the journal's limit "
+                             "(1 MiB)",
+                             j->path, items[i].len);
     size_t total = batch_encode(NULL, 0, tag, tlen, items, n);
     unsigned char stack[STACK_BATCH];
     unsigned char *buf = total <= sizeof(stack) ? stack : malloc(total);
     if (!buf)
-        return journal_fail(err, errlen, "%s: out of memory for a %zu-byte append", j->path, total);
+        return util_fail(err, errlen, "%s: out of memory for a %zu-byte append", j->path, total);
     /* Encode and checksum outside the lock: only the write is serialised. */
     batch_encode(buf, j->salt, tag, tlen, items, n);
     int rc = 0;
     pthread_mutex_lock(&j->mu);
     uint64_t end = atomic_load_explicit(&j->end, memory_order_relaxed);
     if (j->failed) {
-        rc = journal_fail(err, errlen, "%s", j->failure);
+        rc = util_fail(err, errlen, "%s", j->failure);
     } else if (util_write_all(j->fd, buf, total) != 0) {
         int e = errno;
         /* Take back whatever part of the batch reached the file: otherwise the
          * next record would land after a torn one, and the journal would no
          * longer load. */
         if (ftruncate(j->fd, (off_t)end) == 0) {
-            rc = journal_fail(err, errlen, "%s: cannot append %zu bytes: %s", j->path, total,
-                              strerror(e));
+            rc = util_fail(err, errlen, "%s: cannot append %zu bytes: %s", j->path, total,
+                           strerror(e));
         } else {
             int e2 = errno;
             j->failed = true;
@@ -292,7 +289,7 @@ int journal_append_op(struct journal *j, enum journal_op op, int64_t time_ms,
                      "%s: journal takes no more appends until reopened: after a failed append "
                      "(%s) it could not be truncated back to offset %llu (%s)",
                      j->path, strerror(e), (unsigned long long)end, strerror(e2));
-            rc = journal_fail(err, errlen, "%s", j->failure);
+            rc = util_fail(err, errlen, "%s", j->failure);
         }
     } else {
         atomic_store_explicit(&j->end, end + total, memory_order_release);
@@ -317,7 +314,7 @@ static int sync_to(struct journal *j, uint64_t target, char *err, size_t errlen)
         pthread_mutex_lock(&j->mu);
         bool failed = j->failed;
         if (failed)
-            journal_fail(err, errlen, "%s", j->failure);
+            util_fail(err, errlen, "%s", j->failure);
         pthread_mutex_unlock(&j->mu);
         /* After a failed fdatasync the kernel may have dropped the dirty pages
          * and a retry may "succeed": never trust this descriptor again. */
@@ -332,7 +329,7 @@ static int sync_to(struct journal *j, uint64_t target, char *err, size_t errlen)
                      "%s: fdatasync failed: %s; the journal takes no more appends until reopened",
                      j->path, strerror(errno));
             journal_set_failed(j, msg);
-            rc = journal_fail(err, errlen, "%s", msg);
+            rc = util_fail(err, errlen, "%s", msg);
         }
     }
     pthread_mutex_unlock(&j->sync_mu);
@@ -384,11 +381,11 @@ int journal_replaced(const struct journal *j, char *err, size_t errlen)
 {
     struct stat open_st, path_st;
     if (fstat(j->fd, &open_st) != 0)
-        return journal_fail(err, errlen, "%s: fstat failed: %s", j->path, strerror(errno));
+        return util_fail(err, errlen, "%s: fstat failed: %s", j->path, strerror(errno));
     if (stat(j->path, &path_st) != 0) {
         if (errno == ENOENT)
             return 1;
-        return journal_fail(err, errlen, "%s: stat failed: %s", j->path, strerror(errno));
+        return util_fail(err, errlen, "%s: stat failed: %s", j->path, strerror(errno));
     }
     return path_st.st_dev != open_st.st_dev || path_st.st_ino != open_st.st_ino;
 }
@@ -401,7 +398,7 @@ int journal_close(struct journal *j, char *err, size_t errlen)
     if (atomic_load(&j->policy) != CONF_FSYNC_NO)
         rc = sync_to(j, atomic_load(&j->end), err, errlen);
     if (close(j->fd) != 0 && rc == 0)
-        rc = journal_fail(err, errlen, "%s: close failed: %s", j->path, strerror(errno));
+        rc = util_fail(err, errlen, "%s: close failed: %s", j->path, strerror(errno));
     pthread_mutex_destroy(&j->mu);
     pthread_mutex_destroy(&j->sync_mu);
     free(j->path);
@@ -416,7 +413,7 @@ int64_t journal_replay_ops(struct journal *j, uint64_t from, uint64_t to, journa
     if (from < JOURNAL_HEADER_BYTES)
         from = JOURNAL_HEADER_BYTES;
     if (to > end || from > to)
-        return journal_fail(
+        return util_fail(
             err, errlen, "%s: replay range [%llu, %llu) is outside the journal (%llu bytes)",
             j->path, (unsigned long long)from, (unsigned long long)to, (unsigned long long)end);
     return journal_replay_range(j->path, j->fd, j->salt, from, to, fn, ctx, err, errlen);
@@ -430,17 +427,17 @@ int64_t journal_read_file_ops(const char *path, journal_op_fn *fn, void *ctx,
     int64_t rc = -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return journal_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return util_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        journal_fail(err, errlen, "%s: not a regular file", path);
+        util_fail(err, errlen, "%s: not a regular file", path);
         goto out;
     }
     uint64_t size = (uint64_t)st.st_size, salt = 0;
     unsigned char h[JOURNAL_HEADER_BYTES];
     size_t hlen = size < sizeof(h) ? (size_t)size : sizeof(h);
     if (hlen && util_pread_all(fd, h, hlen, 0) != 0) {
-        journal_fail(err, errlen, "%s: cannot read the header: %s", path, util_errno_text(errno));
+        util_fail(err, errlen, "%s: cannot read the header: %s", path, util_errno_text(errno));
         goto out;
     }
     int hc = hlen ? header_check(path, h, hlen, &salt, err, errlen) : 1;

@@ -107,7 +107,7 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
     int rc = -1;
     bool locked = false, renamed = false;
     if (!tmp || !c.buf) {
-        journal_fail(err, errlen, "%s: out of memory for a compaction", j->path);
+        util_fail(err, errlen, "%s: out of memory for a compaction", j->path);
         goto out;
     }
     memcpy(tmp, j->path, plen);
@@ -116,20 +116,20 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
     st->bytes_before = end0;
     c.fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
     if (c.fd < 0 || flock(c.fd, LOCK_EX | LOCK_NB) != 0) {
-        journal_fail(err, errlen, "%s: cannot create %s: %s", j->path, tmp, strerror(errno));
+        util_fail(err, errlen, "%s: cannot create %s: %s", j->path, tmp, strerror(errno));
         goto out;
     }
     /* The header as it is: the same salt keeps every record's checksum. */
     if (copy_range(j, c.fd, c.buf, 0, JOURNAL_HEADER_BYTES, &c.written) != 0) {
-        journal_fail(err, errlen, "%s: copying the header to %s: %s", j->path, tmp,
-                     util_errno_text(errno));
+        util_fail(err, errlen, "%s: copying the header to %s: %s", j->path, tmp,
+                  util_errno_text(errno));
         goto out;
     }
     if (journal_walk_records(j->path, j->fd, j->salt, JOURNAL_HEADER_BYTES, end0, on_record, &c,
                              err, errlen) < 0)
         goto out;
     if (flush_out(&c) != 0) {
-        journal_fail(err, errlen, "%s: writing %s: %s", j->path, tmp, strerror(errno));
+        util_fail(err, errlen, "%s: writing %s: %s", j->path, tmp, strerror(errno));
         goto out;
     }
     if (st->records_dropped == 0) { /* nothing to gain: the journal stays */
@@ -143,12 +143,12 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
     uint64_t done = end0;
     for (uint64_t e; (e = journal_end(j)) - done > TAIL_UNLOCKED; done = e)
         if (copy_range(j, c.fd, c.buf, done, e, &c.written) != 0) {
-            journal_fail(err, errlen, "%s: copying appends to %s: %s", j->path, tmp,
-                         util_errno_text(errno));
+            util_fail(err, errlen, "%s: copying appends to %s: %s", j->path, tmp,
+                      util_errno_text(errno));
             goto out;
         }
     if (fdatasync(c.fd) != 0) {
-        journal_fail(err, errlen, "%s: fdatasync of %s failed: %s", j->path, tmp, strerror(errno));
+        util_fail(err, errlen, "%s: fdatasync of %s failed: %s", j->path, tmp, strerror(errno));
         goto out;
     }
     seam_journal_compact(j, 2);
@@ -156,19 +156,18 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
     pthread_mutex_lock(&j->mu);
     locked = true;
     if (j->failed) {
-        journal_fail(err, errlen, "%s", j->failure);
+        util_fail(err, errlen, "%s", j->failure);
         goto out;
     }
     uint64_t end1 = atomic_load_explicit(&j->end, memory_order_relaxed);
     if (copy_range(j, c.fd, c.buf, done, end1, &c.written) != 0 ||
         (end1 > done && fdatasync(c.fd) != 0)) {
-        journal_fail(err, errlen, "%s: the last appends into %s: %s", j->path, tmp,
-                     util_errno_text(errno));
+        util_fail(err, errlen, "%s: the last appends into %s: %s", j->path, tmp,
+                  util_errno_text(errno));
         goto out;
     }
     if (rename(tmp, j->path) != 0) {
-        journal_fail(err, errlen, "%s: cannot rename %s over it: %s", j->path, tmp,
-                     strerror(errno));
+        util_fail(err, errlen, "%s: cannot rename %s over it: %s", j->path, tmp, strerror(errno));
         goto out;
     }
     renamed = true;
@@ -190,7 +189,7 @@ int journal_compact(struct journal *j, journal_keep_fn *keep, void *ctx,
                  "%s: journal takes no more appends until reopened: after its compaction the "
                  "directory could not be synced (%s)",
                  j->path, why);
-        journal_fail(err, errlen, "%s", j->failure);
+        util_fail(err, errlen, "%s", j->failure);
         goto out;
     }
     rc = 0;

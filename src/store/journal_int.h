@@ -31,19 +31,6 @@ struct journal {
     char failure[512];       /* why, repeated to every later append */
 };
 
-/* "PATH: ..." into err; returns -1 so that callers can `return journal_fail(...)`. */
-__attribute__((format(printf, 3, 4))) static inline int journal_fail(char *err, size_t errlen,
-                                                                     const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* XXH3-64 seeded with the journal's salt over a record's first 8 bytes and
  * its payload (counted in journal_io_counters). Any thread. */
 uint64_t journal_record_sum(uint64_t salt, const unsigned char *head8, const unsigned char *payload,

@@ -298,18 +298,17 @@ int journal_scan_records(const char *path, int fd, uint64_t salt, uint64_t size,
         const char *why;
         enum rec st = record_at(&r, salt, off, size, &p, &n, &why);
         if (st == REC_IO) {
-            journal_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
-                         (unsigned long long)off, util_errno_text(errno));
+            util_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
+                      (unsigned long long)off, util_errno_text(errno));
             goto out;
         }
         if (st == REC_OK) {
             int64_t items = payload_items(p, n, NULL, NULL, &why);
             if (items < 0) {
-                journal_fail(
-                    err, errlen,
-                    "%s: record at offset %llu: %s (its checksum matches, so it was written "
-                    "this way: not a torn tail)",
-                    path, (unsigned long long)off, why);
+                util_fail(err, errlen,
+                          "%s: record at offset %llu: %s (its checksum matches, so it was written "
+                          "this way: not a torn tail)",
+                          path, (unsigned long long)off, why);
                 goto out;
             }
             s->records++;
@@ -320,24 +319,23 @@ int journal_scan_records(const char *path, int fd, uint64_t salt, uint64_t size,
         uint64_t next = 0;
         int f = find_follower(&r, salt, off, strcmp(why, "checksum mismatch") == 0, size, &next);
         if (f < 0) {
-            journal_fail(err, errlen, "%s: read failed after offset %llu: %s", path,
-                         (unsigned long long)off, util_errno_text(errno));
+            util_fail(err, errlen, "%s: read failed after offset %llu: %s", path,
+                      (unsigned long long)off, util_errno_text(errno));
             goto out;
         }
         if (f == 2) {
-            journal_fail(
-                err, errlen,
-                "%s: corrupt record at offset %llu (%s), followed by more record headers "
-                "than can be checked (the look-ahead stopped at offset %llu after hashing %u "
-                "times the %llu bytes after it), so it cannot be told from damage in the "
-                "middle; to keep the records before it and drop the rest, truncate the file "
-                "to %llu bytes",
-                path, (unsigned long long)off, why, (unsigned long long)next, LOOKAHEAD_FACTOR,
-                (unsigned long long)(size - off), (unsigned long long)off);
+            util_fail(err, errlen,
+                      "%s: corrupt record at offset %llu (%s), followed by more record headers "
+                      "than can be checked (the look-ahead stopped at offset %llu after hashing %u "
+                      "times the %llu bytes after it), so it cannot be told from damage in the "
+                      "middle; to keep the records before it and drop the rest, truncate the file "
+                      "to %llu bytes",
+                      path, (unsigned long long)off, why, (unsigned long long)next,
+                      LOOKAHEAD_FACTOR, (unsigned long long)(size - off), (unsigned long long)off);
             goto out;
         }
         if (f == 1) {
-            journal_fail(
+            util_fail(
                 err, errlen,
                 "%s: corrupt record at offset %llu (%s); a valid record follows at offset %llu, "
                 "so this is not a torn tail",
@@ -369,8 +367,8 @@ int64_t journal_replay_range(const char *path, int fd, uint64_t salt, uint64_t f
         const char *why;
         enum rec st = record_at(&r, salt, off, to, &p, &n, &why);
         if (st == REC_IO) {
-            journal_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
-                         (unsigned long long)off, util_errno_text(errno));
+            util_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
+                      (unsigned long long)off, util_errno_text(errno));
             total = -1;
             break;
         }
@@ -378,15 +376,14 @@ int64_t journal_replay_range(const char *path, int fd, uint64_t salt, uint64_t f
         if (k >= 0)
             k = payload_items(p, n, fn, ctx, &why);
         if (k == -2) {
-            journal_fail(err, errlen,
-                         "%s: replay stopped by the caller in the record at offset %llu", path,
-                         (unsigned long long)off);
+            util_fail(err, errlen, "%s: replay stopped by the caller in the record at offset %llu",
+                      path, (unsigned long long)off);
             total = -1;
             break;
         }
         if (k < 0) {
-            journal_fail(err, errlen, "%s: record at offset %llu: %s", path,
-                         (unsigned long long)off, why);
+            util_fail(err, errlen, "%s: record at offset %llu: %s", path, (unsigned long long)off,
+                      why);
             total = -1;
             break;
         }
@@ -414,8 +411,8 @@ int64_t journal_walk_records(const char *path, int fd, uint64_t salt, uint64_t f
             st = h ? record_at(&r, salt, off, to, &p, &n, &why) : REC_IO;
         }
         if (st == REC_IO) {
-            journal_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
-                         (unsigned long long)off, util_errno_text(errno));
+            util_fail(err, errlen, "%s: read failed at offset %llu: %s", path,
+                      (unsigned long long)off, util_errno_text(errno));
             total = -1;
             break;
         }
@@ -423,14 +420,14 @@ int64_t journal_walk_records(const char *path, int fd, uint64_t salt, uint64_t f
         int64_t t = JOURNAL_NO_TIME;
         if (st != REC_OK || payload_items(p, n, NULL, NULL, &why) < 0 ||
             jtag_decode(p, n, &op, &t, &why) < 0) {
-            journal_fail(err, errlen, "%s: record at offset %llu: %s", path,
-                         (unsigned long long)off, why);
+            util_fail(err, errlen, "%s: record at offset %llu: %s", path, (unsigned long long)off,
+                      why);
             total = -1;
             break;
         }
         if (fn(ctx, off, head, p, n, op, t) != 0) {
-            journal_fail(err, errlen, "%s: walk stopped by the caller at offset %llu", path,
-                         (unsigned long long)off);
+            util_fail(err, errlen, "%s: walk stopped by the caller at offset %llu", path,
+                      (unsigned long long)off);
             total = -1;
             break;
         }

@@ -23,21 +23,6 @@
  * more bytes than punycode for some scripts); this bounds the raw form. */
 #define HOST_RAW_MAX 1024
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-
 static unsigned char lower(unsigned char ch)
 {
     return (ch >= 'A' && ch <= 'Z') ? (unsigned char)(ch + 32) : ch;
@@ -171,7 +156,7 @@ static int host_canon(const char *raw, size_t n, bool brackets, char *out, size_
         char v6[48];
         size_t v6len;
         if (n < 2 || raw[n - 1] != ']' || !url_ipv6_canon(raw + 1, n - 2, v6, &v6len, type))
-            return fail(err, errlen, "bad IPv6 literal");
+            return util_fail(err, errlen, "bad IPv6 literal");
         if (*type == URL_HOST_IPV6 && brackets) {
             out[0] = '[';
             memcpy(out + 1, v6, v6len);
@@ -187,9 +172,9 @@ static int host_canon(const char *raw, size_t n, bool brackets, char *out, size_
     char tmp[HOST_RAW_MAX + 1];
     size_t len;
     if (!dots_clean(raw, n, tmp, HOST_RAW_MAX, &len))
-        return fail(err, errlen, "host longer than %d bytes", URL_HOST_MAX);
+        return util_fail(err, errlen, "host longer than %d bytes", URL_HOST_MAX);
     if (len == 0)
-        return fail(err, errlen, "empty host");
+        return util_fail(err, errlen, "empty host");
     tmp[len] = 0;
     bool ascii = true;
     for (size_t i = 0; i < len; i++)
@@ -204,7 +189,7 @@ static int host_canon(const char *raw, size_t n, bool brackets, char *out, size_
             bool ok = plen <= HOST_RAW_MAX && dots_clean(puny, plen, tmp, HOST_RAW_MAX, &len);
             if (!ok || len == 0) {
                 idn2_free(puny);
-                return fail(err, errlen, "%s", ok ? "empty host" : "host too long");
+                return util_fail(err, errlen, "%s", ok ? "empty host" : "host too long");
             }
         }
         idn2_free(puny);
@@ -216,7 +201,7 @@ static int host_canon(const char *raw, size_t n, bool brackets, char *out, size_
         return 0;
     }
     if (len > URL_HOST_MAX)
-        return fail(err, errlen, "host longer than %d bytes", URL_HOST_MAX);
+        return util_fail(err, errlen, "host longer than %d bytes", URL_HOST_MAX);
     for (size_t i = 0; i < len; i++)
         out[i] = (char)lower((unsigned char)tmp[i]);
     out[len] = 0;
@@ -329,13 +314,13 @@ static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen
 {
     const char *s = c->work;
     if (n == 0)
-        return fail(err, errlen, "empty URL");
+        return util_fail(err, errlen, "empty URL");
 
     long sl = scheme_len(s, n);
     if (sl < 0)
-        return fail(err, errlen, "not a URL with a host (scheme without \"//\")");
+        return util_fail(err, errlen, "not a URL with a host (scheme without \"//\")");
     if (sl > URL_SCHEME_MAX)
-        return fail(err, errlen, "scheme longer than %d bytes", URL_SCHEME_MAX);
+        return util_fail(err, errlen, "scheme longer than %d bytes", URL_SCHEME_MAX);
     struct out o = {c->url, 0};
     if (sl == 0) {
         out_put(&o, "http", 4);
@@ -367,10 +352,10 @@ static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen
     if (lead < hn && h[lead] == '[') {
         const char *rb = memchr(h, ']', hn);
         if (!rb)
-            return fail(err, errlen, "bad IPv6 literal");
+            return util_fail(err, errlen, "bad IPv6 literal");
         port = (size_t)(rb - h) + 1;
         if (port < hn && h[port] != ':')
-            return fail(err, errlen, "bad IPv6 literal");
+            return util_fail(err, errlen, "bad IPv6 literal");
     } else {
         const char *colon = memchr(h, ':', hn);
         if (colon)
@@ -381,14 +366,14 @@ static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen
         unsigned long v = 0;
         for (size_t i = port + 1; i < hn; i++) {
             if (!is_digit((unsigned char)h[i]) || digits > 5)
-                return fail(err, errlen, "bad port");
+                return util_fail(err, errlen, "bad port");
             v = v * 10 + (unsigned)(h[i] - '0');
         }
         if (v > 65535)
-            return fail(err, errlen, "bad port");
+            return util_fail(err, errlen, "bad port");
     }
     if (port == 0)
-        return fail(err, errlen, "no host");
+        return util_fail(err, errlen, "no host");
 
     char host[URL_HOST_MAX + 1];
     size_t host_len;
@@ -419,7 +404,7 @@ static int url_from_work(struct url_canon *c, size_t n, char *err, size_t errlen
     c->len = o.len;
     return 0;
 too_long:
-    return fail(err, errlen, "canonical URL longer than %d bytes", URL_CANON_MAX);
+    return util_fail(err, errlen, "canonical URL longer than %d bytes", URL_CANON_MAX);
 }
 
 /* ---- the fast path ---- */
@@ -669,7 +654,7 @@ int url_canon_url_general(struct url_canon *c, const char *in, size_t len, char 
 {
     c->marked = false;
     if (len > URL_CANON_MAX)
-        return fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
+        return util_fail(err, errlen, "URL longer than %d bytes", URL_CANON_MAX);
     return url_from_work(c, prepare(in, len, c->work, true), err, errlen);
 }
 
@@ -694,12 +679,12 @@ static int host_only(struct url_canon *c, const char *h, size_t n, char *err, si
      * give a key that no URL's host ever equals. */
     for (size_t i = 0; i < n; i++)
         if (h[i] == '/' || h[i] == '?' || h[i] == '@')
-            return fail(err, errlen, "'%c' in host", h[i]);
+            return util_fail(err, errlen, "'%c' in host", h[i]);
     /* An IPv6 address may come without brackets: it has two colons or more. */
     const char *colon = memchr(h, ':', n);
     if (colon && memchr(colon + 1, ':', n - (size_t)(colon - h) - 1) && h[0] != '[') {
         if (!url_ipv6_canon(h, n, v6, &host_len, &c->host_type))
-            return fail(err, errlen, "bad IPv6 address");
+            return util_fail(err, errlen, "bad IPv6 address");
         memcpy(host, v6, host_len);
     } else {
         size_t port = n;
@@ -711,15 +696,15 @@ static int host_only(struct url_canon *c, const char *h, size_t n, char *err, si
         }
         for (size_t i = port + 1; i < n; i++)
             if (!is_digit((unsigned char)h[i]) || n - port - 1 > 5)
-                return fail(err, errlen, "bad port");
+                return util_fail(err, errlen, "bad port");
         if (port < n && h[port] != ':')
-            return fail(err, errlen, "bad IPv6 literal");
+            return util_fail(err, errlen, "bad IPv6 literal");
         if (host_canon(h, port, false, host, &host_len, &c->host_type, err, errlen) < 0)
             return -1;
     }
     struct out o = {c->url, 0};
     if (!put_escaped(&o, host, host_len))
-        return fail(err, errlen, "host too long");
+        return util_fail(err, errlen, "host too long");
     c->url[o.len] = 0;
     c->len = c->host_len = o.len;
     c->marked = false;
@@ -732,12 +717,12 @@ static int host_only(struct url_canon *c, const char *h, size_t n, char *err, si
 int url_canon_host(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
 {
     if (len > URL_CANON_MAX)
-        return fail(err, errlen, "host longer than %d bytes", URL_CANON_MAX);
+        return util_fail(err, errlen, "host longer than %d bytes", URL_CANON_MAX);
     /* Prepared as a URL is (a host that reaches us escaped, "evil%2Eexample",
      * is the same host), but a '#' is kept: the spec's "host%23.com". */
     size_t n = prepare(in, len, c->work, false);
     if (n == 0)
-        return fail(err, errlen, "empty host");
+        return util_fail(err, errlen, "empty host");
     return host_only(c, c->work, n, err, errlen);
 }
 
@@ -751,7 +736,7 @@ static int email_from_work(struct url_canon *c, size_t n, char *err, size_t errl
             break;
         }
     if (!at)
-        return fail(err, errlen, "no '@' in e-mail address");
+        return util_fail(err, errlen, "no '@' in e-mail address");
     const char *h = at + 1;
     size_t hn = n - (size_t)(h - c->work);
     if (hn && h[hn - 1] == '>' && c->work[0] == '<')
@@ -766,21 +751,21 @@ static int email_from_work(struct url_canon *c, size_t n, char *err, size_t errl
         }
     }
     if (hn == 0)
-        return fail(err, errlen, "no domain in e-mail address");
+        return util_fail(err, errlen, "no domain in e-mail address");
     return host_only(c, h, hn, err, errlen);
 }
 
 int url_canon_email(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
 {
     if (len > URL_CANON_MAX)
-        return fail(err, errlen, "address longer than %d bytes", URL_CANON_MAX);
+        return util_fail(err, errlen, "address longer than %d bytes", URL_CANON_MAX);
     return email_from_work(c, prepare(in, len, c->work, false), err, errlen);
 }
 
 int url_canon_any_host(struct url_canon *c, const char *in, size_t len, char *err, size_t errlen)
 {
     if (len > URL_CANON_MAX)
-        return fail(err, errlen, "input longer than %d bytes", URL_CANON_MAX);
+        return util_fail(err, errlen, "input longer than %d bytes", URL_CANON_MAX);
     /* Prepared once, as a URL (a fragment is never part of a host), and
      * decided on the unescaped form, as url_canon_url would see it. */
     size_t n = prepare(in, len, c->work, true);
@@ -794,6 +779,6 @@ int url_canon_any_host(struct url_canon *c, const char *in, size_t len, char *er
     if (at)
         return email_from_work(c, n, err, errlen);
     if (n == 0)
-        return fail(err, errlen, "empty host");
+        return util_fail(err, errlen, "empty host");
     return host_only(c, s, n, err, errlen);
 }
