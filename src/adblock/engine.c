@@ -16,7 +16,7 @@
 struct brule {
     uint32_t text;
     uint32_t hash; /* of the text: duplicates */
-    uint32_t key;  /* of adblock_rule_key: $badfilter twins */
+    uint32_t key;  /* of the pattern, any case: who may be a $badfilter twin */
     uint16_t len, pat_end, types, flags, methods;
     uint8_t pat_off, host_len, ndom;
     bool cancelled;
@@ -31,8 +31,9 @@ struct adblock_builder {
     size_t pool_len, pool_cap;
     struct brule *rules;
     size_t n, cap;
-    char **bad; /* adblock_rule_key of each $badfilter rule: the twins to cancel */
-    size_t nbad, bad_cap;
+    char **bad;        /* adblock_rule_key of each $badfilter rule: the twins to cancel */
+    uint32_t *bad_pat; /* the hash of each one's pattern (brule.key) */
+    size_t nbad, bad_cap, bad_pat_cap;
     uint32_t *set; /* open addressing: 1 + rule index, by text hash */
     size_t set_cap;
     struct adblock_summary sum;
@@ -51,6 +52,7 @@ void adblock_builder_free(struct adblock_builder *b)
     for (size_t i = 0; i < b->nbad; i++)
         free(b->bad[i]);
     free(b->bad);
+    free(b->bad_pat);
     free(b->pool);
     free(b->rules);
     free(b->set);
@@ -106,15 +108,25 @@ static long dedup(struct adblock_builder *b, uint32_t h, const char *s, size_t n
     return -1;
 }
 
+/* A cheap first test for $badfilter twins (a twin has the same pattern, in any
+ * case, and is an exception or not alike); adblock_rule_key decides. */
+static uint32_t pattern_key(const struct adblock_rule *r)
+{
+    return ab_hash(r->line + r->pat_off, r->pat_end - r->pat_off) ^ (r->exception ? 1u : 0u);
+}
+
 /* Keep one parsed network rule: its text goes to the pool. */
 static int keep(struct adblock_builder *b, const struct adblock_rule *r)
 {
     if (r->badfilter) {
         if (!grow((void **)&b->bad, &b->bad_cap, b->nbad + 1, sizeof *b->bad))
             return -1;
+        if (!grow((void **)&b->bad_pat, &b->bad_pat_cap, b->nbad + 1, sizeof *b->bad_pat))
+            return -1;
         char *k = adblock_rule_key(r);
         if (k == NULL)
             return -1;
+        b->bad_pat[b->nbad] = pattern_key(r);
         b->bad[b->nbad++] = k;
         b->sum.badfilter++;
         return 0;
@@ -122,11 +134,7 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     if (r->pat_off > 255 || r->host_len > 255)
         return 0; /* cannot happen: the line parser bounds both */
     uint32_t h = ab_hash(r->line, r->len);
-    char *key = adblock_rule_key(r);
-    if (key == NULL)
-        return -1;
-    uint32_t kh = ab_hash(key, strlen(key));
-    free(key);
+    uint32_t kh = pattern_key(r);
     long d = dedup(b, h, r->line, r->len, b->n);
     if (d == -2)
         return -1;
@@ -456,7 +464,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     if (b->nbad) {
         struct counts badset = {0};
         for (size_t i = 0; i < b->nbad; i++) {
-            uint32_t *v = counts_at(&badset, ab_hash(b->bad[i], strlen(b->bad[i])), true);
+            uint32_t *v = counts_at(&badset, b->bad_pat[i], true);
             if (v == NULL)
                 goto oom;
             *v = 1;
