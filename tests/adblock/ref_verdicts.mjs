@@ -8,7 +8,8 @@
 // stdin: one request a line, `url<TAB>type<TAB>from` (type empty: a top-level document;
 // from empty: no initiator; a line may hold the url alone). stdout: one line a request,
 // `BLOCK` or `PASS`, TAB, the deciding rule as written (or `-`), TAB, the exception as
-// written (or `-`). Errors: a message on stderr, exit status 1.
+// written (or `-`). Errors: a message on stderr, exit status 1. Each URL (and page) is
+// handed to the engine as a browser would: scheme and host lower-cased (browserCase).
 //
 // Verdict mode parses with `debug: true` (each filter keeps its line as written) and
 // without the engine's optimizations, which fuse rules into one regex and so lose which
