@@ -15,7 +15,8 @@
 /* A parsed rule waiting for finish: its text in the pool and where its parts are. */
 struct brule {
     uint32_t text;
-    uint32_t hash; /* of the text: duplicates and $badfilter twins */
+    uint32_t hash; /* of the text: duplicates */
+    uint32_t key;  /* of the pattern, any case: who may be a $badfilter twin */
     uint16_t len, pat_end, types, flags, methods;
     uint8_t pat_off, host_len, ndom;
     bool cancelled;
@@ -30,8 +31,9 @@ struct adblock_builder {
     size_t pool_len, pool_cap;
     struct brule *rules;
     size_t n, cap;
-    char **bad; /* $badfilter rules, the option cut out: the twins to cancel */
-    size_t nbad, bad_cap;
+    char **bad;        /* adblock_rule_key of each $badfilter rule: the twins to cancel */
+    uint32_t *bad_pat; /* the hash of each one's pattern (brule.key) */
+    size_t nbad, bad_cap, bad_pat_cap;
     uint32_t *set; /* open addressing: 1 + rule index, by text hash */
     size_t set_cap;
     struct adblock_summary sum;
@@ -50,6 +52,7 @@ void adblock_builder_free(struct adblock_builder *b)
     for (size_t i = 0; i < b->nbad; i++)
         free(b->bad[i]);
     free(b->bad);
+    free(b->bad_pat);
     free(b->pool);
     free(b->rules);
     free(b->set);
@@ -105,23 +108,25 @@ static long dedup(struct adblock_builder *b, uint32_t h, const char *s, size_t n
     return -1;
 }
 
+/* A cheap first test for $badfilter twins (a twin has the same pattern, in any
+ * case, and is an exception or not alike); adblock_rule_key decides. */
+static uint32_t pattern_key(const struct adblock_rule *r)
+{
+    return ab_hash(r->line + r->pat_off, r->pat_end - r->pat_off) ^ (r->exception ? 1u : 0u);
+}
+
 /* Keep one parsed network rule: its text goes to the pool. */
 static int keep(struct adblock_builder *b, const struct adblock_rule *r)
 {
     if (r->badfilter) {
         if (!grow((void **)&b->bad, &b->bad_cap, b->nbad + 1, sizeof *b->bad))
             return -1;
-        char *k = malloc(r->len + 1);
+        if (!grow((void **)&b->bad_pat, &b->bad_pat_cap, b->nbad + 1, sizeof *b->bad_pat))
+            return -1;
+        char *k = adblock_rule_key(r);
         if (k == NULL)
             return -1;
-        size_t kl = 0;
-        memcpy(k, r->line, r->bad_off);
-        kl = r->bad_off;
-        memcpy(k + kl, r->line + r->bad_off + r->bad_len, r->len - r->bad_off - r->bad_len);
-        kl += r->len - r->bad_off - r->bad_len;
-        if (kl > 0 && k[kl - 1] == '$')
-            kl--;
-        k[kl] = 0;
+        b->bad_pat[b->nbad] = pattern_key(r);
         b->bad[b->nbad++] = k;
         b->sum.badfilter++;
         return 0;
@@ -129,6 +134,7 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     if (r->pat_off > 255 || r->host_len > 255)
         return 0; /* cannot happen: the line parser bounds both */
     uint32_t h = ab_hash(r->line, r->len);
+    uint32_t kh = pattern_key(r);
     long d = dedup(b, h, r->line, r->len, b->n);
     if (d == -2)
         return -1;
@@ -148,6 +154,7 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     b->pool[b->pool_len + r->len] = 0;
     b->pool_len += r->len + 1;
     o->hash = h;
+    o->key = kh;
     o->len = (uint16_t)r->len;
     o->pat_off = (uint8_t)r->pat_off;
     o->pat_end = (uint16_t)r->pat_end;
@@ -413,12 +420,19 @@ static bool is_plain_host(const char *t, const struct brule *r)
     return r->len == r->pat_end || (r->flags & AB_F_1P) == 0;
 }
 
+/* Is r the twin of a $badfilter rule? Asked only of rules whose key hash is a
+ * $badfilter's: the line is parsed again for its key (few rules). */
 static bool is_cancelled(const struct adblock_builder *b, const struct brule *r)
 {
-    for (size_t i = 0; i < b->nbad; i++)
-        if (strcmp(b->bad[i], b->pool + r->text) == 0)
-            return true;
-    return false;
+    struct adblock_rule pr;
+    if (adblock_rule_parse(b->pool + r->text, r->len, &pr) != ADBLOCK_CLASS_NETWORK)
+        return false;
+    char *key = adblock_rule_key(&pr);
+    bool hit = false;
+    for (size_t i = 0; key != NULL && i < b->nbad && !hit; i++)
+        hit = strcmp(b->bad[i], key) == 0;
+    free(key);
+    return hit;
 }
 
 /* Why: all the work a lookup would otherwise redo is done once here: twins
@@ -450,13 +464,13 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     if (b->nbad) {
         struct counts badset = {0};
         for (size_t i = 0; i < b->nbad; i++) {
-            uint32_t *v = counts_at(&badset, ab_hash(b->bad[i], strlen(b->bad[i])), true);
+            uint32_t *v = counts_at(&badset, b->bad_pat[i], true);
             if (v == NULL)
                 goto oom;
             *v = 1;
         }
         for (size_t i = 0; i < b->n; i++)
-            if (counts_at(&badset, b->rules[i].hash, false) && is_cancelled(bb, &b->rules[i])) {
+            if (counts_at(&badset, b->rules[i].key, false) && is_cancelled(bb, &b->rules[i])) {
                 b->rules[i].cancelled = true;
                 e->sum.cancelled++;
             }

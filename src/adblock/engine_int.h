@@ -128,7 +128,11 @@ struct adblock_engine {
 #define AB_HOST_MAX 256
 struct ab_req {
     char url[AB_URL_MAX + 1]; /* lower-cased */
-    const char *orig;         /* as given (for $match-case) */
+    const char *orig;         /* as given */
+    /* for $match-case, made on first use: the URL as a browser hands it on (WHATWG),
+     * its scheme and host lower-cased, the rest as given */
+    char cased[AB_URL_MAX + 1];
+    bool cased_ready;
     size_t len;
     size_t host_off, host_len;
     uint32_t tok[AB_TOKENS_MAX];
@@ -173,6 +177,8 @@ uint64_t ab_engine_id(void);
 bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,
                  size_t from_len, int method);
 int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict);
+/* The URL for $match-case rules: scheme and host lower case, the rest as given. */
+const char *ab_req_cased(struct ab_req *q);
 /* The length of host[0..n) without its public suffix (and its dot): the part
  * an entity `name.*` is matched against; -1 when there is none. */
 int ab_host_entity_len(const struct adblock_engine *e, const char *host, size_t n);

@@ -143,12 +143,12 @@ static bool match_host_anchor(const struct ab_rule *r, const char *text, const s
     return false;
 }
 
-static bool match_pattern(const struct adblock_engine *e, struct adblock_ctx *c,
-                          const struct ab_req *q, const struct ab_rule *r)
+static bool match_pattern(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
+                          const struct ab_rule *r)
 {
     const char *text = e->pool + r->text;
     bool fold = !(r->flags & AB_F_MATCH_CASE);
-    const char *u = fold ? q->url : q->orig;
+    const char *u = fold ? q->url : ab_req_cased(q);
     size_t ulen = q->len;
     if (r->flags & AB_F_REGEX) {
         const struct ab_extra *x = &e->extras[r->aux - 1];

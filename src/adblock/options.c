@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -276,6 +277,8 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
             r->match_case = true;
             break;
         case O_REDIRECT:
+            r->redirect_off = val ? (size_t)(val - s) : 0;
+            r->redirect_len = vlen;
             if (r->exception)
                 return ADBLOCK_CLASS_REDIRECT_RULE; /* un-does a redirect, not a block */
             break;
@@ -302,4 +305,81 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
         return reject(r, "no request type left in", s + off, n - off);
     (void)typed;
     return ADBLOCK_CLASS_NETWORK;
+}
+
+struct key_part {
+    const char *s;
+    size_t n;
+};
+
+static int key_part_cmp(const void *a, const void *b)
+{
+    const struct key_part *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int c = strncasecmp(x->s, y->s, n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static void key_lower(char *k, size_t *kl, const char *s, size_t n, bool fold)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        k[(*kl)++] = (char)(fold && c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+}
+
+/* Why: EasyList and uBlock's lists write a $badfilter with its options in another
+ * order than the rule it cancels; the reference cancels by meaning. Builder thread. */
+char *adblock_rule_key(const struct adblock_rule *r)
+{
+    size_t entries = 0;
+    for (unsigned d = 0; d < r->ndom; d++)
+        for (size_t i = 0; i < r->dom[d].len; i++)
+            entries += r->line[r->dom[d].off + i] == '|';
+    entries += r->ndom;
+    struct key_part *parts = malloc((entries ? entries : 1) * sizeof *parts);
+    char *k = malloc(r->len + 64 + 2 * entries);
+    if (parts == NULL || k == NULL) {
+        free(parts);
+        free(k);
+        return NULL;
+    }
+    size_t kl =
+        (size_t)snprintf(k, 64, "%c%c%c%c%u:%x:%x:%x:", r->exception ? 'E' : 'B',
+                         r->important ? 'I' : '-', r->match_case ? 'M' : '-', r->regex ? 'R' : '-',
+                         r->anchor, (unsigned)r->types, r->party, (unsigned)r->methods);
+    key_lower(k, &kl, r->line + r->pat_off, r->pat_end - r->pat_off, !r->match_case);
+    for (unsigned kind = ADBLOCK_DOM_FROM; kind <= ADBLOCK_DOM_DENYALLOW; kind++) {
+        size_t np = 0;
+        for (unsigned d = 0; d < r->ndom; d++) {
+            if (r->dom[d].kind != kind)
+                continue;
+            const char *v = r->line + r->dom[d].off;
+            size_t n = r->dom[d].len, i = 0;
+            while (i <= n) {
+                size_t j = i;
+                while (j < n && v[j] != '|')
+                    j++;
+                parts[np].s = v + i;
+                parts[np++].n = j - i;
+                i = j + 1;
+            }
+        }
+        if (np == 0)
+            continue;
+        qsort(parts, np, sizeof *parts, key_part_cmp);
+        k[kl++] = '\x01';
+        k[kl++] = (char)('0' + kind);
+        for (size_t i = 0; i < np; i++) {
+            k[kl++] = '|';
+            key_lower(k, &kl, parts[i].s, parts[i].n, true);
+        }
+    }
+    if (r->redirect_len) {
+        k[kl++] = '\x02';
+        key_lower(k, &kl, r->line + r->redirect_off, r->redirect_len, false);
+    }
+    k[kl] = 0;
+    free(parts);
+    return k;
 }

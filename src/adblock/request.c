@@ -146,7 +146,21 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
 {
     if (len > AB_URL_MAX)
         return false;
+    /* `https://host./` names the same host as `https://host/` (a fully qualified
+     * name): the dot goes, so `||host^` sees the separator after the host, as the
+     * reference engine and the naive matcher read it. The copy goes where the
+     * $match-case form would (it is made from this one when asked). */
+    size_t ho, hl;
+    find_host(url, len, &ho, &hl);
+    if (hl > 1 && url[ho + hl - 1] == '.' && memmem(url, ho, "://", 3) != NULL &&
+        (ho == 0 || url[ho - 1] != '[')) {
+        memcpy(q->cased, url, ho + hl - 1);
+        memcpy(q->cased + ho + hl - 1, url + ho + hl, len - ho - hl);
+        url = q->cased;
+        len--;
+    }
     q->orig = url;
+    q->cased_ready = false;
     q->len = len;
     q->type = type < 0 || type >= ADBLOCK_TYPE_COUNT ? ADBLOCK_TYPE_DOCUMENT : type;
     q->method = method < 0 ? ADBLOCK_METHOD_GET : method;
@@ -200,6 +214,8 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         } else {
             find_host(from, n, &fo, &fl);
         }
+        if (fl > 1 && from[fo + fl - 1] == '.')
+            fl--; /* the page's host, as a fully qualified name: the same host */
         if (fl > 0 && fl <= AB_HOST_MAX) {
             for (size_t i = 0; i < fl; i++)
                 q->from_host[i] = (char)lower_of((unsigned char)from[fo + i]);
@@ -241,7 +257,11 @@ static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len
     char buf[AB_HOST_MAX + 1];
     memcpy(buf, host, len);
     buf[len] = 0;
-    const char *d = psl_registrable_domain(psl, buf);
+    /* an IP address is a site of its own (libpsl would cut `185.147.34.126` to
+     * `34.126`, the same "site" as the host name `x185.147.34.126`) */
+    size_t ip = strspn(buf, "0123456789.");
+    bool is_ip = (ip == len && buf[len - 1] != '.') || memchr(buf, ':', len) != NULL;
+    const char *d = is_ip ? buf : psl_registrable_domain(psl, buf);
     size_t dl = d ? strlen(d) : 0;
     if (len <= sizeof m->host) {
         m->psl = psl;
@@ -302,4 +322,24 @@ int ab_host_entity_len(const struct adblock_engine *e, const char *host, size_t 
         return -1;
     size_t suffix = dl - (size_t)(dot - d); /* ".co.uk" */
     return (int)(n - suffix);
+}
+
+/* Why: a browser's URL parser lower-cases the scheme and the host before any
+ * blocker sees a URL, so $match-case applies to the rest only (the reference
+ * engine gets its URLs that way). Made on the first $match-case rule a request
+ * meets; the calling thread's own request. */
+const char *ab_req_cased(struct ab_req *q)
+{
+    if (q->cased_ready)
+        return q->cased;
+    if (q->orig != q->cased)
+        memcpy(q->cased, q->orig, q->len);
+    q->cased[q->len] = 0;
+    const char *colon = memchr(q->cased, ':', q->len);
+    if (colon != NULL && memchr(q->cased, '/', (size_t)(colon - q->cased)) == NULL)
+        memcpy(q->cased, q->url, (size_t)(colon - q->cased));
+    if (q->host_off + q->host_len <= q->len)
+        memcpy(q->cased + q->host_off, q->url + q->host_off, q->host_len);
+    q->cased_ready = true;
+    return q->cased;
 }

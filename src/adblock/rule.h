@@ -52,9 +52,10 @@ struct adblock_rule {
     size_t host_len;         /* ADBLOCK_ANCHOR_HOST: bytes of pattern that are host name */
     size_t opt_off;          /* the options after `$` (opt_off == len: none) */
     size_t bad_off, bad_len; /* $badfilter: the option's bytes (with a comma) to drop */
-    uint16_t types;          /* mask of enum adblock_type the rule applies to */
-    unsigned party;          /* ADBLOCK_PARTY_* */
-    uint16_t methods;        /* mask of enum adblock_method; 0: any */
+    size_t redirect_off, redirect_len; /* $redirect=: the value (0, 0: none) */
+    uint16_t types;                    /* mask of enum adblock_type the rule applies to */
+    unsigned party;                    /* ADBLOCK_PARTY_* */
+    uint16_t methods;                  /* mask of enum adblock_method; 0: any */
     unsigned ndom;
     struct {
         enum adblock_dom_kind kind;
@@ -69,6 +70,12 @@ enum adblock_class adblock_rule_parse(const char *line, size_t n, struct adblock
 /* Options: parse line[off..r->len) into r (options.c). Returns the class: NETWORK,
  * a non-blocking class, or REJECTED with r->why. */
 enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off);
+
+/* What $badfilter compares: the rule's meaning, not its spelling (options in any
+ * order, short or long names, `~third-party` or `first-party`, a domain list in any
+ * order), as the reference engine compares its filter ids. A NUL-terminated string
+ * to free, the same for a rule and its `$badfilter` twin; NULL when out of memory. */
+char *adblock_rule_key(const struct adblock_rule *r);
 
 /* Is s[0..n) (`~` allowed) an option name the parser knows? */
 bool adblock_option_known(const char *s, size_t n);

@@ -21,4 +21,5 @@ EXTRA_DIST += tests/adblock/package.json tests/adblock/package-lock.json \
 TESTS += tests/adblock/ref_test.sh tests/adblock/random_test.sh
 AM_TESTS_ENVIRONMENT += ADBLOCK_BUILDDIR='$(abs_top_builddir)'; export ADBLOCK_BUILDDIR;
 EXTRA_DIST += tests/adblock/ref_test.sh tests/adblock/random_test.sh \
-	tests/adblock/make_corpus.py tests/adblock/compare.py tests/adblock/known-differences.txt
+	tests/adblock/make_corpus.py tests/adblock/compare.py tests/adblock/known-differences.txt \
+	tests/adblock/naive-engine-differences.txt

@@ -229,10 +229,42 @@ static int rule_option(struct naive *n, struct rule *r, char *opt, unsigned *pos
     return 0;
 }
 
+/* A domain list in a fixed order: $badfilter compares the set, not its spelling. */
+static char *sorted_list(const char *v)
+{
+    char *copy = naive_xstrndup(v, strlen(v));
+    char **e = NULL;
+    size_t ne = 0;
+    for (char *save = NULL, *t = strtok_r(copy, "|", &save); t; t = strtok_r(NULL, "|", &save)) {
+        e = naive_xrealloc(e, (ne + 1) * sizeof(*e));
+        e[ne++] = t;
+    }
+    qsort(e, ne, sizeof(*e), cmp_str);
+    char *out = naive_xrealloc(NULL, strlen(v) + 1);
+    out[0] = '\0';
+    for (size_t i = 0; i < ne; i++) {
+        strcat(out, i ? "|" : "");
+        strcat(out, e[i]);
+    }
+    free(e);
+    free(copy);
+    return out;
+}
+
 /* An option word in the spelling $badfilter compares (uBO's short names are the same
- * options as the long ones). */
+ * options as the long ones; a domain list's order does not count). */
 static char *option_key(const char *w)
 {
+    static const char *const lists[] = {"domain=", "from=", "to=", "denyallow="};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+        if (strncmp(w, lists[i], strlen(lists[i])) == 0) {
+            char *v = sorted_list(w + strlen(lists[i]));
+            size_t n = strlen(v) + 12;
+            char *k = naive_xrealloc(NULL, n);
+            snprintf(k, n, "%s%s", strcmp(lists[i], "from=") == 0 ? "domain=" : lists[i], v);
+            free(v);
+            return k;
+        }
     static const char *const alias[][2] = {
         {"3p", "third-party"},    {"1p", "first-party"},    {"xhr", "xmlhttprequest"},
         {"css", "stylesheet"},    {"frame", "subdocument"}, {"doc", "document"},
@@ -554,8 +586,8 @@ void naive_get_stats(const struct naive *n, struct naive_stats *s)
 
 /* A request as the matcher sees it. */
 struct req {
-    const char *url; /* as given, less a trailing dot of the host */
-    char *owned;     /* url, when it was copied to drop that dot */
+    const char *url; /* as given, scheme and host lower case, less a trailing dot of the host */
+    char *owned;     /* url, when it was copied to change those */
     char *lurl;      /* lower case */
     size_t len;
     size_t host_start; /* where "||" may anchor: after "scheme:/+" */
@@ -733,11 +765,17 @@ static void req_init(struct naive *n, struct req *q, const char *url, unsigned t
         const char *at = memrchr(url + hs, '@', e - hs);
         size_t b = at ? (size_t)(at - url) + 1 : hs;
         size_t c = b + strcspn(url + b, ":/?#");
-        if (url[b] != '[' && c > b + 1 && url[c - 1] == '.') {
-            q->owned = naive_xstrndup(url, strlen(url));
+        /* A browser's URL parser (WHATWG) lower-cases the scheme and the host before
+         * any blocker sees the URL: so does this one ($match-case then applies to the
+         * rest). User information keeps its case. */
+        q->owned = naive_xstrndup(url, strlen(url));
+        for (size_t i = 0; q->owned[i] != ':'; i++)
+            q->owned[i] = (char)tolower((unsigned char)q->owned[i]);
+        for (size_t i = b; i < e; i++)
+            q->owned[i] = (char)tolower((unsigned char)q->owned[i]);
+        if (url[b] != '[' && c > b + 1 && url[c - 1] == '.')
             memmove(q->owned + c - 1, q->owned + c, strlen(q->owned + c) + 1);
-            q->url = q->owned;
-        }
+        q->url = q->owned;
         free(h);
     }
     url = q->url;

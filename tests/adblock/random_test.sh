@@ -2,7 +2,7 @@
 # Issue 26: the Adblock verdict program under test against the naive matcher
 # (tests/adblock/naive.c) on small random rule sets and requests over the same small
 # vocabulary (make_corpus.py --random, seeds 1..ADBLOCK_RANDOM_SETS): every verdict
-# must agree, unless tests/adblock/naive-engine-differences.txt exists and documents
+# must agree, unless tests/adblock/naive-engine-differences.txt documents
 # the class. ADBLOCK_VERDICTS as in ref_test.sh; ADBLOCK_SEED0 shifts the seeds.
 set -eu
 top=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -8,7 +8,8 @@
 // stdin: one request a line, `url<TAB>type<TAB>from` (type empty: a top-level document;
 // from empty: no initiator; a line may hold the url alone). stdout: one line a request,
 // `BLOCK` or `PASS`, TAB, the deciding rule as written (or `-`), TAB, the exception as
-// written (or `-`). Errors: a message on stderr, exit status 1.
+// written (or `-`). Errors: a message on stderr, exit status 1. Each URL (and page) is
+// handed to the engine as a browser would: scheme and host lower-cased (browserCase).
 //
 // Verdict mode parses with `debug: true` (each filter keeps its line as written) and
 // without the engine's optimizations, which fuse rules into one regex and so lose which
@@ -66,6 +67,53 @@ function readLists(files) {
     return texts.join('\n');
 }
 
+// A URL as a browser hands it to a blocker: WHATWG's parser lower-cases the scheme and
+// the host (bloomgate's engine does the same before matching). Only those two parts are
+// taken from `new URL()`; the rest stays byte for byte as given (no re-encoding, no
+// normalised path), so that this is the one change. A URL the parser refuses, or one
+// whose host it rewrites beyond case (IDNA, IPv4 forms), is handed on as given.
+function browserCase(url) {
+    let u;
+    try {
+        u = new URL(url);
+    } catch {
+        return url;
+    }
+    const colon = url.indexOf(':');
+    if (colon < 0 || url.slice(0, colon).toLowerCase() + ':' !== u.protocol) {
+        return url;
+    }
+    let out = u.protocol + url.slice(colon + 1);
+    if (u.hostname === '') {
+        return out;
+    }
+    let start = u.protocol.length;
+    while (out[start] === '/') {
+        start += 1;
+    }
+    let end = start;
+    while (end < out.length && !'/?#'.includes(out[end])) {
+        end += 1;
+    }
+    const at = out.lastIndexOf('@', end - 1);
+    if (at >= start) {
+        start = at + 1;
+    }
+    let hostEnd = start;
+    if (out[start] === '[') {
+        hostEnd = out.indexOf(']', start) + 1;
+    } else {
+        while (hostEnd < end && out[hostEnd] !== ':') {
+            hostEnd += 1;
+        }
+    }
+    const host = out.slice(start, hostEnd);
+    if (host.toLowerCase() !== u.hostname && host.toLowerCase() !== `${u.hostname}.`) {
+        return out;
+    }
+    return out.slice(0, start) + host.toLowerCase() + out.slice(hostEnd);
+}
+
 // The requests on stdin, parsed once (so that a bench pass times matching alone).
 function readRequests() {
     let text;
@@ -91,7 +139,7 @@ function readRequests() {
         if (t === undefined) {
             die(`stdin line ${i + 1}: unknown type '${type}'`);
         }
-        requests.push({ url, type: t, sourceUrl: from });
+        requests.push({ url: browserCase(url), type: t, sourceUrl: browserCase(from) });
     });
     return requests;
 }

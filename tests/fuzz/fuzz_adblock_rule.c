@@ -6,10 +6,33 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "adblock/rule.h"
 #include "fuzz.h"
+
+/* A $badfilter rule and the rule written the same without that option have the
+ * same key (what the engine cancels by), when the latter is a rule at all. */
+static void check_twin(const struct adblock_rule *r, const char *key)
+{
+    size_t n = r->len - r->bad_len;
+    char *t = malloc(n ? n : 1);
+    if (t == NULL)
+        return;
+    memcpy(t, r->line, r->bad_off);
+    memcpy(t + r->bad_off, r->line + r->bad_off + r->bad_len, r->len - r->bad_off - r->bad_len);
+    if (n > 0 && t[n - 1] == '$')
+        n--;
+    struct adblock_rule twin;
+    if (adblock_rule_parse(t, n, &twin) == ADBLOCK_CLASS_NETWORK && !twin.badfilter &&
+        twin.opt_off >= r->opt_off) {
+        char *k2 = adblock_rule_key(&twin);
+        FUZZ_CHECK(k2 == NULL || strcmp(k2, key) == 0, "twin key %s, $badfilter key %s", k2, key);
+        free(k2);
+    }
+    free(t);
+}
 
 static void check_line(const char *s, size_t n)
 {
@@ -38,6 +61,11 @@ static void check_line(const char *s, size_t n)
                    "badfilter cut outside the options");
     if (r.regex)
         FUZZ_CHECK(r.anchor == 0 && r.host_len == 0, "a regex with anchors");
+    char *key = adblock_rule_key(&r);
+    FUZZ_CHECK(key != NULL, "no $badfilter key");
+    if (r.badfilter && key != NULL)
+        check_twin(&r, key);
+    free(key);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -127,6 +127,15 @@ START_TEST(test_case)
     load("/AdServer/$match-case\n");
     BLOCKS("https://x.example/AdServer/1", NULL, NULL);
     PASSES("https://x.example/adserver/1", NULL, NULL);
+    /* the scheme and host are lower-cased first, as a browser's URL parser does:
+     * $match-case applies to the rest */
+    load("|https://case.example/Banner$match-case\n");
+    BLOCKS("HTTPS://CASE.Example/Banner.gif", NULL, NULL);
+    BLOCKS("https://Case.Example/Banner?u=X", NULL, NULL);
+    PASSES("https://CASE.example/BANNER", NULL, NULL);
+    load("/^https:\\/\\/case\\.example\\/Banner/$match-case\n");
+    BLOCKS("https://CASE.EXAMPLE/Banner", NULL, NULL);
+    PASSES("https://case.example/banner", NULL, NULL);
 }
 END_TEST
 
@@ -157,6 +166,14 @@ START_TEST(test_host_anchor)
     PASSES("https://connect.facebook.net/en_US/sdk.js", "script", "https://shop.example/");
     load("||ads*.example^\n");
     BLOCKS("https://ads1.example/", NULL, NULL);
+    /* a host written as a fully qualified name (trailing dot) is the same host */
+    load("||ads.example^\n||track.example^$third-party\n/x.gif|\n");
+    BLOCKS("https://ads.example./x", NULL, NULL);
+    BLOCKS("https://ADS.example.:8080/x", NULL, NULL);
+    BLOCKS("https://track.example./p", "image", "https://news.example./");
+    PASSES("https://track.example./p", "image", "https://track.example./");
+    BLOCKS("https://cdn.example./x.gif", NULL, NULL);
+    PASSES("https://ads.example.org./x", NULL, NULL);
 }
 END_TEST
 
@@ -244,6 +261,21 @@ START_TEST(test_important_badfilter)
     const struct adblock_summary *s = adblock_engine_summary(g_e);
     ck_assert_uint_eq(s->cancelled, 1);
     ck_assert_uint_eq(s->badfilter, 1);
+    /* the twin by meaning, as the reference cancels: options in another order, short
+     * names, a domain list in another order, ~third-party for first-party */
+    load("/ga/$3p,domain=cdn.tr.io|ad.b.co.uk\n/ga/$domain=ad.b.co.uk|cdn.tr.io,third-party,"
+         "badfilter\n");
+    PASSES("http://b.tr.io/-ads-ga", "media", "https://ad.b.co.uk/");
+    load("||ads.example^$first-party,script\n||ADS.example^$script,~3p,badfilter\n");
+    PASSES("https://ads.example/x.js", "script", "https://ads.example/");
+    /* not a twin: another domain, another type, an exception */
+    load("||ads.example^$domain=a.com|b.com\n||ads.example^$domain=a.com,badfilter\n"
+         "||ads.example^$image\n||ads.example^$script,badfilter\n"
+         "||ads2.example^\n@@||ads2.example^$badfilter\n");
+    BLOCKS("https://ads.example/x.js", "script", "https://b.com/");
+    BLOCKS("https://ads.example/x.png", "image", NULL);
+    BLOCKS("https://ads2.example/x", NULL, NULL);
+    ck_assert_uint_eq(adblock_engine_summary(g_e)->cancelled, 0);
 }
 END_TEST
 
@@ -430,7 +462,9 @@ END_TEST
 static bool add_file(struct adblock_builder *b, const char *dir, const char *name)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int pn = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (pn < 0 || (size_t)pn >= sizeof path)
+        return false;
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return false;
