@@ -6,8 +6,8 @@ noinst_LTLIBRARIES += libadblock.la
 libadblock_la_CPPFLAGS = $(PURE_CPPFLAGS) $(LIBPSL_CFLAGS) $(PCRE2_CFLAGS)
 libadblock_la_SOURCES = \
 	%reldir%/adblock.h %reldir%/engine_int.h \
-	%reldir%/rule.c %reldir%/rule.h \
-	%reldir%/options.c \
+	%reldir%/rule.c %reldir%/rule.h %reldir%/syntax.h \
+	%reldir%/options.c %reldir%/options.h \
 	%reldir%/request.c \
 	%reldir%/match.c \
 	%reldir%/engine.c \

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "adblock/rule.h"
+#include "adblock/options.h"
 
 enum opt_kind {
     O_TYPE,      /* a request type; arg: enum adblock_type */
