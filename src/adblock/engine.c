@@ -656,11 +656,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     free(cnt.v);
     free(toks);
     free(ntoks);
-    e->psl = psl_latest(NULL);
-    e->psl_owned = e->psl != NULL;
-    if (e->psl == NULL)
-        e->psl = psl_builtin();
-    e->id = ab_engine_id();
+    ab_engine_ready(e);
     return e;
 oom:
     snprintf(err, errlen, "out of memory compiling the rules");
@@ -679,10 +675,22 @@ fail:
     return NULL;
 }
 
-uint64_t ab_engine_id(void)
+/* A fresh engine id: per-thread memos (libpsl's answers, page exceptions)
+ * are keyed by it, so an engine built or loaded later is never served
+ * another's. Any thread. */
+static uint64_t ab_engine_id(void)
 {
     static _Atomic uint64_t next = 1;
     return next++;
+}
+
+void ab_engine_ready(struct adblock_engine *e)
+{
+    e->psl = psl_latest(NULL);
+    e->psl_owned = e->psl != NULL;
+    if (e->psl == NULL)
+        e->psl = psl_builtin();
+    e->id = ab_engine_id();
 }
 
 void adblock_engine_free(struct adblock_engine *e)

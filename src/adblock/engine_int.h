@@ -170,8 +170,10 @@ struct adblock_ctx {
     const uint32_t *list[AB_TOKENS_MAX];
 };
 
-/* A fresh engine id (engine.c). */
-uint64_t ab_engine_id(void);
+/* The last step of a build or a load (engine.c): the Public Suffix List
+ * (Debian's, psl_latest; libpsl's built-in one if that cannot be read) and a
+ * fresh engine id. */
+void ab_engine_ready(struct adblock_engine *e);
 
 /* request.c */
 bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,

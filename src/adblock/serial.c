@@ -315,10 +315,6 @@ struct adblock_engine *adblock_engine_load(const void *buf, size_t len, char *er
             adblock_engine_free(e);
             return NULL;
         }
-    e->psl = psl_latest(NULL);
-    e->psl_owned = e->psl != NULL;
-    if (e->psl == NULL)
-        e->psl = psl_builtin();
-    e->id = ab_engine_id();
+    ab_engine_ready(e);
     return e;
 }
