@@ -19,6 +19,10 @@
 #include "net/runtime.h"
 #include "conf/conf.h"
 
+/* Connections the kernel queues per listening socket while the workers do not
+ * accept (out of descriptors, busy): one over it and a client's SYN is dropped,
+ * so its connect() hangs on SYN retries. listen_socket sets it; libevent must
+ * not (see listener_create). */
 #define LISTEN_BACKLOG 1024
 
 /* Listeners paused for lack of descriptors, process-wide: the log says so
@@ -183,8 +187,10 @@ int listener_create(struct server *srv, char *err, size_t errlen)
                 if (port == 0)
                     port = bound_port(l->fd); /* the others join the port the kernel chose */
                 l->retry = event_new(l->w->base, -1, 0, retry_cb, l);
+                /* Backlog 0: the socket already listens with LISTEN_BACKLOG;
+                 * libevent's -1 would listen() again with its default of 128. */
                 l->l = l->retry ? evconnlistener_new(l->w->base, accept_cb, l,
-                                                     LEV_OPT_CLOSE_ON_FREE, -1, l->fd)
+                                                     LEV_OPT_CLOSE_ON_FREE, 0, l->fd)
                                 : NULL;
                 if (!l->l) {
                     snprintf(err, errlen, "listen %s: cannot set up the listener", addr->text);

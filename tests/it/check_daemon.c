@@ -233,15 +233,22 @@ static int lines_in(const char *text)
  * idle clients than descriptors must pause accepting (not spin on a listener
  * that stays readable, not write a log line per failed accept), and serve new
  * clients on both protocols once the idle ones have gone. idle clients, on
- * both ports in turn, or (http_only) all on the HTTP port. */
-static void emfile_run(long nofile, int idle, bool http_only)
+ * both ports in turn, or (http_only) all on the HTTP port; the clients it
+ * cannot accept wait in its listen backlog, so each must still connect (in a
+ * bounded wait: a full backlog drops the SYN and a plain connect() would hang
+ * on the kernel's retries). threads workers. */
+static void emfile_run(long nofile, int idle, bool http_only, int threads)
 {
     struct dh_daemon *d = dh_new();
     build_known(d);
     d->nofile_limit = nofile;
-    dh_write_config(d, "threads 2\nlog_level info\nhttp_listen 127.0.0.1:0\n"
-                       "max_connections 1000\nidle_timeout 0\n"
-                       "filter f {\n    file @DIR@/f.bloom\n}\n");
+    char conf[512];
+    snprintf(conf, sizeof(conf),
+             "threads %d\nlog_level info\nhttp_listen 127.0.0.1:0\n"
+             "max_connections 1000\nidle_timeout 0\n"
+             "filter f {\n    file @DIR@/f.bloom\n}\n",
+             threads);
+    dh_write_config(d, conf);
     dh_start(d, NULL);
     int port = dh_port(d, 0), hport = dh_http_port(d, 0);
     char *log = dh_log_read(d);
@@ -250,12 +257,10 @@ static void emfile_run(long nofile, int idle, bool http_only)
     int *fds = calloc((size_t)idle, sizeof(*fds));
     ck_assert_ptr_nonnull(fds);
     for (int i = 0; i < idle; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)(i % 2 || http_only ? hport : port))};
-        inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-        ck_assert_int_ge(fds[i], 0);
-        ck_assert_int_eq(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+        fds[i] = dh_connect_fd(i % 2 || http_only ? hport : port);
+        ck_assert_msg(fds[i] >= 0,
+                      "idle client %d of %d could not connect: %s (listen backlog full?)", i + 1,
+                      idle, strerror(errno));
     }
     /* Saturated: the backlog holds connections the daemon cannot accept. */
     struct timespec pause = {0, 300 * 1000000L};
@@ -293,7 +298,7 @@ static void emfile_run(long nofile, int idle, bool http_only)
 
 START_TEST(test_emfile_pauses_accepting)
 {
-    emfile_run(64, 120, false);
+    emfile_run(64, 120, false, 2);
 }
 END_TEST
 
@@ -301,7 +306,16 @@ END_TEST
  * the HTTP port (HTTP connections are admitted before they send anything). */
 START_TEST(test_emfile_http_port)
 {
-    emfile_run(512, 700, true);
+    emfile_run(512, 700, true, 2);
+}
+END_TEST
+
+/* The listen backlog is the daemon's (1024), not libevent's default (128):
+ * one worker, so one listening socket, out of descriptors after a few dozen
+ * clients, must hold a few hundred more waiting to be accepted. */
+START_TEST(test_emfile_backlog)
+{
+    emfile_run(64, 400, true, 1);
 }
 END_TEST
 
@@ -1529,7 +1543,8 @@ static Suite *daemon_suite(void)
      * case ran 50 times under load to show the counters are not flaky). */
     dh_add_case(s, "every_error", 120, (const TTest *const[]){test_every_error, NULL});
     dh_add_case(s, "emfile", 120,
-                (const TTest *const[]){test_emfile_pauses_accepting, test_emfile_http_port, NULL});
+                (const TTest *const[]){test_emfile_pauses_accepting, test_emfile_http_port,
+                                       test_emfile_backlog, NULL});
     return s;
 }
 

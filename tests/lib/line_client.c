@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -36,6 +37,43 @@ void dh_close_all(void)
             dh_close(conns[i]);
 }
 
+/* connect() on a non-blocking fd, waiting at most timeout_ms for the
+ * handshake, then the fd made blocking again; 0, or -1 with errno (ETIMEDOUT
+ * if the wait ran out). A blocking connect() to a listener whose accept queue
+ * is full waits for the kernel's SYN retries (minutes), past the test's
+ * timeout. Test thread. */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+    if (connect(fd, sa, len) != 0) {
+        if (errno != EINPROGRESS)
+            return -1;
+        long long deadline = now_ms() + timeout_ms;
+        for (;;) {
+            long long left = deadline - now_ms();
+            if (left <= 0) {
+                errno = ETIMEDOUT;
+                return -1;
+            }
+            struct pollfd pfd = {fd, POLLOUT, 0};
+            int n = poll(&pfd, 1, (int)left);
+            if (n > 0)
+                break;
+            if (n < 0 && errno != EINTR)
+                return -1;
+        }
+        int e = 0;
+        socklen_t elen = sizeof(e);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0)
+            return -1;
+        if (e != 0) {
+            errno = e;
+            return -1;
+        }
+    }
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ? -1 : 0;
+}
+
 int dh_connect_to(const char *ip, int port)
 {
     struct sockaddr_storage ss;
@@ -55,10 +93,10 @@ int dh_connect_to(const char *ip, int port)
         errno = EINVAL;
         return -1;
     }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -1;
-    if (connect(fd, (struct sockaddr *)&ss, len) != 0) {
+    if (connect_within(fd, (struct sockaddr *)&ss, len, DH_TIMEOUT_MS) != 0) {
         int e = errno;
         close(fd);
         errno = e;

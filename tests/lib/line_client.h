@@ -34,7 +34,8 @@ struct dh_conn {
 };
 
 /* A TCP socket connected to ip:port, IPv4 or IPv6 (blocking, TCP_NODELAY,
- * close-on-exec); -1 with errno on error. dh_connect_fd connects to 127.0.0.1. */
+ * close-on-exec); -1 with errno on error, ETIMEDOUT if the handshake did not
+ * finish within DH_TIMEOUT_MS. dh_connect_fd connects to 127.0.0.1. */
 int dh_connect_to(const char *ip, int port);
 int dh_connect_fd(int port);
 /* A connection to the daemon; fails the test if it cannot connect. Registered:
