@@ -49,6 +49,18 @@ enum adblock_method {
 };
 int adblock_method_parse(const char *s, size_t n);
 
+/* A browser's Sec-Fetch-Dest value (or an Adblock type name) as a request
+ * type: workers and worklets are scripts, `empty` (fetch, XHR) is
+ * xmlhttprequest, `report` and `manifest` are other. -1 if unknown. */
+int adblock_fetch_dest_parse(const char *s, size_t n);
+
+/* One word after a URL: `type=T` (adblock_fetch_dest_parse), `from=URL`
+ * (the page; not copied: *from points into w) or `method=M`. 1 with the
+ * field set, 0 if w is not a context word, -1 with err if its value is
+ * bad. Pure; for the line protocol's parser and the tool. */
+int adblock_context_word(const char *w, size_t n, int *type, int *method, const char **from,
+                         size_t *from_len, char *err, size_t errlen);
+
 /* What one list line is. Only ADBLOCK_NETWORK lines can decide a verdict; the
  * others are counted by class in the build summary (docs/url-matching.md says
  * why a gateway cannot act on each). */

@@ -24,7 +24,8 @@ _Static_assert((int)CONF_LAYOUT_COUNTING == (int)FILTER_COUNTING, "conf and filt
 
 _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
                    (int)CONF_KEYS_HOST == (int)FILTER_KEYS_HOST + 1 &&
-                   (int)CONF_KEYS_URL == (int)FILTER_KEYS_URL + 1,
+                   (int)CONF_KEYS_URL == (int)FILTER_KEYS_URL + 1 &&
+                   (int)CONF_KEYS_ADBLOCK == (int)FILTER_KEYS_ADBLOCK + 1,
                "conf_keys is not filter_keys + 1");
 
 #define KIB 1024ull
@@ -260,7 +261,8 @@ const struct conf_enum conf_layouts[] = {
     {"counting", CONF_LAYOUT_COUNTING}, {NULL, 0},
 };
 const struct conf_enum conf_key_kinds[] = {
-    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},
+    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL},
+    {"adblock", CONF_KEYS_ADBLOCK}, {NULL, 0},
 };
 const struct conf_enum conf_on_off[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
 const struct conf_enum conf_fsyncs[] = {

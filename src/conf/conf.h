@@ -38,6 +38,7 @@ enum conf_keys {
     CONF_KEYS_EXACT = 1, /* FILTER_KEYS_EXACT + 1 */
     CONF_KEYS_HOST = 2,  /* FILTER_KEYS_HOST + 1 */
     CONF_KEYS_URL = 3,   /* FILTER_KEYS_URL + 1 */
+    CONF_KEYS_ADBLOCK = 4, /* FILTER_KEYS_ADBLOCK + 1: only from a file (build --format adblock) */
 };
 
 enum conf_fsync {

@@ -16,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adblock/adblock.h"
 #include "tool/build.h"
+#include "tool/build_adblock.h"
+#include "core/views.h"
 #include "tool/cli.h"
 #include "url/lists.h"
 #include "bloom/filter.h"
@@ -189,7 +192,7 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
     switch (c) {
     case 'k':
         if (format_keys_parse(arg, &o->keys) != 0)
-            return tool_usage_error("build: --keys: '%s' is not exact, host or url", arg);
+            return tool_usage_error("build: --keys: '%s' is not exact, host, url or adblock", arg);
         b->keys_given = true;
         break;
     case 'f':
@@ -264,9 +267,12 @@ static int build_cli_keys(struct build_cli *b)
 {
     struct build_opts *o = &b->o;
     if (!b->keys_given)
-        o->keys = o->format == LISTS_PLAIN   ? FILTER_KEYS_EXACT
-                  : o->format == LISTS_HOSTS ? FILTER_KEYS_HOST
-                                             : FILTER_KEYS_URL;
+        o->keys = o->format == LISTS_PLAIN     ? FILTER_KEYS_EXACT
+                  : o->format == LISTS_HOSTS   ? FILTER_KEYS_HOST
+                  : o->format == LISTS_ADBLOCK ? FILTER_KEYS_ADBLOCK
+                                               : FILTER_KEYS_URL;
+    if (o->keys == FILTER_KEYS_ADBLOCK && o->format != LISTS_ADBLOCK)
+        return tool_usage_error("build: --keys adblock compiles Adblock lists (--format adblock)");
     if (o->format != LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT)
         return tool_usage_error("build: --format %s yields host or url keys, not exact items "
                                 "(use --keys host or --keys url)",
@@ -375,12 +381,17 @@ static int build_main(int argc, char **argv, const char ***journals_out)
             return rc;
     if ((rc = build_cli_keys(&b)) != BUILD_GO_ON)
         return rc;
+    if (b.dry && o->keys == FILTER_KEYS_ADBLOCK)
+        return tool_usage_error("build --dry-run plans a Bloom filter; an adblock build is "
+                                "sized by its lists");
     if (b.dry)
         return build_dry_run(&b, argc);
     if (!o->output)
         return tool_usage_error("build: -o FILE is required");
     o->inputs = (const char *const *)argv + optind;
     o->n_inputs = (size_t)(argc - optind);
+    if (o->keys == FILTER_KEYS_ADBLOCK)
+        return build_adblock_main(o, b.quiet);
     o->progress = !b.quiet && isatty(STDERR_FILENO);
     if ((rc = build_scan_journals(o)) != BUILD_GO_ON)
         return rc;
@@ -451,6 +462,16 @@ static int cmd_info(int argc, char **argv)
     char sum[17];
     snprintf(sum, sizeof(sum), "%016llx", (unsigned long long)fi.checksum);
     json_object_set_new(j, "checksum", json_string(sum));
+    if (fi.keys == FILTER_KEYS_ADBLOCK) {
+        struct adblock_engine *e = build_adblock_load(file, &fi, err, sizeof(err));
+        if (!e) {
+            format_info_free(&fi);
+            json_decref(j);
+            return tool_runtime_error(err);
+        }
+        json_object_set_new(j, "adblock", views_adblock_json(e));
+        adblock_engine_free(e);
+    }
     format_info_free(&fi);
     print_json(j);
     return 0;
@@ -484,6 +505,24 @@ static int cmd_verify(int argc, char **argv)
     struct format_info fi;
     if (format_read_info(file, &fi, err, sizeof(err)) != 0)
         return tool_runtime_error(err);
+    /* An adblock file's engine is compiled back too: every offset checked,
+     * every regex compiled, as the daemon will. */
+    if (fi.keys == FILTER_KEYS_ADBLOCK) {
+        struct adblock_engine *e = build_adblock_load(file, &fi, err, sizeof(err));
+        if (!e) {
+            format_info_free(&fi);
+            return tool_runtime_error(err);
+        }
+        printf("%s: ok: %u shards and the compiled lists (%llu rules), %llu bytes, every "
+               "checksum matches (%.3f s)\n",
+               file, fi.plan.shard_count,
+               (unsigned long long)(adblock_engine_summary(e)->blocks +
+                                    adblock_engine_summary(e)->exceptions),
+               (unsigned long long)fi.file_size, util_now() - t0);
+        adblock_engine_free(e);
+        format_info_free(&fi);
+        return 0;
+    }
     printf("%s: ok: %u shards, %llu bytes, every checksum matches (%.3f s)\n", file,
            fi.plan.shard_count, (unsigned long long)fi.file_size, util_now() - t0);
     format_info_free(&fi);

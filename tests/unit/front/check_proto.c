@@ -167,11 +167,11 @@ static const struct arity_case arity_cases[] = {
     {"PING x\n", PROTO_ERROR, PROTO_PING, PROTO_ERR_WRONG_ARITY, "PING takes no arguments, got 1"},
     {"CHECK f a\n", PROTO_REQUEST, PROTO_CHECK, PROTO_ERR_NONE, ""},
     {"CHECK\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
-     "CHECK takes 2 arguments (<filter> <item>), got 0"},
+     "CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 0"},
     {"CHECK f\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
-     "CHECK takes 2 arguments (<filter> <item>), got 1"},
+     "CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1"},
     {"CHECK f a b\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
-     "CHECK takes 2 arguments (<filter> <item>), got 3"},
+     "CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 3"},
     {"MCHECK f a\n", PROTO_REQUEST, PROTO_MCHECK, PROTO_ERR_NONE, ""},
     {"MCHECK f a b c\n", PROTO_REQUEST, PROTO_MCHECK, PROTO_ERR_NONE, ""},
     {"MCHECK\n", PROTO_ERROR, PROTO_MCHECK, PROTO_ERR_WRONG_ARITY,
@@ -216,11 +216,11 @@ static const struct arity_case arity_cases[] = {
     {"MATCH f a\n", PROTO_REQUEST, PROTO_MATCH, PROTO_ERR_NONE, ""},
     {"match f a\n", PROTO_REQUEST, PROTO_MATCH, PROTO_ERR_NONE, ""},
     {"MATCH\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
-     "MATCH takes 2 arguments (<filter> <item>), got 0"},
+     "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 0"},
     {"MATCH f\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
-     "MATCH takes 2 arguments (<filter> <item>), got 1"},
+     "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1"},
     {"MATCH f a b\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
-     "MATCH takes 2 arguments (<filter> <item>), got 3"},
+     "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 3"},
     {"MATCH f/x a\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_UNKNOWN_FILTER,
      "invalid filter name 'f/x': use 1 to 64 of A-Z a-z 0-9 _ . -"},
     {"MATCHES f a\n", PROTO_ERROR, PROTO_PING, PROTO_ERR_UNKNOWN_COMMAND,
@@ -465,7 +465,7 @@ static const char seq_expect[] =
     "ERROR/8 unknown_command: unknown command 'BOGUS'\n"
     "REQUEST/16 MCHECK f=f [a] [b] [c]\n"
     "EMPTY/4\n"
-    "ERROR/8 wrong_arity: CHECK takes 2 arguments (<filter> <item>), got 1\n"
+    "ERROR/8 wrong_arity: CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1\n"
     "REQUEST/9 AUTH a=t0k\n"
     "ERROR/14 unknown_filter: invalid filter name 'bad/name': use 1 to 64 of A-Z a-z 0-9 _ . -\n"
     "ERROR/13 bad_request: request contains a NUL byte\n"
