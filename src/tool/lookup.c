@@ -80,7 +80,7 @@ static void check_adblock(struct checker *k, const char *item, size_t len)
     } else {
         fputs(v.block ? "YES" : "NO", stdout);
         if (k->match && (v.block || v.exception))
-            printf("\t%.*s\t%.*s", v.block ? (int)v.rule_len : 0, v.block ? v.rule : "",
+            printf("\t%.*s\t%.*s", v.rule ? (int)v.rule_len : 0, v.rule ? v.rule : "",
                    v.exception ? (int)v.exception_len : 0, v.exception ? v.exception : "");
     }
     if (k->with_items) {

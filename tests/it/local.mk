@@ -59,3 +59,6 @@ it_scripts += %reldir%/squid_test.sh
 TESTS += $(it_scripts)
 EXTRA_DIST += $(it_scripts) %reldir%/resp_lib.sh tests/pkg/install_test.sh
 
+# An adblock filter served (build --format adblock, context words, tiers).
+check_PROGRAMS += %reldir%/check_adblock
+%canon_reldir%_check_adblock_LDADD = $(IT_LIBS)

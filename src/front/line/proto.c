@@ -303,8 +303,11 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
     struct proto_token t;
     bool items = s->kind == PROTO_ARGS_ITEMS || s->kind == PROTO_ARGS_ITEMS_CTX;
     while (next_token(&cur, &t)) {
-        /* After the filter, a lookup's context words are not arguments. */
-        if (s->kind == PROTO_ARGS_ITEMS_CTX && nargs >= 1 && is_ctx_word(t)) {
+        /* After the filter, a lookup's context words are not arguments;
+         * CHECK's and MATCH's item comes first, whatever it looks like (as
+         * proto_fast.h reads a two-token CHECK), MCHECK's words may lead. */
+        if (s->kind == PROTO_ARGS_ITEMS_CTX && nargs >= 1 &&
+            (nargs >= 2 || s->max_args == PROTO_ARGS_ANY) && is_ctx_word(t)) {
             if (req->n_ctx == PROTO_CTX_MAX)
                 return fail(req, PROTO_ERR_BAD_REQUEST, "more than %d context words",
                             PROTO_CTX_MAX);

@@ -77,8 +77,9 @@ struct proto_token {
 #define PROTO_CTX_MAX 16
 
 /* A context word (`type=T`, `from=URL`, `method=M`) of a lookup, and the
- * first item it applies to: CHECK and MATCH apply every word to their one
- * item wherever it stands; MCHECK applies a word to the items after it,
+ * first item it applies to: CHECK's and MATCH's follow their one item (the
+ * token after the filter is the item, whatever it looks like) and apply
+ * to it; MCHECK's apply to the items after them,
  * up to the next word of the same key. The parser checks only the key;
  * the value is the front's to read (adblock_context_word). */
 struct proto_ctx_word {

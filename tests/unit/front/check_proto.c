@@ -289,6 +289,59 @@ START_TEST(test_match)
 }
 END_TEST
 
+/* The lookups' context words: not items, not arguments; CHECK's and
+ * MATCH's apply to the one item wherever they stand, MCHECK's from the
+ * item after them on; any case; at most PROTO_CTX_MAX; one after MCHECK's
+ * last item applies to nothing (bad_request). The item commands that are
+ * not lookups take such a word as an item. */
+START_TEST(test_context_words)
+{
+    struct proto_request req;
+    size_t used;
+    ck_assert_int_eq(parse_s("CHECK f http://x/ type=script FROM=http://p/\n", &req, &used),
+                     PROTO_REQUEST);
+    ck_assert_uint_eq(req.n_items, 1);
+    ck_assert(tok_eq(req.items[0], "http://x/"));
+    ck_assert_uint_eq(req.n_ctx, 2);
+    ck_assert(tok_eq(req.ctx[0].word, "type=script") && tok_eq(req.ctx[1].word, "FROM=http://p/"));
+    ck_assert_int_eq(parse_s("MATCH f u method=post\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && tok_eq(req.items[0], "u") && req.n_ctx == 1);
+    /* CHECK's first token after the filter is its item, as the fast path reads it. */
+    ck_assert_int_eq(parse_s("CHECK f type=x\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && tok_eq(req.items[0], "type=x") && req.n_ctx == 0);
+    ck_assert_int_eq(parse_s("CHECK f type=x type=y\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && tok_eq(req.items[0], "type=x") && req.n_ctx == 1);
+    ck_assert_int_eq(parse_s("MCHECK f type=a u1 u2 from=p u3\n", &req, &used), PROTO_REQUEST);
+    ck_assert_uint_eq(req.n_items, 3);
+    ck_assert(tok_eq(req.items[2], "u3"));
+    ck_assert_uint_eq(req.n_ctx, 2);
+    ck_assert_uint_eq(req.ctx[0].from_item, 0);
+    ck_assert_uint_eq(req.ctx[1].from_item, 2);
+    ck_assert_int_eq(parse_s("MCHECK f u1 type=a\n", &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    /* A context word is no item: MCHECK f type=x has none. */
+    ck_assert_int_eq(parse_s("MCHECK f type=x\n", &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_WRONG_ARITY);
+    /* Two items and a word are still two items. */
+    ck_assert_int_eq(parse_s("CHECK f a b type=x\n", &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_WRONG_ARITY);
+    /* Not a lookup: the word is an item. */
+    ck_assert_int_eq(parse_s("ADD f type=x\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && req.n_ctx == 0 && tok_eq(req.items[0], "type=x"));
+    /* Prefixes only: typed=x and from are items. */
+    ck_assert_int_eq(parse_s("MCHECK f typed=x from\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 2 && req.n_ctx == 0);
+    char line[1024];
+    size_t n = (size_t)snprintf(line, sizeof(line), "MCHECK f");
+    for (int i = 0; i <= PROTO_CTX_MAX; i++)
+        n += (size_t)snprintf(line + n, sizeof(line) - n, " type=x");
+    snprintf(line + n, sizeof(line) - n, " u\n");
+    ck_assert_int_eq(parse_s(line, &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    ck_assert_msg(strstr(req.errmsg, "context words"), "%s", req.errmsg);
+}
+END_TEST
+
 START_TEST(test_fields)
 {
     struct proto_request req;
@@ -1347,6 +1400,7 @@ static Suite *proto_suite(void)
     tcase_set_timeout(tc, 120); /* 200,000 fast-path lines: slow under ASan on a busy machine */
     tcase_add_loop_test(tc, test_arity, 0, (int)N_ARITY_CASES);
     tcase_add_test(tc, test_fields);
+    tcase_add_test(tc, test_context_words);
     tcase_add_test(tc, test_match);
     tcase_add_test(tc, test_case_insensitive);
     tcase_add_test(tc, test_crlf);
