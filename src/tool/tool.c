@@ -553,8 +553,8 @@ struct tool_cmd {
 
 static const struct tool_opt build_opts[] = {
     {"-o, --output FILE", "filter file to write (required; written beside it, then renamed)"},
-    {"-k, --keys K", "exact (default for plain), host or url: stored in the file"},
-    {"-f, --format F", "plain (default), hosts, adblock (implies url keys) or urls (url keys)"},
+    {"-k, --keys K", "exact (default for plain), host, url or adblock: stored in the file"},
+    {"-f, --format F", "plain (default), hosts, adblock (the lists compiled: adblock keys) or urls"},
     {"-r, --rejects FILE", "write each rejected line to FILE with its reason"},
     {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
@@ -574,7 +574,11 @@ static const struct tool_opt verify_opts[] = {
 };
 static const struct tool_opt check_opts[] = {
     {"-w, --with-items", "print YES or NO, a tab, then the item"},
-    {"-m, --match", "after YES, a tab and the expression that matched (most specific)"},
+    {"-m, --match", "after YES, a tab and the expression that matched (most specific); "
+                    "adblock: the rule, a tab, the exception"},
+    {"--type T", "adblock: every item's request type (script, image, document, ...)"},
+    {"--from URL", "adblock: every item's initiator page"},
+    {"--method M", "adblock: every item's HTTP method"},
     {NULL, NULL},
 };
 static const struct tool_opt url_expr_opts[] = {
@@ -598,8 +602,11 @@ static const struct tool_cmd commands[] = {
      "trimmed; empty lines and lines starting with '#' are skipped; a line may hold\n"
      "at most 1 MiB. The summary's \"items\" counts the items that set a new bit:\n"
      "duplicates are not counted, nor the rare item whose bits others had all set.\n"
-     "A list format implies its keys: hosts gives host keys, adblock and urls url\n"
-     "keys. Host and url keys are canonical (docs/url-matching.md); exact keys take\n"
+     "A list format implies its keys: hosts gives host keys, urls url keys, adblock\n"
+     "the compiled lists (rules, options and exceptions, served with each request's\n"
+     "context; --capacity sizes the host tier for run-time adds); adblock with\n"
+     "--keys url or host reads only the hosts and URLs the rules name. Host and url\n"
+     "keys are canonical (docs/url-matching.md); exact keys take\n"
      "only plain lists, and journals only exact keys. A journal's records go in as\n"
      "the daemon applied them: an item whose last record is a REMOVE stays out (its\n"
      "list lines too); ALLOW exceptions cannot be folded into a filter and are\n"
@@ -615,7 +622,11 @@ static const struct tool_cmd commands[] = {
      "filter has false positives); NO means certainly not. A host or url filter\n"
      "canonicalises each item and probes its expressions (bloomgate url\n"
      "expressions shows them): YES if any is present. An item that is not a host\n"
-     "or URL prints ERROR, a tab and the reason, and the exit status is 1.\n",
+     "or URL prints ERROR, a tab and the reason, and the exit status is 1.\n"
+     "An adblock filter answers with its compiled lists (its host tier is empty\n"
+     "in a built file): each item is a URL, optionally followed by context words\n"
+     "type=T, from=URL, method=M (as on the line protocol), over --type, --from\n"
+     "and --method; YES means a rule blocks the request.\n",
      tool_cmd_check},
     {"url", "canon", "canon URL...",
      "print each URL's canonical form (Safe Browsing),\n"
