@@ -6,10 +6,39 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 
 #include "adblock/adblock.h"
 #include "core/cmd_int.h"
 #include "store/allow.h"
+
+/* An item without a scheme (a bare host `tracker.example`, or
+ * `host/path`), as the context-free fronts and hand-typed lookups send:
+ * read as `https://` and the item, a top-level request to it, so that
+ * `||host^` rules answer for a host as they would for its page. Longer
+ * than the buffer: left as it is (the engine refuses what it cannot
+ * read). Worker threads. */
+#define SCHEMELESS_MAX 8192
+static _Thread_local char tl_url[SCHEMELESS_MAX + 8];
+
+static const char *with_scheme(const char *item, size_t len, size_t *out_len)
+{
+    size_t i = 0;
+    while (i < len && i < 32 && item[i] != ':' && item[i] != '/')
+        i++;
+    bool scheme = i < len && item[i] == ':' &&
+                  ((len - i >= 3 && item[i + 1] == '/' && item[i + 2] == '/') ||
+                   (i == 4 && strncasecmp(item, "data", 4) == 0));
+    if (scheme || len > SCHEMELESS_MAX) {
+        *out_len = len;
+        return item;
+    }
+    memcpy(tl_url, "https://", 8);
+    memcpy(tl_url + 8, item, len);
+    *out_len = len + 8;
+    return tl_url;
+}
 
 /* Item i: the verdict, its rule and exception kept for the reply of a
  * one-item call. A URL the engine cannot read (over its length limit)
@@ -20,7 +49,9 @@ static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t
     const struct fversion *v = call->e->v;
     const struct cmd_ctx *c = call->item_ctx ? &call->item_ctx[i] : &call->ctx;
     const struct filter_key *k = &env->keys[i];
-    struct adblock_request r = {k->data, k->len, c->type, c->from, c->from_len, c->method};
+    size_t ulen;
+    const char *url = with_scheme(k->data, k->len, &ulen);
+    struct adblock_request r = {url, ulen, c->type, c->from, c->from_len, c->method};
     struct adblock_verdict vd;
     if (adblock_match(v->ab, env->ab, &r, &vd, call->msg, sizeof(call->msg)) != 0) {
         call->err = CMD_ERR_BAD_ITEM;

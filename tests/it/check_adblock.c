@@ -85,6 +85,11 @@ START_TEST(test_context)
     DH_EXPECT(c, "CHECK ads https://cdn.example/banner/123/img.gif type=image", "NO"); /* ^ */
     DH_EXPECT(c, "CHECK ads https://post.example/api method=post type=xhr", "YES");
     DH_EXPECT(c, "CHECK ads https://post.example/api method=get type=xhr", "NO");
+    /* No scheme: a top-level request to https:// and the item. */
+    DH_EXPECT(c, "CHECK ads ads.example type=script", "YES");
+    DH_EXPECT(c, "CHECK ads cdn.example/banner/1/img", "YES");
+    DH_EXPECT(c, "CHECK ads localhost:8080/banner/1/img", "YES");
+    DH_EXPECT(c, "CHECK ads tracker.example", "NO");
     /* A rule a gateway cannot enforce never blocks. */
     DH_EXPECT(c, "CHECK ads https://csp.example/", "NO");
     /* MATCH: the rule as written, the exception that overrode it. */
