@@ -40,6 +40,36 @@ static const char *with_scheme(const char *item, size_t len, size_t *out_len)
     return tl_url;
 }
 
+/* `no_context any`: a lookup without context is blocked when a request
+ * for the URL of any type, first- or third-party, would be: each type
+ * without an initiator, then from a page of a site of its own (a
+ * reserved .invalid name, third-party to every real host), until one is
+ * blocked. Rules limited to named initiator pages ($domain=) cannot
+ * apply without one. At most 2 x ADBLOCK_TYPE_COUNT matches, for the
+ * rare filter that asks. Worker threads. */
+static int match_any(const struct adblock_engine *ab, struct adblock_ctx *x,
+                     struct adblock_request *r, struct adblock_verdict *v, char *err,
+                     size_t errlen)
+{
+    static const char other[] = "https://bloomgate-any-context.invalid/";
+    struct adblock_verdict first;
+    for (int party = 0; party < 2; party++) {
+        r->from = party ? other : NULL;
+        r->from_len = party ? sizeof(other) - 1 : 0;
+        for (int t = 0; t < ADBLOCK_TYPE_COUNT; t++) {
+            r->type = t;
+            if (adblock_match(ab, x, r, v, err, errlen) != 0)
+                return -1;
+            if (v->block)
+                return 0;
+            if (party == 0 && t == ADBLOCK_TYPE_DOCUMENT)
+                first = *v;
+        }
+    }
+    *v = first; /* nothing blocks: the document's answer names its exception */
+    return 0;
+}
+
 /* Item i: the verdict, its rule and exception kept for the reply of a
  * one-item call. A URL the engine cannot read (over its length limit)
  * fails the request, as a url filter's does: answering NO would let it
@@ -53,7 +83,9 @@ static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t
     const char *url = with_scheme(k->data, k->len, &ulen);
     struct adblock_request r = {url, ulen, c->type, c->from, c->from_len, c->method};
     struct adblock_verdict vd;
-    if (adblock_match(v->ab, env->ab, &r, &vd, call->msg, sizeof(call->msg)) != 0) {
+    bool any = v->ab_any && c->type < 0 && !c->from && c->method < 0;
+    if ((any ? match_any(v->ab, env->ab, &r, &vd, call->msg, sizeof(call->msg))
+             : adblock_match(v->ab, env->ab, &r, &vd, call->msg, sizeof(call->msg))) != 0) {
         call->err = CMD_ERR_BAD_ITEM;
         call->bad_item = i + 1;
         return -1;

@@ -236,6 +236,10 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
         return NULL;
     }
     v->ab = ab;
+    v->ab_any = ab && cf->context == CONF_CONTEXT_ANY;
+    if (!ab && cf->context == CONF_CONTEXT_ANY)
+        log_warn("filter %s: no_context any applies to adblock filters only; %s keys ignore it",
+                 cf->name, format_keys_name(f->keys));
     /* The allow-list after the bits: its entries are the filter's own hashes. */
     if (cf->allow && amend_load_allow_file(v, cf->allow, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: %s", cf->name, why);

@@ -26,6 +26,7 @@
 struct fversion {
     struct filter *f;       /* an adblock filter's: its host tier for run-time adds */
     struct adblock_engine *ab; /* the compiled Adblock engine of an adblock filter, or NULL */
+    bool ab_any;               /* `no_context any`: a context-free lookup asks every request */
     char *file;             /* path it was loaded from; NULL for a filter that started empty */
     uint64_t generation;    /* 1 for the first load, +1 on each successful swap */
     int64_t loaded_at;      /* unix seconds */

@@ -56,7 +56,8 @@ static struct dh_daemon *start_ads(void)
                        "log_level info\n"
                        "filter ads {\n file @DIR@/ads.bloom\n keys adblock\n"
                        " journal @DIR@/ads.journal\n}\n"
-                       "filter ex {\n file @DIR@/ex.bloom\n}\n");
+                       "filter ex {\n file @DIR@/ex.bloom\n}\n"
+                       "filter ads_any {\n file @DIR@/ads.bloom\n no_context any\n}\n");
     dh_start(d, NULL);
     return d;
 }
@@ -112,6 +113,17 @@ START_TEST(test_context)
     DH_EXPECT(c, "MCHECK ads https://ads.example/x.js type=script",
               "ERR bad_request a context word after the last item applies to no item (MCHECK: "
               "context words come before the items they describe)");
+    /* no_context any: a lookup without context asks every type and party;
+     * one with context is answered as it says. */
+    DH_EXPECT(c, "CHECK ads_any https://scholar.example/scholar?q=bloom", "YES");
+    DH_EXPECT(c, "CHECK ads_any https://scholar.example/scholar?q=bloom type=document", "NO");
+    DH_EXPECT(c, "CHECK ads_any https://tracker.example/t.js", "YES");
+    DH_EXPECT(c, "MATCH ads_any https://ads.example/x.js", "MATCH ||ads.example^$script");
+    DH_EXPECT(c, "CHECK ads_any https://ads.example/ok.js", "NO");
+    DH_EXPECT(c, "CHECK ads_any https://post.example/api", "NO"); /* $method= needs one */
+    DH_EXPECT(c, "MCHECK ads_any https://tracker.example/t.js type=document "
+                 "https://tracker.example/t.js",
+              "YES NO");
     /* An exact filter takes the words and ignores them. */
     DH_EXPECT(c, "CHECK ex a type=script from=https://news.example/", "YES");
     DH_EXPECT(c, "MCHECK ex type=image a z b", "YES NO YES");
