@@ -98,8 +98,11 @@ static size_t keyed_test_allow(const struct fversion *v, const struct keys_query
 int cmd_host_excepted(const struct fversion *v, const void *item, size_t len, const char **m,
                       size_t *mlen)
 {
+    /* Its own expansion: the tier's match (cmd_match_again's, in tl_q) is
+     * still to be named. */
+    static _Thread_local struct keys_query tl_qx;
     char why[8];
-    struct keys_query *q = &tl_q;
+    struct keys_query *q = &tl_qx;
     if (keys_expand(KEYS_HOST, item, len, q, why, sizeof(why)) != 0)
         return -1;
     for (size_t i = 0; i < q->n; i++)
