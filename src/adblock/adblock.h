@@ -55,9 +55,10 @@ int adblock_method_parse(const char *s, size_t n);
 int adblock_fetch_dest_parse(const char *s, size_t n);
 
 /* One word after a URL: `type=T` (adblock_fetch_dest_parse), `from=URL`
- * (the page; not copied: *from points into w) or `method=M`. 1 with the
- * field set, 0 if w is not a context word, -1 with err if its value is
- * bad. Pure; for the line protocol's parser and the tool. */
+ * (the page; not copied: *from points into w) or `method=M`; the value `-`
+ * unsets the field. 1 with the field set, 0 if w is not a context word, -1
+ * with err if its value is bad. Pure; for the line protocol's parser and
+ * the tool. */
 int adblock_context_word(const char *w, size_t n, int *type, int *method, const char **from,
                          size_t *from_len, char *err, size_t errlen);
 

@@ -12,8 +12,9 @@
 
 /* Sec-Fetch-Dest (Fetch Metadata) destinations that are not also Adblock
  * type names or their aliases, mapped as the engines file the requests:
- * workers and worklets are scripts, `empty` is fetch()/XMLHttpRequest,
- * reports and manifests are `other`. */
+ * workers and worklets are scripts, `empty` is fetch()/XMLHttpRequest and
+ * so is `json` (a JSON module's fetch), reports, manifests and the rest
+ * of the Fetch standard's list are `other`. */
 static const struct {
     const char *name;
     int type;
@@ -22,7 +23,9 @@ static const struct {
     {"paintworklet", ADBLOCK_TYPE_SCRIPT}, {"serviceworker", ADBLOCK_TYPE_SCRIPT},
     {"sharedworker", ADBLOCK_TYPE_SCRIPT}, {"worker", ADBLOCK_TYPE_SCRIPT},
     {"manifest", ADBLOCK_TYPE_OTHER},      {"report", ADBLOCK_TYPE_OTHER},
-    {"xslt", ADBLOCK_TYPE_OTHER},
+    {"xslt", ADBLOCK_TYPE_OTHER},          {"json", ADBLOCK_TYPE_XHR},
+    {"webidentity", ADBLOCK_TYPE_OTHER},   {"fencedframe", ADBLOCK_TYPE_SUBDOCUMENT},
+    {"speculationrules", ADBLOCK_TYPE_OTHER},
 };
 
 int adblock_fetch_dest_parse(const char *s, size_t n)
@@ -46,6 +49,17 @@ int adblock_context_word(const char *w, size_t n, int *type, int *method, const 
         const char *v = w + keys[k].len;
         size_t vn = n - keys[k].len;
         int t;
+        /* `-` unsets the key: the context as if the word had never come
+         * (MCHECK's later items). */
+        if (vn == 1 && v[0] == '-') {
+            if (k == 0)
+                *type = -1;
+            else if (k == 1)
+                *from = NULL, *from_len = 0;
+            else
+                *method = -1;
+            return 1;
+        }
         switch (k) {
         case 0:
             if ((t = adblock_fetch_dest_parse(v, vn)) < 0)

@@ -91,6 +91,11 @@ START_TEST(test_context)
     DH_EXPECT(c, "CHECK ads cdn.example/banner/1/img", "YES");
     DH_EXPECT(c, "CHECK ads localhost:8080/banner/1/img", "YES");
     DH_EXPECT(c, "CHECK ads tracker.example", "NO");
+    /* A CONNECT's authority: the host's rules apply to it. */
+    DH_EXPECT(c, "CHECK ads scholar.example:443 type=ping", "YES");
+    DH_EXPECT(c, "MCHECK ads type=script from=https://news.example/ https://tracker.example/a.js "
+                 "from=- https://tracker.example/a.js type=json https://ads.example/x.js",
+              "YES NO NO");
     /* A rule a gateway cannot enforce never blocks. */
     DH_EXPECT(c, "CHECK ads https://csp.example/", "NO");
     /* MATCH: the rule as written, the exception that overrode it. */

@@ -74,7 +74,7 @@ struct proto_token {
 #define PROTO_ERRMSG_SIZE 160
 
 /* Context words in one request, at most (more is a bad_request). */
-#define PROTO_CTX_MAX 16
+#define PROTO_CTX_MAX 64
 
 /* A context word (`type=T`, `from=URL`, `method=M`) of a lookup, and the
  * first item it applies to: CHECK's and MATCH's follow their one item (the

@@ -336,6 +336,7 @@ START_TEST(test_context_words)
     for (int i = 0; i <= PROTO_CTX_MAX; i++)
         n += (size_t)snprintf(line + n, sizeof(line) - n, " type=x");
     snprintf(line + n, sizeof(line) - n, " u\n");
+    ck_assert_uint_lt(n, sizeof(line) - 8);
     ck_assert_int_eq(parse_s(line, &req, &used), PROTO_ERROR);
     ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
     ck_assert_msg(strstr(req.errmsg, "context words"), "%s", req.errmsg);
