@@ -3,10 +3,15 @@
  * A request (one line from Squid) becomes one check per value and filter.
  * Checks wait in a queue per filter; whenever the daemon connection can take
  * them, each filter's queue goes out as one MCHECK (at most `batch` items and
- * BATCH_BYTES bytes). The daemon answers in order, so a FIFO of what was sent
- * pairs each reply line with its checks. A request whose checks are all
- * answered is decided: a YES sends one MATCH (for the first filter that said
- * YES) to name the key, then OK; otherwise ERR, or BH when a check failed.
+ * BATCH_BYTES bytes). With --context a request carries context words (from=,
+ * type=, method=); in an MCHECK a word holds for the items after it until the
+ * next word of its key, and none can be unset, so the queue is sorted by
+ * context and a line takes items while their keys are a superset of the
+ * line's so far, writing only the words that change (compose). The daemon
+ * answers in order, so a FIFO of what was sent pairs each reply line with its
+ * checks. A request whose checks are all answered is decided: a YES sends one
+ * MATCH (for the first filter that said YES, with the request's context) to
+ * name the key, then OK; otherwise ERR, or BH when a check failed.
  * Decided requests are written at once when they carry a channel ID (Squid's
  * concurrency >= 1: out of order is allowed), else in the order read.
  *
@@ -43,6 +48,10 @@
 #define DAEMON_LINE_MAX 1048576
 #define BACKOFF_MIN 0.1
 #define BACKOFF_MAX 1.0
+#define CTX_WORDS_MAX 16 /* context words the daemon takes in one request (PROTO_CTX_MAX) */
+
+/* The context words, by key: bit k of a request's ctx_mask is word k. */
+enum { W_FROM, W_TYPE, W_METHOD, W_KEYS };
 
 struct req {
     struct req *next;
@@ -51,8 +60,11 @@ struct req {
     size_t n_items;
     char *item[SQUIDPROTO_VALUES_MAX]; /* escaped for the daemon, NUL-terminated */
     size_t item_len[SQUIDPROTO_VALUES_MAX];
-    unsigned pending; /* checks not yet answered */
-    int hit_filter;   /* the first filter (by option order) that said YES; -1 */
+    char *ctx_word[W_KEYS]; /* "from=...", "type=...", "method=..." (NULL: absent) */
+    size_t ctx_len[W_KEYS];
+    unsigned ctx_mask; /* which ctx_word are set */
+    unsigned pending;  /* checks not yet answered */
+    int hit_filter;    /* the first filter (by option order) that said YES; -1 */
     size_t hit_item;
     bool matching; /* a MATCH is queued or in flight */
     bool err_item; /* a check failed for a reason of its own (bad item, ...) */
@@ -360,29 +372,87 @@ static void out_put(struct helper *h, const char *p, size_t n)
     h->out_len += n;
 }
 
+/* Order checks by context: the key mask first (numeric order puts a mask
+ * after its subsets, so a line can go on from one to a superset), then the
+ * words, so that the requests of one page and type sit together. */
+static int ref_ctx_cmp(const void *a, const void *b)
+{
+    const struct req *x = ((const struct ref *)a)->r, *y = ((const struct ref *)b)->r;
+    if (x->ctx_mask != y->ctx_mask)
+        return x->ctx_mask < y->ctx_mask ? -1 : 1;
+    for (int k = 0; k < W_KEYS; k++) {
+        if (!x->ctx_word[k])
+            continue;
+        int c = strcmp(x->ctx_word[k], y->ctx_word[k]);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
+static void out_ctx(struct helper *h, const struct req *r)
+{
+    for (int k = 0; k < W_KEYS; k++)
+        if (r->ctx_word[k]) {
+            out_put(h, " ", 1);
+            out_put(h, r->ctx_word[k], r->ctx_len[k]);
+        }
+}
+
+/* One MCHECK line of q's checks from *i on: at most `batch` items and about
+ * BATCH_BYTES bytes; each item preceded by the context words that differ from
+ * the line's so far; an item whose keys do not cover the line's (a word cannot
+ * be unset), or whose words would pass CTX_WORDS_MAX, starts the next line. */
+static void compose_line(struct helper *h, size_t f, struct refvec *q, size_t *i, double now)
+{
+    struct sent *s = sent_push(h, SENT_MCHECK, f, now);
+    out_put(h, "MCHECK ", 7);
+    out_put(h, h->o->filters[f], strlen(h->o->filters[f]));
+    const char *cur[W_KEYS] = {NULL, NULL, NULL}; /* the line's word of each key */
+    unsigned mask = 0;
+    size_t bytes = 0, words = 0;
+    while (*i < q->n && s->refs.n < h->batch) {
+        struct ref *x = &q->v[*i];
+        const struct req *r = x->r;
+        if (mask & ~r->ctx_mask)
+            break;
+        size_t need = r->item_len[x->item] + 1, nw = 0;
+        for (int k = 0; k < W_KEYS; k++)
+            if (r->ctx_word[k] && (!cur[k] || strcmp(cur[k], r->ctx_word[k]) != 0)) {
+                need += r->ctx_len[k] + 1;
+                nw++;
+            }
+        if (s->refs.n > 0 && (bytes + need >= BATCH_BYTES || words + nw > CTX_WORDS_MAX))
+            break;
+        for (int k = 0; k < W_KEYS; k++)
+            if (r->ctx_word[k] && (!cur[k] || strcmp(cur[k], r->ctx_word[k]) != 0)) {
+                out_put(h, " ", 1);
+                out_put(h, r->ctx_word[k], r->ctx_len[k]);
+                cur[k] = r->ctx_word[k];
+            }
+        out_put(h, " ", 1);
+        out_put(h, r->item[x->item], r->item_len[x->item]);
+        mask |= r->ctx_mask;
+        bytes += need;
+        words += nw;
+        refvec_push(&s->refs, *x);
+        (*i)++;
+    }
+    out_put(h, "\n", 1);
+}
+
 /* Turn the waiting checks into commands in the output buffer: per filter one
- * MCHECK of everything waiting (split at `batch` items or BATCH_BYTES), then
- * the MATCHes. */
+ * MCHECK of everything waiting (split by compose_line), then the MATCHes,
+ * each with its request's context. */
 static void compose(struct helper *h, double now)
 {
     for (size_t f = 0; f < h->o->n_filters; f++) {
         struct refvec *q = &h->queue[f];
+        if (h->o->ctx.n > 0 && q->n > 1)
+            qsort(q->v, q->n, sizeof(*q->v), ref_ctx_cmp);
         size_t i = 0;
-        while (i < q->n) {
-            struct sent *s = sent_push(h, SENT_MCHECK, f, now);
-            out_put(h, "MCHECK ", 7);
-            out_put(h, h->o->filters[f], strlen(h->o->filters[f]));
-            size_t bytes = 0;
-            while (i < q->n && s->refs.n < h->batch &&
-                   (s->refs.n == 0 || bytes + q->v[i].r->item_len[q->v[i].item] < BATCH_BYTES)) {
-                struct ref *x = &q->v[i++];
-                out_put(h, " ", 1);
-                out_put(h, x->r->item[x->item], x->r->item_len[x->item]);
-                bytes += x->r->item_len[x->item] + 1;
-                refvec_push(&s->refs, *x);
-            }
-            out_put(h, "\n", 1);
-        }
+        while (i < q->n)
+            compose_line(h, f, q, &i, now);
         q->n = 0;
     }
     for (size_t i = 0; i < h->matchq.n; i++) {
@@ -393,6 +463,7 @@ static void compose(struct helper *h, double now)
         out_put(h, h->o->filters[f], strlen(h->o->filters[f]));
         out_put(h, " ", 1);
         out_put(h, x->r->item[item], x->r->item_len[item]);
+        out_ctx(h, x->r);
         out_put(h, "\n", 1);
         refvec_push(&s->refs, *x);
     }
@@ -532,7 +603,46 @@ static void req_append(struct helper *h, struct req *r)
     h->tail = r;
 }
 
-/* One request line: parse, then queue a check per value and filter. */
+static char *word_dup(const char *key, const char *v, size_t n, size_t *len)
+{
+    size_t kl = strlen(key);
+    char *w = xrealloc(NULL, kl + n + 1);
+    memcpy(w, key, kl);
+    memcpy(w + kl, v, n);
+    w[kl + n] = '\0';
+    *len = kl + n;
+    return w;
+}
+
+/* The request's context as the daemon's words (r->ctx_word). -1 after a BH
+ * reply: a page URL longer than an item may be. */
+static int ctx_words(struct req *r, const struct squid_ctx *c)
+{
+    if (c->from) {
+        char *esc = xrealloc(NULL, 3 * c->from_len + 1);
+        size_t n = squidproto_item_escape(c->from, c->from_len, esc);
+        if (n > ITEM_MAX) {
+            free(esc);
+            set_reply(r, SQUID_BH,
+                      "bloomgate: the page (Referer or Origin) is longer than %d bytes", ITEM_MAX);
+            return -1;
+        }
+        r->ctx_word[W_FROM] = word_dup("from=", esc, n, &r->ctx_len[W_FROM]);
+        free(esc);
+    }
+    if (c->type)
+        r->ctx_word[W_TYPE] = word_dup("type=", c->type, strlen(c->type), &r->ctx_len[W_TYPE]);
+    if (c->method)
+        r->ctx_word[W_METHOD] =
+            word_dup("method=", c->method, strlen(c->method), &r->ctx_len[W_METHOD]);
+    for (int k = 0; k < W_KEYS; k++)
+        if (r->ctx_word[k])
+            r->ctx_mask |= 1u << k;
+    return 0;
+}
+
+/* One request line: parse, take out its context, then queue a check per
+ * value and filter. */
 static void on_squid_line(struct helper *h, char *line, size_t len)
 {
     struct req *r = xrealloc(NULL, sizeof(*r));
@@ -557,6 +667,13 @@ static void on_squid_line(struct helper *h, char *line, size_t len)
     r->has_channel = l.has_channel;
     memcpy(r->channel, l.channel, sizeof(r->channel));
     req_append(h, r);
+    struct squid_ctx ctx;
+    if (squidproto_take_context(&l, &h->o->ctx, &ctx, err, sizeof(err)) != 0) {
+        set_reply(r, SQUID_BH, "bloomgate: %s", err);
+        return;
+    }
+    if (ctx_words(r, &ctx) != 0)
+        return;
     for (size_t i = 0; i < l.n_values; i++) {
         if (squidproto_value_absent(l.value[i], l.value_len[i]))
             continue;
@@ -635,6 +752,8 @@ static void req_free(struct req *r)
 {
     for (size_t i = 0; i < r->n_items; i++)
         free(r->item[i]);
+    for (int k = 0; k < W_KEYS; k++)
+        free(r->ctx_word[k]);
     free(r);
 }
 
