@@ -67,6 +67,7 @@ struct req {
     int hit_filter;    /* the first filter (by option order) that said YES; -1 */
     size_t hit_item;
     bool matching; /* a MATCH is queued or in flight */
+    bool matched;  /* the MATCH was answered: decide even if it named nothing */
     bool err_item; /* a check failed for a reason of its own (bad item, ...) */
     bool err_down; /* a check failed because the daemon could not be reached */
     char err[256]; /* the first failure's reason */
@@ -176,7 +177,7 @@ static void maybe_decide(struct helper *h, struct req *r)
     if (r->done || r->pending > 0 || r->matching)
         return;
     if (r->hit_filter >= 0) {
-        if (h->state != C_DOWN) {
+        if (h->state != C_DOWN && !r->matched) {
             r->matching = true;
             refvec_push(&h->matchq, (struct ref){r, (size_t)r->hit_filter * 64 + r->hit_item, 0});
             return;
@@ -488,6 +489,7 @@ static int on_daemon_line(struct helper *h, const char *line, size_t len)
     if (s.kind == SENT_MATCH) {
         struct req *r = s.refs.v[0].r;
         r->matching = false;
+        r->matched = true; /* a NO must not send the MATCH again, and again */
         if (squidproto_match_reply(line, len, &key, &keylen) == 1)
             set_reply(r, SQUID_OK, "bloomgate: listed in %s as %.*s", fname, (int)keylen, key);
         else
