@@ -55,7 +55,7 @@ it_scripts = \
 # The Redis protocol front with the real clients (each skips, 77, without its client).
 it_scripts += %reldir%/resp_cli_test.sh %reldir%/resp_python_test.sh %reldir%/resp_benchmark_test.sh
 # Real Squid (Debian's) in front of a local upstream; exit 77 without squid.
-it_scripts += %reldir%/squid_test.sh
+it_scripts += %reldir%/squid_test.sh %reldir%/squid_adblock_test.sh
 TESTS += $(it_scripts)
 EXTRA_DIST += $(it_scripts) %reldir%/resp_lib.sh tests/pkg/install_test.sh
 
