@@ -176,11 +176,13 @@ int squidproto_ctx_spec_parse(const char *s, struct squid_ctx_spec *spec, char *
 
 /* The Fetch standard's request destinations (Sec-Fetch-Dest) that
  * bloomgated's type= reads (adblock_fetch_dest_parse; check_squidproto keeps
- * the two in step). "json" and "webidentity" it does not: they go as other. */
+ * the two in step). Any other value goes as other. */
 static const char *const fetch_dests[] = {
-    "audio",         "audioworklet", "document", "embed",  "empty",        "font",   "frame",
-    "iframe",        "image",        "manifest", "object", "paintworklet", "report", "script",
-    "serviceworker", "sharedworker", "style",    "track",  "video",        "worker", "xslt",
+    "audio",         "audioworklet", "document",    "embed",       "empty",
+    "font",          "frame",        "iframe",      "image",       "json",
+    "manifest",      "object",       "paintworklet", "report",     "script",
+    "serviceworker", "sharedworker", "style",       "track",       "video",
+    "webidentity",   "worker",       "xslt",        "fencedframe", "speculationrules",
 };
 
 const char *squidproto_dest_type(const char *v, size_t len)
