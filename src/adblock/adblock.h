@@ -49,6 +49,13 @@ enum adblock_method {
 };
 int adblock_method_parse(const char *s, size_t n);
 
+/* Whether item is a URL without a scheme (a bare host `tracker.example`,
+ * `host/path`, a CONNECT's `host:443`), which a server reads as `https://`
+ * and the item: a top-level request to it, so that `||host^` rules answer
+ * for a host as they would for its page. The matcher itself passes a URL it
+ * cannot read as http(s), ws(s) or data. Pure. */
+bool adblock_needs_scheme(const char *item, size_t len);
+
 /* A browser's Sec-Fetch-Dest value (or an Adblock type name) as a request
  * type: workers and worklets are scripts, `empty` (fetch, XHR) is
  * xmlhttprequest, `report` and `manifest` are other. -1 if unknown. */

@@ -28,6 +28,17 @@ static const struct {
     {"speculationrules", ADBLOCK_TYPE_OTHER},
 };
 
+bool adblock_needs_scheme(const char *item, size_t len)
+{
+    size_t i = 0;
+    while (i < len && i < 32 && item[i] != ':' && item[i] != '/')
+        i++;
+    bool scheme = i < len && item[i] == ':' &&
+                  ((len - i >= 3 && item[i + 1] == '/' && item[i + 2] == '/') ||
+                   (i == 4 && strncasecmp(item, "data", 4) == 0));
+    return !scheme;
+}
+
 int adblock_fetch_dest_parse(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof fetch_dests / sizeof fetch_dests[0]; i++)

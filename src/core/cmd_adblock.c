@@ -7,30 +7,21 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "adblock/adblock.h"
 #include "core/cmd_int.h"
 #include "store/allow.h"
 
-/* An item without a scheme (a bare host `tracker.example`, or
- * `host/path`), as the context-free fronts and hand-typed lookups send:
- * read as `https://` and the item, a top-level request to it, so that
- * `||host^` rules answer for a host as they would for its page. Longer
- * than the buffer: left as it is (the engine refuses what it cannot
- * read). Worker threads. */
+/* An item without a scheme (adblock_needs_scheme: a bare host, a
+ * CONNECT's host:port), as the context-free fronts and hand-typed lookups
+ * send: read as `https://` and the item. Longer than the buffer: left as
+ * it is (the engine refuses what it cannot read). Worker threads. */
 #define SCHEMELESS_MAX 8192
 static _Thread_local char tl_url[SCHEMELESS_MAX + 8];
 
 static const char *with_scheme(const char *item, size_t len, size_t *out_len)
 {
-    size_t i = 0;
-    while (i < len && i < 32 && item[i] != ':' && item[i] != '/')
-        i++;
-    bool scheme = i < len && item[i] == ':' &&
-                  ((len - i >= 3 && item[i + 1] == '/' && item[i + 2] == '/') ||
-                   (i == 4 && strncasecmp(item, "data", 4) == 0));
-    if (scheme || len > SCHEMELESS_MAX) {
+    if (!adblock_needs_scheme(item, len) || len > SCHEMELESS_MAX) {
         *out_len = len;
         return item;
     }

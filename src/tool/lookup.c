@@ -73,8 +73,18 @@ static void check_adblock(struct checker *k, const char *item, size_t len)
         }
         i = j;
     }
+    /* Read as the daemon reads it (core/cmd_adblock.c). */
+    char *full = NULL;
+    if (adblock_needs_scheme(r.url, r.url_len) && (full = malloc(r.url_len + 9))) {
+        memcpy(full, "https://", 8);
+        memcpy(full + 8, r.url, r.url_len);
+        r.url = full;
+        r.url_len += 8;
+    }
     struct adblock_verdict v;
-    if (bad || adblock_match(k->ab, k->abx, &r, &v, why, sizeof(why)) != 0) {
+    int rc = bad ? -1 : adblock_match(k->ab, k->abx, &r, &v, why, sizeof(why));
+    free(full);
+    if (rc != 0) {
         k->bad++;
         printf("ERROR\t%s", why);
     } else {
