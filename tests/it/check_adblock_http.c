@@ -25,8 +25,8 @@
 #define R_POST "||posty.example/collect$method=post"
 #define R_BANNER "/banner/*$image"
 
-static const char list[] = "! bloomgate's test list\n" R_TRACKER "\n" R_ADS "\n" X_ADS
-                           "\n" R_PING "\n" R_POST "\n" R_BANNER "\n";
+static const char list[] = "! bloomgate's test list\n" R_TRACKER "\n" R_ADS "\n" X_ADS "\n" R_PING
+                           "\n" R_POST "\n" R_BANNER "\n";
 
 /* ads: the list above, compiled by the real tool; ex: exact keys. */
 static struct dh_daemon *start(void)
@@ -123,8 +123,7 @@ static const struct ab_case cases[] = {
     /* No context: a top-level document with no initiator, to which a rule
      * limited to third-party scripts does not apply. */
     {"http://tracker.example/t.js", NULL, NULL, NULL, false, NULL, NULL},
-    {"http://tracker.example/t.js", "script", "https://news.example/", NULL, true, R_TRACKER,
-     NULL},
+    {"http://tracker.example/t.js", "script", "https://news.example/", NULL, true, R_TRACKER, NULL},
     /* The tracker's own page loads its script: first party. */
     {"http://tracker.example/t.js", "script", "https://www.tracker.example/a", NULL, false, NULL,
      NULL},
@@ -152,7 +151,8 @@ static void case_json(const struct ab_case *c, char *out, size_t cap)
         snprintf(rule, sizeof(rule), "\"%s\"", c->rule);
     if (c->exception)
         snprintf(exc, sizeof(exc), "\"%s\"", c->exception);
-    snprintf(out, cap, "{\"filter\":\"ads\",\"item\":\"%s\",\"present\":%s%s,\"rule\":%s,"
+    snprintf(out, cap,
+             "{\"filter\":\"ads\",\"item\":\"%s\",\"present\":%s%s,\"rule\":%s,"
              "\"exception\":%s}",
              c->url, c->block ? "true" : "false", c->exception ? ",\"allowed\":true" : "", rule,
              exc);
@@ -224,8 +224,7 @@ START_TEST(test_get_bad_context)
         snprintf(t, sizeof(t), "/v1/filters/%s/check?item=a&from=", filters[f]);
         expect_400(d, "GET", t, NULL, "bad_request",
                    (const char *const[]){"bad from", "the page's URL", NULL});
-        snprintf(t, sizeof(t), "/v1/filters/%s/check?type=script&item=a&t%%79pe=image",
-                 filters[f]);
+        snprintf(t, sizeof(t), "/v1/filters/%s/check?type=script&item=a&t%%79pe=image", filters[f]);
         expect_400(d, "GET", t, NULL, "bad_request",
                    (const char *const[]){"'type' given more than once", NULL});
         snprintf(t, sizeof(t), "/v1/filters/%s/check?type=script&from=x.example", filters[f]);
@@ -233,7 +232,7 @@ START_TEST(test_get_bad_context)
     }
     /* A value that is not text is shown without its bytes. */
     expect_400(d, "GET", "/v1/filters/ads/check?item=a&type=%00%FF", NULL, "bad_request",
-               (const char *const[]){"bad type '?" "?'", NULL});
+               (const char *const[]){"bad type '\?\?'", NULL});
     dh_finish(d);
 }
 END_TEST
@@ -286,19 +285,19 @@ START_TEST(test_post_batch)
     for (size_t i = 0; i < N_CASES; i++) {
         const struct ab_case *c = &cases[i];
         char body[1024], want[1024], rule[128] = "null", exc[128] = "null";
-        snprintf(body, sizeof(body),
-                 "{\"items\":[{\"item\":\"%s\",\"type\":%s%s%s,\"from\":%s%s%s,\"method\":%s%s%s}]}",
-                 c->url, c->type ? "\"" : "", c->type ? c->type : "null", c->type ? "\"" : "",
-                 c->from ? "\"" : "", c->from ? c->from : "null", c->from ? "\"" : "",
-                 c->method ? "\"" : "", c->method ? c->method : "null", c->method ? "\"" : "");
+        snprintf(
+            body, sizeof(body),
+            "{\"items\":[{\"item\":\"%s\",\"type\":%s%s%s,\"from\":%s%s%s,\"method\":%s%s%s}]}",
+            c->url, c->type ? "\"" : "", c->type ? c->type : "null", c->type ? "\"" : "",
+            c->from ? "\"" : "", c->from ? c->from : "null", c->from ? "\"" : "",
+            c->method ? "\"" : "", c->method ? c->method : "null", c->method ? "\"" : "");
         if (c->rule)
             snprintf(rule, sizeof(rule), "\"%s\"", c->rule);
         if (c->exception)
             snprintf(exc, sizeof(exc), "\"%s\"", c->exception);
         snprintf(want, sizeof(want),
                  "{\"filter\":\"ads\",\"present\":[%s]%s,\"rules\":[%s],\"exceptions\":[%s]}",
-                 c->block ? "true" : "false", c->exception ? ",\"allowed\":[true]" : "", rule,
-                 exc);
+                 c->block ? "true" : "false", c->exception ? ",\"allowed\":[true]" : "", rule, exc);
         expect(d, "POST", "/v1/filters/ads/check", body, 200, want);
     }
     dh_finish(d);
@@ -330,16 +329,16 @@ START_TEST(test_post_errors)
     char body[4096];
     size_t k = (size_t)snprintf(body, sizeof(body), "{\"items\":[");
     for (int i = 0; i < 17; i++)
-        k += (size_t)snprintf(body + k, sizeof(body) - k, "%s\"http://a.example/%d\"",
-                              i ? "," : "", i);
+        k += (size_t)snprintf(body + k, sizeof(body) - k, "%s\"http://a.example/%d\"", i ? "," : "",
+                              i);
     snprintf(body + k, sizeof(body) - k, "]}");
     expect_400(d, "POST", "/v1/filters/ads/check", body, "too_many_items",
                (const char *const[]){"17 items, the limit is max_items 16", NULL});
     char longu[1100];
     memset(longu, 'a', sizeof(longu) - 1);
     longu[sizeof(longu) - 1] = '\0';
-    snprintf(body, sizeof(body), "{\"items\":[\"http://a.example/\",{\"item\":\"http://a.example/%s\"}]}",
-             longu);
+    snprintf(body, sizeof(body),
+             "{\"items\":[\"http://a.example/\",{\"item\":\"http://a.example/%s\"}]}", longu);
     expect_400(d, "POST", "/v1/filters/ads/check", body, "item_too_long",
                (const char *const[]){"item 2 is", "max_item 1024", NULL});
     dh_finish(d);
@@ -354,8 +353,8 @@ START_TEST(test_exact_ignores_context)
                                        "&type=document&method=POST", "&from=tracker.example"};
     for (size_t i = 0; i < 4; i++) {
         char t[256];
-        snprintf(t, sizeof(t), "/v1/filters/ex/check?item=http%%3A%%2F%%2Ftracker.example%%2Ft.js%s",
-                 ctxs[i]);
+        snprintf(t, sizeof(t),
+                 "/v1/filters/ex/check?item=http%%3A%%2F%%2Ftracker.example%%2Ft.js%s", ctxs[i]);
         expect(d, "GET", t, NULL, 200,
                "{\"filter\":\"ex\",\"item\":\"http://tracker.example/t.js\",\"present\":true}");
         snprintf(t, sizeof(t), "/v1/filters/ex/check?item=zz%s", ctxs[i]);
@@ -370,8 +369,8 @@ START_TEST(test_exact_ignores_context)
 END_TEST
 
 /* The authorization endpoint: the context from the gateway's headers. */
-static void authz(struct dh_daemon *d, const char *method, const char *target,
-                  const char *headers, int status, const char *rule)
+static void authz(struct dh_daemon *d, const char *method, const char *target, const char *headers,
+                  int status, const char *rule)
 {
     struct hc_resp r;
     http(d, method, target, headers, NULL, &r);
@@ -383,8 +382,8 @@ static void authz(struct dh_daemon *d, const char *method, const char *target,
                       "X-Bloomgate-Rule: wanted %s in\n%s", rule, r.head);
         ck_assert(hc_header(&r, "X-Bloomgate-Match", v, sizeof(v)) && strcmp(v, rule) == 0);
         char body[512];
-        snprintf(body, sizeof(body), "{\"filter\":\"ads\",\"match\":\"%s\",\"rule\":\"%s\"}",
-                 rule, rule);
+        snprintf(body, sizeof(body), "{\"filter\":\"ads\",\"match\":\"%s\",\"rule\":\"%s\"}", rule,
+                 rule);
         ck_assert_str_eq(r.body, body);
     } else {
         ck_assert_msg(!hc_header(&r, "X-Bloomgate-Rule", v, sizeof(v)), "a rule on %d", r.status);
@@ -427,10 +426,10 @@ START_TEST(test_authz_context)
     authz(d, "POST", "/v1/authz/ads/collect", "X-Forwarded-Host: posty.example\r\n", 403, R_POST);
     authz(d, "GET", "/v1/authz/ads/collect", "X-Forwarded-Host: posty.example\r\n", 200, NULL);
     /* An exception: passes. */
-    authz(d, "GET", "/v1/authz/ads", "X-Forwarded-Host: ads.example\r\nX-Original-URI: /ok/a.js\r\n", 204,
-          NULL);
-    authz(d, "GET", "/v1/authz/ads", "X-Forwarded-Host: ads.example\r\nX-Original-URI: /a.js\r\n", 403,
-          R_ADS);
+    authz(d, "GET", "/v1/authz/ads",
+          "X-Forwarded-Host: ads.example\r\nX-Original-URI: /ok/a.js\r\n", 204, NULL);
+    authz(d, "GET", "/v1/authz/ads", "X-Forwarded-Host: ads.example\r\nX-Original-URI: /a.js\r\n",
+          403, R_ADS);
     /* An exact filter ignores the context, and names no rule. */
     struct hc_resp r;
     http(d, "GET", "/v1/authz/ex", TRACKER "Sec-Fetch-Dest: document\r\n", NULL, &r);

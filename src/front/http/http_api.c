@@ -214,8 +214,8 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
     }
     char err[192];
     /* One pass over the query; the values go one after another into qbuf. */
-    struct httpparse_param ps[] = {{.name = "item"}, {.name = "type"}, {.name = "from"},
-                                   {.name = "method"}};
+    struct httpparse_param ps[] = {
+        {.name = "item"}, {.name = "type"}, {.name = "from"}, {.name = "method"}};
     if (httpparse_query_params(hd->query, hd->query_len, ps, 4, h->qbuf, err, sizeof(err)) != 0) {
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", err);
         return;
@@ -446,8 +446,8 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
      * item (http_context.c), the answer written there. */
     if (check && e->v->ab) {
         if (n > max) /* the table's limit, before items that were not read */
-            http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%zu items, the limit is max_items %zu",
-                             n, max);
+            http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%zu items, the limit is max_items %zu", n,
+                             max);
         else
             http_adblock_batch(r, e, n, &dflt, objects ? h->cw.env.ctxs : NULL);
         json_decref(root);

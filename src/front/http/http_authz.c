@@ -34,7 +34,7 @@ struct authz_req {
     size_t url_len;
     const char *addr; /* the client address, in the head */
     size_t addr_len;
-    bool canon_done; /* tl_canon holds url's canonical form */
+    bool canon_done;    /* tl_canon holds url's canonical form */
     struct cmd_ctx ctx; /* the request's context, for the URL filters */
 };
 

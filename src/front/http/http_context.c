@@ -60,6 +60,9 @@ int http_ctx_set(struct cmd_ctx *c, enum http_ctx_field f, const char *v, size_t
     return -1;
 }
 
+/* Worker thread. Missing keys leave c as it is (the body's defaults for an
+ * item object); null clears a field, so an item can say "no page" where the
+ * body gave one. */
 int http_ctx_json(const json_t *obj, struct cmd_ctx *c, char *err, size_t errlen)
 {
     for (int f = HTTP_CTX_TYPE; f <= HTTP_CTX_METHOD; f++) {
@@ -88,6 +91,9 @@ int http_ctx_json(const json_t *obj, struct cmd_ctx *c, char *err, size_t errlen
     return 0;
 }
 
+/* Worker thread. An unknown key is refused rather than ignored (unlike the
+ * body's): the form is new, and a misspelt "from" would silently change the
+ * verdict. */
 int http_item_object(const json_t *v, size_t i, struct cmd_ctx *c, struct filter_key *k,
                      enum http_err *code, char *err, size_t errlen)
 {
@@ -100,8 +106,10 @@ int http_item_object(const json_t *v, size_t i, struct cmd_ctx *c, struct filter
             char s[72];
             shown(key, strlen(key), s, sizeof(s));
             *code = HTTP_ERR_BAD_REQUEST;
-            snprintf(err, errlen, "item %zu: unknown key '%s' (an item object has item, type, "
-                     "from, method)", i + 1, s);
+            snprintf(err, errlen,
+                     "item %zu: unknown key '%s' (an item object has item, type, "
+                     "from, method)",
+                     i + 1, s);
             return -1;
         }
     }
@@ -122,6 +130,8 @@ int http_item_object(const json_t *v, size_t i, struct cmd_ctx *c, struct filter
     return 0;
 }
 
+/* Any thread. The rules come from lists, which nothing forces to be UTF-8;
+ * an answer must stay JSON whatever they hold. */
 char *http_put_json_text(char *p, const char *s, size_t len)
 {
     if (httpparse_utf8_valid(s, len))
@@ -154,6 +164,9 @@ static char *put_text_or_null(char *p, const char *s, size_t len)
     return p;
 }
 
+/* Worker thread, right after the call (its match and except may point into
+ * the thread's scratch). "allowed" as for other filters: an exception
+ * turned the answer to false. */
 char *http_put_adblock_answer(char *p, const struct cmd_call *call)
 {
     bool allowed = call->except && call->yes == 0;

@@ -509,8 +509,8 @@ long httpparse_pct_decode(const char *s, size_t len, char *out, bool plus_space)
     return (long)n;
 }
 
-int httpparse_query_params(const char *query, size_t qlen, struct httpparse_param *params,
-                           size_t n, char *out, char *err, size_t errlen)
+int httpparse_query_params(const char *query, size_t qlen, struct httpparse_param *params, size_t n,
+                           char *out, char *err, size_t errlen)
 {
     size_t at = 0;
     for (size_t k = 0; k < n; k++) {

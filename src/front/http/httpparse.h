@@ -98,8 +98,8 @@ struct httpparse_param {
  * one after the other. 0 (each param's value set or NULL), or -1 malformed
  * (a bad %-escape in any key or in a wanted value, or a wanted name given
  * twice) with the reason in err. */
-int httpparse_query_params(const char *query, size_t qlen, struct httpparse_param *params,
-                           size_t n, char *out, char *err, size_t errlen);
+int httpparse_query_params(const char *query, size_t qlen, struct httpparse_param *params, size_t n,
+                           char *out, char *err, size_t errlen);
 
 /* Percent-decode s[0..len) into out (room for len bytes); '+' is a space when
  * plus_space. The decoded length, or -1 on a bad escape. */
