@@ -15,6 +15,9 @@ check_PROGRAMS += %reldir%/check_authz
 # The authorization endpoint behind the real nginx (skipped without nginx).
 check_PROGRAMS += %reldir%/check_authz_nginx
 %canon_reldir%_check_authz_nginx_LDADD = $(IT_LIBS)
+# The request context over HTTP and the authorization endpoint, on an adblock filter.
+check_PROGRAMS += %reldir%/check_adblock_http
+%canon_reldir%_check_adblock_http_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_resp
 %canon_reldir%_check_resp_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_keys
