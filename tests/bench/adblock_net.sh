@@ -31,8 +31,9 @@
 # takes no request context yet: not measured. Prints figures, asserts nothing;
 # not run by `make check`.
 #   tests/bench/adblock_net.sh BUILD_DIR [ROUNDS] [SECONDS]
-# Lists: ADBLOCK_LISTS_DIR (default scripts/adblock-lists.sh's cache, else
-# /work/lists); URLs: URL_LIST (default data/urlhaus-filter-online.txt).
+# Lists: ADBLOCK_LISTS_DIR (default scripts/adblock-lists.sh's cache); URLs:
+# URL_LIST (default data/urlhaus-filter-online.txt). KEEP=1 keeps the temporary
+# directory (the request files, the daemon's config).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -42,7 +43,6 @@ dur=${3:-5}
 warm=1
 . "$here/lib.sh"
 lists_dir=${ADBLOCK_LISTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bloomgate/adblock-lists}
-[ -s "$lists_dir/easylist.txt" ] || lists_dir=/work/lists
 url_list=${URL_LIST:-$top/data/urlhaus-filter-online.txt}
 for f in "$lists_dir/easylist.txt" "$lists_dir/easyprivacy.txt" "$url_list"; do
     [ -s "$f" ] || { echo "adblock_net.sh: no $f (scripts/adblock-lists.sh)" >&2; exit 1; }
@@ -51,7 +51,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-abnet.XXXXXX")
 pid=
 cleanup() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"
+    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 
