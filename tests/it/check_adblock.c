@@ -24,6 +24,7 @@ static const char list_v1[] =
     "||scholar.example^$ping\n"
     "||tracker.example^$third-party\n"
     "||ads.example^$script\n"
+    "||pix.example^$image\n"
     "@@||ads.example/ok.js$script\n"
     "/banner/*/img^\n"
     "||post.example^$method=post\n"
@@ -109,6 +110,31 @@ START_TEST(test_context)
               "https://tracker.example/a.js https://ads.example/x.js type=image "
               "https://ads.example/x.js https://cdn.example/banner/1/img",
               "NO YES YES NO YES");
+    /* Type words in every spelling, each sent several times on one
+     * connection (its worker remembers the words it has read, and xhr and
+     * img share a slot of its memo): the same verdicts the first time and
+     * after. Scripts are blocked on ads.example, images on pix.example. */
+    static const char *const types[][2] = {
+        {"script", "YES NO"},    {"SCRIPT", "YES NO"},
+        {"image", "NO YES"},     {"Script", "YES NO"},
+        {"worker", "YES NO"},    {"img", "NO YES"},
+        {"css", "NO NO"},        {"serviceworker", "YES NO"},
+        {"stylesheet", "NO NO"}, {"xhr", "NO NO"},
+        {"empty", "NO NO"},      {"scripts", "ERR"},
+        {"document", "NO NO"},   {"s", "ERR"},
+        {"IMG", "NO YES"},       {"sharedworker", "YES NO"},
+    };
+    const size_t n_types = sizeof(types) / sizeof(types[0]);
+    for (size_t round = 0; round < 3; round++)
+        for (size_t i = 0; i < n_types; i++) {
+            const char *const *t = types[(i * 5 + round) % n_types];
+            char req[160];
+            snprintf(req, sizeof(req),
+                     "MCHECK ads type=%s https://ads.example/x.js https://pix.example/p.gif", t[0]);
+            const char *got = dh_cmd(c, req);
+            ck_assert_msg(strncmp(got, t[1], strlen(t[1])) == 0, "%s: %s, wanted %s", req, got,
+                          t[1]);
+        }
     /* Bad context: an error naming it; nothing after it applies. */
     DH_EXPECT(c, "CHECK ads https://ads.example/x.js type=bogus",
               "ERR bad_request bad context word 'type=bogus': not a request type (document, "
@@ -193,7 +219,7 @@ START_TEST(test_adds_reload_restart)
     DH_EXPECT(c, "CHECK ads https://sub.evil.example/x", "YES");
     DH_EXPECT(c, "CHECK ads https://good.ads.example/x.js type=script", "NO");
     const char *info = dh_cmd(c, "INFO ads");
-    ck_assert_msg(strstr(info, "\"keys\":\"adblock\"") && strstr(info, "\"block_rules\":6") &&
+    ck_assert_msg(strstr(info, "\"keys\":\"adblock\"") && strstr(info, "\"block_rules\":7") &&
                       strstr(info, "\"generation\":2"),
                   "%s", info);
     dh_close(c);

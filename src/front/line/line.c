@@ -31,6 +31,8 @@
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
 #define REPLY_SLACK 1024  /* and an error line (512) or a short reply besides */
 #define CHECK_AHEAD 8     /* one-item CHECKs hashed and prefetched before answered */
+#define TYPE_MEMO 16      /* type= words remembered per worker (line_ctx) */
+#define TYPE_WORD_MAX 24  /* the longest remembered ("type=xmlhttprequest" is 19) */
 
 /* Per connection. */
 struct line_conn {
@@ -71,6 +73,16 @@ struct line_worker {
         struct hash128 h;
     } ahead[CHECK_AHEAD];
     unsigned n_ahead, ahead_head;
+    /* type= words already read, byte for byte, and the type each names:
+     * adblock_context_word tries every type name and Sec-Fetch-Dest value
+     * in turn, a cost each item paid when a batch gives every item its own
+     * words. A client sends a dozen spellings; a slot holds the last word
+     * hashed to it (len 0: empty). */
+    struct {
+        char word[TYPE_WORD_MAX];
+        size_t len;
+        int type;
+    } type_memo[TYPE_MEMO];
 };
 
 static inline struct line_worker *LW(struct conn *c)
@@ -255,6 +267,33 @@ static void reply_call_err(struct conn *c, const struct proto_request *r,
     reply_err(c, line_err(call->err), call->msg);
 }
 
+/* One context word into cur, a type= word read through the worker's memo
+ * (line_worker.type_memo). adblock_context_word's result: 1 read, -1 bad
+ * (why filled). */
+static int line_ctx_word(struct line_worker *lw, const struct proto_token *t, struct cmd_ctx *cur,
+                         char *why, size_t whylen)
+{
+    const char *w = t->p;
+    size_t n = t->len;
+    bool memo = n > 5 && n <= TYPE_WORD_MAX && (w[0] | 0x20) == 't' && (w[1] | 0x20) == 'y' &&
+                (w[2] | 0x20) == 'p' && (w[3] | 0x20) == 'e' && w[4] == '=';
+    unsigned h =
+        memo ? (unsigned)(n * 7 + (unsigned char)w[5] + (unsigned char)w[n - 1] * 3) % TYPE_MEMO
+             : 0;
+    if (memo && lw->type_memo[h].len == n && memcmp(lw->type_memo[h].word, w, n) == 0) {
+        cur->type = lw->type_memo[h].type;
+        return 1;
+    }
+    int rc = adblock_context_word(w, n, &cur->type, &cur->method, &cur->from, &cur->from_len, why,
+                                  whylen);
+    if (memo && rc == 1) {
+        memcpy(lw->type_memo[h].word, w, n);
+        lw->type_memo[h].len = n;
+        lw->type_memo[h].type = cur->type;
+    }
+    return rc;
+}
+
 /* The request's context words into call: CHECK's and MATCH's into
  * call->ctx, MCHECK's into one context per item (env->ctxs), each word
  * applying from its item on. False after an ERR bad_request naming a word
@@ -271,9 +310,7 @@ static bool line_ctx(struct conn *c, const struct proto_request *r, struct cmd_c
     for (size_t i = 0; i <= r->n_items; i++) {
         for (; w < r->n_ctx && (!batch || r->ctx[w].from_item <= i); w++) {
             char why[160];
-            const struct proto_token *t = &r->ctx[w].word;
-            if (adblock_context_word(t->p, t->len, &cur.type, &cur.method, &cur.from,
-                                     &cur.from_len, why, sizeof(why)) != 1) {
+            if (line_ctx_word(lw, &r->ctx[w].word, &cur, why, sizeof(why)) != 1) {
                 reply_err(c, PROTO_ERR_BAD_REQUEST, why);
                 return false;
             }
