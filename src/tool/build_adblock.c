@@ -141,7 +141,7 @@ int build_adblock_main(const struct build_opts *o, bool quiet)
             snprintf(err, sizeof(err), "a seed: %s", why);
             goto out;
         }
-    if (filter_plan_make(o->layout == FILTER_FUSE ? FILTER_BLOCKED : o->layout, cap, o->fpr,
+    if (filter_plan_make(o->layout, cap, o->fpr,
                          o->shards ? o->shards : 1, &plan, why, sizeof(why)) != 0 ||
         !(f = filter_create(&plan, seed, why, sizeof(why)))) {
         snprintf(err, sizeof(err), "the host tier: %s", why);

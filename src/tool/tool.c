@@ -273,6 +273,9 @@ static int build_cli_keys(struct build_cli *b)
                                                : FILTER_KEYS_URL;
     if (o->keys == FILTER_KEYS_ADBLOCK && o->format != LISTS_ADBLOCK)
         return tool_usage_error("build: --keys adblock compiles Adblock lists (--format adblock)");
+    if (o->keys == FILTER_KEYS_ADBLOCK && o->layout == FILTER_FUSE)
+        return tool_usage_error("build: an adblock file's Bloom part is its host tier, which takes "
+                                "run-time adds: --layout blocked or classic, not fuse");
     if (o->format != LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT)
         return tool_usage_error("build: --format %s yields host or url keys, not exact items "
                                 "(use --keys host or --keys url)",
@@ -604,8 +607,8 @@ static const struct tool_cmd commands[] = {
      "duplicates are not counted, nor the rare item whose bits others had all set.\n"
      "A list format implies its keys: hosts gives host keys, urls url keys, adblock\n"
      "the compiled lists (rules, options and exceptions, served with each request's\n"
-     "context; --capacity sizes the host tier for run-time adds); adblock with\n"
-     "--keys url or host reads only the hosts and URLs the rules name. Host and url\n"
+     "context; --capacity sizes the host tier for run-time adds); adblock with the\n"
+     "keys url or host reads only the hosts and URLs the rules name. Host and url\n"
      "keys are canonical (docs/url-matching.md); exact keys take\n"
      "only plain lists, and journals only exact keys. A journal's records go in as\n"
      "the daemon applied them: an item whose last record is a REMOVE stays out (its\n"
