@@ -344,6 +344,8 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
     r->types = b->types;
     r->flags = b->flags;
     r->aux = 0;
+    r->tok_off = AB_NO_TOK;
+    r->pad = 0;
     if (b->ndom == 0 && b->methods == 0 && !(b->flags & AB_F_REGEX))
         return 0;
     if (!grow((void **)&e->extras, xcap, e->nextras + 1, sizeof *e->extras))
@@ -450,6 +452,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     struct pairs hp = {0};
     size_t host_ids_cap = 0, nhost_ids = 0;
     uint32_t *toks = NULL;
+    uint16_t *offs = NULL;
     uint8_t *ntoks = NULL;
     size_t always_cap[AB_KINDS] = {0}, ids_cap[AB_KINDS] = {0};
     size_t xcap = 0, dcap = 0, rcap = 0;
@@ -482,8 +485,9 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     b->pool = NULL;
     e->rules = calloc(b->n ? b->n : 1, sizeof *e->rules);
     toks = malloc((b->n ? b->n : 1) * MAX_TOK * sizeof *toks);
+    offs = malloc((b->n ? b->n : 1) * MAX_TOK * sizeof *offs);
     ntoks = calloc(b->n ? b->n : 1, 1);
-    if (e->rules == NULL || toks == NULL || ntoks == NULL)
+    if (e->rules == NULL || toks == NULL || offs == NULL || ntoks == NULL)
         goto oom;
     uint32_t *map = calloc(b->n ? b->n : 1, sizeof *map); /* engine rule id of builder rule */
     if (map == NULL)
@@ -512,7 +516,8 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         unsigned k = (r->flags & AB_F_REGEX)
                          ? ab_regex_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), tk)
                          : ab_pattern_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off),
-                                             r->flags, r->host_len, tk);
+                                             r->flags, r->host_len, tk,
+                                             offs + (size_t)id * MAX_TOK);
         ntoks[id] = (uint8_t)k;
         for (unsigned j = 0; j < k; j++) {
             uint32_t *c = counts_at(&cnt, tk[j], true);
@@ -548,12 +553,14 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
             kinds[nk++] = (cr->flags & AB_F_IMPORTANT) ? AB_IMPORTANT : AB_BLOCK;
         }
         uint32_t best = 0, best_n = UINT32_MAX;
+        uint16_t best_off = AB_NO_TOK;
         const uint32_t *tk = toks + (size_t)id * MAX_TOK;
         for (unsigned j = 0; j < ntoks[id]; j++) {
             uint32_t c = *counts_at(&cnt, tk[j], false);
             if (c < best_n) {
                 best_n = c;
                 best = tk[j];
+                best_off = offs[(size_t)id * MAX_TOK + j];
             }
         }
         /* Where to file it, best first: a token few rules and few URLs carry;
@@ -591,6 +598,8 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
             else if (by_to)
                 typed = false;
         }
+        if (best_n != UINT32_MAX && !(cr->flags & (AB_F_REGEX | AB_F_HOST)))
+            e->rules[id].tok_off = best_off; /* the matcher tests it where the URL has it */
         for (int k = 0; k < nk; k++) {
             bool ok = true;
             if (best_n != UINT32_MAX) {
@@ -655,6 +664,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     free(cnt.k);
     free(cnt.v);
     free(toks);
+    free(offs);
     free(ntoks);
     ab_engine_ready(e);
     return e;
@@ -670,6 +680,7 @@ fail:
     free(cnt.k);
     free(cnt.v);
     free(toks);
+    free(offs);
     free(ntoks);
     adblock_engine_free(e);
     return NULL;

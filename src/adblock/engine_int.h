@@ -29,7 +29,7 @@
 #define AB_F_STRICT 0x0200u /* parties by host name */
 #define AB_F_PAGE 0x0400u   /* @@...$document: un-blocks a page's loads */
 
-/* One rule: 16 bytes. Its text (as written, NUL-terminated) is at pool+text;
+/* One rule: 20 bytes. Its text (as written, NUL-terminated) is at pool+text;
  * the pattern is text[pat_off..pat_end); for AB_F_HOST its first host_len
  * bytes are the host name part. */
 struct ab_rule {
@@ -40,7 +40,13 @@ struct ab_rule {
     uint16_t flags;
     uint8_t pat_off;
     uint8_t host_len;
+    /* A plain pattern (no `||`, no regex) filed under one of its tokens: where
+     * that token starts in the pattern, so that a candidate is tested only where
+     * the URL has the token, not searched for (AB_NO_TOK: filed otherwise). */
+    uint16_t tok_off;
+    uint16_t pad;
 };
+#define AB_NO_TOK 0xffffu
 
 /* What few rules carry beyond the common 16 bytes. */
 struct ab_extra {
@@ -126,6 +132,7 @@ struct adblock_engine {
 /* a URL of n bytes has at most n/2 + 1 tokens; one more for its type */
 #define AB_TOKENS_MAX (AB_URL_MAX / 2 + 2)
 #define AB_HOST_MAX 256
+#define AB_NO_POS 0xffffu
 struct ab_req {
     char url[AB_URL_MAX + 1]; /* lower-cased */
     const char *orig;         /* as given */
@@ -135,8 +142,17 @@ struct ab_req {
     bool cased_ready;
     size_t len;
     size_t host_off, host_len;
+    /* The URL's tokens, each once, in the order they first occur (the type's
+     * pseudo-token last): the hash, and the first of its places in occ[];
+     * occ[j] is a place (its start in url) and the next place of the same
+     * token (AB_NO_POS: none). The type's pseudo-token has no place. */
     uint32_t tok[AB_TOKENS_MAX];
+    uint16_t first[AB_TOKENS_MAX];
+    struct {
+        uint16_t pos, next;
+    } occ[AB_TOKENS_MAX];
     unsigned ntok;
+    uint16_t seen[4 * AB_TOKENS_MAX]; /* scratch of the pass that finds repeated tokens */
     int type;
     int method;
     bool supported; /* http(s), ws(s), data */
@@ -167,6 +183,7 @@ struct adblock_ctx {
     pcre2_match_data *md;
     /* scratch of match.c's token passes */
     uint32_t cand[AB_TOKENS_MAX], one[AB_TOKENS_MAX], nlist[AB_TOKENS_MAX];
+    uint32_t ctok[AB_TOKENS_MAX], ltok[AB_TOKENS_MAX]; /* the token of each candidate, list */
     const uint32_t *list[AB_TOKENS_MAX];
 };
 
@@ -218,12 +235,14 @@ static inline uint32_t ab_type_token(unsigned type)
 /* tokens.c: a rule's tokens into out (at most AB_TOKENS_RULE_MAX), and the
  * tokens nearly every URL carries (NULL-terminated). */
 #define AB_TOKENS_RULE_MAX 64
-unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out);
+unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out,
+                           uint16_t *off);
 unsigned ab_regex_tokens(const char *p, size_t n, uint32_t *out);
 extern const char *const ab_common_tokens[];
 
-/* match.c */
+/* match.c: does rule r match? ti: the index in q->tok of the token r was
+ * found under, or -1 (then a plain pattern is searched for in the URL). */
 bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
-                     const struct ab_rule *r);
+                     const struct ab_rule *r, int ti);
 
 #endif

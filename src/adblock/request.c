@@ -139,8 +139,55 @@ static inline unsigned char lower_of(unsigned char c)
     return (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
 }
 
+/* Does s[0..n) hold `://`? The first `:` decides in nearly every case, so
+ * the whole search runs only for an odd string. */
+static bool has_scheme_sep(const char *s, size_t n)
+{
+    const char *c = memchr(s, ':', n);
+    if (c == NULL)
+        return false;
+    size_t i = (size_t)(c - s);
+    if (i + 3 <= n && c[1] == '/' && c[2] == '/')
+        return true;
+    return memmem(c + 1, n - i - 1, "://", 3) != NULL;
+}
+
+/* Each token once (the first place it occurs), with the chain of its other
+ * places: the matcher looks each bucket up once and tests a candidate at
+ * every place its token has. raw[0..n): the tokens in URL order. */
+static void dedup_tokens(struct ab_req *q, const uint32_t *raw, unsigned n)
+{
+    unsigned cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
+    uint16_t last[AB_TOKENS_MAX];
+    unsigned nt = 0;
+    for (unsigned j = 0; j < n; j++) {
+        uint32_t h = raw[j];
+        unsigned s = (h * 2654435761u) >> 16 & (cap - 1);
+        for (;; s = (s + 1) & (cap - 1)) {
+            unsigned d = q->seen[s];
+            if (d == 0) {
+                q->seen[s] = (uint16_t)(nt + 1);
+                q->tok[nt] = h;
+                q->first[nt] = (uint16_t)j;
+                last[nt++] = (uint16_t)j;
+                break;
+            }
+            if (q->tok[d - 1] == h) {
+                q->occ[last[d - 1]].next = (uint16_t)j;
+                last[d - 1] = (uint16_t)j;
+                break;
+            }
+        }
+    }
+    q->ntok = nt;
+}
+
 /* Why: lower-case and tokenise the URL once, so every candidate rule compares
- * bytes and every bucket is found by one hash of a token. */
+ * bytes and every bucket is found by one hash of a token; the host is found
+ * once, on the bytes as given (its bounds do not depend on case). */
 bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,
                  size_t from_len, int method)
 {
@@ -158,61 +205,84 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         memcpy(q->cased + ho + hl - 1, url + ho + hl, len - ho - hl);
         url = q->cased;
         len--;
+        hl--;
     }
     q->orig = url;
     q->cased_ready = false;
-    q->len = len;
     q->type = type < 0 || type >= ADBLOCK_TYPE_COUNT ? ADBLOCK_TYPE_DOCUMENT : type;
     q->method = method < 0 ? ADBLOCK_METHOD_GET : method;
     q->party = -1;
     q->strict_party = -1;
     q->from_ent_len = -2;
     q->host_ent_len = -2;
-    unsigned nt = 0;
+    /* the scheme first: a data: URL is matched on its media type alone */
+    char sch[6] = {0};
+    for (size_t i = 0; i < 6 && i < len; i++)
+        sch[i] = (char)lower_of((unsigned char)url[i]);
+    q->supported = false;
+    bool data = false;
+    if ((len >= 5 && memcmp(sch, "http:", 5) == 0) || (len >= 6 && memcmp(sch, "https:", 6) == 0) ||
+        (len >= 3 && memcmp(sch, "ws:", 3) == 0) || (len >= 4 && memcmp(sch, "wss:", 4) == 0)) {
+        q->supported = true;
+        if (sch[0] == 'w')
+            q->type = ADBLOCK_TYPE_WEBSOCKET; /* as the reference engine does */
+    } else if (len >= 5 && memcmp(sch, "data:", 5) == 0) {
+        q->supported = true;
+        data = true;
+    }
+    size_t n = len;
+    if (data) {
+        const char *comma = memchr(url, ',', len);
+        if (comma) {
+            n = (size_t)(comma - url); /* only the media type is matched */
+            find_host(url, n, &ho, &hl);
+        }
+    }
+    q->len = n;
+    q->host_off = ho;
+    q->host_len = hl;
+    /* tokens beyond a data: URL's comma are not matched: none is taken */
+    uint32_t raw[AB_TOKENS_MAX];
+    unsigned nr = 0;
     uint32_t h = AB_HASH_SEED;
+    size_t start = 0;
     bool run = false;
     char *out = q->url;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; i < n; i++) {
         unsigned char c = lower_of((unsigned char)url[i]);
         out[i] = (char)c;
         if (token_of(c)) {
+            if (!run)
+                start = i;
             h = (h ^ c) * 16777619u;
             run = true;
         } else if (run) {
-            q->tok[nt++] = ab_hash_fix(h);
+            q->occ[nr].pos = (uint16_t)start;
+            q->occ[nr].next = AB_NO_POS;
+            raw[nr++] = ab_hash_fix(h);
             h = AB_HASH_SEED;
             run = false;
         }
     }
-    if (run)
-        q->tok[nt++] = ab_hash_fix(h);
-    q->ntok = nt;
-    q->url[len] = 0;
-    const char *u = q->url;
-    q->supported = false;
-    if ((len >= 5 && memcmp(u, "http:", 5) == 0) || (len >= 6 && memcmp(u, "https:", 6) == 0) ||
-        (len >= 3 && memcmp(u, "ws:", 3) == 0) || (len >= 4 && memcmp(u, "wss:", 4) == 0)) {
-        q->supported = true;
-        if (u[0] == 'w')
-            q->type = ADBLOCK_TYPE_WEBSOCKET; /* as the reference engine does */
-    } else if (len >= 5 && memcmp(u, "data:", 5) == 0) {
-        q->supported = true;
-        const char *comma = memchr(u, ',', len);
-        if (comma)
-            q->len = (size_t)(comma - u); /* only the media type is matched */
+    if (run) {
+        q->occ[nr].pos = (uint16_t)start;
+        q->occ[nr].next = AB_NO_POS;
+        raw[nr++] = ab_hash_fix(h);
     }
+    q->url[n] = 0;
+    dedup_tokens(q, raw, nr);
+    q->first[q->ntok] = AB_NO_POS;
     q->tok[q->ntok++] = ab_type_token((unsigned)q->type);
-    find_host(u, q->len, &q->host_off, &q->host_len);
     q->has_from = false;
     q->from_host_len = 0;
     if (from != NULL && from_len > 0) {
-        size_t fo = 0, fl = 0, n = from_len;
+        size_t fo = 0, fl = 0, fn = from_len;
         /* a bare host name is accepted as the page too */
-        if (memmem(from, n, "://", 3) == NULL) {
-            while (fl < n && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
+        if (!has_scheme_sep(from, fn)) {
+            while (fl < fn && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
                 fl++;
         } else {
-            find_host(from, n, &fo, &fl);
+            find_host(from, fn, &fo, &fl);
         }
         if (fl > 1 && from[fo + fl - 1] == '.')
             fl--; /* the page's host, as a fully qualified name: the same host */
