@@ -480,7 +480,7 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
 static const struct ab_rule *page_exception(const struct adblock_engine *e, struct adblock_ctx *c,
                                             const char *from, size_t n)
 {
-    uint32_t h = ab_hash(from, n);
+    uint32_t h = ab_memo_hash(from, n);
     struct ab_page_memo *m = &c->pages[h % AB_PAGE_MEMO];
     if (m->engine == e->id && m->hash == h && m->len == n && n <= sizeof m->from &&
         memcmp(m->from, from, n) == 0)

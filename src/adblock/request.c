@@ -85,7 +85,7 @@ unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *a
     uint32_t h = AB_HASH_SEED;
     unsigned k = 0;
     for (size_t i = n; i > 0 && k < max; i--) {
-        h = ab_hash_step(h, (unsigned char)host[i - 1]);
+        h = (h ^ (unsigned char)host[i - 1]) * 16777619u; /* ab_hash_step: already lower case */
         if (i == 1 || host[i - 2] == '.') {
             out[k] = ab_hash_fix(h);
             at[k++] = (uint32_t)(i - 1);
@@ -94,22 +94,52 @@ unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *a
     return k;
 }
 
+/* Byte classes for the passes over a URL, as constant tables (no start-up
+ * code, no race): one load a byte says what it is and gives it lower-cased. */
+#define C_TOKEN 1u /* adblock_is_token_char */
+#define C_STOP 2u  /* `/`, `?`, `#`: the end of the authority */
+#define C_AT 4u    /* `@`: user info ends */
+#define C_COLON 8u /* `:`: a port follows the host */
+#define CLASS_OF(c)                                                                                \
+    (unsigned char)((((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') ||                 \
+                             ((c) >= '0' && (c) <= '9') || (c) >= 0x80                             \
+                         ? C_TOKEN                                                                 \
+                         : 0) |                                                                    \
+                    ((c) == '/' || (c) == '?' || (c) == '#' ? C_STOP : 0) |                        \
+                    ((c) == '@' ? C_AT : 0) | ((c) == ':' ? C_COLON : 0))
+#define LOWER_OF(c) (unsigned char)((c) >= 'A' && (c) <= 'Z' ? (c) + 32 : (c))
+#define R4(F, b) F(b), F((b) + 1), F((b) + 2), F((b) + 3)
+#define R16(F, b) R4(F, b), R4(F, (b) + 4), R4(F, (b) + 8), R4(F, (b) + 12)
+#define R64(F, b) R16(F, b), R16(F, (b) + 16), R16(F, (b) + 32), R16(F, (b) + 48)
+static const unsigned char byte_class[256] = {R64(CLASS_OF, 0), R64(CLASS_OF, 64),
+                                              R64(CLASS_OF, 128), R64(CLASS_OF, 192)};
+static const unsigned char lower_tab[256] = {R64(LOWER_OF, 0), R64(LOWER_OF, 64),
+                                             R64(LOWER_OF, 128), R64(LOWER_OF, 192)};
+
 /* The host of a URL: after `scheme://` and any user info, up to the port,
  * path, query or fragment; an IPv6 host keeps no brackets. Case does not
- * matter to the scan, so the caller's bytes are read as they are. */
+ * matter to the scan, so the caller's bytes are read as they are. One pass
+ * over the authority: the last `@` starts the host, the first `:` after it
+ * ends it. */
 static void find_host(const char *u, size_t n, size_t *off, size_t *len)
 {
     const char *p = memchr(u, ':', n);
     size_t i = p ? (size_t)(p - u) + 1 : 0;
     while (i < n && u[i] == '/')
         i++;
-    size_t end = i, start = i;
+    size_t end = i, start = i, colon = SIZE_MAX;
     for (; end < n; end++) {
-        char c = u[end];
-        if (c == '/' || c == '?' || c == '#')
+        unsigned k = byte_class[(unsigned char)u[end]];
+        if (k == 0 || k == C_TOKEN)
+            continue;
+        if (k & C_STOP)
             break;
-        if (c == '@')
+        if (k & C_AT) {
             start = end + 1;
+            colon = SIZE_MAX;
+        } else if (colon == SIZE_MAX) {
+            colon = end;
+        }
     }
     i = start;
     if (i < end && u[i] == '[') {
@@ -120,23 +150,17 @@ static void find_host(const char *u, size_t n, size_t *off, size_t *len)
         *len = k - i - 1;
         return;
     }
-    size_t k = i;
-    while (k < end && u[k] != ':')
-        k++;
     *off = i;
-    *len = k - i;
+    *len = (colon < end ? colon : end) - i;
 }
 
-/* Byte classes for the one pass over a URL, as constants (no start-up code, no
- * race): the token bytes of adblock_is_token_char as a 256-bit map. */
-static const uint64_t token_map[4] = {0x03FF000000000000ull, 0x07FFFFFE07FFFFFEull, ~0ull, ~0ull};
 static inline bool token_of(unsigned char c)
 {
-    return (token_map[c >> 6] >> (c & 63)) & 1;
+    return byte_class[c] & C_TOKEN;
 }
 static inline unsigned char lower_of(unsigned char c)
 {
-    return (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
+    return lower_tab[c];
 }
 
 /* Does s[0..n) hold `://`? The first `:` decides in nearly every case, so
@@ -249,9 +273,9 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     bool run = false;
     char *out = q->url;
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = lower_of((unsigned char)url[i]);
+        unsigned char b = (unsigned char)url[i], c = lower_of(b);
         out[i] = (char)c;
-        if (token_of(c)) {
+        if (token_of(b)) {
             if (!run)
                 start = i;
             h = (h ^ c) * 16777619u;
@@ -315,7 +339,7 @@ static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len
 {
     if (len == 0 || len > AB_HOST_MAX || psl == NULL)
         return NULL;
-    uint32_t h = ab_hash(host, len);
+    uint32_t h = ab_memo_hash(host, len);
     struct ab_psl_memo *m = &memo[h % AB_PSL_MEMO];
     if (m->psl == psl && m->hash == h && m->len == len && len <= sizeof m->host &&
         memcmp(m->host, host, len) == 0) {
