@@ -346,6 +346,8 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
     r->aux = 0;
     r->tok_off = AB_NO_TOK;
     r->pad = 0;
+    if (memchr(e->pool + b->text + b->pat_off, '*', (size_t)(b->pat_end - b->pat_off)) == NULL)
+        r->flags |= AB_F_NOSTAR;
     if (b->ndom == 0 && b->methods == 0 && !(b->flags & AB_F_REGEX))
         return 0;
     if (!grow((void **)&e->extras, xcap, e->nextras + 1, sizeof *e->extras))

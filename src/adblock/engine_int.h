@@ -29,6 +29,7 @@
 #define AB_F_3P 0x0100u     /* may apply to a third-party request */
 #define AB_F_STRICT 0x0200u /* parties by host name */
 #define AB_F_PAGE 0x0400u   /* @@...$document: un-blocks a page's loads */
+#define AB_F_NOSTAR 0x0800u /* no `*` in the pattern: one segment */
 
 /* One rule: 20 bytes. Its text (as written, NUL-terminated) is at pool+text;
  * the pattern is text[pat_off..pat_end); for AB_F_HOST its first host_len

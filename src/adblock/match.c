@@ -115,15 +115,19 @@ static bool glob(const char *p, size_t plen, const char *u, size_t ulen, size_t 
  * tried at those places alone: what comes before it must fit, greedily, in
  * front; what comes after is matched from its end. Token ti of q. */
 static bool glob_at_token(const char *p, size_t plen, size_t k, const struct ab_req *q, int ti,
-                          const char *u, size_t ulen, bool anchored, bool end_anchor, bool fold)
+                          const char *u, size_t ulen, bool anchored, bool end_anchor, bool fold,
+                          bool nostar)
 {
     if (k >= plen)
         return false;
-    size_t s0 = k; /* the segment holding the token: p[s0..s1) */
-    while (s0 > 0 && p[s0 - 1] != '*')
-        s0--;
-    const char *star = memchr(p + k, '*', plen - k);
-    size_t s1 = star ? (size_t)(star - p) : plen;
+    size_t s0 = 0, s1 = plen; /* the segment holding the token: p[s0..s1) */
+    if (!nostar) {
+        s0 = k;
+        while (s0 > 0 && p[s0 - 1] != '*')
+            s0--;
+        const char *star = memchr(p + k, '*', plen - k);
+        s1 = star ? (size_t)(star - p) : plen;
+    }
     long before = -1; /* where the greedy match of p[0..s0 - 1) ends */
     if (s0 > 0) {
         before = glob_end(p, s0 - 1, u, ulen, 0, anchored, false, fold);
@@ -209,7 +213,7 @@ static bool match_pattern(const struct adblock_engine *e, struct adblock_ctx *c,
     if (ti >= 0 && r->tok_off != AB_NO_TOK)
         return glob_at_token(text + r->pat_off, (size_t)(r->pat_end - r->pat_off), r->tok_off, q,
                              ti, u, ulen, (r->flags & AB_F_START) != 0, (r->flags & AB_F_END) != 0,
-                             fold);
+                             fold, (r->flags & AB_F_NOSTAR) != 0);
     return glob(text + r->pat_off, (size_t)(r->pat_end - r->pat_off), u, ulen, 0,
                 (r->flags & AB_F_START) != 0, (r->flags & AB_F_END) != 0, fold);
 }

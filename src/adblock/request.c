@@ -82,14 +82,22 @@ uint32_t ab_hash_back(const char *s, size_t n)
 
 unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max)
 {
-    uint32_t h = AB_HASH_SEED;
+    /* backwards, a label suffix is complete when its dot comes next */
+    uint32_t h = AB_HASH_SEED; /* ab_hash_step without the fold: already lower case */
     unsigned k = 0;
-    for (size_t i = n; i > 0 && k < max; i--) {
-        h = (h ^ (unsigned char)host[i - 1]) * 16777619u; /* ab_hash_step: already lower case */
-        if (i == 1 || host[i - 2] == '.') {
+    for (size_t i = n; i > 0; i--) {
+        unsigned char c = (unsigned char)host[i - 1];
+        if (c == '.' && i < n) {
+            if (k == max)
+                return k;
             out[k] = ab_hash_fix(h);
-            at[k++] = (uint32_t)(i - 1);
+            at[k++] = (uint32_t)i;
         }
+        h = (h ^ c) * 16777619u;
+    }
+    if (n > 0 && k < max) {
+        out[k] = ab_hash_fix(h);
+        at[k++] = 0;
     }
     return k;
 }
@@ -370,6 +378,28 @@ static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len
     return host + len - dl;
 }
 
+/* Do two host names end in the same two labels (all of a name with one)?
+ * When they do not, they are of two sites without asking libpsl: a
+ * registrable domain (or a host that is its own site) always holds a dot,
+ * so two equal ones would be a common suffix of two labels or more. */
+static bool same_last_two(const char *a, size_t an, const char *b, size_t bn)
+{
+    unsigned dots = 0;
+    while (an > 0 && bn > 0) {
+        char c = a[--an];
+        if (c != b[--bn])
+            return false;
+        if (c == '.' && ++dots == 2)
+            return true;
+    }
+    if (an == 0 && bn == 0)
+        return true; /* the same name */
+    /* one is a suffix of the other: their last two labels agree only when it
+     * has two labels and starts at a label of the other */
+    char before = an == 0 ? b[bn - 1] : a[an - 1];
+    return dots == 1 && before == '.';
+}
+
 /* Why: third-party as the reference engine defines it: registrable domains
  * differ (an initiator with none counts by its host); a top-level document
  * and a request without initiator are first-party. Strict: host names differ.
@@ -388,7 +418,15 @@ int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict)
     if (q->party >= 0)
         return q->party;
     bool third = false;
-    if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT) {
+    const char *host = q->url + q->host_off;
+    size_t hn = q->host_len;
+    if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT && hn > 0 &&
+        (hn == q->from_host_len && memcmp(host, q->from_host, hn) == 0)) {
+        third = false; /* the same host: the same site, whatever libpsl says */
+    } else if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT && hn > 0 &&
+               !same_last_two(host, hn, q->from_host, q->from_host_len)) {
+        third = true;
+    } else if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT) {
         size_t dl = 0, sl = 0;
         const char *d = reg_domain(e->psl, q->url + q->host_off, q->host_len, &dl);
         const char *s = reg_domain(e->psl, q->from_host, q->from_host_len, &sl);
