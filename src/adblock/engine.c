@@ -345,7 +345,7 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
     r->flags = b->flags;
     r->aux = 0;
     r->tok_off = AB_NO_TOK;
-    r->pad = 0;
+    r->fp[0] = r->fp[1] = 0;
     if (memchr(e->pool + b->text + b->pat_off, '*', (size_t)(b->pat_end - b->pat_off)) == NULL)
         r->flags |= AB_F_NOSTAR;
     if (b->ndom == 0 && b->methods == 0 && !(b->flags & AB_F_REGEX))
@@ -408,6 +408,39 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
 oom:
     snprintf(err, errlen, "out of memory compiling the rules");
     return -1;
+}
+
+/* The rule's fingerprint (ab_rule.fp): the bits of its two rarest tokens
+ * other than `filed` (the token its bucket is keyed by, 0: none). Every
+ * token ab_pattern_tokens and ab_regex_tokens give is one a matching URL
+ * holds whole, so a request lacking either bit cannot match. With fewer
+ * tokens, a bit the request surely has: filed's, or both the same. */
+static void set_fingerprint(struct ab_rule *r, const uint32_t *tk, unsigned n, struct counts *cnt,
+                            uint32_t filed)
+{
+    uint32_t pick[2] = {0, 0}, pick_n[2] = {UINT32_MAX, UINT32_MAX};
+    for (unsigned j = 0; j < n; j++) {
+        if (tk[j] == filed || tk[j] == pick[0] || tk[j] == pick[1])
+            continue;
+        uint32_t c = *counts_at(cnt, tk[j], false);
+        if (c < pick_n[0]) {
+            pick[1] = pick[0];
+            pick_n[1] = pick_n[0];
+            pick[0] = tk[j];
+            pick_n[0] = c;
+        } else if (c < pick_n[1]) {
+            pick[1] = tk[j];
+            pick_n[1] = c;
+        }
+    }
+    uint32_t a = pick_n[0] != UINT32_MAX ? pick[0] : filed;
+    uint32_t b = pick_n[1] != UINT32_MAX ? pick[1] : a;
+    if (a == 0) {
+        r->fp[0] = r->fp[1] = 0; /* no token: bit 0, which every request has */
+        return;
+    }
+    r->fp[0] = (uint8_t)AB_FP_BIT(a);
+    r->fp[1] = (uint8_t)AB_FP_BIT(b);
 }
 
 /* `||host^` or `||host^$third-party`, host without a dot at either end: a
@@ -602,6 +635,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         }
         if (best_n != UINT32_MAX && !(cr->flags & (AB_F_REGEX | AB_F_HOST)))
             e->rules[id].tok_off = best_off; /* the matcher tests it where the URL has it */
+        set_fingerprint(&e->rules[id], tk, ntoks[id], &cnt, best_n != UINT32_MAX ? best : 0);
         for (int k = 0; k < nk; k++) {
             bool ok = true;
             if (best_n != UINT32_MAX) {

@@ -46,8 +46,13 @@ struct ab_rule {
      * that token starts in the pattern, so that a candidate is tested only where
      * the URL has the token, not searched for (AB_NO_TOK: filed otherwise). */
     uint16_t tok_off;
-    uint16_t pad;
+    /* Two more of its tokens (AB_FP_BIT of each; the one it is filed under, or
+     * bit 0, when it has fewer): a URL without both cannot match, and one look
+     * at the request's token bits (ab_req.tbits) says so before the pattern is
+     * read. */
+    uint8_t fp[2];
 };
+#define AB_FP_BIT(h) ((h) >> 24)
 #define AB_NO_TOK 0xffffu
 
 /* What few rules carry beyond the common 16 bytes. */
@@ -154,6 +159,7 @@ struct ab_req {
         uint16_t pos, next;
     } occ[AB_TOKENS_MAX];
     unsigned ntok;
+    uint64_t tbits[4]; /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
     uint16_t seen[4 * AB_TOKENS_MAX]; /* scratch of the pass that finds repeated tokens */
     int type;
     int method;

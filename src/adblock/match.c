@@ -272,6 +272,9 @@ bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, stru
 {
     if (!(r->types & (1u << q->type)))
         return false;
+    if (!((q->tbits[r->fp[0] >> 6] >> (r->fp[0] & 63)) & (q->tbits[r->fp[1] >> 6] >> (r->fp[1] & 63)) &
+          1))
+        return false; /* a token it needs is not in the URL */
     if (!match_pattern(e, c, q, r, ti))
         return false;
     unsigned party = r->flags & (AB_F_1P | AB_F_3P);

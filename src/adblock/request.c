@@ -195,8 +195,11 @@ static void dedup_tokens(struct ab_req *q, const uint32_t *raw, unsigned n)
     memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
     uint16_t last[AB_TOKENS_MAX];
     unsigned nt = 0;
+    memset(q->tbits, 0, sizeof q->tbits);
+    q->tbits[0] = 1; /* the bit of a rule with no token to check */
     for (unsigned j = 0; j < n; j++) {
         uint32_t h = raw[j];
+        q->tbits[AB_FP_BIT(h) >> 6] |= 1ull << (AB_FP_BIT(h) & 63);
         unsigned s = (h * 2654435761u) >> 16 & (cap - 1);
         for (;; s = (s + 1) & (cap - 1)) {
             unsigned d = q->seen[s];
