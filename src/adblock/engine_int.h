@@ -189,10 +189,6 @@ struct adblock_ctx {
     struct ab_page_memo pages[AB_PAGE_MEMO];
     struct ab_rule host_hit; /* a plain host rule that matched, as a rule */
     pcre2_match_data *md;
-    /* scratch of match.c's token passes */
-    uint32_t cand[AB_TOKENS_MAX], one[AB_TOKENS_MAX], nlist[AB_TOKENS_MAX];
-    uint32_t ctok[AB_TOKENS_MAX], ltok[AB_TOKENS_MAX]; /* the token of each candidate, list */
-    const uint32_t *list[AB_TOKENS_MAX];
 };
 
 /* The last step of a build or a load (engine.c): the Public Suffix List

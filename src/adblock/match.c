@@ -350,43 +350,23 @@ static const struct ab_rule *try_list(const struct adblock_engine *e, struct adb
     return NULL;
 }
 
-/* The URL's tokens against one token table, in passes so that the cache
- * misses of all tokens overlap: the bitmap words, then the slots of the
- * tokens it lets through, then the rule lists. */
+/* The URL's tokens against one token table: the bitmap words of all of them
+ * are fetched first, so that their cache misses overlap; most tokens stop at
+ * the bitmap, and the few it lets through are looked up and their rules tried
+ * in the URL's order. */
 static const struct ab_rule *find_tokens(const struct adblock_engine *e, struct adblock_ctx *c,
                                          struct ab_req *q, const struct ab_index *x)
 {
     const struct ab_table *t = &x->tok;
-    uint32_t *cand = c->cand, m = 0;
     for (unsigned i = 0; i < q->ntok; i++)
         __builtin_prefetch(&t->bits[((q->tok[i] >> 7) & t->bits_mask) >> 6]);
     for (unsigned i = 0; i < q->ntok; i++) {
         uint32_t h = q->tok[i], b = (h >> 7) & t->bits_mask;
-        if (t->bits[b >> 6] & (1ull << (b & 63))) {
-            c->ctok[m] = i;
-            cand[m++] = h;
-            __builtin_prefetch(&t->slots[slot_of(h, t->cap)]);
-        }
-    }
-    uint32_t nl = 0;
-    for (uint32_t j = 0; j < m; j++) {
-        uint32_t n, one;
-        const uint32_t *l = table_get(t, x->ids, cand[j], &n, &one);
-        if (l == NULL)
+        if (!(t->bits[b >> 6] & (1ull << (b & 63))))
             continue;
-        if (l == &one) {
-            c->one[nl] = one;
-            l = &c->one[nl];
-            __builtin_prefetch(&e->rules[one]);
-        } else {
-            __builtin_prefetch(l);
-        }
-        c->list[nl] = l;
-        c->ltok[nl] = c->ctok[j];
-        c->nlist[nl++] = n;
-    }
-    for (uint32_t j = 0; j < nl; j++) {
-        const struct ab_rule *r = try_list(e, c, q, c->list[j], c->nlist[j], (int)c->ltok[j]);
+        uint32_t n, one;
+        const uint32_t *l = table_get(t, x->ids, h, &n, &one);
+        const struct ab_rule *r = l ? try_list(e, c, q, l, n, (int)i) : NULL;
         if (r)
             return r;
     }
