@@ -518,9 +518,6 @@ int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
         say(v, e, blk, NULL);
         return 0;
     }
-    const struct ab_table *bt = &e->idx[AB_BLOCK].tok;
-    for (unsigned i = 0; bt->cap && i < q->ntok; i++) /* their misses overlap the hosts' */
-        __builtin_prefetch(&bt->bits[((q->tok[i] >> 7) & bt->bits_mask) >> 6]);
     blk = e->hosts.cap ? find_hosts(e, c, q) : NULL;
     if (blk == NULL)
         blk = find(e, c, q, &e->idx[AB_BLOCK]);
