@@ -138,7 +138,7 @@ static void find_host(const char *u, size_t n, size_t *off, size_t *len)
     size_t end = i, start = i, colon = SIZE_MAX;
     for (; end < n; end++) {
         unsigned k = byte_class[(unsigned char)u[end]];
-        if (k == 0 || k == C_TOKEN)
+        if (k <= C_TOKEN) /* neither a stop, `@` nor `:` */
             continue;
         if (k & C_STOP)
             break;
@@ -250,40 +250,14 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->strict_party = -1;
     q->from_ent_len = -2;
     q->host_ent_len = -2;
-    /* the scheme first: a data: URL is matched on its media type alone */
-    char sch[6] = {0};
-    for (size_t i = 0; i < 6 && i < len; i++)
-        sch[i] = (char)lower_of((unsigned char)url[i]);
-    q->supported = false;
-    bool data = false;
-    if ((len >= 5 && memcmp(sch, "http:", 5) == 0) || (len >= 6 && memcmp(sch, "https:", 6) == 0) ||
-        (len >= 3 && memcmp(sch, "ws:", 3) == 0) || (len >= 4 && memcmp(sch, "wss:", 4) == 0)) {
-        q->supported = true;
-        if (sch[0] == 'w')
-            q->type = ADBLOCK_TYPE_WEBSOCKET; /* as the reference engine does */
-    } else if (len >= 5 && memcmp(sch, "data:", 5) == 0) {
-        q->supported = true;
-        data = true;
-    }
-    size_t n = len;
-    if (data) {
-        const char *comma = memchr(url, ',', len);
-        if (comma) {
-            n = (size_t)(comma - url); /* only the media type is matched */
-            find_host(url, n, &ho, &hl);
-        }
-    }
-    q->len = n;
-    q->host_off = ho;
-    q->host_len = hl;
-    /* tokens beyond a data: URL's comma are not matched: none is taken */
+    /* tokens in one pass over the whole URL (a data: URL drops some after) */
     uint32_t raw[AB_TOKENS_MAX];
     unsigned nr = 0;
     uint32_t h = AB_HASH_SEED;
     size_t start = 0;
     bool run = false;
     char *out = q->url;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < len; i++) {
         unsigned char b = (unsigned char)url[i], c = lower_of(b);
         out[i] = (char)c;
         if (token_of(b)) {
@@ -304,6 +278,29 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         q->occ[nr].next = AB_NO_POS;
         raw[nr++] = ab_hash_fix(h);
     }
+    const char *u = q->url;
+    q->supported = false;
+    size_t n = len;
+    if ((len >= 5 && memcmp(u, "http:", 5) == 0) || (len >= 6 && memcmp(u, "https:", 6) == 0) ||
+        (len >= 3 && memcmp(u, "ws:", 3) == 0) || (len >= 4 && memcmp(u, "wss:", 4) == 0)) {
+        q->supported = true;
+        if (u[0] == 'w')
+            q->type = ADBLOCK_TYPE_WEBSOCKET; /* as the reference engine does */
+    } else if (len >= 5 && memcmp(u, "data:", 5) == 0) {
+        q->supported = true;
+        const char *comma = memchr(u, ',', len);
+        if (comma) {
+            /* only the media type is matched: the tokens after the comma go
+             * (none crosses it: a comma is no token byte) */
+            n = (size_t)(comma - u);
+            find_host(u, n, &ho, &hl);
+            while (nr > 0 && q->occ[nr - 1].pos >= n)
+                nr--;
+        }
+    }
+    q->len = n;
+    q->host_off = ho;
+    q->host_len = hl;
     q->url[n] = 0;
     dedup_tokens(q, raw, nr);
     q->first[q->ntok] = AB_NO_POS;
