@@ -176,7 +176,7 @@ struct ab_req {
 #define AB_H_3P 0x40000000u
 #define AB_H_OFF 0x3fffffffu
 
-#define AB_PAGE_MEMO 16
+#define AB_PAGE_MEMO 64
 struct ab_page_memo {
     uint64_t engine; /* adblock_engine.id: the answer is that engine's */
     uint32_t hash, len;
