@@ -140,6 +140,7 @@ struct adblock_engine {
 #define AB_TOKENS_MAX (AB_URL_MAX / 2 + 2)
 #define AB_HOST_MAX 256
 #define AB_NO_POS 0xffffu
+#define AB_FROM_MEMO 16
 struct ab_req {
     char url[AB_URL_MAX + 1]; /* lower-cased */
     const char *orig;         /* as given */
@@ -167,6 +168,14 @@ struct ab_req {
     bool has_from;
     char from_host[AB_HOST_MAX + 1];
     size_t from_host_len;
+    /* the hosts of the pages seen lately (a page's requests come together):
+     * the page as given, its host as from_host holds it (host_len 0: none) */
+    struct ab_from_memo {
+        uint32_t hash;
+        uint16_t len, host_len;
+        char from[120];
+        char host[64];
+    } from_memo[AB_FROM_MEMO];
     /* computed on first use (a rule that asks) */
     int party;                      /* -1: not yet; else AB_F_1P or AB_F_3P */
     int strict_party;               /* -1: not yet */

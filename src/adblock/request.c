@@ -308,6 +308,19 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->has_from = false;
     q->from_host_len = 0;
     if (from != NULL && from_len > 0) {
+        struct ab_from_memo *m = NULL;
+        uint32_t fh = 0;
+        if (from_len <= sizeof m->from) {
+            fh = ab_memo_hash(from, from_len);
+            m = &q->from_memo[fh % AB_FROM_MEMO];
+            if (m->len == from_len && m->hash == fh && memcmp(m->from, from, from_len) == 0) {
+                memcpy(q->from_host, m->host, m->host_len);
+                q->from_host[m->host_len] = 0;
+                q->from_host_len = m->host_len;
+                q->has_from = m->host_len > 0;
+                return true;
+            }
+        }
         size_t fo = 0, fl = 0, fn = from_len;
         /* a bare host name is accepted as the page too */
         if (!has_scheme_sep(from, fn)) {
@@ -324,6 +337,13 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
             q->from_host[fl] = 0;
             q->from_host_len = fl;
             q->has_from = true;
+        }
+        if (m != NULL && q->from_host_len <= sizeof m->host) {
+            m->hash = fh;
+            m->len = (uint16_t)from_len;
+            memcpy(m->from, from, from_len);
+            m->host_len = (uint16_t)q->from_host_len;
+            memcpy(m->host, q->from_host, q->from_host_len);
         }
     }
     return true;
