@@ -270,9 +270,4 @@ unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_
 unsigned ab_regex_tokens(const char *p, size_t n, uint32_t *out);
 extern const char *const ab_common_tokens[];
 
-/* match.c: does rule r match? ti: the index in q->tok of the token r was
- * found under, or -1 (then a plain pattern is searched for in the URL). */
-bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
-                     const struct ab_rule *r, int ti);
-
 #endif

@@ -267,8 +267,8 @@ static bool domains_allow(const struct adblock_engine *e, const struct ab_extra 
 
 /* Why: the whole test of one candidate, cheapest checks first: the type bit,
  * then the pattern, and only then what may need libpsl (parties, entities). */
-bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
-                     const struct ab_rule *r, int ti)
+static inline bool rule_matches(const struct adblock_engine *e, struct adblock_ctx *c,
+                                struct ab_req *q, const struct ab_rule *r, int ti)
 {
     if (!(r->types & (1u << q->type)))
         return false;
@@ -344,7 +344,7 @@ static const struct ab_rule *try_list(const struct adblock_engine *e, struct adb
         __builtin_prefetch(e->pool + e->rules[l[i]].text + e->rules[l[i]].pat_off);
     for (uint32_t i = 0; i < n; i++) {
         const struct ab_rule *r = &e->rules[l[i]];
-        if (ab_rule_matches(e, c, q, r, ti))
+        if (rule_matches(e, c, q, r, ti))
             return r;
     }
     return NULL;
