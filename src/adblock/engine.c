@@ -184,8 +184,9 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     f |= r->page ? AB_F_PAGE : 0;
     o->flags = f;
     o->ndom = (uint8_t)r->ndom;
-    if (r->ndom && (b->nbdoms + r->ndom > UINT32_MAX ||
-                    !grow((void **)&b->bdoms, &b->bdoms_cap, b->nbdoms + r->ndom, sizeof *b->bdoms)))
+    if (r->ndom &&
+        (b->nbdoms + r->ndom > UINT32_MAX ||
+         !grow((void **)&b->bdoms, &b->bdoms_cap, b->nbdoms + r->ndom, sizeof *b->bdoms)))
         return -1;
     o->dom = (uint32_t)b->nbdoms;
     for (unsigned i = 0; i < r->ndom; i++)
@@ -577,11 +578,11 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         }
         const char *t = e->pool + r->text;
         uint32_t *tk = toks + (size_t)id * MAX_TOK;
-        unsigned k = (r->flags & AB_F_REGEX)
-                         ? ab_regex_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), tk)
-                         : ab_pattern_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off),
-                                             r->flags, r->host_len, tk,
-                                             offs + (size_t)id * MAX_TOK);
+        unsigned k =
+            (r->flags & AB_F_REGEX)
+                ? ab_regex_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), tk)
+                : ab_pattern_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), r->flags,
+                                    r->host_len, tk, offs + (size_t)id * MAX_TOK);
         ntoks[id] = (uint8_t)k;
         for (unsigned j = 0; j < k; j++) {
             uint32_t *c = counts_at(&cnt, tk[j], true);

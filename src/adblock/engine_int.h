@@ -160,7 +160,7 @@ struct ab_req {
         uint16_t pos, next;
     } occ[AB_TOKENS_MAX];
     unsigned ntok;
-    uint64_t tbits[4]; /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
+    uint64_t tbits[4];                /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
     uint16_t seen[4 * AB_TOKENS_MAX]; /* scratch of the pass that finds repeated tokens */
     int type;
     int method;

@@ -272,8 +272,8 @@ static inline bool rule_matches(const struct adblock_engine *e, struct adblock_c
 {
     if (!(r->types & (1u << q->type)))
         return false;
-    if (!((q->tbits[r->fp[0] >> 6] >> (r->fp[0] & 63)) & (q->tbits[r->fp[1] >> 6] >> (r->fp[1] & 63)) &
-          1))
+    if (!((q->tbits[r->fp[0] >> 6] >> (r->fp[0] & 63)) &
+          (q->tbits[r->fp[1] >> 6] >> (r->fp[1] & 63)) & 1))
         return false; /* a token it needs is not in the URL */
     if (!match_pattern(e, c, q, r, ti))
         return false;

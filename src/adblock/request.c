@@ -109,7 +109,7 @@ unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *a
 #define C_AT 4u    /* `@`: user info ends */
 #define C_COLON 8u /* `:`: a port follows the host */
 #define CLASS_OF(c)                                                                                \
-    (unsigned char)((((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') ||                 \
+    (unsigned char)((((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') ||                   \
                              ((c) >= '0' && (c) <= '9') || (c) >= 0x80                             \
                          ? C_TOKEN                                                                 \
                          : 0) |                                                                    \

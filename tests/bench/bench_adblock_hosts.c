@@ -222,9 +222,12 @@ int main(int argc, char **argv)
         double a = now(CLOCK_PROCESS_CPUTIME_ID);
         uint64_t nb = 0;
         for (uint64_t i = 0; i < nreq; i++) {
-            struct adblock_request r = {reqs[i].url, reqs[i].len, reqs[i].type,
+            struct adblock_request r = {reqs[i].url,
+                                        reqs[i].len,
+                                        reqs[i].type,
                                         reqs[i].type < 0 ? NULL : page,
-                                        reqs[i].type < 0 ? 0 : sizeof page - 1, -1};
+                                        reqs[i].type < 0 ? 0 : sizeof page - 1,
+                                        -1};
             struct adblock_verdict v;
             if (adblock_match(e, c, &r, &v, err, sizeof err) < 0) {
                 fprintf(stderr, "bench_adblock_hosts: %s\n", err);

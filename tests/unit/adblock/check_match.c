@@ -398,8 +398,8 @@ START_TEST(test_token_places)
     PASSES("https://e.example/zzqq/xyzzy/", NULL, NULL);
     BLOCKS("https://a.example/x/plugh/y", NULL, NULL);
     BLOCKS("https://a.example/x/plugh", NULL, NULL);
-    PASSES("https://b.example/x/plugh/y", NULL, NULL);   /* the start anchor */
-    PASSES("https://a.example/x/plughs/y", NULL, NULL);  /* `^` after the token */
+    PASSES("https://b.example/x/plugh/y", NULL, NULL);  /* the start anchor */
+    PASSES("https://a.example/x/plughs/y", NULL, NULL); /* `^` after the token */
     BLOCKS("https://e.example/-frob-/a/grault/b.gif", NULL, NULL);
     PASSES("https://e.example/grault/-frob-/b.gif", NULL, NULL); /* before the token: must fit */
     PASSES("https://e.example/-frob-/a/grault/b.gif?x", NULL, NULL); /* the end anchor */
