@@ -13,7 +13,7 @@
 #include "adblock/rule.h"
 
 /* A parsed rule waiting for finish: its text in the pool and where its parts
- * are. Small (28 bytes), since a host list may bring millions: the few rules
+ * are. Small (32 bytes), since a host list may bring millions: the few rules
  * with domain lists keep them in the builder's bdoms[]. */
 struct brule {
     uint32_t text;
