@@ -160,8 +160,12 @@ struct ab_req {
         uint16_t pos, next;
     } occ[AB_TOKENS_MAX];
     unsigned ntok;
-    uint64_t tbits[4];                /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
-    uint16_t seen[4 * AB_TOKENS_MAX]; /* scratch of the pass that finds repeated tokens */
+    uint64_t tbits[4]; /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
+    /* scratch of the passes that cut the URL (here, not on a worker's stack):
+     * its tokens in URL order, and which of them repeat */
+    uint32_t raw[AB_TOKENS_MAX];
+    uint16_t last[AB_TOKENS_MAX];
+    uint16_t seen[4 * AB_TOKENS_MAX];
     int type;
     int method;
     bool supported; /* http(s), ws(s), data */

@@ -186,14 +186,15 @@ static bool has_scheme_sep(const char *s, size_t n)
 
 /* Each token once (the first place it occurs), with the chain of its other
  * places: the matcher looks each bucket up once and tests a candidate at
- * every place its token has. raw[0..n): the tokens in URL order. */
-static void dedup_tokens(struct ab_req *q, const uint32_t *raw, unsigned n)
+ * every place its token has. q->raw[0..n): the tokens in URL order. */
+static void dedup_tokens(struct ab_req *q, unsigned n)
 {
+    const uint32_t *raw = q->raw;
+    uint16_t *last = q->last;
     unsigned cap = 16;
     while (cap < 2 * n)
         cap *= 2;
     memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
-    uint16_t last[AB_TOKENS_MAX];
     unsigned nt = 0;
     memset(q->tbits, 0, sizeof q->tbits);
     q->tbits[0] = 1; /* the bit of a rule with no token to check */
@@ -251,7 +252,7 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->from_ent_len = -2;
     q->host_ent_len = -2;
     /* tokens in one pass over the whole URL (a data: URL drops some after) */
-    uint32_t raw[AB_TOKENS_MAX];
+    uint32_t *raw = q->raw;
     unsigned nr = 0;
     uint32_t h = AB_HASH_SEED;
     size_t start = 0;
@@ -302,7 +303,7 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->host_off = ho;
     q->host_len = hl;
     q->url[n] = 0;
-    dedup_tokens(q, raw, nr);
+    dedup_tokens(q, nr);
     q->first[q->ntok] = AB_NO_POS;
     q->tok[q->ntok++] = ab_type_token((unsigned)q->type);
     q->has_from = false;
