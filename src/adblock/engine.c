@@ -12,18 +12,24 @@
 #include "adblock/engine_int.h"
 #include "adblock/rule.h"
 
-/* A parsed rule waiting for finish: its text in the pool and where its parts are. */
+/* A parsed rule waiting for finish: its text in the pool and where its parts
+ * are. Small (32 bytes), since a host list may bring millions: the few rules
+ * with domain lists keep them in the builder's bdoms[]. */
 struct brule {
     uint32_t text;
     uint32_t hash; /* of the text: duplicates */
     uint32_t key;  /* of the pattern, any case: who may be a $badfilter twin */
+    uint32_t dom;  /* its first entry in bdoms[] (ndom of them) */
     uint16_t len, pat_end, types, flags, methods;
     uint8_t pat_off, host_len, ndom;
     bool cancelled;
-    struct {
-        uint8_t kind;
-        uint16_t off, len;
-    } dom[ADBLOCK_RULE_DOMS];
+    bool host_rule; /* finish: goes to the host table */
+};
+
+/* One domain-list option of a parsed rule: its value's place in the text. */
+struct bdom {
+    uint8_t kind;
+    uint16_t off, len;
 };
 
 struct adblock_builder {
@@ -31,6 +37,8 @@ struct adblock_builder {
     size_t pool_len, pool_cap;
     struct brule *rules;
     size_t n, cap;
+    struct bdom *bdoms;
+    size_t nbdoms, bdoms_cap;
     char **bad;        /* adblock_rule_key of each $badfilter rule: the twins to cancel */
     uint32_t *bad_pat; /* the hash of each one's pattern (brule.key) */
     size_t nbad, bad_cap, bad_pat_cap;
@@ -55,6 +63,7 @@ void adblock_builder_free(struct adblock_builder *b)
     free(b->bad_pat);
     free(b->pool);
     free(b->rules);
+    free(b->bdoms);
     free(b->set);
     free(b);
 }
@@ -175,11 +184,14 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     f |= r->page ? AB_F_PAGE : 0;
     o->flags = f;
     o->ndom = (uint8_t)r->ndom;
-    for (unsigned i = 0; i < r->ndom; i++) {
-        o->dom[i].kind = (uint8_t)r->dom[i].kind;
-        o->dom[i].off = (uint16_t)r->dom[i].off;
-        o->dom[i].len = (uint16_t)r->dom[i].len;
-    }
+    if (r->ndom &&
+        (b->nbdoms + r->ndom > UINT32_MAX ||
+         !grow((void **)&b->bdoms, &b->bdoms_cap, b->nbdoms + r->ndom, sizeof *b->bdoms)))
+        return -1;
+    o->dom = (uint32_t)b->nbdoms;
+    for (unsigned i = 0; i < r->ndom; i++)
+        b->bdoms[b->nbdoms++] = (struct bdom){(uint8_t)r->dom[i].kind, (uint16_t)r->dom[i].off,
+                                              (uint16_t)r->dom[i].len};
     return 0;
 }
 
@@ -333,8 +345,9 @@ static bool table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, siz
 
 /* Compile rule i of the builder into the engine: its 16 bytes, its extra
  * (domain list entries, methods, regex). Returns -1 on failure. */
-static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_t i, size_t *xcap,
-                        size_t *dcap, size_t *rcap, char *err, size_t errlen)
+static int compile_rule(struct adblock_engine *e, const struct brule *b, const struct bdom *bd,
+                        uint32_t i, size_t *xcap, size_t *dcap, size_t *rcap, char *err,
+                        size_t errlen)
 {
     struct ab_rule *r = &e->rules[i];
     r->text = b->text;
@@ -344,6 +357,10 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
     r->types = b->types;
     r->flags = b->flags;
     r->aux = 0;
+    r->tok_off = AB_NO_TOK;
+    r->fp[0] = r->fp[1] = 0;
+    if (memchr(e->pool + b->text + b->pat_off, '*', (size_t)(b->pat_end - b->pat_off)) == NULL)
+        r->flags |= AB_F_NOSTAR;
     if (b->ndom == 0 && b->methods == 0 && !(b->flags & AB_F_REGEX))
         return 0;
     if (!grow((void **)&e->extras, xcap, e->nextras + 1, sizeof *e->extras))
@@ -355,14 +372,15 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
     x->dom = e->ndoms;
     const char *t = e->pool + b->text;
     for (unsigned k = 0; k < b->ndom; k++) {
-        const char *v = t + b->dom[k].off;
-        size_t n = b->dom[k].len;
+        const struct bdom *d = &bd[b->dom + k];
+        const char *v = t + d->off;
+        size_t n = d->len;
         for (size_t a = 0; a <= n;) {
             size_t z = a;
             while (z < n && v[z] != '|')
                 z++;
             size_t s = a, l = z - a;
-            uint8_t f = (uint8_t)(b->dom[k].kind << AB_D_KIND_SHIFT);
+            uint8_t f = (uint8_t)(d->kind << AB_D_KIND_SHIFT);
             if (l && v[s] == '~') {
                 f |= AB_D_NEG;
                 s++;
@@ -404,6 +422,39 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, uint32_
 oom:
     snprintf(err, errlen, "out of memory compiling the rules");
     return -1;
+}
+
+/* The rule's fingerprint (ab_rule.fp): the bits of its two rarest tokens
+ * other than `filed` (the token its bucket is keyed by, 0: none). Every
+ * token ab_pattern_tokens and ab_regex_tokens give is one a matching URL
+ * holds whole, so a request lacking either bit cannot match. With fewer
+ * tokens, a bit the request surely has: filed's, or both the same. */
+static void set_fingerprint(struct ab_rule *r, const uint32_t *tk, unsigned n, struct counts *cnt,
+                            uint32_t filed)
+{
+    uint32_t pick[2] = {0, 0}, pick_n[2] = {UINT32_MAX, UINT32_MAX};
+    for (unsigned j = 0; j < n; j++) {
+        if (tk[j] == filed || tk[j] == pick[0] || tk[j] == pick[1])
+            continue;
+        uint32_t c = *counts_at(cnt, tk[j], false);
+        if (c < pick_n[0]) {
+            pick[1] = pick[0];
+            pick_n[1] = pick_n[0];
+            pick[0] = tk[j];
+            pick_n[0] = c;
+        } else if (c < pick_n[1]) {
+            pick[1] = tk[j];
+            pick_n[1] = c;
+        }
+    }
+    uint32_t a = pick_n[0] != UINT32_MAX ? pick[0] : filed;
+    uint32_t b = pick_n[1] != UINT32_MAX ? pick[1] : a;
+    if (a == 0) {
+        r->fp[0] = r->fp[1] = 0; /* no token: bit 0, which every request has */
+        return;
+    }
+    r->fp[0] = (uint8_t)AB_FP_BIT(a);
+    r->fp[1] = (uint8_t)AB_FP_BIT(b);
 }
 
 /* `||host^` or `||host^$third-party`, host without a dot at either end: a
@@ -450,6 +501,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     struct pairs hp = {0};
     size_t host_ids_cap = 0, nhost_ids = 0;
     uint32_t *toks = NULL;
+    uint16_t *offs = NULL;
     uint8_t *ntoks = NULL;
     size_t always_cap[AB_KINDS] = {0}, ids_cap[AB_KINDS] = {0};
     size_t xcap = 0, dcap = 0, rcap = 0;
@@ -480,19 +532,36 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     e->pool = b->pool; /* the pool moves over as it is */
     e->pool_len = (uint32_t)b->pool_len;
     b->pool = NULL;
-    e->rules = calloc(b->n ? b->n : 1, sizeof *e->rules);
-    toks = malloc((b->n ? b->n : 1) * MAX_TOK * sizeof *toks);
-    ntoks = calloc(b->n ? b->n : 1, 1);
-    if (e->rules == NULL || toks == NULL || ntoks == NULL)
+    /* first how many go to the host table and how many need a rule, so that
+     * every array is allocated once at its size (a host list may be millions) */
+    size_t nhost = 0, nrule = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        struct brule *r = &b->rules[i];
+        if (r->cancelled)
+            continue;
+        r->host_rule = is_plain_host(e->pool + r->text, r) && e->pool_len <= AB_H_OFF;
+        nhost += r->host_rule;
+        nrule += !r->host_rule;
+    }
+    nrule = nrule ? nrule : 1;
+    e->rules = calloc(nrule, sizeof *e->rules);
+    toks = malloc(nrule * MAX_TOK * sizeof *toks);
+    offs = malloc(nrule * MAX_TOK * sizeof *offs);
+    ntoks = calloc(nrule, 1);
+    if (nhost) {
+        hp.v = malloc(nhost * sizeof *hp.v);
+        hp.cap = hp.v ? nhost : 0;
+    }
+    if (e->rules == NULL || toks == NULL || offs == NULL || ntoks == NULL || (nhost && !hp.v))
         goto oom;
-    uint32_t *map = calloc(b->n ? b->n : 1, sizeof *map); /* engine rule id of builder rule */
+    uint32_t *map = calloc(nrule, sizeof *map); /* engine rule id of builder rule */
     if (map == NULL)
         goto oom;
     for (size_t i = 0; i < b->n; i++) {
         const struct brule *r = &b->rules[i];
         if (r->cancelled)
             continue;
-        if (is_plain_host(e->pool + r->text, r) && e->pool_len <= AB_H_OFF) {
+        if (r->host_rule) {
             const char *h = e->pool + r->text + 2;
             uint32_t v = r->text | ((r->flags & AB_F_1P) ? 0 : AB_H_3P);
             if (!pairs_add(&hp, ab_hash_back(h, r->host_len), v))
@@ -503,16 +572,17 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         }
         uint32_t id = e->nrules++;
         map[id] = (uint32_t)i;
-        if (compile_rule(e, r, id, &xcap, &dcap, &rcap, err, errlen) < 0) {
+        if (compile_rule(e, r, b->bdoms, id, &xcap, &dcap, &rcap, err, errlen) < 0) {
             free(map);
             goto fail;
         }
         const char *t = e->pool + r->text;
         uint32_t *tk = toks + (size_t)id * MAX_TOK;
-        unsigned k = (r->flags & AB_F_REGEX)
-                         ? ab_regex_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), tk)
-                         : ab_pattern_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off),
-                                             r->flags, r->host_len, tk);
+        unsigned k =
+            (r->flags & AB_F_REGEX)
+                ? ab_regex_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), tk)
+                : ab_pattern_tokens(t + r->pat_off, (size_t)(r->pat_end - r->pat_off), r->flags,
+                                    r->host_len, tk, offs + (size_t)id * MAX_TOK);
         ntoks[id] = (uint8_t)k;
         for (unsigned j = 0; j < k; j++) {
             uint32_t *c = counts_at(&cnt, tk[j], true);
@@ -548,12 +618,14 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
             kinds[nk++] = (cr->flags & AB_F_IMPORTANT) ? AB_IMPORTANT : AB_BLOCK;
         }
         uint32_t best = 0, best_n = UINT32_MAX;
+        uint16_t best_off = AB_NO_TOK;
         const uint32_t *tk = toks + (size_t)id * MAX_TOK;
         for (unsigned j = 0; j < ntoks[id]; j++) {
             uint32_t c = *counts_at(&cnt, tk[j], false);
             if (c < best_n) {
                 best_n = c;
                 best = tk[j];
+                best_off = offs[(size_t)id * MAX_TOK + j];
             }
         }
         /* Where to file it, best first: a token few rules and few URLs carry;
@@ -591,6 +663,9 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
             else if (by_to)
                 typed = false;
         }
+        if (best_n != UINT32_MAX && !(cr->flags & (AB_F_REGEX | AB_F_HOST)))
+            e->rules[id].tok_off = best_off; /* the matcher tests it where the URL has it */
+        set_fingerprint(&e->rules[id], tk, ntoks[id], &cnt, best_n != UINT32_MAX ? best : 0);
         for (int k = 0; k < nk; k++) {
             bool ok = true;
             if (best_n != UINT32_MAX) {
@@ -655,6 +730,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     free(cnt.k);
     free(cnt.v);
     free(toks);
+    free(offs);
     free(ntoks);
     ab_engine_ready(e);
     return e;
@@ -670,6 +746,7 @@ fail:
     free(cnt.k);
     free(cnt.v);
     free(toks);
+    free(offs);
     free(ntoks);
     adblock_engine_free(e);
     return NULL;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <libpsl.h>
@@ -28,8 +29,9 @@
 #define AB_F_3P 0x0100u     /* may apply to a third-party request */
 #define AB_F_STRICT 0x0200u /* parties by host name */
 #define AB_F_PAGE 0x0400u   /* @@...$document: un-blocks a page's loads */
+#define AB_F_NOSTAR 0x0800u /* no `*` in the pattern: one segment */
 
-/* One rule: 16 bytes. Its text (as written, NUL-terminated) is at pool+text;
+/* One rule: 20 bytes. Its text (as written, NUL-terminated) is at pool+text;
  * the pattern is text[pat_off..pat_end); for AB_F_HOST its first host_len
  * bytes are the host name part. */
 struct ab_rule {
@@ -40,7 +42,18 @@ struct ab_rule {
     uint16_t flags;
     uint8_t pat_off;
     uint8_t host_len;
+    /* A plain pattern (no `||`, no regex) filed under one of its tokens: where
+     * that token starts in the pattern, so that a candidate is tested only where
+     * the URL has the token, not searched for (AB_NO_TOK: filed otherwise). */
+    uint16_t tok_off;
+    /* Two more of its tokens (AB_FP_BIT of each; the one it is filed under, or
+     * bit 0, when it has fewer): a URL without both cannot match, and one look
+     * at the request's token bits (ab_req.tbits) says so before the pattern is
+     * read. */
+    uint8_t fp[2];
 };
+#define AB_FP_BIT(h) ((h) >> 24)
+#define AB_NO_TOK 0xffffu
 
 /* What few rules carry beyond the common 16 bytes. */
 struct ab_extra {
@@ -126,6 +139,8 @@ struct adblock_engine {
 /* a URL of n bytes has at most n/2 + 1 tokens; one more for its type */
 #define AB_TOKENS_MAX (AB_URL_MAX / 2 + 2)
 #define AB_HOST_MAX 256
+#define AB_NO_POS 0xffffu
+#define AB_FROM_MEMO 16
 struct ab_req {
     char url[AB_URL_MAX + 1]; /* lower-cased */
     const char *orig;         /* as given */
@@ -135,14 +150,36 @@ struct ab_req {
     bool cased_ready;
     size_t len;
     size_t host_off, host_len;
+    /* The URL's tokens, each once, in the order they first occur (the type's
+     * pseudo-token last): the hash, and the first of its places in occ[];
+     * occ[j] is a place (its start in url) and the next place of the same
+     * token (AB_NO_POS: none). The type's pseudo-token has no place. */
     uint32_t tok[AB_TOKENS_MAX];
+    uint16_t first[AB_TOKENS_MAX];
+    struct {
+        uint16_t pos, next;
+    } occ[AB_TOKENS_MAX];
     unsigned ntok;
+    uint64_t tbits[4]; /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
+    /* scratch of the passes that cut the URL (here, not on a worker's stack):
+     * its tokens in URL order, and which of them repeat */
+    uint32_t raw[AB_TOKENS_MAX];
+    uint16_t last[AB_TOKENS_MAX];
+    uint16_t seen[4 * AB_TOKENS_MAX];
     int type;
     int method;
     bool supported; /* http(s), ws(s), data */
     bool has_from;
     char from_host[AB_HOST_MAX + 1];
     size_t from_host_len;
+    /* the hosts of the pages seen lately (a page's requests come together):
+     * the page as given, its host as from_host holds it (host_len 0: none) */
+    struct ab_from_memo {
+        uint32_t hash;
+        uint16_t len, host_len;
+        char from[120];
+        char host[64];
+    } from_memo[AB_FROM_MEMO];
     /* computed on first use (a rule that asks) */
     int party;                      /* -1: not yet; else AB_F_1P or AB_F_3P */
     int strict_party;               /* -1: not yet */
@@ -152,7 +189,7 @@ struct ab_req {
 #define AB_H_3P 0x40000000u
 #define AB_H_OFF 0x3fffffffu
 
-#define AB_PAGE_MEMO 16
+#define AB_PAGE_MEMO 64
 struct ab_page_memo {
     uint64_t engine; /* adblock_engine.id: the answer is that engine's */
     uint32_t hash, len;
@@ -165,9 +202,6 @@ struct adblock_ctx {
     struct ab_page_memo pages[AB_PAGE_MEMO];
     struct ab_rule host_hit; /* a plain host rule that matched, as a rule */
     pcre2_match_data *md;
-    /* scratch of match.c's token passes */
-    uint32_t cand[AB_TOKENS_MAX], one[AB_TOKENS_MAX], nlist[AB_TOKENS_MAX];
-    const uint32_t *list[AB_TOKENS_MAX];
 };
 
 /* The last step of a build or a load (engine.c): the Public Suffix List
@@ -204,9 +238,26 @@ uint32_t ab_hash(const char *s, size_t n);
  * host table and the domain index are keyed by it). */
 uint32_t ab_hash_back(const char *s, size_t n);
 
-/* The backward hashes of the label suffixes of host[0..n): out[i] for the
- * suffix at at[i]; returns how many (at most max). */
+/* The backward hashes of the label suffixes of host[0..n), a lower-case
+ * name: out[i] for the suffix at at[i]; returns how many (at most max). */
 unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max);
+
+/* A quick hash of s[0..n) as it is, eight bytes a step: the key of the
+ * per-thread memos (pages, libpsl's answers), which compare the bytes anyway. */
+static inline uint32_t ab_memo_hash(const char *s, size_t n)
+{
+    uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    w = 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    return (uint32_t)(h ^ h >> 29);
+}
 
 /* The pseudo-token of a request type: rules with no token of their own but a
  * few types are filed under it, and every request carries its type's. */
@@ -218,12 +269,9 @@ static inline uint32_t ab_type_token(unsigned type)
 /* tokens.c: a rule's tokens into out (at most AB_TOKENS_RULE_MAX), and the
  * tokens nearly every URL carries (NULL-terminated). */
 #define AB_TOKENS_RULE_MAX 64
-unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out);
+unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out,
+                           uint16_t *off);
 unsigned ab_regex_tokens(const char *p, size_t n, uint32_t *out);
 extern const char *const ab_common_tokens[];
-
-/* match.c */
-bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
-                     const struct ab_rule *r);
 
 #endif

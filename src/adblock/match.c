@@ -42,11 +42,11 @@ static inline long seg_at(const char *p, size_t n, const char *u, size_t ulen, s
 
 /* Why: an Adblock pattern is literal text, `^` and `*`. Split at `*`, each
  * segment taken at its leftmost place is the greedy match that leaves the most
- * room for the rest, so no backtracking is needed; only an end anchor makes
- * the last segment try each place. `anchored`: the first segment must begin
- * at start. */
-static bool glob(const char *p, size_t plen, const char *u, size_t ulen, size_t start,
-                 bool anchored, bool end_anchor, bool fold)
+ * room for the rest (and ends the soonest), so no backtracking is needed; only
+ * an end anchor makes the last segment try each place. `anchored`: the first
+ * segment must begin at start. Returns where the match ends, or -1. */
+static long glob_end(const char *p, size_t plen, const char *u, size_t ulen, size_t start,
+                     bool anchored, bool end_anchor, bool fold)
 {
     size_t pos = start, i = 0;
     bool first = true;
@@ -58,20 +58,20 @@ static bool glob(const char *p, size_t plen, const char *u, size_t ulen, size_t 
         if (last && end_anchor) {
             if (first && anchored) {
                 long e = seg_at(seg, sn, u, ulen, pos, fold);
-                return e == (long)ulen;
+                return e == (long)ulen ? e : -1;
             }
             for (size_t at = pos; at <= ulen; at++) {
                 long e = seg_at(seg, sn, u, ulen, at, fold);
                 if (e == (long)ulen)
-                    return true;
+                    return e;
             }
-            return false;
+            return -1;
         }
         if (sn > 0) {
             if (first && anchored) {
                 long e = seg_at(seg, sn, u, ulen, pos, fold);
                 if (e < 0)
-                    return false;
+                    return -1;
                 pos = (size_t)e;
             } else {
                 unsigned char c0 = (unsigned char)seg[0];
@@ -92,15 +92,67 @@ static bool glob(const char *p, size_t plen, const char *u, size_t ulen, size_t 
                         e = seg_at(seg, sn, u, ulen, at, fold);
                 }
                 if (e < 0)
-                    return false;
+                    return -1;
                 pos = (size_t)e;
             }
         }
         if (last)
-            return true;
+            return (long)pos;
         first = false;
         i += sn + 1;
     }
+}
+
+static bool glob(const char *p, size_t plen, const char *u, size_t ulen, size_t start,
+                 bool anchored, bool end_anchor, bool fold)
+{
+    return glob_end(p, plen, u, ulen, start, anchored, end_anchor, fold) >= 0;
+}
+
+/* Why: a plain pattern filed under its token k bytes in can only match with
+ * that token on one of the URL's own tokens (it is a whole token of the
+ * pattern, between bytes no token may cross), so the segment holding it is
+ * tried at those places alone: what comes before it must fit, greedily, in
+ * front; what comes after is matched from its end. Token ti of q. */
+static bool glob_at_token(const char *p, size_t plen, size_t k, const struct ab_req *q, int ti,
+                          const char *u, size_t ulen, bool anchored, bool end_anchor, bool fold,
+                          bool nostar)
+{
+    if (k >= plen)
+        return false;
+    size_t s0 = 0, s1 = plen; /* the segment holding the token: p[s0..s1) */
+    if (!nostar) {
+        s0 = k;
+        while (s0 > 0 && p[s0 - 1] != '*')
+            s0--;
+        const char *star = memchr(p + k, '*', plen - k);
+        s1 = star ? (size_t)(star - p) : plen;
+    }
+    long before = -1; /* where the greedy match of p[0..s0 - 1) ends */
+    if (s0 > 0) {
+        before = glob_end(p, s0 - 1, u, ulen, 0, anchored, false, fold);
+        if (before < 0)
+            return false;
+    }
+    for (unsigned j = q->first[ti]; j != AB_NO_POS; j = q->occ[j].next) {
+        size_t tp = q->occ[j].pos;
+        if (tp < k - s0)
+            continue;
+        size_t base = tp - (k - s0);
+        if (s0 == 0 ? anchored && base != 0 : (long)base < before)
+            continue;
+        long e = seg_at(p + s0, s1 - s0, u, ulen, base, fold);
+        if (e < 0)
+            continue;
+        if (s1 == plen) {
+            if (!end_anchor || e == (long)ulen)
+                return true;
+            continue;
+        }
+        if (glob_end(p + s1 + 1, plen - s1 - 1, u, ulen, (size_t)e, false, end_anchor, fold) >= 0)
+            return true;
+    }
+    return false;
 }
 
 /* `||host...`: the host part must cover whole labels of the request's host
@@ -144,7 +196,7 @@ static bool match_host_anchor(const struct ab_rule *r, const char *text, const s
 }
 
 static bool match_pattern(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
-                          const struct ab_rule *r)
+                          const struct ab_rule *r, int ti)
 {
     const char *text = e->pool + r->text;
     bool fold = !(r->flags & AB_F_MATCH_CASE);
@@ -158,6 +210,10 @@ static bool match_pattern(const struct adblock_engine *e, struct adblock_ctx *c,
     }
     if (r->flags & AB_F_HOST)
         return match_host_anchor(r, text, q, u, ulen, fold);
+    if (ti >= 0 && r->tok_off != AB_NO_TOK)
+        return glob_at_token(text + r->pat_off, (size_t)(r->pat_end - r->pat_off), r->tok_off, q,
+                             ti, u, ulen, (r->flags & AB_F_START) != 0, (r->flags & AB_F_END) != 0,
+                             fold, (r->flags & AB_F_NOSTAR) != 0);
     return glob(text + r->pat_off, (size_t)(r->pat_end - r->pat_off), u, ulen, 0,
                 (r->flags & AB_F_START) != 0, (r->flags & AB_F_END) != 0, fold);
 }
@@ -211,12 +267,15 @@ static bool domains_allow(const struct adblock_engine *e, const struct ab_extra 
 
 /* Why: the whole test of one candidate, cheapest checks first: the type bit,
  * then the pattern, and only then what may need libpsl (parties, entities). */
-bool ab_rule_matches(const struct adblock_engine *e, struct adblock_ctx *c, struct ab_req *q,
-                     const struct ab_rule *r)
+static inline bool rule_matches(const struct adblock_engine *e, struct adblock_ctx *c,
+                                struct ab_req *q, const struct ab_rule *r, int ti)
 {
     if (!(r->types & (1u << q->type)))
         return false;
-    if (!match_pattern(e, c, q, r))
+    if (!((q->tbits[r->fp[0] >> 6] >> (r->fp[0] & 63)) &
+          (q->tbits[r->fp[1] >> 6] >> (r->fp[1] & 63)) & 1))
+        return false; /* a token it needs is not in the URL */
+    if (!match_pattern(e, c, q, r, ti))
         return false;
     unsigned party = r->flags & (AB_F_1P | AB_F_3P);
     if (party != (AB_F_1P | AB_F_3P) || (r->flags & AB_F_STRICT)) {
@@ -275,57 +334,38 @@ static inline const uint32_t *table_get(const struct ab_table *t, const uint32_t
 }
 
 static const struct ab_rule *try_list(const struct adblock_engine *e, struct adblock_ctx *c,
-                                      struct ab_req *q, const uint32_t *l, uint32_t n)
+                                      struct ab_req *q, const uint32_t *l, uint32_t n, int ti)
 {
-    /* the rules, then their texts, are fetched before the first is tested, so
-     * their cache misses overlap instead of following one another */
+    /* the rules are fetched before the first is tested, so their cache
+     * misses overlap instead of following one another (their texts are not:
+     * most candidates stop at their fingerprint) */
     for (uint32_t i = 0; i < n; i++)
         __builtin_prefetch(&e->rules[l[i]]);
-    for (uint32_t i = 0; i < n; i++)
-        __builtin_prefetch(e->pool + e->rules[l[i]].text + e->rules[l[i]].pat_off);
     for (uint32_t i = 0; i < n; i++) {
         const struct ab_rule *r = &e->rules[l[i]];
-        if (ab_rule_matches(e, c, q, r))
+        if (rule_matches(e, c, q, r, ti))
             return r;
     }
     return NULL;
 }
 
-/* The URL's tokens against one token table, in passes so that the cache
- * misses of all tokens overlap: the bitmap words, then the slots of the
- * tokens it lets through, then the rule lists. */
+/* The URL's tokens against one token table: the bitmap words of all of them
+ * are fetched first, so that their cache misses overlap; most tokens stop at
+ * the bitmap, and the few it lets through are looked up and their rules tried
+ * in the URL's order. */
 static const struct ab_rule *find_tokens(const struct adblock_engine *e, struct adblock_ctx *c,
                                          struct ab_req *q, const struct ab_index *x)
 {
     const struct ab_table *t = &x->tok;
-    uint32_t *cand = c->cand, m = 0;
     for (unsigned i = 0; i < q->ntok; i++)
         __builtin_prefetch(&t->bits[((q->tok[i] >> 7) & t->bits_mask) >> 6]);
     for (unsigned i = 0; i < q->ntok; i++) {
         uint32_t h = q->tok[i], b = (h >> 7) & t->bits_mask;
-        if (t->bits[b >> 6] & (1ull << (b & 63))) {
-            cand[m++] = h;
-            __builtin_prefetch(&t->slots[slot_of(h, t->cap)]);
-        }
-    }
-    uint32_t nl = 0;
-    for (uint32_t j = 0; j < m; j++) {
-        uint32_t n, one;
-        const uint32_t *l = table_get(t, x->ids, cand[j], &n, &one);
-        if (l == NULL)
+        if (!(t->bits[b >> 6] & (1ull << (b & 63))))
             continue;
-        if (l == &one) {
-            c->one[nl] = one;
-            l = &c->one[nl];
-            __builtin_prefetch(&e->rules[one]);
-        } else {
-            __builtin_prefetch(l);
-        }
-        c->list[nl] = l;
-        c->nlist[nl++] = n;
-    }
-    for (uint32_t j = 0; j < nl; j++) {
-        const struct ab_rule *r = try_list(e, c, q, c->list[j], c->nlist[j]);
+        uint32_t n, one;
+        const uint32_t *l = table_get(t, x->ids, h, &n, &one);
+        const struct ab_rule *r = l ? try_list(e, c, q, l, n, (int)i) : NULL;
         if (r)
             return r;
     }
@@ -349,7 +389,7 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
         unsigned m = ab_suffix_hashes(h, hn, hs, at, AB_HOST_MAX);
         for (unsigned j = 0; j < m; j++) {
             l = table_get(&x->dom, x->ids, hs[j], &n, &one);
-            if (l && (r = try_list(e, c, q, l, n)))
+            if (l && (r = try_list(e, c, q, l, n, -1)))
                 return r;
         }
         if (x->entities && q->from_ent_len == -2)
@@ -359,7 +399,7 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
                 : 0;
         for (unsigned j = 0; j < m; j++) {
             l = table_get(&x->dom, x->ids, ab_hash_fix(hs[j] ^ 0x5bd1e995u), &n, &one);
-            if (l && (r = try_list(e, c, q, l, n)))
+            if (l && (r = try_list(e, c, q, l, n, -1)))
                 return r;
         }
     }
@@ -368,11 +408,11 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
         unsigned m = ab_suffix_hashes(q->url + q->host_off, q->host_len, hs, at, AB_HOST_MAX);
         for (unsigned j = 0; j < m; j++) {
             l = table_get(&x->to, x->ids, hs[j], &n, &one);
-            if (l && (r = try_list(e, c, q, l, n)))
+            if (l && (r = try_list(e, c, q, l, n, -1)))
                 return r;
         }
     }
-    return try_list(e, c, q, x->always, x->nalways);
+    return try_list(e, c, q, x->always, x->nalways, -1);
 }
 
 /* Plain host rules (engine_int.h): each label suffix of the request's host is
@@ -426,7 +466,7 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
 static const struct ab_rule *page_exception(const struct adblock_engine *e, struct adblock_ctx *c,
                                             const char *from, size_t n)
 {
-    uint32_t h = ab_hash(from, n);
+    uint32_t h = ab_memo_hash(from, n);
     struct ab_page_memo *m = &c->pages[h % AB_PAGE_MEMO];
     if (m->engine == e->id && m->hash == h && m->len == n && n <= sizeof m->from &&
         memcmp(m->from, from, n) == 0)
@@ -477,9 +517,6 @@ int adblock_match(const struct adblock_engine *e, struct adblock_ctx *c,
         say(v, e, blk, NULL);
         return 0;
     }
-    const struct ab_table *bt = &e->idx[AB_BLOCK].tok;
-    for (unsigned i = 0; bt->cap && i < q->ntok; i++) /* their misses overlap the hosts' */
-        __builtin_prefetch(&bt->bits[((q->tok[i] >> 7) & bt->bits_mask) >> 6]);
     blk = e->hosts.cap ? find_hosts(e, c, q) : NULL;
     if (blk == NULL)
         blk = find(e, c, q, &e->idx[AB_BLOCK]);

@@ -82,34 +82,72 @@ uint32_t ab_hash_back(const char *s, size_t n)
 
 unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max)
 {
-    uint32_t h = AB_HASH_SEED;
+    /* backwards, a label suffix is complete when its dot comes next */
+    uint32_t h = AB_HASH_SEED; /* ab_hash_step without the fold: already lower case */
     unsigned k = 0;
-    for (size_t i = n; i > 0 && k < max; i--) {
-        h = ab_hash_step(h, (unsigned char)host[i - 1]);
-        if (i == 1 || host[i - 2] == '.') {
+    for (size_t i = n; i > 0; i--) {
+        unsigned char c = (unsigned char)host[i - 1];
+        if (c == '.' && i < n) {
+            if (k == max)
+                return k;
             out[k] = ab_hash_fix(h);
-            at[k++] = (uint32_t)(i - 1);
+            at[k++] = (uint32_t)i;
         }
+        h = (h ^ c) * 16777619u;
+    }
+    if (n > 0 && k < max) {
+        out[k] = ab_hash_fix(h);
+        at[k++] = 0;
     }
     return k;
 }
 
+/* Byte classes for the passes over a URL, as constant tables (no start-up
+ * code, no race): one load a byte says what it is and gives it lower-cased. */
+#define C_TOKEN 1u /* adblock_is_token_char */
+#define C_STOP 2u  /* `/`, `?`, `#`: the end of the authority */
+#define C_AT 4u    /* `@`: user info ends */
+#define C_COLON 8u /* `:`: a port follows the host */
+#define CLASS_OF(c)                                                                                \
+    (unsigned char)((((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') ||                   \
+                             ((c) >= '0' && (c) <= '9') || (c) >= 0x80                             \
+                         ? C_TOKEN                                                                 \
+                         : 0) |                                                                    \
+                    ((c) == '/' || (c) == '?' || (c) == '#' ? C_STOP : 0) |                        \
+                    ((c) == '@' ? C_AT : 0) | ((c) == ':' ? C_COLON : 0))
+#define LOWER_OF(c) (unsigned char)((c) >= 'A' && (c) <= 'Z' ? (c) + 32 : (c))
+#define R4(F, b) F(b), F((b) + 1), F((b) + 2), F((b) + 3)
+#define R16(F, b) R4(F, b), R4(F, (b) + 4), R4(F, (b) + 8), R4(F, (b) + 12)
+#define R64(F, b) R16(F, b), R16(F, (b) + 16), R16(F, (b) + 32), R16(F, (b) + 48)
+static const unsigned char byte_class[256] = {R64(CLASS_OF, 0), R64(CLASS_OF, 64),
+                                              R64(CLASS_OF, 128), R64(CLASS_OF, 192)};
+static const unsigned char lower_tab[256] = {R64(LOWER_OF, 0), R64(LOWER_OF, 64),
+                                             R64(LOWER_OF, 128), R64(LOWER_OF, 192)};
+
 /* The host of a URL: after `scheme://` and any user info, up to the port,
  * path, query or fragment; an IPv6 host keeps no brackets. Case does not
- * matter to the scan, so the caller's bytes are read as they are. */
+ * matter to the scan, so the caller's bytes are read as they are. One pass
+ * over the authority: the last `@` starts the host, the first `:` after it
+ * ends it. */
 static void find_host(const char *u, size_t n, size_t *off, size_t *len)
 {
     const char *p = memchr(u, ':', n);
     size_t i = p ? (size_t)(p - u) + 1 : 0;
     while (i < n && u[i] == '/')
         i++;
-    size_t end = i, start = i;
+    size_t end = i, start = i, colon = SIZE_MAX;
     for (; end < n; end++) {
-        char c = u[end];
-        if (c == '/' || c == '?' || c == '#')
+        unsigned k = byte_class[(unsigned char)u[end]];
+        if (k <= C_TOKEN) /* neither a stop, `@` nor `:` */
+            continue;
+        if (k & C_STOP)
             break;
-        if (c == '@')
+        if (k & C_AT) {
             start = end + 1;
+            colon = SIZE_MAX;
+        } else if (colon == SIZE_MAX) {
+            colon = end;
+        }
     }
     i = start;
     if (i < end && u[i] == '[') {
@@ -120,27 +158,72 @@ static void find_host(const char *u, size_t n, size_t *off, size_t *len)
         *len = k - i - 1;
         return;
     }
-    size_t k = i;
-    while (k < end && u[k] != ':')
-        k++;
     *off = i;
-    *len = k - i;
+    *len = (colon < end ? colon : end) - i;
 }
 
-/* Byte classes for the one pass over a URL, as constants (no start-up code, no
- * race): the token bytes of adblock_is_token_char as a 256-bit map. */
-static const uint64_t token_map[4] = {0x03FF000000000000ull, 0x07FFFFFE07FFFFFEull, ~0ull, ~0ull};
 static inline bool token_of(unsigned char c)
 {
-    return (token_map[c >> 6] >> (c & 63)) & 1;
+    return byte_class[c] & C_TOKEN;
 }
 static inline unsigned char lower_of(unsigned char c)
 {
-    return (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
+    return lower_tab[c];
+}
+
+/* Does s[0..n) hold `://`? The first `:` decides in nearly every case, so
+ * the whole search runs only for an odd string. */
+static bool has_scheme_sep(const char *s, size_t n)
+{
+    const char *c = memchr(s, ':', n);
+    if (c == NULL)
+        return false;
+    size_t i = (size_t)(c - s);
+    if (i + 3 <= n && c[1] == '/' && c[2] == '/')
+        return true;
+    return memmem(c + 1, n - i - 1, "://", 3) != NULL;
+}
+
+/* Each token once (the first place it occurs), with the chain of its other
+ * places: the matcher looks each bucket up once and tests a candidate at
+ * every place its token has. q->raw[0..n): the tokens in URL order. */
+static void dedup_tokens(struct ab_req *q, unsigned n)
+{
+    const uint32_t *raw = q->raw;
+    uint16_t *last = q->last;
+    unsigned cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
+    unsigned nt = 0;
+    memset(q->tbits, 0, sizeof q->tbits);
+    q->tbits[0] = 1; /* the bit of a rule with no token to check */
+    for (unsigned j = 0; j < n; j++) {
+        uint32_t h = raw[j];
+        q->tbits[AB_FP_BIT(h) >> 6] |= 1ull << (AB_FP_BIT(h) & 63);
+        unsigned s = (h * 2654435761u) >> 16 & (cap - 1);
+        for (;; s = (s + 1) & (cap - 1)) {
+            unsigned d = q->seen[s];
+            if (d == 0) {
+                q->seen[s] = (uint16_t)(nt + 1);
+                q->tok[nt] = h;
+                q->first[nt] = (uint16_t)j;
+                last[nt++] = (uint16_t)j;
+                break;
+            }
+            if (q->tok[d - 1] == h) {
+                q->occ[last[d - 1]].next = (uint16_t)j;
+                last[d - 1] = (uint16_t)j;
+                break;
+            }
+        }
+    }
+    q->ntok = nt;
 }
 
 /* Why: lower-case and tokenise the URL once, so every candidate rule compares
- * bytes and every bucket is found by one hash of a token. */
+ * bytes and every bucket is found by one hash of a token; the host is found
+ * once, on the bytes as given (its bounds do not depend on case). */
 bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,
                  size_t from_len, int method)
 {
@@ -158,38 +241,47 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         memcpy(q->cased + ho + hl - 1, url + ho + hl, len - ho - hl);
         url = q->cased;
         len--;
+        hl--;
     }
     q->orig = url;
     q->cased_ready = false;
-    q->len = len;
     q->type = type < 0 || type >= ADBLOCK_TYPE_COUNT ? ADBLOCK_TYPE_DOCUMENT : type;
     q->method = method < 0 ? ADBLOCK_METHOD_GET : method;
     q->party = -1;
     q->strict_party = -1;
     q->from_ent_len = -2;
     q->host_ent_len = -2;
-    unsigned nt = 0;
+    /* tokens in one pass over the whole URL (a data: URL drops some after) */
+    uint32_t *raw = q->raw;
+    unsigned nr = 0;
     uint32_t h = AB_HASH_SEED;
+    size_t start = 0;
     bool run = false;
     char *out = q->url;
     for (size_t i = 0; i < len; i++) {
-        unsigned char c = lower_of((unsigned char)url[i]);
+        unsigned char b = (unsigned char)url[i], c = lower_of(b);
         out[i] = (char)c;
-        if (token_of(c)) {
+        if (token_of(b)) {
+            if (!run)
+                start = i;
             h = (h ^ c) * 16777619u;
             run = true;
         } else if (run) {
-            q->tok[nt++] = ab_hash_fix(h);
+            q->occ[nr].pos = (uint16_t)start;
+            q->occ[nr].next = AB_NO_POS;
+            raw[nr++] = ab_hash_fix(h);
             h = AB_HASH_SEED;
             run = false;
         }
     }
-    if (run)
-        q->tok[nt++] = ab_hash_fix(h);
-    q->ntok = nt;
-    q->url[len] = 0;
+    if (run) {
+        q->occ[nr].pos = (uint16_t)start;
+        q->occ[nr].next = AB_NO_POS;
+        raw[nr++] = ab_hash_fix(h);
+    }
     const char *u = q->url;
     q->supported = false;
+    size_t n = len;
     if ((len >= 5 && memcmp(u, "http:", 5) == 0) || (len >= 6 && memcmp(u, "https:", 6) == 0) ||
         (len >= 3 && memcmp(u, "ws:", 3) == 0) || (len >= 4 && memcmp(u, "wss:", 4) == 0)) {
         q->supported = true;
@@ -198,21 +290,45 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     } else if (len >= 5 && memcmp(u, "data:", 5) == 0) {
         q->supported = true;
         const char *comma = memchr(u, ',', len);
-        if (comma)
-            q->len = (size_t)(comma - u); /* only the media type is matched */
+        if (comma) {
+            /* only the media type is matched: the tokens after the comma go
+             * (none crosses it: a comma is no token byte) */
+            n = (size_t)(comma - u);
+            find_host(u, n, &ho, &hl);
+            while (nr > 0 && q->occ[nr - 1].pos >= n)
+                nr--;
+        }
     }
+    q->len = n;
+    q->host_off = ho;
+    q->host_len = hl;
+    q->url[n] = 0;
+    dedup_tokens(q, nr);
+    q->first[q->ntok] = AB_NO_POS;
     q->tok[q->ntok++] = ab_type_token((unsigned)q->type);
-    find_host(u, q->len, &q->host_off, &q->host_len);
     q->has_from = false;
     q->from_host_len = 0;
     if (from != NULL && from_len > 0) {
-        size_t fo = 0, fl = 0, n = from_len;
+        struct ab_from_memo *m = NULL;
+        uint32_t fh = 0;
+        if (from_len <= sizeof m->from) {
+            fh = ab_memo_hash(from, from_len);
+            m = &q->from_memo[fh % AB_FROM_MEMO];
+            if (m->len == from_len && m->hash == fh && memcmp(m->from, from, from_len) == 0) {
+                memcpy(q->from_host, m->host, m->host_len);
+                q->from_host[m->host_len] = 0;
+                q->from_host_len = m->host_len;
+                q->has_from = m->host_len > 0;
+                return true;
+            }
+        }
+        size_t fo = 0, fl = 0, fn = from_len;
         /* a bare host name is accepted as the page too */
-        if (memmem(from, n, "://", 3) == NULL) {
-            while (fl < n && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
+        if (!has_scheme_sep(from, fn)) {
+            while (fl < fn && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
                 fl++;
         } else {
-            find_host(from, n, &fo, &fl);
+            find_host(from, fn, &fo, &fl);
         }
         if (fl > 1 && from[fo + fl - 1] == '.')
             fl--; /* the page's host, as a fully qualified name: the same host */
@@ -222,6 +338,13 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
             q->from_host[fl] = 0;
             q->from_host_len = fl;
             q->has_from = true;
+        }
+        if (m != NULL && q->from_host_len <= sizeof m->host) {
+            m->hash = fh;
+            m->len = (uint16_t)from_len;
+            memcpy(m->from, from, from_len);
+            m->host_len = (uint16_t)q->from_host_len;
+            memcpy(m->host, q->from_host, q->from_host_len);
         }
     }
     return true;
@@ -245,7 +368,7 @@ static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len
 {
     if (len == 0 || len > AB_HOST_MAX || psl == NULL)
         return NULL;
-    uint32_t h = ab_hash(host, len);
+    uint32_t h = ab_memo_hash(host, len);
     struct ab_psl_memo *m = &memo[h % AB_PSL_MEMO];
     if (m->psl == psl && m->hash == h && m->len == len && len <= sizeof m->host &&
         memcmp(m->host, host, len) == 0) {
@@ -276,6 +399,28 @@ static const char *reg_domain(const psl_ctx_t *psl, const char *host, size_t len
     return host + len - dl;
 }
 
+/* Do two host names end in the same two labels (all of a name with one)?
+ * When they do not, they are of two sites without asking libpsl: a
+ * registrable domain (or a host that is its own site) always holds a dot,
+ * so two equal ones would be a common suffix of two labels or more. */
+static bool same_last_two(const char *a, size_t an, const char *b, size_t bn)
+{
+    unsigned dots = 0;
+    while (an > 0 && bn > 0) {
+        char c = a[--an];
+        if (c != b[--bn])
+            return false;
+        if (c == '.' && ++dots == 2)
+            return true;
+    }
+    if (an == 0 && bn == 0)
+        return true; /* the same name */
+    /* one is a suffix of the other: their last two labels agree only when it
+     * has two labels and starts at a label of the other */
+    char before = an == 0 ? b[bn - 1] : a[an - 1];
+    return dots == 1 && before == '.';
+}
+
 /* Why: third-party as the reference engine defines it: registrable domains
  * differ (an initiator with none counts by its host); a top-level document
  * and a request without initiator are first-party. Strict: host names differ.
@@ -294,7 +439,15 @@ int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict)
     if (q->party >= 0)
         return q->party;
     bool third = false;
-    if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT) {
+    const char *host = q->url + q->host_off;
+    size_t hn = q->host_len;
+    if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT && hn > 0 &&
+        (hn == q->from_host_len && memcmp(host, q->from_host, hn) == 0)) {
+        third = false; /* the same host: the same site, whatever libpsl says */
+    } else if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT && hn > 0 &&
+               !same_last_two(host, hn, q->from_host, q->from_host_len)) {
+        third = true;
+    } else if (q->has_from && q->type != ADBLOCK_TYPE_DOCUMENT) {
         size_t dl = 0, sl = 0;
         const char *d = reg_domain(e->psl, q->url + q->host_off, q->host_len, &dl);
         const char *s = reg_domain(e->psl, q->from_host, q->from_host_len, &sl);

@@ -13,7 +13,7 @@
 #include "adblock/engine_int.h"
 
 #define AB_MAGIC "BGADBLK1"
-#define AB_VERSION 2u
+#define AB_VERSION 3u
 
 struct ab_thdr {
     uint32_t cap, bits_mask;
@@ -232,6 +232,9 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
             r->pat_end > e->pool_len - r->text - 1 || r->host_len > r->pat_end - r->pat_off ||
             memchr(e->pool + r->text, 0, r->pat_end) != NULL)
             BAD("rule %u: its text is out of the pool", i);
+        if (r->tok_off != AB_NO_TOK &&
+            (r->tok_off >= r->pat_end - r->pat_off || (r->flags & (AB_F_HOST | AB_F_REGEX))))
+            BAD("rule %u: its token is out of its pattern", i);
         if (r->aux > e->nextras ||
             ((r->flags & AB_F_REGEX) && (!r->aux || !e->extras[r->aux - 1].regex)))
             BAD("rule %u: extra out of range", i);

@@ -11,7 +11,8 @@
 /* Tokens of a plain pattern a URL must contain whole (see docs/design.md):
  * runs of token bytes with a literal non-token byte, an anchor or `^` on both
  * sides, never a `*`. */
-unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out)
+unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_len, uint32_t *out,
+                           uint16_t *off)
 {
     unsigned k = 0;
     size_t i = 0;
@@ -26,8 +27,11 @@ unsigned ab_pattern_tokens(const char *p, size_t n, unsigned flags, size_t host_
         bool left = a > 0 ? p[a - 1] != '*' : (flags & (AB_F_START | AB_F_HOST)) != 0;
         bool right = i < n ? p[i] != '*'
                            : ((flags & AB_F_END) != 0 || ((flags & AB_F_HOST) && i == host_len));
-        if (left && right)
+        if (left && right) {
+            if (off)
+                off[k] = (uint16_t)a;
             out[k++] = ab_hash(p + a, i - a);
+        }
     }
     return k;
 }

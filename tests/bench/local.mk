@@ -10,6 +10,10 @@ noinst_PROGRAMS += %reldir%/bench_allow
 noinst_PROGRAMS += %reldir%/bench_net %reldir%/null_server
 %canon_reldir%_bench_net_LDADD = libbloomgate.la -lm
 %canon_reldir%_null_server_LDADD = libbloomgate.la
+# The Adblock engine with 10 million `||host^` rules: build, memory, lookups/s.
+noinst_PROGRAMS += %reldir%/bench_adblock_hosts
+%canon_reldir%_bench_adblock_hosts_CPPFLAGS = $(PURE_CPPFLAGS)
+%canon_reldir%_bench_adblock_hosts_LDADD = libadblock.la
 # Canonicalise + expand per second on one core (docs/url-matching.md).
 noinst_PROGRAMS += %reldir%/bench_url
 %canon_reldir%_bench_url_LDADD = libbloom.la liburl.la

@@ -382,6 +382,50 @@ END_TEST
 /* A serialised engine loads back and gives the same verdicts and texts; a
  * truncated, grown or altered block is refused or, if its checks pass,
  * still matches without a crash. */
+/* A plain pattern is tried only where the URL has the token it is filed
+ * under: every place of a repeated token, the parts before and after a `*`
+ * around it, anchors, and a data: URL's tokens up to its comma only. */
+START_TEST(test_token_places)
+{
+    load("/zzq/xyzzy^\n"
+         "|https://a.example/*/plugh^\n"
+         "-frob-*/grault/*.gif|\n"
+         "/garply.js|\n"
+         "text/waldo\n");
+    BLOCKS("https://e.example/zzq/1/zzq/xyzzy/", NULL, NULL); /* the token's second place */
+    rule_is("/zzq/xyzzy^");
+    PASSES("https://e.example/zzq/xyzzyq", NULL, NULL);
+    PASSES("https://e.example/zzqq/xyzzy/", NULL, NULL);
+    BLOCKS("https://a.example/x/plugh/y", NULL, NULL);
+    BLOCKS("https://a.example/x/plugh", NULL, NULL);
+    PASSES("https://b.example/x/plugh/y", NULL, NULL);  /* the start anchor */
+    PASSES("https://a.example/x/plughs/y", NULL, NULL); /* `^` after the token */
+    BLOCKS("https://e.example/-frob-/a/grault/b.gif", NULL, NULL);
+    PASSES("https://e.example/grault/-frob-/b.gif", NULL, NULL); /* before the token: must fit */
+    PASSES("https://e.example/-frob-/a/grault/b.gif?x", NULL, NULL); /* the end anchor */
+    BLOCKS("https://e.example/GARPLY.js", NULL, NULL);
+    PASSES("https://e.example/garply.js?garply.js=1&", NULL, NULL);
+    BLOCKS("data:text/waldo,x", NULL, NULL);
+    PASSES("data:text/plain,text/waldo", NULL, NULL); /* after the comma: not matched */
+}
+END_TEST
+
+/* Parties decided without libpsl (the same host; the last two labels
+ * differ) agree with the ones libpsl decides. */
+START_TEST(test_party_shortcuts)
+{
+    load("||com^$third-party\n||example.com^$third-party\n||co.uk^$third-party\n");
+    PASSES("https://example.com/x", "script", "https://example.com/"); /* the same host */
+    PASSES("https://a.example.com/x", "script", "https://b.example.com/");
+    BLOCKS("https://a.example.com/x", "script", "https://example.org/");
+    BLOCKS("https://com/x", "script", "https://example.com/"); /* a public suffix as host */
+    PASSES("https://x.y.co.uk/x", "script", "https://z.y.co.uk/");
+    BLOCKS("https://x.y.co.uk/x", "script", "https://z.w.co.uk/"); /* libpsl: two sites */
+    BLOCKS("https://x.co.uk/x", "script", "https://y.co.uk/");
+    PASSES("https://10.0.0.1/x", "script", "https://10.0.0.1/");
+}
+END_TEST
+
 START_TEST(test_serialize)
 {
     load("||ads.example^\n||t.example^$third-party\n@@||ads.example/ok/\n"
@@ -559,6 +603,8 @@ static Suite *adblock_match_suite(void)
     tcase_add_test(tc, test_types_and_context_free);
     tcase_add_test(tc, test_unenforceable_never_block);
     tcase_add_test(tc, test_schemes);
+    tcase_add_test(tc, test_token_places);
+    tcase_add_test(tc, test_party_shortcuts);
     tcase_add_test(tc, test_serialize);
     tcase_add_test(tc, test_real_lists);
     suite_add_tcase(s, tc);
