@@ -17,11 +17,10 @@
 #   ads-check        CHECK ads u type=T [from=F]
 #   url-*            the same requests' URLs to the url filter, without words:
 #                    MCHECK urls u1 .. (the same batches), CHECK urls u
-# A batch ends at 100 items or where the next item's words would pass 16, the
+# A batch ends at 100 items or where the next item's words would pass 64, the
 # protocol's limit of context words a request (so the batches of many pages
 # are short: the figures give the mean). A request without a type is sent as
-# type=document (what the engine takes it for); no word clears from=, so the
-# requests without a page come first. MCHECK: 4 connections x 4 in flight;
+# type=document (what the engine takes it for); from=- clears a page. MCHECK: 4 connections x 4 in flight;
 # CHECK: 4 x 32.
 # After one warm-up pass over every case, ROUNDS rounds, each case once per
 # round (alternating); for each case the best round's items/s, with that
@@ -44,6 +43,11 @@ warm=1
 . "$here/lib.sh"
 lists_dir=${ADBLOCK_LISTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bloomgate/adblock-lists}
 url_list=${URL_LIST:-$top/data/urlhaus-filter-online.txt}
+# What the url filter is built from (default: the URL list). URL_KEYS_FROM=lists
+# builds it from EasyList + EasyPrivacy as url keys: the same lists read the
+# way bloomgate read them before the adblock kind (hosts and URLs only).
+url_keys_from=${URL_KEYS_FROM:-$url_list}
+[ "$url_keys_from" = lists ] && url_keys_from="$lists_dir/easylist.txt $lists_dir/easyprivacy.txt"
 for f in "$lists_dir/easylist.txt" "$lists_dir/easyprivacy.txt" "$url_list"; do
     [ -s "$f" ] || { echo "adblock_net.sh: no $f (scripts/adblock-lists.sh)" >&2; exit 1; }
 done
@@ -59,7 +63,8 @@ python3 "$top/tests/adblock/make_corpus.py" --seed 26 --variants 1 --urls "$url_
     "$lists_dir/easylist.txt" "$lists_dir/easyprivacy.txt" >"$tmp/corpus.tsv" 2>/dev/null
 "$B/bloomgate" build --format adblock --quiet -o "$tmp/ads.bloom" \
     "$lists_dir/easylist.txt" "$lists_dir/easyprivacy.txt"
-"$B/bloomgate" build --format adblock --keys url --quiet -o "$tmp/urls.bloom" "$url_list"
+# shellcheck disable=SC2086
+"$B/bloomgate" build --format adblock --keys url --quiet -o "$tmp/urls.bloom" $url_keys_from
 # The requests both filters can read: the url filter refuses a few URLs of the
 # corpus that have no host (data:, javascript:, http:///) and would fail their
 # whole batch.
@@ -84,20 +89,20 @@ with open(d + '/requests.tsv') as f:
 
 
 def words_of(r, cur, every):
-    """The context words r needs after a request of context cur."""
+    """The context words r needs after a request of context cur (from=-
+    clears a page)."""
     w = ['type=' + r[1]] if every or r[1] != cur[0] else []
-    return w + (['from=' + r[2]] if r[2] and (every or r[2] != cur[1]) else [])
+    return w + (['from=' + (r[2] or '-')] if every or r[2] != cur[1] else [])
 
 
 def batches(rs, every):
-    """rs cut into MCHECK batches of at most 100 items and 16 context words
+    """rs cut into MCHECK batches of at most 100 items and 64 context words
     (the protocol's limit), each item's own words before it (every) or a word
-    where the context changes. No word clears from=, so the requests without
-    a page come first (rs is sorted so)."""
+    where the context changes."""
     batch, words, cur, n_ctx = [], [], ('', ''), 0
     for r in rs:
         w = words_of(r, cur, every)
-        if len(batch) == 100 or n_ctx + len(w) > 16:
+        if len(batch) == 100 or n_ctx + len(w) > 64:
             yield batch, words
             batch, words, cur = [], [], ('', '')
             w = words_of(r, cur, every)
