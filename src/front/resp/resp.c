@@ -5,9 +5,10 @@
  * max_items and max_item, the key kind (a url filter's BF.EXISTS canonicalises
  * and expands its item as CHECK does), and the journal before an add. The
  * other commands (PING, AUTH, HELLO, COMMAND, INFO, ...) are what Redis
- * clients and tools send on connecting; they are answered here. Replies are
- * gathered in a per-worker batch and handed to the connection's evbuffer once
- * per read, as the line protocol does. */
+ * clients and tools send on connecting; they are answered here, the
+ * transactions in resp_multi.c, the key space (EXISTS, TYPE, KEYS, SCAN) in
+ * resp_keys.c. Replies are gathered in a per-worker batch and handed to the
+ * connection's evbuffer once per read, as the line protocol does. */
 #include "config.h"
 
 #include "front/resp/resp.h"
