@@ -122,8 +122,9 @@ START_TEST(test_bf_commands)
            "-ERR wrong number of arguments for 'bf.exists' command\r\n"
            "-ERR unknown command 'BF.RESERVE'\r\n");
     /* What clients send on connecting. */
-    expect(c, "SELECT 0\r\nSELECT 1\r\nCLIENT SETNAME t\r\nCLIENT SETINFO LIB-NAME x\r\n"
-              "COMMAND COUNT\r\nCOMMAND DOCS\r\nHELLO 3\r\n",
+    expect(c,
+           "SELECT 0\r\nSELECT 1\r\nCLIENT SETNAME t\r\nCLIENT SETINFO LIB-NAME x\r\n"
+           "COMMAND COUNT\r\nCOMMAND DOCS\r\nHELLO 3\r\n",
            "+OK\r\n-ERR DB index is out of range\r\n+OK\r\n+OK\r\n:24\r\n*0\r\n"
            "-NOPROTO unsupported protocol version (bloomgate speaks RESP2)\r\n");
     expect(c, "QUIT\r\n", "+OK\r\n");
@@ -316,8 +317,9 @@ START_TEST(test_multi)
     expect(c, "MULTI\r\nBF.EXISTS exact a\r\nBF.EXISTS exact\r\nEXEC\r\n",
            "+OK\r\n+QUEUED\r\n-ERR wrong number of arguments for 'bf.exists' command\r\n"
            "-EXECABORT Transaction discarded because of previous errors.\r\n");
-    expect(c, "MULTI\r\nBF.INFO nope\r\nBF.EXISTS exact a\r\nEXEC\r\n",
-           "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-ERR unknown_filter no such filter 'nope'\r\n:1\r\n");
+    expect(
+        c, "MULTI\r\nBF.INFO nope\r\nBF.EXISTS exact a\r\nEXEC\r\n",
+        "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-ERR unknown_filter no such filter 'nope'\r\n:1\r\n");
     /* A request the parser refuses whole (too many arguments) aborts too. */
     expect(c, "MULTI\r\nBF.MEXISTS exact 1 2 3 4 5 6 7 8 9 10 11 12 13\r\nEXEC\r\n",
            "+OK\r\n-ERR too_many_items 15 arguments, the limit is 12\r\n"
@@ -329,7 +331,8 @@ START_TEST(test_multi)
            "EXEC will discard it\r\n"
            "-EXECABORT Transaction discarded because of previous errors.\r\n");
     /* DISCARD, nesting, and the verbs out of place. */
-    expect(c, "MULTI\r\nMULTI\r\nBF.ADD exact discarded\r\nDISCARD\r\nBF.EXISTS exact discarded\r\n",
+    expect(c,
+           "MULTI\r\nMULTI\r\nBF.ADD exact discarded\r\nDISCARD\r\nBF.EXISTS exact discarded\r\n",
            "+OK\r\n-ERR MULTI calls can not be nested\r\n+QUEUED\r\n+OK\r\n:0\r\n");
     expect(c, "EXEC\r\nDISCARD\r\nUNWATCH\r\nMULTI\r\nEXEC\r\n",
            "-ERR EXEC without MULTI\r\n-ERR DISCARD without MULTI\r\n+OK\r\n+OK\r\n*0\r\n");
@@ -399,11 +402,12 @@ START_TEST(test_growth_and_full)
     expect(c, "BF.MADD small a b c\r\nBF.ADD small d\r\nBF.MADD small a d\r\nBF.MADD small a b\r\n",
            "*3\r\n:1\r\n:1\r\n:1\r\n-ERR non scaling filter is full\r\n"
            "-ERR non scaling filter is full\r\n*2\r\n:0\r\n:0\r\n");
-    expect(c, "BF.MEXISTS small d\r\nBF.MADD loose a b c d\r\n", "*1\r\n:0\r\n*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n");
+    expect(c, "BF.MEXISTS small d\r\nBF.MADD loose a b c d\r\n",
+           "*1\r\n:0\r\n*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n");
     struct dh_conn *l = dh_connect(d);
     const char *got = dh_cmd(l, "ADD small e");
     ck_assert_msg(strncmp(got, "ERR ", 4) == 0 && strstr(got, "filter small is full: it holds 3 "
-                                                             "items of its capacity 3"),
+                                                              "items of its capacity 3"),
                   "%s", got);
     dh_finish(d);
 }
@@ -426,9 +430,16 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("resp");
-    const TTest *tests[] = {test_bf_commands, test_key_kinds,  test_auth,
-                            test_limits,      test_multi,      test_keyspace,
-                            test_growth_and_full, test_hostile_framing, test_counted, NULL};
+    const TTest *tests[] = {test_bf_commands,
+                            test_key_kinds,
+                            test_auth,
+                            test_limits,
+                            test_multi,
+                            test_keyspace,
+                            test_growth_and_full,
+                            test_hostile_framing,
+                            test_counted,
+                            NULL};
     dh_add_case(s, "resp", 120, tests);
     return dh_run_suite(s);
 }

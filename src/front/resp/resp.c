@@ -186,10 +186,8 @@ static void verb_bf_info(struct conn *c, const struct catalog *cat, const struct
     static const struct {
         const char *field, *label;
     } rows[] = {
-        {"CAPACITY", "Capacity"},
-        {"SIZE", "Size"},
-        {"FILTERS", "Number of filters"},
-        {"ITEMS", "Number of items inserted"},
+        {"CAPACITY", "Capacity"},         {"SIZE", "Size"},
+        {"FILTERS", "Number of filters"}, {"ITEMS", "Number of items inserted"},
         {"EXPANSION", "Expansion rate"},
     };
     size_t pick = 5;

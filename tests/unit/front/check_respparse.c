@@ -336,13 +336,13 @@ START_TEST(test_glob)
         {"[a-f]xact", "exact", true},
         {"[f-a]xact", "exact", true}, /* a reversed range, swapped as Redis does */
         {"[g-z]xact", "exact", false},
-        {"[]x", "x", false},          /* an empty class matches nothing */
+        {"[]x", "x", false}, /* an empty class matches nothing */
         {"\\*", "*", true},
         {"\\*", "a", false},
         {"a\\?", "a?", true},
         {"a\\?", "ab", false},
         {"[\\]]", "]", true},
-        {"[ab", "a", true}, /* an unclosed class ends with the pattern */
+        {"[ab", "a", true},   /* an unclosed class ends with the pattern */
         {"a\\", "a\\", true}, /* a trailing backslash is itself */
         {"seen:{*}:2026-*", "seen:{sku123}:2026-11-27", true},
         {"seen:{*}:2026-*", "seen:{sku123}:2025-11-27", false},
@@ -416,8 +416,8 @@ START_TEST(test_glob_reference)
             s[i] = sal[(rng >> 16) % (sizeof(sal) - 1)];
         }
         ck_assert_msg(resp_glob(p, pl, s, sl) == ref_glob(p, pl, s, sl),
-                      "pattern '%.*s' string '%.*s': %d, the reference %d", (int)pl, p, (int)sl,
-                      s, resp_glob(p, pl, s, sl), ref_glob(p, pl, s, sl));
+                      "pattern '%.*s' string '%.*s': %d, the reference %d", (int)pl, p, (int)sl, s,
+                      resp_glob(p, pl, s, sl), ref_glob(p, pl, s, sl));
     }
 }
 END_TEST
