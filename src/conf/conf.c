@@ -112,6 +112,7 @@ const struct directive conf_directives[] = {
     SIZE(  "max_memory",       FILTER, max_memory,       NULL,    4 * KIB, FILTER_MAX_BYTES, F_RELOAD),
     SIZE(  "delta_capacity",   FILTER, delta_capacity,   NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
     ENUM(  "no_context",       FILTER, context,          conf_contexts, "document",        F_RELOAD),
+    ENUM(  "full",             FILTER, full,             conf_fulls,   "accept",           F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),
@@ -268,6 +269,9 @@ const struct conf_enum conf_key_kinds[] = {
 const struct conf_enum conf_on_off[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
 const struct conf_enum conf_contexts[] = {
     {"document", CONF_CONTEXT_DOCUMENT}, {"any", CONF_CONTEXT_ANY}, {NULL, 0},
+};
+const struct conf_enum conf_fulls[] = {
+    {"accept", CONF_FULL_ACCEPT}, {"refuse", CONF_FULL_REFUSE}, {NULL, 0},
 };
 const struct conf_enum conf_fsyncs[] = {
     {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},

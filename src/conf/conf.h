@@ -67,6 +67,14 @@ struct conf_filter {
     uint64_t max_memory;     /* bytes a growing filter may take; 0: no bound */
     uint64_t delta_capacity; /* a fuse file's delta (bloom/fusedelta.h); 0: the default */
     unsigned context;        /* an adblock filter's lookup without context: CONF_CONTEXT_* */
+    unsigned full;           /* an add past a fixed-size filter's capacity: CONF_FULL_* */
+};
+
+/* What the gate does with an add that would bring a fixed-size filter (no
+ * growth, no window, no fuse file) past its capacity (core/gate.c). */
+enum conf_full {
+    CONF_FULL_ACCEPT = 0, /* take it: the false-positive rate rises above its target */
+    CONF_FULL_REFUSE = 1, /* refuse it ("filter NAME is full"), as RedisBloom's NONSCALING */
 };
 
 /* What an adblock filter makes of a lookup that carries no context (no

@@ -483,6 +483,10 @@ static int close_filter(struct parser *p)
     if (f->growth && f->window)
         return fail(p, gline, "filter \"%s\": \"growth on\" and \"window\" cannot be combined "
                               "(a windowed filter's slices are sized for its capacity)", f->name);
+    if (f->full == CONF_FULL_REFUSE && (f->growth || f->window))
+        return fail(p, seen_line(p, "full"),
+                    "filter \"%s\": \"full refuse\" is for a fixed-size filter; a %s", f->name,
+                    f->growth ? "growing filter grows instead" : "windowed filter forgets instead");
     if (f->max_memory && !f->growth)
         return fail(p, seen_line(p, "max_memory"),
                     "filter \"%s\": \"max_memory\" bounds a growing filter; it needs \"growth on\"",

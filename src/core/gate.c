@@ -7,11 +7,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/seam.h"
 #include "bloom/counting.h"
+#include "conf/conf.h"
 #include "store/amend.h"
 #include "store/journal.h"
 
@@ -43,17 +45,13 @@ static int record(struct gate_batch *b, const struct fentry *e, struct journal *
     return 0;
 }
 
-/* Whether an add of keys would pass what the filter can still take (a fuse
- * filter's delta, bloom/fusedelta.h): then it is refused before it is
- * journaled, with err. Items the filter holds already take no room, so
- * only a batch larger than the room left is probed. Under mut_mu. */
-static bool no_room(const struct fentry *e, const struct filter_key *keys, size_t n, char *err,
-                    size_t errlen)
+/* How many of keys f does not hold yet (each would take room), counted
+ * only when n passes room: items the filter holds already take none. */
+static uint64_t fresh_keys(const struct filter *f, const struct filter_key *keys, size_t n,
+                           uint64_t room)
 {
-    const struct filter *f = e->v->f;
-    uint64_t room = filter_room(f);
     if (room >= n)
-        return false;
+        return 0;
     uint64_t fresh = 0;
     bool present[64];
     for (size_t base = 0; base < n; base += 64) {
@@ -62,7 +60,18 @@ static bool no_room(const struct fentry *e, const struct filter_key *keys, size_
         for (size_t i = 0; i < m; i++)
             fresh += !present[i];
     }
-    if (fresh <= room)
+    return fresh;
+}
+
+/* Whether an add of keys would pass what the filter can still take (a fuse
+ * filter's delta, bloom/fusedelta.h): then it is refused before it is
+ * journaled, with err. Under mut_mu. */
+static bool no_room(const struct fentry *e, const struct filter_key *keys, size_t n, char *err,
+                    size_t errlen)
+{
+    const struct filter *f = e->v->f;
+    uint64_t room = filter_room(f);
+    if (fresh_keys(f, keys, n, room) <= room)
         return false;
     snprintf(err, errlen,
              "filter %s is full: its %s file takes no adds, and the delta beside it has room for "
@@ -71,6 +80,49 @@ static bool no_room(const struct fentry *e, const struct filter_key *keys, size_
              e->name, filter_layout_name(f->layout), (unsigned long long)room);
     log_error_limited("filter %s: add refused: %s", e->name, err);
     return true;
+}
+
+/* Whether the config asks e to refuse adds past its capacity (`full
+ * refuse`, conf.h). Read from the newest catalog's config: the request's
+ * own catalog is not at hand here, and the two differ only while a reload
+ * is being published, when either setting is a fair answer. */
+static bool refuses_full(const struct gate_batch *b, const struct fentry *e)
+{
+    if (!b->reg)
+        return false;
+    const struct conf_filter *fc = conf_find_filter(registry_read(b->reg)->conf, e->name);
+    return fc && fc->full == CONF_FULL_REFUSE;
+}
+
+/* A fixed-size Bloom filter (no growth, no window, no fuse file) under
+ * `full refuse` takes no add that would bring its items (adds that set a
+ * new bit) past its capacity: past it the filter still works, but its
+ * false-positive rate rises above its target (docs/design.md). Items it
+ * holds already pass, as RedisBloom's NONSCALING filters let them. Under
+ * mut_mu, so no other add runs between the count and the record. */
+static bool past_capacity(const struct gate_batch *b, const struct fentry *e,
+                          const struct filter_key *keys, size_t n, char *err, size_t errlen)
+{
+    const struct filter *f = e->v->f;
+    if (f->comp || f->layout == FILTER_FUSE || !refuses_full(b, e))
+        return false;
+    uint64_t items = filter_items(f), room = items < f->capacity ? f->capacity - items : 0;
+    if (fresh_keys(f, keys, n, room) <= room)
+        return false;
+    snprintf(err, errlen,
+             "filter %s is full: it holds %llu items of its capacity %llu, and `full refuse` "
+             "keeps its false-positive rate at its target; rebuild it larger or set `full accept`",
+             e->name, (unsigned long long)items, (unsigned long long)f->capacity);
+    log_error_limited("filter %s: add refused: %s", e->name, err);
+    return true;
+}
+
+bool gate_is_full(const char *err)
+{
+    if (strncmp(err, "filter ", 7) != 0)
+        return false;
+    const char *sp = strchr(err + 7, ' ');
+    return sp && strncmp(sp, " is full: ", 10) == 0;
 }
 
 /* A REMOVE on a counting filter takes counts only from an item the filter
@@ -154,7 +206,8 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
         return -1;
     }
     struct journal *j = atomic_load(&e->st->journal);
-    if (op == JOURNAL_OP_ADD && no_room(e, keys, n, err, errlen))
+    if (op == JOURNAL_OP_ADD &&
+        (no_room(e, keys, n, err, errlen) || past_capacity(b, e, keys, n, err, errlen)))
         return -1;
     if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)
         return -1;

@@ -19,6 +19,10 @@ struct journal;
 struct gate_batch {
     struct journal *dirty[GATE_MAX_DIRTY];
     unsigned n_dirty;
+    /* Where the per-filter settings the gate applies are read (`full`):
+     * the worker's registry, set once before the worker runs; NULL (tests
+     * that drive the gate alone) applies the defaults. */
+    struct registry *reg;
 };
 
 /* Add n keys to filter e (journal first, then the version the caller holds,
@@ -44,6 +48,12 @@ int gate_mutate(struct gate_batch *b, const struct fentry *e, enum journal_op op
 int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op op,
                    const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
                    char *err, size_t errlen);
+
+/* Whether err, from a refused gate_mutate, says the filter is full: a fuse
+ * file's delta without room, or a fixed-size filter at its capacity under
+ * `full refuse`. Every such refusal reads "filter NAME is full: ...", so a
+ * front may answer it in its own words (RESP: RedisBloom's). */
+bool gate_is_full(const char *err);
 
 /* Whether the batch appended to a journal that still needs its group commit. */
 static inline bool gate_dirty(const struct gate_batch *b)

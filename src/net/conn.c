@@ -225,6 +225,8 @@ void conn_close(struct conn *c, const char *why)
     struct worker *w = c->w;
     assert(conn_state(c) != CONN_BAD);
     log_debug("%s connection %s closed: %s", c->ops->name, c->peer, why);
+    if (c->ops->close)
+        c->ops->close(c);
     if (c->wait)
         c->wait->c = NULL; /* the reload's answer will find nobody */
     if (c->prev)

@@ -88,6 +88,9 @@ struct conn_ops {
     void (*refuse)(evutil_socket_t fd, struct stats *s);
     /* Shutdown has begun (see conn_stop_default). */
     void (*stop)(struct conn *c);
+    /* The connection is closing (optional): free what the front allocated
+     * for it beside its zeroed state (a transaction's queue). */
+    void (*close)(struct conn *c);
 };
 
 /* A request answered later (RELOAD): holds its connection's place in the

@@ -226,6 +226,7 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     w->id = t;
     w->srv = srv;
     w->reg = srv->reg;
+    w->gate.reg = srv->reg; /* the per-filter settings the gate applies (core/gate.h) */
     w->stats = &srv->blocks[t];
     w->stats->fstats = calloc(REGISTRY_MAX_FILTERS, sizeof(*w->stats->fstats));
     w->scratch_items = items;

@@ -11,7 +11,10 @@
  * buffer, arguments inside what was consumed and within max_bulk (multibulk)
  * or max_inline, never more than max_args, NEED_MORE only within max_frame,
  * FATAL sticky, error text printable. The reply formatters run on what was
- * parsed. */
+ * parsed, and the glob matcher (KEYS, SCAN MATCH) on its arguments: the
+ * second as a pattern over the first, and properties any pattern reading
+ * must keep (`*` matches anything, a string with every byte escaped matches
+ * itself alone, a trailing `*` matches every extension). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -37,6 +40,39 @@ static uint64_t args_sum(const struct resp_request *r)
             h = (h ^ (unsigned char)r->argv[i].p[j]) * 1099511628211ull;
     }
     return h;
+}
+
+/* resp_glob on a request's arguments (each cut to 128 bytes: the matcher is
+ * quadratic, as Redis's is at best). */
+static void check_glob(const struct resp_request *req)
+{
+    const struct resp_arg *a = &req->argv[0];
+    size_t sl = a->len < 128 ? a->len : 128;
+    FUZZ_CHECK(resp_glob("*", 1, a->p, sl), "'*' does not match");
+    char esc[2 * 128 + 1];
+    for (size_t i = 0; i < sl; i++) {
+        esc[2 * i] = '\\';
+        esc[2 * i + 1] = a->p[i];
+    }
+    FUZZ_CHECK(resp_glob(esc, 2 * sl, a->p, sl), "an escaped string does not match itself");
+    if (sl > 0)
+        FUZZ_CHECK(!resp_glob(esc, 2 * sl, a->p, sl - 1), "an escaped string matches a prefix");
+    if (req->argc < 2)
+        return;
+    const struct resp_arg *p = &req->argv[1];
+    size_t pl = p->len < 127 ? p->len : 127;
+    bool m = resp_glob(p->p, pl, a->p, sl);
+    FUZZ_CHECK(m == resp_glob(p->p, pl, a->p, sl), "not deterministic");
+    char star[128];
+    memcpy(star, p->p, pl);
+    star[pl] = '*';
+    /* A pattern that ends in a backslash escapes the added star instead. */
+    bool trailing_escape = false;
+    for (size_t i = 0; i < pl; i++)
+        if (p->p[i] == '\\')
+            trailing_escape = i + 1 == pl ? true : (i++, false);
+    if (m && !trailing_escape)
+        FUZZ_CHECK(resp_glob(star, pl + 1, a->p, sl), "a trailing '*' loses a match");
 }
 
 /* buf is what was parsed (an inline request is unescaped in it), orig the
@@ -111,6 +147,7 @@ static void check_one(const char *buf, const char *orig, size_t len, const struc
     size_t bl = req->argv[0].len < 256 ? req->argv[0].len : 256;
     need = resp_format_bulk(bulk, sizeof(bulk), req->argv[0].p, bl);
     FUZZ_CHECK(need <= sizeof(bulk) && bulk[need - 1] == '\n', "bulk reply");
+    check_glob(req);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

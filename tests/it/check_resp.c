@@ -111,10 +111,10 @@ START_TEST(test_bf_commands)
            "+Number of items inserted\r\n:5\r\n+Expansion rate\r\n$-1\r\n");
     expect(c, "BF.INFO exact items\r\nBF.INFO exact EXPANSION\r\nBF.INFO exact bogus\r\n",
            "*1\r\n:5\r\n*1\r\n$-1\r\n-ERR Invalid information value\r\n");
-    /* An unknown filter is an error naming it (a config mistake, not an empty key). */
-    expect(c, "BF.EXISTS nope a\r\nBF.CARD nope\r\nBF.INFO nope\r\n",
-           "-ERR unknown_filter no such filter 'nope'\r\n"
-           "-ERR unknown_filter no such filter 'nope'\r\n"
+    /* A key that names no filter holds nothing, as RedisBloom answers for a
+     * missing key; BF.INFO of it is an error, as in RedisBloom. */
+    expect(c, "BF.EXISTS nope a\r\nBF.MEXISTS nope a b\r\nBF.CARD nope\r\nBF.INFO nope\r\n",
+           ":0\r\n*2\r\n:0\r\n:0\r\n:0\r\n"
            "-ERR unknown_filter no such filter 'nope'\r\n");
     /* Anything else names the command; arity as Redis words it. */
     expect(c, "GET x\r\nBF.EXISTS exact\r\nBF.RESERVE x 0.01 100\r\n",
@@ -122,9 +122,10 @@ START_TEST(test_bf_commands)
            "-ERR wrong number of arguments for 'bf.exists' command\r\n"
            "-ERR unknown command 'BF.RESERVE'\r\n");
     /* What clients send on connecting. */
-    expect(c, "SELECT 0\r\nSELECT 1\r\nCLIENT SETNAME t\r\nCLIENT SETINFO LIB-NAME x\r\n"
-              "COMMAND COUNT\r\nCOMMAND DOCS\r\nHELLO 3\r\n",
-           "+OK\r\n-ERR DB index is out of range\r\n+OK\r\n+OK\r\n:15\r\n*0\r\n"
+    expect(c,
+           "SELECT 0\r\nSELECT 1\r\nCLIENT SETNAME t\r\nCLIENT SETINFO LIB-NAME x\r\n"
+           "COMMAND COUNT\r\nCOMMAND DOCS\r\nHELLO 3\r\n",
+           "+OK\r\n-ERR DB index is out of range\r\n+OK\r\n+OK\r\n:24\r\n*0\r\n"
            "-NOPROTO unsupported protocol version (bloomgate speaks RESP2)\r\n");
     expect(c, "QUIT\r\n", "+OK\r\n");
     expect_closed(c);
@@ -292,6 +293,126 @@ START_TEST(test_hostile_framing)
 }
 END_TEST
 
+/* MULTI ... EXEC, as Redis answers it: +QUEUED, then one array of the
+ * replies in order; a command refused while queuing fails EXEC. */
+START_TEST(test_multi)
+{
+    struct dh_daemon *d = start("max_items 4");
+    struct dh_conn *c = rconnect(d);
+    expect(c, "MULTI\r\nBF.EXISTS exact a\r\nBF.MADD exact tx1 a\r\nPING\r\nUNWATCH\r\nEXEC\r\n",
+           "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n"
+           "*4\r\n:1\r\n*2\r\n:1\r\n:0\r\n+PONG\r\n+OK\r\n");
+    /* Out of MULTI again: commands answer at once. */
+    expect(c, "BF.EXISTS exact tx1\r\n", ":1\r\n");
+    /* Multibulk, in one write, the way redis-py's pipeline sends it. */
+    expect(c,
+           "*1\r\n$5\r\nMULTI\r\n*3\r\n$9\r\nBF.EXISTS\r\n$5\r\nexact\r\n$1\r\nz\r\n"
+           "*1\r\n$4\r\nEXEC\r\n",
+           "+OK\r\n+QUEUED\r\n*1\r\n:0\r\n");
+    /* Errors while queuing: answered at once, then EXEC aborts. A command
+     * that fails when it runs does not stop the others. */
+    expect(c, "MULTI\r\nNOPE\r\nBF.EXISTS exact a\r\nEXEC\r\nBF.EXISTS exact a\r\n",
+           "+OK\r\n-ERR unknown command 'NOPE'\r\n+QUEUED\r\n"
+           "-EXECABORT Transaction discarded because of previous errors.\r\n:1\r\n");
+    expect(c, "MULTI\r\nBF.EXISTS exact a\r\nBF.EXISTS exact\r\nEXEC\r\n",
+           "+OK\r\n+QUEUED\r\n-ERR wrong number of arguments for 'bf.exists' command\r\n"
+           "-EXECABORT Transaction discarded because of previous errors.\r\n");
+    expect(
+        c, "MULTI\r\nBF.INFO nope\r\nBF.EXISTS exact a\r\nEXEC\r\n",
+        "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-ERR unknown_filter no such filter 'nope'\r\n:1\r\n");
+    /* A request the parser refuses whole (too many arguments) aborts too. */
+    expect(c, "MULTI\r\nBF.MEXISTS exact 1 2 3 4 5 6 7 8 9 10 11 12 13\r\nEXEC\r\n",
+           "+OK\r\n-ERR too_many_items 15 arguments, the limit is 12\r\n"
+           "-EXECABORT Transaction discarded because of previous errors.\r\n");
+    /* The queue holds max_items commands. */
+    expect(c, "MULTI\r\nPING\r\nPING\r\nPING\r\nPING\r\nPING\r\nEXEC\r\n",
+           "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n"
+           "-ERR too_many_items the transaction holds 4 commands, the limit is max_items (4): "
+           "EXEC will discard it\r\n"
+           "-EXECABORT Transaction discarded because of previous errors.\r\n");
+    /* DISCARD, nesting, and the verbs out of place. */
+    expect(c,
+           "MULTI\r\nMULTI\r\nBF.ADD exact discarded\r\nDISCARD\r\nBF.EXISTS exact discarded\r\n",
+           "+OK\r\n-ERR MULTI calls can not be nested\r\n+QUEUED\r\n+OK\r\n:0\r\n");
+    expect(c, "EXEC\r\nDISCARD\r\nUNWATCH\r\nMULTI\r\nEXEC\r\n",
+           "-ERR EXEC without MULTI\r\n-ERR DISCARD without MULTI\r\n+OK\r\n+OK\r\n*0\r\n");
+    expect(c, "WATCH exact\r\n",
+           "-ERR WATCH is not supported: bloomgate keeps no per-filter version for EXEC to "
+           "compare (MULTI/EXEC without WATCH works)\r\n");
+    /* QUIT acts at once, even inside MULTI; a queue left behind is freed. */
+    expect(c, "MULTI\r\nBF.ADD exact never\r\nQUIT\r\n", "+OK\r\n+QUEUED\r\n+OK\r\n");
+    expect_closed(c);
+    dh_close(c);
+    /* What EXEC added was journaled: a restart finds it. */
+    dh_restart(d);
+    c = rconnect(d);
+    expect(c, "BF.MEXISTS exact tx1 never\r\n", "*2\r\n:1\r\n:0\r\n");
+    dh_finish(d);
+}
+END_TEST
+
+/* EXISTS, TYPE, KEYS, SCAN over the served filter names. */
+START_TEST(test_keyspace)
+{
+    struct dh_daemon *d = start(NULL);
+    struct dh_conn *c = rconnect(d);
+    expect(c, "EXISTS exact\r\nEXISTS nope\r\nEXISTS exact nope urls exact\r\n",
+           ":1\r\n:0\r\n:3\r\n");
+    expect(c, "TYPE hosts\r\nTYPE nope\r\n", "+MBbloom--\r\n+none\r\n");
+    expect(c, "KEYS *\r\n", "*3\r\n$5\r\nexact\r\n$4\r\nurls\r\n$5\r\nhosts\r\n");
+    expect(c, "KEYS *s\r\nKEYS [eu]*\r\nKEYS ?xact\r\nKEYS x*\r\n",
+           "*2\r\n$4\r\nurls\r\n$5\r\nhosts\r\n*2\r\n$5\r\nexact\r\n$4\r\nurls\r\n"
+           "*1\r\n$5\r\nexact\r\n*0\r\n");
+    expect(c, "SCAN 0\r\n", "*2\r\n$1\r\n0\r\n*3\r\n$5\r\nexact\r\n$4\r\nurls\r\n$5\r\nhosts\r\n");
+    expect(c, "SCAN 0 MATCH h* COUNT 1\r\nSCAN 0 TYPE string\r\nSCAN 0 TYPE MBbloom-- MATCH u*\r\n",
+           "*2\r\n$1\r\n0\r\n*1\r\n$5\r\nhosts\r\n*2\r\n$1\r\n0\r\n*0\r\n"
+           "*2\r\n$1\r\n0\r\n*1\r\n$4\r\nurls\r\n");
+    expect(c, "SCAN 17\r\nSCAN x\r\nSCAN 0 COUNT x\r\nSCAN 0 MATCH\r\nSCAN 0 BOGUS 1\r\n",
+           "*2\r\n$1\r\n0\r\n*0\r\n-ERR invalid cursor\r\n"
+           "-ERR value is not an integer or out of range\r\n-ERR syntax error\r\n"
+           "-ERR syntax error\r\n");
+    dh_finish(d);
+}
+END_TEST
+
+/* A growing filter's BF.INFO as RedisBloom's scaling filter answers
+ * (tests/flow test_expansion: capacity 4, rate 0.01, 100 adds, expansion
+ * 2: 5 sub-filters, capacity 4+8+16+32+64). A full fixed-size filter under
+ * `full refuse` refuses with RedisBloom's words on RESP, "is full" on the
+ * line protocol; under the default it takes the add. */
+START_TEST(test_growth_and_full)
+{
+    struct dh_daemon *d = start("filter grow {\n  capacity 4\n  fpr 0.01\n  growth on\n}\n"
+                                "filter small {\n  capacity 3\n  fpr 0.01\n  full refuse\n}\n"
+                                "filter loose {\n  capacity 3\n  fpr 0.01\n}\n");
+    struct dh_conn *c = rconnect(d);
+    char req[2048];
+    size_t o = (size_t)snprintf(req, sizeof(req), "BF.MADD grow");
+    for (int i = 0; i < 100; i++)
+        o += (size_t)snprintf(req + o, sizeof(req) - o, " item%d", i);
+    snprintf(req + o, sizeof(req) - o, "\r\n");
+    ck_assert_int_eq(dh_send(c, req, strlen(req), T_MS), 0);
+    for (int i = 0; i < 101; i++)
+        ck_assert_ptr_nonnull(dh_read_line(c, T_MS));
+    expect(c, "BF.INFO grow CAPACITY\r\nBF.INFO grow FILTERS\r\nBF.INFO grow EXPANSION\r\n",
+           "*1\r\n:124\r\n*1\r\n:5\r\n*1\r\n:2\r\n");
+    expect(c, "BF.INFO small\r\n",
+           "*10\r\n+Capacity\r\n:3\r\n+Size\r\n:64\r\n+Number of filters\r\n:1\r\n"
+           "+Number of items inserted\r\n:0\r\n+Expansion rate\r\n$-1\r\n");
+    expect(c, "BF.MADD small a b c\r\nBF.ADD small d\r\nBF.MADD small a d\r\nBF.MADD small a b\r\n",
+           "*3\r\n:1\r\n:1\r\n:1\r\n-ERR non scaling filter is full\r\n"
+           "-ERR non scaling filter is full\r\n*2\r\n:0\r\n:0\r\n");
+    expect(c, "BF.MEXISTS small d\r\nBF.MADD loose a b c d\r\n",
+           "*1\r\n:0\r\n*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n");
+    struct dh_conn *l = dh_connect(d);
+    const char *got = dh_cmd(l, "ADD small e");
+    ck_assert_msg(strncmp(got, "ERR ", 4) == 0 && strstr(got, "filter small is full: it holds 3 "
+                                                              "items of its capacity 3"),
+                  "%s", got);
+    dh_finish(d);
+}
+END_TEST
+
 /* Its counters show in the line protocol's INFO. */
 START_TEST(test_counted)
 {
@@ -309,8 +430,16 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("resp");
-    const TTest *tests[] = {test_bf_commands, test_key_kinds, test_auth, test_limits,
-                                         test_hostile_framing, test_counted, NULL};
+    const TTest *tests[] = {test_bf_commands,
+                            test_key_kinds,
+                            test_auth,
+                            test_limits,
+                            test_multi,
+                            test_keyspace,
+                            test_growth_and_full,
+                            test_hostile_framing,
+                            test_counted,
+                            NULL};
     dh_add_case(s, "resp", 120, tests);
     return dh_run_suite(s);
 }

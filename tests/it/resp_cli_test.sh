@@ -15,7 +15,8 @@ same "BF.MEXISTS" "$(cli BF.MEXISTS exact a zzz c)" "$(printf '1\n0\n1')"
 same "BF.EXISTS url respelled" "$(cli BF.EXISTS urls 'HTTPS://Evil.Example.com:443/dropper.exe?x=1')" "1"
 same "BF.EXISTS url other path" "$(cli BF.EXISTS urls 'http://evil.example.com/other')" "0"
 same "BF.EXISTS host subdomain" "$(cli BF.EXISTS hosts deep.bad.example.org)" "1"
-same "BF.EXISTS unknown filter" "$(cli BF.EXISTS nope a)" "ERR unknown_filter no such filter 'nope'"
+same "BF.EXISTS missing key" "$(cli BF.EXISTS nope a)" "0"
+same "BF.INFO missing key" "$(cli BF.INFO nope)" "ERR unknown_filter no such filter 'nope'"
 same "BF.ADD without AUTH" "$(cli BF.ADD exact new)" \
     "NOPERM BF.ADD needs AUTH <token> first on this connection"
 same "BF.ADD with -a" "$(cli -a s3cret --no-auth-warning BF.ADD exact new)" "1"
@@ -31,6 +32,22 @@ same "unknown command" "$(cli GET a)" "ERR unknown command 'GET'"
 cli INFO >"$T/info"
 grep -q '^bloomgate_version:' "$T/info" && grep -q '^exact:keys=exact,layout=blocked,items=5,' "$T/info" &&
     ok || bad "INFO: $(head -c 300 "$T/info")"
+
+# --- the key space
+same "KEYS" "$(cli KEYS '*' | sort | tr '\n' ' ')" "exact hosts urls "
+same "KEYS pattern" "$(cli KEYS '[eh]*' | sort | tr '\n' ' ')" "exact hosts "
+same "SCAN" "$(cli SCAN 0 MATCH 'u*' | tr '\n' ' ')" "0 urls "
+same "--scan" "$(cli --scan --pattern '*s' | sort | tr '\n' ' ')" "hosts urls "
+same "EXISTS" "$(cli EXISTS exact nope hosts)" "2"
+same "TYPE" "$(cli TYPE exact) $(cli TYPE nope)" "MBbloom-- none"
+
+# --- a transaction typed in: MULTI, queued commands, EXEC's one array
+printf 'MULTI\nBF.EXISTS exact a\nBF.MEXISTS exact zzz c\nEXEC\n' |
+    timeout 60 redis-cli -p "$RPORT" >"$T/tx" 2>&1
+same "MULTI/EXEC" "$(tr '\n' ' ' <"$T/tx")" "OK QUEUED QUEUED 1 0 1 "
+printf 'MULTI\nNOPE\nBF.EXISTS exact a\nEXEC\n' | timeout 60 redis-cli -p "$RPORT" >"$T/tx" 2>&1
+grep -q "EXECABORT Transaction discarded because of previous errors" "$T/tx" &&
+    ok || bad "EXECABORT: $(cat "$T/tx")"
 
 # --- piped: many commands on stdin, answered in order
 {
@@ -60,5 +77,5 @@ fi
 
 # The daemon counted them as Redis-protocol requests.
 n=$(line_info resp_requests)
-[ "${n:-0}" -ge 420 ] && ok || bad "resp_requests in INFO: ${n:-none}"
+[ "${n:-0}" -ge 430 ] && ok || bad "resp_requests in INFO: ${n:-none}"
 finish

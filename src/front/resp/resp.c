@@ -5,9 +5,10 @@
  * max_items and max_item, the key kind (a url filter's BF.EXISTS canonicalises
  * and expands its item as CHECK does), and the journal before an add. The
  * other commands (PING, AUTH, HELLO, COMMAND, INFO, ...) are what Redis
- * clients and tools send on connecting; they are answered here. Replies are
- * gathered in a per-worker batch and handed to the connection's evbuffer once
- * per read, as the line protocol does. */
+ * clients and tools send on connecting; they are answered here, the
+ * transactions in resp_multi.c, the key space (EXISTS, TYPE, KEYS, SCAN) in
+ * resp_keys.c. Replies are gathered in a per-worker batch and handed to the
+ * connection's evbuffer once per read, as the line protocol does. */
 #include "config.h"
 
 #include "front/resp/resp.h"
@@ -21,109 +22,12 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "core/cmd.h"
+#include "core/gate.h"
+#include "core/views.h"
 #include "front/resp/respparse.h"
 #include "front/resp/resp_info.h"
+#include "front/resp/resp_int.h"
 #include "net/worker.h"
-
-#define REPLY_BATCH 65536 /* the reply batch holds at least this much */
-#define REPLY_SLACK 1024  /* and an error or a short reply besides */
-#define EXTRA_ARGS 8      /* arguments beyond max_items a request may hold (HELLO's) */
-#define FRAMING_PER_ARG 16
-
-/* Per connection. */
-struct resp_conn {
-    struct resp_scan scan; /* resp_next's resume hint */
-    bool authed;           /* AUTH succeeded on this connection */
-};
-
-/* Per worker. */
-struct resp_worker {
-    struct conn_worker cw; /* env (proto = STATS_RESP) and the reply batch (net/conn.h) */
-    struct resp_arg *args;
-    size_t max_args;
-};
-
-static inline struct resp_worker *RW(struct conn *c)
-{
-    return c->fw;
-}
-
-static inline struct resp_conn *RC(struct conn *c)
-{
-    return conn_priv(c);
-}
-
-/* The most bytes one multibulk request may take under cf: the line it stands
- * for (max_line) plus framing for each argument (`$N\r\n` and a CRLF). */
-static size_t max_frame(const struct conf *cf)
-{
-    return cf->max_line + FRAMING_PER_ARG * ((size_t)cf->max_items + EXTRA_ARGS) + 64;
-}
-
-/* The reply batch is the connection layer's (net/conn.h). */
-#define reply_flush conn_reply_flush
-#define reply_room conn_reply_room
-#define reply_bytes conn_reply_bytes
-
-static void reply_int(struct conn *c, int64_t v)
-{
-    conn_reply_used(c, resp_format_int(reply_room(c, 24), 24, v));
-}
-
-static void reply_header(struct conn *c, char type, int64_t n)
-{
-    conn_reply_used(c, resp_format_header(reply_room(c, 24), 24, type, n));
-}
-
-static void reply_simple(struct conn *c, const char *s)
-{
-    size_t n = strlen(s) + 3;
-    conn_reply_used(c, resp_format_simple(reply_room(c, n), n, s));
-}
-
-static void reply_bulk(struct conn *c, const void *p, size_t len)
-{
-    reply_header(c, '$', (int64_t)len);
-    reply_bytes(c, p, len);
-    reply_bytes(c, "\r\n", 2);
-}
-
-static void reply_cstr(struct conn *c, const char *s)
-{
-    reply_bulk(c, s, strlen(s));
-}
-
-/* An error reply `-<prefix> <msg>`, counted under code. */
-static void reply_error(struct conn *c, enum resp_err code, const char *prefix, const char *msg)
-{
-    char buf[512];
-    size_t n = resp_format_error(buf, sizeof(buf), prefix, msg);
-    if (n > sizeof(buf))
-        n = resp_format_error(buf, sizeof(buf), prefix, "(message too long)");
-    reply_bytes(c, buf, n);
-    if ((unsigned)code < 16)
-        STAT_ADD(&c->w->stats->s, resp_errors_by_code[code], 1);
-}
-
-/* `-ERR <code> <msg>`: bloomgate's own errors, worded as on the line protocol. */
-static void reply_coded(struct conn *c, enum resp_err code, const char *msg)
-{
-    char buf[400];
-    snprintf(buf, sizeof(buf), "%s %s", resp_err_name(code), msg);
-    reply_error(c, code, "ERR", buf);
-}
-
-/* Redis's own wording for a wrong argument count. */
-static void reply_arity(struct conn *c, const struct resp_arg *name)
-{
-    char buf[128];
-    snprintf(buf, sizeof(buf), "wrong number of arguments for '%.*s' command",
-             (int)(name->len < 64 ? name->len : 64), name->p);
-    for (char *p = buf; *p; p++)
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p + 32);
-    reply_error(c, RESP_ERR_WRONG_ARITY, "ERR", buf);
-}
 
 static enum resp_err resp_code(enum cmd_err e)
 {
@@ -162,6 +66,11 @@ static void reply_call_err(struct conn *c, const struct cmd_call *call, const ch
         reply_error(c, RESP_ERR_AUTH_REQUIRED, "NOPERM", msg);
         return;
     }
+    if (call->err == CMD_ERR_UNAVAILABLE && gate_is_full(call->msg)) {
+        /* RedisBloom's words, which its clients know; the log has ours. */
+        reply_error(c, RESP_ERR_INTERNAL, "ERR", "non scaling filter is full");
+        return;
+    }
     if (call->err == CMD_ERR_BAD_ITEM && n_items > 1) {
         snprintf(msg, sizeof(msg), "item %zu: %s", call->bad_item, call->msg);
         reply_coded(c, RESP_ERR_BAD_ITEM, msg);
@@ -177,6 +86,25 @@ static void call_init(struct conn *c, struct cmd_call *call, const struct catalo
                   RC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
     call->filter = key ? key->p : NULL;
     call->filter_len = key ? key->len : 0;
+}
+
+/* Whether key names no filter at all: neither served nor configured. A
+ * lookup in it answers 0 as RedisBloom's in a missing key does (an empty
+ * filter holds nothing); a configured filter that failed to load stays an
+ * error, or a client would take a gap in the protection for a clean answer.
+ * The line protocol and HTTP keep unknown_filter for both (docs/resp.md). */
+static bool absent(const struct catalog *cat, const struct resp_arg *key)
+{
+    return !catalog_find(cat, key->p, key->len) && !views_configured(cat, key->p, key->len);
+}
+
+/* n zeros: one integer, or an array of them (multi). */
+static void reply_zeros(struct conn *c, bool multi, size_t n)
+{
+    if (multi)
+        reply_header(c, '*', (int64_t)n);
+    for (size_t i = 0; i < (multi ? n : 1); i++)
+        reply_bytes(c, ":0\r\n", 4);
 }
 
 /* BF.EXISTS, BF.MEXISTS, BF.ADD, BF.MADD: argv[1] the filter, the rest its
@@ -195,6 +123,10 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct r
         snprintf(msg, sizeof(msg), "%zu items, the limit is max_items %zu", n,
                  cmd_limits(cat->conf, rw->cw.env.scratch_items).max_items);
         reply_coded(c, RESP_ERR_TOO_MANY_ITEMS, msg);
+        return;
+    }
+    if (v->id == CMD_CHECK && absent(cat, &r->argv[1])) {
+        reply_zeros(c, v->multi, n);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -235,22 +167,28 @@ static int64_t jint(json_t *o, const char *key)
     return (int64_t)json_integer_value(json_object_get(o, key));
 }
 
-/* BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION], RedisBloom 2.4's
- * shapes: the pairs as a flat array, or one field as a one-element array. A
- * bloomgate filter is one filter that never scales: "Number of filters" is 1
- * (shards are not RedisBloom's sub-filters) and "Expansion rate" is nil, as
- * RedisBloom answers for a NONSCALING filter. Size is the bits' bytes. */
+/* Growth's factor: each sub-filter of a growing filter is sized for twice
+ * the items of the one before (bloom/grow.h), RedisBloom's default
+ * EXPANSION. */
+#define GROWTH_EXPANSION 2
+
+/* BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION], in RESP2 the shape
+ * every RedisBloom release answers (2.4 to 8.x: RedisModule_ReplyWithArray,
+ * later ReplyWithMapOrArray, which is an array in RESP2): the five pairs as
+ * a flat array, or one field's value as a one-element array. Size is the
+ * bytes of the bits. A growing filter answers as RedisBloom's scaling one:
+ * its sub-filters, their capacities summed, expansion 2; any other filter
+ * as a NONSCALING one: 1 filter (shards and a window's slices are not
+ * sub-filters), its capacity, expansion nil. */
 static void verb_bf_info(struct conn *c, const struct catalog *cat, const struct resp_request *r,
                          const struct resp_verb *v)
 {
     static const struct {
-        const char *field, *label, *json; /* json NULL: 1 (filters) or nil (expansion) */
+        const char *field, *label;
     } rows[] = {
-        {"CAPACITY", "Capacity", "capacity"},
-        {"SIZE", "Size", "bytes"},
-        {"FILTERS", "Number of filters", NULL},
-        {"ITEMS", "Number of items inserted", "items"},
-        {"EXPANSION", "Expansion rate", NULL},
+        {"CAPACITY", "Capacity"},         {"SIZE", "Size"},
+        {"FILTERS", "Number of filters"}, {"ITEMS", "Number of items inserted"},
+        {"EXPANSION", "Expansion rate"},
     };
     size_t pick = 5;
     if (r->argc == 3) {
@@ -263,27 +201,44 @@ static void verb_bf_info(struct conn *c, const struct catalog *cat, const struct
         return;
     if (r->argc == 3 && pick == 5) {
         reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "Invalid information value");
-    } else {
-        size_t from = r->argc == 3 ? pick : 0, to = r->argc == 3 ? pick + 1 : 5;
-        reply_header(c, '*', (int64_t)(r->argc == 3 ? 1 : 10));
-        for (size_t i = from; i < to; i++) {
-            if (r->argc != 3)
-                reply_simple(c, rows[i].label);
-            if (rows[i].json)
-                reply_int(c, jint(j, rows[i].json));
-            else if (i == 2)
-                reply_int(c, 1);
-            else
-                reply_bytes(c, "$-1\r\n", 5);
+        json_decref(j);
+        return;
+    }
+    json_t *subs = json_object_get(json_object_get(j, "growth"), "sub_filters");
+    int64_t val[5] = {jint(j, "capacity"), jint(j, "bytes"), 1, jint(j, "items"), -1};
+    if (json_is_array(subs) && json_array_size(subs) > 0) {
+        size_t i;
+        json_t *sub;
+        val[0] = 0;
+        json_array_foreach(subs, i, sub)
+        {
+            val[0] += jint(sub, "capacity");
         }
+        val[2] = (int64_t)json_array_size(subs);
+        val[4] = GROWTH_EXPANSION;
+    }
+    size_t from = r->argc == 3 ? pick : 0, to = r->argc == 3 ? pick + 1 : 5;
+    reply_header(c, '*', (int64_t)(r->argc == 3 ? 1 : 10));
+    for (size_t i = from; i < to; i++) {
+        if (r->argc != 3)
+            reply_simple(c, rows[i].label);
+        if (val[i] >= 0)
+            reply_int(c, val[i]);
+        else
+            reply_bytes(c, "$-1\r\n", 5);
     }
     json_decref(j);
 }
 
-/* BF.CARD key: the items in the filter (adds that set a new bit). */
+/* BF.CARD key: the items in the filter (adds that set a new bit); 0 for a
+ * key that names no filter, as RedisBloom answers. */
 static void verb_bf_card(struct conn *c, const struct catalog *cat, const struct resp_request *r,
                          const struct resp_verb *v)
 {
+    if (absent(cat, &r->argv[1])) {
+        reply_int(c, 0);
+        return;
+    }
     json_t *j = filter_info(c, cat, r, v);
     if (!j)
         return;
@@ -439,12 +394,21 @@ const struct resp_verb resp_verbs[] = {
     VERB_("PING", -1, 2, verb_ping, "fast", 0, .id = CMD_PING),
     VERB_("ECHO", 2, 0, verb_echo, "fast", 0, .id = RESP_OWN),
     VERB_("AUTH", -2, 3, verb_auth, "fast", 0, .id = RESP_OWN),
-    VERB_("QUIT", -1, 0, verb_quit, "fast", 0, .id = RESP_OWN),
+    VERB_("QUIT", -1, 0, verb_quit, "fast", 0, .id = RESP_OWN, .now = true),
     VERB_("SELECT", 2, 0, verb_select, "fast", 0, .id = RESP_OWN),
     VERB_("HELLO", -1, 7, verb_hello, "fast", 0, .id = RESP_OWN),
     VERB_("CLIENT", -2, 4, verb_client, "fast", 0, .id = RESP_OWN),
     VERB_("COMMAND", -1, 0, verb_command, "loading", 0, .id = RESP_OWN),
     VERB_("INFO", -1, 0, verb_info, "loading", 0, .id = CMD_INFO),
+    VERB_("MULTI", 1, 0, resp_verb_multi, "fast", 0, .id = RESP_OWN, .now = true),
+    VERB_("EXEC", 1, 0, resp_verb_exec, "slow", 0, .id = RESP_OWN, .now = true),
+    VERB_("DISCARD", 1, 0, resp_verb_discard, "fast", 0, .id = RESP_OWN, .now = true),
+    VERB_("WATCH", -2, 0, resp_verb_watch, "fast", 1, .id = RESP_OWN, .now = true),
+    VERB_("UNWATCH", 1, 0, resp_verb_unwatch, "fast", 0, .id = RESP_OWN),
+    VERB_("EXISTS", -2, 0, resp_verb_exists, "readonly", 1, .id = RESP_OWN),
+    VERB_("TYPE", 2, 0, resp_verb_type, "readonly", 1, .id = RESP_OWN),
+    VERB_("KEYS", 2, 0, resp_verb_keys, "readonly", 0, .id = RESP_OWN),
+    VERB_("SCAN", -2, 8, resp_verb_scan, "readonly", 0, .id = RESP_OWN),
 #undef VERB_
 };
 /* clang-format on */
@@ -533,7 +497,17 @@ static void verb_info(struct conn *c, const struct catalog *cat, const struct re
     evbuffer_free(b);
 }
 
-/* One parsed request: find the command, check its argument count, run it. */
+void resp_reply_unknown(struct conn *c, const struct resp_arg *name)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "unknown command '%.*s'", (int)(name->len < 64 ? name->len : 64),
+             name->p);
+    reply_error(c, RESP_ERR_UNKNOWN_COMMAND, "ERR", msg);
+}
+
+/* One parsed request: find the command, check its argument count, run it;
+ * inside MULTI, queue it instead (resp_multi.c), unless it is one of the
+ * verbs that act at once (MULTI, EXEC, DISCARD, WATCH, QUIT). */
 static void dispatch(struct conn *c, const struct catalog *cat, const struct resp_request *r)
 {
     const struct resp_arg *name = &r->argv[0];
@@ -541,20 +515,19 @@ static void dispatch(struct conn *c, const struct catalog *cat, const struct res
     for (size_t i = 0; i < N_CMDS && !d; i++)
         if (resp_verbs[i].len == name->len && resp_arg_is(name, resp_verbs[i].name))
             d = &resp_verbs[i];
-    if (!d) {
-        char msg[128];
-        snprintf(msg, sizeof(msg), "unknown command '%.*s'", (int)(name->len < 64 ? name->len : 64),
-                 name->p);
-        reply_error(c, RESP_ERR_UNKNOWN_COMMAND, "ERR", msg);
-        return;
-    }
     size_t argc = r->argc;
-    bool ok = d->arity > 0 ? argc == (size_t)d->arity : argc >= (size_t)-d->arity;
-    if (!ok || (d->max && argc > d->max)) {
-        reply_arity(c, name);
+    bool ok = d && (d->arity > 0 ? argc == (size_t)d->arity : argc >= (size_t)-d->arity) &&
+              (!d->max || argc <= d->max);
+    if (RC(c)->tx.on && !(d && d->now)) {
+        resp_multi_queue(c, cat, r, d, ok);
         return;
     }
-    d->fn(c, cat, r, d);
+    if (!d)
+        resp_reply_unknown(c, name);
+    else if (!ok)
+        reply_arity(c, name);
+    else
+        d->fn(c, cat, r, d);
 }
 
 /* Parse and answer every complete request in the input buffer, unless the
@@ -568,7 +541,7 @@ static unsigned resp_process(struct conn *c, bool draining)
     struct resp_limits lim = {.max_inline = cf->max_line,
                               .max_bulk = cf->max_line,
                               .max_args = rw->max_args,
-                              .max_frame = max_frame(cf)};
+                              .max_frame = resp_max_frame(cf)};
     unsigned answered = 0;
     size_t off = 0;
     while (!c->closing && !c->wait && off < c->in_len) {
@@ -591,9 +564,11 @@ static unsigned resp_process(struct conn *c, bool draining)
         if (st == RESP_EMPTY)
             continue;
         answered++;
-        if (st == RESP_ERROR)
+        if (st == RESP_ERROR) {
             reply_coded(c, req.err, req.errmsg);
-        else
+            if (RC(c)->tx.on)
+                resp_multi_refused(c);
+        } else
             dispatch(c, cat, &req);
     }
     STAT_ADD(&c->w->stats->s, resp_requests, answered);
@@ -604,7 +579,7 @@ static unsigned resp_process(struct conn *c, bool draining)
 
 static size_t resp_in_limit(const struct conf *cf)
 {
-    return max_frame(cf) + 1;
+    return resp_max_frame(cf) + 1;
 }
 
 /* CONN_FULL_BUDGET: the request would pass max_buffered, the budget of every
@@ -676,4 +651,5 @@ const struct conn_ops resp_ops = {
     .refusal = "-ERR too_many_connections the server is at max_connections\r\n",
     .refuse = resp_refuse,
     .stop = conn_stop_drain,
+    .close = resp_multi_free,
 };

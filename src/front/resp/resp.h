@@ -1,8 +1,9 @@
 /* resp: the Redis protocol (RESP2, docs/resp.md) on a connection of the net
  * layer, so redis-cli, Redis client libraries and Redis tooling can ask
  * bloomgate with BF.EXISTS, BF.MEXISTS, BF.ADD, BF.MADD, BF.INFO, BF.CARD
- * (RedisBloom's reply shapes; a filter is the key). respparse.c parses, the
- * command table answers, this glue writes the replies. Its ops run on the
+ * (RedisBloom's reply shapes; a filter is the key), alone or in MULTI/EXEC.
+ * respparse.c parses, the command table answers, this glue writes the
+ * replies. Its ops run on the
  * worker thread that owns the connection; resp_verbs is constant. */
 #ifndef BLOOMGATE_RESP_H
 #define BLOOMGATE_RESP_H
@@ -36,6 +37,7 @@ struct resp_verb {
     int first_key;     /* COMMAND's key position (0: none) */
     enum cmd_id id;    /* the command table's row, or RESP_OWN */
     bool multi;        /* an item verb answering an array (else one integer) */
+    bool now;          /* inside MULTI it runs at once rather than being queued */
 };
 
 /* The verbs, hottest first; resp_n_verbs of them (check_verbs). */

@@ -352,6 +352,84 @@ enum resp_status resp_next(char *buf, size_t len, const struct resp_limits *lim,
     return inline_req(buf, len, lim, req, storage, consumed);
 }
 
+/* ---- glob ---- */
+
+/* Whether byte c is in the class that starts just past the `[` at p[*i],
+ * with *i left past its `]` (or at plen for an unclosed class). */
+static bool glob_class(const char *p, size_t plen, size_t *i, unsigned char c)
+{
+    size_t k = *i;
+    bool neg = k < plen && p[k] == '^', hit = false;
+    if (neg)
+        k++;
+    while (k < plen && p[k] != ']') {
+        if (p[k] == '\\' && k + 1 < plen) {
+            hit |= (unsigned char)p[k + 1] == c;
+            k += 2;
+        } else if (k + 2 < plen && p[k + 1] == '-' && p[k + 2] != ']') {
+            unsigned char lo = (unsigned char)p[k], hi = (unsigned char)p[k + 2];
+            if (lo > hi) { /* Redis swaps a reversed range */
+                unsigned char t = lo;
+                lo = hi;
+                hi = t;
+            }
+            hit |= c >= lo && c <= hi;
+            k += 3;
+        } else {
+            hit |= (unsigned char)p[k] == c;
+            k++;
+        }
+    }
+    *i = k < plen ? k + 1 : plen;
+    return hit != neg;
+}
+
+/* The classic greedy matcher: on a mismatch, go back to just past the last
+ * `*` and let it swallow one more byte. That one backtrack point suffices
+ * because every other element matches exactly one byte. */
+bool resp_glob(const char *p, size_t plen, const char *s, size_t slen)
+{
+    size_t pi = 0, si = 0, star_p = SIZE_MAX, star_s = 0;
+    while (si < slen) {
+        if (pi < plen && p[pi] == '*') {
+            while (pi < plen && p[pi] == '*')
+                pi++;
+            if (pi == plen)
+                return true;
+            star_p = pi;
+            star_s = si;
+            continue;
+        }
+        if (pi < plen) {
+            unsigned char c = (unsigned char)s[si];
+            size_t next = pi + 1;
+            bool ok;
+            if (p[pi] == '?') {
+                ok = true;
+            } else if (p[pi] == '[') {
+                ok = glob_class(p, plen, &next, c);
+            } else if (p[pi] == '\\' && pi + 1 < plen) {
+                ok = (unsigned char)p[pi + 1] == c;
+                next = pi + 2;
+            } else {
+                ok = (unsigned char)p[pi] == c;
+            }
+            if (ok) {
+                pi = next;
+                si++;
+                continue;
+            }
+        }
+        if (star_p == SIZE_MAX)
+            return false;
+        pi = star_p;
+        si = ++star_s;
+    }
+    while (pi < plen && p[pi] == '*')
+        pi++;
+    return pi == plen;
+}
+
 /* ---- replies ---- */
 
 size_t resp_format_error(char *out, size_t cap, const char *prefix, const char *msg)

@@ -106,6 +106,14 @@ const char *resp_err_name(enum resp_err err);
 /* Whether arg is word, ASCII case-insensitively (command names). */
 bool resp_arg_is(const struct resp_arg *arg, const char *word);
 
+/* Whether s[0..slen) matches the glob pattern p[0..plen), as Redis's KEYS,
+ * SCAN MATCH and PSUBSCRIBE read one (util.c stringmatchlen): `*` any run of
+ * bytes, `?` one byte, `[abc]`, `[^abc]`, `[a-z]` one byte of a set (an
+ * unclosed `[` ends at the pattern's end), `\x` the byte x. Case-sensitive.
+ * Linear in plen * slen whatever the pattern (one backtrack point, the last
+ * `*`), where Redis's recursion can take exponential time. */
+bool resp_glob(const char *p, size_t plen, const char *s, size_t slen);
+
 /* ---- replies ----
  * Each writes at out and returns the bytes the reply needs; if that exceeds
  * cap, nothing is written. No NUL is written. */

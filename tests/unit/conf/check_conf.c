@@ -789,6 +789,27 @@ START_TEST(test_growth)
 }
 END_TEST
 
+/* `full`: what a fixed-size filter does with an add past its capacity. */
+START_TEST(test_full)
+{
+    struct conf *c = OK("filter a {\ncapacity 100\nfull refuse\n}\n"
+                        "filter b {\ncapacity 100\nfull accept\n}\n"
+                        "filter c {\ncapacity 100\n}\n");
+    ck_assert_uint_eq(c->filters[0].full, CONF_FULL_REFUSE);
+    ck_assert_uint_eq(c->filters[1].full, CONF_FULL_ACCEPT);
+    ck_assert_uint_eq(c->filters[2].full, CONF_FULL_ACCEPT);
+    conf_free(c);
+    FAILS("filter a {\ncapacity 1\ngrowth on\nfull refuse\n}\n",
+          P ":4: filter \"a\": \"full refuse\" is for a fixed-size filter; a growing filter "
+            "grows instead");
+    FAILS("filter a {\ncapacity 1\nwindow 1h\nfull refuse\n}\n",
+          P ":4: filter \"a\": \"full refuse\" is for a fixed-size filter; a windowed filter "
+            "forgets instead");
+    FAILS("filter a {\ncapacity 1\nfull no\n}\n",
+          P ":3: full: \"no\" is not one of: accept, refuse");
+}
+END_TEST
+
 START_TEST(test_listen)
 {
     struct conf *c = OK("listen 127.0.0.1:7000\n"
@@ -1158,6 +1179,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, test_journal);
     tcase_add_test(tc, test_window);
     tcase_add_test(tc, test_growth);
+    tcase_add_test(tc, test_full);
     tcase_add_test(tc, test_listen);
     tcase_add_test(tc, test_http_off);
     tcase_add_test(tc, test_parse_addr);

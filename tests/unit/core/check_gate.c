@@ -4,7 +4,8 @@
  * each for its group commit (past GATE_MAX_DIRTY a journal commits at once);
  * a version a reload is preparing (`pending`) gets the mutation too; a REMOVE
  * a counting filter cannot take refuses the whole request before anything is
- * journaled; a filter without a journal takes adds and dirties nothing. */
+ * journaled; a filter without a journal takes adds and dirties nothing;
+ * `full refuse` refuses an add past a fixed-size filter's capacity. */
 #include "config.h"
 
 #include <check.h>
@@ -248,6 +249,47 @@ START_TEST(test_no_journal)
 }
 END_TEST
 
+/* `full refuse`: an add whose new items would pass a fixed-size filter's
+ * capacity is refused whole before the journal, naming the filter as full
+ * (gate_is_full, which RESP maps to RedisBloom's words); items it holds pass.
+ * `full accept` (the default) takes it. The setting is read through the
+ * batch's registry: a batch without one applies the default. */
+START_TEST(test_full_refuse)
+{
+    struct rig r;
+    rig_open(&r, "listen 127.0.0.1:1\nhttp_listen off\n"
+                 "filter s {\n capacity 3\n fpr 0.01\n full refuse\n}\n"
+                 "filter l {\n capacity 3\n fpr 0.01\n}\n");
+    const struct fentry *sf = rig_entry(&r, "s"), *lf = rig_entry(&r, "l");
+    struct gate_batch gb = {.reg = r.reg};
+    char err[512];
+    struct filter_key three[3] = {key("a"), key("b"), key("c")}, d = key("d");
+    struct filter_key old_and_new[2] = {key("a"), key("d")};
+    bool added[3];
+    ck_assert_int_eq(gate_add(&gb, sf, three, 3, added, err, sizeof(err)), 0);
+    ck_assert(added[0] && added[1] && added[2]);
+    ck_assert_int_eq(gate_add(&gb, sf, &d, 1, added, err, sizeof(err)), -1);
+    ck_assert_msg(gate_is_full(err) && strstr(err, "filter s is full: it holds 3 items of its "
+                                                   "capacity 3"),
+                  "%s", err);
+    ck_assert_int_eq(gate_add(&gb, sf, old_and_new, 2, added, err, sizeof(err)), -1);
+    ck_assert(gate_commit(&gb));
+    ck_assert_uint_eq(journal_of(&r, "s").n, 3); /* a, b, c; the refused adds: none */
+    ck_assert(!rig_check1(&r, "s", "d"));
+    ck_assert_int_eq(gate_add(&gb, sf, three, 2, added, err, sizeof(err)), 0); /* held: pass */
+    ck_assert(!added[0] && !added[1]);
+    /* full accept, and a batch with no registry: the add past capacity is taken. */
+    ck_assert_int_eq(gate_add(&gb, lf, three, 3, added, err, sizeof(err)), 0);
+    ck_assert_int_eq(gate_add(&gb, lf, &d, 1, added, err, sizeof(err)), 0);
+    struct gate_batch bare = {0};
+    ck_assert_int_eq(gate_add(&bare, sf, &d, 1, added, err, sizeof(err)), 0);
+    ck_assert(gate_commit(&gb) && gate_commit(&bare));
+    ck_assert(!gate_is_full("filter s: add refused: max_memory") &&
+              !gate_is_full("journal write failed") && gate_is_full("filter x is full: y"));
+    rig_close(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gate");
@@ -258,6 +300,7 @@ int main(void)
     tcase_add_test(tc, test_pending_version);
     tcase_add_test(tc, test_counting_refusal);
     tcase_add_test(tc, test_no_journal);
+    tcase_add_test(tc, test_full_refuse);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -302,6 +302,126 @@ START_TEST(test_formatters)
 }
 END_TEST
 
+/* glob: Redis's KEYS/SCAN MATCH reading of a pattern. */
+static bool glob(const char *p, const char *s)
+{
+    return resp_glob(p, strlen(p), s, strlen(s));
+}
+
+START_TEST(test_glob)
+{
+    static const struct {
+        const char *p, *s;
+        bool want;
+    } cases[] = {
+        {"*", "", true},
+        {"*", "bf:blocklist", true},
+        {"", "", true},
+        {"", "a", false},
+        {"a", "", false},
+        {"exact", "exact", true},
+        {"exact", "Exact", false}, /* case-sensitive, as Redis's KEYS */
+        {"ex*", "exact", true},
+        {"*act", "exact", true},
+        {"*c*", "exact", true},
+        {"*z*", "exact", false},
+        {"e?act", "exact", true},
+        {"e?act", "eact", false},
+        {"??", "ab", true},
+        {"??", "abc", false},
+        {"[eu]*", "urls", true},
+        {"[eu]*", "hosts", false},
+        {"[^eu]*", "hosts", true},
+        {"[^eu]*", "exact", false},
+        {"[a-f]xact", "exact", true},
+        {"[f-a]xact", "exact", true}, /* a reversed range, swapped as Redis does */
+        {"[g-z]xact", "exact", false},
+        {"[]x", "x", false}, /* an empty class matches nothing */
+        {"\\*", "*", true},
+        {"\\*", "a", false},
+        {"a\\?", "a?", true},
+        {"a\\?", "ab", false},
+        {"[\\]]", "]", true},
+        {"[ab", "a", true},   /* an unclosed class ends with the pattern */
+        {"a\\", "a\\", true}, /* a trailing backslash is itself */
+        {"seen:{*}:2026-*", "seen:{sku123}:2026-11-27", true},
+        {"seen:{*}:2026-*", "seen:{sku123}:2025-11-27", false},
+        {"*a*a*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+        {"a*b*c", "aXbYc", true},
+        {"a*b*c", "aXbYcZ", false},
+        {"**", "x", true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        ck_assert_msg(glob(cases[i].p, cases[i].s) == cases[i].want, "glob(%s, %s) != %d",
+                      cases[i].p, cases[i].s, cases[i].want);
+}
+END_TEST
+
+/* The reference: the recursive reading, exponential but plain, on short
+ * inputs (what resp_glob's one-backtrack loop must agree with). */
+static bool ref_glob(const char *p, size_t pl, const char *s, size_t sl)
+{
+    if (pl == 0)
+        return sl == 0;
+    if (p[0] == '*') {
+        for (size_t k = 0; k <= sl; k++)
+            if (ref_glob(p + 1, pl - 1, s + k, sl - k))
+                return true;
+        return false;
+    }
+    if (sl == 0)
+        return false;
+    if (p[0] == '?')
+        return ref_glob(p + 1, pl - 1, s + 1, sl - 1);
+    if (p[0] == '\\' && pl >= 2)
+        return p[1] == s[0] && ref_glob(p + 2, pl - 2, s + 1, sl - 1);
+    if (p[0] == '[') {
+        size_t k = 1;
+        bool neg = k < pl && p[k] == '^', hit = false;
+        k += neg;
+        while (k < pl && p[k] != ']') {
+            if (p[k] == '\\' && k + 1 < pl) {
+                hit |= p[k + 1] == s[0];
+                k += 2;
+            } else if (k + 2 < pl && p[k + 1] == '-' && p[k + 2] != ']') {
+                char lo = p[k] < p[k + 2] ? p[k] : p[k + 2], hi = p[k] < p[k + 2] ? p[k + 2] : p[k];
+                hit |= s[0] >= lo && s[0] <= hi;
+                k += 3;
+            } else {
+                hit |= p[k] == s[0];
+                k++;
+            }
+        }
+        size_t next = k < pl ? k + 1 : pl;
+        return hit != neg && ref_glob(p + next, pl - next, s + 1, sl - 1);
+    }
+    return p[0] == s[0] && ref_glob(p + 1, pl - 1, s + 1, sl - 1);
+}
+
+START_TEST(test_glob_reference)
+{
+    static const char pal[] = "ab*?[]^-\\";
+    static const char sal[] = "ab-]^";
+    uint32_t rng = 12345;
+    for (int t = 0; t < 200000; t++) {
+        char p[10], s[10];
+        rng = rng * 1103515245u + 12345u;
+        size_t pl = (rng >> 16) % 9, sl = (rng >> 8) % 9;
+        for (size_t i = 0; i < pl; i++) {
+            rng = rng * 1103515245u + 12345u;
+            p[i] = pal[(rng >> 16) % (sizeof(pal) - 1)];
+        }
+        for (size_t i = 0; i < sl; i++) {
+            rng = rng * 1103515245u + 12345u;
+            s[i] = sal[(rng >> 16) % (sizeof(sal) - 1)];
+        }
+        ck_assert_msg(resp_glob(p, pl, s, sl) == ref_glob(p, pl, s, sl),
+                      "pattern '%.*s' string '%.*s': %d, the reference %d", (int)pl, p, (int)sl, s,
+                      resp_glob(p, pl, s, sl), ref_glob(p, pl, s, sl));
+    }
+}
+END_TEST
+
 static Suite *respparse_suite(void)
 {
     Suite *s = suite_create("respparse");
@@ -314,6 +434,8 @@ static Suite *respparse_suite(void)
     tcase_add_test(tc, test_frame_bound);
     tcase_add_test(tc, test_pieces);
     tcase_add_test(tc, test_formatters);
+    tcase_add_test(tc, test_glob);
+    tcase_add_test(tc, test_glob_reference);
     suite_add_tcase(s, tc);
     return s;
 }
