@@ -1,0 +1,462 @@
+/* words/norm: list and text normalised alike (norm.h, docs/words.md).
+ * The per-code-point work (utf8proc's NFKC and case folding, the t2s pair,
+ * the class) is done once per BMP code point into a table when a matcher is
+ * made; the scan reads the table and calls utf8proc only for a segment with
+ * combining marks or a code point above the BMP. */
+#include "config.h"
+
+#include "words/norm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+/* A BMP table entry: the code point a lone code point becomes (bits 0-20),
+ * its class (21-23), SIMPLE (it becomes exactly one symbol and is no mark:
+ * the scan may take the table's answer when no mark follows), COMB (it has a
+ * combining class: it extends the segment before it). */
+#define WN_T_CP 0x1fffffu
+#define WN_T_CLS_SHIFT 21
+#define WN_T_SIMPLE (1u << 24)
+#define WN_T_COMB (1u << 25)
+
+#define WN_NFKC_OPTS                                                                               \
+    ((utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD))
+
+#define WN_SEG_CPS 32 /* code points gathered into one segment at most */
+
+size_t wn_decode(const unsigned char *p, size_t avail, uint32_t *cp)
+{
+    unsigned char c = p[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t n;
+    uint32_t v, min;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2, v = c & 0x1f, min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3, v = c & 0x0f, min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4, v = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (avail < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (p[i] & 0x3f);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+/* Scripts written without spaces between words: no whole-word check, and a
+ * space between two of their letters is dropped. Ranges by code point, as
+ * utf8proc has no script property. */
+static bool wn_is_cjk(uint32_t cp)
+{
+    static const uint32_t r[][2] = {
+        {0x0e00, 0x0eff},   {0x1000, 0x109f},   {0x1100, 0x11ff},   {0x1780, 0x17ff},
+        {0x19e0, 0x19ff},   {0x2e80, 0x2fdf},   {0x3005, 0x3007},   {0x3021, 0x3029},
+        {0x3031, 0x3035},   {0x3038, 0x303c},   {0x3040, 0x318f},   {0x31a0, 0x31ff},
+        {0x3400, 0x4dbf},   {0x4e00, 0x9fff},   {0xa960, 0xa97f},   {0xac00, 0xd7ff},
+        {0xf900, 0xfaff},   {0xff66, 0xff9f},   {0x20000, 0x3ffff},
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (cp >= r[i][0] && cp <= r[i][1])
+            return true;
+    return false;
+}
+
+static bool wn_is_space(uint32_t cp, int cat)
+{
+    return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL ||
+           cat == UTF8PROC_CATEGORY_ZP || (cp >= 9 && cp <= 13) || cp == 0x85;
+}
+
+/* Skipped and invisible: formats, marks, controls leave no boundary. */
+static int wn_skip_class(int cat)
+{
+    switch (cat) {
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_CC:
+        return WN_HIDE;
+    default:
+        return WN_SKIP;
+    }
+}
+
+/* The class of a normalised code point under n's skip set. */
+static int wn_classify(const struct wn_norm *n, uint32_t cp)
+{
+    if (cp >= WN_INVALID)
+        return WN_OTHER;
+    int cat = utf8proc_category((utf8proc_int32_t)cp);
+    int explicit = 0; /* 1 added, -1 taken out by a range */
+    for (size_t i = 0; i < n->nranges; i++)
+        if (cp >= n->ranges[i].lo && cp <= n->ranges[i].hi)
+            explicit = n->ranges[i].add ? 1 : -1;
+    if (explicit > 0)
+        return wn_skip_class(cat);
+    if (wn_is_space(cp, cat))
+        return WN_SPACE;
+    if (explicit == 0 && (n->skip_cats & (1u << cat)))
+        return wn_skip_class(cat);
+    if (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_NO)
+        return wn_is_cjk(cp) ? WN_CJK : WN_WORD;
+    return WN_OTHER;
+}
+
+static uint32_t wn_t2s(const struct wn_norm *n, uint32_t cp)
+{
+    size_t lo = 0, hi = n->nt2s;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (n->t2s[2 * mid] < cp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n->nt2s && n->t2s[2 * lo] == cp ? n->t2s[2 * lo + 1] : cp;
+}
+
+/* One segment (valid UTF-8: a starter and its marks, or one code point when
+ * NFKC is off) to symbols and classes; the count. Used to fill the table
+ * and, at scan time, for what the table cannot answer. */
+static unsigned wn_segment(const struct wn_norm *n, const unsigned char *p, size_t len,
+                           uint32_t *out, uint8_t *cls)
+{
+    utf8proc_int32_t buf[WN_SEG_MAX];
+    utf8proc_ssize_t k = -1;
+    if (n->nfkc) {
+        k = utf8proc_decompose_custom(p, (utf8proc_ssize_t)len, buf, WN_SEG_MAX, WN_NFKC_OPTS,
+                                      NULL, NULL);
+        if (k > WN_SEG_MAX)
+            k = -1;
+        if (k >= 0)
+            k = utf8proc_normalize_utf32(buf, k, WN_NFKC_OPTS);
+    }
+    if (k < 0) { /* NFKC off, or a segment that grows too much: as written */
+        k = 0;
+        for (size_t i = 0; i < len && k < WN_SEG_MAX;) {
+            uint32_t cp;
+            size_t l = wn_decode(p + i, len - i, &cp);
+            if (l == 0)
+                break;
+            buf[k++] = (utf8proc_int32_t)cp;
+            i += l;
+        }
+    }
+    for (utf8proc_ssize_t i = 0; i < k; i++) {
+        uint32_t cp = (uint32_t)buf[i];
+        if (n->zh)
+            cp = wn_t2s(n, cp);
+        out[i] = cp;
+        cls[i] = (uint8_t)wn_classify(n, cp);
+    }
+    return (unsigned)k;
+}
+
+static bool wn_is_comb(const struct wn_norm *n, uint32_t cp)
+{
+    if (cp < 0x10000)
+        return (n->bmp[cp] & WN_T_COMB) != 0;
+    return utf8proc_get_property((utf8proc_int32_t)cp)->combining_class != 0;
+}
+
+int wn_build_table(struct wn_norm *n, char *err, size_t errlen)
+{
+    free(n->bmp);
+    n->bmp = malloc(0x10000 * sizeof *n->bmp);
+    if (n->bmp == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t cp = 0; cp < 0x10000; cp++) {
+        if (cp >= 0xd800 && cp <= 0xdfff) {
+            n->bmp[cp] = WN_INVALID & WN_T_CP; /* never decoded */
+            continue;
+        }
+        unsigned char u[4];
+        utf8proc_ssize_t l = utf8proc_encode_char((utf8proc_int32_t)cp, u);
+        uint32_t out[WN_SEG_MAX];
+        uint8_t cls[WN_SEG_MAX];
+        unsigned k = wn_segment(n, u, (size_t)l, out, cls);
+        bool comb = utf8proc_get_property((utf8proc_int32_t)cp)->combining_class != 0;
+        uint32_t e = comb ? WN_T_COMB : 0;
+        if (k == 1 && !comb)
+            e |= WN_T_SIMPLE | out[0] | (uint32_t)cls[0] << WN_T_CLS_SHIFT;
+        else if (k == 0 && !comb)
+            e |= WN_T_SIMPLE | (uint32_t)WN_HIDE << WN_T_CLS_SHIFT;
+        n->bmp[cp] = e;
+    }
+    return 0;
+}
+
+void wn_free(struct wn_norm *n)
+{
+    free(n->ranges);
+    free(n->t2s);
+    free(n->bmp);
+    memset(n, 0, sizeof *n);
+}
+
+static int wn_cat_bits(const char *t, size_t l, uint32_t *bits)
+{
+    static const char *const names[] = {"Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc",
+                                        "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe",
+                                        "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs",
+                                        "Zl", "Zp", "Cc", "Cf", "Cs", "Co"};
+    *bits = 0;
+    for (int i = 0; i < 30; i++) {
+        if ((l == 2 && memcmp(t, names[i], 2) == 0) || (l == 1 && t[0] == names[i][0]))
+            *bits |= 1u << i;
+    }
+    return *bits ? 0 : -1;
+}
+
+static int wn_parse_cp(const char *t, size_t l, uint32_t *cp)
+{
+    if (l < 3 || l > 8 || (t[0] != 'U' && t[0] != 'u') || t[1] != '+')
+        return -1;
+    uint32_t v = 0;
+    for (size_t i = 2; i < l; i++) {
+        char c = t[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | (uint32_t)d;
+    }
+    if (v > 0x10ffff)
+        return -1;
+    *cp = v;
+    return 0;
+}
+
+int wn_parse_skip(struct wn_norm *n, const char *spec, char *err, size_t errlen)
+{
+    n->skip_cats = 0;
+    n->space_skip = false;
+    n->nranges = 0;
+    const char *s = spec;
+    while (*s) {
+        while (*s == ' ' || *s == ',' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        const char *t = s;
+        while (*s && *s != ' ' && *s != ',' && *s != '\t')
+            s++;
+        size_t l = (size_t)(s - t);
+        bool add = true;
+        if (t[0] == '-' || t[0] == '+') {
+            add = t[0] == '+';
+            t++, l--;
+        }
+        uint32_t bits;
+        if (l == 5 && memcmp(t, "space", 5) == 0) {
+            n->space_skip = add;
+        } else if (l == 4 && memcmp(t, "none", 4) == 0) {
+            n->skip_cats = 0, n->space_skip = false, n->nranges = 0;
+        } else if (l <= 2 && l > 0 && wn_cat_bits(t, l, &bits) == 0) {
+            if (t[0] == 'Z') /* whitespace is a class of its own */
+                n->space_skip = add;
+            else if (add)
+                n->skip_cats |= bits;
+            else
+                n->skip_cats &= ~bits;
+        } else {
+            /* U+XXXX, U+XXXX-U+YYYY or U+XXXX-YYYY */
+            const char *dash = l > 1 ? memchr(t + 1, '-', l - 1) : NULL;
+            size_t l1 = dash ? (size_t)(dash - t) : l;
+            uint32_t lo = 0, hi = 0;
+            bool ok = wn_parse_cp(t, l1, &lo) == 0;
+            if (ok && dash) {
+                char tmp[12] = "U+";
+                size_t l2 = l - l1 - 1;
+                const char *h = dash + 1;
+                if (l2 >= 2 && (h[0] == 'U' || h[0] == 'u') && h[1] == '+')
+                    h += 2, l2 -= 2;
+                ok = l2 + 2 < sizeof tmp;
+                if (ok) {
+                    memcpy(tmp + 2, h, l2);
+                    ok = wn_parse_cp(tmp, l2 + 2, &hi) == 0;
+                }
+            }
+            if (!ok) {
+                snprintf(err, errlen, "skip set: cannot read `%.*s`", (int)(s - t), t);
+                return -1;
+            }
+            if (!dash)
+                hi = lo;
+            if (hi < lo) {
+                snprintf(err, errlen, "skip set: empty range `%.*s`", (int)(s - t), t);
+                return -1;
+            }
+            if (n->nranges >= 256) {
+                snprintf(err, errlen, "skip set: more than 256 ranges");
+                return -1;
+            }
+            struct wn_range *r = realloc(n->ranges, (n->nranges + 1) * sizeof *r);
+            if (r == NULL) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            n->ranges = r;
+            r[n->nranges++] = (struct wn_range){lo, hi, add};
+        }
+    }
+    return 0;
+}
+
+void wn_iter_init(struct wn_iter *it, const struct wn_norm *n, const char *text, size_t len)
+{
+    it->n = n;
+    it->p = (const unsigned char *)text;
+    it->len = len;
+    it->pos = 0;
+    it->segn = it->segi = 0;
+    it->pending_soft = 0;
+    it->nla = 0;
+    it->prev_cls = 0;
+    it->run = 0;
+}
+
+/* Reads the next segment of the text into it->seg; 0 at the end. */
+static int wn_fill(struct wn_iter *it)
+{
+    const struct wn_norm *n = it->n;
+    if (it->pos >= it->len)
+        return 0;
+    const unsigned char *p = it->p + it->pos;
+    size_t avail = it->len - it->pos;
+    uint32_t cp;
+    size_t l = wn_decode(p, avail, &cp);
+    it->segi = 0;
+    it->segos = it->pos;
+    if (l == 0) {
+        it->seg[0] = WN_INVALID;
+        it->segcls[0] = WN_OTHER;
+        it->segn = 1;
+        it->segoe = ++it->pos;
+        return 1;
+    }
+    size_t end = l, cnt = 1;
+    if (n->nfkc) {
+        while (end < avail && p[end] >= 0x80 && cnt < WN_SEG_CPS) {
+            uint32_t c2;
+            size_t l2 = wn_decode(p + end, avail - end, &c2);
+            if (l2 == 0 || !wn_is_comb(n, c2))
+                break;
+            end += l2, cnt++;
+        }
+    }
+    uint32_t e = cp < 0x10000 ? n->bmp[cp] : 0;
+    if (cnt == 1 && (e & WN_T_SIMPLE)) {
+        it->seg[0] = e & WN_T_CP;
+        it->segcls[0] = (uint8_t)(e >> WN_T_CLS_SHIFT & 7);
+        it->segn = 1;
+    } else {
+        it->segn = wn_segment(n, p, end, it->seg, it->segcls);
+    }
+    it->pos += end;
+    it->segoe = it->pos;
+    return 1;
+}
+
+/* The next symbol before whitespace is resolved: skipped ones dropped,
+ * leaving their soft boundary on the next. */
+static int wn_raw(struct wn_iter *it, struct wn_sym *s)
+{
+    for (;;) {
+        while (it->segi < it->segn) {
+            unsigned i = it->segi++;
+            uint8_t c = it->segcls[i];
+            if (c == WN_SKIP) {
+                it->pending_soft = 1;
+                continue;
+            }
+            if (c == WN_HIDE)
+                continue;
+            s->cp = it->seg[i];
+            s->cls = c;
+            s->soft = it->pending_soft;
+            s->os = it->segos;
+            s->oe = it->segoe;
+            it->pending_soft = 0;
+            return 1;
+        }
+        if (!wn_fill(it))
+            return 0;
+    }
+}
+
+/* Makes it->la hold at least k raw symbols, if the text has them. */
+static unsigned wn_peek(struct wn_iter *it, unsigned k)
+{
+    while (it->nla < k && wn_raw(it, &it->la[it->nla]))
+        it->nla++;
+    return it->nla;
+}
+
+static void wn_take(struct wn_iter *it, struct wn_sym *s)
+{
+    *s = it->la[0];
+    it->nla--;
+    memmove(it->la, it->la + 1, it->nla * sizeof it->la[0]);
+}
+
+/* Whitespace is resolved here: a run becomes one SPACE symbol, or nothing
+ * when the skip set has `space` and it stands between two letters of a
+ * script without spaces (法 轮) or between single letters (f u c k), which
+ * needs two symbols of look-ahead. */
+int wn_next(struct wn_iter *it, struct wn_sym *out)
+{
+    for (;;) {
+        struct wn_sym s;
+        if (wn_peek(it, 1) == 0)
+            return 0;
+        wn_take(it, &s);
+        if (s.cls == WN_SPACE) {
+            while (wn_peek(it, 1) && it->la[0].cls == WN_SPACE)
+                s.oe = it->la[0].oe, it->nla--,
+                memmove(it->la, it->la + 1, it->nla * sizeof it->la[0]);
+            if (it->n->space_skip && wn_peek(it, 1)) {
+                const struct wn_sym *x = &it->la[0];
+                bool drop = it->prev_cls == WN_CJK && x->cls == WN_CJK;
+                if (!drop && it->prev_cls == WN_WORD && it->run == 1 && x->cls == WN_WORD) {
+                    unsigned have = wn_peek(it, 2);
+                    x = &it->la[0];
+                    drop = have < 2 || it->la[1].cls != WN_WORD || it->la[1].soft;
+                }
+                if (drop) {
+                    it->la[0].soft = 1;
+                    continue;
+                }
+            }
+            s.cp = WN_SPACE_CP;
+            s.soft = 0;
+            it->run = 0;
+        } else if (s.cls == WN_WORD) {
+            it->run = (s.soft || it->prev_cls != WN_WORD) ? 1 : it->run + 1;
+        } else {
+            it->run = 0;
+        }
+        it->prev_cls = s.cls;
+        *out = s;
+        return 1;
+    }
+}
