@@ -121,6 +121,8 @@ static void ws_flush(const struct words_matcher *m, struct words_scratch *s, uin
     size_t j = 0;
     for (size_t i = 0; i < s->nhits; i++) {
         struct ws_hit *h = &s->hits[i];
+        if (p == UINT64_MAX)
+            h->need_end = 0; /* the end of the text is a boundary */
         bool final = h->dead || (!h->need_end && (m->maxexc == 0 || p >= h->s + m->maxexc - 1));
         if (!final) {
             s->hits[j++] = *h;
