@@ -54,6 +54,9 @@ check_PROGRAMS += %reldir%/adblock/check_match
 # words/: the word-list archive alone.
 check_PROGRAMS += %reldir%/words/check_words
 %canon_reldir%_words_check_words_LDADD = $(WORDS_TEST_LIBS)
+# The automaton against a naive matcher on random lists and texts.
+check_PROGRAMS += %reldir%/words/check_naive
+%canon_reldir%_words_check_naive_LDADD = $(WORDS_TEST_LIBS)
 
 # conf/: the directive table and its parser (src/conf/).
 check_PROGRAMS += %reldir%/conf/check_conf
