@@ -172,7 +172,8 @@ struct words_matcher *words_builder_compile(struct words_builder *b, char *err, 
     kept = malloc((n ? n : 1) * sizeof *kept);
     if (ents == NULL || kept == NULL)
         goto oom;
-    memcpy(ents, b->ents, n * sizeof *ents);
+    if (n)
+        memcpy(ents, b->ents, n * sizeof *ents);
     g_sort_b = b;
     qsort(ents, n, sizeof *ents, wb_cmp);
     /* The summary's counts, over the entries kept. */

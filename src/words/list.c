@@ -48,6 +48,13 @@ fail:
     return NULL;
 }
 
+void words_builder_clear(struct words_builder *b)
+{
+    b->nents = b->ncps = b->ntext = 0;
+    b->line = 0;
+    memset(&b->sum, 0, sizeof b->sum);
+}
+
 void words_builder_free(struct words_builder *b)
 {
     if (b == NULL)

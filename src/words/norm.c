@@ -12,14 +12,6 @@
 #include <string.h>
 #include <utf8proc.h>
 
-/* A BMP table entry: the code point a lone code point becomes (bits 0-20),
- * its class (21-23), SIMPLE (it becomes exactly one symbol and is no mark:
- * the scan may take the table's answer when no mark follows), COMB (it has a
- * combining class: it extends the segment before it). */
-#define WN_T_CP 0x1fffffu
-#define WN_T_CLS_SHIFT 21
-#define WN_T_SIMPLE (1u << 24)
-#define WN_T_COMB (1u << 25)
 
 #define WN_NFKC_OPTS                                                                               \
     ((utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD))
@@ -187,12 +179,22 @@ int wn_build_table(struct wn_norm *n, char *err, size_t errlen)
             n->bmp[cp] = WN_INVALID & WN_T_CP; /* never decoded */
             continue;
         }
-        unsigned char u[4];
-        utf8proc_ssize_t l = utf8proc_encode_char((utf8proc_int32_t)cp, u);
+        const utf8proc_property_t *pr = utf8proc_get_property((utf8proc_int32_t)cp);
+        bool comb = pr->combining_class != 0;
         uint32_t out[WN_SEG_MAX];
         uint8_t cls[WN_SEG_MAX];
-        unsigned k = wn_segment(n, u, (size_t)l, out, cls);
-        bool comb = utf8proc_get_property((utf8proc_int32_t)cp)->combining_class != 0;
+        unsigned k;
+        if (pr->decomp_seqindex == UINT16_MAX && pr->casefold_seqindex == UINT16_MAX) {
+            /* NFKC and case folding leave it as it is (Hangul syllables
+             * too: decomposed by rule, composed back): most of the BMP. */
+            out[0] = n->zh ? wn_t2s(n, cp) : cp;
+            cls[0] = (uint8_t)wn_classify(n, out[0]);
+            k = 1;
+        } else {
+            unsigned char u[4];
+            utf8proc_ssize_t l = utf8proc_encode_char((utf8proc_int32_t)cp, u);
+            k = wn_segment(n, u, (size_t)l, out, cls);
+        }
         uint32_t e = comb ? WN_T_COMB : 0;
         if (k == 1 && !comb)
             e |= WN_T_SIMPLE | out[0] | (uint32_t)cls[0] << WN_T_CLS_SHIFT;

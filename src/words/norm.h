@@ -22,6 +22,15 @@ enum wn_class { WN_WORD = 1, WN_CJK, WN_SPACE, WN_OTHER, WN_SKIP, WN_HIDE };
 #define WN_INVALID 0x110000u /* the code point of an invalid UTF-8 byte */
 #define WN_SPACE_CP 0x20u    /* the code point of a collapsed whitespace run */
 
+/* A BMP table entry: the code point a lone code point becomes (bits 0-20),
+ * its class (21-23), SIMPLE (it becomes exactly one symbol and is no mark:
+ * the scan may take the table's answer when no mark follows), COMB (it has a
+ * combining class: it extends the segment before it). */
+#define WN_T_CP 0x1fffffu
+#define WN_T_CLS_SHIFT 21
+#define WN_T_SIMPLE (1u << 24)
+#define WN_T_COMB (1u << 25)
+
 /* One explicit range of the skip set: added to it or taken out. */
 struct wn_range {
     uint32_t lo, hi;
@@ -35,7 +44,7 @@ struct wn_norm {
     size_t nranges;
     uint32_t *t2s;            /* pairs (from, to), sorted by from */
     size_t nt2s;
-    uint32_t *bmp;            /* per BMP code point: see norm.c, WN_T_* */
+    uint32_t *bmp;            /* per BMP code point: WN_T_* */
 };
 
 /* One normalised symbol. os/oe: the bytes [os, oe) of the text it came from
@@ -79,6 +88,34 @@ int wn_load_t2s(struct wn_norm *n, const char *config, char *err, size_t errlen)
 void wn_iter_init(struct wn_iter *it, const struct wn_norm *n, const char *text, size_t len);
 /* The next normalised symbol: 1, or 0 at the end of the text. */
 int wn_next(struct wn_iter *it, struct wn_sym *out);
+
+/* wn_next with the common case inline: a lone ASCII letter, digit or kept
+ * symbol, not followed by a possible combining mark, nothing looked ahead. */
+static inline int wn_next_fast(struct wn_iter *it, struct wn_sym *out)
+{
+    size_t pos = it->pos;
+    if (it->nla == 0 && it->segi >= it->segn && pos + 1 < it->len && it->p[pos] < 0x80 &&
+        it->p[pos + 1] < 0x80) {
+        uint32_t e = it->n->bmp[it->p[pos]];
+        unsigned cls = e >> WN_T_CLS_SHIFT & 7;
+        if ((e & WN_T_SIMPLE) && (cls == WN_WORD || cls == WN_OTHER)) {
+            out->cp = e & WN_T_CP;
+            out->cls = (uint8_t)cls;
+            out->soft = it->pending_soft;
+            out->os = pos;
+            out->oe = pos + 1;
+            it->pending_soft = 0;
+            it->pos = pos + 1;
+            if (cls == WN_WORD)
+                it->run = (out->soft || it->prev_cls != WN_WORD) ? 1 : it->run + 1;
+            else
+                it->run = 0;
+            it->prev_cls = (uint8_t)cls;
+            return 1;
+        }
+    }
+    return wn_next(it, out);
+}
 
 /* Decodes one code point (strict UTF-8): its length, or 0 when invalid. */
 size_t wn_decode(const unsigned char *p, size_t avail, uint32_t *cp);

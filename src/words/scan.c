@@ -147,7 +147,7 @@ int words_scan(const struct words_matcher *m, struct words_scratch *s, const cha
     struct wn_sym sym;
     uint32_t st = 0;
     uint64_t p = 0;
-    while (!o.capped && wn_next(&s->it, &sym)) {
+    while (!o.capped && wn_next_fast(&s->it, &sym)) {
         bool word_here = sym.cls == WN_WORD && !sym.soft;
         if (s->nhits) {
             for (size_t i = 0; i < s->nhits; i++) {
@@ -166,6 +166,8 @@ int words_scan(const struct words_matcher *m, struct words_scratch *s, const cha
         uint64_t exc_s = UINT64_MAX; /* the earliest start of an exception ending here */
         for (; t; t = m->dict[t]) {
             const struct words_pat *pt = &m->pats[m->out[t] - 1];
+            if (pt->len > p + 1)
+                continue; /* only a damaged block's links could get here */
             uint64_t start = p + 1 - pt->len;
             if (pt->flags & WP_EXC) {
                 /* Covers every pending word starting at or after it; those

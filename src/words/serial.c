@@ -109,9 +109,10 @@ static int ws_check(const struct words_matcher *m, char *err, size_t errlen)
         WS_BAD("edge offsets do not span the edges");
     if (m->depth[0] != 0 || m->fail[0] != 0 || m->dict[0] != 0 || m->out[0] != 0)
         WS_BAD("the root state is not a root");
-    for (uint32_t s = 0; s < m->nstates; s++) {
+    for (uint32_t s = 0; s < m->nstates; s++)
         if (m->first[s + 1] < m->first[s])
             WS_BAD("edge offsets go back at state %u", s);
+    for (uint32_t s = 0; s < m->nstates; s++) {
         if (m->depth[s] > m->maxlen)
             WS_BAD("state %u deeper than the longest word", s);
         for (uint32_t e = m->first[s]; e < m->first[s + 1]; e++) {

@@ -61,6 +61,9 @@ const struct words_summary *words_builder_summary(const struct words_builder *b)
 /* Compiles what was added; the builder may be freed after. An empty list
  * compiles to a matcher that finds nothing. */
 struct words_matcher *words_builder_compile(struct words_builder *b, char *err, size_t errlen);
+/* Forgets the entries and the summary, keeps the settings and the tables
+ * they made (a rebuild with the same settings skips OpenCC and utf8proc). */
+void words_builder_clear(struct words_builder *b);
 void words_builder_free(struct words_builder *b);
 
 /* The matcher: immutable, shared by every thread. */

@@ -13,6 +13,9 @@ noinst_PROGRAMS += %reldir%/bench_net %reldir%/null_server
 # Canonicalise + expand per second on one core (docs/url-matching.md).
 noinst_PROGRAMS += %reldir%/bench_url
 %canon_reldir%_bench_url_LDADD = libbloom.la liburl.la
+# A word list's build and scan on one core (docs/benchmarks.md, "Word lists").
+noinst_PROGRAMS += %reldir%/bench_words
+%canon_reldir%_bench_words_LDADD = libwords.la
 
 EXTRA_DIST += \
 	%reldir%/compare.sh \
