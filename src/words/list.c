@@ -36,9 +36,8 @@ struct words_builder *words_builder_new(const struct words_opts *o, char *err, s
     b->norm.zh = o->zh;
     if (b->skip == NULL || wn_parse_skip(&b->norm, b->skip, err, errlen) != 0)
         goto fail;
-    if (o->zh &&
-        wn_load_t2s(&b->norm, o->opencc_config ? o->opencc_config : WORDS_OPENCC_T2S, err,
-                    errlen) != 0)
+    if (o->zh && wn_load_t2s(&b->norm, o->opencc_config ? o->opencc_config : WORDS_OPENCC_T2S, err,
+                             errlen) != 0)
         goto fail;
     if (wn_build_table(&b->norm, err, errlen) != 0)
         goto fail;

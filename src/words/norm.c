@@ -12,7 +12,6 @@
 #include <string.h>
 #include <utf8proc.h>
 
-
 #define WN_NFKC_OPTS                                                                               \
     ((utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD))
 
@@ -55,11 +54,10 @@ size_t wn_decode(const unsigned char *p, size_t avail, uint32_t *cp)
 static bool wn_is_cjk(uint32_t cp)
 {
     static const uint32_t r[][2] = {
-        {0x0e00, 0x0eff},   {0x1000, 0x109f},   {0x1100, 0x11ff},   {0x1780, 0x17ff},
-        {0x19e0, 0x19ff},   {0x2e80, 0x2fdf},   {0x3005, 0x3007},   {0x3021, 0x3029},
-        {0x3031, 0x3035},   {0x3038, 0x303c},   {0x3040, 0x318f},   {0x31a0, 0x31ff},
-        {0x3400, 0x4dbf},   {0x4e00, 0x9fff},   {0xa960, 0xa97f},   {0xac00, 0xd7ff},
-        {0xf900, 0xfaff},   {0xff66, 0xff9f},   {0x20000, 0x3ffff},
+        {0x0e00, 0x0eff}, {0x1000, 0x109f}, {0x1100, 0x11ff}, {0x1780, 0x17ff},   {0x19e0, 0x19ff},
+        {0x2e80, 0x2fdf}, {0x3005, 0x3007}, {0x3021, 0x3029}, {0x3031, 0x3035},   {0x3038, 0x303c},
+        {0x3040, 0x318f}, {0x31a0, 0x31ff}, {0x3400, 0x4dbf}, {0x4e00, 0x9fff},   {0xa960, 0xa97f},
+        {0xac00, 0xd7ff}, {0xf900, 0xfaff}, {0xff66, 0xff9f}, {0x20000, 0x3ffff},
     };
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         if (cp >= r[i][0] && cp <= r[i][1])
@@ -131,8 +129,8 @@ static unsigned wn_segment(const struct wn_norm *n, const unsigned char *p, size
     utf8proc_int32_t buf[WN_SEG_MAX];
     utf8proc_ssize_t k = -1;
     if (n->nfkc) {
-        k = utf8proc_decompose_custom(p, (utf8proc_ssize_t)len, buf, WN_SEG_MAX, WN_NFKC_OPTS,
-                                      NULL, NULL);
+        k = utf8proc_decompose_custom(p, (utf8proc_ssize_t)len, buf, WN_SEG_MAX, WN_NFKC_OPTS, NULL,
+                                      NULL);
         if (k > WN_SEG_MAX)
             k = -1;
         if (k >= 0)
@@ -215,10 +213,9 @@ void wn_free(struct wn_norm *n)
 
 static int wn_cat_bits(const char *t, size_t l, uint32_t *bits)
 {
-    static const char *const names[] = {"Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc",
-                                        "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe",
-                                        "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs",
-                                        "Zl", "Zp", "Cc", "Cf", "Cs", "Co"};
+    static const char *const names[] = {"Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd",
+                                        "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm",
+                                        "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"};
     *bits = 0;
     for (int i = 0; i < 30; i++) {
         if ((l == 2 && memcmp(t, names[i], 2) == 0) || (l == 1 && t[0] == names[i][0]))
@@ -330,135 +327,179 @@ void wn_iter_init(struct wn_iter *it, const struct wn_norm *n, const char *text,
     it->p = (const unsigned char *)text;
     it->len = len;
     it->pos = 0;
-    it->segn = it->segi = 0;
     it->pending_soft = 0;
-    it->nla = 0;
     it->prev_cls = 0;
     it->run = 0;
+    it->nraw = it->nout = it->iout = 0;
+    it->carry = 0;
+    it->out = it->raw;
 }
 
-/* Reads the next segment of the text into it->seg; 0 at the end. */
-static int wn_fill(struct wn_iter *it)
+/* The fill's state in locals (the compiler cannot keep fields of *it in
+ * registers across the stores into it->raw). */
+struct wn_fillst {
+    struct wn_sym *raw;
+    unsigned nr;
+    uint8_t soft;
+};
+
+/* Appends a raw symbol; a whitespace run stays one symbol, so that a long
+ * run never fills the batch. */
+static inline void wn_push(struct wn_fillst *f, uint32_t cp, unsigned cls, size_t os, size_t oe)
+{
+    if (cls >= WN_SKIP) {
+        f->soft |= cls == WN_SKIP;
+        return;
+    }
+    if (cls == WN_SPACE && f->nr && f->raw[f->nr - 1].cls == WN_SPACE) {
+        f->raw[f->nr - 1].oe = oe;
+        f->soft = 0;
+        return;
+    }
+    struct wn_sym *r = &f->raw[f->nr++];
+    r->cp = cp;
+    r->cls = (uint8_t)cls;
+    r->soft = f->soft;
+    r->os = os;
+    r->oe = oe;
+    f->soft = 0;
+}
+
+/* Decodes and normalises the text into raw[] until it is nearly full. A lone
+ * ASCII byte (no byte >= 0x80 after it that could be a combining mark) is
+ * the table's answer; anything else is a segment (a code point and its
+ * combining marks) through the table or utf8proc. */
+static void wn_fill(struct wn_iter *it)
 {
     const struct wn_norm *n = it->n;
-    if (it->pos >= it->len)
-        return 0;
-    const unsigned char *p = it->p + it->pos;
-    size_t avail = it->len - it->pos;
-    uint32_t cp;
-    size_t l = wn_decode(p, avail, &cp);
-    it->segi = 0;
-    it->segos = it->pos;
-    if (l == 0) {
-        it->seg[0] = WN_INVALID;
-        it->segcls[0] = WN_OTHER;
-        it->segn = 1;
-        it->segoe = ++it->pos;
-        return 1;
-    }
-    size_t end = l, cnt = 1;
-    if (n->nfkc) {
-        while (end < avail && p[end] >= 0x80 && cnt < WN_SEG_CPS) {
-            uint32_t c2;
-            size_t l2 = wn_decode(p + end, avail - end, &c2);
-            if (l2 == 0 || !wn_is_comb(n, c2))
-                break;
-            end += l2, cnt++;
+    const uint32_t *bmp = n->bmp;
+    const unsigned char *p = it->p;
+    size_t pos = it->pos, len = it->len;
+    struct wn_fillst f = {it->raw, it->nraw, it->pending_soft};
+    while (f.nr < WN_BATCH && pos < len) {
+        unsigned char c = p[pos];
+        if (c < 0x80 && (pos + 1 == len || p[pos + 1] < 0x80)) {
+            uint32_t e = bmp[c];
+            wn_push(&f, e & WN_T_CP, e >> WN_T_CLS_SHIFT & 7, pos, pos + 1);
+            pos++;
+            continue;
         }
+        uint32_t cp;
+        size_t avail = len - pos, l = wn_decode(p + pos, avail, &cp);
+        if (l == 0) {
+            wn_push(&f, WN_INVALID, WN_OTHER, pos, pos + 1);
+            pos++;
+            continue;
+        }
+        size_t end = l, cnt = 1;
+        if (n->nfkc) {
+            while (end < avail && p[pos + end] >= 0x80 && cnt < WN_SEG_CPS) {
+                uint32_t c2;
+                size_t l2 = wn_decode(p + pos + end, avail - end, &c2);
+                if (l2 == 0 || !wn_is_comb(n, c2))
+                    break;
+                end += l2, cnt++;
+            }
+        }
+        uint32_t e = cp < 0x10000 ? bmp[cp] : 0;
+        if (cnt == 1 && (e & WN_T_SIMPLE)) {
+            wn_push(&f, e & WN_T_CP, e >> WN_T_CLS_SHIFT & 7, pos, pos + end);
+        } else {
+            uint32_t seg[WN_SEG_MAX];
+            uint8_t cls[WN_SEG_MAX];
+            unsigned k = wn_segment(n, p + pos, end, seg, cls);
+            for (unsigned i = 0; i < k; i++)
+                wn_push(&f, seg[i], cls[i], pos, pos + end);
+        }
+        pos += end;
     }
-    uint32_t e = cp < 0x10000 ? n->bmp[cp] : 0;
-    if (cnt == 1 && (e & WN_T_SIMPLE)) {
-        it->seg[0] = e & WN_T_CP;
-        it->segcls[0] = (uint8_t)(e >> WN_T_CLS_SHIFT & 7);
-        it->segn = 1;
-    } else {
-        it->segn = wn_segment(n, p, end, it->seg, it->segcls);
-    }
-    it->pos += end;
-    it->segoe = it->pos;
-    return 1;
+    it->pos = pos;
+    it->nraw = f.nr;
+    it->pending_soft = f.soft;
 }
 
-/* The next symbol before whitespace is resolved: skipped ones dropped,
- * leaving their soft boundary on the next. */
-static int wn_raw(struct wn_iter *it, struct wn_sym *s)
+/* Whitespace is resolved here: a run is one SPACE symbol, or nothing when
+ * the skip set has `space` and it stands between two letters of a script
+ * without spaces (法 轮) or between single letters (f u c k): the letter
+ * before stands alone (run == 1) and so does the one after (the symbol
+ * after it is no letter, or a soft boundary). The look-ahead is two raw
+ * symbols; what cannot be decided yet waits for the next batch. */
+static void wn_resolve(struct wn_iter *it)
 {
-    for (;;) {
-        while (it->segi < it->segn) {
-            unsigned i = it->segi++;
-            uint8_t c = it->segcls[i];
-            if (c == WN_SKIP) {
-                it->pending_soft = 1;
+    bool end = it->pos >= it->len;
+    unsigned i = 0, n = it->nraw, o = 0;
+    bool space_skip = it->n->space_skip;
+    struct wn_sym *raw = it->raw;
+    unsigned run = it->run;
+    uint8_t prev = it->prev_cls;
+    /* In place: o <= i, the symbols given are raw[0..o). */
+    while (i < n) {
+        struct wn_sym *s = &raw[i];
+        if (s->cls != WN_SPACE) {
+            if (s->cls == WN_WORD)
+                run = (s->soft || prev != WN_WORD) ? 1 : run + 1;
+            else
+                run = 0;
+            prev = s->cls;
+            if (o != i)
+                raw[o] = *s;
+            o++, i++;
+            continue;
+        }
+        if (!end && i + 3 > n)
+            break;
+        if (space_skip && i + 1 < n) {
+            const struct wn_sym *x = &raw[i + 1];
+            bool drop = prev == WN_CJK && x->cls == WN_CJK;
+            if (!drop && prev == WN_WORD && run == 1 && x->cls == WN_WORD)
+                drop = i + 2 >= n || raw[i + 2].cls != WN_WORD || raw[i + 2].soft;
+            if (drop) {
+                raw[i + 1].soft = 1;
+                i++;
                 continue;
             }
-            if (c == WN_HIDE)
-                continue;
-            s->cp = it->seg[i];
-            s->cls = c;
-            s->soft = it->pending_soft;
-            s->os = it->segos;
-            s->oe = it->segoe;
-            it->pending_soft = 0;
-            return 1;
         }
-        if (!wn_fill(it))
+        s->cp = WN_SPACE_CP;
+        s->soft = 0;
+        if (o != i)
+            raw[o] = *s;
+        run = 0;
+        prev = WN_SPACE;
+        o++, i++;
+    }
+    it->run = run;
+    it->prev_cls = prev;
+    it->out = raw;
+    it->nout = o;
+    it->iout = 0;
+    it->carry = i;
+}
+
+unsigned wn_batch(struct wn_iter *it)
+{
+    for (;;) {
+        /* The last batch's symbols are gone; what it could not decide (after
+         * raw[carry]) goes first. */
+        if (it->carry) {
+            memmove(it->raw, it->raw + it->carry, (it->nraw - it->carry) * sizeof it->raw[0]);
+            it->nraw -= it->carry;
+            it->carry = 0;
+        }
+        if (it->pos >= it->len && it->nraw == 0) {
+            it->nout = 0;
             return 0;
+        }
+        wn_fill(it);
+        wn_resolve(it);
+        if (it->nout)
+            return it->nout;
     }
 }
 
-/* Makes it->la hold at least k raw symbols, if the text has them. */
-static unsigned wn_peek(struct wn_iter *it, unsigned k)
-{
-    while (it->nla < k && wn_raw(it, &it->la[it->nla]))
-        it->nla++;
-    return it->nla;
-}
-
-static void wn_take(struct wn_iter *it, struct wn_sym *s)
-{
-    *s = it->la[0];
-    it->nla--;
-    memmove(it->la, it->la + 1, it->nla * sizeof it->la[0]);
-}
-
-/* Whitespace is resolved here: a run becomes one SPACE symbol, or nothing
- * when the skip set has `space` and it stands between two letters of a
- * script without spaces (法 轮) or between single letters (f u c k), which
- * needs two symbols of look-ahead. */
 int wn_next(struct wn_iter *it, struct wn_sym *out)
 {
-    for (;;) {
-        struct wn_sym s;
-        if (wn_peek(it, 1) == 0)
-            return 0;
-        wn_take(it, &s);
-        if (s.cls == WN_SPACE) {
-            while (wn_peek(it, 1) && it->la[0].cls == WN_SPACE)
-                s.oe = it->la[0].oe, it->nla--,
-                memmove(it->la, it->la + 1, it->nla * sizeof it->la[0]);
-            if (it->n->space_skip && wn_peek(it, 1)) {
-                const struct wn_sym *x = &it->la[0];
-                bool drop = it->prev_cls == WN_CJK && x->cls == WN_CJK;
-                if (!drop && it->prev_cls == WN_WORD && it->run == 1 && x->cls == WN_WORD) {
-                    unsigned have = wn_peek(it, 2);
-                    x = &it->la[0];
-                    drop = have < 2 || it->la[1].cls != WN_WORD || it->la[1].soft;
-                }
-                if (drop) {
-                    it->la[0].soft = 1;
-                    continue;
-                }
-            }
-            s.cp = WN_SPACE_CP;
-            s.soft = 0;
-            it->run = 0;
-        } else if (s.cls == WN_WORD) {
-            it->run = (s.soft || it->prev_cls != WN_WORD) ? 1 : it->run + 1;
-        } else {
-            it->run = 0;
-        }
-        it->prev_cls = s.cls;
-        *out = s;
-        return 1;
-    }
+    if (it->iout == it->nout && wn_batch(it) == 0)
+        return 0;
+    *out = it->out[it->iout++];
+    return 1;
 }

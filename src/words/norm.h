@@ -39,12 +39,12 @@ struct wn_range {
 
 struct wn_norm {
     bool nfkc, zh, space_skip;
-    uint32_t skip_cats;       /* bit n: utf8proc category n skipped */
-    struct wn_range *ranges;  /* applied in order after the categories */
+    uint32_t skip_cats;      /* bit n: utf8proc category n skipped */
+    struct wn_range *ranges; /* applied in order after the categories */
     size_t nranges;
-    uint32_t *t2s;            /* pairs (from, to), sorted by from */
+    uint32_t *t2s; /* pairs (from, to), sorted by from */
     size_t nt2s;
-    uint32_t *bmp;            /* per BMP code point: WN_T_* */
+    uint32_t *bmp; /* per BMP code point: WN_T_* */
 };
 
 /* One normalised symbol. os/oe: the bytes [os, oe) of the text it came from
@@ -58,22 +58,23 @@ struct wn_sym {
 };
 
 #define WN_SEG_MAX 64 /* code points a segment may become */
-#define WN_LA 3
+#define WN_BATCH 256  /* symbols normalised at a time */
 
-/* An iterator over one text; on the caller's stack or in a scratch. */
+/* An iterator over one text, in batches: raw[] holds symbols decoded and
+ * normalised with skipped ones dropped (a few carried over from the last
+ * batch, as whitespace needs two symbols of look-ahead), then the symbols
+ * with whitespace resolved, in place. About 8 KiB: in a scratch, or on a stack. */
 struct wn_iter {
     const struct wn_norm *n;
     const unsigned char *p;
     size_t len, pos;
-    uint32_t seg[WN_SEG_MAX]; /* the current segment's symbols, and classes */
-    uint8_t segcls[WN_SEG_MAX];
-    unsigned segn, segi;
-    size_t segos, segoe;
-    uint8_t pending_soft;
-    struct wn_sym la[WN_LA]; /* raw symbols looked at, not yet taken */
-    unsigned nla;
-    uint8_t prev_cls; /* the last symbol given: 0 at the start */
-    unsigned run;     /* WORD symbols since the last boundary */
+    uint8_t pending_soft; /* a visible skipped character since the last raw symbol */
+    uint8_t prev_cls;     /* the class of the last symbol given: 0 at the start */
+    unsigned run;         /* WORD symbols since the last boundary */
+    unsigned nraw, nout, iout;
+    unsigned carry;     /* raw[carry..nraw) wait for the next batch */
+    struct wn_sym *out; /* the batch given: raw[0..nout), resolved in place */
+    struct wn_sym raw[WN_BATCH + WN_SEG_MAX];
 };
 
 /* Parses a skip spec into n (categories, `space`, U+XXXX[-U+YYYY], a leading
@@ -86,36 +87,11 @@ void wn_free(struct wn_norm *n);
 int wn_load_t2s(struct wn_norm *n, const char *config, char *err, size_t errlen);
 
 void wn_iter_init(struct wn_iter *it, const struct wn_norm *n, const char *text, size_t len);
-/* The next normalised symbol: 1, or 0 at the end of the text. */
+/* Normalises the next batch into it->out[0..it->nout): 0 at the end of the
+ * text, else a count > 0. */
+unsigned wn_batch(struct wn_iter *it);
+/* The next normalised symbol, one at a time: 1, or 0 at the end. */
 int wn_next(struct wn_iter *it, struct wn_sym *out);
-
-/* wn_next with the common case inline: a lone ASCII letter, digit or kept
- * symbol, not followed by a possible combining mark, nothing looked ahead. */
-static inline int wn_next_fast(struct wn_iter *it, struct wn_sym *out)
-{
-    size_t pos = it->pos;
-    if (it->nla == 0 && it->segi >= it->segn && pos + 1 < it->len && it->p[pos] < 0x80 &&
-        it->p[pos + 1] < 0x80) {
-        uint32_t e = it->n->bmp[it->p[pos]];
-        unsigned cls = e >> WN_T_CLS_SHIFT & 7;
-        if ((e & WN_T_SIMPLE) && (cls == WN_WORD || cls == WN_OTHER)) {
-            out->cp = e & WN_T_CP;
-            out->cls = (uint8_t)cls;
-            out->soft = it->pending_soft;
-            out->os = pos;
-            out->oe = pos + 1;
-            it->pending_soft = 0;
-            it->pos = pos + 1;
-            if (cls == WN_WORD)
-                it->run = (out->soft || it->prev_cls != WN_WORD) ? 1 : it->run + 1;
-            else
-                it->run = 0;
-            it->prev_cls = (uint8_t)cls;
-            return 1;
-        }
-    }
-    return wn_next(it, out);
-}
 
 /* Decodes one code point (strict UTF-8): its length, or 0 when invalid. */
 size_t wn_decode(const unsigned char *p, size_t avail, uint32_t *cp);

@@ -134,8 +134,8 @@ static void ws_flush(const struct words_matcher *m, struct words_scratch *s, uin
     s->nhits = j;
 }
 
-int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text,
-               size_t len, struct words_match *out, size_t max, size_t *n, bool *capped)
+int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
+               struct words_match *out, size_t max, size_t *n, bool *capped)
 {
     struct ws_out o = {out, max, 0, false};
     *n = 0;
@@ -144,64 +144,67 @@ int words_scan(const struct words_matcher *m, struct words_scratch *s, const cha
         return -1;
     s->nhits = 0;
     wn_iter_init(&s->it, &m->norm, text, len);
-    struct wn_sym sym;
     uint32_t st = 0;
     uint64_t p = 0;
-    while (!o.capped && wn_next_fast(&s->it, &sym)) {
-        bool word_here = sym.cls == WN_WORD && !sym.soft;
-        if (s->nhits) {
-            for (size_t i = 0; i < s->nhits; i++) {
-                struct ws_hit *h = &s->hits[i];
-                if (h->need_end && h->e + 1 == p) {
-                    h->need_end = 0;
-                    h->dead |= word_here;
+    for (unsigned nb; !o.capped && (nb = wn_batch(&s->it)) != 0;) {
+        for (unsigned bi = 0; bi < nb && !o.capped; bi++) {
+            const struct wn_sym sym = s->it.out[bi];
+            bool word_here = sym.cls == WN_WORD && !sym.soft;
+            if (s->nhits) {
+                for (size_t i = 0; i < s->nhits; i++) {
+                    struct ws_hit *h = &s->hits[i];
+                    if (h->need_end && h->e + 1 == p) {
+                        h->need_end = 0;
+                        h->dead |= word_here;
+                    }
                 }
             }
-        }
-        struct ws_ring *r = &s->ring[p & s->rmask];
-        r->os = sym.os, r->oe = sym.oe, r->cls = sym.cls, r->soft = sym.soft;
-        uint32_t c = sym.cp < 0x10000 ? m->bmpsym[sym.cp] : words_symbol(m, sym.cp);
-        st = c ? ws_step(m, st, c) : 0;
-        uint32_t t = m->out[st] ? st : m->dict[st];
-        uint64_t exc_s = UINT64_MAX; /* the earliest start of an exception ending here */
-        for (; t; t = m->dict[t]) {
-            const struct words_pat *pt = &m->pats[m->out[t] - 1];
-            if (pt->len > p + 1)
-                continue; /* only a damaged block's links could get here */
-            uint64_t start = p + 1 - pt->len;
-            if (pt->flags & WP_EXC) {
-                /* Covers every pending word starting at or after it; those
-                 * end at or before p already. Longer patterns come first in
-                 * this chain, so exc_s covers the words found below. */
-                for (size_t i = 0; i < s->nhits; i++)
-                    if (s->hits[i].s >= start)
-                        s->hits[i].dead = 1;
-                if (start < exc_s)
-                    exc_s = start;
-                continue;
-            }
-            if (exc_s <= start)
-                continue;
-            if (pt->flags & WP_START) {
-                const struct ws_ring *first = &s->ring[start & s->rmask];
-                if (start > 0 && !first->soft && s->ring[(start - 1) & s->rmask].cls == WN_WORD)
+            struct ws_ring *r = &s->ring[p & s->rmask];
+            r->os = sym.os, r->oe = sym.oe, r->cls = sym.cls, r->soft = sym.soft;
+            uint32_t c = sym.cp < 0x10000 ? m->bmpsym[sym.cp] : words_symbol(m, sym.cp);
+            st = c ? ws_step(m, st, c) : 0;
+            uint32_t t = m->out[st] ? st : m->dict[st];
+            uint64_t exc_s = UINT64_MAX; /* the earliest start of an exception ending here */
+            for (; t; t = m->dict[t]) {
+                const struct words_pat *pt = &m->pats[m->out[t] - 1];
+                if (pt->len > p + 1)
+                    continue; /* only a damaged block's links could get here */
+                uint64_t start = p + 1 - pt->len;
+                if (pt->flags & WP_EXC) {
+                    /* Covers every pending word starting at or after it; those
+                     * end at or before p already. Longer patterns come first in
+                     * this chain, so exc_s covers the words found below. */
+                    for (size_t i = 0; i < s->nhits; i++)
+                        if (s->hits[i].s >= start)
+                            s->hits[i].dead = 1;
+                    if (start < exc_s)
+                        exc_s = start;
                     continue;
+                }
+                if (exc_s <= start)
+                    continue;
+                if (pt->flags & WP_START) {
+                    const struct ws_ring *first = &s->ring[start & s->rmask];
+                    if (start > 0 && !first->soft && s->ring[(start - 1) & s->rmask].cls == WN_WORD)
+                        continue;
+                }
+                if (s->nhits == s->caphits) {
+                    size_t c2 = s->caphits ? s->caphits * 2 : 16;
+                    struct ws_hit *nh = realloc(s->hits, c2 * sizeof *nh);
+                    if (nh == NULL)
+                        return -1;
+                    s->hits = nh;
+                    s->caphits = c2;
+                }
+                s->hits[s->nhits++] =
+                    (struct ws_hit){start,  p,        s->ring[start & s->rmask].os,
+                                    sym.oe, pt->word, (uint8_t)((pt->flags & WP_END) != 0),
+                                    0};
             }
-            if (s->nhits == s->caphits) {
-                size_t c2 = s->caphits ? s->caphits * 2 : 16;
-                struct ws_hit *nh = realloc(s->hits, c2 * sizeof *nh);
-                if (nh == NULL)
-                    return -1;
-                s->hits = nh;
-                s->caphits = c2;
-            }
-            s->hits[s->nhits++] = (struct ws_hit){
-                start, p, s->ring[start & s->rmask].os, sym.oe, pt->word,
-                (uint8_t)((pt->flags & WP_END) != 0), 0};
+            if (s->nhits)
+                ws_flush(m, s, p, &o);
+            p++;
         }
-        if (s->nhits)
-            ws_flush(m, s, p, &o);
-        p++;
     }
     if (!o.capped)
         ws_flush(m, s, UINT64_MAX, &o);
@@ -213,8 +216,8 @@ int words_scan(const struct words_matcher *m, struct words_scratch *s, const cha
 }
 
 /* Caller's thread; pure. Overlapping matches mask once. */
-size_t words_mask(const char *text, size_t len, const struct words_match *mm, size_t n,
-                  char mask, bool per_byte, char *out)
+size_t words_mask(const char *text, size_t len, const struct words_match *mm, size_t n, char mask,
+                  bool per_byte, char *out)
 {
     size_t o = 0, i = 0, k = 0, cover = 0; /* cover: masked up to here */
     while (i < len) {

@@ -18,8 +18,21 @@
 #define WS_HEAD 80 /* magic 8, version 4, flags 4, length 8, checksum 8, 12 counts */
 #define WS_MAX_COUNT (1u << 28)
 
-enum { C_NSYM, C_NSTATES, C_NEDGES, C_NPAT, C_NWORDS, C_WTEXT, C_NT2S, C_SKIP, C_MAXLEN,
-       C_MAXEXC, C_RESERVED1, C_RESERVED2, C_N };
+enum {
+    C_NSYM,
+    C_NSTATES,
+    C_NEDGES,
+    C_NPAT,
+    C_NWORDS,
+    C_WTEXT,
+    C_NT2S,
+    C_SKIP,
+    C_MAXLEN,
+    C_MAXEXC,
+    C_RESERVED1,
+    C_RESERVED2,
+    C_N
+};
 
 static uint64_t ws_fnv(const unsigned char *p, size_t n)
 {
@@ -55,7 +68,8 @@ int words_serialize(const struct words_matcher *m, unsigned char **out, size_t *
     }
     memcpy(b, WS_MAGIC, 8);
     le_put32(b + 8, WS_VERSION);
-    le_put32(b + 12, (m->opts.nfkc ? 1u : 0) | (m->opts.zh ? 2u : 0) | (m->opts.whole_word ? 4u : 0));
+    le_put32(b + 12,
+             (m->opts.nfkc ? 1u : 0) | (m->opts.zh ? 2u : 0) | (m->opts.whole_word ? 4u : 0));
     le_put64(b + 16, len);
     for (int i = 0; i < C_N; i++)
         le_put32(b + 32 + 4 * i, c[i]);

@@ -12,18 +12,18 @@
 
 /* Per-list settings, fixed at build time and kept in the serialised block. */
 struct words_opts {
-    bool nfkc;       /* NFKC and case folding of list and text (default on) */
-    bool zh;         /* traditional Chinese folded to simplified (default on) */
-    bool whole_word; /* words of space-separated scripts match whole (default on) */
-    const char *skip; /* the skipped characters (docs/words.md); NULL: default */
+    bool nfkc;                 /* NFKC and case folding of list and text (default on) */
+    bool zh;                   /* traditional Chinese folded to simplified (default on) */
+    bool whole_word;           /* words of space-separated scripts match whole (default on) */
+    const char *skip;          /* the skipped characters (docs/words.md); NULL: default */
     const char *opencc_config; /* NULL: WORDS_OPENCC_T2S */
 };
 
 #define WORDS_SKIP_DEFAULT "P S Cf space"
 #define WORDS_OPENCC_T2S "/usr/share/opencc/t2s.json"
-#define WORDS_MAX_SYMBOLS 128  /* a word's length after normalisation, code points */
-#define WORDS_MAX_LINE 4096    /* bytes in one list line */
-#define WORDS_REJECTS_KEPT 8   /* the rejects a summary keeps with their reasons */
+#define WORDS_MAX_SYMBOLS 128 /* a word's length after normalisation, code points */
+#define WORDS_MAX_LINE 4096   /* bytes in one list line */
+#define WORDS_REJECTS_KEPT 8  /* the rejects a summary keeps with their reasons */
 
 void words_opts_default(struct words_opts *o);
 
@@ -38,7 +38,7 @@ struct words_summary {
     size_t rejects;    /* lines refused */
     size_t nkept;      /* entries of first[] filled */
     struct {
-        size_t line;       /* 1-based, within the text given to words_builder_add */
+        size_t line; /* 1-based, within the text given to words_builder_add */
         char reason[112];
     } first[WORDS_REJECTS_KEPT];
 };
@@ -95,13 +95,13 @@ struct words_match {
 /* Finds the listed words in text (any bytes; invalid UTF-8 breaks words).
  * Fills out[0..*n) sorted by start, at most max; *capped says more matches
  * were there. -1 when the scratch cannot grow (memory). Any thread. */
-int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text,
-               size_t len, struct words_match *out, size_t max, size_t *n, bool *capped);
+int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
+               struct words_match *out, size_t max, size_t *n, bool *capped);
 
 /* Masks matches in a copy of text: each matched code point becomes one
  * `mask` byte (per_byte false: the text shrinks) or each matched byte does
  * (per_byte true: offsets kept). out holds len bytes; returns its length. */
-size_t words_mask(const char *text, size_t len, const struct words_match *mm, size_t n,
-                  char mask, bool per_byte, char *out);
+size_t words_mask(const char *text, size_t len, const struct words_match *mm, size_t n, char mask,
+                  bool per_byte, char *out);
 
 #endif

@@ -31,14 +31,14 @@ struct words_matcher {
     uint32_t *alpha;  /* [nsym] code points, sorted */
     uint32_t *bmpsym; /* [0x10000] symbol of a BMP code point, derived */
     uint32_t nstates, nedges;
-    uint32_t *first;  /* [nstates + 1] */
-    uint32_t *esym;   /* [nedges] */
-    uint32_t *etgt;   /* [nedges] */
-    uint32_t *fail;   /* [nstates] the longest proper suffix that is a state */
-    uint32_t *dict;   /* [nstates] the nearest suffix state with a pattern, 0: none */
-    uint32_t *out;    /* [nstates] pattern + 1, 0: none */
-    uint32_t *depth;  /* [nstates] */
-    uint32_t *root;   /* [nsym + 1] the root's row, derived */
+    uint32_t *first; /* [nstates + 1] */
+    uint32_t *esym;  /* [nedges] */
+    uint32_t *etgt;  /* [nedges] */
+    uint32_t *fail;  /* [nstates] the longest proper suffix that is a state */
+    uint32_t *dict;  /* [nstates] the nearest suffix state with a pattern, 0: none */
+    uint32_t *out;   /* [nstates] pattern + 1, 0: none */
+    uint32_t *depth; /* [nstates] */
+    uint32_t *root;  /* [nsym + 1] the root's row, derived */
     uint32_t npat;
     struct words_pat *pats;
     uint32_t maxlen; /* the longest pattern, symbols */

@@ -15,10 +15,18 @@
 
 #include "words/words_int.h"
 
-static const char *const g_letters[] = {"a", "b", "c", "A", "\xef\xbc\xa2" /* Ｂ */,
-                                        "\xc3\xa9" /* é */, "e\xcc\x81", "e",
-                                        "\xe6\x88\x90" /* 成 */, "\xe4\xba\xba" /* 人 */,
-                                        "\xe8\xbc\xaa" /* 輪 */, "\xe8\xbd\xae" /* 轮 */};
+static const char *const g_letters[] = {"a",
+                                        "b",
+                                        "c",
+                                        "A",
+                                        "\xef\xbc\xa2" /* Ｂ */,
+                                        "\xc3\xa9" /* é */,
+                                        "e\xcc\x81",
+                                        "e",
+                                        "\xe6\x88\x90" /* 成 */,
+                                        "\xe4\xba\xba" /* 人 */,
+                                        "\xe8\xbc\xaa" /* 輪 */,
+                                        "\xe8\xbd\xae" /* 轮 */};
 static const char *const g_other[] = {".", " ", "  ", "\xe2\x80\x8b", "-", "\xff", "1", "\n"};
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
@@ -158,8 +166,8 @@ static void one_list(void)
                 if (!x->star_s && x->cls[0] == WN_WORD && s > 0 && !t.soft[s] &&
                     t.cls[s - 1] == WN_WORD)
                     continue;
-                if (!x->star_e && x->cls[x->n - 1] == WN_WORD && e + 1 < t.n &&
-                    !t.soft[e + 1] && t.cls[e + 1] == WN_WORD)
+                if (!x->star_e && x->cls[x->n - 1] == WN_WORD && e + 1 < t.n && !t.soft[e + 1] &&
+                    t.cls[e + 1] == WN_WORD)
                     continue;
                 bool covered = false;
                 for (size_t j = 0; j < ne && !covered; j++) {
@@ -193,9 +201,11 @@ static void one_list(void)
         qsort(got, ng, sizeof got[0], str_cmp);
         char wj[8192] = "", gj[8192] = "";
         for (size_t i = 0; i < nw; i++)
-            strncat(strncat(wj, want[i], sizeof wj - strlen(wj) - 1), "|", sizeof wj - strlen(wj) - 1);
+            strncat(strncat(wj, want[i], sizeof wj - strlen(wj) - 1), "|",
+                    sizeof wj - strlen(wj) - 1);
         for (size_t i = 0; i < ng; i++)
-            strncat(strncat(gj, got[i], sizeof gj - strlen(gj) - 1), "|", sizeof gj - strlen(gj) - 1);
+            strncat(strncat(gj, got[i], sizeof gj - strlen(gj) - 1), "|",
+                    sizeof gj - strlen(gj) - 1);
         ck_assert_msg(strcmp(wj, gj) == 0, "list:\n%s\ntext: [%s]\nnaive:  %s\nengine: %s", list,
                       text, wj, gj);
         for (size_t i = 0; i < nw; i++)

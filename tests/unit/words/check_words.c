@@ -101,8 +101,12 @@ START_TEST(test_inserted_symbols)
     ck_assert_str_eq(scan("fu*ck!"), "fuck@0-5");
     ck_assert_str_eq(scan("hello.fuck"), "fuck@6-10");
     /* Zero-width characters, invisible: no boundary either. */
-    ck_assert_str_eq(scan("fu\xe2\x80\x8b" "ck"), "fuck@0-7");
-    ck_assert_str_eq(scan("f\xef\xbb\xbfu\xe2\x81\xa0" "c\xe2\x80\x8dk"), "fuck@0-13");
+    ck_assert_str_eq(scan("fu\xe2\x80\x8b"
+                          "ck"),
+                     "fuck@0-7");
+    ck_assert_str_eq(scan("f\xef\xbb\xbfu\xe2\x81\xa0"
+                          "c\xe2\x80\x8dk"),
+                     "fuck@0-13");
     /* Spaces join single letters only. */
     ck_assert_str_eq(scan("fu ck"), "");
     ck_assert_str_eq(scan("fuckers"), "");
@@ -184,7 +188,9 @@ START_TEST(test_marks_and_offsets)
     build("fish\n");
     ck_assert_str_eq(scan("\xef\xac\x81sh!"), "fish@0-5");
     /* Invalid UTF-8 is a boundary, never a letter. */
-    ck_assert_str_eq(scan("\xff" "fish\xc3"), "fish@1-5");
+    ck_assert_str_eq(scan("\xff"
+                          "fish\xc3"),
+                     "fish@1-5");
     ck_assert_str_eq(scan("fi\xffsh"), "");
 }
 END_TEST
@@ -226,7 +232,8 @@ END_TEST
 START_TEST(test_summary)
 {
     build("# a comment\n\nabc\nABC\n  ａｂｃ  \nblow job\n@@abcd\n*x*\n"
-          "bad\xff\n...\n@@*y\n" "\\#tag\n");
+          "bad\xff\n...\n@@*y\n"
+          "\\#tag\n");
     ck_assert_uint_eq(g_sum.lines, 12);
     ck_assert_uint_eq(g_sum.words, 4); /* abc, blow job, x, tag */
     ck_assert_uint_eq(g_sum.phrases, 1);
