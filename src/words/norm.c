@@ -172,6 +172,7 @@ int wn_build_table(struct wn_norm *n, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    size_t zi = 0;
     for (uint32_t cp = 0; cp < 0x10000; cp++) {
         if (cp >= 0xd800 && cp <= 0xdfff) {
             n->bmp[cp] = WN_INVALID & WN_T_CP; /* never decoded */
@@ -185,7 +186,10 @@ int wn_build_table(struct wn_norm *n, char *err, size_t errlen)
         if (pr->decomp_seqindex == UINT16_MAX && pr->casefold_seqindex == UINT16_MAX) {
             /* NFKC and case folding leave it as it is (Hangul syllables
              * too: decomposed by rule, composed back): most of the BMP. */
-            out[0] = n->zh ? wn_t2s(n, cp) : cp;
+            /* t2s pairs are in code point order: walked, not searched */
+            while (zi < n->nt2s && n->t2s[2 * zi] < cp)
+                zi++;
+            out[0] = n->zh && zi < n->nt2s && n->t2s[2 * zi] == cp ? n->t2s[2 * zi + 1] : cp;
             cls[0] = (uint8_t)wn_classify(n, out[0]);
             k = 1;
         } else {
