@@ -59,8 +59,8 @@ static bool wn_is_cjk(uint32_t cp)
         {0x3040, 0x318f}, {0x31a0, 0x31ff}, {0x3400, 0x4dbf}, {0x4e00, 0x9fff},   {0xa960, 0xa97f},
         {0xac00, 0xd7ff}, {0xf900, 0xfaff}, {0xff66, 0xff9f}, {0x20000, 0x3ffff},
     };
-    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        if (cp >= r[i][0] && cp <= r[i][1])
+    for (size_t i = 0; i < sizeof r / sizeof r[0] && cp >= r[i][0]; i++)
+        if (cp <= r[i][1])
             return true;
     return false;
 }
