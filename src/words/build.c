@@ -356,8 +356,8 @@ const struct words_opts *words_matcher_opts(const struct words_matcher *m)
 /* What the matcher holds, its norm table included. */
 size_t words_memory(const struct words_matcher *m)
 {
-    size_t s = sizeof *m + 4 * ((size_t)m->nsym * 2 + 0x10000 * 2 + (size_t)m->nedges * 2 +
-                                (size_t)m->nstates * 6 + (size_t)m->nwords * 2 + 2);
-    s += (size_t)m->npat * sizeof *m->pats + m->woff[m->nwords] + m->norm.nt2s * 8;
-    return s;
+    size_t w = (size_t)m->nsym * 2 + 1 + 0x10000 * 2 + (size_t)m->nedges * 2 +
+               (size_t)m->nstates * 5 + 1 + (size_t)m->nwords * 2 + 1 + m->norm.nt2s * 2;
+    return sizeof *m + 4 * w + (size_t)m->npat * sizeof *m->pats + m->woff[m->nwords] +
+           m->norm.nranges * sizeof *m->norm.ranges;
 }

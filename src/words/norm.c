@@ -7,6 +7,7 @@
 
 #include "words/norm.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,61 @@ static bool wn_is_comb(const struct wn_norm *n, uint32_t cp)
     return utf8proc_get_property((utf8proc_int32_t)cp)->combining_class != 0;
 }
 
+/* The last table made, with the settings it was made from: a load or a
+ * build with the same settings (a reload of the same list, the next build)
+ * copies it instead of asking utf8proc 64 Ki times. Compared in full, never
+ * by a hash, so a table is only ever reused for exactly its settings. */
+static pthread_mutex_t g_last_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct wn_norm g_last;
+
+static bool wn_same(const struct wn_norm *a, const struct wn_norm *b)
+{
+    if (a->nfkc != b->nfkc || a->zh != b->zh || a->space_skip != b->space_skip ||
+        a->skip_cats != b->skip_cats || a->nranges != b->nranges || a->nt2s != b->nt2s)
+        return false;
+    for (size_t i = 0; i < a->nranges; i++) /* fields, not bytes: structs have padding */
+        if (a->ranges[i].lo != b->ranges[i].lo || a->ranges[i].hi != b->ranges[i].hi ||
+            a->ranges[i].add != b->ranges[i].add)
+            return false;
+    return a->nt2s == 0 || memcmp(a->t2s, b->t2s, a->nt2s * 2 * sizeof *a->t2s) == 0;
+}
+
+static bool wn_from_last(struct wn_norm *n)
+{
+    bool hit = false;
+    pthread_mutex_lock(&g_last_mu);
+    if (g_last.bmp != NULL && wn_same(&g_last, n)) {
+        memcpy(n->bmp, g_last.bmp, 0x10000 * sizeof *n->bmp);
+        hit = true;
+    }
+    pthread_mutex_unlock(&g_last_mu);
+    return hit;
+}
+
+/* Keeps a copy of n's settings and table; nothing kept when memory is short. */
+static void wn_keep_last(const struct wn_norm *n)
+{
+    struct wn_norm c = *n;
+    c.ranges = n->nranges ? malloc(n->nranges * sizeof *c.ranges) : NULL;
+    c.t2s = n->nt2s ? malloc(n->nt2s * 2 * sizeof *c.t2s) : NULL;
+    c.bmp = malloc(0x10000 * sizeof *c.bmp);
+    if ((n->nranges && c.ranges == NULL) || (n->nt2s && c.t2s == NULL) || c.bmp == NULL) {
+        free(c.ranges), free(c.t2s), free(c.bmp);
+        return;
+    }
+    if (n->nranges)
+        memcpy(c.ranges, n->ranges, n->nranges * sizeof *c.ranges);
+    if (n->nt2s)
+        memcpy(c.t2s, n->t2s, n->nt2s * 2 * sizeof *c.t2s);
+    memcpy(c.bmp, n->bmp, 0x10000 * sizeof *c.bmp);
+    pthread_mutex_lock(&g_last_mu);
+    struct wn_norm old = g_last;
+    g_last = c;
+    pthread_mutex_unlock(&g_last_mu);
+    free(old.ranges), free(old.t2s), free(old.bmp);
+}
+
+/* Any thread (a builder's, a loader's). */
 int wn_build_table(struct wn_norm *n, char *err, size_t errlen)
 {
     free(n->bmp);
@@ -172,6 +228,8 @@ int wn_build_table(struct wn_norm *n, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    if (wn_from_last(n))
+        return 0;
     size_t zi = 0;
     for (uint32_t cp = 0; cp < 0x10000; cp++) {
         if (cp >= 0xd800 && cp <= 0xdfff) {
@@ -204,6 +262,7 @@ int wn_build_table(struct wn_norm *n, char *err, size_t errlen)
             e |= WN_T_SIMPLE | (uint32_t)WN_HIDE << WN_T_CLS_SHIFT;
         n->bmp[cp] = e;
     }
+    wn_keep_last(n);
     return 0;
 }
 

@@ -331,6 +331,40 @@ START_TEST(test_empty_list)
 }
 END_TEST
 
+/* The normaliser works in batches of 256 symbols and a space needs two
+ * symbols after it: every place of a spaced-out word around a batch's end. */
+START_TEST(test_batch_edges)
+{
+    build("fuck\nass\n法轮\n");
+    for (size_t k = 0; k < 200; k++) {
+        size_t pad = 3 * k;
+        char *t = malloc(pad + 64);
+        for (size_t i = 0; i < k; i++)
+            memcpy(t + 3 * i, "xy ", 3);
+        strcpy(t + pad, "f u c k a SS 法 轮");
+        char want[64];
+        snprintf(want, sizeof want, "fuck@%zu-%zu 法轮@%zu-%zu", pad, pad + 7, pad + 13, pad + 20);
+        ck_assert_str_eq(scan(t), want);
+        free(t);
+    }
+}
+END_TEST
+
+/* A text of several megabytes: the scratch does not grow with it. */
+START_TEST(test_long_text)
+{
+    build("fuck\n");
+    size_t len = 4u << 20;
+    char *t = malloc(len + 1);
+    for (size_t i = 0; i < len; i++)
+        t[i] = i % 5 == 4 ? ' ' : 'q';
+    memcpy(t + len - 7, " f.uck.", 7);
+    t[len] = '\0';
+    ck_assert_str_eq(scan(t), "fuck@4194298-4194303");
+    free(t);
+}
+END_TEST
+
 static Suite *words_suite(void)
 {
     Suite *s = suite_create("words");
@@ -349,6 +383,8 @@ static Suite *words_suite(void)
     tcase_add_test(tc, test_skip_set);
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_empty_list);
+    tcase_add_test(tc, test_batch_edges);
+    tcase_add_test(tc, test_long_text);
     suite_add_tcase(s, tc);
     return s;
 }
