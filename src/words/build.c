@@ -42,6 +42,8 @@ void words_matcher_free(struct words_matcher *m)
     free(m->skip);
     free(m->alpha);
     free(m->bmpsym);
+    free(m->st);
+    free(m->edges);
     free(m->first);
     free(m->esym);
     free(m->etgt);
@@ -83,12 +85,28 @@ int words_matcher_finish(struct words_matcher *m, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (uint32_t e = m->first[0]; e < m->first[1]; e++)
-        m->root[m->esym[e]] = m->etgt[e];
+    for (uint32_t e = m->st[0].first; e < m->st[1].first; e++)
+        m->root[m->edges[e].sym] = m->edges[e].tgt;
     for (uint32_t i = 0; i < m->nsym; i++)
         if (m->alpha[i] < 0x10000)
             m->bmpsym[m->alpha[i]] = i + 1;
     return wn_build_table(&m->norm, err, errlen);
+}
+
+int words_matcher_pack(struct words_matcher *m)
+{
+    m->st = malloc(((size_t)m->nstates + 1) * sizeof *m->st);
+    m->edges = malloc((m->nedges ? m->nedges : 1) * sizeof *m->edges);
+    if (m->st == NULL || m->edges == NULL)
+        return -1;
+    for (uint32_t s = 0; s < m->nstates; s++)
+        m->st[s] = (struct words_state){m->first[s], m->fail[s], m->dict[s], m->out[s]};
+    m->st[m->nstates] = (struct words_state){m->first[m->nstates], 0, 0, 0};
+    for (uint32_t e = 0; e < m->nedges; e++)
+        m->edges[e] = (struct words_edge){m->esym[e], m->etgt[e]};
+    free(m->first), free(m->esym), free(m->etgt), free(m->fail), free(m->dict), free(m->out);
+    m->first = m->esym = m->etgt = m->fail = m->dict = m->out = NULL;
+    return 0;
 }
 
 static uint32_t *wb_alloc(size_t n, bool *ok)
@@ -138,6 +156,48 @@ static int wb_links(struct words_matcher *m)
         }
     }
     free(queue);
+    return 0;
+}
+
+/* Renumbers the states breadth first: the shallow states, where most of a
+ * scan's steps land (a walk from the root rarely goes deep), come first and
+ * together, so they stay in cache; as built (depth first) the root's
+ * children were spread over the whole array. Edges stay sorted. */
+static int wb_bfs(struct words_matcher *m)
+{
+    uint32_t ns = m->nstates, ne = m->nedges;
+    uint32_t *order = malloc((size_t)ns * sizeof *order),
+             *newid = malloc((size_t)ns * sizeof *newid);
+    uint32_t *first = calloc((size_t)ns + 1, sizeof *first), *esym = malloc((ne ? ne : 1) * 4);
+    uint32_t *etgt = malloc((ne ? ne : 1) * 4), *depth = malloc((size_t)ns * 4);
+    uint32_t *out = malloc((size_t)ns * 4);
+    if (!order || !newid || !first || !esym || !etgt || !depth || !out) {
+        free(order), free(newid), free(first), free(esym), free(etgt), free(depth), free(out);
+        return -1;
+    }
+    size_t qt = 0;
+    order[qt++] = 0;
+    newid[0] = 0;
+    for (size_t qh = 0; qh < qt; qh++) /* a tree: each state is queued once */
+        for (uint32_t e = m->first[order[qh]]; e < m->first[order[qh] + 1]; e++) {
+            newid[m->etgt[e]] = (uint32_t)qt;
+            order[qt++] = m->etgt[e];
+        }
+    uint32_t at = 0;
+    for (uint32_t n = 0; n < ns; n++) {
+        uint32_t o = order[n];
+        first[n] = at;
+        depth[n] = m->depth[o];
+        out[n] = m->out[o];
+        for (uint32_t e = m->first[o]; e < m->first[o + 1]; e++, at++) {
+            esym[at] = m->esym[e];
+            etgt[at] = newid[m->etgt[e]];
+        }
+    }
+    first[ns] = at;
+    free(m->first), free(m->esym), free(m->etgt), free(m->depth), free(m->out);
+    m->first = first, m->esym = esym, m->etgt = etgt, m->depth = depth, m->out = out;
+    free(order), free(newid);
     return 0;
 }
 
@@ -289,9 +349,11 @@ struct words_matcher *words_builder_compile(struct words_builder *b, char *err, 
     free(cur);
     free(esym), free(etgt);
     m->esym = s2, m->etgt = t2;
+    if (wb_bfs(m) != 0)
+        goto oom;
     for (uint32_t e = m->first[0]; e < m->first[1]; e++)
         m->root[m->esym[e]] = m->etgt[e];
-    if (wb_links(m) != 0)
+    if (wb_links(m) != 0 || words_matcher_pack(m) != 0)
         goto oom;
     /* The entries, in pattern order (sorted by symbols). */
     size_t tl = 0;

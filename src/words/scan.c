@@ -69,21 +69,23 @@ static inline uint32_t ws_step(const struct words_matcher *m, uint32_t st, uint3
     for (;;) {
         if (st == 0)
             return m->root[c];
-        uint32_t a = m->first[st], b = m->first[st + 1];
+        const struct words_state *s = &m->st[st];
+        uint32_t a = s->first, b = s[1].first;
+        const struct words_edge *e = m->edges;
         while (b - a > 8) {
             uint32_t mid = a + (b - a) / 2;
-            if (m->esym[mid] < c)
+            if (e[mid].sym < c)
                 a = mid + 1;
             else
                 b = mid;
         }
         for (; a < b; a++) {
-            if (m->esym[a] == c)
-                return m->etgt[a];
-            if (m->esym[a] > c)
+            if (e[a].sym == c)
+                return e[a].tgt;
+            if (e[a].sym > c)
                 break;
         }
-        st = m->fail[st];
+        st = s->fail;
     }
 }
 
@@ -163,10 +165,10 @@ int words_scan(const struct words_matcher *m, struct words_scratch *s, const cha
             r->os = sym.os, r->oe = sym.oe, r->cls = sym.cls, r->soft = sym.soft;
             uint32_t c = sym.cp < 0x10000 ? m->bmpsym[sym.cp] : words_symbol(m, sym.cp);
             st = c ? ws_step(m, st, c) : 0;
-            uint32_t t = m->out[st] ? st : m->dict[st];
+            uint32_t t = m->st[st].out ? st : m->st[st].dict;
             uint64_t exc_s = UINT64_MAX; /* the earliest start of an exception ending here */
-            for (; t; t = m->dict[t]) {
-                const struct words_pat *pt = &m->pats[m->out[t] - 1];
+            for (; t; t = m->st[t].dict) {
+                const struct words_pat *pt = &m->pats[m->st[t].out - 1];
                 if (pt->len > p + 1)
                     continue; /* only a damaged block's links could get here */
                 uint64_t start = p + 1 - pt->len;

@@ -74,12 +74,19 @@ int words_serialize(const struct words_matcher *m, unsigned char **out, size_t *
     for (int i = 0; i < C_N; i++)
         le_put32(b + 32 + 4 * i, c[i]);
     p = ws_put(p, m->alpha, m->nsym);
-    p = ws_put(p, m->first, (size_t)m->nstates + 1);
-    p = ws_put(p, m->esym, m->nedges);
-    p = ws_put(p, m->etgt, m->nedges);
-    p = ws_put(p, m->fail, m->nstates);
-    p = ws_put(p, m->dict, m->nstates);
-    p = ws_put(p, m->out, m->nstates);
+    /* The separate arrays the loader checks, from the packed records. */
+    for (uint32_t s = 0; s <= m->nstates; s++, p += 4)
+        le_put32(p, m->st[s].first);
+    for (uint32_t e = 0; e < m->nedges; e++, p += 4)
+        le_put32(p, m->edges[e].sym);
+    for (uint32_t e = 0; e < m->nedges; e++, p += 4)
+        le_put32(p, m->edges[e].tgt);
+    for (uint32_t s = 0; s < m->nstates; s++, p += 4)
+        le_put32(p, m->st[s].fail);
+    for (uint32_t s = 0; s < m->nstates; s++, p += 4)
+        le_put32(p, m->st[s].dict);
+    for (uint32_t s = 0; s < m->nstates; s++, p += 4)
+        le_put32(p, m->st[s].out);
     p = ws_put(p, m->depth, m->nstates);
     for (uint32_t i = 0; i < m->npat; i++)
         p = ws_put(p, &m->pats[i].word, 1), p = ws_put(p, &m->pats[i].len, 1),
@@ -231,6 +238,8 @@ struct words_matcher *words_load(const void *buf, size_t len, char *err, size_t 
     m->norm.zh = m->opts.zh;
     if (wn_parse_skip(&m->norm, m->skip, err, errlen) != 0)
         goto fail;
+    if (words_matcher_pack(m) != 0)
+        WS_BAD("out of memory");
     if (words_matcher_finish(m, err, errlen) != 0)
         goto fail;
     return m;

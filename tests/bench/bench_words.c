@@ -246,13 +246,13 @@ int main(int argc, char **argv)
            ((double)words_memory(m) - 0x10000 * 8.0) / (double)words_count(m), (double)bl / 1e6);
     size_t fan1 = 0, fan8 = 0, fanmore = 0, fanmax = 0;
     for (uint32_t st = 1; st < m->nstates; st++) {
-        size_t f = m->first[st + 1] - m->first[st];
+        size_t f = m->st[st + 1].first - m->st[st].first;
         fan1 += f <= 1, fan8 += f > 1 && f <= 8, fanmore += f > 8;
         fanmax = f > fanmax ? f : fanmax;
     }
     printf("automaton: %u states, %u edges, %u symbols in the alphabet, root fan-out %u; "
            "other states: %zu with 0-1 edges, %zu with 2-8, %zu with more (at most %zu)\n",
-           m->nstates, m->nedges, m->nsym, m->first[1], fan1, fan8, fanmore, fanmax);
+           m->nstates, m->nedges, m->nsym, m->st[1].first, fan1, fan8, fanmore, fanmax);
     struct words_scratch *s = words_scratch_new();
     char *t = make_text(mb << 20, false);
     bench_norm("english", m, t, mb << 20);
