@@ -202,6 +202,17 @@ static void bench_norm(const char *name, const struct words_matcher *m, const ch
            (double)len / 1e6 / (c1 - c0), (c1 - c0) * 1e9 / (double)len, syms);
 }
 
+static void dump_file(const char *dir, const char *name, const char *p, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t words = argc > 1 ? strtoul(argv[1], NULL, 10) : 50000;
@@ -253,12 +264,21 @@ int main(int argc, char **argv)
     printf("automaton: %u states, %u edges, %u symbols in the alphabet, root fan-out %u; "
            "other states: %zu with 0-1 edges, %zu with 2-8, %zu with more (at most %zu)\n",
            m->nstates, m->nedges, m->nsym, m->st[1].first, fan1, fan8, fanmore, fanmax);
+    /* WORDS_BENCH_DUMP=DIR: the list and the texts written there, for the
+     * peer (tests/bench/words_peer.py). */
+    const char *dump = getenv("WORDS_BENCH_DUMP");
     struct words_scratch *s = words_scratch_new();
     char *t = make_text(mb << 20, false);
+    if (dump) {
+        dump_file(dump, "list.txt", list, ll);
+        dump_file(dump, "english.txt", t, mb << 20);
+    }
     bench_norm("english", m, t, mb << 20);
     bench_text("english", m, s, t, mb << 20);
     free(t);
     t = make_text(mb << 20, true);
+    if (dump)
+        dump_file(dump, "mixed.txt", t, mb << 20);
     bench_norm("mixed", m, t, mb << 20);
     bench_text("mixed", m, s, t, mb << 20);
     free(t);

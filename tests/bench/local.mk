@@ -18,6 +18,7 @@ noinst_PROGRAMS += %reldir%/bench_words
 %canon_reldir%_bench_words_LDADD = libwords.la
 
 EXTRA_DIST += \
+	%reldir%/words_peer.py \
 	%reldir%/compare.sh \
 	%reldir%/haproxy.sh \
 	%reldir%/hold_bodies.py \
