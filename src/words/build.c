@@ -9,14 +9,12 @@
 
 #include "words/list_int.h"
 
-static const struct words_builder *g_sort_b; /* qsort has no context argument */
-
 /* Entries by symbols, then exceptions first, then line order: equal entries
  * are adjacent and the one kept comes first. */
-static int wb_cmp(const void *pa, const void *pb)
+static int wb_cmp(const void *pa, const void *pb, void *ctx)
 {
     const struct wl_ent *a = pa, *b = pb;
-    const uint32_t *x = g_sort_b->cps + a->cp_off, *y = g_sort_b->cps + b->cp_off;
+    const uint32_t *cps = ctx, *x = cps + a->cp_off, *y = cps + b->cp_off;
     uint32_t n = a->cp_len < b->cp_len ? a->cp_len : b->cp_len;
     for (uint32_t i = 0; i < n; i++)
         if (x[i] != y[i])
@@ -234,8 +232,7 @@ struct words_matcher *words_builder_compile(struct words_builder *b, char *err, 
         goto oom;
     if (n)
         memcpy(ents, b->ents, n * sizeof *ents);
-    g_sort_b = b;
-    qsort(ents, n, sizeof *ents, wb_cmp);
+    qsort_r(ents, n, sizeof *ents, wb_cmp, b->cps); /* glibc's: builders on two threads */
     /* The summary's counts, over the entries kept. */
     struct words_summary *sum = &b->sum;
     sum->words = sum->phrases = sum->exceptions = sum->substrings = sum->duplicates = 0;

@@ -57,6 +57,8 @@ int words_builder_add(struct words_builder *b, const char *text, size_t len, cha
 /* Adds one entry, the syntax of one line (`@@x`, `*x*`, a comment, a blank). */
 int words_builder_add_line(struct words_builder *b, const char *line, size_t len, char *err,
                            size_t errlen);
+/* Lines and rejects as they are added; the kept entries' counts and the
+ * duplicates once words_builder_compile has run. */
 const struct words_summary *words_builder_summary(const struct words_builder *b);
 /* Compiles what was added; the builder may be freed after. An empty list
  * compiles to a matcher that finds nothing. */

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +366,69 @@ START_TEST(test_long_text)
 }
 END_TEST
 
+struct th_arg {
+    const char *text;
+    char want[256];
+    int bad;
+};
+
+/* Scans with a scratch of its own, many times, against the answer the main
+ * thread got. */
+static void *th_scan(void *p)
+{
+    struct th_arg *a = p;
+    struct words_scratch *s = words_scratch_new();
+    for (int i = 0; i < 300 && s; i++) {
+        struct words_match mm[8];
+        size_t n;
+        bool cap;
+        char got[256] = "";
+        if (words_scan(g_m, s, a->text, strlen(a->text), mm, 8, &n, &cap) != 0) {
+            a->bad++;
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            size_t at = strlen(got);
+            snprintf(got + at, sizeof got - at, "%zu-%zu ", mm[k].start, mm[k].end);
+        }
+        a->bad += strcmp(got, a->want) != 0;
+    }
+    words_scratch_free(s);
+    return NULL;
+}
+
+/* One matcher, four threads, a scratch each. */
+START_TEST(test_threads)
+{
+    build("fuck\n成人\n@@成人牙刷\nass*\n");
+    static const char *const texts[] = {"f.u.c.k 成人牙刷 成人", "assess class ass",
+                                        "ＦＵＣＫ f u c k", "nothing here"};
+    struct th_arg args[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        args[i].text = texts[i];
+        args[i].bad = 0;
+        struct words_match mm[8];
+        size_t n;
+        bool cap;
+        ck_assert_int_eq(words_scan(g_m, g_s, texts[i], strlen(texts[i]), mm, 8, &n, &cap), 0);
+        args[i].want[0] = '\0';
+        for (size_t k = 0; k < n; k++) {
+            size_t at = strlen(args[i].want);
+            snprintf(args[i].want + at, sizeof args[i].want - at, "%zu-%zu ", mm[k].start,
+                     mm[k].end);
+        }
+    }
+    ck_assert_str_eq(args[0].want, "0-7 21-27 ");
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, th_scan, &args[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(args[i].bad, 0);
+    }
+}
+END_TEST
+
 static Suite *words_suite(void)
 {
     Suite *s = suite_create("words");
@@ -385,6 +449,7 @@ static Suite *words_suite(void)
     tcase_add_test(tc, test_empty_list);
     tcase_add_test(tc, test_batch_edges);
     tcase_add_test(tc, test_long_text);
+    tcase_add_test(tc, test_threads);
     suite_add_tcase(s, tc);
     return s;
 }
