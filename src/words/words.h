@@ -100,9 +100,10 @@ struct words_match {
 int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
                struct words_match *out, size_t max, size_t *n, bool *capped);
 
-/* Masks matches in a copy of text: each matched code point becomes one
- * `mask` byte (per_byte false: the text shrinks) or each matched byte does
- * (per_byte true: offsets kept). out holds len bytes; returns its length. */
+/* Masks matches (sorted by start, as words_scan gives them) in a copy of
+ * text: each matched code point becomes one `mask` byte (per_byte false: the
+ * text shrinks) or each matched byte does (per_byte true: offsets kept).
+ * out holds len bytes; returns its length. Any thread. */
 size_t words_mask(const char *text, size_t len, const struct words_match *mm, size_t n, char mask,
                   bool per_byte, char *out);
 
