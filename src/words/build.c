@@ -91,6 +91,8 @@ int words_matcher_finish(struct words_matcher *m, char *err, size_t errlen)
     return wn_build_table(&m->norm, err, errlen);
 }
 
+/* Builder or loader thread, once the separate arrays are final (checked, for
+ * a load): the scan reads only the packed records. */
 int words_matcher_pack(struct words_matcher *m)
 {
     m->st = malloc(((size_t)m->nstates + 1) * sizeof *m->st);

@@ -308,6 +308,8 @@ static int wn_parse_cp(const char *t, size_t l, uint32_t *cp)
     return 0;
 }
 
+/* Builder or loader thread: a spec from a config or a block, so every token
+ * it cannot read is an error with the token in err. */
 int wn_parse_skip(struct wn_norm *n, const char *spec, char *err, size_t errlen)
 {
     n->skip_cats = 0;
@@ -538,6 +540,9 @@ static void wn_resolve(struct wn_iter *it)
     it->carry = i;
 }
 
+/* The iterator's thread. Loops only when a batch gave nothing (all of it
+ * dropped whitespace or skipped characters); each round reads more text or
+ * ends it. */
 unsigned wn_batch(struct wn_iter *it)
 {
     for (;;) {

@@ -136,6 +136,11 @@ static void ws_flush(const struct words_matcher *m, struct words_scratch *s, uin
     s->nhits = j;
 }
 
+/* Any thread, with its own scratch. For each normalised symbol: settle the
+ * end boundary of the hits ending just before it, record it in the ring,
+ * step the automaton, follow the output links (exceptions kill the pending
+ * hits they cover; words become pending hits once their start boundary
+ * holds), then give the hits nothing can change any more. */
 int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
                struct words_match *out, size_t max, size_t *n, bool *capped)
 {

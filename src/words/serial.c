@@ -49,6 +49,7 @@ static unsigned char *ws_put(unsigned char *p, const uint32_t *a, size_t n)
     return p;
 }
 
+/* Any thread; the matcher is only read. */
 int words_serialize(const struct words_matcher *m, unsigned char **out, size_t *outlen, char *err,
                     size_t errlen)
 {
@@ -172,6 +173,8 @@ fail:
     return -1;
 }
 
+/* Any thread. Header, checksum and counts first, then the arrays copied and
+ * checked (ws_check), then packed and the derived tables made. */
 struct words_matcher *words_load(const void *buf, size_t len, char *err, size_t errlen)
 {
     const unsigned char *b = buf;
