@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
       libevent-dev libxxhash-dev libjansson-dev libidn2-dev check
       libpsl-dev libpcre2-dev publicsuffix
+      libutf8proc-dev libopencc-dev
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis
       postfix bind9-dnsutils dnsperf haproxy

@@ -17,8 +17,12 @@ noinst_PROGRAMS += %reldir%/bench_adblock_hosts
 # Canonicalise + expand per second on one core (docs/url-matching.md).
 noinst_PROGRAMS += %reldir%/bench_url
 %canon_reldir%_bench_url_LDADD = libbloom.la liburl.la
+# A word list's build and scan on one core (docs/benchmarks.md, "Word lists").
+noinst_PROGRAMS += %reldir%/bench_words
+%canon_reldir%_bench_words_LDADD = libwords.la
 
 EXTRA_DIST += \
+	%reldir%/words_peer.py \
 	%reldir%/compare.sh \
 	%reldir%/haproxy.sh \
 	%reldir%/hold_bodies.py \

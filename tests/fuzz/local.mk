@@ -27,18 +27,19 @@ FUZZ_HARNESSES += fuzz_dns
 FUZZ_HARNESSES += fuzz_policy
 FUZZ_HARNESSES += fuzz_allow
 FUZZ_HARNESSES += fuzz_adblock_rule fuzz_adblock_match fuzz_adblock_load
+FUZZ_HARNESSES += fuzz_words_list fuzz_words_scan fuzz_words_load
 FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 FUZZ_SANITIZE = address,undefined
 FUZZ_LIBSRC = $(libbase_la_SOURCES) $(libbloom_la_SOURCES) $(liburl_la_SOURCES) \
-	$(libconf_la_SOURCES) $(libadblock_la_SOURCES) $(libparse_la_SOURCES) $(libbloomgate_la_SOURCES) src/squid/squidproto.c
+	$(libconf_la_SOURCES) $(libadblock_la_SOURCES) $(libwords_la_SOURCES) $(libparse_la_SOURCES) $(libbloomgate_la_SOURCES) src/squid/squidproto.c
 fuzz: config.h
 	$(AM_V_at)$(MAKE) -f $(srcdir)/%reldir%/fuzz.mk \
 		srcdir='$(srcdir)' top_builddir='$(top_builddir)' \
 		FUZZ_CC='$(FUZZ_CC)' FUZZ_CFLAGS='$(FUZZ_CFLAGS)' FUZZ_SANITIZE='$(FUZZ_SANITIZE)' \
 		FUZZ_HARNESSES='$(FUZZ_HARNESSES)' FUZZ_LIBSRC='$(FUZZ_LIBSRC)' \
-		FUZZ_PKG_CFLAGS='$(LIBEVENT_CFLAGS) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS) $(LIBIDN2_CFLAGS) $(LIBPSL_CFLAGS) $(PCRE2_CFLAGS)' \
-		FUZZ_PKG_LIBS='$(LIBEVENT_LIBS) $(XXHASH_LIBS) $(JANSSON_LIBS) $(LIBIDN2_LIBS) $(LIBPSL_LIBS) $(PCRE2_LIBS)'
+		FUZZ_PKG_CFLAGS='$(LIBEVENT_CFLAGS) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS) $(LIBIDN2_CFLAGS) $(LIBPSL_CFLAGS) $(PCRE2_CFLAGS) $(UTF8PROC_CFLAGS) $(OPENCC_CFLAGS)' \
+		FUZZ_PKG_LIBS='$(LIBEVENT_LIBS) $(XXHASH_LIBS) $(JANSSON_LIBS) $(LIBIDN2_LIBS) $(LIBPSL_LIBS) $(PCRE2_LIBS) $(UTF8PROC_LIBS) $(OPENCC_LIBS)'
 # The names scripts/fuzz.sh runs, one a line.
 fuzz-list:
 	@for h in $(FUZZ_HARNESSES); do echo $$h; done

@@ -10,6 +10,7 @@ URL_TEST_LIBS = liburl.la $(CHECK_LIBS)
 PARSE_TEST_LIBS = libparse.la $(CHECK_LIBS)
 SQUID_TEST_LIBS = libsquid.la $(CHECK_LIBS)
 ADBLOCK_TEST_LIBS = libadblock.la $(CHECK_LIBS)
+WORDS_TEST_LIBS = libwords.la $(CHECK_LIBS)
 
 # base/
 check_PROGRAMS += %reldir%/base/check_log
@@ -49,6 +50,13 @@ check_PROGRAMS += %reldir%/adblock/check_rule
 %canon_reldir%_adblock_check_rule_LDADD = $(ADBLOCK_TEST_LIBS)
 check_PROGRAMS += %reldir%/adblock/check_match
 %canon_reldir%_adblock_check_match_LDADD = $(ADBLOCK_TEST_LIBS)
+
+# words/: the word-list archive alone.
+check_PROGRAMS += %reldir%/words/check_words
+%canon_reldir%_words_check_words_LDADD = $(WORDS_TEST_LIBS)
+# The automaton against a naive matcher on random lists and texts.
+check_PROGRAMS += %reldir%/words/check_naive
+%canon_reldir%_words_check_naive_LDADD = $(WORDS_TEST_LIBS)
 
 # conf/: the directive table and its parser (src/conf/).
 check_PROGRAMS += %reldir%/conf/check_conf

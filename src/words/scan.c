@@ -1,0 +1,253 @@
+/* words/scan: a text through the matcher (words.h). Streams: the scratch
+ * holds the last `maxlen` symbols' byte spans and the hits still waiting
+ * for their end boundary or for an exception that could cover them, so its
+ * size follows the list, never the text. Any thread, one scratch each. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "words/words_int.h"
+
+/* What the scan keeps of a recent symbol. */
+struct ws_ring {
+    size_t os, oe;
+    uint8_t cls, soft;
+};
+
+/* A word found, not yet final. */
+struct ws_hit {
+    uint64_t s, e; /* symbol positions, inclusive */
+    size_t os, oe;
+    uint32_t word;
+    uint8_t need_end, dead;
+};
+
+struct words_scratch {
+    struct wn_iter it;
+    struct ws_ring *ring;
+    size_t rmask; /* ring size - 1, a power of two minus one */
+    struct ws_hit *hits;
+    size_t nhits, caphits;
+};
+
+struct words_scratch *words_scratch_new(void)
+{
+    return calloc(1, sizeof(struct words_scratch));
+}
+
+void words_scratch_free(struct words_scratch *s)
+{
+    if (s == NULL)
+        return;
+    free(s->ring);
+    free(s->hits);
+    free(s);
+}
+
+static int ws_ring_fit(struct words_scratch *s, size_t need)
+{
+    if (s->ring && s->rmask + 1 >= need)
+        return 0;
+    size_t c = 8;
+    while (c < need)
+        c *= 2;
+    struct ws_ring *r = malloc(c * sizeof *r);
+    if (r == NULL)
+        return -1;
+    free(s->ring);
+    s->ring = r;
+    s->rmask = c - 1;
+    return 0;
+}
+
+/* One transition, following failure links: the root's row is dense, other
+ * states' edges are few and sorted. Terminates: a link is always shallower
+ * (the loader checks it). */
+static inline uint32_t ws_step(const struct words_matcher *m, uint32_t st, uint32_t c)
+{
+    for (;;) {
+        if (st == 0)
+            return m->root[c];
+        const struct words_state *s = &m->st[st];
+        uint32_t a = s->first, b = s[1].first;
+        const struct words_edge *e = m->edges;
+        while (b - a > 8) {
+            uint32_t mid = a + (b - a) / 2;
+            if (e[mid].sym < c)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        for (; a < b; a++) {
+            if (e[a].sym == c)
+                return e[a].tgt;
+            if (e[a].sym > c)
+                break;
+        }
+        st = s->fail;
+    }
+}
+
+static int ws_cmp(const void *pa, const void *pb)
+{
+    const struct words_match *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return a->word < b->word ? -1 : a->word > b->word;
+}
+
+/* The scan state one call keeps on its stack. */
+struct ws_out {
+    struct words_match *out;
+    size_t max, n;
+    bool capped;
+};
+
+static void ws_emit(struct ws_out *o, const struct ws_hit *h)
+{
+    if (o->n == o->max) {
+        o->capped = true;
+        return;
+    }
+    o->out[o->n++] = (struct words_match){h->os, h->oe, h->word};
+}
+
+/* Gives the pending hits that nothing can change any more; at the end of
+ * the text (p = UINT64_MAX) all of them. */
+static void ws_flush(const struct words_matcher *m, struct words_scratch *s, uint64_t p,
+                     struct ws_out *o)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < s->nhits; i++) {
+        struct ws_hit *h = &s->hits[i];
+        if (p == UINT64_MAX)
+            h->need_end = 0; /* the end of the text is a boundary */
+        bool final = h->dead || (!h->need_end && (m->maxexc == 0 || p >= h->s + m->maxexc - 1));
+        if (!final) {
+            s->hits[j++] = *h;
+            continue;
+        }
+        if (!h->dead)
+            ws_emit(o, h);
+    }
+    s->nhits = j;
+}
+
+/* Any thread, with its own scratch. For each normalised symbol: settle the
+ * end boundary of the hits ending just before it, record it in the ring,
+ * step the automaton, follow the output links (exceptions kill the pending
+ * hits they cover; words become pending hits once their start boundary
+ * holds), then give the hits nothing can change any more. */
+int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
+               struct words_match *out, size_t max, size_t *n, bool *capped)
+{
+    struct ws_out o = {out, max, 0, false};
+    *n = 0;
+    *capped = false;
+    if (ws_ring_fit(s, (size_t)m->maxlen + 2) != 0)
+        return -1;
+    s->nhits = 0;
+    wn_iter_init(&s->it, &m->norm, text, len);
+    uint32_t st = 0;
+    uint64_t p = 0;
+    for (unsigned nb; !o.capped && (nb = wn_batch(&s->it)) != 0;) {
+        for (unsigned bi = 0; bi < nb && !o.capped; bi++) {
+            const struct wn_sym sym = s->it.out[bi];
+            bool word_here = sym.cls == WN_WORD && !sym.soft;
+            if (s->nhits) {
+                for (size_t i = 0; i < s->nhits; i++) {
+                    struct ws_hit *h = &s->hits[i];
+                    if (h->need_end && h->e + 1 == p) {
+                        h->need_end = 0;
+                        h->dead |= word_here;
+                    }
+                }
+            }
+            struct ws_ring *r = &s->ring[p & s->rmask];
+            r->os = sym.os, r->oe = sym.oe, r->cls = sym.cls, r->soft = sym.soft;
+            uint32_t c = sym.cp < 0x10000 ? m->bmpsym[sym.cp] : words_symbol(m, sym.cp);
+            st = c ? ws_step(m, st, c) : 0;
+            uint32_t t = m->st[st].out ? st : m->st[st].dict;
+            uint64_t exc_s = UINT64_MAX; /* the earliest start of an exception ending here */
+            for (; t; t = m->st[t].dict) {
+                const struct words_pat *pt = &m->pats[m->st[t].out - 1];
+                if (pt->len > p + 1)
+                    continue; /* only a damaged block's links could get here */
+                uint64_t start = p + 1 - pt->len;
+                if (pt->flags & WP_EXC) {
+                    /* Covers every pending word starting at or after it; those
+                     * end at or before p already. Longer patterns come first in
+                     * this chain, so exc_s covers the words found below. */
+                    for (size_t i = 0; i < s->nhits; i++)
+                        if (s->hits[i].s >= start)
+                            s->hits[i].dead = 1;
+                    if (start < exc_s)
+                        exc_s = start;
+                    continue;
+                }
+                if (exc_s <= start)
+                    continue;
+                if (pt->flags & WP_START) {
+                    const struct ws_ring *first = &s->ring[start & s->rmask];
+                    if (start > 0 && !first->soft && s->ring[(start - 1) & s->rmask].cls == WN_WORD)
+                        continue;
+                }
+                if (s->nhits == s->caphits) {
+                    size_t c2 = s->caphits ? s->caphits * 2 : 16;
+                    struct ws_hit *nh = realloc(s->hits, c2 * sizeof *nh);
+                    if (nh == NULL)
+                        return -1;
+                    s->hits = nh;
+                    s->caphits = c2;
+                }
+                s->hits[s->nhits++] =
+                    (struct ws_hit){start,  p,        s->ring[start & s->rmask].os,
+                                    sym.oe, pt->word, (uint8_t)((pt->flags & WP_END) != 0),
+                                    0};
+            }
+            if (s->nhits)
+                ws_flush(m, s, p, &o);
+            p++;
+        }
+    }
+    if (!o.capped)
+        ws_flush(m, s, UINT64_MAX, &o);
+    s->nhits = 0;
+    qsort(out, o.n, sizeof *out, ws_cmp);
+    *n = o.n;
+    *capped = o.capped;
+    return 0;
+}
+
+/* Caller's thread; pure. Overlapping matches mask once. */
+size_t words_mask(const char *text, size_t len, const struct words_match *mm, size_t n, char mask,
+                  bool per_byte, char *out)
+{
+    size_t o = 0, i = 0, k = 0, cover = 0; /* cover: masked up to here */
+    while (i < len) {
+        while (k < n && mm[k].start <= i) {
+            if (mm[k].end > cover && mm[k].end <= len)
+                cover = mm[k].end;
+            k++;
+        }
+        if (i >= cover) {
+            out[o++] = text[i++];
+            continue;
+        }
+        if (per_byte) {
+            out[o++] = mask;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t l = wn_decode((const unsigned char *)text + i, len - i, &cp);
+        if (l == 0 || i + l > cover)
+            l = 1;
+        out[o++] = mask;
+        i += l;
+    }
+    return o;
+}

@@ -1,0 +1,77 @@
+/* words: the compiled matcher's layout, shared by the compiler (build.c),
+ * the scan (scan.c), the serialiser and loader (serial.c) and the tests.
+ * Immutable once made: any thread reads it. */
+#ifndef BLOOMGATE_WORDS_INT_H
+#define BLOOMGATE_WORDS_INT_H
+
+#include "words/norm.h"
+#include "words/words.h"
+
+/* A pattern's flags: an exception; a word boundary needed before its first
+ * symbol, after its last. */
+#define WP_EXC 1u
+#define WP_START 2u
+#define WP_END 4u
+
+struct words_pat {
+    uint32_t word;  /* the entry reported */
+    uint32_t len;   /* symbols, = the depth of its state */
+    uint32_t flags; /* WP_* */
+};
+
+/* A state as the scan reads it: its edges are edges[first .. the next
+ * state's first); one 16-byte record, so a step touches one cache line for
+ * the state and one for its edges (separate arrays cost one each). */
+struct words_state {
+    uint32_t first;
+    uint32_t fail; /* the longest proper suffix that is a state */
+    uint32_t dict; /* the nearest suffix state with a pattern, 0: none */
+    uint32_t out;  /* pattern + 1, 0: none */
+};
+
+struct words_edge {
+    uint32_t sym, tgt;
+};
+
+/* Aho-Corasick in compact arrays: the states' edges sorted by symbol, in one
+ * array (CSR: first[s] .. first[s+1]); the root's row dense over the
+ * alphabet, as the scan is at the root for most of a clean text. A symbol is
+ * an index into the sorted alphabet, + 1 (0: a code point no entry has). */
+struct words_matcher {
+    struct words_opts opts;
+    char *skip; /* opts.skip points here */
+    struct wn_norm norm;
+    uint32_t nsym;
+    uint32_t *alpha;  /* [nsym] code points, sorted */
+    uint32_t *bmpsym; /* [0x10000] symbol of a BMP code point, derived */
+    uint32_t nstates, nedges;
+    struct words_state *st;   /* [nstates + 1], packed from the arrays below */
+    struct words_edge *edges; /* [nedges] */
+    /* Separate arrays while a matcher is built or loaded and checked; freed
+     * by words_matcher_pack. */
+    uint32_t *first; /* [nstates + 1] */
+    uint32_t *esym;  /* [nedges] */
+    uint32_t *etgt;  /* [nedges] */
+    uint32_t *fail;  /* [nstates] the longest proper suffix that is a state */
+    uint32_t *dict;  /* [nstates] the nearest suffix state with a pattern, 0: none */
+    uint32_t *out;   /* [nstates] pattern + 1, 0: none */
+    uint32_t *depth; /* [nstates] */
+    uint32_t *root;  /* [nsym + 1] the root's row, derived */
+    uint32_t npat;
+    struct words_pat *pats;
+    uint32_t maxlen; /* the longest pattern, symbols */
+    uint32_t maxexc; /* the longest exception, symbols (0: none) */
+    uint32_t nwords;
+    uint32_t *woff;   /* [nwords + 1] into wtext */
+    uint32_t *wflags; /* [nwords] WP_EXC */
+    char *wtext;
+};
+
+/* Packs the separate arrays into st[] and edges[] and frees them. */
+int words_matcher_pack(struct words_matcher *m);
+/* Derives what is not stored (root row, BMP symbols, the norm table), after
+ * words_matcher_pack. */
+int words_matcher_finish(struct words_matcher *m, char *err, size_t errlen);
+uint32_t words_symbol(const struct words_matcher *m, uint32_t cp);
+
+#endif

@@ -1,0 +1,249 @@
+/* src/words/ against a naive matcher written here: random lists (words,
+ * phrases, exceptions, * ends, duplicates) and random texts over a small
+ * alphabet that exercises every normalisation path (full-width, case,
+ * combining marks, traditional and simplified, skipped and zero-width
+ * characters, spaces, invalid bytes). The naive matcher tries every listed
+ * entry at every position of the normalised text and applies the rules of
+ * docs/words.md literally; both must give the same matches. The
+ * normalisation itself is shared (check_words.c tests it by example). */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "words/words_int.h"
+
+static const char *const g_letters[] = {"a",
+                                        "b",
+                                        "c",
+                                        "A",
+                                        "\xef\xbc\xa2" /* Ｂ */,
+                                        "\xc3\xa9" /* é */,
+                                        "e\xcc\x81",
+                                        "e",
+                                        "\xe6\x88\x90" /* 成 */,
+                                        "\xe4\xba\xba" /* 人 */,
+                                        "\xe8\xbc\xaa" /* 輪 */,
+                                        "\xe8\xbd\xae" /* 轮 */};
+static const char *const g_other[] = {".", " ", "  ", "\xe2\x80\x8b", "-", "\xff", "1", "\n"};
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng % n);
+}
+
+#define NL (sizeof g_letters / sizeof g_letters[0])
+#define NO (sizeof g_other / sizeof g_other[0])
+
+static void rnd_piece(char *buf, size_t cap, bool letter_only, bool text)
+{
+    const char *p;
+    if (letter_only || rnd(3) != 0)
+        p = g_letters[rnd(NL)];
+    else
+        do
+            p = g_other[rnd(NO)];
+        while (!text && (p[0] == '\xff' || p[0] == '\n'));
+    strncat(buf, p, cap - strlen(buf) - 1);
+}
+
+/* An entry as the naive matcher sees it. */
+struct nv_ent {
+    char body[64];
+    bool exc, star_s, star_e;
+    uint32_t cps[64];
+    uint8_t cls[64];
+    size_t n;
+    bool kept;
+};
+
+#define NV_MAX 4096
+
+struct nv_text {
+    uint32_t cp[NV_MAX];
+    uint8_t cls[NV_MAX], soft[NV_MAX];
+    size_t os[NV_MAX], oe[NV_MAX], n;
+};
+
+static void nv_norm(const struct wn_norm *nm, const char *t, size_t len, struct nv_text *o)
+{
+    struct wn_iter it;
+    struct wn_sym s;
+    wn_iter_init(&it, nm, t, len);
+    o->n = 0;
+    while (wn_next(&it, &s)) {
+        ck_assert_uint_lt(o->n, NV_MAX);
+        o->cp[o->n] = s.cp, o->cls[o->n] = s.cls, o->soft[o->n] = s.soft;
+        o->os[o->n] = s.os, o->oe[o->n] = s.oe;
+        o->n++;
+    }
+}
+
+static bool nv_at(const struct nv_text *t, size_t s, const struct nv_ent *e)
+{
+    if (s + e->n > t->n)
+        return false;
+    for (size_t i = 0; i < e->n; i++)
+        if (t->cp[s + i] != e->cps[i])
+            return false;
+    return true;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void one_list(void)
+{
+    struct nv_ent ents[24];
+    size_t ne = 3 + rnd(20);
+    char list[4096] = "";
+    for (size_t i = 0; i < ne; i++) {
+        struct nv_ent *e = &ents[i];
+        memset(e, 0, sizeof *e);
+        size_t pieces = 1 + rnd(4);
+        for (size_t k = 0; k < pieces; k++)
+            rnd_piece(e->body, sizeof e->body, k == 0 || k + 1 == pieces, false);
+        e->exc = rnd(4) == 0;
+        e->star_s = !e->exc && rnd(5) == 0;
+        e->star_e = !e->exc && rnd(5) == 0;
+        size_t at = strlen(list);
+        snprintf(list + at, sizeof list - at, "%s%s%.63s%s\n", e->exc ? "@@" : "",
+                 e->star_s ? "*" : "", e->body, e->star_e ? "*" : "");
+    }
+    struct words_opts o;
+    words_opts_default(&o);
+    o.zh = rnd(8) == 0;
+    char err[256];
+    struct words_builder *b = words_builder_new(&o, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_int_eq(words_builder_add(b, list, strlen(list), err, sizeof err), 0);
+    struct words_matcher *m = words_builder_compile(b, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    words_builder_free(b);
+    /* The entries normalised, and the one kept of each equal group:
+     * an exception first, else the first listed. */
+    for (size_t i = 0; i < ne; i++) {
+        static struct nv_text t;
+        nv_norm(&m->norm, ents[i].body, strlen(ents[i].body), &t);
+        ents[i].n = t.n;
+        memcpy(ents[i].cps, t.cp, t.n * sizeof t.cp[0]);
+        memcpy(ents[i].cls, t.cls, t.n);
+    }
+    for (size_t i = 0; i < ne; i++) {
+        ents[i].kept = ents[i].n > 0;
+        for (size_t j = 0; j < ne && ents[i].kept; j++) {
+            if (j == i || ents[j].n != ents[i].n ||
+                memcmp(ents[j].cps, ents[i].cps, ents[i].n * sizeof ents[i].cps[0]) != 0)
+                continue;
+            if ((ents[j].exc && !ents[i].exc) || (ents[j].exc == ents[i].exc && j < i))
+                ents[i].kept = false;
+        }
+    }
+    struct words_scratch *sc = words_scratch_new();
+    for (int round = 0; round < 30; round++) {
+        /* One text in five long enough to cross normalisation batches. */
+        static char text[8192];
+        text[0] = '\0';
+        size_t pieces = round % 5 == 0 ? rnd(1200) : rnd(40);
+        for (size_t k = 0; k < pieces; k++)
+            rnd_piece(text, sizeof text, false, true);
+        size_t len = strlen(text);
+        static struct nv_text t;
+        nv_norm(&m->norm, text, len, &t);
+        static char *want[NV_MAX], *got[NV_MAX];
+        size_t nw = 0, ng = 0;
+        for (size_t e = 0; e < t.n; e++)
+            for (size_t i = 0; i < ne; i++) {
+                const struct nv_ent *x = &ents[i];
+                if (!x->kept || x->exc || x->n > e + 1 || !nv_at(&t, e + 1 - x->n, x))
+                    continue;
+                size_t s = e + 1 - x->n;
+                if (!x->star_s && x->cls[0] == WN_WORD && s > 0 && !t.soft[s] &&
+                    t.cls[s - 1] == WN_WORD)
+                    continue;
+                if (!x->star_e && x->cls[x->n - 1] == WN_WORD && e + 1 < t.n && !t.soft[e + 1] &&
+                    t.cls[e + 1] == WN_WORD)
+                    continue;
+                bool covered = false;
+                for (size_t j = 0; j < ne && !covered; j++) {
+                    const struct nv_ent *y = &ents[j];
+                    if (!y->kept || !y->exc)
+                        continue;
+                    for (size_t ys = 0; ys <= s && !covered; ys++)
+                        covered = ys + y->n >= e + 1 && nv_at(&t, ys, y);
+                }
+                if (covered)
+                    continue;
+                ck_assert_uint_lt(nw, NV_MAX);
+                want[nw] = malloc(128);
+                snprintf(want[nw++], 128, "%zu-%zu:%.63s", t.os[s], t.oe[e], x->body);
+            }
+        static struct words_match mm[NV_MAX];
+        size_t n;
+        bool cap;
+        char *copy = malloc(len ? len : 1);
+        memcpy(copy, text, len);
+        ck_assert_int_eq(words_scan(m, sc, copy, len, mm, NV_MAX, &n, &cap), 0);
+        free(copy);
+        ck_assert(!cap);
+        for (size_t i = 0; i < n; i++) {
+            size_t wl;
+            const char *w = words_word(m, mm[i].word, &wl);
+            got[ng] = malloc(128);
+            snprintf(got[ng++], 128, "%zu-%zu:%.*s", mm[i].start, mm[i].end, (int)wl, w);
+        }
+        qsort(want, nw, sizeof want[0], str_cmp);
+        qsort(got, ng, sizeof got[0], str_cmp);
+        static char wj[65536], gj[65536];
+        wj[0] = gj[0] = '\0';
+        for (size_t i = 0; i < nw; i++)
+            strncat(strncat(wj, want[i], sizeof wj - strlen(wj) - 1), "|",
+                    sizeof wj - strlen(wj) - 1);
+        for (size_t i = 0; i < ng; i++)
+            strncat(strncat(gj, got[i], sizeof gj - strlen(gj) - 1), "|",
+                    sizeof gj - strlen(gj) - 1);
+        ck_assert_msg(strcmp(wj, gj) == 0, "list:\n%s\ntext: [%s]\nnaive:  %s\nengine: %s", list,
+                      text, wj, gj);
+        for (size_t i = 0; i < nw; i++)
+            free(want[i]);
+        for (size_t i = 0; i < ng; i++)
+            free(got[i]);
+    }
+    words_scratch_free(sc);
+    words_matcher_free(m);
+}
+
+START_TEST(test_against_naive)
+{
+    for (int i = 0; i < 150; i++)
+        one_list();
+}
+END_TEST
+
+static Suite *words_naive_suite(void)
+{
+    Suite *s = suite_create("words_naive");
+    TCase *tc = tcase_create("naive");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_against_naive);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(words_naive_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
