@@ -50,6 +50,13 @@ check_PROGRAMS += %reldir%/adblock/check_rule
 check_PROGRAMS += %reldir%/adblock/check_match
 %canon_reldir%_adblock_check_match_LDADD = $(ADBLOCK_TEST_LIBS)
 
+# exact/: the exact table's archive, with the base helpers it stands on.
+EXACT_TEST_LIBS = libexact.la libbase.la $(CHECK_LIBS)
+check_PROGRAMS += %reldir%/exact/check_table
+%canon_reldir%_exact_check_table_LDADD = $(EXACT_TEST_LIBS)
+check_PROGRAMS += %reldir%/exact/check_delta
+%canon_reldir%_exact_check_delta_LDADD = $(EXACT_TEST_LIBS)
+
 # conf/: the directive table and its parser (src/conf/).
 check_PROGRAMS += %reldir%/conf/check_conf
 check_PROGRAMS += %reldir%/conf/check_conf_fronts
