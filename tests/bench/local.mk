@@ -13,6 +13,11 @@ noinst_PROGRAMS += %reldir%/bench_net %reldir%/null_server
 # Canonicalise + expand per second on one core (docs/url-matching.md).
 noinst_PROGRAMS += %reldir%/bench_url
 %canon_reldir%_bench_url_LDADD = libbloom.la liburl.la
+# The exact table against LMDB (docs/benchmarks.md, "Exact table"): LMDB is
+# linked by this program alone (scripts/deps.sh installs liblmdb-dev), never
+# by what ships.
+noinst_PROGRAMS += %reldir%/bench_exact
+%canon_reldir%_bench_exact_LDADD = libexact.la libbase.la -llmdb
 
 EXTRA_DIST += \
 	%reldir%/compare.sh \
