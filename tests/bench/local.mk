@@ -15,8 +15,10 @@ noinst_PROGRAMS += %reldir%/bench_url
 %canon_reldir%_bench_url_LDADD = libbloom.la liburl.la
 # The exact table against LMDB (docs/benchmarks.md, "Exact table"): LMDB is
 # linked by this program alone (scripts/deps.sh installs liblmdb-dev), never
-# by what ships.
-noinst_PROGRAMS += %reldir%/bench_exact
+# by what ships, so it is built on request only (`make tests/bench/bench_exact`):
+# a package build, which has no LMDB, never links it.
+EXTRA_PROGRAMS = %reldir%/bench_exact
+CLEANFILES += %reldir%/bench_exact
 %canon_reldir%_bench_exact_LDADD = libexact.la libbase.la -llmdb
 
 EXTRA_DIST += \
