@@ -148,7 +148,7 @@ static int spill(struct exact_builder *b)
         }
     } else {
         exact_sort_kent(b->ents, b->kscr, b->used, b->arena, b->threads);
-        const struct exact_kent *e = b->kscr;
+        const struct exact_kent *e = b->ents;
         for (size_t i = 0; rc == 0 && i < b->used; i++) {
             size_t len = e[i].ref & 0xffff;
             const unsigned char *k = b->arena + (e[i].ref >> 16);
@@ -397,7 +397,7 @@ static int emit_memory(struct exact_builder *b, struct exact_writer *w, char *er
         return 0;
     }
     exact_sort_kent(b->ents, b->kscr, b->used, b->arena, b->threads);
-    const struct exact_kent *e = b->kscr;
+    const struct exact_kent *e = b->ents;
     for (size_t i = 0; i < b->used; i++) {
         size_t len = e[i].ref & 0xffff;
         const unsigned char *k = b->arena + (e[i].ref >> 16);

@@ -26,7 +26,8 @@ struct exact_fp_secret {
  * the filter's, which is XXH3 seeded on that default secret. */
 static inline void exact_fp_init(struct exact_fp_secret *s, uint64_t seed)
 {
-    unsigned char custom[24] = "bloomgate exact table\0\0";
+    unsigned char custom[24];
+    memcpy(custom, "bloomgate exact ", 16);
     for (int i = 0; i < 8; i++) /* little-endian, so every host derives the same secret */
         custom[16 + i] = (unsigned char)(seed >> (8 * i));
     s->seed = seed;

@@ -2,8 +2,8 @@
  * the first pass (top byte, histogram and scatter split over threads) cuts the
  * buffer into 256 buckets of about equal size, which the threads then sort
  * independently (7 LSD passes over the remaining bytes). A keys table's
- * entries take the same first pass, then qsort_r within each bucket, since
- * equal fingerprints are ordered by their keys' bytes. */
+ * entries take the same passes, then equal fingerprints (rare) are ordered by
+ * their keys' bytes. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -125,11 +125,40 @@ static int kent_cmp(const void *x, const void *y, void *ctx)
     return c ? c : (la > lb) - (la < lb);
 }
 
+/* Bucket b of a keys table's entries, in scratch after the first pass, sorted
+ * back into a by fingerprint as lsd_bucket does; then each run of equal
+ * fingerprints (two keys, one fingerprint: rare) by the keys' bytes. */
 static void kent_bucket(void *ctx, size_t b)
 {
     struct msd *m = ctx;
     size_t lo = m->start[b], n = m->start[b + 1] - lo;
-    qsort_r(m->ks + lo, n, sizeof(*m->ks), kent_cmp, (void *)m->arena);
+    struct exact_kent *src = m->ks + lo, *dst = m->ka + lo;
+    if (n == 0)
+        return;
+    for (unsigned shift = 0; shift < 56; shift += 8) {
+        size_t cnt[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            cnt[(src[i].fp >> shift) & 0xff]++;
+        size_t pos = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t k = cnt[d];
+            cnt[d] = pos;
+            pos += k;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[(src[i].fp >> shift) & 0xff]++] = src[i];
+        struct exact_kent *t = src;
+        src = dst;
+        dst = t;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && src[j].fp == src[i].fp)
+            j++;
+        if (j - i > 1)
+            qsort_r(src + i, j - i, sizeof(*src), kent_cmp, (void *)m->arena);
+        i = j;
+    }
 }
 
 void exact_sort_kent(struct exact_kent *a, struct exact_kent *scratch, size_t n,
@@ -137,8 +166,7 @@ void exact_sort_kent(struct exact_kent *a, struct exact_kent *scratch, size_t n,
 {
     struct msd *m = calloc(1, sizeof(*m));
     if (!m) {
-        memcpy(scratch, a, n * sizeof(*a));
-        qsort_r(scratch, n, sizeof(*a), kent_cmp, (void *)arena);
+        qsort_r(a, n, sizeof(*a), kent_cmp, (void *)arena);
         return;
     }
     m->ka = a;

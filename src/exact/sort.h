@@ -15,8 +15,8 @@ struct exact_kent {
 
 /* Sort a[0, n) ascending; scratch holds n words. The result is in a. */
 void exact_sort_u64(uint64_t *a, uint64_t *scratch, size_t n, unsigned threads);
-/* Sort a[0, n) by fingerprint, then key bytes (in arena); the result is in
- * scratch, which holds n entries. */
+/* Sort a[0, n) by fingerprint, then key bytes (in arena); scratch holds n
+ * entries. The result is in a. */
 void exact_sort_kent(struct exact_kent *a, struct exact_kent *scratch, size_t n,
                      const unsigned char *arena, unsigned threads);
 

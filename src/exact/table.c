@@ -174,9 +174,10 @@ struct exact_table *exact_table_open_fd(int fd, const char *name, char *err, siz
         exact_table_close(t);
         return NULL;
     }
-    /* Lookups land on one page each: read-ahead would fetch pages no one asked for. */
-    if (t->count)
-        (void)madvise((void *)(t->map + EXACT_PAGE), exact_align(t->count * 8), MADV_RANDOM);
+    /* Lookups land on one page each (a keys table's: on three, in three
+     * sections): read-ahead would fetch pages no one asked for. */
+    if (t->map_bytes > EXACT_PAGE)
+        (void)madvise((void *)(t->map + EXACT_PAGE), t->map_bytes - EXACT_PAGE, MADV_RANDOM);
     return t;
 }
 

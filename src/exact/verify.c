@@ -61,8 +61,9 @@ int exact_table_verify(const struct exact_table *t, char *err, size_t errlen)
 {
     const unsigned char *h = t->header;
     uint64_t n = t->count;
-    if (n)
-        (void)madvise((void *)(t->map + EXACT_PAGE), exact_align(n * 8), MADV_SEQUENTIAL);
+    size_t body = (size_t)(t->map_bytes - EXACT_PAGE);
+    if (body)
+        (void)madvise((void *)(t->map + EXACT_PAGE), body, MADV_SEQUENTIAL);
     int rc = 0;
     if (XXH3_64bits(t->fps, n * 8) != exact_get64(h + EH_FP_SUM))
         rc = bad(err, errlen, t, "fingerprint checksum mismatch", 0);
@@ -82,7 +83,7 @@ int exact_table_verify(const struct exact_table *t, char *err, size_t errlen)
     }
     if (rc == 0 && t->kind == EXACT_KIND_KEYS)
         rc = verify_keys(t, err, errlen);
-    if (n)
-        (void)madvise((void *)(t->map + EXACT_PAGE), exact_align(n * 8), MADV_RANDOM);
+    if (body)
+        (void)madvise((void *)(t->map + EXACT_PAGE), body, MADV_RANDOM);
     return rc;
 }
