@@ -85,7 +85,8 @@ struct exact_builder *exact_builder_new(const struct exact_build_opts *o, char *
         b->arena = malloc(b->acap);
     }
     if (o->kind == EXACT_KIND_FP ? !b->buf || !b->scratch : !b->ents || !b->kscr || !b->arena) {
-        util_fail(err, errlen, "exact build: no memory for a %llu-byte budget", (unsigned long long)mem);
+        util_fail(err, errlen, "exact build: no memory for a %llu-byte budget",
+                  (unsigned long long)mem);
         exact_builder_free(b);
         return NULL;
     }
@@ -219,8 +220,8 @@ static int add_keys_locked(struct exact_builder *b, const void *const *keys, con
     return 0;
 }
 
-int exact_builder_add(struct exact_builder *b, const void *const *keys, const size_t *lens, size_t n,
-                      char *err, size_t errlen)
+int exact_builder_add(struct exact_builder *b, const void *const *keys, const size_t *lens,
+                      size_t n, char *err, size_t errlen)
 {
     uint64_t fps[1024];
     for (size_t at = 0; at < n;) {
@@ -392,7 +393,8 @@ static int emit_memory(struct exact_builder *b, struct exact_writer *w, char *er
     if (b->o.kind == EXACT_KIND_FP) {
         exact_sort_u64(b->buf, b->scratch, b->used, b->threads);
         for (size_t i = 0; i < b->used; i++)
-            if ((i == 0 || b->buf[i] != b->buf[i - 1]) && exact_writer_put(w, b->buf[i], NULL, 0) != 0)
+            if ((i == 0 || b->buf[i] != b->buf[i - 1]) &&
+                exact_writer_put(w, b->buf[i], NULL, 0) != 0)
                 return util_fail(err, errlen, "%s: write: %s", b->path, util_errno_text(errno));
         return 0;
     }
@@ -417,7 +419,8 @@ int exact_builder_finish(struct exact_builder *b, struct exact_build_stats *st, 
         return fault(b, err, errlen);
     if (b->nruns && b->used && spill(b) != 0)
         return fault(b, err, errlen);
-    struct exact_writer *w = exact_writer_open(b->path, b->o.kind, b->o.seed, b->tmpdir, err, errlen);
+    struct exact_writer *w =
+        exact_writer_open(b->path, b->o.kind, b->o.seed, b->tmpdir, err, errlen);
     if (!w)
         return -1;
     int rc = b->nruns ? merge_runs(b, w, err, errlen) : emit_memory(b, w, err, errlen);

@@ -18,7 +18,7 @@
 
 struct dslot {
     _Atomic uint64_t fp;
-    _Atomic uintptr_t key; /* keys deltas: a malloc'd [u32 length][bytes] */
+    _Atomic uintptr_t key;  /* keys deltas: a malloc'd [u32 length][bytes] */
     _Atomic uint32_t state; /* 0 empty, else enum exact_delta_state */
 };
 
@@ -51,7 +51,8 @@ static size_t home(const struct dtab *t, uint64_t fp)
 
 static const unsigned char *slot_key(const struct dslot *s, size_t *len)
 {
-    const unsigned char *k = (const unsigned char *)atomic_load_explicit(&s->key, memory_order_acquire);
+    const unsigned char *k =
+        (const unsigned char *)atomic_load_explicit(&s->key, memory_order_acquire);
     if (!k)
         return NULL;
     uint32_t l;
@@ -113,8 +114,8 @@ static int retire(struct exact_delta *d, void *p)
     return 0;
 }
 
-struct exact_delta *exact_delta_new(const struct exact_table *base, enum exact_kind kind, uint64_t seed,
-                                    char *err, size_t errlen)
+struct exact_delta *exact_delta_new(const struct exact_table *base, enum exact_kind kind,
+                                    uint64_t seed, char *err, size_t errlen)
 {
     struct exact_delta *d = calloc(1, sizeof(*d));
     struct dtab *t = dtab_new(10);
@@ -349,7 +350,8 @@ static int fentry_cmp(const void *x, const void *y)
 /* The delta's entries, sorted as the table is; NULL on no memory. */
 static struct fentry *delta_sorted(const struct exact_delta *d, size_t *n)
 {
-    const struct dtab *t = atomic_load_explicit(&((struct exact_delta *)d)->tab, memory_order_acquire);
+    const struct dtab *t =
+        atomic_load_explicit(&((struct exact_delta *)d)->tab, memory_order_acquire);
     struct fentry *e = malloc((d->used ? d->used : 1) * sizeof(*e));
     if (!e)
         return NULL;
@@ -398,8 +400,10 @@ int exact_delta_fold(const struct exact_delta *d, const struct exact_build_opts 
             be.fp = exact_table_fp_at(b, i);
             be.key = none;
             if (d->kind == EXACT_KIND_KEYS && !(be.key = exact_table_entry(b, i, &be.len))) {
-                rc = util_fail(err, errlen, "%s: exact table fails verification: key offsets out of order (entry %llu)",
-                               exact_table_name(b), (unsigned long long)i);
+                rc = util_fail(
+                    err, errlen,
+                    "%s: exact table fails verification: key offsets out of order (entry %llu)",
+                    exact_table_name(b), (unsigned long long)i);
                 break;
             }
         }

@@ -26,8 +26,8 @@ enum exact_delta_state {
 /* A delta over base (kept, not owned: it must outlive the delta), or over no
  * table (base NULL; then kind and seed say what its fold writes). NULL and
  * err on failure (no memory). Writer thread. */
-struct exact_delta *exact_delta_new(const struct exact_table *base, enum exact_kind kind, uint64_t seed,
-                                    char *err, size_t errlen);
+struct exact_delta *exact_delta_new(const struct exact_table *base, enum exact_kind kind,
+                                    uint64_t seed, char *err, size_t errlen);
 /* Frees the delta and everything it ever held (removed entries' memory is
  * kept until here, since a reader may still be looking at it). No reader may
  * be inside a lookup. */

@@ -34,9 +34,9 @@ struct exact_table;
 /* What the header says, checked (exact_table_info). */
 struct exact_info {
     enum exact_kind kind;
-    uint64_t count;      /* distinct entries */
-    uint64_t seed;       /* the fingerprint seed (exact/fp.h) */
-    uint64_t file_bytes; /* the whole file */
+    uint64_t count;       /* distinct entries */
+    uint64_t seed;        /* the fingerprint seed (exact/fp.h) */
+    uint64_t file_bytes;  /* the whole file */
     uint64_t index_bytes; /* heap a loaded table holds: fences and directory */
     uint64_t blob_bytes;  /* keys tables: the keys' bytes */
 };

@@ -53,7 +53,10 @@ static inline void exact_put32(unsigned char *p, uint32_t v)
     v = htole32(v);
     memcpy(p, &v, 4);
 }
-static inline uint64_t exact_align(uint64_t x) { return (x + EXACT_PAGE - 1) / EXACT_PAGE * EXACT_PAGE; }
+static inline uint64_t exact_align(uint64_t x)
+{
+    return (x + EXACT_PAGE - 1) / EXACT_PAGE * EXACT_PAGE;
+}
 
 struct exact_table {
     char *name;
@@ -62,12 +65,12 @@ struct exact_table {
     enum exact_kind kind;
     uint64_t count;
     struct exact_fp_secret secret;
-    const uint64_t *fps;     /* count little-endian words in the mapping */
-    uint64_t *fences;        /* heap: fences[p] = the first fingerprint of page p */
+    const uint64_t *fps; /* count little-endian words in the mapping */
+    uint64_t *fences;    /* heap: fences[p] = the first fingerprint of page p */
     uint64_t fence_count;
-    uint32_t *dir;           /* heap: dir[t] = first fence whose top dir_bits are >= t */
+    uint32_t *dir; /* heap: dir[t] = first fence whose top dir_bits are >= t */
     unsigned dir_bits;
-    const uint64_t *offs;    /* keys: count + 1 offsets into blob */
+    const uint64_t *offs; /* keys: count + 1 offsets into blob */
     const unsigned char *blob;
     uint64_t blob_bytes;
     unsigned char header[EXACT_HEADER_BYTES];

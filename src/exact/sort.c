@@ -23,7 +23,10 @@ struct msd {
     const unsigned char *arena;
 };
 
-static size_t chunk_lo(const struct msd *m, size_t c) { return m->n * c / m->chunks; }
+static size_t chunk_lo(const struct msd *m, size_t c)
+{
+    return m->n * c / m->chunks;
+}
 
 static void msd_count(void *ctx, size_t c)
 {

@@ -45,11 +45,13 @@ static int check_header(struct exact_table *t, uint64_t size, char *err, size_t 
     if (version == 0)
         return bad(err, errlen, n, "version 0");
     if (version > EXACT_VERSION)
-        return util_fail(err, errlen, "%s: exact table version %u is newer than this bloomgate reads (%u)",
-                         n, version, EXACT_VERSION);
+        return util_fail(err, errlen,
+                         "%s: exact table version %u is newer than this bloomgate reads (%u)", n,
+                         version, EXACT_VERSION);
     if (XXH3_64bits(h, EH_HEADER_SUM) != exact_get64(h + EH_HEADER_SUM))
         return bad(err, errlen, n, "header checksum mismatch");
-    if (!all_zero(h + EXACT_HEADER_BYTES, EXACT_PAGE - EXACT_HEADER_BYTES) || exact_get32(h + EH_RESERVED))
+    if (!all_zero(h + EXACT_HEADER_BYTES, EXACT_PAGE - EXACT_HEADER_BYTES) ||
+        exact_get32(h + EH_RESERVED))
         return bad(err, errlen, n, "non-zero reserved bytes in the header");
     uint32_t kind = exact_get32(h + EH_KIND);
     if (kind != EXACT_KIND_FP && kind != EXACT_KIND_KEYS)
@@ -80,7 +82,8 @@ static int check_header(struct exact_table *t, uint64_t size, char *err, size_t 
     if (exact_get64(h + EH_FILE_BYTES) != end)
         return bad(err, errlen, n, "file size field does not match the sections");
     if (size != end)
-        return util_fail(err, errlen, "%s: not a valid exact table: %s (%llu bytes, header says %llu)", n,
+        return util_fail(err, errlen,
+                         "%s: not a valid exact table: %s (%llu bytes, header says %llu)", n,
                          size < end ? "truncated" : "trailing bytes", (unsigned long long)size,
                          (unsigned long long)end);
     t->kind = (enum exact_kind)kind;
@@ -150,7 +153,8 @@ struct exact_table *exact_table_open_fd(int fd, const char *name, char *err, siz
         return NULL;
     }
     if ((uint64_t)st.st_size < EXACT_PAGE) {
-        util_fail(err, errlen, "%s: not a valid exact table: truncated (%llu bytes, the header alone is %u)",
+        util_fail(err, errlen,
+                  "%s: not a valid exact table: truncated (%llu bytes, the header alone is %u)",
                   name, (unsigned long long)st.st_size, EXACT_PAGE);
         return NULL;
     }
@@ -215,8 +219,14 @@ void exact_table_info(const struct exact_table *t, struct exact_info *out)
     out->blob_bytes = t->blob_bytes;
 }
 
-const struct exact_fp_secret *exact_table_secret(const struct exact_table *t) { return &t->secret; }
-const char *exact_table_name(const struct exact_table *t) { return t->name; }
+const struct exact_fp_secret *exact_table_secret(const struct exact_table *t)
+{
+    return &t->secret;
+}
+const char *exact_table_name(const struct exact_table *t)
+{
+    return t->name;
+}
 
 uint64_t exact_table_fp_at(const struct exact_table *t, uint64_t i)
 {
@@ -390,8 +400,8 @@ size_t exact_table_confirm(const struct exact_table *t, struct exact_probe *p, s
         if (t->kind == EXACT_KIND_FP || !p[i].key)
             out[p[i].slot] = exact_table_has_fp(t, p[i].fp);
         else
-            out[p[i].slot] = keys_match(t, exact_lower_bound(t, p[i].fp), p[i].fp, p[i].key,
-                                        p[i].len, NULL);
+            out[p[i].slot] =
+                keys_match(t, exact_lower_bound(t, p[i].fp), p[i].fp, p[i].key, p[i].len, NULL);
     }
     return pages;
 }

@@ -10,11 +10,10 @@
 #include "base/util.h"
 #include "exact/exact_int.h"
 
-static int bad(char *err, size_t errlen, const struct exact_table *t, const char *what,
-               uint64_t at)
+static int bad(char *err, size_t errlen, const struct exact_table *t, const char *what, uint64_t at)
 {
-    return util_fail(err, errlen, "%s: exact table fails verification: %s (entry %llu)", t->name, what,
-                     (unsigned long long)at);
+    return util_fail(err, errlen, "%s: exact table fails verification: %s (entry %llu)", t->name,
+                     what, (unsigned long long)at);
 }
 
 static bool zero_from(const unsigned char *p, uint64_t from, uint64_t to)
@@ -71,7 +70,8 @@ int exact_table_verify(const struct exact_table *t, char *err, size_t errlen)
     if (rc == 0 && !zero_from(fps, n * 8, exact_align(n * 8)))
         rc = bad(err, errlen, t, "non-zero padding after the fingerprints", n);
     uint64_t fence_off = exact_get64(h + EH_FENCE_OFF);
-    if (rc == 0 && !zero_from(t->map + fence_off, t->fence_count * 8, exact_align(t->fence_count * 8)))
+    if (rc == 0 &&
+        !zero_from(t->map + fence_off, t->fence_count * 8, exact_align(t->fence_count * 8)))
         rc = bad(err, errlen, t, "non-zero padding after the fence index", n);
     for (uint64_t i = 0; rc == 0 && i < n; i++) {
         uint64_t fp = exact_table_fp_at(t, i);

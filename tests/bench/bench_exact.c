@@ -45,15 +45,19 @@ static size_t key_of(char *out, uint64_t i)
     char tmp[24];
     int d = 0;
     uint64_t v = i;
-    do tmp[d++] = (char)('0' + v % 10), v /= 10;
+    do
+        tmp[d++] = (char)('0' + v % 10), v /= 10;
     while (v);
-    while (d) *p++ = tmp[--d];
+    while (d)
+        *p++ = tmp[--d];
     memcpy(p, ".example/p/", 11);
     p += 11;
     v = i * 7919 % 100003;
-    do tmp[d++] = (char)('0' + v % 10), v /= 10;
+    do
+        tmp[d++] = (char)('0' + v % 10), v /= 10;
     while (v);
-    while (d) *p++ = tmp[--d];
+    while (d)
+        *p++ = tmp[--d];
     memcpy(p, "/index.html", 11);
     p += 11;
     return (size_t)(p - out);
@@ -312,7 +316,8 @@ static void make_cold(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_exact table|keys|lmdb DIR [--keys N] [--probes N] [--cold N]\n");
+        fprintf(stderr,
+                "usage: bench_exact table|keys|lmdb DIR [--keys N] [--probes N] [--cold N]\n");
         return 2;
     }
     engine = argv[1];
@@ -338,11 +343,14 @@ int main(int argc, char **argv)
     double bt = util_now() - t0, bc = cpu_now() - c0;
     struct stat st;
     stat(path, &st);
-    printf("build                    %.1f s, %.2f M keys/s, %.1f CPU s\n", bt, (double)opt_keys / bt / 1e6, bc);
+    printf("build                    %.1f s, %.2f M keys/s, %.1f CPU s\n", bt,
+           (double)opt_keys / bt / 1e6, bc);
     /* Allocated blocks: LMDB's file is as long as its map size, sparse. */
     double bytes = (double)st.st_blocks * 512;
-    printf("file                     %.0f MB on disk, %.1f bytes a key\n", bytes / 1e6, bytes / (double)opt_keys);
-    printf("peak RSS of the build    %.0f MB\n", (double)proc_field("/proc/self/status", "VmHWM:") / 1e3);
+    printf("file                     %.0f MB on disk, %.1f bytes a key\n", bytes / 1e6,
+           bytes / (double)opt_keys);
+    printf("peak RSS of the build    %.0f MB\n",
+           (double)proc_field("/proc/self/status", "VmHWM:") / 1e3);
     open_engine();
     uint64_t found;
     run_lookups(opt_probes, true, &found, 1); /* warm the cache */
@@ -350,14 +358,16 @@ int main(int argc, char **argv)
     printf("warm hits                %.0f ns (%.0f CPU ns), %.2f M/s (found %llu of %llu)\n", hit,
            last_cpu_ns, 1e3 / hit, (unsigned long long)found, (unsigned long long)opt_probes);
     double miss = run_lookups(opt_probes, false, &found, 3);
-    printf("warm misses              %.0f ns (%.0f CPU ns), %.2f M/s (found %llu)\n", miss, last_cpu_ns,
-           1e3 / miss, (unsigned long long)found);
+    printf("warm misses              %.0f ns (%.0f CPU ns), %.2f M/s (found %llu)\n", miss,
+           last_cpu_ns, 1e3 / miss, (unsigned long long)found);
     double ppb;
     double bat = run_batches(opt_probes, 0, &ppb, 4);
-    printf("warm batch of 256 hits   %.0f ns (%.0f CPU ns) a probe, %.1f pages a batch\n", bat, last_cpu_ns, ppb);
+    printf("warm batch of 256 hits   %.0f ns (%.0f CPU ns) a probe, %.1f pages a batch\n", bat,
+           last_cpu_ns, ppb);
     for (int willneed = 0; willneed <= (strcmp(engine, "lmdb") ? 1 : 0); willneed++) {
         make_cold();
-        printf("after DONTNEED           %.1f%% of the file in the page cache\n", 100 * resident_share());
+        printf("after DONTNEED           %.1f%% of the file in the page cache\n",
+               100 * resident_share());
         uint64_t r0 = proc_field("/proc/self/io", "read_bytes:");
         double cold = run_lookups(opt_cold, true, &found, 5 + (uint64_t)willneed);
         uint64_t r1 = proc_field("/proc/self/io", "read_bytes:");
@@ -366,7 +376,8 @@ int main(int argc, char **argv)
                    (double)(r1 - r0) / 4096.0 / (double)opt_cold);
         make_cold();
         r0 = proc_field("/proc/self/io", "read_bytes:");
-        bat = run_batches(opt_cold, willneed ? EXACT_BATCH_WILLNEED : 0, &ppb, 7 + (uint64_t)willneed);
+        bat = run_batches(opt_cold, willneed ? EXACT_BATCH_WILLNEED : 0, &ppb,
+                          7 + (uint64_t)willneed);
         r1 = proc_field("/proc/self/io", "read_bytes:");
         printf("cold batch of 256 hits%s %.1f us a probe, %.2f pages read a probe\n",
                willneed ? " (WILLNEED)" : "           ", bat / 1e3,

@@ -33,12 +33,18 @@ static uint64_t g64(const unsigned char *p)
     memcpy(&v, p, 8);
     return v;
 }
-static void p64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint64_t up(uint64_t x) { return (x + 4095) / 4096 * 4096; }
+static void p64(unsigned char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+static uint64_t up(uint64_t x)
+{
+    return (x + 4095) / 4096 * 4096;
+}
 
 /* Lay out and seal a compact description as described above. */
-__attribute__((no_sanitize("coverage"))) static unsigned char *lay_out(const uint8_t *d, size_t len, uint8_t opt,
-                                                                      size_t *n)
+__attribute__((no_sanitize("coverage"))) static unsigned char *lay_out(const uint8_t *d, size_t len,
+                                                                       uint8_t opt, size_t *n)
 {
     size_t body = len > 128 ? len - 128 : 0;
     if (body > MAX_FILE - 4096)
@@ -100,7 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fuzz_in in = {data, size};
     uint8_t opt = fuzz_u8(&in);
     size_t n = in.len;
-    unsigned char *file = (opt & 1) ? lay_out(in.p, in.len, opt, &n) : (unsigned char *)fuzz_dup(in.p, in.len);
+    unsigned char *file =
+        (opt & 1) ? lay_out(in.p, in.len, opt, &n) : (unsigned char *)fuzz_dup(in.p, in.len);
     char path[64], err[512] = "";
     int fd = fuzz_memfd("exact", file, n, path);
     struct exact_table *t = exact_table_open_fd(fd, "fuzz.exact", err, sizeof(err));
@@ -137,9 +144,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const void *e = exact_table_entry(t, i, &len);
         if (info.kind == EXACT_KIND_KEYS) {
             FUZZ_CHECK(e != NULL, "entry %llu", (unsigned long long)i);
-            FUZZ_CHECK(exact_table_find(t, e, len, NULL), "entry %llu not found", (unsigned long long)i);
+            FUZZ_CHECK(exact_table_find(t, e, len, NULL), "entry %llu not found",
+                       (unsigned long long)i);
         } else {
-            FUZZ_CHECK(exact_table_has_fp(t, exact_table_fp_at(t, i)), "fp %llu", (unsigned long long)i);
+            FUZZ_CHECK(exact_table_has_fp(t, exact_table_fp_at(t, i)), "fp %llu",
+                       (unsigned long long)i);
         }
     }
     exact_table_close(t);

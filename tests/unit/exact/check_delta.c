@@ -22,7 +22,10 @@
 static const uint64_t SEED = 0x5eed5eed0badf00dull;
 enum { UNIVERSE = 3000, BASE = 1000, OPS = 20000 };
 
-static size_t key_of(char *buf, uint64_t i) { return tu_key(buf, "d-", i); }
+static size_t key_of(char *buf, uint64_t i)
+{
+    return tu_key(buf, "d-", i);
+}
 
 /* A table of keys 0..n-1 at path (n may be 0). */
 static struct exact_table *base_table(const char *path, enum exact_kind kind, uint64_t n)
@@ -124,13 +127,25 @@ static void run_ops(enum exact_kind kind, uint64_t base)
     exact_table_close(t);
 }
 
-START_TEST(test_ops_fp) { run_ops(EXACT_KIND_FP, BASE); }
+START_TEST(test_ops_fp)
+{
+    run_ops(EXACT_KIND_FP, BASE);
+}
 END_TEST
-START_TEST(test_ops_keys) { run_ops(EXACT_KIND_KEYS, BASE); }
+START_TEST(test_ops_keys)
+{
+    run_ops(EXACT_KIND_KEYS, BASE);
+}
 END_TEST
-START_TEST(test_ops_no_table) { run_ops(EXACT_KIND_FP, 0); }
+START_TEST(test_ops_no_table)
+{
+    run_ops(EXACT_KIND_FP, 0);
+}
 END_TEST
-START_TEST(test_ops_keys_no_table) { run_ops(EXACT_KIND_KEYS, 0); }
+START_TEST(test_ops_keys_no_table)
+{
+    run_ops(EXACT_KIND_KEYS, 0);
+}
 END_TEST
 
 struct reader {
@@ -208,4 +223,7 @@ static Suite *delta_suite(void)
     return s;
 }
 
-int main(void) { return tu_run(delta_suite()); }
+int main(void)
+{
+    return tu_run(delta_suite());
+}

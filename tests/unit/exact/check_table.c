@@ -81,7 +81,8 @@ static void build(const char *path, enum exact_kind kind, uint64_t total, uint64
                   uint64_t mem, unsigned threads, struct exact_build_stats *st)
 {
     char err[512] = "";
-    struct exact_build_opts o = {.path = path, .kind = kind, .seed = SEED, .mem_bytes = mem, .threads = 2};
+    struct exact_build_opts o = {
+        .path = path, .kind = kind, .seed = SEED, .mem_bytes = mem, .threads = 2};
     struct exact_builder *b = exact_builder_new(&o, err, sizeof(err));
     ck_assert_msg(b != NULL, "%s", err);
     pthread_t tid[4];
@@ -223,7 +224,8 @@ START_TEST(test_batch_equals_single)
             for (size_t i = 0; i < N; i++) {
                 uint64_t r = tu_rand(&rng);
                 size_t n = key_of(keys[i], r % 100000, r & 1 ? "key-" : "absent-");
-                p[i] = (struct exact_probe){exact_fp(exact_table_secret(t), keys[i], n), keys[i], n, i};
+                p[i] = (struct exact_probe){exact_fp(exact_table_secret(t), keys[i], n), keys[i], n,
+                                            i};
                 single[i] = exact_table_find(t, keys[i], n, NULL);
                 out[i] = !single[i];
             }
@@ -247,7 +249,6 @@ START_TEST(test_batch_equals_single)
     }
 }
 END_TEST
-
 
 /* The radix sorts against qsort: fingerprints from a narrow range (many
  * repeats, many empty buckets) and from the whole range; keys entries with
@@ -282,7 +283,8 @@ START_TEST(test_sorts)
         ck_assert_uint_le(e[i - 1].fp, e[i].fp);
         if (e[i - 1].fp == e[i].fp) {
             size_t la = e[i - 1].ref & 0xffff, lb = e[i].ref & 0xffff;
-            int c = memcmp(arena + (e[i - 1].ref >> 16), arena + (e[i].ref >> 16), la < lb ? la : lb);
+            int c =
+                memcmp(arena + (e[i - 1].ref >> 16), arena + (e[i].ref >> 16), la < lb ? la : lb);
             ck_assert(c < 0 || (c == 0 && la < lb));
         }
     }
@@ -359,7 +361,6 @@ START_TEST(test_builder_refusals)
 }
 END_TEST
 
-
 static uint64_t get64(const unsigned char *p)
 {
     uint64_t v;
@@ -367,11 +368,20 @@ static uint64_t get64(const unsigned char *p)
     return v; /* the tests run on little-endian hosts, as the layout is */
 }
 
-static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(unsigned char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+static void put32(unsigned char *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
 
 /* Recompute the header checksum after a test changed a field. */
-static void reseal(unsigned char *f) { put64(f + OFF_HEADER_SUM, XXH3_64bits(f, OFF_HEADER_SUM)); }
+static void reseal(unsigned char *f)
+{
+    put64(f + OFF_HEADER_SUM, XXH3_64bits(f, OFF_HEADER_SUM));
+}
 
 static void reseal_fences(unsigned char *f)
 {
@@ -381,7 +391,8 @@ static void reseal_fences(unsigned char *f)
 }
 
 /* A table of n keys of the kind, as bytes; its path in path. */
-static unsigned char *base_file(char *path, size_t plen, enum exact_kind kind, uint64_t n, size_t *len)
+static unsigned char *base_file(char *path, size_t plen, enum exact_kind kind, uint64_t n,
+                                size_t *len)
 {
     tu_path(path, plen, kind == EXACT_KIND_FP ? "d.exact" : "dk.exact");
     build(path, kind, n, n, 0, 1, NULL);
@@ -430,9 +441,12 @@ START_TEST(test_header_damage)
         c[i] ^= 0x20;
         /* The version is read before the checksum: a newer format may seal its header otherwise. */
         refused(path, c, len,
-                i < 8 ? "bad magic" : i < 12 ? "newer than" : i < 128 ? "header checksum" : "reserved");
+                i < 8     ? "bad magic"
+                : i < 12  ? "newer than"
+                : i < 128 ? "header checksum"
+                          : "reserved");
     }
-#define SEALED(stmt, want)                                                                          \
+#define SEALED(stmt, want)                                                                         \
     do {                                                                                           \
         memcpy(c, f, len);                                                                         \
         stmt;                                                                                      \
@@ -535,7 +549,8 @@ START_TEST(test_keys_damage)
     put64(c + offs_off + 8 * 2000, get64(c + offs_off + 8 * 2000) - 1);
     refused(path, c, len, "key offsets do not span");
     memcpy(c, f, len);
-    put64(c + offs_off + 8 * 6, get64(c + offs_off + 8 * 5) - 1); /* entry 5 ends before it starts */
+    put64(c + offs_off + 8 * 6,
+          get64(c + offs_off + 8 * 5) - 1); /* entry 5 ends before it starts */
     put64(c + OFF_KEYS_SUM, XXH3_64bits(c + offs_off, len - offs_off));
     reseal(c);
     fails_verify(path, c, len, "key offsets out of order");
@@ -579,4 +594,7 @@ static Suite *table_suite(void)
     return s;
 }
 
-int main(void) { return tu_run(table_suite()); }
+int main(void)
+{
+    return tu_run(table_suite());
+}
