@@ -368,6 +368,53 @@ static uint64_t probe_page(const struct exact_table *t, uint64_t fp)
     return q == 0 ? UINT64_MAX : q - 1;
 }
 
+/* Ask for the bytes [a, a + len) of the mapping ahead of their read: the
+ * kernel's read of their pages (WILLNEED) or the cache's of their first line. */
+static void ask_ahead(const struct exact_table *t, const void *a, size_t len, unsigned flags)
+{
+    if (!(flags & EXACT_BATCH_WILLNEED)) {
+        __builtin_prefetch(a, 0, 0);
+        return;
+    }
+    uintptr_t start = (uintptr_t)a & ~(uintptr_t)(EXACT_PAGE - 1);
+    uintptr_t end = (uintptr_t)a + len;
+    if (end > (uintptr_t)t->map + t->map_bytes)
+        end = (uintptr_t)t->map + t->map_bytes;
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_WILLNEED);
+}
+
+/* A keys table's batch, its fingerprint pages already asked for: three
+ * rounds, each asking for the next section's pages for the whole batch
+ * before reading any (positions, then offsets, then key bytes), so the
+ * batch waits for three rounds of reads in parallel rather than three reads
+ * a probe in a row. -1 when there is no memory for the positions (the
+ * caller then answers one probe at a time). */
+static int confirm_keys(const struct exact_table *t, const struct exact_probe *p, size_t n,
+                        bool *out, unsigned flags)
+{
+    uint64_t *pos = malloc(n * sizeof(*pos));
+    if (!pos)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        pos[i] = p[i].key ? exact_lower_bound(t, p[i].fp) : 0;
+        if (p[i].key && pos[i] < t->count && exact_table_fp_at(t, pos[i]) == p[i].fp)
+            ask_ahead(t, t->offs + pos[i], 16, flags);
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const void *e;
+        if (p[i].key && pos[i] < t->count && exact_table_fp_at(t, pos[i]) == p[i].fp &&
+            (e = exact_table_entry(t, pos[i], &len)))
+            ask_ahead(t, e, len, flags);
+    }
+    for (size_t i = 0; i < n; i++)
+        out[p[i].slot] = p[i].key ? keys_match(t, pos[i], p[i].fp, p[i].key, p[i].len, NULL)
+                                  : exact_table_has_fp(t, p[i].fp);
+    free(pos);
+    return 0;
+}
+
 size_t exact_table_confirm(const struct exact_table *t, struct exact_probe *p, size_t n, bool *out,
                            unsigned flags)
 {
@@ -396,6 +443,8 @@ size_t exact_table_confirm(const struct exact_table *t, struct exact_probe *p, s
         else
             __builtin_prefetch(base + pg * EXACT_PAGE + EXACT_PAGE / 2, 0, 0);
     }
+    if (t->kind == EXACT_KIND_KEYS && confirm_keys(t, p, n, out, flags) == 0)
+        return pages;
     for (size_t i = 0; i < n; i++) {
         if (t->kind == EXACT_KIND_FP || !p[i].key)
             out[p[i].slot] = exact_table_has_fp(t, p[i].fp);

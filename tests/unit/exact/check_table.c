@@ -335,6 +335,32 @@ START_TEST(test_keys_fingerprint_run)
 }
 END_TEST
 
+/* A loaded table keeps serving after its file is deleted, or replaced by
+ * rename with a table of other keys: the mapping is its own. */
+START_TEST(test_file_gone_after_load)
+{
+    char path[4200], other[4200], err[512] = "", buf[64];
+    tu_path(path, sizeof(path), "gone.exact");
+    tu_path(other, sizeof(other), "other.exact");
+    for (int kind = EXACT_KIND_FP; kind <= EXACT_KIND_KEYS; kind++) {
+        build(path, (enum exact_kind)kind, 5000, 5000, 0, 1, NULL);
+        struct exact_table *t = exact_table_open(path, err, sizeof(err));
+        ck_assert_msg(t != NULL, "%s", err);
+        build(other, (enum exact_kind)kind, 10, 10, 0, 1, NULL);
+        ck_assert_int_eq(rename(other, path), 0);
+        for (int round = 0; round < 2; round++) {
+            for (uint64_t i = 0; i < 5000; i++) {
+                size_t n = key_of(buf, i, "key-");
+                ck_assert_msg(exact_table_find(t, buf, n, NULL), "key %s", buf);
+            }
+            ck_assert_int_eq(exact_table_verify(t, err, sizeof(err)), 0);
+            unlink(path);
+        }
+        exact_table_close(t);
+    }
+}
+END_TEST
+
 START_TEST(test_builder_refusals)
 {
     char err[512] = "", path[4200];
@@ -583,6 +609,7 @@ static Suite *table_suite(void)
     tcase_add_test(tc, test_empty_and_tiny);
     tcase_add_test(tc, test_batch_equals_single);
     tcase_add_test(tc, test_builder_refusals);
+    tcase_add_test(tc, test_file_gone_after_load);
     tcase_add_test(tc, test_sorts);
     tcase_add_test(tc, test_keys_fingerprint_run);
     suite_add_tcase(s, tc);
