@@ -218,7 +218,8 @@ static void slot_move(struct dslot *to, struct dslot *from)
                           memory_order_relaxed);
 }
 
-/* Twice the slots, every entry rehashed; the old array retired. Under write_begin. */
+/* Twice the slots, every entry rehashed, the new array published and the old
+ * one retired (readers may still be in it; it does not change). */
 static int grow(struct exact_delta *d)
 {
     struct dtab *old = atomic_load_explicit(&d->tab, memory_order_relaxed);
@@ -264,7 +265,11 @@ static void erase(struct exact_delta *d, struct dtab *t, size_t i)
     d->used--;
 }
 
-/* Insert (fp, key) with state st at the empty slot the probe found. */
+/* Insert (fp, key) with state st. The key's copy and any growth of the array
+ * happen before the sequence number turns odd: growth builds a new array
+ * that no reader sees until its pointer is published, with the same entries
+ * as the old one, which a reader may go on reading. So readers wait only for
+ * the three stores into one slot. */
 static int insert(struct exact_delta *d, uint64_t fp, const void *key, size_t len, uint32_t st)
 {
     uintptr_t copy = 0;
@@ -287,9 +292,11 @@ static int insert(struct exact_delta *d, uint64_t fp, const void *key, size_t le
     }
     uint32_t old;
     size_t i = probe(d, t, fp, key, len, &old);
+    write_begin(d);
     atomic_store_explicit(&t->s[i].fp, fp, memory_order_relaxed);
     atomic_store_explicit(&t->s[i].key, copy, memory_order_release);
     atomic_store_explicit(&t->s[i].state, st, memory_order_relaxed);
+    write_end(d);
     d->used++;
     return 0;
 }
@@ -306,19 +313,18 @@ static int change(struct exact_delta *d, const void *key, size_t len, bool want)
     bool now = st == EXACT_DELTA_ADDED || (st == 0 && base_has(d, key, len));
     if (now == want)
         return 0;
-    int rc = 0;
-    write_begin(d);
     if (st) { /* an added entry removed, or a tombstone lifted: the table's answer again */
+        write_begin(d);
         erase(d, t, i);
+        write_end(d);
         atomic_fetch_sub_explicit(st == EXACT_DELTA_ADDED ? &d->added : &d->removed, 1,
                                   memory_order_relaxed);
-    } else {
-        rc = insert(d, fp, key, len, want ? EXACT_DELTA_ADDED : EXACT_DELTA_REMOVED);
-        if (rc == 0)
-            atomic_fetch_add_explicit(want ? &d->added : &d->removed, 1, memory_order_relaxed);
+        return 1;
     }
-    write_end(d);
-    return rc == 0 ? 1 : -1;
+    if (insert(d, fp, key, len, want ? EXACT_DELTA_ADDED : EXACT_DELTA_REMOVED) != 0)
+        return -1;
+    atomic_fetch_add_explicit(want ? &d->added : &d->removed, 1, memory_order_relaxed);
+    return 1;
 }
 
 int exact_delta_add(struct exact_delta *d, const void *key, size_t len)

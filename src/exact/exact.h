@@ -39,6 +39,9 @@ struct exact_info {
     uint64_t file_bytes;  /* the whole file */
     uint64_t index_bytes; /* heap a loaded table holds: fences and directory */
     uint64_t blob_bytes;  /* keys tables: the keys' bytes */
+    /* The header checksum, which covers every section's checksum: what a
+     * filter file records to name the table it was built with. */
+    uint64_t checksum;
 };
 
 /* Map the table at path, after checking its header, its sizes against the

@@ -217,6 +217,7 @@ void exact_table_info(const struct exact_table *t, struct exact_info *out)
     out->file_bytes = t->map_bytes;
     out->index_bytes = t->fence_count * 8 + (((uint64_t)1 << t->dir_bits) + 1) * 4;
     out->blob_bytes = t->blob_bytes;
+    out->checksum = exact_get64(t->header + EH_HEADER_SUM);
 }
 
 const struct exact_fp_secret *exact_table_secret(const struct exact_table *t)

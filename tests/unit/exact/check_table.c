@@ -120,6 +120,11 @@ static void check_against_naive(const char *path, enum exact_kind kind, uint64_t
     ck_assert_int_eq(info.kind, kind);
     ck_assert_uint_eq(info.count, distinct);
     ck_assert_uint_eq(info.seed, SEED);
+    size_t flen;
+    unsigned char *raw = tu_read_file(path, &flen);
+    ck_assert_uint_eq(info.file_bytes, flen);
+    ck_assert_uint_eq(info.checksum, XXH3_64bits(raw, 120));
+    free(raw);
     struct exact_fp_secret sec;
     exact_fp_init(&sec, SEED);
     uint64_t *naive = malloc(distinct * 8);
