@@ -334,8 +334,24 @@ static void heap_down(struct rd **h, size_t n, size_t i)
     }
 }
 
-/* Merge every run into the writer, dropping repeats across runs. */
-static int merge_runs(struct exact_builder *b, struct exact_writer *w, char *err, size_t errlen)
+/* Where the merged entries go: the writer, or (w NULL) a count of the
+ * entries and their key bytes, for a keys table's writer to be sized first. */
+struct sink {
+    struct exact_writer *w;
+    uint64_t count, blob;
+};
+
+static int sink_put(struct sink *s, uint64_t fp, const void *key, size_t len)
+{
+    if (s->w)
+        return exact_writer_put(s->w, fp, key, len);
+    s->count++;
+    s->blob += len;
+    return 0;
+}
+
+/* Merge every run into the sink, dropping repeats across runs. */
+static int merge_runs(struct exact_builder *b, struct sink *w, char *err, size_t errlen)
 {
     size_t n = b->nruns;
     struct rd *rds = calloc(n, sizeof(*rds));
@@ -363,7 +379,7 @@ static int merge_runs(struct exact_builder *b, struct exact_writer *w, char *err
     while (rc == 0 && live) {
         struct rd *r = heap[0];
         if (!have_last || rec_cmp(last_fp, last, last_len, r->fp, r->key, r->klen) != 0) {
-            if (exact_writer_put(w, r->fp, r->key, r->klen) != 0) {
+            if (sink_put(w, r->fp, r->key, r->klen) != 0) {
                 rc = util_fail(err, errlen, "%s: write: %s", b->path, util_errno_text(errno));
                 break;
             }
@@ -387,18 +403,15 @@ static int merge_runs(struct exact_builder *b, struct exact_writer *w, char *err
     return rc;
 }
 
-/* The buffer, sorted, straight to the writer (no run was spilled). */
-static int emit_memory(struct exact_builder *b, struct exact_writer *w, char *err, size_t errlen)
+/* The sorted buffer, without repeats, to the sink (no run was spilled). */
+static int emit_memory(struct exact_builder *b, struct sink *w, char *err, size_t errlen)
 {
     if (b->o.kind == EXACT_KIND_FP) {
-        exact_sort_u64(b->buf, b->scratch, b->used, b->threads);
         for (size_t i = 0; i < b->used; i++)
-            if ((i == 0 || b->buf[i] != b->buf[i - 1]) &&
-                exact_writer_put(w, b->buf[i], NULL, 0) != 0)
+            if ((i == 0 || b->buf[i] != b->buf[i - 1]) && sink_put(w, b->buf[i], NULL, 0) != 0)
                 return util_fail(err, errlen, "%s: write: %s", b->path, util_errno_text(errno));
         return 0;
     }
-    exact_sort_kent(b->ents, b->kscr, b->used, b->arena, b->threads);
     const struct exact_kent *e = b->ents;
     for (size_t i = 0; i < b->used; i++) {
         size_t len = e[i].ref & 0xffff;
@@ -406,12 +419,15 @@ static int emit_memory(struct exact_builder *b, struct exact_writer *w, char *er
         if (i && rec_cmp(e[i].fp, k, len, e[i - 1].fp, b->arena + (e[i - 1].ref >> 16),
                          e[i - 1].ref & 0xffff) == 0)
             continue;
-        if (exact_writer_put(w, e[i].fp, k, len) != 0)
+        if (sink_put(w, e[i].fp, k, len) != 0)
             return util_fail(err, errlen, "%s: write: %s", b->path, util_errno_text(errno));
     }
     return 0;
 }
 
+/* A keys table is merged twice: once to count its entries and key bytes, so
+ * that the writer puts every section straight in its place (no temporary
+ * files appended behind the fingerprints), once to write them. */
 int exact_builder_finish(struct exact_builder *b, struct exact_build_stats *st, char *err,
                          size_t errlen)
 {
@@ -419,17 +435,30 @@ int exact_builder_finish(struct exact_builder *b, struct exact_build_stats *st, 
         return fault(b, err, errlen);
     if (b->nruns && b->used && spill(b) != 0)
         return fault(b, err, errlen);
-    struct exact_writer *w =
-        exact_writer_open(b->path, b->o.kind, b->o.seed, b->tmpdir, err, errlen);
-    if (!w)
+    if (!b->nruns) {
+        if (b->o.kind == EXACT_KIND_FP)
+            exact_sort_u64(b->buf, b->scratch, b->used, b->threads);
+        else
+            exact_sort_kent(b->ents, b->kscr, b->used, b->arena, b->threads);
+    }
+    struct sink sk = {0};
+    if (b->o.kind == EXACT_KIND_KEYS) {
+        int rc = b->nruns ? merge_runs(b, &sk, err, errlen) : emit_memory(b, &sk, err, errlen);
+        if (rc != 0)
+            return -1;
+        sk.w = exact_writer_open_sized(b->path, b->o.seed, sk.count, sk.blob, err, errlen);
+    } else {
+        sk.w = exact_writer_open(b->path, b->o.kind, b->o.seed, b->tmpdir, err, errlen);
+    }
+    if (!sk.w)
         return -1;
-    int rc = b->nruns ? merge_runs(b, w, err, errlen) : emit_memory(b, w, err, errlen);
+    int rc = b->nruns ? merge_runs(b, &sk, err, errlen) : emit_memory(b, &sk, err, errlen);
     if (rc != 0) {
-        exact_writer_abort(w);
+        exact_writer_abort(sk.w);
         return -1;
     }
     struct exact_build_stats s = {.keys_in = b->keys_in, .runs = b->nruns};
-    if (exact_writer_commit(w, &s.count, &s.file_bytes, err, errlen) != 0)
+    if (exact_writer_commit(sk.w, &s.count, &s.file_bytes, err, errlen) != 0)
         return -1;
     if (st)
         *st = s;

@@ -86,6 +86,11 @@ uint64_t exact_lower_bound(const struct exact_table *t, uint64_t fp);
 struct exact_writer;
 struct exact_writer *exact_writer_open(const char *path, enum exact_kind kind, uint64_t seed,
                                        const char *tmpdir, char *err, size_t errlen);
+/* A keys table whose distinct entries and key bytes are known before the
+ * first put: every section goes straight to its place in the one file, with
+ * no temporary files to append. Commit fails if the puts do not match. */
+struct exact_writer *exact_writer_open_sized(const char *path, uint64_t seed, uint64_t count,
+                                             uint64_t blob_bytes, char *err, size_t errlen);
 int exact_writer_put(struct exact_writer *w, uint64_t fp, const void *key, size_t len);
 /* Commit and free w; 0, or -1 with the reason (the temporary file removed). */
 int exact_writer_commit(struct exact_writer *w, uint64_t *count, uint64_t *file_bytes, char *err,

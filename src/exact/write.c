@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 /* A buffered writer that hashes what it writes. */
 struct bufw {
     int fd;
+    int64_t pos; /* where the next flush goes (pwrite), or -1: the fd's offset (write) */
     unsigned char *buf;
     size_t used;
     uint64_t written;
@@ -29,8 +31,22 @@ struct bufw {
 
 static int bufw_flush(struct bufw *b)
 {
-    if (b->used && !b->err && util_write_all(b->fd, b->buf, b->used) != 0)
-        b->err = errno ? errno : EIO;
+    if (b->used && !b->err) {
+        if (b->pos < 0) {
+            if (util_write_all(b->fd, b->buf, b->used) != 0)
+                b->err = errno ? errno : EIO;
+        } else {
+            for (size_t done = 0; done < b->used && !b->err;) {
+                ssize_t k = pwrite(b->fd, b->buf + done, b->used - done, (off_t)b->pos);
+                if (k < 0 && errno == EINTR)
+                    continue;
+                if (k <= 0)
+                    b->err = k < 0 ? errno : EIO;
+                else
+                    done += (size_t)k, b->pos += k;
+            }
+        }
+    }
     b->used = 0;
     return b->err ? -1 : 0;
 }
@@ -61,9 +77,10 @@ static void bufw_pad(struct bufw *b)
         bufw_put(b, zero, k);
 }
 
-static int bufw_init(struct bufw *b, int fd)
+static int bufw_init(struct bufw *b, int fd, int64_t pos)
 {
     b->fd = fd;
+    b->pos = pos;
     b->buf = malloc(BUFW_BYTES);
     XXH3_64bits_reset(&b->st);
     return b->buf ? 0 : -1;
@@ -77,6 +94,10 @@ struct exact_writer {
     uint64_t count, last_fp;
     uint64_t *fences;
     uint64_t fence_cap;
+    /* Sized (exact_writer_open_sized): every section written in place in the
+     * one file; the count and key bytes promised. */
+    bool sized;
+    uint64_t want_count, want_blob, offs_off, blob_off;
 };
 
 void exact_dirname(const char *path, char *buf, size_t len)
@@ -112,9 +133,9 @@ void exact_writer_abort(struct exact_writer *w)
         close(w->fp.fd);
         unlink(w->tmp);
     }
-    if (w->offs.fd >= 0)
+    if (w->offs.fd >= 0 && !w->sized)
         close(w->offs.fd);
-    if (w->blob.fd >= 0)
+    if (w->blob.fd >= 0 && !w->sized)
         close(w->blob.fd);
     free(w->fp.buf);
     free(w->offs.buf);
@@ -140,7 +161,7 @@ struct exact_writer *exact_writer_open(const char *path, enum exact_kind kind, u
         free(w);
         return NULL;
     }
-    if (bufw_init(&w->fp, fd) != 0 || lseek(fd, EXACT_PAGE, SEEK_SET) < 0)
+    if (bufw_init(&w->fp, fd, -1) != 0 || lseek(fd, EXACT_PAGE, SEEK_SET) < 0)
         goto oom;
     if (kind == EXACT_KIND_KEYS) {
         char dir[4096];
@@ -153,7 +174,7 @@ struct exact_writer *exact_writer_open(const char *path, enum exact_kind kind, u
             exact_writer_abort(w);
             return NULL;
         }
-        if (bufw_init(&w->offs, w->offs.fd) != 0 || bufw_init(&w->blob, w->blob.fd) != 0)
+        if (bufw_init(&w->offs, w->offs.fd, -1) != 0 || bufw_init(&w->blob, w->blob.fd, -1) != 0)
             goto oom;
     }
     return w;
@@ -161,6 +182,40 @@ oom:
     util_fail(err, errlen, "%s: out of memory", path);
     exact_writer_abort(w);
     return NULL;
+}
+
+struct exact_writer *exact_writer_open_sized(const char *path, uint64_t seed, uint64_t count,
+                                             uint64_t blob_bytes, char *err, size_t errlen)
+{
+    struct exact_writer *w = calloc(1, sizeof(*w));
+    if (!w) {
+        util_fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->fp.fd = w->offs.fd = w->blob.fd = -1;
+    w->kind = EXACT_KIND_KEYS;
+    w->seed = seed;
+    w->sized = true;
+    w->want_count = count;
+    w->want_blob = blob_bytes;
+    uint64_t fences = (count + EXACT_PER_PAGE - 1) / EXACT_PER_PAGE;
+    w->offs_off = EXACT_PAGE + exact_align(count * 8) + exact_align(fences * 8);
+    w->blob_off = w->offs_off + exact_align((count + 1) * 8);
+    snprintf(w->path, sizeof(w->path), "%s", path);
+    int fd = util_tmpfile_beside(path, w->tmp, sizeof(w->tmp), err, errlen);
+    if (fd < 0) {
+        free(w);
+        return NULL;
+    }
+    w->fp.fd = w->offs.fd = w->blob.fd = fd;
+    if (bufw_init(&w->fp, fd, EXACT_PAGE) != 0 ||
+        bufw_init(&w->offs, fd, (int64_t)w->offs_off) != 0 ||
+        bufw_init(&w->blob, fd, (int64_t)w->blob_off) != 0) {
+        util_fail(err, errlen, "%s: out of memory", path);
+        exact_writer_abort(w);
+        return NULL;
+    }
+    return w;
 }
 
 int exact_writer_put(struct exact_writer *w, uint64_t fp, const void *key, size_t len)
@@ -213,6 +268,25 @@ static int append_file(struct bufw *dst, int src, uint64_t n)
     return bufw_flush(dst);
 }
 
+/* XXH3-64 of the file's bytes [from, to), read back (a sized keys table's
+ * offsets and key bytes, written in two streams at once). */
+static int hash_back(int fd, uint64_t from, uint64_t to, uint64_t *sum)
+{
+    unsigned char *buf = malloc(BUFW_BYTES);
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
+    int rc = buf ? 0 : -1;
+    for (uint64_t off = from; rc == 0 && off < to;) {
+        size_t k = to - off > BUFW_BYTES ? BUFW_BYTES : (size_t)(to - off);
+        rc = util_pread_all(fd, buf, k, (off_t)off);
+        XXH3_64bits_update(&st, buf, k);
+        off += k;
+    }
+    free(buf);
+    *sum = XXH3_64bits_digest(&st);
+    return rc;
+}
+
 int exact_writer_commit(struct exact_writer *w, uint64_t *count, uint64_t *file_bytes, char *err,
                         size_t errlen)
 {
@@ -228,7 +302,25 @@ int exact_writer_commit(struct exact_writer *w, uint64_t *count, uint64_t *file_
     uint64_t fence_sum = XXH3_64bits_digest(&w->fp.st);
     bufw_pad(&w->fp);
     uint64_t end = EXACT_PAGE + w->fp.written, offs_off = 0, blob_off = 0, keys_sum = 0;
-    if (w->kind == EXACT_KIND_KEYS) {
+    if (w->sized) {
+        if (n != w->want_count || w->blob.written != w->want_blob) {
+            util_fail(err, errlen,
+                      "%s: %llu entries and %llu key bytes written, %llu and %llu promised", w->tmp,
+                      (unsigned long long)n, (unsigned long long)w->blob.written,
+                      (unsigned long long)w->want_count, (unsigned long long)w->want_blob);
+            exact_writer_abort(w);
+            return -1;
+        }
+        uint64_t le = htole64(w->blob.written);
+        bufw_put(&w->offs, &le, 8);
+        bufw_pad(&w->offs);
+        if (bufw_flush(&w->fp) != 0 || bufw_flush(&w->offs) != 0 || bufw_flush(&w->blob) != 0 ||
+            hash_back(w->fp.fd, w->offs_off, w->blob_off + w->blob.written, &keys_sum) != 0)
+            goto io;
+        offs_off = w->offs_off;
+        blob_off = w->blob_off;
+        end = blob_off + w->blob.written;
+    } else if (w->kind == EXACT_KIND_KEYS) {
         uint64_t le = htole64(w->blob.written);
         bufw_put(&w->offs, &le, 8);
         bufw_pad(&w->offs);
