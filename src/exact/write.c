@@ -1,8 +1,10 @@
 /* write: the table writer (exact_int.h). Fingerprints stream into the target's
- * temporary file from offset 4096; a keys table's offsets and bytes stream into
- * two unlinked temporary files, appended behind the fences at the end, when
- * their place is known. The fences (one word per 4096-byte page) are the only
- * thing held in memory. Caller's thread. */
+ * temporary file from offset 4096. A keys table's offsets and bytes go straight
+ * to their places in the same file when the builder knows the count and the
+ * key bytes beforehand (exact_writer_open_sized); otherwise (the fold) they
+ * stream into two unlinked temporary files, appended behind the fences at the
+ * end. The fences (one word per 4096-byte page) are all that is held in
+ * memory. Caller's thread. */
 #include "config.h"
 
 #include <errno.h>
