@@ -5,7 +5,7 @@
  * ENGINE is `table` (a fingerprint table), `keys` (a keys table) or `lmdb`
  * (LMDB keyed by the same 64-bit fingerprints, MDB_INTEGERKEY, empty values,
  * bulk-loaded sorted with MDB_APPEND: its fastest load). Keys are synthetic
- * URLs of about 40 bytes, key i for i < N present, i >= N absent. Printed:
+ * URLs of 39 to 50 bytes, key i for i < N present, i >= N absent. Printed:
  * build seconds, keys/s and CPU seconds; the file's size; warm lookups/s for
  * hits and misses (one thread, the key hashed in each lookup); batches of 256
  * hits (ns a probe, pages a batch); cold lookups after
