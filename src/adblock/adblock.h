@@ -49,6 +49,26 @@ enum adblock_method {
 };
 int adblock_method_parse(const char *s, size_t n);
 
+/* Whether item is a URL without a scheme (a bare host `tracker.example`,
+ * `host/path`, a CONNECT's `host:443`), which a server reads as `https://`
+ * and the item: a top-level request to it, so that `||host^` rules answer
+ * for a host as they would for its page. The matcher itself passes a URL it
+ * cannot read as http(s), ws(s) or data. Pure. */
+bool adblock_needs_scheme(const char *item, size_t len);
+
+/* A browser's Sec-Fetch-Dest value (or an Adblock type name) as a request
+ * type: workers and worklets are scripts, `empty` (fetch, XHR) is
+ * xmlhttprequest, `report` and `manifest` are other. -1 if unknown. */
+int adblock_fetch_dest_parse(const char *s, size_t n);
+
+/* One word after a URL: `type=T` (adblock_fetch_dest_parse), `from=URL`
+ * (the page; not copied: *from points into w) or `method=M`; the value `-`
+ * unsets the field. 1 with the field set, 0 if w is not a context word, -1
+ * with err if its value is bad. Pure; for the line protocol's parser and
+ * the tool. */
+int adblock_context_word(const char *w, size_t n, int *type, int *method, const char **from,
+                         size_t *from_len, char *err, size_t errlen);
+
 /* What one list line is. Only ADBLOCK_NETWORK lines can decide a verdict; the
  * others are counted by class in the build summary (docs/url-matching.md says
  * why a gateway cannot act on each). */

@@ -8,7 +8,7 @@ libadblock_la_SOURCES = \
 	%reldir%/adblock.h %reldir%/engine_int.h \
 	%reldir%/rule.c %reldir%/rule.h %reldir%/syntax.h \
 	%reldir%/options.c %reldir%/options.h \
-	%reldir%/request.c \
+	%reldir%/request.c %reldir%/context.c \
 	%reldir%/match.c \
 	%reldir%/engine.c \
 	%reldir%/tokens.c \

@@ -45,12 +45,20 @@ enum {
     OFF_FUSE_SEG_LOG = 100, /* version 3, fuse: log2 of the segment length */
     OFF_FUSE_SEGMENTS = 104, /* version 3, fuse: segments per shard */
     OFF_RESERVED_V3 = 108,
+    OFF_SECTION_BYTES = 108, /* version 4: bytes of the section after the last shard */
+    OFF_SECTION_KIND = 116,  /* version 4: what the section holds */
     OFF_HEADER_SUM = 120,
 };
 
 #define CHUNK (8u << 20) /* bytes read per pread while verifying */
 
-static const char *const keys_names[FILTER_KEYS_COUNT] = {"exact", "host", "url"};
+static const char *const keys_names[FILTER_KEYS_COUNT] = {"exact", "host", "url", "adblock"};
+
+/* A section's own head: its body's length and XXH3-64 (seed 0). */
+#define SECTION_HEAD 16u
+/* Bodies above this are refused before any allocation (a compiled list of
+ * ten million rules is well under it). */
+#define SECTION_MAX (1ull << 34)
 
 const char *format_keys_name(enum filter_keys keys)
 {
@@ -195,16 +203,34 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
     uint32_t keys = le_get32(hdr + OFF_KEYS);
     if (info->version >= FORMAT_VERSION_KEYS && keys >= FILTER_KEYS_COUNT) {
         snprintf(err, errlen,
-                 "%s: unknown key kind %u (this bloomgate knows 0 exact, 1 host, 2 url); a newer "
-                 "bloomgate may have written it",
+                 "%s: unknown key kind %u (this bloomgate knows 0 exact, 1 host, 2 url, 3 "
+                 "adblock); a newer bloomgate may have written it",
                  path, keys);
         return -1;
     }
     info->keys = (enum filter_keys)keys;
+    bool v4 = info->version >= FORMAT_VERSION_SECTION;
+    if (v4) {
+        info->section_bytes = le_get64(hdr + OFF_SECTION_BYTES);
+        info->section_kind = le_get32(hdr + OFF_SECTION_KIND);
+        /* The adblock kind is a compiled engine in the section; nothing else is. */
+        if ((info->keys == FILTER_KEYS_ADBLOCK) != (info->section_kind == FORMAT_SECTION_ADBLOCK) ||
+            info->section_bytes < SECTION_HEAD || info->section_bytes > SECTION_HEAD + SECTION_MAX) {
+            snprintf(err, errlen,
+                     "%s: corrupt header: key kind %s with section kind %u of %llu bytes", path,
+                     format_keys_name(info->keys), info->section_kind,
+                     (unsigned long long)info->section_bytes);
+            return -1;
+        }
+    } else if (info->keys == FILTER_KEYS_ADBLOCK) {
+        snprintf(err, errlen, "%s: corrupt header: the adblock kind in a version-%u file", path,
+                 info->version);
+        return -1;
+    }
     int nonzero = le_get32(hdr + OFF_FLAGS) != 0;
     if (info->version < FORMAT_VERSION_KEYS)
         nonzero |= keys != 0;
-    for (int i = v3 ? OFF_RESERVED_V3 : OFF_RESERVED; i < OFF_HEADER_SUM; i++)
+    for (int i = v4 ? OFF_HEADER_SUM : v3 ? OFF_RESERVED_V3 : OFF_RESERVED; i < OFF_HEADER_SUM; i++)
         nonzero |= hdr[i] != 0;
     if (nonzero) {
         snprintf(err, errlen, "%s: corrupt header: reserved fields are not zero", path);
@@ -219,10 +245,13 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
         return -1;
     }
     /* plan_validate bounded bits * shards to 1 TiB, so this cannot overflow. */
-    uint64_t expect = info->payload_offset + info->shard_stride * shards;
+    info->section_offset = info->payload_offset + info->shard_stride * shards;
+    uint64_t expect = info->section_offset + info->section_bytes;
     if (file_size != expect) {
         snprintf(err, errlen, "%s: %s: %llu bytes, the header says %llu", path,
-                 file_size < expect ? "truncated" : "trailing bytes after the last shard",
+                 file_size < expect ? "truncated"
+                 : v4               ? "trailing bytes after the section"
+                                    : "trailing bytes after the last shard",
                  (unsigned long long)file_size, (unsigned long long)expect);
         return -1;
     }
@@ -467,9 +496,93 @@ struct filter *format_load(const char *path, unsigned threads, char *err, size_t
     return f;
 }
 
+/* Read the section at fd's info->section_offset whole and check its length
+ * and checksum. Loader or tool thread. */
+static int section_read_fd(const char *path, int fd, const struct format_info *info, void **out,
+                           size_t *len, char *err, size_t errlen)
+{
+    unsigned char head[SECTION_HEAD];
+    *out = NULL;
+    *len = 0;
+    if (info->section_bytes < SECTION_HEAD) {
+        snprintf(err, errlen, "%s: the file holds no section", path);
+        return -1;
+    }
+    if (util_pread_all(fd, head, SECTION_HEAD, (off_t)info->section_offset) != 0) {
+        snprintf(err, errlen, "%s: cannot read the section: %s", path,
+                 errno ? strerror(errno) : "unexpected end of file");
+        return -1;
+    }
+    uint64_t n = le_get64(head), sum = le_get64(head + 8);
+    if (n != info->section_bytes - SECTION_HEAD) {
+        snprintf(err, errlen, "%s: corrupt section: its head says %llu bytes, the header %llu",
+                 path, (unsigned long long)n,
+                 (unsigned long long)(info->section_bytes - SECTION_HEAD));
+        return -1;
+    }
+    void *buf = malloc(n ? n : 1);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory reading a %llu-byte section", path,
+                 (unsigned long long)n);
+        return -1;
+    }
+    if (util_pread_all(fd, buf, n, (off_t)(info->section_offset + SECTION_HEAD)) != 0) {
+        snprintf(err, errlen, "%s: cannot read the section: %s", path,
+                 errno ? strerror(errno) : "unexpected end of file");
+        free(buf);
+        return -1;
+    }
+    if (XXH3_64bits(buf, n) != sum) {
+        snprintf(err, errlen, "%s: corrupt section: checksum mismatch", path);
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+int format_read_section(const char *path, const struct format_info *info, void **out, size_t *len,
+                        char *err, size_t errlen)
+{
+    uint64_t size;
+    int fd = open_filter_file(path, &size, err, errlen);
+    if (fd < 0)
+        return -1;
+    int rc = -1;
+    if (size != info->file_size)
+        snprintf(err, errlen, "%s: changed while it was read (%llu bytes, then %llu)", path,
+                 (unsigned long long)info->file_size, (unsigned long long)size);
+    else
+        rc = section_read_fd(path, fd, info, out, len, err, errlen);
+    close(fd);
+    return rc;
+}
+
+/* Every shard, then the section if there is one: a bad section counts as
+ * one more bad part. */
 int format_verify(const char *path, unsigned threads, char *err, size_t errlen)
 {
-    return run_shards(path, threads, NULL, err, errlen);
+    int bad = run_shards(path, threads, NULL, err, errlen);
+    if (bad < 0)
+        return -1;
+    struct format_info info;
+    if (format_read_info(path, &info, err, errlen) != 0)
+        return -1;
+    if (info.section_bytes) {
+        void *blob;
+        size_t len;
+        char why[512];
+        if (format_read_section(path, &info, &blob, &len, why, sizeof(why)) != 0) {
+            if (bad == 0)
+                snprintf(err, errlen, "%s", why);
+            bad++;
+        } else {
+            free(blob);
+        }
+    }
+    format_info_free(&info);
+    return bad;
 }
 
 struct sum_job {
@@ -492,6 +605,13 @@ static void sum_task(void *arg, size_t i)
  * the daemon never writes filter files). Counters are refreshed from the bits
  * so the file's table is exact. */
 int format_write(struct filter *f, const char *path, unsigned threads, char *err, size_t errlen)
+{
+    return format_write_section(f, path, threads, 0, NULL, 0, err, errlen);
+}
+
+/* format_write, with a section after the last shard when kind is not 0. */
+int format_write_section(struct filter *f, const char *path, unsigned threads, uint32_t kind,
+                         const void *body, size_t body_len, char *err, size_t errlen)
 {
     uint32_t S = f->shard_count;
     uint64_t header_bytes = FORMAT_FIXED_HEADER + (uint64_t)S * FORMAT_SHARD_ENTRY;
@@ -516,16 +636,24 @@ int format_write(struct filter *f, const char *path, unsigned threads, char *err
     if (f->build_time == 0)
         f->build_time = util_wall_seconds();
     memcpy(hdr + OFF_MAGIC, FORMAT_MAGIC, 8);
-    if ((unsigned)f->keys >= FILTER_KEYS_COUNT) {
-        snprintf(err, errlen, "%s: unknown key kind %u", path, (unsigned)f->keys);
+    if ((unsigned)f->keys >= FILTER_KEYS_COUNT ||
+        (f->keys == FILTER_KEYS_ADBLOCK) != (kind == FORMAT_SECTION_ADBLOCK) ||
+        body_len > SECTION_MAX) {
+        snprintf(err, errlen, "%s: key kind %u with section kind %u of %zu bytes", path,
+                 (unsigned)f->keys, kind, body_len);
         goto fail;
     }
     /* Exact filters stay version 1 so that every reader takes them; only a
      * fuse filter needs version 3. */
     bool fuse = f->layout == FILTER_FUSE;
-    le_put32(hdr + OFF_VERSION, fuse                           ? FORMAT_VERSION_FUSE
+    le_put32(hdr + OFF_VERSION, kind                           ? FORMAT_VERSION_SECTION
+                                : fuse                         ? FORMAT_VERSION_FUSE
                                 : f->keys == FILTER_KEYS_EXACT ? 1u
                                                                : FORMAT_VERSION_KEYS);
+    if (kind) {
+        le_put64(hdr + OFF_SECTION_BYTES, SECTION_HEAD + (uint64_t)body_len);
+        le_put32(hdr + OFF_SECTION_KIND, kind);
+    }
     if (fuse) {
         le_put32(hdr + OFF_FUSE_SEG_LOG, f->fuse_seg_log);
         le_put32(hdr + OFF_FUSE_SEGMENTS, f->fuse_segments);
@@ -563,6 +691,14 @@ int format_write(struct filter *f, const char *path, unsigned threads, char *err
     for (uint32_t i = 0; i < S; i++) {
         if (util_write_all(fd, (const void *)f->shards[i].words, shard_bytes) != 0 ||
             util_write_all(fd, hdr, stride - shard_bytes) != 0)
+            goto write_fail;
+    }
+    if (kind) {
+        unsigned char head[SECTION_HEAD];
+        le_put64(head, body_len);
+        le_put64(head + 8, XXH3_64bits(body, body_len));
+        if (util_write_all(fd, head, SECTION_HEAD) != 0 ||
+            (body_len && util_write_all(fd, body, body_len) != 0))
             goto write_fail;
     }
     free(sh);

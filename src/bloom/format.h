@@ -14,13 +14,18 @@
  * version 1, which every reader takes; a host or url filter is version 2, so
  * that an older reader refuses it as "newer" instead of answering exact
  * lookups on expression keys (always NO) or calling it corrupt. */
-#define FORMAT_VERSION 3u
+#define FORMAT_VERSION 4u
 #define FORMAT_VERSION_KEYS 2u /* the first version with a key kind */
 /* Version 3 adds the fuse layout: its geometry (offsets 100 and 104) and a
  * construction seed per shard (the shard entry's last 8 bytes). Only fuse
  * files are written as version 3, so a reader that predates the layout
  * refuses them as "newer" instead of misreading fingerprints as bits. */
 #define FORMAT_VERSION_FUSE 3u
+/* Version 4 adds a section after the last shard (offsets 108 and 116): the
+ * adblock kind's compiled engine, its own length and checksum at its head.
+ * Only files with a section are written as version 4. */
+#define FORMAT_VERSION_SECTION 4u
+#define FORMAT_SECTION_ADBLOCK 1u /* the section kind of a compiled Adblock engine */
 #define FORMAT_FIXED_HEADER 128u
 #define FORMAT_SHARD_ENTRY 32u
 #define FORMAT_ALIGN 4096u
@@ -45,10 +50,13 @@ struct format_info {
     uint64_t shard_stride;
     uint64_t file_size;
     uint64_t checksum; /* the header's checksum: it covers every shard's, so it names the content */
+    uint64_t section_offset; /* version 4: where the section starts (after the last shard) */
+    uint64_t section_bytes;  /* version 4: its size, head included; 0: no section */
+    uint32_t section_kind;   /* FORMAT_SECTION_*, 0 for none */
     struct format_shard *shards; /* plan.shard_count entries; free with format_info_free */
 };
 
-/* "exact", "host", "url"; "?" for a value out of range. */
+/* "exact", "host", "url", "adblock"; "?" for a value out of range. */
 const char *format_keys_name(enum filter_keys keys);
 /* The kind named s: 0, or -1 if s names none. */
 int format_keys_parse(const char *s, enum filter_keys *out);
@@ -61,12 +69,23 @@ void format_info_free(struct format_info *info);
  * (0 = every CPU). NULL with a message naming the file and the fault. */
 struct filter *format_load(const char *path, unsigned threads, char *err, size_t errlen);
 
+/* The section of a version-4 file whose header info holds (format_read_info),
+ * read whole and checked against its checksum: a malloc'd body in *out, its
+ * size in *len. 0, or -1 with a message naming the file and the fault. */
+int format_read_section(const char *path, const struct format_info *info, void **out, size_t *len,
+                        char *err, size_t errlen);
+
 /* Check every checksum without keeping the filter in memory. Returns the number
- * of bad shards (0 = sound), or -1 if the file could not be checked at all. */
+ * of bad shards, a bad section counted as one (0 = sound), or -1 if the file
+ * could not be checked at all. */
 int format_verify(const char *path, unsigned threads, char *err, size_t errlen);
 
 /* Write the filter durably (its key kind included: f->keys): temporary file beside path, fsync,
  * rename, fsync the directory. Counts and checksums are computed here, over threads. */
 int format_write(struct filter *f, const char *path, unsigned threads, char *err, size_t errlen);
+/* format_write with a section of kind (FORMAT_SECTION_*) holding body after
+ * the last shard; the file is version 4. kind 0 is format_write. */
+int format_write_section(struct filter *f, const char *path, unsigned threads, uint32_t kind,
+                         const void *body, size_t body_len, char *err, size_t errlen);
 
 #endif

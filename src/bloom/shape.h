@@ -28,8 +28,17 @@ enum filter_keys {
     FILTER_KEYS_EXACT = 0, /* the query's bytes as they are (version-1 files) */
     FILTER_KEYS_HOST = 1,  /* host names and IP addresses: host and parent domains */
     FILTER_KEYS_URL = 2,   /* Safe Browsing host/path expressions */
+    FILTER_KEYS_ADBLOCK = 3, /* a compiled Adblock engine (the file's section) and a host
+                                tier for run-time adds, which is looked up as host keys */
 };
-#define FILTER_KEYS_COUNT 3
+#define FILTER_KEYS_COUNT 4
+
+/* The kind a filter's own bits are keyed by: an adblock filter's host tier
+ * holds host keys. */
+static inline enum filter_keys filter_keys_probe(enum filter_keys k)
+{
+    return k == FILTER_KEYS_ADBLOCK ? FILTER_KEYS_HOST : k;
+}
 
 #define FILTER_MAX_SHARDS 65536u
 #define FILTER_MAX_BYTES (1ull << 40)      /* 1 TiB: far past any machine we serve */

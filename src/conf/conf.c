@@ -24,7 +24,8 @@ _Static_assert((int)CONF_LAYOUT_COUNTING == (int)FILTER_COUNTING, "conf and filt
 
 _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
                    (int)CONF_KEYS_HOST == (int)FILTER_KEYS_HOST + 1 &&
-                   (int)CONF_KEYS_URL == (int)FILTER_KEYS_URL + 1,
+                   (int)CONF_KEYS_URL == (int)FILTER_KEYS_URL + 1 &&
+                   (int)CONF_KEYS_ADBLOCK == (int)FILTER_KEYS_ADBLOCK + 1,
                "conf_keys is not filter_keys + 1");
 
 #define KIB 1024ull
@@ -110,6 +111,7 @@ const struct directive conf_directives[] = {
     ENUM(  "growth",           FILTER, growth,           conf_on_off,  "off",              F_RELOAD),
     SIZE(  "max_memory",       FILTER, max_memory,       NULL,    4 * KIB, FILTER_MAX_BYTES, F_RELOAD),
     SIZE(  "delta_capacity",   FILTER, delta_capacity,   NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
+    ENUM(  "no_context",       FILTER, context,          conf_contexts, "document",        F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),
@@ -260,9 +262,13 @@ const struct conf_enum conf_layouts[] = {
     {"counting", CONF_LAYOUT_COUNTING}, {NULL, 0},
 };
 const struct conf_enum conf_key_kinds[] = {
-    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL}, {NULL, 0},
+    {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL},
+    {"adblock", CONF_KEYS_ADBLOCK}, {NULL, 0},
 };
 const struct conf_enum conf_on_off[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
+const struct conf_enum conf_contexts[] = {
+    {"document", CONF_CONTEXT_DOCUMENT}, {"any", CONF_CONTEXT_ANY}, {NULL, 0},
+};
 const struct conf_enum conf_fsyncs[] = {
     {"always", CONF_FSYNC_ALWAYS}, {"everysec", CONF_FSYNC_EVERYSEC}, {"no", CONF_FSYNC_NO},
     {NULL, 0},

@@ -38,6 +38,7 @@ enum conf_keys {
     CONF_KEYS_EXACT = 1, /* FILTER_KEYS_EXACT + 1 */
     CONF_KEYS_HOST = 2,  /* FILTER_KEYS_HOST + 1 */
     CONF_KEYS_URL = 3,   /* FILTER_KEYS_URL + 1 */
+    CONF_KEYS_ADBLOCK = 4, /* FILTER_KEYS_ADBLOCK + 1: only from a file (build --format adblock) */
 };
 
 enum conf_fsync {
@@ -65,6 +66,14 @@ struct conf_filter {
     unsigned growth;         /* 1: `growth on`, sub-filters added as it fills (bloom/grow.h) */
     uint64_t max_memory;     /* bytes a growing filter may take; 0: no bound */
     uint64_t delta_capacity; /* a fuse file's delta (bloom/fusedelta.h); 0: the default */
+    unsigned context;        /* an adblock filter's lookup without context: CONF_CONTEXT_* */
+};
+
+/* What an adblock filter makes of a lookup that carries no context (no
+ * type, page or method): the reference engine's reading, or any request. */
+enum conf_context {
+    CONF_CONTEXT_DOCUMENT = 0, /* a top-level document with no initiator (the default) */
+    CONF_CONTEXT_ANY = 1,      /* blocked if a request of any type or party would be */
 };
 
 /* What every front block (dnsbl, tcp_table, policy) starts with. */

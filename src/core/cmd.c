@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/cmd_exact.h"
+#include "core/cmd_int.h"
 #include "core/views.h"
 #include "store/allow.h"
 #include "url/keys.h"
@@ -39,7 +40,7 @@ static long keyed_lookup(const struct filter *f, const void *item, size_t len, c
                          size_t errlen)
 {
     struct keys_query *q = &tl_q;
-    if (keys_expand((enum keys_kind)f->keys, item, len, q, err, errlen) != 0)
+    if (keys_expand((enum keys_kind)filter_keys_probe(f->keys), item, len, q, err, errlen) != 0)
         return -1;
     filter_check_batch(f, (const struct filter_key *)(const void *)q->p, q->n, tl_present);
     return (long)keys_first_present(q, tl_present);
@@ -63,7 +64,7 @@ static long keyed_lookup_v(const struct fversion *v, const void *item, size_t le
 /* Item i of the call was answered NO by an exception: counted, and marked in
  * env->allowed, which is cleared for the whole call at the first one (so a
  * call without exceptions never touches it). */
-static void mark_allowed(const struct cmd_env *env, struct cmd_call *call, size_t i)
+void cmd_mark_allowed(const struct cmd_env *env, struct cmd_call *call, size_t i)
 {
     if (call->allowed++ == 0 && env->allowed)
         memset(env->allowed, 0, call->n_items * sizeof(*env->allowed));
@@ -94,6 +95,25 @@ static size_t keyed_test_allow(const struct fversion *v, const struct keys_query
     return hit;
 }
 
+int cmd_host_excepted(const struct fversion *v, const void *item, size_t len, const char **m,
+                      size_t *mlen)
+{
+    /* Its own expansion: the tier's match (cmd_match_again's, in tl_q) is
+     * still to be named. */
+    static _Thread_local struct keys_query tl_qx;
+    char why[8];
+    struct keys_query *q = &tl_qx;
+    if (keys_expand(KEYS_HOST, item, len, q, why, sizeof(why)) != 0)
+        return -1;
+    for (size_t i = 0; i < q->n; i++)
+        if (allow_get(v->allow, filter_hash(v->f, q->p[i].data, q->p[i].len)) & ALLOW_EXCEPT) {
+            *m = q->p[i].data;
+            *mlen = q->p[i].len;
+            return 1;
+        }
+    return 0;
+}
+
 int cmd_match_again(const struct fentry *e, const void *item, size_t len, const char **m,
                     size_t *mlen, char *err, size_t errlen)
 {
@@ -122,7 +142,7 @@ static inline void keyed_answer(const struct cmd_env *env, struct cmd_call *call
 {
     env->bools[k] = hit < q->n && exc == SIZE_MAX;
     if (exc != SIZE_MAX) {
-        mark_allowed(env, call, k);
+        cmd_mark_allowed(env, call, k);
         if (call->n_items == 1) {
             call->except = q->p[exc].data;
             call->except_len = q->p[exc].len;
@@ -165,7 +185,7 @@ static inline void keyed_hash(const struct filter *f, const struct keys_query *q
 static int keyed_check(const struct cmd_env *env, struct cmd_call *call)
 {
     const struct filter *f = call->e->v->f;
-    enum keys_kind kind = (enum keys_kind)f->keys;
+    enum keys_kind kind = (enum keys_kind)filter_keys_probe(f->keys);
     size_t n = call->n_items;
     bool lists = allow_any(call->e->v->allow);
     bool pending[KEYED_STAGES] = {false, false, false};
@@ -243,7 +263,8 @@ static int keyed_mutate(const struct cmd_env *env, struct cmd_call *call, enum j
     size_t n = call->n_items;
     if (n == 0)
         return 0;
-    enum url_kind uk = call->e->v->f->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
+    enum url_kind uk = filter_keys_probe(call->e->v->f->keys) == FILTER_KEYS_HOST ? URL_KIND_HOST
+                                                                                  : URL_KIND_URL;
     struct lists_line *l = malloc(sizeof(*l));
     size_t cap = 0;
     for (size_t i = 0; i < n; i++)
@@ -318,7 +339,7 @@ static void exact_allow(const struct cmd_env *env, struct cmd_call *call)
             continue;
         env->bools[i] = false;
         if (fl & ALLOW_EXCEPT) {
-            mark_allowed(env, call, i);
+            cmd_mark_allowed(env, call, i);
             if (call->n_items == 1) {
                 call->except = env->keys[0].data;
                 call->except_len = env->keys[0].len;
@@ -338,7 +359,10 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
     size_t n = call->n_items;
     /* The one branch on the kind: exact filters take the paths below, as
      * they always have. */
-    if (e->v->f->keys != FILTER_KEYS_EXACT) {
+    if (e->v->ab && !mutate) {
+        if (cmd_adblock_check(env, call) != 0)
+            return;
+    } else if (e->v->f->keys != FILTER_KEYS_EXACT) {
         if ((mutate ? keyed_mutate(env, call, op) : keyed_check(env, call)) != 0)
             return;
     } else if (mutate) {

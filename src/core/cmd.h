@@ -51,6 +51,20 @@ enum cmd_cred {
     CMD_CRED_WRONG, /* a credential that is not the admin_token */
 };
 
+/* A lookup's request context (docs/adblock.md): the request's type (enum
+ * adblock_type, -1: none), its method (enum adblock_method, -1: none) and
+ * the page it comes from (NULL: none). Only an adblock filter reads it; no
+ * context at all is a top-level document with no initiator. */
+struct cmd_ctx {
+    int type;
+    int method;
+    const char *from;
+    size_t from_len;
+};
+#define CMD_CTX_NONE ((struct cmd_ctx){-1, -1, NULL, 0})
+
+struct adblock_ctx;
+
 /* The worker's, lent to every call: its gate batch, counters and scratch. */
 struct cmd_env {
     struct gate_batch *gate;
@@ -60,6 +74,8 @@ struct cmd_env {
     bool *bools;             /* scratch_items entries: the answers */
     bool *allowed;           /* scratch_items entries: a check an exception answered NO;
                                 written only when call->allowed is not 0 (may be NULL) */
+    struct cmd_ctx *ctxs;    /* scratch_items entries: a front's per-item contexts (MCHECK) */
+    struct adblock_ctx *ab;  /* the matcher's scratch for adblock filters */
     size_t scratch_items;
     enum stats_proto proto; /* which fstats column the items count in */
 };
@@ -76,19 +92,22 @@ struct cmd_call {
     bool loopback;  /* the peer is on 127.0.0.0/8 or ::1 */
     enum cmd_cred cred;
     bool limits_applied; /* the front's parser applied cmd_limits already (the line protocol) */
+    struct cmd_ctx ctx;  /* every item's request context ... */
+    const struct cmd_ctx *item_ctx; /* ... unless this gives each item its own (n_items) */
     /* results */
     size_t yes;      /* items answered true (found / new / changed) */
     size_t allowed;  /* checks an allow-list exception answered NO (env->allowed says which) */
     size_t bad_item; /* CMD_ERR_BAD_ITEM: which item (from 1); msg says why, unprefixed */
     /* CHECK of one item, MATCH: the key that matched (the most specific
-     * expression of a host or url filter; the item itself for an exact one),
-     * or NULL. It points into the item or into this thread's scratch, so it
+     * expression of a host or url filter; the item itself for an exact one;
+     * the block rule as written in its list for an adblock filter), or NULL. It points into the item or into this thread's scratch, so it
      * is good until the thread's next command. */
     const char *match;
     size_t match_len;
     /* CHECK of one item, MATCH, when an exception answered: the allow-list
      * entry that did (the item for an exact filter; for a host or url filter
-     * the expression, as good as match). */
+     * the expression, as good as match; for an adblock filter the @@ rule,
+     * set even when no block rule matched). */
     const char *except;
     size_t except_len;
     json_t *json;     /* INFO, FILTERS, HEALTH: the caller's to decref */
@@ -108,6 +127,8 @@ static inline void cmd_call_init(struct cmd_call *call, const struct catalog *ca
     call->loopback = loopback;
     call->cred = cred;
     call->limits_applied = false;
+    call->ctx = CMD_CTX_NONE;
+    call->item_ctx = NULL;
     call->yes = 0;
     call->allowed = 0;
     call->except = NULL;

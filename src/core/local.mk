@@ -3,7 +3,8 @@
 # archive (Makefile.am).
 libbloomgate_la_SOURCES += \
 	%reldir%/gate.c %reldir%/gate.h \
-	%reldir%/cmd.c %reldir%/cmd.h %reldir%/cmd_exact.h \
+	%reldir%/cmd.c %reldir%/cmd.h %reldir%/cmd_exact.h %reldir%/cmd_int.h \
+	%reldir%/cmd_adblock.c \
 	%reldir%/stats.c %reldir%/stats.h \
 	%reldir%/views.c %reldir%/views.h \
 	%reldir%/metrics.c %reldir%/metrics.h

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adblock/adblock.h"
 #include "base/clock.h"
 #include "base/util.h"
 #include "bloom/filter.h"
@@ -94,6 +95,29 @@ static json_t *growth_json(struct filter_grow *g)
     return o;
 }
 
+/* What an adblock filter's compiled lists hold (INFO, `bloomgate info`):
+ * lines by class and rules by kind, so an operator sees what was served
+ * and what a gateway cannot enforce. Any thread. */
+json_t *views_adblock_json(const struct adblock_engine *e)
+{
+    const struct adblock_summary *s = adblock_engine_summary(e);
+    json_t *o = json_object();
+    json_t *cls = json_object();
+    for (int c = 0; c < ADBLOCK_CLASS_COUNT; c++)
+        json_object_set_new(cls, adblock_class_name((enum adblock_class)c),
+                            json_integer((json_int_t)s->by_class[c]));
+    json_object_set_new(o, "lines", json_integer((json_int_t)s->lines));
+    json_object_set_new(o, "lines_by_class", cls);
+    json_object_set_new(o, "block_rules", json_integer((json_int_t)s->blocks));
+    json_object_set_new(o, "exception_rules", json_integer((json_int_t)s->exceptions));
+    json_object_set_new(o, "important", json_integer((json_int_t)s->important));
+    json_object_set_new(o, "regex", json_integer((json_int_t)s->regex));
+    json_object_set_new(o, "badfilter_cancelled", json_integer((json_int_t)s->cancelled));
+    json_object_set_new(o, "duplicates", json_integer((json_int_t)s->duplicates));
+    json_object_set_new(o, "compiled_bytes", json_integer((json_int_t)adblock_engine_size(e)));
+    return o;
+}
+
 /* Any thread holding e's catalog: the reload fields are read under the
  * filter state's mutex, which the reload thread holds while it writes them. */
 json_t *views_filter_json(const struct fentry *e)
@@ -114,6 +138,8 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(o, "shards", json_integer(f->shard_count));
     json_object_set_new(o, "bytes", json_integer((json_int_t)filter_bytes(f)));
     json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
+    if (v->ab)
+        json_object_set_new(o, "adblock", views_adblock_json(v->ab));
     /* What a shipper compares with `bloomgate info FILE` to know this
      * replica serves the file it sent: the header checksum, which covers
      * every shard's checksum and so the whole content (runtime adds do not

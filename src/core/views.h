@@ -18,6 +18,10 @@ json_t *views_info_json(const struct stats_src *src, const struct catalog *cat);
 /* One filter: sizes, rates, file, its checksum, journal, generation, last
  * reload, and "ready": true (it is served). */
 json_t *views_filter_json(const struct fentry *e);
+/* What an adblock filter's compiled lists hold: lines by class, rules by
+ * kind, the compiled size. Any thread. */
+struct adblock_engine;
+json_t *views_adblock_json(const struct adblock_engine *e);
 /* A filter the configuration in force names but no catalog entry serves (a
  * reload could not load it): {"name":..., "ready": false}. What INFO <name>
  * and GET /v1/filters/{name} answer for it, so a shipper or a load balancer

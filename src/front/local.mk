@@ -29,6 +29,7 @@ libbloomgate_la_SOURCES += \
 	%reldir%/http/http.h %reldir%/http/http_int.h \
 	%reldir%/http/http_conn.c \
 	%reldir%/http/http_api.c \
+	%reldir%/http/http_context.c \
 	%reldir%/http/http_resp.c \
 	%reldir%/http/http_authz.c
 

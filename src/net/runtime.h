@@ -48,6 +48,8 @@ struct worker {
     struct filter_key *keys; /* scratch_items entries */
     bool *bools;
     bool *allowed; /* scratch_items entries: which checks an exception answered */
+    struct cmd_ctx *ctxs;   /* scratch_items entries: per-item request contexts */
+    struct adblock_ctx *ab; /* the Adblock matcher's scratch */
     size_t scratch_items; /* sized for max_items at start (restart-only) */
 };
 

@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "base/seam.h"
 #include "base/util.h"
+#include "adblock/adblock.h"
 #include "net/conn.h"
 #include "net/listener.h"
 
@@ -231,10 +232,13 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     w->keys = calloc(items, sizeof(*w->keys));
     w->bools = calloc(items, sizeof(*w->bools));
     w->allowed = calloc(items, sizeof(*w->allowed));
+    w->ctxs = calloc(items, sizeof(*w->ctxs));
+    w->ab = adblock_ctx_new();
     w->base = event_base_new();
     w->inbox_mu_ok = pthread_mutex_init(&w->inbox_mu, NULL) == 0;
     w->inbox_ev = w->base ? event_new(w->base, -1, 0, inbox_cb, w) : NULL;
-    if (!w->stats->fstats || !w->keys || !w->bools || !w->allowed || !w->base || !w->inbox_mu_ok || !w->inbox_ev) {
+    if (!w->stats->fstats || !w->keys || !w->bools || !w->allowed || !w->ctxs || !w->ab ||
+        !w->base || !w->inbox_mu_ok || !w->inbox_ev) {
         snprintf(err, errlen, "out of memory setting up worker %u", t);
         return -1;
     }
@@ -244,6 +248,8 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
                               .keys = w->keys,
                               .bools = w->bools,
                               .allowed = w->allowed,
+                              .ctxs = w->ctxs,
+                              .ab = w->ab,
                               .scratch_items = items};
     for (size_t f = 0; f < srv->n_fronts; f++) {
         if (!srv->fronts[f].n_addrs)
@@ -407,6 +413,8 @@ void server_free(struct server *srv)
         free(w->keys);
         free(w->bools);
         free(w->allowed);
+        free(w->ctxs);
+        adblock_ctx_free(w->ab);
     }
     free(srv->workers);
     free(srv->blocks);

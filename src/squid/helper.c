@@ -3,10 +3,15 @@
  * A request (one line from Squid) becomes one check per value and filter.
  * Checks wait in a queue per filter; whenever the daemon connection can take
  * them, each filter's queue goes out as one MCHECK (at most `batch` items and
- * BATCH_BYTES bytes). The daemon answers in order, so a FIFO of what was sent
- * pairs each reply line with its checks. A request whose checks are all
- * answered is decided: a YES sends one MATCH (for the first filter that said
- * YES) to name the key, then OK; otherwise ERR, or BH when a check failed.
+ * BATCH_BYTES bytes). With --context a request carries context words (from=,
+ * type=, method=); in an MCHECK a word holds for the items after it until the
+ * next word of its key, and none can be unset, so the queue is sorted by
+ * context and a line takes items while their keys are a superset of the
+ * line's so far, writing only the words that change (compose). The daemon
+ * answers in order, so a FIFO of what was sent pairs each reply line with its
+ * checks. A request whose checks are all answered is decided: a YES sends one
+ * MATCH (for the first filter that said YES, with the request's context) to
+ * name the key, then OK; otherwise ERR, or BH when a check failed.
  * Decided requests are written at once when they carry a channel ID (Squid's
  * concurrency >= 1: out of order is allowed), else in the order read.
  *
@@ -19,6 +24,7 @@
 #include "config.h"
 
 #include "squid/helper.h"
+#include "squid/helper_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,82 +43,7 @@
 #include "base/log.h"
 #include "base/util.h"
 
-#define LINE_MAX_IN 65536 /* longest request line from Squid */
-#define ITEM_MAX 8192     /* longest item sent (the daemon's default max_item) */
-#define BATCH_BYTES 32768 /* longest MCHECK line (the daemon's max_line is 64 KiB) */
-#define DAEMON_LINE_MAX 1048576
-#define BACKOFF_MIN 0.1
-#define BACKOFF_MAX 1.0
-
-struct req {
-    struct req *next;
-    bool has_channel;
-    char channel[SQUIDPROTO_CHANNEL_MAX + 1];
-    size_t n_items;
-    char *item[SQUIDPROTO_VALUES_MAX]; /* escaped for the daemon, NUL-terminated */
-    size_t item_len[SQUIDPROTO_VALUES_MAX];
-    unsigned pending; /* checks not yet answered */
-    int hit_filter;   /* the first filter (by option order) that said YES; -1 */
-    size_t hit_item;
-    bool matching; /* a MATCH is queued or in flight */
-    bool err_item; /* a check failed for a reason of its own (bad item, ...) */
-    bool err_down; /* a check failed because the daemon could not be reached */
-    char err[256]; /* the first failure's reason */
-    bool done;
-    char reply[SQUIDPROTO_REPLY_MAX];
-    size_t reply_len;
-};
-
-/* One check: a value of a request against a filter (or a MATCH). */
-struct ref {
-    struct req *r;
-    size_t item;
-    bool retried; /* went out once already on a connection that dropped */
-};
-
-struct refvec {
-    struct ref *v;
-    size_t n, cap;
-};
-
-enum sent_kind { SENT_MCHECK, SENT_MATCH };
-
-/* A command in flight, in the order sent. */
-struct sent {
-    enum sent_kind kind;
-    size_t filter;
-    struct refvec refs;
-    double at;
-};
-
-enum conn_state { C_DOWN, C_CONNECTING, C_UP };
-
-struct helper {
-    const struct helper_opts *o;
-    struct req *head, *tail;                 /* requests in the order read */
-    struct refvec queue[HELPER_FILTERS_MAX]; /* checks waiting per filter */
-    struct refvec matchq;                    /* MATCHes waiting (ref.item: filter * 64 + item) */
-    struct sent *sent;                       /* ring of commands in flight */
-    size_t sent_head, sent_n, sent_cap;
-    int fd;
-    enum conn_state state;
-    double connect_at; /* when the current connect began */
-    double next_try;   /* no connect before this (backoff) */
-    double backoff;
-    bool logged_down;   /* "cannot connect" logged since the last success */
-    char down_why[200]; /* why the daemon is unreachable, for messages */
-    char *out;          /* bytes to send to the daemon */
-    size_t out_len, out_off, out_cap;
-    char *in; /* bytes received from the daemon */
-    size_t in_len, in_cap;
-    char *sq; /* bytes read from Squid */
-    size_t sq_len, sq_cap;
-    bool sq_skip; /* discarding the rest of an over-long line */
-    bool sq_eof;
-    size_t batch; /* current MCHECK size limit (halved on too_many_items) */
-};
-
-static void *xrealloc(void *p, size_t n)
+void *helper_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n);
     if (!q) {
@@ -122,31 +53,29 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
-static void grow(char **buf, size_t *cap, size_t need)
+void helper_grow(char **buf, size_t *cap, size_t need)
 {
     if (need <= *cap)
         return;
     size_t c = *cap ? *cap : 4096;
     while (c < need)
         c *= 2;
-    *buf = xrealloc(*buf, c);
+    *buf = helper_xrealloc(*buf, c);
     *cap = c;
 }
 
-static void refvec_push(struct refvec *v, struct ref r)
+void helper_refvec_push(struct refvec *v, struct ref r)
 {
     if (v->n == v->cap) {
         v->cap = v->cap ? v->cap * 2 : 64;
-        v->v = xrealloc(v->v, v->cap * sizeof(*v->v));
+        v->v = helper_xrealloc(v->v, v->cap * sizeof(*v->v));
     }
     v->v[v->n++] = r;
 }
 
 /* ---- deciding a request ---- */
 
-static void set_reply(struct req *r, enum squid_result res, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_reply(struct req *r, enum squid_result res, const char *fmt, ...)
+void helper_set_reply(struct req *r, enum squid_result res, const char *fmt, ...)
 {
     char msg[SQUIDPROTO_MESSAGE_MAX + 64];
     va_list ap;
@@ -164,23 +93,24 @@ static void maybe_decide(struct helper *h, struct req *r)
     if (r->done || r->pending > 0 || r->matching)
         return;
     if (r->hit_filter >= 0) {
-        if (h->state != C_DOWN) {
+        if (h->state != C_DOWN && !r->matched) {
             r->matching = true;
-            refvec_push(&h->matchq, (struct ref){r, (size_t)r->hit_filter * 64 + r->hit_item, 0});
+            helper_refvec_push(&h->matchq,
+                               (struct ref){r, (size_t)r->hit_filter * 64 + r->hit_item, 0});
             return;
         }
-        set_reply(r, SQUID_OK, "bloomgate: listed in %s", h->o->filters[r->hit_filter]);
+        helper_set_reply(r, SQUID_OK, "bloomgate: listed in %s", h->o->filters[r->hit_filter]);
     } else if (r->err_item || (r->err_down && h->o->on_down == SQUID_BH)) {
-        set_reply(r, SQUID_BH, "bloomgate: %s", r->err);
+        helper_set_reply(r, SQUID_BH, "bloomgate: %s", r->err);
     } else if (r->err_down) {
-        set_reply(r, SQUID_ERR, "bloomgate: not checked: %s", r->err);
+        helper_set_reply(r, SQUID_ERR, "bloomgate: not checked: %s", r->err);
     } else {
         char names[SQUIDPROTO_MESSAGE_MAX];
         size_t o = 0;
         for (size_t f = 0; f < h->o->n_filters && o < sizeof(names) - 1; f++)
             o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", f ? " " : "",
                                   h->o->filters[f]);
-        set_reply(r, SQUID_ERR, "bloomgate: not listed in %s", names);
+        helper_set_reply(r, SQUID_ERR, "bloomgate: not listed in %s", names);
     }
 }
 
@@ -252,7 +182,7 @@ static void conn_close(struct helper *h, bool retry, const char *why)
                 maybe_decide(h, x->r);
             } else if (retry && !x->retried) {
                 x->retried = true;
-                refvec_push(&h->queue[s->filter], *x);
+                helper_refvec_push(&h->queue[s->filter], *x);
             } else {
                 fail_ref(h, x, true, why);
             }
@@ -339,7 +269,7 @@ static struct sent *sent_push(struct helper *h, enum sent_kind kind, size_t filt
 {
     if (h->sent_n == h->sent_cap) {
         size_t ncap = h->sent_cap ? h->sent_cap * 2 : 64;
-        struct sent *ns = xrealloc(NULL, ncap * sizeof(*ns));
+        struct sent *ns = helper_xrealloc(NULL, ncap * sizeof(*ns));
         for (size_t i = 0; i < h->sent_n; i++)
             ns[i] = h->sent[(h->sent_head + i) % h->sent_cap];
         free(h->sent);
@@ -355,34 +285,92 @@ static struct sent *sent_push(struct helper *h, enum sent_kind kind, size_t filt
 
 static void out_put(struct helper *h, const char *p, size_t n)
 {
-    grow(&h->out, &h->out_cap, h->out_len + n);
+    helper_grow(&h->out, &h->out_cap, h->out_len + n);
     memcpy(h->out + h->out_len, p, n);
     h->out_len += n;
 }
 
+/* Order checks by context: the key mask first (numeric order puts a mask
+ * after its subsets, so a line can go on from one to a superset), then the
+ * words, so that the requests of one page and type sit together. */
+static int ref_ctx_cmp(const void *a, const void *b)
+{
+    const struct req *x = ((const struct ref *)a)->r, *y = ((const struct ref *)b)->r;
+    if (x->ctx_mask != y->ctx_mask)
+        return x->ctx_mask < y->ctx_mask ? -1 : 1;
+    for (int k = 0; k < W_KEYS; k++) {
+        if (!x->ctx_word[k])
+            continue;
+        int c = strcmp(x->ctx_word[k], y->ctx_word[k]);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
+static void out_ctx(struct helper *h, const struct req *r)
+{
+    for (int k = 0; k < W_KEYS; k++)
+        if (r->ctx_word[k]) {
+            out_put(h, " ", 1);
+            out_put(h, r->ctx_word[k], r->ctx_len[k]);
+        }
+}
+
+/* One MCHECK line of q's checks from *i on: at most `batch` items and about
+ * BATCH_BYTES bytes; each item preceded by the context words that differ from
+ * the line's so far; an item whose keys do not cover the line's (a word cannot
+ * be unset), or whose words would pass CTX_WORDS_MAX, starts the next line. */
+static void compose_line(struct helper *h, size_t f, struct refvec *q, size_t *i, double now)
+{
+    struct sent *s = sent_push(h, SENT_MCHECK, f, now);
+    out_put(h, "MCHECK ", 7);
+    out_put(h, h->o->filters[f], strlen(h->o->filters[f]));
+    const char *cur[W_KEYS] = {NULL, NULL, NULL}; /* the line's word of each key */
+    unsigned mask = 0;
+    size_t bytes = 0, words = 0;
+    while (*i < q->n && s->refs.n < h->batch) {
+        struct ref *x = &q->v[*i];
+        const struct req *r = x->r;
+        if (mask & ~r->ctx_mask)
+            break;
+        size_t need = r->item_len[x->item] + 1, nw = 0;
+        for (int k = 0; k < W_KEYS; k++)
+            if (r->ctx_word[k] && (!cur[k] || strcmp(cur[k], r->ctx_word[k]) != 0)) {
+                need += r->ctx_len[k] + 1;
+                nw++;
+            }
+        if (s->refs.n > 0 && (bytes + need >= BATCH_BYTES || words + nw > CTX_WORDS_MAX))
+            break;
+        for (int k = 0; k < W_KEYS; k++)
+            if (r->ctx_word[k] && (!cur[k] || strcmp(cur[k], r->ctx_word[k]) != 0)) {
+                out_put(h, " ", 1);
+                out_put(h, r->ctx_word[k], r->ctx_len[k]);
+                cur[k] = r->ctx_word[k];
+            }
+        out_put(h, " ", 1);
+        out_put(h, r->item[x->item], r->item_len[x->item]);
+        mask |= r->ctx_mask;
+        bytes += need;
+        words += nw;
+        helper_refvec_push(&s->refs, *x);
+        (*i)++;
+    }
+    out_put(h, "\n", 1);
+}
+
 /* Turn the waiting checks into commands in the output buffer: per filter one
- * MCHECK of everything waiting (split at `batch` items or BATCH_BYTES), then
- * the MATCHes. */
+ * MCHECK of everything waiting (split by compose_line), then the MATCHes,
+ * each with its request's context. */
 static void compose(struct helper *h, double now)
 {
     for (size_t f = 0; f < h->o->n_filters; f++) {
         struct refvec *q = &h->queue[f];
+        if (h->o->ctx.n > 0 && q->n > 1)
+            qsort(q->v, q->n, sizeof(*q->v), ref_ctx_cmp);
         size_t i = 0;
-        while (i < q->n) {
-            struct sent *s = sent_push(h, SENT_MCHECK, f, now);
-            out_put(h, "MCHECK ", 7);
-            out_put(h, h->o->filters[f], strlen(h->o->filters[f]));
-            size_t bytes = 0;
-            while (i < q->n && s->refs.n < h->batch &&
-                   (s->refs.n == 0 || bytes + q->v[i].r->item_len[q->v[i].item] < BATCH_BYTES)) {
-                struct ref *x = &q->v[i++];
-                out_put(h, " ", 1);
-                out_put(h, x->r->item[x->item], x->r->item_len[x->item]);
-                bytes += x->r->item_len[x->item] + 1;
-                refvec_push(&s->refs, *x);
-            }
-            out_put(h, "\n", 1);
-        }
+        while (i < q->n)
+            compose_line(h, f, q, &i, now);
         q->n = 0;
     }
     for (size_t i = 0; i < h->matchq.n; i++) {
@@ -393,8 +381,9 @@ static void compose(struct helper *h, double now)
         out_put(h, h->o->filters[f], strlen(h->o->filters[f]));
         out_put(h, " ", 1);
         out_put(h, x->r->item[item], x->r->item_len[item]);
+        out_ctx(h, x->r);
         out_put(h, "\n", 1);
-        refvec_push(&s->refs, *x);
+        helper_refvec_push(&s->refs, *x);
     }
     h->matchq.n = 0;
 }
@@ -417,15 +406,17 @@ static int on_daemon_line(struct helper *h, const char *line, size_t len)
     if (s.kind == SENT_MATCH) {
         struct req *r = s.refs.v[0].r;
         r->matching = false;
+        r->matched = true; /* a NO must not send the MATCH again, and again */
         if (squidproto_match_reply(line, len, &key, &keylen) == 1)
-            set_reply(r, SQUID_OK, "bloomgate: listed in %s as %.*s", fname, (int)keylen, key);
+            helper_set_reply(r, SQUID_OK, "bloomgate: listed in %s as %.*s", fname, (int)keylen,
+                             key);
         else
             maybe_decide(h, r); /* NO (a reload in between) or an error: unnamed */
     } else {
         bool present[SQUIDPROTO_VALUES_MAX * HELPER_FILTERS_MAX];
         bool *pr = s.refs.n <= sizeof(present) / sizeof(present[0])
                        ? present
-                       : xrealloc(NULL, s.refs.n * sizeof(bool));
+                       : helper_xrealloc(NULL, s.refs.n * sizeof(bool));
         if (squidproto_mcheck_reply(line, len, s.refs.n, pr) == 0) {
             for (size_t i = 0; i < s.refs.n; i++)
                 answer_ref(h, &s.refs.v[i], s.filter, pr[i]);
@@ -444,7 +435,8 @@ static int on_daemon_line(struct helper *h, const char *line, size_t len)
                 h->batch = s.refs.n / 2;
             for (size_t i = 0; i < s.refs.n; i++) {
                 if (split || (item >= 1 && item <= s.refs.n && i + 1 != item))
-                    refvec_push(&h->queue[s.filter], s.refs.v[i]); /* again, without the bad one */
+                    helper_refvec_push(&h->queue[s.filter],
+                                       s.refs.v[i]); /* again, without the bad one */
                 else
                     fail_ref(h, &s.refs.v[i], false, why);
             }
@@ -466,7 +458,7 @@ static int on_daemon_line(struct helper *h, const char *line, size_t len)
 static void daemon_read(struct helper *h)
 {
     for (;;) {
-        grow(&h->in, &h->in_cap, h->in_len + 65536);
+        helper_grow(&h->in, &h->in_cap, h->in_len + 65536);
         ssize_t n = recv(h->fd, h->in + h->in_len, h->in_cap - h->in_len, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
@@ -518,157 +510,6 @@ static void daemon_write(struct helper *h)
         h->out_off += (size_t)n;
     }
     h->out_off = h->out_len = 0;
-}
-
-/* ---- Squid's side ---- */
-
-static void req_append(struct helper *h, struct req *r)
-{
-    r->next = NULL;
-    if (h->tail)
-        h->tail->next = r;
-    else
-        h->head = r;
-    h->tail = r;
-}
-
-/* One request line: parse, then queue a check per value and filter. */
-static void on_squid_line(struct helper *h, char *line, size_t len)
-{
-    struct req *r = xrealloc(NULL, sizeof(*r));
-    memset(r, 0, sizeof(*r));
-    r->hit_filter = -1;
-    struct squid_line l;
-    char err[160];
-    size_t lead = 0;
-    while (lead < len && (line[lead] == ' ' || line[lead] == '\t' || line[lead] == '\r'))
-        lead++;
-    if (lead == len) {
-        free(r); /* a blank line: nothing to answer, as the daemon does */
-        return;
-    }
-    if (squidproto_parse_line(line, len, &l, err, sizeof(err)) != 0) {
-        r->has_channel = l.has_channel;
-        memcpy(r->channel, l.channel, sizeof(r->channel));
-        req_append(h, r);
-        set_reply(r, SQUID_BH, "bloomgate: %s", err);
-        return;
-    }
-    r->has_channel = l.has_channel;
-    memcpy(r->channel, l.channel, sizeof(r->channel));
-    req_append(h, r);
-    for (size_t i = 0; i < l.n_values; i++) {
-        if (squidproto_value_absent(l.value[i], l.value_len[i]))
-            continue;
-        char *it = xrealloc(NULL, 3 * l.value_len[i] + 1);
-        size_t n = squidproto_item_escape(l.value[i], l.value_len[i], it);
-        it[n] = '\0';
-        if (n > ITEM_MAX) {
-            free(it);
-            set_reply(r, SQUID_BH, "bloomgate: value %zu is longer than %d bytes", i + 1, ITEM_MAX);
-            break;
-        }
-        r->item[r->n_items] = it;
-        r->item_len[r->n_items++] = n;
-    }
-    if (r->done)
-        return;
-    if (r->n_items == 0) {
-        set_reply(r, SQUID_BH, "bloomgate: nothing to check (every value is '-')");
-        return;
-    }
-    r->pending = (unsigned)(r->n_items * h->o->n_filters);
-    for (size_t f = 0; f < h->o->n_filters; f++)
-        for (size_t i = 0; i < r->n_items; i++)
-            refvec_push(&h->queue[f], (struct ref){r, i, false});
-}
-
-/* A request line over LINE_MAX_IN: BH, routed by its channel ID. */
-static void squid_too_long(struct helper *h, const char *line, size_t len)
-{
-    struct req *r = xrealloc(NULL, sizeof(*r));
-    memset(r, 0, sizeof(*r));
-    r->has_channel = squidproto_peek_channel(line, len, r->channel);
-    req_append(h, r);
-    set_reply(r, SQUID_BH, "bloomgate: request line longer than %d bytes", LINE_MAX_IN);
-}
-
-/* Read Squid's requests; lines over LINE_MAX_IN are answered BH (routed by
- * their channel ID) and skipped up to their LF. */
-static void squid_read(struct helper *h)
-{
-    grow(&h->sq, &h->sq_cap, LINE_MAX_IN + 1);
-    ssize_t n = read(h->o->in_fd, h->sq + h->sq_len, h->sq_cap - h->sq_len);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n <= 0) {
-        h->sq_eof = true;
-        return;
-    }
-    h->sq_len += (size_t)n;
-    size_t off = 0;
-    for (;;) {
-        char *lf = memchr(h->sq + off, '\n', h->sq_len - off);
-        if (!lf)
-            break;
-        size_t l = (size_t)(lf - (h->sq + off));
-        if (h->sq_skip)
-            h->sq_skip = false;
-        else if (l > LINE_MAX_IN)
-            squid_too_long(h, h->sq + off, l);
-        else
-            on_squid_line(h, h->sq + off, l > 0 && h->sq[off + l - 1] == '\r' ? l - 1 : l);
-        off += l + 1;
-    }
-    memmove(h->sq, h->sq + off, h->sq_len - off);
-    h->sq_len -= off;
-    if (h->sq_skip) {
-        h->sq_len = 0; /* still inside the over-long line */
-    } else if (h->sq_len > LINE_MAX_IN) {
-        squid_too_long(h, h->sq, h->sq_len);
-        h->sq_skip = true;
-        h->sq_len = 0;
-    }
-}
-
-static void req_free(struct req *r)
-{
-    for (size_t i = 0; i < r->n_items; i++)
-        free(r->item[i]);
-    free(r);
-}
-
-/* Write every decided reply that may go now: one with a channel ID at once,
- * one without only after every request read before it. One write for all. */
-static int squid_write(struct helper *h, char *err, size_t errlen)
-{
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    bool in_order = true; /* every request before this one has been written */
-    struct req **pp = &h->head, *prev = NULL;
-    while (*pp) {
-        struct req *r = *pp;
-        if (r->done && (r->has_channel || in_order)) {
-            grow(&buf, &cap, len + r->reply_len);
-            memcpy(buf + len, r->reply, r->reply_len);
-            len += r->reply_len;
-            *pp = r->next;
-            if (h->tail == r)
-                h->tail = prev;
-            req_free(r);
-            continue;
-        }
-        in_order = false;
-        prev = r;
-        pp = &r->next;
-    }
-    int rc = 0;
-    if (len > 0 && util_write_all(h->o->out_fd, buf, len) != 0) {
-        snprintf(err, errlen, "writing to Squid: %s", strerror(errno));
-        rc = -1;
-    }
-    free(buf);
-    return rc;
 }
 
 /* ---- the loop ---- */
@@ -765,10 +606,10 @@ int helper_run(const struct helper_opts *o, char *err, size_t errlen)
             }
         }
         if (sq_i >= 0 && (p[sq_i].revents & (POLLIN | POLLHUP | POLLERR)))
-            squid_read(&h);
+            helper_squid_read(&h);
         check_timeouts(&h, now);
         drive_connection(&h, now);
-        if (squid_write(&h, err, errlen) != 0) {
+        if (helper_squid_write(&h, err, errlen) != 0) {
             rc = -1;
             break;
         }
@@ -778,7 +619,7 @@ int helper_run(const struct helper_opts *o, char *err, size_t errlen)
     while (h.head) {
         struct req *r = h.head;
         h.head = r->next;
-        req_free(r);
+        helper_req_free(r);
     }
     for (size_t f = 0; f < HELPER_FILTERS_MAX; f++)
         free(h.queue[f].v);

@@ -1,8 +1,9 @@
 /* helper: bloomgate-squid's loop. It reads Squid's external ACL requests from
- * one fd, checks their values against bloomgated's filters over one pipelined
- * line-protocol connection (one MCHECK per filter for everything waiting), and
- * writes OK/ERR/BH replies to another fd, each as soon as it is known. One
- * thread, poll(2); never waits on the daemon longer than the timeout. */
+ * one fd, checks their values, with each request's context (--context), against
+ * bloomgated's filters over one pipelined line-protocol connection (one MCHECK
+ * per filter for everything waiting), and writes OK/ERR/BH replies to another
+ * fd, each as soon as it is known. One thread, poll(2); never waits on the
+ * daemon longer than the timeout. */
 #ifndef BLOOMGATE_SQUID_HELPER_H
 #define BLOOMGATE_SQUID_HELPER_H
 
@@ -21,6 +22,7 @@ struct helper_opts {
     size_t batch;              /* most items in one MCHECK */
     enum squid_result on_down; /* the answer while the daemon cannot be reached: BH or ERR */
     int in_fd, out_fd;         /* Squid's requests and our replies (0 and 1) */
+    struct squid_ctx_spec ctx; /* the context fields after each line's URL (none: n == 0) */
 };
 
 /* Serve until in_fd reaches EOF and every request read has been answered.

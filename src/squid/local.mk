@@ -5,7 +5,7 @@ noinst_LTLIBRARIES += libsquid.la
 libsquid_la_CPPFLAGS = $(PURE_CPPFLAGS)
 libsquid_la_SOURCES = \
 	%reldir%/squidproto.c %reldir%/squidproto.h \
-	%reldir%/helper.c %reldir%/helper.h \
+	%reldir%/helper.c %reldir%/helper.h %reldir%/helper_int.h %reldir%/helper_squid.c \
 	%reldir%/squid_cli.c %reldir%/squid_cli.h
 libsquid_la_LIBADD = libbase.la
 

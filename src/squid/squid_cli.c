@@ -26,6 +26,11 @@ static const char usage[] =
     "                       OK if any of them lists any value\n"
     "  --timeout SECONDS    wait at most this long to connect or for a reply (default 5)\n"
     "  --batch N            at most N items in one MCHECK (default 500)\n"
+    "  --context FIELDS     the values after the URL are the request's context, in this\n"
+    "                       order: a comma-separated list of referer (%>{Referer}), origin\n"
+    "                       (%>{Origin}), dest (%>{Sec-Fetch-Dest}) and method (%METHOD);\n"
+    "                       sent with each check as from=, type= and method= (adblock\n"
+    "                       filters read them); the values after them are checked\n"
     "  --on-down bh|err     the answer while bloomgated cannot be reached: BH (Squid then\n"
     "                       denies: fail-closed; the default) or ERR (not listed: fail-open)\n"
     "  --log-level LEVEL    debug, info, warn (default) or error; logs go to stderr\n"
@@ -70,12 +75,23 @@ int squid_main(int argc, char **argv)
     char *connect = connect_default;
     struct helper_opts o = {
         .timeout = 5, .batch = 500, .on_down = SQUID_BH, .in_fd = 0, .out_fd = 1};
-    enum { O_CONNECT = 256, O_FILTER, O_TIMEOUT, O_BATCH, O_ON_DOWN, O_LOG, O_HELP, O_VERSION };
+    enum {
+        O_CONNECT = 256,
+        O_FILTER,
+        O_TIMEOUT,
+        O_BATCH,
+        O_CONTEXT,
+        O_ON_DOWN,
+        O_LOG,
+        O_HELP,
+        O_VERSION
+    };
     static const struct option longopts[] = {
         {"connect", required_argument, NULL, O_CONNECT},
         {"filter", required_argument, NULL, O_FILTER},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"batch", required_argument, NULL, O_BATCH},
+        {"context", required_argument, NULL, O_CONTEXT},
         {"on-down", required_argument, NULL, O_ON_DOWN},
         {"log-level", required_argument, NULL, O_LOG},
         {"help", no_argument, NULL, O_HELP},
@@ -84,6 +100,7 @@ int squid_main(int argc, char **argv)
     };
     log_set_level(LOG_WARN);
     int c;
+    char err[256];
     uint64_t u;
     double d;
     enum log_level lvl;
@@ -120,6 +137,12 @@ int squid_main(int argc, char **argv)
                 return 2;
             }
             o.batch = (size_t)u;
+            break;
+        case O_CONTEXT:
+            if (squidproto_ctx_spec_parse(optarg, &o.ctx, err, sizeof(err)) != 0) {
+                fprintf(stderr, "bloomgate-squid: --context '%s': %s\n", optarg, err);
+                return 2;
+            }
             break;
         case O_ON_DOWN:
             if (strcmp(optarg, "bh") == 0 || strcmp(optarg, "BH") == 0)
@@ -163,7 +186,6 @@ int squid_main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    char err[256];
     if (helper_run(&o, err, sizeof(err)) != 0) {
         log_error("bloomgate-squid: %s", err);
         return 1;

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/util.h"
 
@@ -19,6 +20,12 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
+/* Whether Squid's rfc1738_escape writes byte c as %XX: controls, space, DEL
+ * and above, and its "unsafe" characters; '%' itself it leaves alone. */
+static bool squid_escapes(unsigned char c)
+{
+    return c <= 0x20 || c >= 0x7f || strchr("\"#'<>[\\]^`{|}~", c) != NULL;
+}
 
 size_t squidproto_unescape(const char *in, size_t len, char *out)
 {
@@ -26,7 +33,7 @@ size_t squidproto_unescape(const char *in, size_t len, char *out)
     for (size_t i = 0; i < len; i++) {
         int hi, lo;
         if (in[i] == '%' && i + 2 < len && (hi = util_hexval(in[i + 1])) >= 0 &&
-            (lo = util_hexval(in[i + 2])) >= 0) {
+            (lo = util_hexval(in[i + 2])) >= 0 && squid_escapes((unsigned char)(hi << 4 | lo))) {
             out[o++] = (char)(hi << 4 | lo);
             i += 2;
         } else {
@@ -132,6 +139,122 @@ size_t squidproto_item_escape(const char *v, size_t len, char *out)
         }
     }
     return o;
+}
+
+/* ---- the request context ---- */
+
+static const char *const ctx_names[SQUID_CTX_FIELDS] = {"referer", "origin", "dest", "method"};
+
+int squidproto_ctx_spec_parse(const char *s, struct squid_ctx_spec *spec, char *err, size_t errlen)
+{
+    memset(spec, 0, sizeof(*spec));
+    bool seen[SQUID_CTX_FIELDS] = {false};
+    const char *p = s;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        int f = -1;
+        for (int k = 0; k < SQUID_CTX_FIELDS; k++)
+            if (strlen(ctx_names[k]) == n && strncasecmp(ctx_names[k], p, n) == 0)
+                f = k;
+        if (f < 0) {
+            snprintf(err, errlen, "'%.*s' is not a context field (referer, origin, dest, method)",
+                     (int)(n > 40 ? 40 : n), p);
+            return -1;
+        }
+        if (seen[f]) {
+            snprintf(err, errlen, "'%s' is named twice", ctx_names[f]);
+            return -1;
+        }
+        seen[f] = true;
+        spec->field[spec->n++] = (enum squid_ctx_field)f;
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+/* The Fetch standard's request destinations (Sec-Fetch-Dest) that
+ * bloomgated's type= reads (adblock_fetch_dest_parse; check_squidproto keeps
+ * the two in step). Any other value goes as other. */
+static const char *const fetch_dests[] = {
+    "audio",         "audioworklet", "document",    "embed",       "empty",
+    "font",          "frame",        "iframe",      "image",       "json",
+    "manifest",      "object",       "paintworklet", "report",     "script",
+    "serviceworker", "sharedworker", "style",       "track",       "video",
+    "webidentity",   "worker",       "xslt",        "fencedframe", "speculationrules",
+};
+
+const char *squidproto_dest_type(const char *v, size_t len)
+{
+    if (squidproto_value_absent(v, len))
+        return NULL;
+    for (size_t i = 0; i < sizeof fetch_dests / sizeof fetch_dests[0]; i++)
+        if (strlen(fetch_dests[i]) == len && strncasecmp(fetch_dests[i], v, len) == 0)
+            return fetch_dests[i];
+    return "other";
+}
+
+const char *squidproto_method(const char *v, size_t len)
+{
+    static const char *const methods[] = {"get",  "post",    "put",   "delete",
+                                          "head", "options", "patch", "connect"};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        if (strlen(methods[i]) == len && strncasecmp(methods[i], v, len) == 0)
+            return methods[i];
+    return NULL;
+}
+
+/* Why the Referer wins over the Origin whatever their order: it names the
+ * page itself, the Origin only its scheme and host; an Origin of "null" (an
+ * opaque origin: a sandboxed frame, a data: page) names no page. */
+int squidproto_take_context(struct squid_line *l, const struct squid_ctx_spec *spec,
+                            struct squid_ctx *ctx, char *err, size_t errlen)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    if (spec->n == 0)
+        return 0;
+    if (l->n_values < 1 + spec->n) {
+        snprintf(err, errlen, "%zu value%s; --context wants the URL and %zu fields after it",
+                 l->n_values, l->n_values == 1 ? "" : "s", spec->n);
+        return -1;
+    }
+    const char *origin = NULL;
+    size_t origin_len = 0;
+    for (size_t k = 0; k < spec->n; k++) {
+        const char *v = l->value[1 + k];
+        size_t n = l->value_len[1 + k];
+        if (squidproto_value_absent(v, n))
+            continue;
+        switch (spec->field[k]) {
+        case SQUID_CTX_REFERER:
+            ctx->from = v;
+            ctx->from_len = n;
+            break;
+        case SQUID_CTX_ORIGIN:
+            if (!(n == 4 && memcmp(v, "null", 4) == 0)) {
+                origin = v;
+                origin_len = n;
+            }
+            break;
+        case SQUID_CTX_DEST:
+            ctx->type = squidproto_dest_type(v, n);
+            break;
+        default:
+            ctx->method = squidproto_method(v, n);
+            break;
+        }
+    }
+    if (!ctx->from && origin) {
+        ctx->from = origin;
+        ctx->from_len = origin_len;
+    }
+    for (size_t i = 1; i + spec->n < l->n_values; i++) {
+        l->value[i] = l->value[i + spec->n];
+        l->value_len[i] = l->value_len[i + spec->n];
+    }
+    l->n_values -= spec->n;
+    return 0;
 }
 
 /* How many of msg's first max bytes to keep so that a UTF-8 sequence is not

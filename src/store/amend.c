@@ -132,7 +132,8 @@ static int allow_line(struct fversion *v, struct lists_line *l, const char *line
         struct filter_key k = {line, len};
         return amend_apply(v, JOURNAL_OP_ALLOW, &k, 1, NULL, why, whylen);
     }
-    enum url_kind kind = v->f->keys == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
+    enum url_kind kind =
+        filter_keys_probe(v->f->keys) == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
     bool rule = len >= 2 && line[0] == '@' && line[1] == '@';
     enum lists_class cls = rule ? lists_parse_line(LISTS_ADBLOCK, kind, line + 2, len - 2, l)
                                 : lists_parse_line(LISTS_PLAIN, kind, line, len, l);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adblock/adblock.h"
 #include "bloom/format.h"
 #include "store/allow.h"
 #include "store/amend.h"
@@ -61,6 +62,35 @@ static int empty_plan(const struct conf_filter *cf, struct filter_plan *plan, ch
     return 0;
 }
 
+/* An adblock filter's engine: the section of the file f was loaded from,
+ * read and checked, then compiled back (every offset checked, the regexes
+ * compiled again). The header read now must be the one f came from, or the
+ * file was replaced between the two reads. Loader threads. */
+static struct adblock_engine *load_engine(const struct conf_filter *cf, const struct filter *f,
+                                          char *err, size_t errlen)
+{
+    struct format_info fi;
+    char why[1024];
+    void *body = NULL;
+    size_t len = 0;
+    struct adblock_engine *ab = NULL;
+    if (format_read_info(cf->file, &fi, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        return NULL;
+    }
+    if (fi.checksum != f->file_checksum)
+        snprintf(err, errlen, "filter %s: file %s was replaced while it was loaded; try again",
+                 cf->name, cf->file);
+    else if (format_read_section(cf->file, &fi, &body, &len, why, sizeof(why)) != 0)
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+    else if (!(ab = adblock_engine_load(body, len, why, sizeof(why))))
+        snprintf(err, errlen, "filter %s: file %s: the compiled lists: %s", cf->name, cf->file,
+                 why);
+    free(body);
+    format_info_free(&fi);
+    return ab;
+}
+
 /* The checks of loader_load_filter without the loading: the file's header
  * (not its payload), its key kind against the config's, or the empty
  * filter's sizing. --check-config, on the main thread. */
@@ -68,6 +98,13 @@ int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
 {
     struct stat st;
     if (!cf->file || stat(cf->file, &st) != 0) {
+        if (cf->keys == CONF_KEYS_ADBLOCK) {
+            snprintf(err, errlen,
+                     "filter %s: keys adblock needs a file made by bloomgate build --format "
+                     "adblock%s%s",
+                     cf->name, cf->file ? ": " : "", cf->file ? strerror(errno) : "");
+            return -1;
+        }
         if (cf->file && (errno != ENOENT || cf->capacity == 0)) {
             snprintf(err, errlen, "filter %s: file %s: %s%s", cf->name, cf->file, strerror(errno),
                      errno == ENOENT ? " (and no capacity is configured to start empty)" : "");
@@ -112,9 +149,15 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     struct stat st;
     const char *file = NULL;
     bool have_file = false;
+    struct adblock_engine *ab = NULL;
     if (cf->file) {
         if (stat(cf->file, &st) == 0) {
             have_file = true;
+        } else if (cf->keys == CONF_KEYS_ADBLOCK) {
+            snprintf(err, errlen, "filter %s: file %s: %s (keys adblock is built from its lists "
+                     "by bloomgate build --format adblock; it cannot start empty)",
+                     cf->name, cf->file, strerror(errno));
+            return NULL;
         } else if (errno != ENOENT || cf->capacity == 0) {
             snprintf(err, errlen, "filter %s: file %s: %s%s", cf->name, cf->file, strerror(errno),
                      errno == ENOENT ? " (and no capacity is configured to start empty)" : "");
@@ -143,16 +186,26 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
             filter_free(f);
             return NULL;
         }
+        if (f->keys == FILTER_KEYS_ADBLOCK && !(ab = load_engine(cf, f, err, errlen))) {
+            filter_free(f);
+            return NULL;
+        }
         /* A fuse filter takes no adds: they go to a delta beside it. */
         uint64_t dc = cf->delta_capacity ? cf->delta_capacity
                                          : fusedelta_default_capacity(filter_items(f));
         if (f->layout == FILTER_FUSE && !(f = fusedelta_create(f, dc, why, sizeof(why)))) {
             snprintf(err, errlen, "filter %s: file %s: %s", cf->name, cf->file, why);
+            adblock_engine_free(ab);
             return NULL;
         }
         file = cf->file;
     } else {
         struct filter_plan plan;
+        if (cf->keys == CONF_KEYS_ADBLOCK) {
+            snprintf(err, errlen, "filter %s: keys adblock needs a file made by bloomgate build "
+                     "--format adblock", cf->name);
+            return NULL;
+        }
         if (empty_plan(cf, &plan, err, errlen) != 0)
             return NULL;
         while (seed == 0) { /* 0 is no seed; one draw in 2^64 */
@@ -178,9 +231,15 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     struct fversion *v = fversion_new(f, file);
     if (!v) {
         filter_free(f);
+        adblock_engine_free(ab);
         snprintf(err, errlen, "filter %s: out of memory", cf->name);
         return NULL;
     }
+    v->ab = ab;
+    v->ab_any = ab && cf->context == CONF_CONTEXT_ANY;
+    if (!ab && cf->context == CONF_CONTEXT_ANY)
+        log_warn("filter %s: no_context any applies to adblock filters only; %s keys ignore it",
+                 cf->name, format_keys_name(f->keys));
     /* The allow-list after the bits: its entries are the filter's own hashes. */
     if (cf->allow && amend_load_allow_file(v, cf->allow, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: %s", cf->name, why);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adblock/adblock.h"
 #include "base/util.h"
 #include "store/allow.h"
 
@@ -169,6 +170,7 @@ void fversion_free(struct fversion *v)
     if (!v)
         return;
     filter_free(v->f);
+    adblock_engine_free(v->ab);
     allow_free(v->allow);
     free(v->allow_file);
     free(v->file);

@@ -24,7 +24,9 @@
 
 /* One loaded filter: immutable in shape; its bits change only by ADD. */
 struct fversion {
-    struct filter *f;
+    struct filter *f;       /* an adblock filter's: its host tier for run-time adds */
+    struct adblock_engine *ab; /* the compiled Adblock engine of an adblock filter, or NULL */
+    bool ab_any;               /* `no_context any`: a context-free lookup asks every request */
     char *file;             /* path it was loaded from; NULL for a filter that started empty */
     uint64_t generation;    /* 1 for the first load, +1 on each successful swap */
     int64_t loaded_at;      /* unix seconds */
@@ -45,6 +47,7 @@ struct fversion {
 
 struct journal;
 struct allow_set;
+struct adblock_engine;
 
 /* What belongs to a filter name rather than to one loaded version: its
  * journal and its reload history. Lives while the name is served. */

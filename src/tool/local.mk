@@ -5,6 +5,7 @@ libbloomgate_la_SOURCES += \
 	%reldir%/build_input.c %reldir%/build_input.h \
 	%reldir%/build_journal.c %reldir%/build_journal.h \
 	%reldir%/build_fuse.c %reldir%/build_fuse.h \
+	%reldir%/build_adblock.c %reldir%/build_adblock.h \
 	%reldir%/jdump.c \
 	%reldir%/tool.c %reldir%/tool.h \
 	%reldir%/cli.h %reldir%/lookup.c

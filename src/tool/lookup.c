@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adblock/adblock.h"
 #include "tool/build.h"
+#include "tool/build_adblock.h"
 #include "tool/cli.h"
 #include "url/keys.h"
 #include "url/canon.h"
@@ -34,9 +36,69 @@ _Static_assert((int)KEYS_EXACT == (int)FILTER_KEYS_EXACT &&
 struct checker {
     const struct filter *f;
     struct keys_query *q;
+    struct adblock_engine *ab; /* an adblock file's engine, or NULL */
+    struct adblock_ctx *abx;
+    struct adblock_request ctx; /* --type, --from, --method: every item's context */
     bool with_items, match;
     uint64_t bad; /* items that are not a host or URL the filter's kind can read */
 };
+
+/* One line of an adblock check: the URL, then its own context words
+ * (`type=`, `from=`, `method=`, as on the line protocol) over the options'
+ * context. The verdict is the daemon's engine's (its host tier is empty in
+ * a built file); --match adds the rule and the exception. */
+static void check_adblock(struct checker *k, const char *item, size_t len)
+{
+    char why[256];
+    struct adblock_request r = k->ctx;
+    size_t ul = 0;
+    while (ul < len && item[ul] != ' ' && item[ul] != '\t')
+        ul++;
+    r.url = item;
+    r.url_len = ul;
+    int bad = 0;
+    for (size_t i = ul; i < len && !bad;) {
+        while (i < len && (item[i] == ' ' || item[i] == '\t'))
+            i++;
+        size_t j = i;
+        while (j < len && item[j] != ' ' && item[j] != '\t')
+            j++;
+        if (j > i) {
+            int rc = adblock_context_word(item + i, j - i, &r.type, &r.method, &r.from,
+                                          &r.from_len, why, sizeof(why));
+            if (rc == 0)
+                snprintf(why, sizeof(why), "'%.*s' is not type=, from= or method=",
+                         (int)(j - i > 64 ? 64 : j - i), item + i);
+            bad = rc != 1;
+        }
+        i = j;
+    }
+    /* Read as the daemon reads it (core/cmd_adblock.c). */
+    char *full = NULL;
+    if (adblock_needs_scheme(r.url, r.url_len) && (full = malloc(r.url_len + 9))) {
+        memcpy(full, "https://", 8);
+        memcpy(full + 8, r.url, r.url_len);
+        r.url = full;
+        r.url_len += 8;
+    }
+    struct adblock_verdict v;
+    int rc = bad ? -1 : adblock_match(k->ab, k->abx, &r, &v, why, sizeof(why));
+    free(full);
+    if (rc != 0) {
+        k->bad++;
+        printf("ERROR\t%s", why);
+    } else {
+        fputs(v.block ? "YES" : "NO", stdout);
+        if (k->match && (v.block || v.exception))
+            printf("\t%.*s\t%.*s", v.rule ? (int)v.rule_len : 0, v.rule ? v.rule : "",
+                   v.exception ? (int)v.exception_len : 0, v.exception ? v.exception : "");
+    }
+    if (k->with_items) {
+        putchar('\t');
+        fwrite(item, 1, len, stdout);
+    }
+    putchar('\n');
+}
 
 /* One item: applied to the filter's key kind, every probe checked in one
  * batch (hashes first, then prefetched lines), YES if any is present. */
@@ -45,6 +107,10 @@ static void check_print(struct checker *k, const void *item, size_t len)
     char why[256];
     bool present[KEYS_MAX];
     size_t hit;
+    if (k->ab) {
+        check_adblock(k, item, len);
+        return;
+    }
     if (keys_expand((enum keys_kind)k->f->keys, item, len, k->q, why, sizeof(why)) != 0) {
         k->bad++;
         printf("ERROR\t%s", why);
@@ -71,13 +137,31 @@ int tool_cmd_check(int argc, char **argv)
 {
     static const struct option opts[] = {{"with-items", no_argument, NULL, 'w'},
                                          {"match", no_argument, NULL, 'm'},
+                                         {"type", required_argument, NULL, 'T'},
+                                         {"from", required_argument, NULL, 'F'},
+                                         {"method", required_argument, NULL, 'M'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     struct checker k = {0};
+    k.ctx.type = -1;
+    k.ctx.method = -1;
     int c;
+    bool ctx_given = false;
     optind = 1;
     while ((c = getopt_long(argc, argv, "wmh", opts, NULL)) != -1) {
-        if (c == 'w') {
+        if (c == 'T') {
+            ctx_given = true;
+            if ((k.ctx.type = adblock_fetch_dest_parse(optarg, strlen(optarg))) < 0)
+                return tool_usage_error("check: --type: '%s' is not a request type", optarg);
+        } else if (c == 'F') {
+            ctx_given = true;
+            k.ctx.from = optarg;
+            k.ctx.from_len = strlen(optarg);
+        } else if (c == 'M') {
+            ctx_given = true;
+            if ((k.ctx.method = adblock_method_parse(optarg, strlen(optarg))) < 0)
+                return tool_usage_error("check: --method: '%s' is not an HTTP method", optarg);
+        } else if (c == 'w') {
             k.with_items = true;
         } else if (c == 'm') {
             k.match = true;
@@ -95,6 +179,23 @@ int tool_cmd_check(int argc, char **argv)
     if (!f)
         return tool_runtime_error(err);
     k.f = f;
+    if (f->keys == FILTER_KEYS_ADBLOCK) {
+        struct format_info fi;
+        if (format_read_info(file, &fi, err, sizeof(err)) == 0) {
+            k.ab = build_adblock_load(file, &fi, err, sizeof(err));
+            format_info_free(&fi);
+        }
+        if (!k.ab || !(k.abx = adblock_ctx_new())) {
+            adblock_engine_free(k.ab);
+            filter_free(f);
+            return tool_runtime_error(k.ab ? "out of memory" : err);
+        }
+    } else if (ctx_given) {
+        const char *kind = format_keys_name(f->keys);
+        filter_free(f);
+        return tool_usage_error("check: --type, --from and --method are for an adblock filter; "
+                                "%s is %s", file, kind);
+    }
     if (!(k.q = malloc(sizeof(*k.q)))) {
         filter_free(f);
         return tool_runtime_error("out of memory");
@@ -143,6 +244,8 @@ int tool_cmd_check(int argc, char **argv)
     }
     enum filter_keys keys = f->keys;
     free(k.q);
+    adblock_ctx_free(k.abx);
+    adblock_engine_free(k.ab);
     filter_free(f);
     if (fflush(stdout) != 0)
         return tool_runtime_error("writing to stdout failed");

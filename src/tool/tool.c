@@ -16,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adblock/adblock.h"
 #include "tool/build.h"
+#include "tool/build_adblock.h"
+#include "core/views.h"
 #include "tool/cli.h"
 #include "url/lists.h"
 #include "bloom/filter.h"
@@ -189,7 +192,7 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
     switch (c) {
     case 'k':
         if (format_keys_parse(arg, &o->keys) != 0)
-            return tool_usage_error("build: --keys: '%s' is not exact, host or url", arg);
+            return tool_usage_error("build: --keys: '%s' is not exact, host, url or adblock", arg);
         b->keys_given = true;
         break;
     case 'f':
@@ -264,9 +267,12 @@ static int build_cli_keys(struct build_cli *b)
 {
     struct build_opts *o = &b->o;
     if (!b->keys_given)
-        o->keys = o->format == LISTS_PLAIN   ? FILTER_KEYS_EXACT
-                  : o->format == LISTS_HOSTS ? FILTER_KEYS_HOST
-                                             : FILTER_KEYS_URL;
+        o->keys = o->format == LISTS_PLAIN     ? FILTER_KEYS_EXACT
+                  : o->format == LISTS_HOSTS   ? FILTER_KEYS_HOST
+                  : o->format == LISTS_ADBLOCK ? FILTER_KEYS_ADBLOCK
+                                               : FILTER_KEYS_URL;
+    if (o->keys == FILTER_KEYS_ADBLOCK && o->format != LISTS_ADBLOCK)
+        return tool_usage_error("build: --keys adblock compiles Adblock lists (--format adblock)");
     if (o->format != LISTS_PLAIN && o->keys == FILTER_KEYS_EXACT)
         return tool_usage_error("build: --format %s yields host or url keys, not exact items "
                                 "(use --keys host or --keys url)",
@@ -375,12 +381,17 @@ static int build_main(int argc, char **argv, const char ***journals_out)
             return rc;
     if ((rc = build_cli_keys(&b)) != BUILD_GO_ON)
         return rc;
+    if (b.dry && o->keys == FILTER_KEYS_ADBLOCK)
+        return tool_usage_error("build --dry-run plans a Bloom filter; an adblock build is "
+                                "sized by its lists");
     if (b.dry)
         return build_dry_run(&b, argc);
     if (!o->output)
         return tool_usage_error("build: -o FILE is required");
     o->inputs = (const char *const *)argv + optind;
     o->n_inputs = (size_t)(argc - optind);
+    if (o->keys == FILTER_KEYS_ADBLOCK)
+        return build_adblock_main(o, b.quiet);
     o->progress = !b.quiet && isatty(STDERR_FILENO);
     if ((rc = build_scan_journals(o)) != BUILD_GO_ON)
         return rc;
@@ -451,6 +462,16 @@ static int cmd_info(int argc, char **argv)
     char sum[17];
     snprintf(sum, sizeof(sum), "%016llx", (unsigned long long)fi.checksum);
     json_object_set_new(j, "checksum", json_string(sum));
+    if (fi.keys == FILTER_KEYS_ADBLOCK) {
+        struct adblock_engine *e = build_adblock_load(file, &fi, err, sizeof(err));
+        if (!e) {
+            format_info_free(&fi);
+            json_decref(j);
+            return tool_runtime_error(err);
+        }
+        json_object_set_new(j, "adblock", views_adblock_json(e));
+        adblock_engine_free(e);
+    }
     format_info_free(&fi);
     print_json(j);
     return 0;
@@ -484,6 +505,24 @@ static int cmd_verify(int argc, char **argv)
     struct format_info fi;
     if (format_read_info(file, &fi, err, sizeof(err)) != 0)
         return tool_runtime_error(err);
+    /* An adblock file's engine is compiled back too: every offset checked,
+     * every regex compiled, as the daemon will. */
+    if (fi.keys == FILTER_KEYS_ADBLOCK) {
+        struct adblock_engine *e = build_adblock_load(file, &fi, err, sizeof(err));
+        if (!e) {
+            format_info_free(&fi);
+            return tool_runtime_error(err);
+        }
+        printf("%s: ok: %u shards and the compiled lists (%llu rules), %llu bytes, every "
+               "checksum matches (%.3f s)\n",
+               file, fi.plan.shard_count,
+               (unsigned long long)(adblock_engine_summary(e)->blocks +
+                                    adblock_engine_summary(e)->exceptions),
+               (unsigned long long)fi.file_size, util_now() - t0);
+        adblock_engine_free(e);
+        format_info_free(&fi);
+        return 0;
+    }
     printf("%s: ok: %u shards, %llu bytes, every checksum matches (%.3f s)\n", file,
            fi.plan.shard_count, (unsigned long long)fi.file_size, util_now() - t0);
     format_info_free(&fi);
@@ -514,8 +553,8 @@ struct tool_cmd {
 
 static const struct tool_opt build_opts[] = {
     {"-o, --output FILE", "filter file to write (required; written beside it, then renamed)"},
-    {"-k, --keys K", "exact (default for plain), host or url: stored in the file"},
-    {"-f, --format F", "plain (default), hosts, adblock (implies url keys) or urls (url keys)"},
+    {"-k, --keys K", "exact (default for plain), host, url or adblock: stored in the file"},
+    {"-f, --format F", "plain (default), hosts, adblock (the lists compiled: adblock keys) or urls"},
     {"-r, --rejects FILE", "write each rejected line to FILE with its reason"},
     {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
@@ -535,7 +574,11 @@ static const struct tool_opt verify_opts[] = {
 };
 static const struct tool_opt check_opts[] = {
     {"-w, --with-items", "print YES or NO, a tab, then the item"},
-    {"-m, --match", "after YES, a tab and the expression that matched (most specific)"},
+    {"-m, --match", "after YES, a tab and the expression that matched (most specific); "
+                    "adblock: the rule, a tab, the exception"},
+    {"--type T", "adblock: every item's request type (script, image, document, ...)"},
+    {"--from URL", "adblock: every item's initiator page"},
+    {"--method M", "adblock: every item's HTTP method"},
     {NULL, NULL},
 };
 static const struct tool_opt url_expr_opts[] = {
@@ -559,8 +602,11 @@ static const struct tool_cmd commands[] = {
      "trimmed; empty lines and lines starting with '#' are skipped; a line may hold\n"
      "at most 1 MiB. The summary's \"items\" counts the items that set a new bit:\n"
      "duplicates are not counted, nor the rare item whose bits others had all set.\n"
-     "A list format implies its keys: hosts gives host keys, adblock and urls url\n"
-     "keys. Host and url keys are canonical (docs/url-matching.md); exact keys take\n"
+     "A list format implies its keys: hosts gives host keys, urls url keys, adblock\n"
+     "the compiled lists (rules, options and exceptions, served with each request's\n"
+     "context; --capacity sizes the host tier for run-time adds); adblock with\n"
+     "--keys url or host reads only the hosts and URLs the rules name. Host and url\n"
+     "keys are canonical (docs/url-matching.md); exact keys take\n"
      "only plain lists, and journals only exact keys. A journal's records go in as\n"
      "the daemon applied them: an item whose last record is a REMOVE stays out (its\n"
      "list lines too); ALLOW exceptions cannot be folded into a filter and are\n"
@@ -576,7 +622,11 @@ static const struct tool_cmd commands[] = {
      "filter has false positives); NO means certainly not. A host or url filter\n"
      "canonicalises each item and probes its expressions (bloomgate url\n"
      "expressions shows them): YES if any is present. An item that is not a host\n"
-     "or URL prints ERROR, a tab and the reason, and the exit status is 1.\n",
+     "or URL prints ERROR, a tab and the reason, and the exit status is 1.\n"
+     "An adblock filter answers with its compiled lists (its host tier is empty\n"
+     "in a built file): each item is a URL, optionally followed by context words\n"
+     "type=T, from=URL, method=M (as on the line protocol), over --type, --from\n"
+     "and --method; YES means a rule blocks the request.\n",
      tool_cmd_check},
     {"url", "canon", "canon URL...",
      "print each URL's canonical form (Safe Browsing),\n"

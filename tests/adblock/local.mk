@@ -19,7 +19,11 @@ EXTRA_DIST += tests/adblock/package.json tests/adblock/package-lock.json \
 # (a) the program under test against the reference on the real lists; (b) against the
 # naive matcher on random rule sets. Each skips (77) when what it needs is missing.
 TESTS += tests/adblock/ref_test.sh tests/adblock/random_test.sh
+# (c) the same corpus as served: the built file through `bloomgate check` and a
+# real bloomgated's MATCH and MCHECK with context words, against the engine
+# in-process, rule for rule.
+TESTS += tests/adblock/served_test.py
 AM_TESTS_ENVIRONMENT += ADBLOCK_BUILDDIR='$(abs_top_builddir)'; export ADBLOCK_BUILDDIR;
 EXTRA_DIST += tests/adblock/ref_test.sh tests/adblock/random_test.sh \
 	tests/adblock/make_corpus.py tests/adblock/compare.py tests/adblock/known-differences.txt \
-	tests/adblock/naive-engine-differences.txt
+	tests/adblock/naive-engine-differences.txt tests/adblock/served_test.py

@@ -13,6 +13,8 @@
  *   bench_net --proto bloomd --port 8673 --filter bench --items 100   # bloomd's
  *             ASCII protocol: c, m (--load: b) against a filter made by "create"
  *   bench_net --dump 1M | bloomgate build -o f.bloom --capacity 1M -
+ *   bench_net --proto line --port 7878 --replay requests.txt \
+ *             --connections 4 --pipeline 4   # the file's lines, as written
  *
  * Items: item(ns, i) is a URL-like string of exactly --item-len bytes made from
  * the index i alone; present items are item('p', i) for i < --keyspace (what
@@ -106,6 +108,7 @@ static struct {
     char dump_ns;          /* 'p' (--dump) or 'a' (--dump-absent) */
     bool do_load, do_dump;
     bool window_signals; /* --window-signals */
+    const char *replay;  /* --replay FILE: its lines are the requests */
 } o = {
     .kind = K_LINE,
     .host = "127.0.0.1",
@@ -418,6 +421,8 @@ static struct {
     uint64_t *off;    /* n + 1 start offsets */
     uint8_t *present; /* n x items: was item j of request r present? */
     size_t n;
+    uint32_t *n_items; /* --replay: the items of request r (present: all 0) */
+    size_t replayed;   /* --replay: the file's requests */
 } pool;
 
 static uint64_t rng_next(uint64_t *s)
@@ -499,6 +504,108 @@ static void pool_build(void)
     free(it);
     free(il);
     free(arena);
+}
+
+/* Words of a line-protocol request that are items: every word after the
+ * verb and the filter but the context words (type=, from=, method=, in any
+ * case), which the server reads as the request's context, not as items. */
+static unsigned replay_items(const char *p, const char *end)
+{
+    unsigned words = 0, items = 0;
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+            p++;
+        if (p == end)
+            break;
+        const char *w = p;
+        while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
+            p++;
+        size_t n = (size_t)(p - w);
+        bool ctx = (n >= 5 && strncasecmp(w, "type=", 5) == 0) ||
+                   (n >= 5 && strncasecmp(w, "from=", 5) == 0) ||
+                   (n >= 7 && strncasecmp(w, "method=", 7) == 0);
+        if (++words > 2 && !ctx)
+            items++;
+    }
+    return items;
+}
+
+/* --replay FILE: the pool is the file's non-empty lines, each one request
+ * sent byte for byte (a line-protocol CHECK, MCHECK or MATCH, its context
+ * words included), repeated until there are at least max(pipeline + 1, 64)
+ * requests. Each request's items are counted here, so that its reply is
+ * judged by its count of answers; requests may differ in size. What is
+ * present is not known: every item counts as absent, so false_positives is
+ * the number of YES answers. */
+static void pool_replay(void)
+{
+    FILE *f = fopen(o.replay, "r");
+    if (!f)
+        die("--replay %s: %s", o.replay, strerror(errno));
+    struct gbuf b = {0};
+    size_t cap_req = 1024, n = 0, lines = 0;
+    uint64_t *off = malloc(cap_req * sizeof(*off));
+    uint32_t *items = malloc(cap_req * sizeof(*items));
+    unsigned most = 1;
+    char *line = NULL;
+    size_t line_cap = 0;
+    ssize_t len;
+    if (!off || !items)
+        die("out of memory");
+    while ((len = getline(&line, &line_cap, f)) >= 0) {
+        lines++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            len--;
+        if (len == 0)
+            continue;
+        unsigned k = replay_items(line, line + len);
+        if (k == 0 || k > MAX_ITEMS)
+            die("--replay %s: line %zu has %u items (1 to %u)", o.replay, lines, k, MAX_ITEMS);
+        most = k > most ? k : most;
+        if (n + 1 >= cap_req) {
+            cap_req *= 2;
+            off = realloc(off, cap_req * sizeof(*off));
+            items = realloc(items, cap_req * sizeof(*items));
+            if (!off || !items)
+                die("out of memory");
+        }
+        items[n] = k;
+        off[n++] = b.len;
+        gb_put(&b, line, (size_t)len);
+        gb_put(&b, "\n", 1);
+    }
+    if (ferror(f))
+        die("--replay %s: %s", o.replay, strerror(errno));
+    fclose(f);
+    free(line);
+    if (n == 0)
+        die("--replay %s: no request in it", o.replay);
+    size_t once = n, min_req = o.pipeline + 1 > 64 ? o.pipeline + 1 : 64;
+    while (n < min_req) { /* a short file is sent over and over */
+        if (n + 1 >= cap_req) {
+            cap_req *= 2;
+            off = realloc(off, cap_req * sizeof(*off));
+            items = realloc(items, cap_req * sizeof(*items));
+            if (!off || !items)
+                die("out of memory");
+        }
+        size_t r = n % once;
+        items[n] = items[r];
+        off[n++] = b.len; /* off[once], set first, ends the file's last request */
+        size_t rl = off[r + 1] - off[r];
+        gb_reserve(&b, rl);
+        memcpy(b.p + b.len, b.p + off[r], rl);
+        b.len += rl;
+    }
+    off[n] = b.len;
+    pool.buf = b.p;
+    pool.bytes = b.len;
+    pool.off = off;
+    pool.n = n;
+    pool.n_items = items;
+    pool.replayed = once;
+    if (!(pool.present = calloc(most, 1)))
+        die("out of memory");
 }
 
 /* ---- latency histogram ----
@@ -672,7 +779,8 @@ static const char *excerpt(const char *b, size_t len, char *out, size_t cap)
 /* The line protocol's "YES NO ..." and bloomd's "Yes No ..." (in `e`, `s`
  * and `o` the case of the letters after Y and N). Any other bloomd line
  * ("Filter does not exist", "Client Error: ...") is an error reply. */
-static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uint8_t *want)
+static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uint8_t *want,
+                          unsigned expect)
 {
     const char *nl = memchr(b, '\n', len);
     if (!nl)
@@ -688,7 +796,7 @@ static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uin
     }
     const char *p = b, *end = nl;
     unsigned got = 0;
-    while (end - p >= 2 && got < o.items) {
+    while (end - p >= 2 && got < expect) {
         /* YES or NO without a branch on which: p[2] is readable even after
          * a final NO (it is the LF at end). */
         bool yes = p[0] == 'Y';
@@ -702,10 +810,9 @@ static ssize_t parse_line(struct thread *t, const char *b, size_t len, const uin
         else
             break;
     }
-    if (got != o.items || p != end) {
+    if (got != expect || p != end) {
         t->s.malformed++;
-        complain(t, "reply with %u of %u answers: %s", got, o.items,
-                 excerpt(b, ll, ex, sizeof(ex)));
+        complain(t, "reply with %u of %u answers: %s", got, expect, excerpt(b, ll, ex, sizeof(ex)));
     }
     return (ssize_t)ll + 1;
 }
@@ -942,11 +1049,13 @@ static ssize_t parse_redis(struct thread *t, const char *b, size_t len, const ui
 
 static ssize_t parse_reply(struct thread *t, const char *b, size_t len, uint64_t req)
 {
+    if (pool.n_items) /* --replay: nothing is known present */
+        return parse_line(t, b, len, pool.present, pool.n_items[req]);
     const uint8_t *want = pool.present + req * o.items;
     switch (o.kind) {
     case K_LINE:
     case K_BLOOMD:
-        return parse_line(t, b, len, want);
+        return parse_line(t, b, len, want, o.items);
     case K_HTTP:
         return parse_http(t, b, len, want);
     default:
@@ -1272,7 +1381,10 @@ static void print_window(const struct thread *th, const struct tstats *all, uint
 static int run_bench(void)
 {
     double t_build = util_now();
-    pool_build();
+    if (o.replay)
+        pool_replay();
+    else
+        pool_build();
     t_build = util_now() - t_build;
     struct thread *th = calloc(o.threads, sizeof(*th));
     struct conn *conns = calloc(o.connections, sizeof(*conns));
@@ -1369,6 +1481,10 @@ static int run_bench(void)
     }
     if (o.window_signals && th[0].w_opened)
         print_window(th, s, t_measure, t_stop);
+    if (o.replay)
+        printf("\"replay_requests\":%zu,\"items_per_command_mean\":%.2f,\"yes_share\":%.4f,",
+               pool.replayed, s->commands ? (double)s->items / (double)s->commands : 0.0,
+               s->items ? (double)s->false_pos / (double)s->items : 0.0);
     if (o.kind == K_REDIS_BLOOM)
         printf("\"bloom_bits\":%llu,\"bloom_k\":%u,\"redis_commands_per_s\":%.0f,",
                (unsigned long long)o.bloom_bits, o.bloom_k, (double)s->items * o.bloom_k / dur);
@@ -1405,6 +1521,7 @@ static int run_bench(void)
     free(pool.buf);
     free(pool.off);
     free(pool.present);
+    free(pool.n_items);
     return errors ? 1 : 0;
 }
 
@@ -1628,7 +1745,11 @@ static const char usage_text[] =
     "  --timeout S        bound on --load (default 1800)\n"
     "  --window-signals   SIGUSR1 opens a window of the run, SIGUSR2 closes it, SIGINT or\n"
     "                     SIGTERM ends the run early; the JSON then also holds the\n"
-    "                     before, window and after parts (items/s, p50/p99, max, errors)\n";
+    "                     before, window and after parts (items/s, p50/p99, max, errors)\n"
+    "  --replay FILE      with --proto line: send FILE's lines as the requests, as\n"
+    "                     written (context words too), cyclically; each line's items\n"
+    "                     are counted (--items is ignored); no item counts as\n"
+    "                     present, so false_positives is the YES answers (yes_share)\n";
 
 static void usage(const char *why)
 {
@@ -1701,6 +1822,7 @@ static void parse_args(int argc, char **argv)
         O_DUMP,
         O_DUMPA,
         O_WSIG,
+        O_REPLAY,
         O_HELP
     };
     static const struct option lo[] = {
@@ -1719,8 +1841,8 @@ static void parse_args(int argc, char **argv)
         {"bloom-key", 1, 0, O_BKEY},      {"load-batch", 1, 0, O_LBATCH},
         {"timeout", 1, 0, O_TIMEOUT},     {"load", 1, 0, O_LOAD},
         {"dump", 1, 0, O_DUMP},           {"dump-absent", 1, 0, O_DUMPA},
-        {"window-signals", 0, 0, O_WSIG}, {"help", 0, 0, O_HELP},
-        {0, 0, 0, 0},
+        {"window-signals", 0, 0, O_WSIG}, {"replay", 1, 0, O_REPLAY},
+        {"help", 0, 0, O_HELP},           {0, 0, 0, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -1836,6 +1958,9 @@ static void parse_args(int argc, char **argv)
         case O_WSIG:
             o.window_signals = true;
             break;
+        case O_REPLAY:
+            o.replay = a;
+            break;
         case O_HELP:
             usage(NULL);
             break;
@@ -1849,6 +1974,8 @@ static void parse_args(int argc, char **argv)
         usage("--load and --dump exclude each other");
     if (o.http_authz && (o.kind != K_HTTP || o.items != 1 || o.http_post))
         usage("--http-authz takes --proto http, one item per request, no --http-post");
+    if (o.replay && (o.kind != K_LINE || o.do_load || o.do_dump))
+        usage("--replay takes --proto line and excludes --load and --dump");
     if (o.kind == K_REDIS_GET && o.items != 1)
         usage("redis-get sends one key per command; use redis-mget for --items N");
     if (o.present_share > 0 && o.keyspace == 0 && !o.do_load && !o.do_dump)

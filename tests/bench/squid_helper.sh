@@ -6,6 +6,12 @@
 # CPU time per request of the helper and of the daemon (utime + stime from
 # /proc/PID/stat), for each window. A benchmark: it asserts nothing.
 #   tests/bench/squid_helper.sh BUILD_DIR [REQUESTS] [WINDOW...]
+# With CONTEXT=1 the list is served as an adblock filter instead and each
+# request carries a context, "ID URL REFERER DEST METHOD -" (--context
+# referer,dest,method): the page one of 50 sites or none (1 in 5), the
+# Sec-Fetch-Dest one of script, image, document, empty or none, GET;
+# CONTEXT=bare serves the adblock filter to requests without context. BATCH=N
+# passes --batch N (1: one item per MCHECK, as per-item CHECKs would be).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh" # free_port, wait_port
@@ -24,8 +30,17 @@ cleanup() {
 }
 trap cleanup EXIT
 port=$(free_port)
-"$B/bloomgate" build --quiet --seed 7 --format adblock --keys url -o "$tmp/urls.bloom" \
-    "$src/data/urlhaus-filter-online.txt"
+context=${CONTEXT:-0}
+batch=${BATCH:-500}
+if [ "$context" != 0 ]; then
+    "$B/bloomgate" build --quiet --format adblock -o "$tmp/urls.bloom" \
+        "$src/data/urlhaus-filter-online.txt"
+    keys=""
+else
+    "$B/bloomgate" build --quiet --seed 7 --format adblock --keys url -o "$tmp/urls.bloom" \
+        "$src/data/urlhaus-filter-online.txt"
+    keys="keys url"
+fi
 cat >"$tmp/bg.conf" <<EOF
 listen 127.0.0.1:$port
 http_listen off
@@ -33,7 +48,7 @@ threads 1
 log_level warn
 filter urls {
     file $tmp/urls.bloom
-    keys url
+    $keys
 }
 EOF
 "$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/d.log" &
@@ -47,12 +62,22 @@ wait_port "$port" "$dpid" 30 || { cat "$tmp/d.log" >&2; echo "squid_helper.sh: b
 cat >"$tmp/drive.py" <<'EOF'
 import os, subprocess, sys, time
 helper, port, n, window, dpid = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+context, batch = sys.argv[6] == "1", sys.argv[7]
+adblock = sys.argv[6] != "0"
 tck = os.sysconf("SC_CLK_TCK")
 def cpu(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / tck
-p = subprocess.Popen([helper, "--connect", f"127.0.0.1:{port}", "--filter", "urls"],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+args = [helper, "--connect", f"127.0.0.1:{port}", "--filter", "urls", "--batch", batch]
+if context:
+    args += ["--context", "referer,dest,method"]
+p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+dests = ["script", "image", "document", "empty", "-"]
+def ctx(i):
+    if not context:
+        return ""
+    page = "-" if i % 5 == 4 else f"http://site{i % 50}.example/page{i % 7}"
+    return f" {page} {dests[i % 5 if i % 3 else (i // 3) % 5]} GET"
 def url(i):
     return (f"http://www.111101111.ru/p{i}" if i % 100 == 0 else f"http://host{i % 5000}.example.org/a/b{i}.html?q={i}")
 out = p.stdout
@@ -64,7 +89,7 @@ while done < n:
     chunk = []
     while free and sent < n:
         ch = free.pop()
-        chunk.append(f"{ch} {url(sent)} -\n")
+        chunk.append(f"{ch} {url(sent)}{ctx(sent)} -\n")
         sent += 1
     if chunk:
         p.stdin.write("".join(chunk).encode())
@@ -86,9 +111,10 @@ p.stdin.close(); p.wait()
 el = t1 - t0
 print(f"window {window:4d}: {n} requests in {el:.2f} s = {n / el:9.0f} req/s; "
       f"helper {1e6 * (h1 - h0) / n:.2f} us CPU/req, daemon {1e6 * (d1 - d0) / n:.2f} us CPU/req; "
-      f"{ok} OK ({(n + 99) // 100} on a listed host, the rest false positives)")
+      f"{ok} OK ({(n + 99) // 100} on a listed host" + (")" if adblock else ", the rest false positives)"))
 EOF
-echo "bloomgate-squid: $n requests per run, one helper, bloomgated threads 1 ($(nproc) CPUs)"
+echo "bloomgate-squid: $n requests per run, one helper, bloomgated threads 1 ($(nproc) CPUs);" \
+    "CONTEXT=$context BATCH=$batch"
 for w in "${windows[@]}"; do
-    "$PY" "$tmp/drive.py" "$B/bloomgate-squid" "$port" "$n" "$w" "$dpid"
+    "$PY" "$tmp/drive.py" "$B/bloomgate-squid" "$port" "$n" "$w" "$dpid" "$context" "$batch"
 done

@@ -9,8 +9,11 @@
  * [A-Za-z0-9_.-] inside the path; header values lie inside the head; a URL
  * from X-Original-URL is its bytes; one built from parts starts with a
  * lower-case scheme and "://", then a host without '/', '?', '#', '@', '\'
- * or white space, then a path starting with '/'; an error has a reason. */
+ * or white space, then a path starting with '/'; an error has a reason; the
+ * request's context (authz_context) comes from headers given once. */
 #include "config.h"
+
+#include <strings.h>
 
 #include "front/http/authz.h"
 #include "front/http/httpparse.h"
@@ -91,6 +94,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_hdr(ah.host, head, head_len);
     check_hdr(ah.real_ip, head, head_len);
     check_hdr(ah.forwarded_for, head, head_len);
+    check_hdr(ah.sec_fetch_dest, head, head_len);
+    check_hdr(ah.referer, head, head_len);
+    check_hdr(ah.origin, head, head_len);
+    check_hdr(ah.original_method, head, head_len);
+    check_hdr(ah.forwarded_method, head, head_len);
+    /* The context: each value a header given once, not empty, inside the
+     * head; the page is never an Origin of "null". */
+    struct authz_context cx;
+    authz_context(&ah, &cx);
+    FUZZ_CHECK(!cx.dest || (ah.sec_fetch_dest.count == 1 && cx.dest == ah.sec_fetch_dest.p &&
+                            cx.dest_len == ah.sec_fetch_dest.len && cx.dest_len > 0),
+               "Sec-Fetch-Dest not taken as given once");
+    FUZZ_CHECK(!cx.from || (cx.from_len > 0 && fuzz_inside(cx.from, cx.from_len, head, head_len)),
+               "the page outside the head");
+    FUZZ_CHECK(!cx.from || cx.from == ah.referer.p || cx.from == ah.origin.p,
+               "the page from neither Referer nor Origin");
+    FUZZ_CHECK(!cx.from || cx.from != ah.origin.p || ah.referer.count != 1 || ah.referer.len == 0,
+               "Origin taken over a Referer given once");
+    FUZZ_CHECK(!cx.from || !(cx.from_len == 4 && strncasecmp(cx.from, "null", 4) == 0 &&
+                             cx.from == ah.origin.p),
+               "an opaque Origin taken as the page");
+    FUZZ_CHECK(!cx.method || (cx.method_len > 0 && (cx.method == ah.original_method.p ||
+                                                    cx.method == ah.forwarded_method.p)),
+               "the method from neither header");
 
     char *url = malloc(cap ? cap : 1);
     if (!url)

@@ -15,10 +15,14 @@
  *   seeded with its entry's seed, as the writer does).
  *   bit 1: also set payload_offset and shard_stride to the values they must have;
  *   bit 2: also set the header's items to the sum of the table's;
- *   bit 3: add a trailing byte (bit 4: cut the last byte) after sealing.
+ *   bit 3: add a trailing byte (bit 4: cut the last byte) after sealing;
+ *   bit 5: a version-4 section after the last shard, of the size the header
+ *   gives at offset 108 (16 to 64 KiB), its body the bytes left, its head
+ *   (length, XXH3-64) computed.
  * What is checked: a load succeeds exactly when verify finds every shard sound
- * and read_info accepts the header, and the loaded filter is what the header
- * says; every failure names the file. */
+ * and read_info accepts the header (verify counts a bad section as one more
+ * bad part, which the section reader alone reports), and the loaded filter
+ * is what the header says; every failure names the file. */
 #include "config.h"
 
 #include <xxhash.h>
@@ -61,7 +65,12 @@ __attribute__((no_sanitize("coverage"))) static unsigned char *build_file(const 
     size_t plen = len - used - table;
     bool laid = po >= hb && stride >= shard_bytes && po <= MAX_FILE &&
                 stride <= (MAX_FILE - po) / shards;
+    uint64_t sect = le_get64(fixed + 108);
+    bool with_section = laid && (opt & 32) && sect >= 16 && sect <= (64u << 10);
     size_t size = laid ? (size_t)(po + stride * shards) : (size_t)hb + plen;
+    size_t sect_at = size;
+    if (with_section)
+        size += (size_t)sect;
     unsigned char *f = calloc(1, size + 1);
     FUZZ_CHECK(f, "out of memory");
     memcpy(f, fixed, FORMAT_FIXED_HEADER);
@@ -87,6 +96,13 @@ __attribute__((no_sanitize("coverage"))) static unsigned char *build_file(const 
             le_put64(e + 8, bits);
             uint64_t seed = le_get32(fixed + 16) == FILTER_FUSE ? le_get64(e + 24) : 0;
             le_put64(e + 16, XXH3_64bits_withSeed(s, (size_t)shard_bytes, seed));
+        }
+        if (with_section) {
+            unsigned char *s = f + sect_at;
+            size_t body = (size_t)sect - 16, take = plen < body ? plen : body;
+            memcpy(s + 16, payload, take);
+            le_put64(s, body);
+            le_put64(s + 8, XXH3_64bits(s + 16, body));
         }
     } else {
         memcpy(f + hb, payload, plen);
@@ -130,7 +146,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (info_rc == 0) {
         FUZZ_CHECK(info.file_size == n, "file_size %llu of %zu", (unsigned long long)info.file_size,
                    n);
-        FUZZ_CHECK(info.payload_offset + info.shard_stride * info.plan.shard_count == n,
+        FUZZ_CHECK(info.payload_offset + info.shard_stride * info.plan.shard_count ==
+                           info.section_offset &&
+                       info.section_offset + info.section_bytes == n,
                    "layout does not cover the file");
         uint64_t items = 0;
         for (uint32_t i = 0; i < info.plan.shard_count; i++)
@@ -139,12 +157,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         check_err(err, path);
     }
+    /* The section: read whole and checked, or refused naming the file. */
+    int sect_bad = 0;
+    if (info_rc == 0 && info.section_bytes) {
+        void *body;
+        size_t blen;
+        char err4[512] = "";
+        if (format_read_section(path, &info, &body, &blen, err4, sizeof(err4)) == 0) {
+            FUZZ_CHECK(blen + 16 == info.section_bytes, "section of %zu bytes", blen);
+            free(body);
+        } else {
+            check_err(err4, path);
+            sect_bad = 1;
+        }
+    }
     int bad = format_verify(path, 1, err2, sizeof(err2));
     struct filter *f = format_load(path, 1, err3, sizeof(err3));
     FUZZ_CHECK(bad >= -1, "verify %d", bad);
     FUZZ_CHECK((bad == -1) == (info_rc != 0), "verify %d but read_info %d", bad, info_rc);
-    FUZZ_CHECK((f != NULL) == (bad == 0), "load %s but verify %d: %s / %s", f ? "ok" : "failed",
-               bad, err3, err2);
+    FUZZ_CHECK(bad == -1 || bad >= sect_bad, "verify %d missed a bad section", bad);
+    FUZZ_CHECK((f != NULL) == (bad >= 0 && bad - sect_bad == 0), "load %s but verify %d: %s / %s",
+               f ? "ok" : "failed", bad, err3, err2);
     if (bad != 0)
         check_err(err2, path);
     if (!f)

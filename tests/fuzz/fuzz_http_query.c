@@ -1,11 +1,14 @@
 /* fuzz_http_query: query strings and the decoding the HTTP API applies to
- * them and to filter names in paths: httpparse_query, httpparse_pct_decode
- * and httpparse_utf8_valid.
+ * them and to filter names in paths: httpparse_query, httpparse_query_params
+ * (GET .../check's item, type, from and method in one pass),
+ * httpparse_pct_decode and httpparse_utf8_valid.
  *
  * Input: u8 the length of the parameter name (0 to 15), the name, then the
  * query. The fast paths (eight bytes at a time) are checked against plain
  * byte-at-a-time references written here from the RFCs (3986 for %-escapes,
- * 3629 for UTF-8), and every output buffer is exactly the size httpparse.h
+ * 3629 for UTF-8), a query lookup is checked against one written here from
+ * the form rules (split on '&', key before the first '='), and every output
+ * buffer is exactly the size httpparse.h
  * asks for, so ASan catches a byte written past it. (http.c's own
  * http_query_param and the path decoding of /v1/filters/NAME call these.) */
 #include "config.h"
@@ -81,6 +84,40 @@ static bool ref_utf8(const unsigned char *s, size_t len)
     return true;
 }
 
+/* One name looked up in a query, byte by byte: 1 found (out, *outlen), 0
+ * absent, -1 malformed: a key under 64 bytes with a bad escape anywhere, the
+ * name's value with a bad escape, or the name twice. */
+static int ref_query(const char *q, size_t len, const char *name, char *out, size_t *outlen)
+{
+    size_t nlen = strlen(name), i = 0;
+    int found = 0;
+    *outlen = 0;
+    while (i < len) {
+        size_t end = i;
+        while (end < len && q[end] != '&')
+            end++;
+        size_t eq = i;
+        while (eq < end && q[eq] != '=')
+            eq++;
+        char key[64];
+        long kl = eq - i < sizeof(key) ? ref_pct_decode(q + i, eq - i, key, true) : -2;
+        if (kl == -1)
+            return -1;
+        if (kl >= 0 && (size_t)kl == nlen && memcmp(key, name, nlen) == 0) {
+            if (found)
+                return -1;
+            size_t v = eq < end ? eq + 1 : end;
+            long n = ref_pct_decode(q + v, end - v, out, true);
+            if (n < 0)
+                return -1;
+            *outlen = (size_t)n;
+            found = 1;
+        }
+        i = end + 1;
+    }
+    return found;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -119,6 +156,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(rc != 0 || outlen == 0, "outlen %zu when not found", outlen);
     FUZZ_CHECK(outlen <= len, "outlen %zu > %zu", outlen, len);
     FUZZ_CHECK(rc != -1 || err[0] != '\0', "malformed without a reason");
+    size_t rlen;
+    int rrc = ref_query(q, len, name, ref, &rlen);
+    FUZZ_CHECK(rc == rrc, "query rc %d, the reference %d", rc, rrc);
+    FUZZ_CHECK(rc != 1 || (outlen == rlen && memcmp(out, ref, rlen) == 0),
+               "query value differs from the reference");
+
+    /* The check's names in one pass (the fuzzed one too, when it is not one
+     * of them), into one buffer of exactly len bytes: each as the reference
+     * finds it alone; malformed if any is. */
+    static const char *const fixed[] = {"item", "type", "from", "method"};
+    struct httpparse_param ps[5];
+    size_t np = 0;
+    bool dup = false;
+    for (size_t k = 0; k < 4; k++) {
+        ps[np++] = (struct httpparse_param){.name = fixed[k]};
+        dup = dup || strcmp(fixed[k], name) == 0;
+    }
+    if (!dup)
+        ps[np++] = (struct httpparse_param){.name = name};
+    err[0] = '\0';
+    int prc = httpparse_query_params(len ? q : NULL, len, ps, np, out, err, sizeof(err));
+    bool any_bad = false;
+    for (size_t k = 0; k < np; k++) {
+        int r = ref_query(q, len, ps[k].name, ref, &rlen);
+        any_bad = any_bad || r < 0;
+        if (prc == 0 && r >= 0) {
+            FUZZ_CHECK((ps[k].value != NULL) == (r == 1), "'%s' found %d, the reference %d",
+                       ps[k].name, ps[k].value != NULL, r);
+            FUZZ_CHECK(r == 0 || (ps[k].len == rlen && memcmp(ps[k].value, ref, rlen) == 0),
+                       "'%s' value differs from the reference", ps[k].name);
+            FUZZ_CHECK(r == 0 || (ps[k].value >= out && ps[k].value + rlen <= out + len),
+                       "'%s' value outside out", ps[k].name);
+        }
+    }
+    FUZZ_CHECK((prc == -1) == any_bad, "params rc %d, the references %s", prc,
+               any_bad ? "malformed" : "fine");
+    FUZZ_CHECK(prc == 0 || err[0] != '\0', "params malformed without a reason");
     free(q);
     free(out);
     free(ref);

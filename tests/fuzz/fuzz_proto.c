@@ -135,9 +135,25 @@ static void check_request(const char *buf, size_t len, const struct proto_limits
         FUZZ_CHECK(req->items[i].len <= lim->max_item, "item of %zu > max_item",
                    req->items[i].len);
     }
+    /* Context words: only the lookups have them, inside the line, in item
+     * order; MCHECK's last one applies to an item. */
+    bool lookup = req->cmd == PROTO_CHECK || req->cmd == PROTO_MCHECK || req->cmd == PROTO_MATCH;
+    FUZZ_CHECK(req->n_ctx <= PROTO_CTX_MAX && (lookup || req->n_ctx == 0),
+               "%zu context words on %s", req->n_ctx, proto_cmd_name(req->cmd));
+    for (size_t i = 0; i < req->n_ctx; i++) {
+        check_token(req->ctx[i].word, line, n, true);
+        FUZZ_CHECK(req->ctx[i].from_item <= req->n_items &&
+                       (i == 0 || req->ctx[i].from_item >= req->ctx[i - 1].from_item),
+                   "context word %zu from item %zu of %zu", i, req->ctx[i].from_item,
+                   req->n_items);
+    }
+    FUZZ_CHECK(req->cmd != PROTO_MCHECK || req->n_ctx == 0 ||
+                   req->ctx[req->n_ctx - 1].from_item < req->n_items,
+               "an MCHECK context word after the last item");
     switch (req->cmd) {
     case PROTO_CHECK:
     case PROTO_ADD:
+    case PROTO_MATCH:
         FUZZ_CHECK(req->has_filter && req->n_items == 1, "%s with %zu items",
                    proto_cmd_name(req->cmd), req->n_items);
         break;
@@ -187,8 +203,12 @@ static void check_general_path(const char *buf, size_t len, const struct proto_l
         return;
     FUZZ_CHECK(b.cmd == a->cmd && b.has_filter == a->has_filter && b.filter.p == a->filter.p &&
                    b.filter.len == a->filter.len && b.arg.p == a->arg.p &&
-                   b.arg.len == a->arg.len && b.n_items == a->n_items,
+                   b.arg.len == a->arg.len && b.n_items == a->n_items && b.n_ctx == a->n_ctx,
                "the general path gives another request");
+    for (size_t i = 0; i < a->n_ctx; i++)
+        FUZZ_CHECK(b.ctx[i].word.p == a->ctx[i].word.p && b.ctx[i].word.len == a->ctx[i].word.len &&
+                       b.ctx[i].from_item == a->ctx[i].from_item,
+                   "the general path gives another context word %zu", i);
     for (size_t i = 0; i < a->n_items; i++)
         FUZZ_CHECK(other[i].p == storage[i].p && other[i].len == storage[i].len,
                    "the general path gives another item %zu", i);

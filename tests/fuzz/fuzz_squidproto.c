@@ -3,14 +3,17 @@
  * daemon's MCHECK, MATCH and ERR replies.
  *
  * Input: u8 option byte (bits 0-1 pick the reply code, bit 2 feeds the
- * message from the input's second half), then the bytes, used as a request
- * line, as a message= text and as daemon reply lines. Checked besides memory
- * safety and UB: values lie inside the line and hold no separator; the
- * decoder agrees with a byte-at-a-time reference; a channel ID is 1-20
- * digits; the item escaper leaves no byte the line protocol cannot carry; a
- * reply is one line within SQUIDPROTO_REPLY_MAX whose quoted message= reads
- * back (unescaped as Squid does) to the message's kept prefix; the daemon
- * readers return pointers inside their line. */
+ * message from the input's second half, bits 3-4 the channel, bits 5-7 a
+ * --context spec), then the bytes, used as a request line, as a message= text
+ * and as daemon reply lines. Checked besides memory safety and UB: values lie
+ * inside the line and hold no separator; the decoder agrees with a
+ * byte-at-a-time reference that decodes only what Squid escapes; a channel ID
+ * is 1-20 digits; the item escaper leaves no byte the line protocol cannot
+ * carry; the context fields leave the line with the other values in order, a
+ * type and method the daemon reads, a page from the line; a reply is one line
+ * within SQUIDPROTO_REPLY_MAX whose quoted message= reads back (unescaped as
+ * Squid does) to the message's kept prefix; the daemon readers return pointers
+ * inside their line. */
 #include "config.h"
 
 #include <stdbool.h>
@@ -26,13 +29,26 @@ static int hex(unsigned char c)
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* One pass of %XX decoding, written plainly. */
+/* Whether Squid's rfc1738_escape writes c as %XX (not '%' itself). */
+static bool ref_escaped(int c)
+{
+    static const char unsafe[] = "<>\"#{}|\\^~[]`' ";
+    if (c < 0x20 || c >= 0x7f)
+        return true;
+    for (size_t i = 0; i < sizeof(unsafe) - 1; i++)
+        if (unsafe[i] == c)
+            return true;
+    return false;
+}
+
+/* One pass of %XX decoding of what Squid escapes, written plainly. */
 static size_t ref_unescape(const char *s, size_t len, char *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '%' && len - i >= 3 && hex((unsigned char)s[i + 1]) >= 0 &&
-            hex((unsigned char)s[i + 2]) >= 0) {
+            hex((unsigned char)s[i + 2]) >= 0 &&
+            ref_escaped(hex((unsigned char)s[i + 1]) << 4 | hex((unsigned char)s[i + 2]))) {
             out[n++] = (char)(hex((unsigned char)s[i + 1]) << 4 | hex((unsigned char)s[i + 2]));
             i += 2;
         } else {
@@ -42,7 +58,41 @@ static size_t ref_unescape(const char *s, size_t len, char *out)
     return n;
 }
 
-static void check_line(const uint8_t *data, size_t len)
+/* The context fields of l under spec: what is left and what was taken. */
+static void check_context(struct squid_line *l, const struct squid_ctx_spec *sp, const char *line,
+                          size_t len)
+{
+    struct squid_line before = *l;
+    struct squid_ctx c;
+    char err[128];
+    int rc = squidproto_take_context(l, sp, &c, err, sizeof(err));
+    FUZZ_CHECK(rc == 0 || rc == -1, "take_context rc %d", rc);
+    if (rc != 0) {
+        FUZZ_CHECK(before.n_values < 1 + sp->n, "refused %zu values", before.n_values);
+        return;
+    }
+    FUZZ_CHECK(l->n_values == before.n_values - sp->n, "%zu values left", l->n_values);
+    FUZZ_CHECK(l->value[0] == before.value[0], "the URL moved");
+    for (size_t i = 1; i < l->n_values; i++)
+        FUZZ_CHECK(l->value[i] == before.value[i + sp->n] &&
+                       l->value_len[i] == before.value_len[i + sp->n],
+                   "value %zu is not the one after the fields", i);
+    if (c.from) {
+        FUZZ_CHECK(c.from >= line && c.from + c.from_len <= line + len && c.from_len > 0 &&
+                       !(c.from_len == 1 && c.from[0] == '-'),
+                   "from");
+    }
+    if (c.type) {
+        FUZZ_CHECK(strlen(c.type) > 0 &&
+                       strspn(c.type, "abcdefghijklmnopqrstuvwxyz") == strlen(c.type),
+                   "type '%s'", c.type);
+    }
+    if (c.method)
+        FUZZ_CHECK(squidproto_method(c.method, strlen(c.method)) == c.method, "method '%s'",
+                   c.method);
+}
+
+static void check_line(const uint8_t *data, size_t len, uint8_t opt)
 {
     char *line = malloc(len + 1);
     char *orig = malloc(len + 1);
@@ -85,6 +135,22 @@ static void check_line(const uint8_t *data, size_t len)
             free(esc);
             free(ref);
         }
+    }
+    if (rc == 0) {
+        static const char *const specs[8] = {"referer,dest,method",
+                                             "referer",
+                                             "dest",
+                                             "method,dest,origin,referer",
+                                             "origin,referer",
+                                             "referer,origin,dest,method",
+                                             "dest,method",
+                                             NULL};
+        struct squid_ctx_spec sp = {0};
+        if (specs[opt >> 5]) {
+            int sr = squidproto_ctx_spec_parse(specs[opt >> 5], &sp, err, sizeof(err));
+            FUZZ_CHECK(sr == 0, "spec '%s': %s", specs[opt >> 5], err);
+        }
+        check_context(&l, &sp, line, len);
     }
     char ch[SQUIDPROTO_CHANNEL_MAX + 1];
     if (squidproto_peek_channel((const char *)data, len, ch))
@@ -164,7 +230,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fuzz_in in = {data, size};
     uint8_t opt = fuzz_u8(&in);
-    check_line(in.p, in.len);
+    check_line(in.p, in.len, opt);
+    /* --context's argument, from the first bytes. */
+    char spec_s[64];
+    size_t sl = in.len < sizeof(spec_s) - 1 ? in.len : sizeof(spec_s) - 1;
+    memcpy(spec_s, in.p, sl);
+    spec_s[sl] = '\0';
+    struct squid_ctx_spec sp;
+    char err[128];
+    if (squidproto_ctx_spec_parse(spec_s, &sp, err, sizeof(err)) == 0) {
+        FUZZ_CHECK(sp.n >= 1 && sp.n <= SQUID_CTX_FIELDS, "%zu fields", sp.n);
+        for (size_t i = 0; i < sp.n; i++)
+            for (size_t j = 0; j < i; j++)
+                FUZZ_CHECK(sp.field[i] != sp.field[j], "field %zu twice", i);
+    }
     size_t half = opt & 4 ? in.len / 2 : 0;
     check_reply(opt, (const char *)in.p + half, in.len - half);
     /* Daemon replies: each LF-separated line. */

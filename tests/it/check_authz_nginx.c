@@ -7,7 +7,10 @@
  * spellings, gets nginx's 403 with the filter and the match copied into the
  * response; a clean one reaches the upstream; a listed client address is
  * refused; a client cannot choose the URL judged; with bloomgated stopped
- * nginx answers 500 (fail-closed) except where the config fails open.
+ * nginx answers 500 (fail-closed) except where the config fails open. A
+ * second documented block serves an Adblock list: a third party's tracking
+ * script is refused while the tracker's own page is served, from the
+ * browser's Sec-Fetch-Dest and Referer that nginx passes on.
  * Skipped (77) only when there is no nginx. nginx runs in the foreground
  * without a master process, in its own process group, killed when the test
  * process ends however it ends (PR_SET_PDEATHSIG) and stopped by every
@@ -126,17 +129,21 @@ static char *replace_once(char *s, const char *from, const char *to)
     return out;
 }
 
-/* The nginx block of docs/gateways.md: the fenced block after the
- * "tested:" marker. */
-static char *docs_block(void)
+/* The markers of docs/gateways.md's tested nginx blocks: the URL list
+ * with the client filter, and the Adblock list with the request context. */
+#define MARK_URLS "<!-- tested: tests/it/check_authz_nginx.c reads the block below -->"
+#define MARK_ADBLOCK "<!-- tested: tests/it/check_authz_nginx.c reads the Adblock block below -->"
+
+/* A block of docs/gateways.md: the fenced nginx block after marker. */
+static char *docs_block(const char *marker)
 {
     const char *src = getenv("srcdir");
     char path[DH_PATH_MAX];
     snprintf(path, sizeof(path), "%s/docs/gateways.md", src ? src : ".");
     char *doc = slurp(path);
     ck_assert_msg(doc != NULL, "cannot read %s", path);
-    const char *m = strstr(doc, "<!-- tested: tests/it/check_authz_nginx.c");
-    ck_assert_msg(m != NULL, "no tested marker in %s", path);
+    const char *m = strstr(doc, marker);
+    ck_assert_msg(m != NULL, "no marker '%s' in %s", marker, path);
     const char *open = strstr(m, "```nginx\n");
     ck_assert_ptr_nonnull(open);
     open += strlen("```nginx\n");
@@ -148,25 +155,28 @@ static char *docs_block(void)
 }
 
 /* Write DIR/nginx/nginx.conf: the test's main context and temporary paths,
- * the documented block with its addresses changed, and the upstream. */
-static void write_nginx_conf(struct dh_daemon *d, int front, int upstream)
+ * the documented block after marker with its addresses changed (the
+ * upstream's in n_up proxy_pass lines), and the upstream. */
+static void write_nginx_conf(struct dh_daemon *d, int front, int upstream, const char *marker,
+                             int n_up)
 {
     char dir[DH_PATH_MAX], tmp[DH_PATH_MAX + 64];
     dh_path(d, "nginx", dir);
     mkdir(dir, 0755);
     snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
     mkdir(tmp, 0755);
-    char *block = docs_block(), a[64];
+    char *block = docs_block(marker), a[64];
     snprintf(a, sizeof(a), "listen 127.0.0.1:%d;", front);
     block = replace_once(block, "listen 80;", a);
     snprintf(a, sizeof(a), "server 127.0.0.1:%d;", dh_http_port(d, 0));
     block = replace_once(block, "server 127.0.0.1:7879;", a);
-    /* The upstream's address appears in three proxy_pass lines. */
+    /* The upstream's address appears in n_up proxy_pass lines. */
     char up[64];
     snprintf(up, sizeof(up), "http://127.0.0.1:%d;", upstream);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n_up; i++) {
         char *at = strstr(block, "http://127.0.0.1:8080;");
-        ck_assert_msg(at != NULL, "the nginx block has fewer than 3 upstream proxy_pass lines");
+        ck_assert_msg(at != NULL, "the nginx block has fewer than %d upstream proxy_pass lines",
+                      n_up);
         char *joined;
         ck_assert_int_ge(asprintf(&joined, "%.*s%s%s", (int)(at - block), block, up,
                                   at + strlen("http://127.0.0.1:8080;")),
@@ -241,9 +251,10 @@ static bool port_open(int port)
     return true;
 }
 
-/* nginx up on the front and upstream ports; a few tries, since a port picked
- * free may be taken before nginx binds it. Returns the front port. */
-static int nginx_start(struct dh_daemon *d)
+/* nginx up on the front and upstream ports, running the block after
+ * marker; a few tries, since a port picked free may be taken before nginx
+ * binds it. Returns the front port. */
+static int nginx_start(struct dh_daemon *d, const char *marker, int n_up)
 {
     char errlog[DH_PATH_MAX + 32];
     snprintf(errlog, sizeof(errlog), "%s/nginx/stderr.log", d->dir);
@@ -251,7 +262,7 @@ static int nginx_start(struct dh_daemon *d)
         int front = free_port(), upstream = free_port();
         if (front == upstream)
             continue;
-        write_nginx_conf(d, front, upstream);
+        write_nginx_conf(d, front, upstream, marker, n_up);
         g_nginx = nginx_spawn(d);
         for (int i = 0; i < START_MS / 20; i++) {
             int st;
@@ -302,7 +313,7 @@ static int start_all(struct dh_daemon **dp)
                        "filter ips {\n file @DIR@/ips.bloom\n}\n");
     dh_start(d, NULL);
     *dp = d;
-    return nginx_start(d);
+    return nginx_start(d, MARK_URLS, 3);
 }
 
 struct reply {
@@ -476,6 +487,83 @@ START_TEST(test_daemon_down)
 }
 END_TEST
 
+/* The Adblock block: a list whose rule refuses a tracker's script when a
+ * third party's page loads it, compiled by the real tool and served as
+ * filter ads; the browser's Sec-Fetch-Dest, Referer and Origin reach
+ * bloomgated because nginx passes the client's headers to the sub-request,
+ * and the method because the block sets X-Original-Method. */
+static int start_adblock(struct dh_daemon **dp)
+{
+    struct dh_daemon *d = dh_new();
+    static const char list[] = "! a third party's tracking script\n"
+                               "||tracker.example^$third-party,script\n"
+                               "||tracker.example/collect$method=post\n";
+    dh_write_file(d, "ads.txt", list, strlen(list));
+    char in[DH_PATH_MAX], out[DH_PATH_MAX], log[DH_PATH_MAX];
+    dh_path(d, "ads.txt", in);
+    dh_path(d, "ads.bloom", out);
+    dh_path(d, "build.log", log);
+    const char *argv[] = {dh_tool_path(), "build", "--format", "adblock", "-o", out, in, NULL};
+    int st = dh_run(argv, log, 60000);
+    ck_assert_msg(st == 0, "bloomgate build --format adblock failed (status %d); see %s", st, log);
+    dh_write_config(d, "threads 2\n"
+                       "log_level info\n"
+                       "http_listen 127.0.0.1:0\n"
+                       "filter ads {\n file @DIR@/ads.bloom\n}\n");
+    dh_start(d, NULL);
+    *dp = d;
+    return nginx_start(d, MARK_ADBLOCK, 1);
+}
+
+#define TRACKER_RULE "||tracker.example^$third-party,script"
+
+START_TEST(test_adblock_third_party)
+{
+    struct dh_daemon *d;
+    int port = start_adblock(&d);
+    struct reply r;
+    /* A news page loads the tracker's script: refused, the rule named. */
+    const char *third[] = {"Sec-Fetch-Dest: script", "Referer: https://news.example/story", NULL};
+    curl(d, port, "GET", "tracker.example", "/t.js", third, &r);
+    ck_assert_msg(r.status == 403, "third-party script: %d\n%s%s", r.status, r.headers, r.body);
+    assert_has(&r, "X-Bloomgate-Rule: " TRACKER_RULE, "third-party script");
+    ck_assert_msg(!strstr(r.body, "upstream saw"), "the upstream was reached");
+    /* The same from an Origin (a fetch() without a Referer). */
+    const char *origin[] = {"Sec-Fetch-Dest: script", "Origin: https://news.example", NULL};
+    curl(d, port, "GET", "tracker.example", "/t.js", origin, &r);
+    ck_assert_int_eq(r.status, 403);
+    /* The tracker's own page, as a document: served. */
+    const char *page[] = {"Sec-Fetch-Dest: document", NULL};
+    curl(d, port, "GET", "tracker.example", "/t.js", page, &r);
+    ck_assert_msg(r.status == 200, "first-party page: %d %s", r.status, r.body);
+    ck_assert_str_eq(r.body, "upstream saw /t.js\n");
+    ck_assert_ptr_null(strcasestr(r.headers, "X-Bloomgate-Rule"));
+    /* Its script loaded by its own page: first party, served. */
+    const char *own[] = {"Sec-Fetch-Dest: script", "Referer: https://tracker.example/", NULL};
+    curl(d, port, "GET", "tracker.example", "/t.js", own, &r);
+    ck_assert_msg(r.status == 200, "first-party script: %d %s", r.status, r.body);
+    /* Another type from the third party (fetch(): empty): the rule is for
+     * scripts; and no context at all is a top-level page. */
+    const char *xhr[] = {"Sec-Fetch-Dest: empty", "Referer: https://news.example/", NULL};
+    curl(d, port, "GET", "tracker.example", "/t.js", xhr, &r);
+    ck_assert_int_eq(r.status, 200);
+    curl(d, port, "GET", "tracker.example", "/t.js", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    /* The method, from X-Original-Method: a POST refused, a GET served. */
+    curl(d, port, "POST", "tracker.example", "/collect", NULL, &r);
+    ck_assert_msg(r.status == 403, "POST /collect: %d %s", r.status, r.body);
+    assert_has(&r, "X-Bloomgate-Rule: ||tracker.example/collect$method=post", "POST");
+    curl(d, port, "GET", "tracker.example", "/collect", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    /* A client cannot choose the method judged: the block overwrites it. */
+    const char *spoof[] = {"X-Original-Method: GET", "X-Forwarded-Method: GET", NULL};
+    curl(d, port, "POST", "tracker.example", "/collect", spoof, &r);
+    ck_assert_int_eq(r.status, 403);
+    nginx_stop();
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     if (!nginx_bin()) {
@@ -489,6 +577,7 @@ int main(void)
     tcase_add_test(tc, test_blocked_and_clean);
     tcase_add_test(tc, test_client_and_spoofing);
     tcase_add_test(tc, test_daemon_down);
+    tcase_add_test(tc, test_adblock_third_party);
     suite_add_tcase(s, tc);
     return dh_run_suite(s);
 }

@@ -330,8 +330,8 @@ START_TEST(test_every_error)
 
     DH_EXPECT(c, "FOO bar", "ERR unknown_command unknown command 'FOO'");
     DH_EXPECT(c, "GET / HTTP/1.1", "ERR unknown_command unknown command 'GET'");
-    DH_EXPECT(c, "CHECK f", "ERR wrong_arity CHECK takes 2 arguments (<filter> <item>), got 1");
-    DH_EXPECT(c, "CHECK f a b", "ERR wrong_arity CHECK takes 2 arguments (<filter> <item>), got 3");
+    DH_EXPECT(c, "CHECK f", "ERR wrong_arity CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1");
+    DH_EXPECT(c, "CHECK f a b", "ERR wrong_arity CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 3");
     DH_EXPECT(c, "MCHECK f",
               "ERR wrong_arity MCHECK takes at least 2 arguments (<filter> <item> [<item>...]), "
               "got 1");

@@ -5,7 +5,9 @@
  * out of order; without them, in order. Everything waiting goes out as one
  * MCHECK per filter. While the daemon is stopped or frozen the helper answers
  * BH (or ERR with --on-down err) within its timeout, and it reconnects once the
- * daemon is back. */
+ * daemon is back. With --context and an adblock filter, each request's
+ * Referer, Origin, Sec-Fetch-Dest and method decide as they should, in one
+ * batch of mixed contexts where no request's context leaks to another. */
 #include "config.h"
 
 #include <check.h>
@@ -86,22 +88,14 @@ static struct dh_daemon *start_daemon(int port)
     return d;
 }
 
-/* Start the helper with the given extra arguments (NULL-terminated), at
- * --log-level info if verbose, else at its default level. */
-static void helper_spawn(struct helper *h, struct dh_daemon *d, int port, const char *const *extra,
-                         bool verbose)
+/* Start the helper with argv (argv[0] is replaced by its path), its stderr
+ * to helper.log in d's directory. */
+static void helper_exec(struct helper *h, struct dh_daemon *d, const char **argv)
 {
     const char *bin = getenv("BLOOMGATE_SQUID");
     if (!bin)
         bin = "./bloomgate-squid";
-    char connect[64];
-    snprintf(connect, sizeof(connect), "127.0.0.1:%d", port);
-    const char *argv[24] = {bin,   "--connect", connect, "--filter",    "urls", "--filter",
-                            "ips", "--timeout", "2",     "--log-level", "info"};
-    size_t n = verbose ? 11 : 9;
-    for (size_t i = 0; extra && extra[i]; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
+    argv[0] = bin;
     dh_path(d, "helper.log", h->log);
     int pin[2], pout[2];
     ck_assert(pipe2(pin, O_CLOEXEC) == 0 && pipe2(pout, O_CLOEXEC) == 0);
@@ -126,6 +120,22 @@ static void helper_spawn(struct helper *h, struct dh_daemon *d, int port, const 
     h->in = pin[1];
     h->out = pout[0];
     h->len = 0;
+}
+
+/* Start the helper with the given extra arguments (NULL-terminated), at
+ * --log-level info if verbose, else at its default level. */
+static void helper_spawn(struct helper *h, struct dh_daemon *d, int port, const char *const *extra,
+                         bool verbose)
+{
+    char connect[64];
+    snprintf(connect, sizeof(connect), "127.0.0.1:%d", port);
+    const char *argv[24] = {NULL,  "--connect", connect, "--filter",    "urls", "--filter",
+                            "ips", "--timeout", "2",     "--log-level", "info"};
+    size_t n = verbose ? 11 : 9;
+    for (size_t i = 0; extra && extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    helper_exec(h, d, argv);
 }
 
 static void helper_start(struct helper *h, struct dh_daemon *d, int port, const char *const *extra)
@@ -427,11 +437,164 @@ START_TEST(test_daemon_frozen)
 }
 END_TEST
 
+/* The two rules of the Squid test (docs/gateways.md) and a daemon serving
+ * them as the adblock filter ads. */
+static struct dh_daemon *start_adblock_daemon(int port)
+{
+    struct dh_daemon *d = dh_new();
+    static const char rules[] = "||tracker.example^$third-party,script\n||ads.example^$image\n";
+    dh_write_file(d, "ads.txt", rules, sizeof(rules) - 1);
+    char list[DH_PATH_MAX], out[DH_PATH_MAX], log[DH_PATH_MAX];
+    const char *argv[] = {dh_tool_path(),
+                          "build",
+                          "--format",
+                          "adblock",
+                          "-o",
+                          dh_path(d, "ads.bloom", out),
+                          dh_path(d, "ads.txt", list),
+                          NULL};
+    int st = dh_run(argv, dh_path(d, "build.log", log), 60000);
+    ck_assert_msg(st == 0, "bloomgate build failed (status %d); see %s", st, log);
+    char conf[256];
+    snprintf(conf, sizeof(conf),
+             "listen 127.0.0.1:%d\nlog_level info\nfilter ads {\n file @DIR@/ads.bloom\n}\n", port);
+    dh_write_config(d, conf);
+    dh_start(d, NULL);
+    return d;
+}
+
+#define TRACKER_RULE "||tracker.example^$third-party,script"
+#define ADS_RULE "||ads.example^$image"
+#define HIT(ch, rule) ch " OK message=\"bloomgate: listed in ads as " rule "\""
+#define MISS(ch) ch " ERR message=\"bloomgate: not listed in ads\""
+
+/* Read n replies with channel IDs first..first+n-1 (any order) and compare
+ * each with want[channel - first]. */
+static void expect_replies(struct helper *h, int first, const char *const *want, int n)
+{
+    bool seen[64] = {false};
+    ck_assert_int_le(n, 64);
+    for (int i = 0; i < n; i++) {
+        const char *l = expect_line(h);
+        int ch = atoi(l) - first;
+        ck_assert_msg(ch >= 0 && ch < n && !seen[ch], "unexpected reply '%s'", l);
+        ck_assert_msg(strcmp(l, want[ch]) == 0, "channel %d: '%s', wanted '%s'", ch + first, l,
+                      want[ch]);
+        seen[ch] = true;
+    }
+}
+
+/* --context referer,origin,dest,method with FORMAT %URI %>{Referer}
+ * %>{Origin} %>{Sec-Fetch-Dest} %METHOD: every request of one write decided
+ * by its own context (the helper batches them by context; 12 and 13 would
+ * each be blocked with the other's words), destinations and methods the
+ * daemon does not know answered, not refused; the hits name the rule. */
+START_TEST(test_context)
+{
+    int port = free_port();
+    struct dh_daemon *d = start_adblock_daemon(port);
+    struct helper h;
+    char connect[64];
+    snprintf(connect, sizeof(connect), "127.0.0.1:%d", port);
+    const char *argv[] = {NULL,
+                          "--connect",
+                          connect,
+                          "--filter",
+                          "ads",
+                          "--context",
+                          "referer,origin,dest,method",
+                          "--timeout",
+                          "5",
+                          "--log-level",
+                          "info",
+                          NULL};
+    helper_exec(&h, d, argv);
+    helper_send(&h, "100 http://warm.example/ - - - GET -\n");
+    ck_assert_str_eq(expect_line(&h), MISS("100"));
+    unsigned long long before = info_counter(d, "check_requests");
+    helper_send(&h,
+                /* third-party script: blocked; the tracker's own page and its
+                 * first-party script, and the script without context: not */
+                "1 http://tracker.example/t.js http://news.example/a%20b - script GET -\n"
+                "2 http://tracker.example/ - - document GET -\n"
+                "3 http://tracker.example/t.js http://www.tracker.example/p - script GET -\n"
+                "4 http://tracker.example/t.js - - - - -\n"
+                /* an image from ads.example: blocked, in any case; its page not */
+                "5 http://ads.example/i.png http://news.example/ - image GET -\n"
+                "6 http://ads.example/ - - document GET -\n"
+                "7 http://ads.example/i.png - - IMAGE - -\n"
+                /* the Origin when there is no Referer; "null" is no page */
+                "8 http://tracker.example/t.js - http://news.example script POST -\n"
+                "9 http://tracker.example/t.js - null script GET -\n"
+                /* unknown to the daemon: json goes as other, PROPFIND as no method */
+                "10 http://ads.example/i.png - - json PROPFIND -\n"
+                "11 http://ads.example/i.png - - webidentity GET -\n"
+                /* a page without a type, a type without a page */
+                "12 http://tracker.example/t.js http://news.example/ - - GET -\n"
+                "13 http://tracker.example/t.js - - script GET -\n"
+                "14 http://ads.example/i.png http://news.example/ - worker CONNECT -\n"
+                "15 http://ads.example/x.png http://news.example/ - image GET -\n");
+    static const char *const want[] = {
+        HIT("1", TRACKER_RULE),
+        MISS("2"),
+        MISS("3"),
+        MISS("4"),
+        HIT("5", ADS_RULE),
+        MISS("6"),
+        HIT("7", ADS_RULE),
+        HIT("8", TRACKER_RULE),
+        MISS("9"),
+        MISS("10"),
+        MISS("11"),
+        MISS("12"),
+        MISS("13"),
+        MISS("14"),
+        HIT("15", ADS_RULE),
+    };
+    expect_replies(&h, 1, want, 15);
+    /* By key set (from, type, method): 4 {}; 7 10 {type}; 12 {from,method};
+     * 2 6 9 11 13 {type,method}; the rest all three. Sorted so, a line goes
+     * on while the set grows: {} {type} | {from,method} | {type,method} and
+     * all three, which may split at the daemon's 16 context words. So 3 or
+     * 4 MCHECKs and a MATCH per hit (5), which may or may not count. */
+    unsigned long long after = info_counter(d, "check_requests");
+    ck_assert_msg(after - before >= 3 && after - before <= 9, "%llu check requests",
+                  after - before);
+
+    /* More distinct pages than the daemon takes context words in one
+     * request: split over lines, each request still with its own page. */
+    char batch[4096];
+    size_t o = 0;
+    static char wbuf[20][128];
+    const char *want2[20];
+    for (int i = 0; i < 20; i++) {
+        bool first_party = i % 3 == 0;
+        o += (size_t)snprintf(
+            batch + o, sizeof(batch) - o,
+            "%d http://tracker.example/s%d.js http://%s.example/p%d - script GET -\n", 200 + i, i,
+            first_party ? "www.tracker" : "news", i);
+        if (first_party)
+            snprintf(wbuf[i], sizeof(wbuf[i]), "%d ERR message=\"bloomgate: not listed in ads\"",
+                     200 + i);
+        else
+            snprintf(wbuf[i], sizeof(wbuf[i]),
+                     "%d OK message=\"bloomgate: listed in ads as " TRACKER_RULE "\"", 200 + i);
+        want2[i] = wbuf[i];
+    }
+    helper_send(&h, batch);
+    expect_replies(&h, 200, want2, 20);
+    helper_stop(&h);
+    ck_assert_int_eq(helper_log_count(&h, "bad_request"), 0);
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("squid_helper");
     dh_add_case(s, "helper", 120,
                 (const TTest *const[]){test_concurrency, test_in_order_and_bad_items,
                                        test_daemon_down_and_back, test_daemon_frozen, NULL});
+    dh_add_case(s, "context", 120, (const TTest *const[]){test_context, NULL});
     return dh_run_suite(s);
 }

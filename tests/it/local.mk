@@ -15,6 +15,9 @@ check_PROGRAMS += %reldir%/check_authz
 # The authorization endpoint behind the real nginx (skipped without nginx).
 check_PROGRAMS += %reldir%/check_authz_nginx
 %canon_reldir%_check_authz_nginx_LDADD = $(IT_LIBS)
+# The request context over HTTP and the authorization endpoint, on an adblock filter.
+check_PROGRAMS += %reldir%/check_adblock_http
+%canon_reldir%_check_adblock_http_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_resp
 %canon_reldir%_check_resp_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_keys
@@ -55,7 +58,10 @@ it_scripts = \
 # The Redis protocol front with the real clients (each skips, 77, without its client).
 it_scripts += %reldir%/resp_cli_test.sh %reldir%/resp_python_test.sh %reldir%/resp_benchmark_test.sh
 # Real Squid (Debian's) in front of a local upstream; exit 77 without squid.
-it_scripts += %reldir%/squid_test.sh
+it_scripts += %reldir%/squid_test.sh %reldir%/squid_adblock_test.sh
 TESTS += $(it_scripts)
 EXTRA_DIST += $(it_scripts) %reldir%/resp_lib.sh tests/pkg/install_test.sh
 
+# An adblock filter served (build --format adblock, context words, tiers).
+check_PROGRAMS += %reldir%/check_adblock
+%canon_reldir%_check_adblock_LDADD = $(IT_LIBS)

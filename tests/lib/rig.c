@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "adblock/adblock.h"
 #include "conf/conf.h"
 #include "store/reload.h"
 
@@ -50,6 +51,8 @@ void rig_open_in(struct rig *r, const char *conf_text)
                               .keys = r->keys,
                               .bools = r->bools,
                               .allowed = r->allowed,
+                              .ctxs = r->ctxs,
+                              .ab = adblock_ctx_new(),
                               .scratch_items = RIG_SCRATCH,
                               .proto = STATS_LINE};
     char err[2048];
@@ -76,6 +79,8 @@ void rig_stop(struct rig *r)
     r->reg = NULL;
     free(r->sb.fstats);
     r->sb.fstats = NULL;
+    adblock_ctx_free(r->env.ab);
+    r->env.ab = NULL;
 }
 
 void rig_close(struct rig *r)

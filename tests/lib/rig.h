@@ -24,6 +24,7 @@ struct rig {
     struct gate_batch gb;
     struct filter_key keys[RIG_SCRATCH];
     bool bools[RIG_SCRATCH], allowed[RIG_SCRATCH];
+    struct cmd_ctx ctxs[RIG_SCRATCH];
     struct cmd_env env;
 };
 

@@ -115,6 +115,7 @@ check_PROGRAMS += %reldir%/tool/check_build
 check_PROGRAMS += %reldir%/tool/check_build_fuse
 %canon_reldir%_tool_check_build_fuse_SOURCES = %reldir%/tool/check_build_fuse.c $(SEAMS)
 
-# squid/: the helper's archive alone.
+# squid/: the helper's archive, and the adblock archive the test alone links to
+# check that every context word the helper sends is one the daemon reads.
 check_PROGRAMS += %reldir%/squid/check_squidproto
-%canon_reldir%_squid_check_squidproto_LDADD = $(SQUID_TEST_LIBS)
+%canon_reldir%_squid_check_squidproto_LDADD = libsquid.la libadblock.la $(CHECK_LIBS)

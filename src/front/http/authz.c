@@ -119,6 +119,14 @@ void authz_scan_headers(const char *head, size_t len, struct authz_headers *h)
                 ve--;
             size_t vl = (size_t)(ve - v);
             switch (nlen) {
+            case 6:
+                if (NAME_IS(p, nlen, "origin"))
+                    note(&h->origin, v, vl);
+                break;
+            case 7:
+                if (NAME_IS(p, nlen, "referer"))
+                    note(&h->referer, v, vl);
+                break;
             case 4:
                 if (NAME_IS(p, nlen, "host"))
                     note(&h->host, v, vl);
@@ -132,6 +140,8 @@ void authz_scan_headers(const char *head, size_t len, struct authz_headers *h)
                     note(&h->original_url, v, vl);
                 else if (NAME_IS(p, nlen, "x-original-uri"))
                     note(&h->original_uri, v, vl);
+                else if (NAME_IS(p, nlen, "sec-fetch-dest"))
+                    note(&h->sec_fetch_dest, v, vl);
                 break;
             case 15:
                 if (NAME_IS(p, nlen, "x-forwarded-uri"))
@@ -146,6 +156,12 @@ void authz_scan_headers(const char *head, size_t len, struct authz_headers *h)
             case 17:
                 if (NAME_IS(p, nlen, "x-forwarded-proto"))
                     note(&h->forwarded_proto, v, vl);
+                else if (NAME_IS(p, nlen, "x-original-method"))
+                    note(&h->original_method, v, vl);
+                break;
+            case 18:
+                if (NAME_IS(p, nlen, "x-forwarded-method"))
+                    note(&h->forwarded_method, v, vl);
                 break;
             default:
                 break;
@@ -335,4 +351,27 @@ int authz_client_addr(const struct authz_headers *h, const char **p, size_t *len
     *p = NULL;
     *len = 0;
     return 0;
+}
+
+/* A context header's value if it was given once and is not empty. */
+static bool single(const struct authz_hdr *h, const char **p, size_t *len)
+{
+    if (h->count != 1 || h->len == 0)
+        return false;
+    *p = h->p;
+    *len = h->len;
+    return true;
+}
+
+void authz_context(const struct authz_headers *h, struct authz_context *c)
+{
+    memset(c, 0, sizeof(*c));
+    single(&h->sec_fetch_dest, &c->dest, &c->dest_len);
+    if (!single(&h->referer, &c->from, &c->from_len) &&
+        single(&h->origin, &c->from, &c->from_len) && NAME_IS(c->from, c->from_len, "null")) {
+        c->from = NULL;
+        c->from_len = 0;
+    }
+    if (!single(&h->original_method, &c->method, &c->method_len))
+        single(&h->forwarded_method, &c->method, &c->method_len);
 }

@@ -54,6 +54,13 @@ struct authz_headers {
     struct authz_hdr host;            /* Host */
     struct authz_hdr real_ip;         /* X-Real-IP */
     struct authz_hdr forwarded_for;   /* X-Forwarded-For (first field given) */
+    /* The request's context, for an adblock filter: the browser's own
+     * headers, which gateways pass on. */
+    struct authz_hdr sec_fetch_dest;   /* Sec-Fetch-Dest: the request's type */
+    struct authz_hdr referer;          /* Referer: the page */
+    struct authz_hdr origin;           /* Origin: the page's origin */
+    struct authz_hdr original_method;  /* X-Original-Method (nginx, HAProxy: set by the config) */
+    struct authz_hdr forwarded_method; /* X-Forwarded-Method (Traefik) */
 };
 
 /* Find those headers in a request head the HTTP parser has accepted
@@ -84,6 +91,23 @@ enum authz_source {
 int authz_derive_url(const struct authz_headers *h, const char *below, size_t below_len,
                      const char *query, size_t query_len, bool has_query, char *out, size_t cap,
                      size_t *outlen, char *err, size_t errlen);
+
+/* The request's context as the gateway's headers give it, raw (the glue
+ * maps the words: adblock_fetch_dest_parse, adblock_method_parse). */
+struct authz_context {
+    const char *dest; /* Sec-Fetch-Dest (NULL: none) */
+    size_t dest_len;
+    const char *from; /* the page: Referer, else Origin (NULL: none) */
+    size_t from_len;
+    const char *method; /* X-Original-Method, else X-Forwarded-Method (NULL: none) */
+    size_t method_len;
+};
+
+/* Pick the context from the headers. A header given more than once, or
+ * empty, counts as absent (the context only narrows which rules apply: a
+ * request without it is judged as a top-level document, never refused for
+ * it); an Origin of "null" (an opaque origin) names no page. Never fails. */
+void authz_context(const struct authz_headers *h, struct authz_context *c);
 
 /* The client address: X-Real-IP, else the first element of X-Forwarded-For
  * (the address the first proxy saw), trimmed. 1 with *p, *len set; 0 if

@@ -115,7 +115,7 @@ static void auth_error(struct hreq *r, enum cmd_err e)
 }
 
 /* The table's other errors as HTTP codes. */
-static void cmd_error(struct hreq *r, const struct cmd_call *call)
+void http_cmd_error(struct hreq *r, const struct cmd_call *call)
 {
     switch (call->err) {
     case CMD_ERR_AUTH_REQUIRED:
@@ -192,9 +192,10 @@ static void do_metrics(struct hreq *r)
     http_respond_buffer(r, 200, METRICS_CONTENT_TYPE, b);
 }
 
-/* GET .../check?item=X: one item from the query string, decoded into the
- * front's buffer, echoed back escaped. The hot path: no allocation once the
- * buffers have grown, no jansson. */
+/* GET .../check?item=X[&type=T][&from=URL][&method=M]: one item and its
+ * context from the query string, decoded into the front's buffer, the item
+ * echoed back escaped. The hot path: no allocation once the buffers have
+ * grown, no jansson. */
 static void do_check_get(struct hreq *r, const struct fentry *e)
 {
     struct http_worker *h = r->h;
@@ -211,38 +212,50 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
         h->qbuf = nb;
         h->qcap = cap;
     }
-    char err[128];
-    size_t len = 0;
-    int rc = hd->query ? httpparse_query(hd->query, hd->query_len, "item", h->qbuf, &len, err,
-                                         sizeof(err))
-                       : 0;
-    if (rc < 0) {
+    char err[192];
+    /* One pass over the query; the values go one after another into qbuf. */
+    struct httpparse_param ps[] = {
+        {.name = "item"}, {.name = "type"}, {.name = "from"}, {.name = "method"}};
+    if (httpparse_query_params(hd->query, hd->query_len, ps, 4, h->qbuf, err, sizeof(err)) != 0) {
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", err);
         return;
     }
-    if (rc == 0) {
+    if (!ps[0].value) {
         http_reply_error(r, HTTP_ERR_MISSING_ITEMS,
                          "GET .../check needs ?item=<percent-encoded item>");
         return;
     }
+    const char *item = ps[0].value;
+    size_t len = ps[0].len;
     /* JSON strings are Unicode: an item that is not UTF-8 cannot be echoed
      * (nor sent in a POST body). The line protocol takes any bytes. */
-    if (!httpparse_utf8_valid(h->qbuf, len)) {
+    if (!httpparse_utf8_valid(item, len)) {
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "the item is not valid UTF-8");
         return;
     }
+    /* The context: read (and refused if bad) whatever the filter. */
+    struct cmd_ctx ctx = CMD_CTX_NONE;
+    for (int f = HTTP_CTX_TYPE; f <= HTTP_CTX_METHOD; f++)
+        if (ps[1 + f].value && http_ctx_set(&ctx, (enum http_ctx_field)f, ps[1 + f].value,
+                                            ps[1 + f].len, err, sizeof(err)) != 0) {
+            http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", err);
+            return;
+        }
     struct cmd_call call;
     call_for(&call, r, e, 1, CMD_CHECK);
-    h->cw.env.keys[0].data = h->qbuf;
+    call.ctx = ctx;
+    h->cw.env.keys[0].data = item;
     h->cw.env.keys[0].len = len;
     cmd_run(&h->cw.env, CMD_CHECK, NULL, &call);
     if (call.err != CMD_OK) {
-        cmd_error(r, &call);
+        http_cmd_error(r, &call);
         return;
     }
     bool yes = call.yes != 0;
     /* A host or url filter's answer names the key that matched (or null);
-     * an exact filter's is unchanged (its match would be the item). */
+     * an adblock filter's the rule and the exception; an exact filter's is
+     * unchanged (its match would be the item). */
+    bool ab = e->v->ab != NULL;
     bool keyed = e->v->f->keys != FILTER_KEYS_EXACT;
     /* {"filter":"NAME","item":"ITEM","present":true[,"match":...]}; the body
      * is built after the room for the head, then the head is put in front of
@@ -258,8 +271,12 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
     p = PUT_LIT(p, "{\"filter\":\"");
     p = put(p, e->name, e->name_len);
     p = PUT_LIT(p, "\",\"item\":\"");
-    p = put_json_escaped(p, h->qbuf, len);
-    if (call.except) {
+    p = put_json_escaped(p, item, len);
+    if (ab) {
+        *p++ = '"';
+        p = http_put_adblock_answer(p, &call);
+        *p++ = '}';
+    } else if (call.except) {
         /* An exception answered: "allowed", and for a host or url filter the
          * allow-list entry that did. */
         p = PUT_LIT(p, "\",\"present\":false,\"allowed\":true");
@@ -392,9 +409,31 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
                          "the body must be {\"items\": [<string>, ...]}");
         return;
     }
+    /* A check's context: the body's defaults, then each item object's. */
+    struct cmd_ctx dflt = CMD_CTX_NONE;
+    char err[256];
+    if (check && http_ctx_json(root, &dflt, err, sizeof(err)) != 0) {
+        json_decref(root);
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", err);
+        return;
+    }
     size_t n = json_array_size(items);
+    bool objects = false;
     for (size_t i = 0; i < n && i < max; i++) {
         json_t *v = json_array_get(items, i);
+        if (check) /* each item's context, the defaults unless its object says */
+            h->cw.env.ctxs[i] = dflt;
+        if (check && json_is_object(v)) {
+            enum http_err code;
+            if (http_item_object(v, i, &h->cw.env.ctxs[i], &h->cw.env.keys[i], &code, err,
+                                 sizeof(err)) != 0) {
+                json_decref(root);
+                http_reply_error(r, code, "%s", err);
+                return;
+            }
+            objects = true;
+            continue;
+        }
         if (!json_is_string(v)) {
             json_decref(root);
             http_reply_error(r, HTTP_ERR_NOT_A_STRING, "item %zu is not a string", i + 1);
@@ -403,10 +442,23 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
         h->cw.env.keys[i].data = json_string_value(v);
         h->cw.env.keys[i].len = json_string_length(v);
     }
+    /* An adblock filter names each item's rule and exception: one call per
+     * item (http_context.c), the answer written there. */
+    if (check && e->v->ab) {
+        if (n > max) /* the table's limit, before items that were not read */
+            http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%zu items, the limit is max_items %zu", n,
+                             max);
+        else
+            http_adblock_batch(r, e, n, &dflt, objects ? h->cw.env.ctxs : NULL);
+        json_decref(root);
+        return;
+    }
     /* The table: auth, max_items, max_item; then the batch call (hash all,
      * prefetch all, then test or set; an add through the journal first). */
     struct cmd_call call;
     call_for(&call, r, e, n, id);
+    call.ctx = dflt;
+    call.item_ctx = objects ? h->cw.env.ctxs : NULL;
     cmd_run(&h->cw.env, id, NULL, &call);
     /* A check of a host or url filter names each item's match: the items
      * found are looked up again (rare, and cheaper than keeping every
@@ -421,7 +473,7 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
     }
     json_decref(root);
     if (call.err != CMD_OK) {
-        cmd_error(r, &call);
+        http_cmd_error(r, &call);
         return;
     }
     /* Durable (as the filter's fsync policy promises) before a reply says
@@ -513,7 +565,7 @@ static void do_reload(struct hreq *r)
     call_for(&call, r, NULL, 0, CMD_RELOAD);
     cmd_run(&r->h->cw.env, CMD_RELOAD, NULL, &call);
     if (call.err != CMD_OK) {
-        cmd_error(r, &call);
+        http_cmd_error(r, &call);
         return;
     }
     struct reload_note n = {util_now(), r->hd->keep_alive, r->hd->minor};

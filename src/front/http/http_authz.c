@@ -3,10 +3,12 @@
  * gateway's auth sub-request (nginx auth_request, Envoy ext_authz in HTTP
  * mode, HAProxy's auth-request, Traefik forwardAuth). authz.c derives the
  * URL and the client address from the headers (pure); this file looks them
- * up through the command table (MATCH, which names the key that matched)
- * and answers 204 (nothing matched; 200 below an Envoy prefix) or 403
- * with X-Bloomgate-Filter and X-Bloomgate-Match. Worker thread; never
- * blocks. */
+ * up through the command table (MATCH, which names the key that matched,
+ * with the request's context from Sec-Fetch-Dest, Referer or Origin, and
+ * the original method, for an adblock filter) and answers 204 (nothing
+ * matched; 200 below an Envoy prefix) or 403 with X-Bloomgate-Filter and
+ * X-Bloomgate-Match (and X-Bloomgate-Rule for an adblock filter's rule).
+ * Worker thread; never blocks. */
 #include "config.h"
 
 #include <event2/buffer.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adblock/adblock.h"
 #include "front/http/authz.h"
 #include "front/http/http_int.h"
 #include "url/canon.h"
@@ -31,7 +34,8 @@ struct authz_req {
     size_t url_len;
     const char *addr; /* the client address, in the head */
     size_t addr_len;
-    bool canon_done; /* tl_canon holds url's canonical form */
+    bool canon_done;    /* tl_canon holds url's canonical form */
+    struct cmd_ctx ctx; /* the request's context, for the URL filters */
 };
 
 /* Count the request's verdict on its filters (enum stats_verdict): deny only
@@ -56,19 +60,36 @@ static void bad(struct hreq *r, const struct authz_req *a, const char *msg)
     http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", msg);
 }
 
-/* 403: the filter and the key it matched as headers (nginx copies them with
- * auth_request_set), and the same as a small JSON body for a person with
- * curl. A header value must not break the head: bytes below 0x20 and 0x7f
- * are written %XX (canonical keys have none; an exact client filter's key
- * is the address as sent). The buffers are on the stack unless the match is
- * long (over ~200 bytes). */
-static void deny(struct hreq *r, const struct authz_req *a, const struct fentry *e, const char *m,
-                 size_t mlen)
+/* s[0..n) as a header value at p: bytes below 0x20 and 0x7f as %XX. */
+static char *put_header_value(char *p, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f) {
+            *p++ = '%';
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 15];
+        } else {
+            *p++ = (char)c;
+        }
+    }
+    return p;
+}
+
+/* 403: the filter and the key it matched as headers (nginx copies them with
+ * auth_request_set), and the same as a small JSON body for a person with
+ * curl; an adblock filter's match is the block rule as written in its list,
+ * named X-Bloomgate-Rule (and "rule") too. A header value must not break the
+ * head: bytes below 0x20 and 0x7f are written %XX (canonical keys have none;
+ * an exact client filter's key is the address as sent). The buffers are on
+ * the stack unless the match is long (over ~100 bytes). */
+static void deny(struct hreq *r, const struct authz_req *a, const struct fentry *e, const char *m,
+                 size_t mlen, bool rule)
+{
     count(r, a, STATS_DENY, e);
-    size_t hcap = 64 + e->name_len + 3 * mlen;
-    size_t bcap = 48 + e->name_len + 6 * mlen;
+    size_t hcap = 96 + e->name_len + 6 * mlen;
+    size_t bcap = 64 + e->name_len + 12 * mlen;
     char hsmall[768], bsmall[1280];
     bool heap = hcap > sizeof(hsmall) || bcap > sizeof(bsmall);
     char *hb = heap ? malloc(hcap) : hsmall, *body = heap ? malloc(bcap) : bsmall;
@@ -81,15 +102,10 @@ static void deny(struct hreq *r, const struct authz_req *a, const struct fentry 
     char *p = PUT_LIT(hb, "X-Bloomgate-Filter: ");
     p = put(p, e->name, e->name_len);
     p = PUT_LIT(p, "\r\nX-Bloomgate-Match: ");
-    for (size_t i = 0; i < mlen; i++) {
-        unsigned char c = (unsigned char)m[i];
-        if (c < 0x20 || c == 0x7f) {
-            *p++ = '%';
-            *p++ = hex[c >> 4];
-            *p++ = hex[c & 15];
-        } else {
-            *p++ = (char)c;
-        }
+    p = put_header_value(p, m, mlen);
+    if (rule) {
+        p = PUT_LIT(p, "\r\nX-Bloomgate-Rule: ");
+        p = put_header_value(p, m, mlen);
     }
     p = PUT_LIT(p, "\r\n");
     r->xhdr = hb;
@@ -97,7 +113,11 @@ static void deny(struct hreq *r, const struct authz_req *a, const struct fentry 
     p = PUT_LIT(body, "{\"filter\":\"");
     p = put(p, e->name, e->name_len);
     p = PUT_LIT(p, "\",\"match\":\"");
-    p = put_json_escaped(p, m, mlen);
+    p = http_put_json_text(p, m, mlen);
+    if (rule) {
+        p = PUT_LIT(p, "\",\"rule\":\"");
+        p = http_put_json_text(p, m, mlen);
+    }
     p = PUT_LIT(p, "\"}");
     http_respond(r, 403, CT_JSON, body, (size_t)(p - body));
     r->xhdr = NULL;
@@ -111,11 +131,13 @@ static void deny(struct hreq *r, const struct authz_req *a, const struct fentry 
 /* Look item up in e with the table's MATCH (auth, limits, the key kind,
  * the match named). 1 matched (*m set), 0 not, -1 answered with an error. */
 static int judge(struct hreq *r, const struct authz_req *a, const struct fentry *e,
-                 const char *item, size_t len, const char *what, const char **m, size_t *mlen)
+                 const char *item, size_t len, const char *what, const struct cmd_ctx *ctx,
+                 const char **m, size_t *mlen)
 {
     struct http_worker *h = r->h;
     struct cmd_call call;
     cmd_call_init(&call, r->cat, e, 1, r->c->loopback, CMD_CRED_NONE);
+    call.ctx = *ctx;
     h->cw.env.keys[0].data = item;
     h->cw.env.keys[0].len = len;
     cmd_run(&h->cw.env, CMD_MATCH, NULL, &call);
@@ -271,6 +293,23 @@ void http_authz(struct hreq *r, const char *rest, size_t rest_len)
         return;
     }
     a.url = buf;
+    /* The context the gateway's headers give (nginx passes the browser's
+     * on); the method, when no header says it, is this request's own below
+     * an Envoy prefix, where it is the original's. Unknown words are no
+     * context, never an error: they only narrow which rules apply. */
+    struct authz_context ax;
+    authz_context(&ah, &ax);
+    a.ctx = CMD_CTX_NONE;
+    if (ax.dest)
+        a.ctx.type = adblock_fetch_dest_parse(ax.dest, ax.dest_len);
+    a.ctx.from = ax.from;
+    a.ctx.from_len = ax.from_len;
+    if (!ax.method && src == AUTHZ_FROM_PATH) {
+        ax.method = hd->method_s;
+        ax.method_len = hd->method_len;
+    }
+    if (ax.method)
+        a.ctx.method = adblock_method_parse(ax.method, ax.method_len);
     if (a.client) {
         int c = authz_client_addr(&ah, &a.addr, &a.addr_len, err, sizeof(err));
         if (c <= 0) {
@@ -290,11 +329,13 @@ void http_authz(struct hreq *r, const char *rest, size_t rest_len)
         size_t len = a.addr_len, mlen = 0;
         if (i < a.n && url_item(r, &a, e, &item, &len) != 0)
             return;
-        int hit = judge(r, &a, e, item, len, i < a.n ? "URL" : "client address", &m, &mlen);
+        static const struct cmd_ctx none = CMD_CTX_NONE;
+        int hit = judge(r, &a, e, item, len, i < a.n ? "URL" : "client address",
+                        i < a.n ? &a.ctx : &none, &m, &mlen);
         if (hit < 0)
             return;
         if (hit) {
-            deny(r, &a, e, m ? m : item, m ? mlen : len);
+            deny(r, &a, e, m ? m : item, m ? mlen : len, e->v->ab && m);
             return;
         }
     }

@@ -124,6 +124,37 @@ struct http_filter_verb {
 extern const struct http_filter_verb http_filter_verbs[];
 extern const size_t http_n_filter_verbs;
 
+/* The table's errors (core/cmd.h) as HTTP answers. */
+void http_cmd_error(struct hreq *r, const struct cmd_call *call);
+
+/* ---- http_context.c ---- */
+/* The request context's fields, as query parameters and JSON keys name them. */
+enum http_ctx_field { HTTP_CTX_TYPE, HTTP_CTX_FROM, HTTP_CTX_METHOD };
+/* Field f from the value v[0..n) into c (from points into v); -1 with the
+ * reason, naming the field and the value, in err. */
+int http_ctx_set(struct cmd_ctx *c, enum http_ctx_field f, const char *v, size_t n, char *err,
+                 size_t errlen);
+/* The "type", "from" and "method" keys of a JSON object into c: each a
+ * string, or null for none (over a default). -1 with err. */
+int http_ctx_json(const json_t *obj, struct cmd_ctx *c, char *err, size_t errlen);
+/* Element i of a check's "items" that is an object: {"item": <string>,
+ * "type"/"from"/"method"...}: the item into *k, its context over c. -1 with
+ * the error's code and message (naming item i + 1). */
+int http_item_object(const json_t *v, size_t i, struct cmd_ctx *c, struct filter_key *k,
+                     enum http_err *code, char *err, size_t errlen);
+/* s[0..len) as the inside of a JSON string, valid JSON even if s is not
+ * UTF-8 (such bytes as U+FFFD); p has room for 6 * len. */
+char *http_put_json_text(char *p, const char *s, size_t len);
+/* A one-item check's answer on an adblock filter after its "item":
+ * ,"present":B[,"allowed":true],"rule":R|null,"exception":X|null. p has
+ * room for 6 * (match_len + except_len) + 80. */
+char *http_put_adblock_answer(char *p, const struct cmd_call *call);
+/* POST .../check on an adblock filter: every item answered with the rule
+ * and the exception that decided it (env->keys[0..n), each with ctxs[i], or
+ * *dflt when ctxs is NULL); the answer or the error written. */
+void http_adblock_batch(struct hreq *r, const struct fentry *e, size_t n,
+                        const struct cmd_ctx *dflt, const struct cmd_ctx *ctxs);
+
 /* ---- http_authz.c ---- */
 /* /v1/authz/{filter}[,...][/...]: rest[0..len) is the path after
  * "/v1/authz/"; 204, 403, or an error. */

@@ -509,12 +509,14 @@ long httpparse_pct_decode(const char *s, size_t len, char *out, bool plus_space)
     return (long)n;
 }
 
-int httpparse_query(const char *query, size_t qlen, const char *name, char *out, size_t *outlen,
-                    char *err, size_t errlen)
+int httpparse_query_params(const char *query, size_t qlen, struct httpparse_param *params, size_t n,
+                           char *out, char *err, size_t errlen)
 {
-    size_t nlen = strlen(name);
-    bool found = false;
-    *outlen = 0;
+    size_t at = 0;
+    for (size_t k = 0; k < n; k++) {
+        params[k].value = NULL;
+        params[k].len = 0;
+    }
     /* NULL (no '?' in the target) is an empty query; NULL + 0 is undefined. */
     if (query == NULL)
         return 0;
@@ -525,7 +527,9 @@ int httpparse_query(const char *query, size_t qlen, const char *name, char *out,
             end = qend;
         const char *eq = memchr(p, '=', (size_t)(end - p));
         const char *kend = eq ? eq : end;
-        /* A key longer than 3 bytes per byte of name cannot decode to name. */
+        /* Every name wanted is shorter than 64 bytes, and a key longer than
+         * that decodes to at least 22 bytes: only shorter keys are decoded
+         * (and checked). */
         char key[64];
         long klen = -2;
         if ((size_t)(kend - p) < sizeof(key))
@@ -534,23 +538,40 @@ int httpparse_query(const char *query, size_t qlen, const char *name, char *out,
             snprintf(err, errlen, "bad %%-escape in the query string");
             return -1;
         }
-        if (klen >= 0 && (size_t)klen == nlen && memcmp(key, name, nlen) == 0) {
-            if (found) {
-                snprintf(err, errlen, "parameter '%s' given more than once", name);
+        for (size_t k = 0; klen >= 0 && k < n; k++) {
+            struct httpparse_param *w = &params[k];
+            size_t nlen = strlen(w->name);
+            if ((size_t)klen != nlen || memcmp(key, w->name, nlen) != 0)
+                continue;
+            if (w->value) {
+                snprintf(err, errlen, "parameter '%s' given more than once", w->name);
                 return -1;
             }
+            /* Values decode to no more bytes than they take in the query,
+             * and each parameter is decoded once: out never passes qlen. */
             const char *v = eq ? eq + 1 : end;
-            long n = httpparse_pct_decode(v, (size_t)(end - v), out, true);
-            if (n < 0) {
-                snprintf(err, errlen, "bad %%-escape in parameter '%s'", name);
+            long dn = httpparse_pct_decode(v, (size_t)(end - v), out + at, true);
+            if (dn < 0) {
+                snprintf(err, errlen, "bad %%-escape in parameter '%s'", w->name);
                 return -1;
             }
-            *outlen = (size_t)n;
-            found = true;
+            w->value = out + at;
+            w->len = (size_t)dn;
+            at += (size_t)dn;
+            break;
         }
         p = end + 1;
     }
-    return found ? 1 : 0;
+    return 0;
+}
+
+int httpparse_query(const char *query, size_t qlen, const char *name, char *out, size_t *outlen,
+                    char *err, size_t errlen)
+{
+    struct httpparse_param w = {.name = name};
+    int rc = httpparse_query_params(query, qlen, &w, 1, out, err, errlen);
+    *outlen = rc == 0 ? w.len : 0;
+    return rc < 0 ? -1 : w.value != NULL;
 }
 
 bool httpparse_utf8_valid(const char *s, size_t len)

@@ -86,6 +86,21 @@ enum httpparse_status httpparse_chunked(char *buf, size_t len, size_t max_body,
 int httpparse_query(const char *query, size_t qlen, const char *name, char *out, size_t *outlen,
                     char *err, size_t errlen);
 
+/* One parameter a caller wants from a query string, and what was found. */
+struct httpparse_param {
+    const char *name;  /* in: the key (decoded), shorter than 64 bytes */
+    const char *value; /* out: its decoded value, in the caller's out buffer (NULL: absent) */
+    size_t len;
+};
+
+/* httpparse_query for several names in one pass: each value found is
+ * decoded into out (room for qlen bytes: together they never take more),
+ * one after the other. 0 (each param's value set or NULL), or -1 malformed
+ * (a bad %-escape in any key or in a wanted value, or a wanted name given
+ * twice) with the reason in err. */
+int httpparse_query_params(const char *query, size_t qlen, struct httpparse_param *params, size_t n,
+                           char *out, char *err, size_t errlen);
+
 /* Percent-decode s[0..len) into out (room for len bytes); '+' is a space when
  * plus_space. The decoded length, or -1 on a bad escape. */
 long httpparse_pct_decode(const char *s, size_t len, char *out, bool plus_space);

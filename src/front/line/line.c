@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "adblock/adblock.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "core/cmd.h"
@@ -30,6 +31,8 @@
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
 #define REPLY_SLACK 1024  /* and an error line (512) or a short reply besides */
 #define CHECK_AHEAD 8     /* one-item CHECKs hashed and prefetched before answered */
+#define TYPE_MEMO 16      /* type= words remembered per worker (line_ctx) */
+#define TYPE_WORD_MAX 24  /* the longest remembered ("type=xmlhttprequest" is 19) */
 
 /* Per connection. */
 struct line_conn {
@@ -70,6 +73,16 @@ struct line_worker {
         struct hash128 h;
     } ahead[CHECK_AHEAD];
     unsigned n_ahead, ahead_head;
+    /* type= words already read, byte for byte, and the type each names:
+     * adblock_context_word tries every type name and Sec-Fetch-Dest value
+     * in turn, a cost each item paid when a batch gives every item its own
+     * words. A client sends a dozen spellings; a slot holds the last word
+     * hashed to it (len 0: empty). */
+    struct {
+        char word[TYPE_WORD_MAX];
+        size_t len;
+        int type;
+    } type_memo[TYPE_MEMO];
 };
 
 static inline struct line_worker *LW(struct conn *c)
@@ -254,6 +267,65 @@ static void reply_call_err(struct conn *c, const struct proto_request *r,
     reply_err(c, line_err(call->err), call->msg);
 }
 
+/* One context word into cur, a type= word read through the worker's memo
+ * (line_worker.type_memo). adblock_context_word's result: 1 read, -1 bad
+ * (why filled). */
+static int line_ctx_word(struct line_worker *lw, const struct proto_token *t, struct cmd_ctx *cur,
+                         char *why, size_t whylen)
+{
+    const char *w = t->p;
+    size_t n = t->len;
+    bool memo = n > 5 && n <= TYPE_WORD_MAX && (w[0] | 0x20) == 't' && (w[1] | 0x20) == 'y' &&
+                (w[2] | 0x20) == 'p' && (w[3] | 0x20) == 'e' && w[4] == '=';
+    unsigned h =
+        memo ? (unsigned)(n * 7 + (unsigned char)w[5] + (unsigned char)w[n - 1] * 3) % TYPE_MEMO
+             : 0;
+    if (memo && lw->type_memo[h].len == n && memcmp(lw->type_memo[h].word, w, n) == 0) {
+        cur->type = lw->type_memo[h].type;
+        return 1;
+    }
+    int rc = adblock_context_word(w, n, &cur->type, &cur->method, &cur->from, &cur->from_len, why,
+                                  whylen);
+    if (memo && rc == 1) {
+        memcpy(lw->type_memo[h].word, w, n);
+        lw->type_memo[h].len = n;
+        lw->type_memo[h].type = cur->type;
+    }
+    return rc;
+}
+
+/* The request's context words into call: CHECK's and MATCH's into
+ * call->ctx, MCHECK's into one context per item (env->ctxs), each word
+ * applying from its item on. False after an ERR bad_request naming a word
+ * whose value cannot be read. Every filter takes them; only an adblock
+ * filter reads them. */
+static bool line_ctx(struct conn *c, const struct proto_request *r, struct cmd_call *call)
+{
+    if (r->n_ctx == 0)
+        return true;
+    struct line_worker *lw = LW(c);
+    struct cmd_ctx cur = CMD_CTX_NONE;
+    bool batch = r->cmd == PROTO_MCHECK;
+    size_t w = 0;
+    for (size_t i = 0; i <= r->n_items; i++) {
+        for (; w < r->n_ctx && (!batch || r->ctx[w].from_item <= i); w++) {
+            char why[160];
+            if (line_ctx_word(lw, &r->ctx[w].word, &cur, why, sizeof(why)) != 1) {
+                reply_err(c, PROTO_ERR_BAD_REQUEST, why);
+                return false;
+            }
+        }
+        if (!batch) {
+            call->ctx = cur;
+            return true;
+        }
+        if (i < r->n_items)
+            lw->cw.env.ctxs[i] = cur;
+    }
+    call->item_ctx = lw->cw.env.ctxs;
+    return true;
+}
+
 /* CHECK (unknown filter, host or url keys)/MCHECK/ADD/MADD/ALLOW/UNALLOW/
  * REMOVE through the table; the reply, the row's yes and no words, is
  * written straight into the reply batch. */
@@ -269,6 +341,8 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct p
     call.filter = r->filter.p;
     call.filter_len = r->filter.len;
     call.limits_applied = true; /* proto_next applied them (line_process's lim) */
+    if (!line_ctx(c, r, &call))
+        return;
     for (size_t i = 0; i < r->n_items; i++) {
         lw->cw.env.keys[i].data = r->items[i].p;
         lw->cw.env.keys[i].len = r->items[i].len;
@@ -308,6 +382,46 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct p
     lw->cw.reply_len += n;
 }
 
+/* A rule as written in its list, as one word of a reply line: its rare
+ * spaces and tabs as %20 and %09. */
+static void out_rule(struct conn *c, const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && s[j] != ' ' && s[j] != '\t')
+            j++;
+        conn_out_add(c, s + i, j - i);
+        if (j < n)
+            conn_out_add(c, s[j] == ' ' ? "%20" : "%09", 3);
+        i = j + 1;
+    }
+}
+
+/* MATCH on an adblock filter: `MATCH <rule>` (the block rule that
+ * decided), `ALLOWED <exception> [<rule>]` (the @@ rule, or allow-list
+ * entry, that un-blocked, and the rule it overrode if one matched), or
+ * `NO`. Written past the batch (rules may be long; MATCH is a debugging
+ * verb). */
+static void match_adblock(struct conn *c, const struct cmd_call *call)
+{
+    reply_flush(c);
+    if (call->except) {
+        conn_out_add(c, "ALLOWED ", 8);
+        out_rule(c, call->except, call->except_len);
+        if (call->match) {
+            conn_out_add(c, " ", 1);
+            out_rule(c, call->match, call->match_len);
+        }
+    } else if (call->match) {
+        conn_out_add(c, "MATCH ", 6);
+        out_rule(c, call->match, call->match_len);
+    } else {
+        conn_out_add(c, "NO", 2);
+    }
+    conn_out_add(c, "\n", 1);
+}
+
 /* MATCH <filter> <item> through the table: `MATCH <key>` (the most specific
  * expression of a host or url filter that is present; an exact filter's
  * item itself) or `NO`. Keys are canonical (escaped, no space) or, for an
@@ -321,6 +435,8 @@ static void verb_match(struct conn *c, const struct catalog *cat, const struct p
     call.filter = r->filter.p;
     call.filter_len = r->filter.len;
     call.limits_applied = true;
+    if (!line_ctx(c, r, &call))
+        return;
     lw->cw.env.keys[0].data = r->items[0].p;
     lw->cw.env.keys[0].len = r->items[0].len;
     cmd_run(&lw->cw.env, v->id, NULL, &call);
@@ -329,6 +445,10 @@ static void verb_match(struct conn *c, const struct catalog *cat, const struct p
         return;
     }
     tally_checks(lw, NULL, 1, call.yes);
+    if (call.e && call.e->v->ab) {
+        match_adblock(c, &call);
+        return;
+    }
     /* An exception decided: `ALLOWED <the allow-list entry>`. */
     const char *word = call.except ? "ALLOWED " : "MATCH ";
     const char *key = call.except ? call.except : call.match;
@@ -537,7 +657,7 @@ static unsigned line_process(struct conn *c, bool draining)
             st = proto_next(c->in + off, c->in_len - off, &lim, &req, lw->tokens, &used, scanned);
             if (st == PROTO_NEED_MORE)
                 break;
-            if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK) {
+            if (st == PROTO_REQUEST && req.cmd == PROTO_CHECK && req.n_ctx == 0) {
                 name = &req.filter;
                 item = &req.items[0];
             }

@@ -243,6 +243,23 @@ static enum proto_status fail_arity(struct proto_request *req, const struct prot
                 s->min_args, s->max_args, s->usage, got);
 }
 
+/* Whether t is a context word: its key, case-insensitive. ASCII only. */
+static bool is_ctx_word(struct proto_token t)
+{
+    static const char *const keys[] = {"type=", "from=", "method="};
+    for (size_t k = 0; k < 3; k++) {
+        size_t n = strlen(keys[k]);
+        if (t.len < n)
+            continue;
+        size_t i = 0;
+        while (i < n && ((unsigned char)t.p[i] | 0x20) == (unsigned char)keys[k][i])
+            i++;
+        if (i == n)
+            return true;
+    }
+    return false;
+}
+
 /* Parse one complete line (LF already removed). The checks run in this order,
  * and the first fault wins: NUL or stray CR (bad_request); blank (no reply);
  * command word (unknown_command); argument count (wrong_arity); filter name
@@ -284,10 +301,22 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
     struct proto_token first[2] = {{NULL, 0}, {NULL, 0}};
     size_t nargs = 0, n_items = 0;
     struct proto_token t;
+    bool items = s->kind == PROTO_ARGS_ITEMS || s->kind == PROTO_ARGS_ITEMS_CTX;
     while (next_token(&cur, &t)) {
+        /* After the filter, a lookup's context words are not arguments;
+         * CHECK's and MATCH's item comes first, whatever it looks like (as
+         * proto_fast.h reads a two-token CHECK), MCHECK's words may lead. */
+        if (s->kind == PROTO_ARGS_ITEMS_CTX && nargs >= 1 &&
+            (nargs >= 2 || s->max_args == PROTO_ARGS_ANY) && is_ctx_word(t)) {
+            if (req->n_ctx == PROTO_CTX_MAX)
+                return fail(req, PROTO_ERR_BAD_REQUEST, "more than %d context words",
+                            PROTO_CTX_MAX);
+            req->ctx[req->n_ctx++] = (struct proto_ctx_word){t, n_items};
+            continue;
+        }
         if (nargs < 2)
             first[nargs] = t;
-        if (s->kind == PROTO_ARGS_ITEMS && nargs >= 1) {
+        if (items && nargs >= 1) {
             if (n_items < lim->max_items)
                 items_storage[n_items] = t;
             n_items++;
@@ -304,6 +333,7 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
         req->arg = first[0];
         break;
     case PROTO_ARGS_ITEMS:
+    case PROTO_ARGS_ITEMS_CTX:
     case PROTO_ARGS_FILTER:
         if (nargs == 0)
             break;
@@ -318,7 +348,12 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
         break;
     }
 
-    if (s->kind == PROTO_ARGS_ITEMS) {
+    if (items) {
+        if (req->n_ctx && s->max_args == PROTO_ARGS_ANY &&
+            req->ctx[req->n_ctx - 1].from_item == n_items)
+            return fail(req, PROTO_ERR_BAD_REQUEST,
+                        "a context word after the last item applies to no item (MCHECK: "
+                        "context words come before the items they describe)");
         if (n_items > lim->max_items)
             return fail(req, PROTO_ERR_TOO_MANY_ITEMS, "%zu items; the limit is %zu", n_items,
                         lim->max_items);
@@ -346,6 +381,7 @@ enum proto_status proto_next(const char *buf, size_t len, const struct proto_lim
     req->arg = (struct proto_token){NULL, 0};
     req->items = items_storage;
     req->n_items = 0;
+    req->n_ctx = 0;
     req->has_filter = 0;
     req->err = PROTO_ERR_NONE;
     req->errmsg[0] = '\0';

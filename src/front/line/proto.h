@@ -73,12 +73,28 @@ struct proto_token {
 
 #define PROTO_ERRMSG_SIZE 160
 
+/* Context words in one request, at most (more is a bad_request). */
+#define PROTO_CTX_MAX 64
+
+/* A context word (`type=T`, `from=URL`, `method=M`) of a lookup, and the
+ * first item it applies to: CHECK's and MATCH's follow their one item (the
+ * token after the filter is the item, whatever it looks like) and apply
+ * to it; MCHECK's apply to the items after them,
+ * up to the next word of the same key. The parser checks only the key;
+ * the value is the front's to read (adblock_context_word). */
+struct proto_ctx_word {
+    struct proto_token word;
+    size_t from_item;
+};
+
 struct proto_request {
     enum proto_cmd cmd;             /* valid on PROTO_REQUEST */
     struct proto_token filter;      /* CHECK/MCHECK/ADD/MADD/MATCH, and INFO if has_filter */
     struct proto_token arg;         /* AUTH's token */
     struct proto_token *items;      /* items_storage; n_items used (CHECK/ADD/MATCH: exactly 1) */
     size_t n_items;                 /* 0 for commands without items */
+    struct proto_ctx_word ctx[PROTO_CTX_MAX]; /* the lookups' context words, in order */
+    size_t n_ctx;
     int has_filter;                 /* 1 if filter is set */
     enum proto_err err;             /* PROTO_ERR_NONE unless PROTO_ERROR/PROTO_FATAL */
     char errmsg[PROTO_ERRMSG_SIZE]; /* human text for the ERR line; printable ASCII */

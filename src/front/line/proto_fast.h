@@ -151,6 +151,7 @@ static inline void proto_check_request(struct proto_request *req, struct proto_t
     items_storage[0] = item;
     req->items = items_storage;
     req->n_items = 1;
+    req->n_ctx = 0;
     req->has_filter = 1;
     req->err = PROTO_ERR_NONE;
     req->errmsg[0] = '\0';

@@ -10,6 +10,8 @@
 enum proto_args {
     PROTO_ARGS_NONE,   /* PING, FILTERS, QUIT, RELOAD */
     PROTO_ARGS_ITEMS,  /* <filter> <item>...: the item commands */
+    PROTO_ARGS_ITEMS_CTX, /* <filter> <item>... with context words (type=, from=, method=)
+                             among them: the lookups (docs/protocol.md, Request context) */
     PROTO_ARGS_FILTER, /* INFO [<filter>] */
     PROTO_ARGS_TOKEN,  /* AUTH <token> */
 };
@@ -28,9 +30,9 @@ enum proto_args {
 #define PROTO_VERBS(X)                                                                             \
     X(PING, "PING", PROTO_ARGS_NONE, 0, 0, "",                                                     \
       .id = CMD_PING, .run = verb_word, .yes = "PONG")                              \
-    X(CHECK, "CHECK", PROTO_ARGS_ITEMS, 2, 2, "<filter> <item>",                                   \
+    X(CHECK, "CHECK", PROTO_ARGS_ITEMS_CTX, 2, 2, "<filter> <item> [type=T] [from=URL]",           \
       .id = CMD_CHECK, .run = verb_items, .yes = "YES", .no = "NO")                 \
-    X(MCHECK, "MCHECK", PROTO_ARGS_ITEMS, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",        \
+    X(MCHECK, "MCHECK", PROTO_ARGS_ITEMS_CTX, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",    \
       .id = CMD_CHECK, .run = verb_items, .yes = "YES", .no = "NO")                 \
     X(ADD, "ADD", PROTO_ARGS_ITEMS, 2, 2, "<filter> <item>",                                       \
       .id = CMD_ADD, .run = verb_items, .yes = "NEW", .no = "EXISTS")               \
@@ -46,7 +48,7 @@ enum proto_args {
       .id = LINE_OWN, .run = verb_word, .yes = "BYE", .closes = true)                              \
     X(RELOAD, "RELOAD", PROTO_ARGS_NONE, 0, 0, "",                                                 \
       .id = CMD_RELOAD, .run = verb_reload)                                                        \
-    X(MATCH, "MATCH", PROTO_ARGS_ITEMS, 2, 2, "<filter> <item>",                                   \
+    X(MATCH, "MATCH", PROTO_ARGS_ITEMS_CTX, 2, 2, "<filter> <item> [type=T] [from=URL]",           \
       .id = CMD_MATCH, .run = verb_match)                                           \
     X(ALLOW, "ALLOW", PROTO_ARGS_ITEMS, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",          \
       .id = CMD_ALLOW, .run = verb_items, .yes = "NEW", .no = "EXISTS")             \

@@ -335,6 +335,72 @@ START_TEST(test_client_addr)
 }
 END_TEST
 
+/* ---- the request's context ---- */
+
+static struct authz_context g_ctx;
+
+static void context(const char *head)
+{
+    struct authz_headers h;
+    char hb[1024];
+    snprintf(hb, sizeof(hb), "GET / HTTP/1.1\r\n%s\r\n", head);
+    scan(hb, &h);
+    memset(&g_ctx, 0x5a, sizeof(g_ctx)); /* stale: every field must be written */
+    authz_context(&h, &g_ctx);
+}
+
+static void assert_span(const char *p, size_t len, const char *want)
+{
+    if (!want) {
+        ck_assert_ptr_null(p);
+        ck_assert_uint_eq(len, 0);
+        return;
+    }
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(len, strlen(want));
+    ck_assert_int_eq(memcmp(p, want, len), 0);
+}
+
+START_TEST(test_context)
+{
+    /* A browser's headers as nginx passes them on, the method set by the
+     * config. */
+    context("Host: tracker.example\r\nsec-fetch-dest:  script \r\n"
+            "Referer: https://news.example/a?b\r\nOrigin: https://other.example\r\n"
+            "X-Original-Method: POST\r\nX-Forwarded-Method: GET\r\n");
+    assert_span(g_ctx.dest, g_ctx.dest_len, "script");
+    assert_span(g_ctx.from, g_ctx.from_len, "https://news.example/a?b");
+    assert_span(g_ctx.method, g_ctx.method_len, "POST");
+    /* Origin when there is no Referer; Traefik's X-Forwarded-Method. */
+    context("ORIGIN: https://news.example\r\nX-Forwarded-Method: DELETE\r\n");
+    assert_span(g_ctx.dest, g_ctx.dest_len, NULL);
+    assert_span(g_ctx.from, g_ctx.from_len, "https://news.example");
+    assert_span(g_ctx.method, g_ctx.method_len, "DELETE");
+    /* None of them. */
+    context("Host: h\r\n");
+    assert_span(g_ctx.dest, g_ctx.dest_len, NULL);
+    assert_span(g_ctx.from, g_ctx.from_len, NULL);
+    assert_span(g_ctx.method, g_ctx.method_len, NULL);
+    /* Given twice or empty: absent, and the next source is used; an opaque
+     * origin names no page. */
+    context("Sec-Fetch-Dest: script\r\nSec-Fetch-Dest: image\r\nReferer:\r\n"
+            "Origin: null\r\nX-Original-Method: GET\r\nX-Original-Method: POST\r\n"
+            "X-Forwarded-Method: PUT\r\n");
+    assert_span(g_ctx.dest, g_ctx.dest_len, NULL);
+    assert_span(g_ctx.from, g_ctx.from_len, NULL);
+    assert_span(g_ctx.method, g_ctx.method_len, "PUT");
+    context("Referer: https://a.example/\r\nReferer: https://b.example/\r\n"
+            "Origin: https://c.example\r\n");
+    assert_span(g_ctx.from, g_ctx.from_len, "https://c.example");
+    /* Names are whole: a longer header that starts alike is another one. */
+    context("Sec-Fetch-Destination: script\r\nReferrer: https://a.example/\r\n"
+            "X-Original-Methods: POST\r\n");
+    assert_span(g_ctx.dest, g_ctx.dest_len, NULL);
+    assert_span(g_ctx.from, g_ctx.from_len, NULL);
+    assert_span(g_ctx.method, g_ctx.method_len, NULL);
+}
+END_TEST
+
 static Suite *authz_suite(void)
 {
     Suite *s = suite_create("authz");
@@ -348,6 +414,7 @@ static Suite *authz_suite(void)
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_add_test(tc, test_scan_headers);
     tcase_add_test(tc, test_client_addr);
+    tcase_add_test(tc, test_context);
     suite_add_tcase(s, tc);
     tc = tcase_create("url");
     tcase_add_checked_fixture(tc, NULL, teardown);

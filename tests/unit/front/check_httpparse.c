@@ -1384,6 +1384,67 @@ START_TEST(test_query_errors)
 }
 END_TEST
 
+/* httpparse_query_params: the four names of GET .../check, in one pass,
+ * into one buffer of exactly qlen bytes. */
+static struct httpparse_param g_params[4];
+static size_t g_qlen; /* the query's length: g_buf has no NUL */
+
+static int params_s(const char *q)
+{
+    static const char *const names[4] = {"item", "type", "from", "method"};
+    size_t n = strlen(q);
+    free(g_buf);
+    free(g_out);
+    g_buf = exact_copy(q, n);
+    g_qlen = n;
+    g_out = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(g_out);
+    for (size_t k = 0; k < 4; k++)
+        g_params[k] = (struct httpparse_param){.name = names[k], .value = "stale", .len = 99};
+    g_err[0] = '\0';
+    return httpparse_query_params(g_buf, n, g_params, 4, g_out, g_err, sizeof(g_err));
+}
+
+START_TEST(test_query_params)
+{
+    ck_assert_int_eq(params_s("from=https%3A%2F%2Fnews.example%2F&x=1&item=http://t.example/a+b"
+                              "&type=script&method=POST"),
+                     0);
+    ck_span_eq(g_params[0].value, g_params[0].len, "http://t.example/a b");
+    ck_span_eq(g_params[1].value, g_params[1].len, "script");
+    ck_span_eq(g_params[2].value, g_params[2].len, "https://news.example/");
+    ck_span_eq(g_params[3].value, g_params[3].len, "POST");
+    /* The values lie one after the other inside out, never past it. */
+    for (size_t k = 0; k < 4; k++)
+        ck_assert(g_params[k].value >= g_out &&
+                  g_params[k].value + g_params[k].len <= g_out + g_qlen);
+    /* Absent ones are NULL (not the stale value), an empty one is not. */
+    ck_assert_int_eq(params_s("item=a&type="), 0);
+    ck_span_eq(g_params[0].value, g_params[0].len, "a");
+    ck_assert_ptr_nonnull(g_params[1].value);
+    ck_assert_uint_eq(g_params[1].len, 0);
+    ck_assert_ptr_null(g_params[2].value);
+    ck_assert_uint_eq(g_params[2].len, 0);
+    ck_assert_ptr_null(g_params[3].value);
+    ck_assert_int_eq(params_s(""), 0);
+    ck_assert_ptr_null(g_params[0].value);
+    /* Keys decoded; each wanted name once; a bad escape in any key, or in a
+     * wanted value, is malformed; in a value not wanted it is not read. */
+    ck_assert_int_eq(params_s("t%79pe=img&item=x"), 0);
+    ck_span_eq(g_params[1].value, g_params[1].len, "img");
+    ck_assert_int_eq(params_s("item=a&type=x&from=b&type=y"), -1);
+    ck_assert_ptr_nonnull(strstr(g_err, "'type' given more than once"));
+    ck_assert_int_eq(params_s("item=a&from=%zz"), -1);
+    ck_assert_ptr_nonnull(strstr(g_err, "'from'"));
+    ck_assert_int_eq(params_s("item=a&f%m=1"), -1);
+    ck_assert_str_ne(g_err, "");
+    ck_assert_int_eq(params_s("item=a&other=%zz"), 0);
+    /* The single-name call agrees. */
+    ck_assert_int_eq(query_s("other=1&method=get", "method"), 1);
+    ck_span_eq(g_out, g_outlen, "get");
+}
+END_TEST
+
 static long pct_s(const char *s, bool plus_space)
 {
     size_t n = strlen(s);
@@ -1678,6 +1739,7 @@ static Suite *httpparse_suite(void)
     tcase_add_test(tq, test_query_key_match);
     tcase_add_test(tq, test_query_decoding);
     tcase_add_test(tq, test_query_errors);
+    tcase_add_test(tq, test_query_params);
     tcase_add_test(tq, test_pct_decode);
     suite_add_tcase(s, tq);
 

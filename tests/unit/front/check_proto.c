@@ -167,11 +167,11 @@ static const struct arity_case arity_cases[] = {
     {"PING x\n", PROTO_ERROR, PROTO_PING, PROTO_ERR_WRONG_ARITY, "PING takes no arguments, got 1"},
     {"CHECK f a\n", PROTO_REQUEST, PROTO_CHECK, PROTO_ERR_NONE, ""},
     {"CHECK\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
-     "CHECK takes 2 arguments (<filter> <item>), got 0"},
+     "CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 0"},
     {"CHECK f\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
-     "CHECK takes 2 arguments (<filter> <item>), got 1"},
+     "CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1"},
     {"CHECK f a b\n", PROTO_ERROR, PROTO_CHECK, PROTO_ERR_WRONG_ARITY,
-     "CHECK takes 2 arguments (<filter> <item>), got 3"},
+     "CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 3"},
     {"MCHECK f a\n", PROTO_REQUEST, PROTO_MCHECK, PROTO_ERR_NONE, ""},
     {"MCHECK f a b c\n", PROTO_REQUEST, PROTO_MCHECK, PROTO_ERR_NONE, ""},
     {"MCHECK\n", PROTO_ERROR, PROTO_MCHECK, PROTO_ERR_WRONG_ARITY,
@@ -216,11 +216,11 @@ static const struct arity_case arity_cases[] = {
     {"MATCH f a\n", PROTO_REQUEST, PROTO_MATCH, PROTO_ERR_NONE, ""},
     {"match f a\n", PROTO_REQUEST, PROTO_MATCH, PROTO_ERR_NONE, ""},
     {"MATCH\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
-     "MATCH takes 2 arguments (<filter> <item>), got 0"},
+     "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 0"},
     {"MATCH f\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
-     "MATCH takes 2 arguments (<filter> <item>), got 1"},
+     "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1"},
     {"MATCH f a b\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
-     "MATCH takes 2 arguments (<filter> <item>), got 3"},
+     "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 3"},
     {"MATCH f/x a\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_UNKNOWN_FILTER,
      "invalid filter name 'f/x': use 1 to 64 of A-Z a-z 0-9 _ . -"},
     {"MATCHES f a\n", PROTO_ERROR, PROTO_PING, PROTO_ERR_UNKNOWN_COMMAND,
@@ -286,6 +286,60 @@ START_TEST(test_match)
     ck_assert_int_eq(parse_s(two + consumed, &req, &consumed), PROTO_REQUEST);
     ck_assert_int_eq(req.cmd, PROTO_MATCH);
     ck_assert_tok(req.items[0], "b");
+}
+END_TEST
+
+/* The lookups' context words: not items, not arguments; CHECK's and
+ * MATCH's apply to the one item wherever they stand, MCHECK's from the
+ * item after them on; any case; at most PROTO_CTX_MAX; one after MCHECK's
+ * last item applies to nothing (bad_request). The item commands that are
+ * not lookups take such a word as an item. */
+START_TEST(test_context_words)
+{
+    struct proto_request req;
+    size_t used;
+    ck_assert_int_eq(parse_s("CHECK f http://x/ type=script FROM=http://p/\n", &req, &used),
+                     PROTO_REQUEST);
+    ck_assert_uint_eq(req.n_items, 1);
+    ck_assert(tok_eq(req.items[0], "http://x/"));
+    ck_assert_uint_eq(req.n_ctx, 2);
+    ck_assert(tok_eq(req.ctx[0].word, "type=script") && tok_eq(req.ctx[1].word, "FROM=http://p/"));
+    ck_assert_int_eq(parse_s("MATCH f u method=post\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && tok_eq(req.items[0], "u") && req.n_ctx == 1);
+    /* CHECK's first token after the filter is its item, as the fast path reads it. */
+    ck_assert_int_eq(parse_s("CHECK f type=x\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && tok_eq(req.items[0], "type=x") && req.n_ctx == 0);
+    ck_assert_int_eq(parse_s("CHECK f type=x type=y\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && tok_eq(req.items[0], "type=x") && req.n_ctx == 1);
+    ck_assert_int_eq(parse_s("MCHECK f type=a u1 u2 from=p u3\n", &req, &used), PROTO_REQUEST);
+    ck_assert_uint_eq(req.n_items, 3);
+    ck_assert(tok_eq(req.items[2], "u3"));
+    ck_assert_uint_eq(req.n_ctx, 2);
+    ck_assert_uint_eq(req.ctx[0].from_item, 0);
+    ck_assert_uint_eq(req.ctx[1].from_item, 2);
+    ck_assert_int_eq(parse_s("MCHECK f u1 type=a\n", &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    /* A context word is no item: MCHECK f type=x has none. */
+    ck_assert_int_eq(parse_s("MCHECK f type=x\n", &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_WRONG_ARITY);
+    /* Two items and a word are still two items. */
+    ck_assert_int_eq(parse_s("CHECK f a b type=x\n", &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_WRONG_ARITY);
+    /* Not a lookup: the word is an item. */
+    ck_assert_int_eq(parse_s("ADD f type=x\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 1 && req.n_ctx == 0 && tok_eq(req.items[0], "type=x"));
+    /* Prefixes only: typed=x and from are items. */
+    ck_assert_int_eq(parse_s("MCHECK f typed=x from\n", &req, &used), PROTO_REQUEST);
+    ck_assert(req.n_items == 2 && req.n_ctx == 0);
+    char line[1024];
+    size_t n = (size_t)snprintf(line, sizeof(line), "MCHECK f");
+    for (int i = 0; i <= PROTO_CTX_MAX; i++)
+        n += (size_t)snprintf(line + n, sizeof(line) - n, " type=x");
+    snprintf(line + n, sizeof(line) - n, " u\n");
+    ck_assert_uint_lt(n, sizeof(line) - 8);
+    ck_assert_int_eq(parse_s(line, &req, &used), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_BAD_REQUEST);
+    ck_assert_msg(strstr(req.errmsg, "context words"), "%s", req.errmsg);
 }
 END_TEST
 
@@ -465,7 +519,7 @@ static const char seq_expect[] =
     "ERROR/8 unknown_command: unknown command 'BOGUS'\n"
     "REQUEST/16 MCHECK f=f [a] [b] [c]\n"
     "EMPTY/4\n"
-    "ERROR/8 wrong_arity: CHECK takes 2 arguments (<filter> <item>), got 1\n"
+    "ERROR/8 wrong_arity: CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1\n"
     "REQUEST/9 AUTH a=t0k\n"
     "ERROR/14 unknown_filter: invalid filter name 'bad/name': use 1 to 64 of A-Z a-z 0-9 _ . -\n"
     "ERROR/13 bad_request: request contains a NUL byte\n"
@@ -1347,6 +1401,7 @@ static Suite *proto_suite(void)
     tcase_set_timeout(tc, 120); /* 200,000 fast-path lines: slow under ASan on a busy machine */
     tcase_add_loop_test(tc, test_arity, 0, (int)N_ARITY_CASES);
     tcase_add_test(tc, test_fields);
+    tcase_add_test(tc, test_context_words);
     tcase_add_test(tc, test_match);
     tcase_add_test(tc, test_case_insensitive);
     tcase_add_test(tc, test_crlf);

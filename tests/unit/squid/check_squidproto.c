@@ -1,13 +1,16 @@
 /* Unit tests of squidproto: Squid's external ACL helper lines (channel IDs,
- * values, %-decoding), the reply builder and its message= quoting, and the
- * readers of the daemon's MCHECK, MATCH and ERR replies. Pure functions: no
- * Squid, no daemon. */
+ * values, %-decoding, the request context of --context), the reply builder and its message=
+ * quoting, and the readers of the daemon's MCHECK, MATCH and ERR replies. Pure functions: no Squid,
+ * no daemon. */
 #include "config.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "adblock/adblock.h"
 #include "squid/squidproto.h"
 
 /* Parse a copy of s; returns the parse status, fills l and err. The copy
@@ -97,30 +100,174 @@ START_TEST(test_errors)
 }
 END_TEST
 
-/* Squid URL-escapes each value (rfc1738: '%' itself, white space, quotes,
- * bytes >= 0x80); the helper decodes exactly once. */
+/* Squid escapes each value with rfc1738_escape: white space, controls,
+ * quotes, bytes >= 0x80 and " # ' < > [ \ ] ^ ` { | } ~, but not '%' (seen
+ * with Squid 5.7: a URL's own %41 arrives as %41). The helper decodes exactly
+ * those escapes, once, and leaves the value's own %XX as written. */
 START_TEST(test_unescape)
 {
     struct squid_line l;
     char err[128];
     ck_assert_int_eq(
-        parse("1 http://a.example/b%2520c?q=a%22b%20c %5b::1%5D", &l, err, sizeof(err)), 0);
-    assert_value(&l, 0, "http://a.example/b%20c?q=a\"b c");
+        parse("1 http://a.example/b%2520c?q=a%22b%20c%2F %5b::1%5D", &l, err, sizeof(err)), 0);
+    assert_value(&l, 0, "http://a.example/b%2520c?q=a\"b c%2F");
     assert_value(&l, 1, "[::1]");
+    /* What Squid 5.7 sent for a Referer of: http://news.example/a b"%41<>{}|\^~[]`'é */
+    ck_assert_int_eq(parse("2 http://news.example/a%20b%22%41%3C%3E%7B%7D%7C%5C%5E%7E%5B%5D%60%27"
+                           "%C3%A9",
+                           &l, err, sizeof(err)),
+                     0);
+    assert_value(&l, 0, "http://news.example/a b\"%41<>{}|\\^~[]`'\xc3\xa9");
 
     char out[64];
-    ck_assert_uint_eq(squidproto_unescape("%41%4a%4A%c3%a9", 15, out), 5);
-    ck_assert(memcmp(out, "AJJ\xc3\xa9", 5) == 0);
+    /* Letters, digits and the reserved characters are never Squid's escapes. */
+    ck_assert_uint_eq(squidproto_unescape("%41%4a%3A%2f%25%c3%a9%7e%7E", 27, out), 19);
+    ck_assert(memcmp(out, "%41%4a%3A%2f%25\xc3\xa9~~", 19) == 0);
     /* '%' without two hex digits stays as it is, at the end too. */
     ck_assert_uint_eq(squidproto_unescape("100%", 4, out), 4);
     ck_assert(memcmp(out, "100%", 4) == 0);
-    ck_assert_uint_eq(squidproto_unescape("%4", 2, out), 2);
-    ck_assert(memcmp(out, "%4", 2) == 0);
-    ck_assert_uint_eq(squidproto_unescape("%zz%%41", 7, out), 5);
-    ck_assert(memcmp(out, "%zz%A", 5) == 0);
-    /* %00 decodes to a NUL byte (the item escaper turns it back into %00). */
-    ck_assert_uint_eq(squidproto_unescape("a%00b", 5, out), 3);
-    ck_assert(memcmp(out, "a\0b", 3) == 0);
+    ck_assert_uint_eq(squidproto_unescape("%2", 2, out), 2);
+    ck_assert(memcmp(out, "%2", 2) == 0);
+    ck_assert_uint_eq(squidproto_unescape("%zz%%20", 7, out), 5);
+    ck_assert(memcmp(out, "%zz% ", 5) == 0);
+    /* %00 decodes to a NUL byte (the item escaper turns it back into %00);
+     * so do every control byte and DEL. */
+    ck_assert_uint_eq(squidproto_unescape("a%00b%1f%7F%09", 14, out), 6);
+    ck_assert(memcmp(out, "a\0b\x1f\x7f\t", 6) == 0);
+    /* Every byte: decoded exactly when Squid would have escaped it. */
+    for (unsigned c = 0; c < 256; c++) {
+        char in[4];
+        snprintf(in, sizeof(in), "%%%02X", c);
+        bool esc = c <= 0x20 || c >= 0x7f || strchr("\"#'<>[\\]^`{|}~", (int)c);
+        ck_assert_uint_eq(squidproto_unescape(in, 3, out), esc ? 1 : 3);
+        if (esc)
+            ck_assert_uint_eq((unsigned char)out[0], c);
+    }
+}
+END_TEST
+
+/* --context's argument. */
+START_TEST(test_ctx_spec)
+{
+    struct squid_ctx_spec sp;
+    char err[128];
+    ck_assert_int_eq(squidproto_ctx_spec_parse("referer,dest,method", &sp, err, sizeof(err)), 0);
+    ck_assert_uint_eq(sp.n, 3);
+    ck_assert(sp.field[0] == SQUID_CTX_REFERER && sp.field[1] == SQUID_CTX_DEST &&
+              sp.field[2] == SQUID_CTX_METHOD);
+    ck_assert_int_eq(squidproto_ctx_spec_parse("Method,ORIGIN", &sp, err, sizeof(err)), 0);
+    ck_assert(sp.n == 2 && sp.field[0] == SQUID_CTX_METHOD && sp.field[1] == SQUID_CTX_ORIGIN);
+    ck_assert_int_eq(squidproto_ctx_spec_parse("referer,origin,dest,method", &sp, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(sp.n, 4);
+    ck_assert_int_eq(squidproto_ctx_spec_parse("referer,referer", &sp, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "'referer' is named twice");
+    ck_assert_int_eq(squidproto_ctx_spec_parse("referer,type", &sp, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "'type' is not a context field (referer, origin, dest, method)");
+    ck_assert_int_eq(squidproto_ctx_spec_parse("", &sp, err, sizeof(err)), -1);
+    ck_assert_int_eq(squidproto_ctx_spec_parse("dest,", &sp, err, sizeof(err)), -1);
+}
+END_TEST
+
+static bool is(const char *p, size_t n, const char *want)
+{
+    return p && n == strlen(want) && memcmp(p, want, n) == 0;
+}
+
+/* The fields come out of the line; what is left is checked. */
+START_TEST(test_take_context)
+{
+    struct squid_ctx_spec sp;
+    struct squid_line l;
+    struct squid_ctx c;
+    char err[128];
+    ck_assert_int_eq(squidproto_ctx_spec_parse("referer,origin,dest,method", &sp, err, sizeof(err)),
+                     0);
+    /* The FORMAT of docs/gateways.md, then %SRC and the %DATA Squid appends. */
+    ck_assert_int_eq(parse("4 http://t.example/a.js http://news.example/p%20q http://news.example "
+                           "script GET 10.0.0.1 -",
+                           &l, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(squidproto_take_context(&l, &sp, &c, err, sizeof(err)), 0);
+    ck_assert(is(c.from, c.from_len, "http://news.example/p q")); /* the Referer wins */
+    ck_assert_str_eq(c.type, "script");
+    ck_assert_str_eq(c.method, "get");
+    ck_assert_uint_eq(l.n_values, 3);
+    assert_value(&l, 0, "http://t.example/a.js");
+    assert_value(&l, 1, "10.0.0.1");
+    assert_value(&l, 2, "-");
+
+    /* Absent ('-'): none; the Origin when there is no Referer, but not "null". */
+    ck_assert_int_eq(parse("http://t.example/ - http://o.example - - -", &l, err, sizeof(err)), 0);
+    ck_assert_int_eq(squidproto_take_context(&l, &sp, &c, err, sizeof(err)), 0);
+    ck_assert(is(c.from, c.from_len, "http://o.example"));
+    ck_assert(c.type == NULL && c.method == NULL);
+    ck_assert_uint_eq(l.n_values, 2);
+    ck_assert_int_eq(parse("http://t.example/ - null - CONNECT", &l, err, sizeof(err)), 0);
+    ck_assert_int_eq(squidproto_take_context(&l, &sp, &c, err, sizeof(err)), 0);
+    ck_assert(c.from == NULL && c.type == NULL);
+    ck_assert_str_eq(c.method, "connect");
+    ck_assert_uint_eq(l.n_values, 1);
+
+    /* Too few values: an error (the BH names it). */
+    ck_assert_int_eq(parse("7 http://t.example/ - -", &l, err, sizeof(err)), 0);
+    ck_assert_int_eq(squidproto_take_context(&l, &sp, &c, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "3 values; --context wants the URL and 4 fields after it");
+
+    /* No --context: the line is untouched. */
+    struct squid_ctx_spec none = {0};
+    ck_assert_int_eq(parse("http://t.example/ script -", &l, err, sizeof(err)), 0);
+    ck_assert_int_eq(squidproto_take_context(&l, &none, &c, err, sizeof(err)), 0);
+    ck_assert(c.from == NULL && c.type == NULL && c.method == NULL);
+    ck_assert_uint_eq(l.n_values, 3);
+}
+END_TEST
+
+/* Every Sec-Fetch-Dest value of the Fetch standard and every method the
+ * helper may send is one the daemon's context words read
+ * (adblock_fetch_dest_parse, adblock_method_parse): an unknown word would
+ * make the daemon refuse the whole MCHECK. Unknown destinations go as
+ * "other", unknown methods not at all. */
+START_TEST(test_dest_and_method)
+{
+    static const char *const dests[] = {
+        "audio",        "audioworklet",
+        "document",     "embed",
+        "empty",        "font",
+        "frame",        "iframe",
+        "image",        "json",
+        "manifest",     "object",
+        "paintworklet", "report",
+        "script",       "serviceworker",
+        "sharedworker", "style",
+        "track",        "video",
+        "webidentity",  "worker",
+        "xslt",         "speculationrules",
+        "SCRIPT",       "x",
+    };
+    for (size_t i = 0; i < sizeof dests / sizeof dests[0]; i++) {
+        const char *t = squidproto_dest_type(dests[i], strlen(dests[i]));
+        ck_assert_ptr_nonnull(t);
+        ck_assert_msg(adblock_fetch_dest_parse(t, strlen(t)) >= 0, "'%s' sent as '%s'", dests[i],
+                      t);
+        /* A known destination goes as it is (the daemon maps it). */
+        if (adblock_fetch_dest_parse(dests[i], strlen(dests[i])) >= 0)
+            ck_assert_msg(strcasecmp(t, dests[i]) == 0, "'%s' sent as '%s'", dests[i], t);
+        else
+            ck_assert_str_eq(t, "other");
+    }
+    ck_assert_ptr_null(squidproto_dest_type("-", 1));
+    static const char *const methods[] = {"GET",     "POST",  "PUT",     "DELETE", "HEAD",
+                                          "OPTIONS", "PATCH", "CONNECT", "get"};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        const char *m = squidproto_method(methods[i], strlen(methods[i]));
+        ck_assert_ptr_nonnull(m);
+        ck_assert_int_eq(adblock_method_parse(m, strlen(m)),
+                         adblock_method_parse(methods[i], strlen(methods[i])));
+    }
+    ck_assert_ptr_null(squidproto_method("PROPFIND", 8));
+    ck_assert_ptr_null(squidproto_method("TRACE", 5));
+    ck_assert_int_lt(adblock_method_parse("PROPFIND", 8), 0);
 }
 END_TEST
 
@@ -256,6 +403,11 @@ int main(void)
     tcase_add_test(tc, test_unescape);
     tcase_add_test(tc, test_item_escape);
     tcase_add_test(tc, test_peek_channel);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("context");
+    tcase_add_test(tc, test_ctx_spec);
+    tcase_add_test(tc, test_take_context);
+    tcase_add_test(tc, test_dest_and_method);
     suite_add_tcase(s, tc);
     tc = tcase_create("reply");
     tcase_add_test(tc, test_reply);

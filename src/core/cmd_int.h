@@ -1,0 +1,24 @@
+/* cmd_int: what the command table's files share and no front calls: the
+ * allow-list tally and the host-key probes of cmd.c that the adblock path
+ * (cmd_adblock.c) reuses for its host tier. Worker threads. */
+#ifndef BLOOMGATE_CMD_INT_H
+#define BLOOMGATE_CMD_INT_H
+
+#include "core/cmd.h"
+
+/* Item i of the call was answered NO by an exception: counted in
+ * call->allowed and marked in env->allowed. */
+void cmd_mark_allowed(const struct cmd_env *env, struct cmd_call *call, size_t i);
+
+/* The probes of item (a URL or a host) under the host kind: whether one of
+ * them is an exception of v's allow-list, *m (good until the thread's next
+ * command) the most specific such. 1, 0, or -1 if the item has no host. */
+int cmd_host_excepted(const struct fversion *v, const void *item, size_t len, const char **m,
+                      size_t *mlen);
+
+/* CHECK, MCHECK, MATCH on an adblock filter: the engine with each item's
+ * context, then the host tier of run-time adds, then the allow-list; 0, or
+ * -1 with call->err set (an item the engine cannot read). */
+int cmd_adblock_check(const struct cmd_env *env, struct cmd_call *call);
+
+#endif

@@ -1,0 +1,193 @@
+/* build_adblock: `bloomgate build --format adblock` (keys adblock): Adblock
+ * lists compiled into one engine (src/adblock/) and written as the section
+ * of a filter file, beside an empty host tier that takes the daemon's
+ * run-time adds; and what `info`, `verify` and `check` say about such a
+ * file. Main thread of the tool. */
+#include "config.h"
+
+#include "tool/build_adblock.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adblock/adblock.h"
+#include "base/util.h"
+#include "bloom/format.h"
+#include "tool/cli.h"
+
+#define LIST_MAX (1ull << 31) /* a list larger than this is refused (offsets are 32-bit) */
+
+/* The whole of one input ("-" is stdin) into a malloc'd buffer. */
+static char *read_whole(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!fp) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            char *nb = cap < LIST_MAX ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                snprintf(err, errlen, "%s: %s", path,
+                         cap < LIST_MAX ? "out of memory" : "larger than 2 GiB");
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0) {
+            if (ferror(fp)) {
+                snprintf(err, errlen, "%s: read failed: %s", path, strerror(errno));
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+    }
+    if (!buf && n == 0 && !err[0])
+        snprintf(err, errlen, "%s: out of memory", path);
+    if (fp != stdin)
+        fclose(fp);
+    *len = n;
+    return buf;
+}
+
+/* The lists, compiled: NULL with err. */
+static struct adblock_engine *compile_lists(const struct build_opts *o, char *err, size_t errlen)
+{
+    struct adblock_builder *b = adblock_builder_new();
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    static const char *const std_in[] = {"-"};
+    const char *const *in = o->n_inputs ? o->inputs : std_in;
+    size_t n_in = o->n_inputs ? o->n_inputs : 1;
+    for (size_t i = 0; i < n_in; i++) {
+        size_t len;
+        err[0] = '\0';
+        char *text = read_whole(in[i], &len, err, errlen);
+        if (!text) {
+            adblock_builder_free(b);
+            return NULL;
+        }
+        char why[512];
+        int rc = adblock_builder_add(b, text, len, why, sizeof(why));
+        free(text);
+        if (rc != 0) {
+            snprintf(err, errlen, "%s: %s", in[i], why);
+            adblock_builder_free(b);
+            return NULL;
+        }
+    }
+    struct adblock_engine *e = adblock_builder_finish(b, err, errlen);
+    adblock_builder_free(b);
+    return e;
+}
+
+/* The summary's lines on what the lists held. */
+static void print_summary(const struct adblock_summary *s)
+{
+    printf("lines: %llu read:", (unsigned long long)s->lines);
+    const char *sep = " ";
+    for (int c = 0; c < ADBLOCK_CLASS_COUNT; c++) {
+        if (!s->by_class[c])
+            continue;
+        printf("%s%llu %s", sep, (unsigned long long)s->by_class[c],
+               adblock_class_name((enum adblock_class)c));
+        sep = ", ";
+    }
+    printf("\nrules: %llu block, %llu exception (%llu $document), %llu important, %llu regex; "
+           "%llu duplicates, %llu cancelled by $badfilter, %llu tested on every request\n",
+           (unsigned long long)s->blocks, (unsigned long long)s->exceptions,
+           (unsigned long long)s->page_exceptions, (unsigned long long)s->important,
+           (unsigned long long)s->regex, (unsigned long long)s->duplicates,
+           (unsigned long long)s->cancelled, (unsigned long long)s->unindexed);
+    if (s->first_reject[0])
+        printf("first rejected: %s\n", s->first_reject);
+}
+
+int build_adblock_main(const struct build_opts *o, bool quiet)
+{
+    char err[1024] = "", why[512];
+    double t0 = util_now();
+    if (o->n_journals)
+        return tool_usage_error("build: --journal holds exact items; an adblock filter takes "
+                                "lists (its run-time adds are hosts, kept by the daemon)");
+    struct adblock_engine *e = compile_lists(o, err, sizeof(err));
+    if (!e)
+        return tool_runtime_error(err);
+    double t_compile = util_now() - t0;
+    /* The host tier: empty, sized for the daemon's run-time adds. */
+    uint64_t cap = o->capacity ? o->capacity : BUILD_ADBLOCK_TIER_CAPACITY;
+    struct filter_plan plan;
+    struct filter *f = NULL;
+    void *body = NULL;
+    size_t len = 0;
+    int rc = EXIT_RUNTIME;
+    uint64_t seed = o->seed;
+    while (seed == 0)
+        if (util_random_u64(&seed, why, sizeof(why)) != 0) {
+            snprintf(err, sizeof(err), "a seed: %s", why);
+            goto out;
+        }
+    if (filter_plan_make(o->layout == FILTER_FUSE ? FILTER_BLOCKED : o->layout, cap, o->fpr,
+                         o->shards ? o->shards : 1, &plan, why, sizeof(why)) != 0 ||
+        !(f = filter_create(&plan, seed, why, sizeof(why)))) {
+        snprintf(err, sizeof(err), "the host tier: %s", why);
+        goto out;
+    }
+    f->keys = FILTER_KEYS_ADBLOCK;
+    if (adblock_engine_serialize(e, &body, &len, why, sizeof(why)) != 0) {
+        snprintf(err, sizeof(err), "%s", why);
+        goto out;
+    }
+    if (format_write_section(f, o->output, o->threads, FORMAT_SECTION_ADBLOCK, body, len, err,
+                             sizeof(err)) != 0)
+        goto out;
+    rc = 0;
+    if (!quiet) {
+        char hb[64];
+        printf("built %s: keys adblock, %llu rules compiled, %s (%.3f s)\n", o->output,
+               (unsigned long long)(adblock_engine_summary(e)->blocks +
+                                    adblock_engine_summary(e)->exceptions),
+               util_human_bytes(len, hb, sizeof(hb)), t_compile);
+        print_summary(adblock_engine_summary(e));
+        printf("host tier for run-time adds: capacity %llu at fpr %g, %s, empty\n",
+               (unsigned long long)plan.capacity, plan.fpr_target,
+               util_human_bytes(filter_plan_bytes(&plan), hb, sizeof(hb)));
+        printf("%.3f s\n", util_now() - t0);
+    }
+out:
+    if (rc != 0)
+        tool_runtime_error(err);
+    free(body);
+    filter_free(f);
+    adblock_engine_free(e);
+    return rc;
+}
+
+struct adblock_engine *build_adblock_load(const char *path, const struct format_info *fi, char *err,
+                                          size_t errlen)
+{
+    void *body;
+    size_t len;
+    if (format_read_section(path, fi, &body, &len, err, errlen) != 0)
+        return NULL;
+    char why[512];
+    struct adblock_engine *e = adblock_engine_load(body, len, why, sizeof(why));
+    if (!e)
+        snprintf(err, errlen, "%s: the compiled lists: %s", path, why);
+    free(body);
+    return e;
+}
