@@ -154,9 +154,10 @@ void exact_delta_free(struct exact_delta *d)
     free(d);
 }
 
-enum exact_delta_state exact_delta_state(const struct exact_delta *d, const void *key, size_t len)
+/* The delta's state for (fp, key), lock-free. */
+static enum exact_delta_state state_fp(const struct exact_delta *d, uint64_t fp, const void *key,
+                                       size_t len)
 {
-    uint64_t fp = exact_fp(&d->sec, key, len);
     struct exact_delta *m = (struct exact_delta *)d; /* atomics are read, never written */
     for (;;) {
         unsigned s1 = atomic_load_explicit(&m->seq, memory_order_acquire);
@@ -171,6 +172,11 @@ enum exact_delta_state exact_delta_state(const struct exact_delta *d, const void
     }
 }
 
+enum exact_delta_state exact_delta_state(const struct exact_delta *d, const void *key, size_t len)
+{
+    return state_fp(d, exact_fp(&d->sec, key, len), key, len);
+}
+
 static bool base_has(const struct exact_delta *d, const void *key, size_t len)
 {
     return d->base && exact_table_find(d->base, key, len, NULL);
@@ -178,13 +184,14 @@ static bool base_has(const struct exact_delta *d, const void *key, size_t len)
 
 bool exact_delta_contains(const struct exact_delta *d, const void *key, size_t len)
 {
-    switch (exact_delta_state(d, key, len)) {
+    uint64_t fp = exact_fp(&d->sec, key, len); /* the table's fingerprint too: one hash */
+    switch (state_fp(d, fp, key, len)) {
     case EXACT_DELTA_ADDED:
         return true;
     case EXACT_DELTA_REMOVED:
         return false;
     default:
-        return base_has(d, key, len);
+        return d->base && exact_table_find_fp(d->base, fp, key, len, NULL);
     }
 }
 

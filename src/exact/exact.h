@@ -75,6 +75,10 @@ bool exact_table_has_fp(const struct exact_table *t, uint64_t fp);
  * itself in a keys table. In a keys table *entry (when not NULL) receives the
  * listed entry's position, for exact_table_entry. Any thread. */
 bool exact_table_find(const struct exact_table *t, const void *key, size_t len, uint64_t *entry);
+/* The same with the key's fingerprint already computed (exact_fp under
+ * exact_table_secret), so a caller that also asks a delta hashes once. */
+bool exact_table_find_fp(const struct exact_table *t, uint64_t fp, const void *key, size_t len,
+                         uint64_t *entry);
 
 /* The bytes of entry i of a keys table (a pointer into the mapping, valid until
  * close), or NULL (a fingerprint table, i out of range, or bad offsets: a

@@ -343,14 +343,19 @@ static bool keys_match(const struct exact_table *t, uint64_t i, uint64_t fp, con
     return false;
 }
 
-bool exact_table_find(const struct exact_table *t, const void *key, size_t len, uint64_t *entry)
+bool exact_table_find_fp(const struct exact_table *t, uint64_t fp, const void *key, size_t len,
+                         uint64_t *entry)
 {
-    uint64_t fp = exact_fp(&t->secret, key, len);
     if (t->kind == EXACT_KIND_FP)
         return exact_table_has_fp(t, fp);
     if (t->count == 0)
         return false;
     return keys_match(t, exact_lower_bound(t, fp), fp, key, len, entry);
+}
+
+bool exact_table_find(const struct exact_table *t, const void *key, size_t len, uint64_t *entry)
+{
+    return exact_table_find_fp(t, exact_fp(&t->secret, key, len), key, len, entry);
 }
 
 static int probe_cmp(const void *a, const void *b)
