@@ -105,7 +105,10 @@ struct exact_probe {
 /* Answer a batch: out[p[i].slot] = whether p[i] is listed. Sorts p in place by
  * fingerprint, so that each page is read once and in file order; prefetches
  * each page's middle line before the searches (and with EXACT_BATCH_WILLNEED,
- * asks the kernel for every page first). Returns the distinct pages read.
+ * asks the kernel for every page first). A keys table's batch does the same
+ * for the probes' offsets, then their keys' bytes, a round each. Returns the
+ * distinct fingerprint pages read (out may alias nothing in p). Allocates a
+ * word a probe for a keys table (without memory, it answers one by one).
  * Any thread. */
 size_t exact_table_confirm(const struct exact_table *t, struct exact_probe *p, size_t n, bool *out,
                            unsigned flags);
