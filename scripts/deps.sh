@@ -2,10 +2,12 @@
 # Install the Debian 12 packages bloomgate needs to build and test, if missing.
 # Only Debian's archive is used. Runs apt-get as root, or through sudo.
 set -euo pipefail
+# liblmdb-dev: tests/bench/bench_exact only (the exact table measured against
+# LMDB, docs/benchmarks.md); nothing that ships links it.
 pkgs=(build-essential autoconf automake libtool pkg-config
       libevent-dev libxxhash-dev libjansson-dev libidn2-dev check
       libpsl-dev libpcre2-dev publicsuffix
-      libutf8proc-dev libopencc-dev
+      libutf8proc-dev libopencc-dev liblmdb-dev
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis
       postfix bind9-dnsutils dnsperf haproxy

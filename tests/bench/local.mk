@@ -20,6 +20,13 @@ noinst_PROGRAMS += %reldir%/bench_url
 # A word list's build and scan on one core (docs/benchmarks.md, "Word lists").
 noinst_PROGRAMS += %reldir%/bench_words
 %canon_reldir%_bench_words_LDADD = libwords.la
+# The exact table against LMDB (docs/benchmarks.md, "Exact table"): LMDB is
+# linked by this program alone (scripts/deps.sh installs liblmdb-dev), never
+# by what ships, so it is built on request only (`make tests/bench/bench_exact`):
+# a package build, which has no LMDB, never links it.
+EXTRA_PROGRAMS = %reldir%/bench_exact
+CLEANFILES += %reldir%/bench_exact
+%canon_reldir%_bench_exact_LDADD = libexact.la libbase.la -llmdb
 
 EXTRA_DIST += \
 	%reldir%/words_peer.py \

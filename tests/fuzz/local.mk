@@ -28,11 +28,12 @@ FUZZ_HARNESSES += fuzz_policy
 FUZZ_HARNESSES += fuzz_allow
 FUZZ_HARNESSES += fuzz_adblock_rule fuzz_adblock_match fuzz_adblock_load
 FUZZ_HARNESSES += fuzz_words_list fuzz_words_scan fuzz_words_load
+FUZZ_HARNESSES += fuzz_exact_table
 FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 FUZZ_SANITIZE = address,undefined
 FUZZ_LIBSRC = $(libbase_la_SOURCES) $(libbloom_la_SOURCES) $(liburl_la_SOURCES) \
-	$(libconf_la_SOURCES) $(libadblock_la_SOURCES) $(libwords_la_SOURCES) $(libparse_la_SOURCES) $(libbloomgate_la_SOURCES) src/squid/squidproto.c
+	$(libconf_la_SOURCES) $(libadblock_la_SOURCES) $(libwords_la_SOURCES) $(libexact_la_SOURCES) $(libparse_la_SOURCES) $(libbloomgate_la_SOURCES) src/squid/squidproto.c
 fuzz: config.h
 	$(AM_V_at)$(MAKE) -f $(srcdir)/%reldir%/fuzz.mk \
 		srcdir='$(srcdir)' top_builddir='$(top_builddir)' \
