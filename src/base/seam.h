@@ -31,6 +31,10 @@ void seam_loader_idle(void);
 /* A journal compaction: stage 1 after its records are written, stage 2
  * before it takes the journal's locks (journal_compact.c). */
 void seam_journal_compact(struct journal *j, int stage);
+/* A worker, at a connection state transition enum conn_state does not allow
+ * (conn.c), after it was logged: the daemon then closes the connection and
+ * goes on; a test build stops here (a bug). */
+void seam_conn_illegal(const char *from, const char *to);
 /* The memory budget of a fuse build, given the production one (build_fuse.c). */
 uint64_t seam_build_fuse_mem_bytes(uint64_t budget);
 

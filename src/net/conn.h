@@ -144,8 +144,10 @@ struct conn {
  *
  * req_timer means something only while READING (elsewhere it is stale and
  * ignored; conn_arm_read clears it). Transitions (conn_transition_ok;
- * conn.c asserts those it makes as it makes them; tests/unit/net/check_conn.c checks
- * the table and drives pause/resume, a lost reply, RELOAD then EOF, idle):
+ * conn.c checks those it makes as it makes them: one not allowed is logged
+ * and closes its connection, the daemon goes on, a test build aborts;
+ * tests/unit/net/check_conn.c checks the table and drives pause/resume, a
+ * lost reply, RELOAD then EOF, idle, and illegal ones):
  *   READING  -> PAUSED (max_output), WAITING (RELOAD), CLOSING (QUIT, error,
  *               EOF, shutdown, timeouts), LOST
  *   PAUSED   -> READING (out drained), CLOSING (shutdown), LOST (budget)
