@@ -25,7 +25,6 @@
 
 #include "net/conn.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -188,39 +187,6 @@ void conn_reply_bytes(struct conn *c, const void *p, size_t n)
     }
     memcpy(conn_reply_room(c, n), p, n);
     cw->reply_len += n;
-}
-
-struct conn_worker *conn_worker_new(struct worker *w, const struct conn_ops *ops,
-                                    const struct cmd_env *env)
-{
-    assert(ops->worker_size >= sizeof(struct conn_worker));
-    struct conn_worker *cw = calloc(1, ops->worker_size);
-    if (!cw)
-        return NULL;
-    cw->w = w;
-    cw->env = *env;
-    cw->env.proto = ops->proto;
-    if (ops->reply_batch) {
-        cw->reply_cap = ops->reply_batch(env->scratch_items);
-        if (!(cw->reply = malloc(cw->reply_cap))) {
-            free(cw);
-            return NULL;
-        }
-    }
-    if (ops->worker_init && ops->worker_init(cw) != 0) {
-        free(cw->reply);
-        free(cw);
-        return NULL;
-    }
-    return cw;
-}
-
-void conn_worker_free(const struct conn_ops *ops, struct conn_worker *cw)
-{
-    if (ops->worker_free)
-        ops->worker_free(cw);
-    free(cw->reply);
-    free(cw);
 }
 
 /* The transitions enum conn_state's comment (conn.h) allows: [from][to]. */

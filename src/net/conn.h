@@ -3,7 +3,8 @@
  * budgets of buffered requests and unread replies, idle timeout, a RELOAD
  * answered later, lingering close), driven by a front's struct conn_ops, and
  * the services every front shares: the reply batch, checked output, the
- * max_output test. Every call runs on the owning worker's thread. */
+ * max_output test, the request loop, the refusal over max_connections.
+ * Every call runs on the owning worker's thread but conn_worker_new/free. */
 #ifndef BLOOMGATE_CONN_H
 #define BLOOMGATE_CONN_H
 
@@ -80,12 +81,11 @@ struct conn_ops {
     /* A started request did not arrive within request_timeout (see
      * conn_read_cb): the same (optional; then the close). */
     void (*request_timeout)(struct conn *c);
-    /* A connection over max_connections, refused before it is read: the
-     * refusal text written to it (optional), after refuse (optional), which
-     * counts it on s and may write a last word of its own to fd
-     * (non-blocking); then fd is closed. */
+    /* A connection over max_connections, refused before it is read
+     * (conn_refuse): refuse (optional) counts it on s, then the refusal text
+     * (optional; none: closed without a word) is written to it. */
     const char *refusal;
-    void (*refuse)(evutil_socket_t fd, struct stats *s);
+    void (*refuse)(struct stats *s);
     /* Shutdown has begun (see conn_stop_default). */
     void (*stop)(struct conn *c);
 };
@@ -233,6 +233,22 @@ static inline bool conn_output_full(struct conn *c, const struct conf *cf, bool 
     conn_pause(c);
     return true;
 }
+
+/* The request loop of ops->process (worker thread): one(c, p, n, arg) answers
+ * the request at the start of the n bytes p not consumed yet and returns the
+ * bytes it used (p's may be rewritten in place), or 0 when that request is
+ * not complete (or c closes without consuming it). The loop stops there, or
+ * once c closes or waits for an answer, or before a request when
+ * conn_output_full says max_output is reached; then what was used is
+ * dropped from c->in. Returns how many requests used bytes. */
+typedef size_t (*conn_request_fn)(struct conn *c, char *p, size_t n, void *arg);
+unsigned conn_each_request(struct conn *c, const struct conf *cf, bool draining,
+                           conn_request_fn one, void *arg);
+
+/* Accepting worker's thread: refuse fd (over max_connections) the front's
+ * way, see conn_front.c; the caller closes fd. */
+#define CONN_REFUSE_DRAIN_MAX (64 * 1024) /* bytes of the client's read first */
+void conn_refuse(const struct conn_ops *ops, evutil_socket_t fd, struct stats *s);
 
 /* Main thread: a front's per-worker state for w (ops->worker_size bytes, the
  * env with the front's proto, the reply batch, then ops->worker_init); NULL
