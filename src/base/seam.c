@@ -10,6 +10,8 @@ void seam_reload_after_swap(const char *filter)
     (void)filter;
 }
 
+void seam_reload_before_publish(void) {}
+
 bool seam_reload_fail_delivery(void)
 {
     return false;

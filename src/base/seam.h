@@ -19,6 +19,9 @@ void seam_gate_after_append(void);
 /* The reload thread, right after a reload swapped filter's journal for a
  * new one (reload.c). */
 void seam_reload_after_swap(const char *filter);
+/* The reload thread, once every filter's new version is pending, right
+ * before the new catalog is published (reload.c). */
+void seam_reload_before_publish(void);
 /* The reload thread: whether this delivery of a reload's report fails as if
  * out of memory (reload.c). */
 bool seam_reload_fail_delivery(void);

@@ -9,6 +9,7 @@
 
 void (*gate_test_after_append)(void);
 void (*reload_test_after_swap)(const char *filter);
+void (*reload_test_before_publish)(void);
 _Atomic unsigned reload_fault_delivery;
 unsigned server_fault_thread_after, server_fault_thread_fail;
 void (*loader_test_idle_hook)(void);
@@ -27,6 +28,12 @@ void seam_reload_after_swap(const char *filter)
 {
     if (reload_test_after_swap)
         reload_test_after_swap(filter);
+}
+
+void seam_reload_before_publish(void)
+{
+    if (reload_test_before_publish)
+        reload_test_before_publish();
 }
 
 bool seam_reload_fail_delivery(void)

@@ -15,6 +15,8 @@
 extern void (*gate_test_after_append)(void);
 /* Called by seam_reload_after_swap when set. */
 extern void (*reload_test_after_swap)(const char *filter);
+/* Called by seam_reload_before_publish when set. */
+extern void (*reload_test_before_publish)(void);
 /* The next n deliveries of a reload's report fail as if out of memory. */
 extern _Atomic unsigned reload_fault_delivery;
 /* The next server_fault_thread_fail worker threads from number
