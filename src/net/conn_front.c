@@ -1,6 +1,6 @@
 /* The services of net/conn.h a front calls or the net layer calls for it,
- * apart from the connection's own life (conn.c): a front's per-worker state,
- * the request loop of ops->process, and the refusal over max_connections.
+ * apart from the connection's own life (conn.c): a front's per-worker state
+ * and the refusal over max_connections (the request loop is inline, conn.h).
  * Threads: as each says. */
 #include "config.h"
 
@@ -43,24 +43,6 @@ void conn_worker_free(const struct conn_ops *ops, struct conn_worker *cw)
         ops->worker_free(cw);
     free(cw->reply);
     free(cw);
-}
-
-unsigned conn_each_request(struct conn *c, const struct conf *cf, bool draining,
-                           conn_request_fn one, void *arg)
-{
-    unsigned answered = 0;
-    size_t off = 0;
-    while (!c->closing && !c->wait && off < c->in_len) {
-        if (conn_output_full(c, cf, draining))
-            break;
-        size_t used = one(c, c->in + off, c->in_len - off, arg);
-        if (used == 0)
-            break;
-        off += used;
-        answered++;
-    }
-    conn_consume(c, off);
-    return answered;
 }
 
 /* Admission refused (worker_accept, on the accepting worker's thread): count

@@ -38,8 +38,11 @@ static void framing_error(struct conn *c, const struct catalog *cat, int status,
 /* One request at req, the avail bytes of input not consumed yet
  * (conn_each_request): answered through http_route, and the bytes it used;
  * 0 while it is incomplete (after a 100 Continue if it asks for one) or after
- * a framing error (answered, and the connection closing). */
-static size_t http_one(struct conn *c, char *req, size_t avail, void *arg)
+ * a framing error (answered, and the connection closing). Inlined into
+ * http_process's loop (conn_each_request is inline too): as a call of its own
+ * it cost the GET check measurably (docs/benchmarks.md). */
+static inline __attribute__((always_inline)) size_t http_one(struct conn *c, char *req,
+                                                             size_t avail, void *arg)
 {
     struct http_worker *h = c->fw;
     struct hconn *hc = HC(c);
