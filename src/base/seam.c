@@ -10,6 +10,8 @@ void seam_reload_after_swap(const char *filter)
     (void)filter;
 }
 
+void seam_reload_before_publish(void) {}
+
 bool seam_reload_fail_delivery(void)
 {
     return false;
@@ -27,6 +29,12 @@ void seam_journal_compact(struct journal *j, int stage)
 {
     (void)j;
     (void)stage;
+}
+
+void seam_conn_illegal(const char *from, const char *to)
+{
+    (void)from;
+    (void)to;
 }
 
 uint64_t seam_build_fuse_mem_bytes(uint64_t budget)

@@ -19,6 +19,9 @@ void seam_gate_after_append(void);
 /* The reload thread, right after a reload swapped filter's journal for a
  * new one (reload.c). */
 void seam_reload_after_swap(const char *filter);
+/* The reload thread, once every filter's new version is pending, right
+ * before the new catalog is published (reload.c). */
+void seam_reload_before_publish(void);
 /* The reload thread: whether this delivery of a reload's report fails as if
  * out of memory (reload.c). */
 bool seam_reload_fail_delivery(void);
@@ -31,6 +34,10 @@ void seam_loader_idle(void);
 /* A journal compaction: stage 1 after its records are written, stage 2
  * before it takes the journal's locks (journal_compact.c). */
 void seam_journal_compact(struct journal *j, int stage);
+/* A worker, at a connection state transition enum conn_state does not allow
+ * (conn.c), after it was logged: the daemon then closes the connection and
+ * goes on; a test build stops here (a bug). */
+void seam_conn_illegal(const char *from, const char *to);
 /* The memory budget of a fuse build, given the production one (build_fuse.c). */
 uint64_t seam_build_fuse_mem_bytes(uint64_t budget);
 

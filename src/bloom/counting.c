@@ -72,24 +72,31 @@ static inline _Atomic uint64_t *block_of(const struct filter *f, struct hash128 
            filter_reduce64(h.lo, f->blocks_per_shard) * 8;
 }
 
-/* The k counters of h in its block: 7-bit positions, nine from each
- * splitmix64 output seeded from both hash halves (as the blocked layout
- * takes 9-bit ones), as the low bit of each counter's nibble in eight word
- * masks. A position drawn twice is one counter, counted once. */
+/* Every counter position of h, pos, for BODY: k 7-bit positions, nine from
+ * each splitmix64 output seeded from both hash halves (as the blocked layout
+ * takes 9-bit ones, BLOCKED_PROBES). */
+#define COUNTER_PROBES(h, k, BODY)                                                                 \
+    do {                                                                                           \
+        uint64_t s_ = (h).hi ^ ((h).lo * MIX_B);                                                   \
+        for (unsigned g_ = 0; g_ * 9 < (k); g_++) {                                                \
+            s_ += MIX_A;                                                                           \
+            uint64_t z_ = splitmix64(s_);                                                          \
+            unsigned n_ = (k) - g_ * 9 < 9 ? (k) - g_ * 9 : 9;                                     \
+            for (unsigned j_ = 0; j_ < n_; j_++) {                                                 \
+                unsigned pos = (unsigned)(z_ >> (57 - 7 * j_)) & 127;                              \
+                BODY;                                                                              \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+/* The k counters of h in its block (COUNTER_PROBES), as the low bit of each
+ * counter's nibble in eight word masks. A position drawn twice is one
+ * counter, counted once. */
 static inline void counter_masks(struct hash128 h, unsigned k, uint64_t m[8])
 {
     for (unsigned i = 0; i < 8; i++)
         m[i] = 0;
-    uint64_t s = h.hi ^ (h.lo * MIX_B);
-    for (unsigned g = 0; g * 9 < k; g++) {
-        s += MIX_A;
-        uint64_t z = splitmix64(s);
-        unsigned n = k - g * 9 < 9 ? k - g * 9 : 9;
-        for (unsigned j = 0; j < n; j++) {
-            unsigned pos = (unsigned)(z >> (57 - 7 * j)) & 127;
-            m[pos >> 4] |= 1ull << ((pos & 15) * 4);
-        }
-    }
+    COUNTER_PROBES(h, k, m[pos >> 4] |= 1ull << ((pos & 15) * 4));
 }
 
 /* The low bit of every non-zero nibble of w. */
@@ -104,58 +111,34 @@ static inline uint64_t full_nibbles(uint64_t w)
     return w & w >> 1 & w >> 2 & w >> 3 & LOW_NIBBLES;
 }
 
+/* 1 when the counter at pos of blk is non-zero, else 0, with no branch. */
+static inline uint64_t counter_live(const _Atomic uint64_t *blk, unsigned pos)
+{
+    uint64_t c = atomic_load_explicit(&blk[pos >> 4], memory_order_relaxed) >> ((pos & 15) * 4);
+    return ((c & 15) + 15) >> 4;
+}
+
 /* A check probes each counter where it lies, without making the masks an
  * add needs: one load, shift and test a probe, as the blocked layout's
  * blocked_test does (~8 instructions). The test is branch-free: all k
  * counters lie in one cache line. */
 static inline bool block_test(const _Atomic uint64_t *blk, struct hash128 h, unsigned k)
 {
-    uint64_t s = h.hi ^ (h.lo * MIX_B), ok = 1;
+    uint64_t ok = 1;
     if (k <= 18) { /* every rate down to ~1e-8: a switch enters exactly k probes */
+        uint64_t s = h.hi ^ (h.lo * MIX_B);
         uint64_t z1 = splitmix64(s + MIX_A), z2 = k > 9 ? splitmix64(s + 2 * MIX_A) : 0;
-#define PROBE(z, j)                                                                            \
-    do {                                                                                       \
-        unsigned pos = (unsigned)((z) >> (57 - 7 * (j))) & 127;                                \
-        uint64_t c = atomic_load_explicit(&blk[pos >> 4], memory_order_relaxed) >>             \
-                     ((pos & 15) * 4);                                                         \
-        ok &= ((c & 15) + 15) >> 4;                                                            \
-    } while (0)
-#define FALL __attribute__((fallthrough))
+#define PROBE(z, j) (ok &= counter_live(blk, (unsigned)((z) >> (57 - 7 * (j))) & 127))
         switch (k) {
-        case 18: PROBE(z2, 8); FALL;
-        case 17: PROBE(z2, 7); FALL;
-        case 16: PROBE(z2, 6); FALL;
-        case 15: PROBE(z2, 5); FALL;
-        case 14: PROBE(z2, 4); FALL;
-        case 13: PROBE(z2, 3); FALL;
-        case 12: PROBE(z2, 2); FALL;
-        case 11: PROBE(z2, 1); FALL;
-        case 10: PROBE(z2, 0); FALL;
-        case 9: PROBE(z1, 8); FALL;
-        case 8: PROBE(z1, 7); FALL;
-        case 7: PROBE(z1, 6); FALL;
-        case 6: PROBE(z1, 5); FALL;
-        case 5: PROBE(z1, 4); FALL;
-        case 4: PROBE(z1, 3); FALL;
-        case 3: PROBE(z1, 2); FALL;
-        case 2: PROBE(z1, 1); FALL;
-        default: PROBE(z1, 0);
+            SHAPE_PROBES_9(9, PROBE, z2)
+            SHAPE_PROBES_9(0, PROBE, z1)
+        default:
+            break;
         }
-#undef FALL
 #undef PROBE
         return ok != 0;
     }
-    for (unsigned g = 0; g * 9 < k; g++) {
-        s += MIX_A;
-        uint64_t z = splitmix64(s);
-        unsigned n = k - g * 9 < 9 ? k - g * 9 : 9;
-        for (unsigned j = 0; j < n; j++) {
-            unsigned pos = (unsigned)(z >> (57 - 7 * j)) & 127;
-            uint64_t c = atomic_load_explicit(&blk[pos >> 4], memory_order_relaxed) >>
-                         ((pos & 15) * 4);
-            ok &= ((c & 15) + 15) >> 4; /* 1 when the counter is non-zero */
-        }
-    }
+    COUNTER_PROBES(h, k, ok &= counter_live(blk, pos));
     return ok != 0;
 }
 

@@ -354,24 +354,12 @@ static inline bool blocked_test(const _Atomic uint64_t *blk, struct hash128 h, u
         unsigned pos = (unsigned)((z) >> (55 - 9 * (j))) & 511;                                \
         ok &= atomic_load_explicit(&blk[pos >> 6], memory_order_relaxed) >> (pos & 63);        \
     } while (0)
-#define FALL __attribute__((fallthrough))
         switch (k) {
-        case 14: PROBE(z2, 6); FALL;
-        case 13: PROBE(z2, 5); FALL;
-        case 12: PROBE(z2, 4); FALL;
-        case 11: PROBE(z2, 3); FALL;
-        case 10: PROBE(z2, 2); FALL;
-        case 9: PROBE(z2, 1); FALL;
-        case 8: PROBE(z2, 0); FALL;
-        case 7: PROBE(z1, 6); FALL;
-        case 6: PROBE(z1, 5); FALL;
-        case 5: PROBE(z1, 4); FALL;
-        case 4: PROBE(z1, 3); FALL;
-        case 3: PROBE(z1, 2); FALL;
-        case 2: PROBE(z1, 1); FALL;
-        default: PROBE(z1, 0);
+            SHAPE_PROBES_7(7, PROBE, z2)
+            SHAPE_PROBES_7(0, PROBE, z1)
+        default:
+            break;
         }
-#undef FALL
 #undef PROBE
         return ok & 1;
     }

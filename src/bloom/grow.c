@@ -354,17 +354,7 @@ static void ops_free(void *c)
     grow_free(c);
 }
 
-static const struct filter_comp_ops grow_ops = {
-    .free = ops_free,
-    .add_hash = ops_add_hash,
-    .add_batch = ops_add_batch,
-    .check_hash = ops_check_hash,
-    .check_batch = ops_check_batch,
-    .items = ops_items,
-    .bits_set = ops_bits_set,
-    .bytes = ops_bytes,
-    .estimated_fpr = ops_estimated_fpr,
-};
+static const struct filter_comp_ops grow_ops = {FILTER_COMP_OPS_EACH};
 
 void grow_sub_info(struct filter_grow *g, unsigned i, struct grow_sub_info *out)
 {

@@ -338,14 +338,4 @@ static void ops_free(void *c)
     ring_free(c);
 }
 
-static const struct filter_comp_ops ring_ops = {
-    .free = ops_free,
-    .add_hash = ops_add_hash,
-    .add_batch = ops_add_batch,
-    .check_hash = ops_check_hash,
-    .check_batch = ops_check_batch,
-    .items = ops_items,
-    .bits_set = ops_bits_set,
-    .bytes = ops_bytes,
-    .estimated_fpr = ops_estimated_fpr,
-};
+static const struct filter_comp_ops ring_ops = {FILTER_COMP_OPS_EACH};

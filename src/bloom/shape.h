@@ -118,6 +118,15 @@ struct filter_comp_ops {
     uint64_t (*room)(void *c);
 };
 
+/* A composite's table: each (grow.c, ring.c, fusedelta.c) names its functions
+ * ops_<member>, and its table is { FILTER_COMP_OPS_EACH } plus what it has
+ * of the optional ones (room): one list, so a member every composite must
+ * have is added here once and fails to build where one is missing. */
+#define FILTER_COMP_OPS_EACH                                                                       \
+    .free = ops_free, .add_hash = ops_add_hash, .add_batch = ops_add_batch,                        \
+    .check_hash = ops_check_hash, .check_batch = ops_check_batch, .items = ops_items,              \
+    .bits_set = ops_bits_set, .bytes = ops_bytes, .estimated_fpr = ops_estimated_fpr
+
 /* Where an item's hash lands: the shard index. */
 static inline uint32_t filter_shard_of(const struct filter *f, struct hash128 h)
 {
@@ -152,6 +161,31 @@ static inline bool filter_block_has(const void *blk, const uint64_t m[8])
         miss |= m[i] & ~atomic_load_explicit(&w[i], memory_order_relaxed);
     return miss == 0;
 }
+
+/* The unrolled checks' switch (filter.c's blocked_test, counting.c's
+ * block_test): `switch (k) { ... }` whose case k enters a run of exactly k
+ * probes and falls through to the end, P(z, j) probing the j-th position
+ * drawn from the splitmix64 output z. SHAPE_PROBES_7(b, P, z) are the cases
+ * b+7 down to b+1, probing z's positions 6 down to 0 (the blocked layout
+ * draws seven 9-bit positions from a word); SHAPE_PROBES_9 the cases b+9 down
+ * to b+1, positions 8 down to 0 (the counting layout draws nine 7-bit ones).
+ * One switch on k, fixed per filter, so its one indirect jump is always
+ * predicted. */
+#define SHAPE_FALL __attribute__((fallthrough))
+/* clang-format off */
+#define SHAPE_PROBES_7(b, P, z)                                                                    \
+    case (b) + 7: P(z, 6); SHAPE_FALL;                                                             \
+    case (b) + 6: P(z, 5); SHAPE_FALL;                                                             \
+    case (b) + 5: P(z, 4); SHAPE_FALL;                                                             \
+    case (b) + 4: P(z, 3); SHAPE_FALL;                                                             \
+    case (b) + 3: P(z, 2); SHAPE_FALL;                                                             \
+    case (b) + 2: P(z, 1); SHAPE_FALL;                                                             \
+    case (b) + 1: P(z, 0); SHAPE_FALL;
+#define SHAPE_PROBES_9(b, P, z)                                                                    \
+    case (b) + 9: P(z, 8); SHAPE_FALL;                                                             \
+    case (b) + 8: P(z, 7); SHAPE_FALL;                                                             \
+    SHAPE_PROBES_7(b, P, z)
+/* clang-format on */
 
 static inline struct hash128 filter_hash(const struct filter *f, const void *item, size_t len)
 {

@@ -189,6 +189,13 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
                          const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
                          char *err, size_t errlen)
 {
+    /* Renamed, its journal given to the new name (reload.c, publish_pending):
+     * the new name's version would not see this. */
+    if (atomic_load_explicit(&e->st->leaving, memory_order_relaxed)) {
+        snprintf(err, errlen,
+                 "filter %s is leaving the configuration: its journal went to a new name", e->name);
+        return -1;
+    }
     if (op == JOURNAL_OP_REMOVE && e->v->f->layout == FILTER_COUNTING && !e->v->f->comp) {
         int rc = counting_refusal(e, keys, n, refused, err, errlen);
         if (rc != 0)

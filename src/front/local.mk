@@ -8,7 +8,7 @@
 # beside each parser goes to the daemon's archive (Makefile.am).
 noinst_LTLIBRARIES += libparse.la
 libparse_la_CPPFLAGS = $(PURE_CPPFLAGS)
-libparse_la_SOURCES =
+libparse_la_SOURCES = %reldir%/errcodes.h
 libbloomgate_la_LIBADD += libparse.la
 
 libbloomgate_la_SOURCES += \

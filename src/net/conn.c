@@ -25,7 +25,6 @@
 
 #include "net/conn.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -37,6 +36,7 @@
 #include <sys/socket.h>
 
 #include "base/log.h"
+#include "base/seam.h"
 #include "base/util.h"
 #include "core/gate.h"
 #include "net/runtime.h"
@@ -45,8 +45,42 @@
 #define IN_READ_MAX 65536  /* it grows to this while reads fill it (see conn_room) */
 #define IN_IDLE_KEEP 65536 /* a larger one is given back when it empties */
 
-/* c is about to take state `to`: a transition enum conn_state allows. */
-#define CONN_GOES(c, to) assert(conn_transition_ok(conn_state(c), (to)))
+static const char *const conn_state_names[] = {
+    [CONN_READING] = "READING", [CONN_PAUSED] = "PAUSED", [CONN_WAITING] = "WAITING",
+    [CONN_CLOSING] = "CLOSING", [CONN_LOST] = "LOST",     [CONN_LINGERING] = "LINGERING",
+    [CONN_BAD] = "BAD",
+};
+
+/* c was found in state from, about to take state to, which enum conn_state
+ * does not allow: a bug, in conn.c or a front. The daemon must not die of it,
+ * nor leave the connection in a state no code expects: log it (rate-limited,
+ * naming the states), make c LOST (which any state may become here: reading
+ * drops input, nothing more is written, its wait is forgotten at the close)
+ * and schedule the conn_flush that closes it. A test build stops at the seam
+ * instead (tests/lib/seams.c aborts unless the test expects it). Worker
+ * thread. */
+static void conn_illegal(struct conn *c, enum conn_state from, enum conn_state to)
+{
+    log_error_limited("%s connection %s: illegal state transition %s -> %s (a bug): closing it",
+                      c->ops->name, c->peer, conn_state_names[from], conn_state_names[to]);
+    seam_conn_illegal(conn_state_names[from], conn_state_names[to]);
+    c->paused = false;
+    c->end.lingering = false;
+    c->out_lost = c->closing = true;
+    ((struct conn_worker *)c->fw)->reply_len = 0;
+    event_active(c->wev, EV_WRITE, 0); /* conn_flush closes it (event_free cancels) */
+}
+
+/* c is about to take state `to`: true if enum conn_state allows it, else
+ * false after conn_illegal, and the caller makes no change of its own. */
+static bool conn_goes(struct conn *c, enum conn_state to)
+{
+    enum conn_state from = conn_state(c);
+    if (conn_transition_ok(from, to))
+        return true;
+    conn_illegal(c, from, to);
+    return false;
+}
 
 struct conn_wait {
     struct conn *c; /* NULL once the connection is gone */
@@ -87,9 +121,8 @@ static bool budget_charge(struct conn *c, ptrdiff_t n)
 
 void conn_pause(struct conn *c)
 {
-    if (c->paused)
+    if (c->paused || !conn_goes(c, CONN_PAUSED))
         return;
-    CONN_GOES(c, CONN_PAUSED);
     c->paused = true;
     event_del(c->rev);
     STAT_ADD_AT(&c->w->stats->s, stats_conn_fields[c->ops->proto].output_pauses, 1);
@@ -99,7 +132,8 @@ void conn_pause(struct conn *c)
 
 void conn_out_lost(struct conn *c)
 {
-    CONN_GOES(c, CONN_LOST);
+    if (!conn_goes(c, CONN_LOST))
+        return;
     if (!c->out_lost)
         log_error_limited("out of memory queueing a %s reply to %s: closing the connection",
                           c->ops->name, c->peer);
@@ -155,39 +189,6 @@ void conn_reply_bytes(struct conn *c, const void *p, size_t n)
     cw->reply_len += n;
 }
 
-struct conn_worker *conn_worker_new(struct worker *w, const struct conn_ops *ops,
-                                    const struct cmd_env *env)
-{
-    assert(ops->worker_size >= sizeof(struct conn_worker));
-    struct conn_worker *cw = calloc(1, ops->worker_size);
-    if (!cw)
-        return NULL;
-    cw->w = w;
-    cw->env = *env;
-    cw->env.proto = ops->proto;
-    if (ops->reply_batch) {
-        cw->reply_cap = ops->reply_batch(env->scratch_items);
-        if (!(cw->reply = malloc(cw->reply_cap))) {
-            free(cw);
-            return NULL;
-        }
-    }
-    if (ops->worker_init && ops->worker_init(cw) != 0) {
-        free(cw->reply);
-        free(cw);
-        return NULL;
-    }
-    return cw;
-}
-
-void conn_worker_free(const struct conn_ops *ops, struct conn_worker *cw)
-{
-    if (ops->worker_free)
-        ops->worker_free(cw);
-    free(cw->reply);
-    free(cw);
-}
-
 /* The transitions enum conn_state's comment (conn.h) allows: [from][to]. */
 static const bool conn_transitions[CONN_N_STATES][CONN_N_STATES] = {
     /*                 READING PAUSED WAITING CLOSING LOST  LINGERING */
@@ -223,7 +224,12 @@ void conn_consume(struct conn *c, size_t n)
 void conn_close(struct conn *c, const char *why)
 {
     struct worker *w = c->w;
-    assert(conn_state(c) != CONN_BAD);
+    enum conn_state st = conn_state(c);
+    if (st == CONN_BAD) { /* closing anyway: say so, and go on */
+        log_error_limited("%s connection %s: closed in an illegal state (a bug)", c->ops->name,
+                          c->peer);
+        seam_conn_illegal(conn_state_names[st], "closed");
+    }
     log_debug("%s connection %s closed: %s", c->ops->name, c->peer, why);
     if (c->ops->close)
         c->ops->close(c);
@@ -266,7 +272,8 @@ static void conn_linger(struct conn *c)
         conn_close(c, "done");
         return;
     }
-    CONN_GOES(c, CONN_LINGERING);
+    if (!conn_goes(c, CONN_LINGERING))
+        return;
     c->end.lingering = true;
     c->end.until = util_now() + CONN_LINGER_MAX_S;
     struct timeval tv = {CONN_LINGER_S, 0};
@@ -304,7 +311,12 @@ static unsigned conn_process(struct conn *c, bool draining)
  * nothing else would ever arm it. May close (and free) c. */
 static void conn_resume(struct conn *c)
 {
-    assert(conn_state(c) != CONN_BAD);
+    enum conn_state st = conn_state(c);
+    if (st == CONN_BAD) {
+        conn_illegal(c, st, CONN_READING);
+        conn_flush(c);
+        return;
+    }
     conn_process(c, false);
     if (!c->paused && !c->closing && !c->wait)
         conn_arm_read(c);
@@ -362,7 +374,7 @@ void conn_shed(struct worker *w, struct conn *c)
         log_warn_limited("unread replies of all connections passed max_buffered: closing %s "
                          "connection %s, which holds the most",
                          o->ops->name, o->peer);
-        CONN_GOES(o, CONN_LOST);
+        (void)conn_goes(o, CONN_LOST); /* not allowed: lost all the same */
         STAT_ADD_AT(&w->stats->s, stats_conn_fields[o->ops->proto].output_budget_closes, 1);
         evbuffer_drain(o->out, evbuffer_get_length(o->out));
         atomic_fetch_sub_explicit(held, o->out_charged, memory_order_relaxed);
@@ -396,7 +408,7 @@ static void conn_out_charge(struct conn *c, size_t held)
  * NEW must not leave before its add is durable as the policy promises. While
  * the server stops, a connection with nothing left to answer closes. A
  * connection that lost a reply closes here, writing nothing more. (Its
- * state is asserted legal where it changes, not here: this runs every read.) */
+ * state is checked where it changes, not here: this runs every read.) */
 void conn_flush(struct conn *c)
 {
     struct worker *w = c->w;
@@ -742,7 +754,8 @@ static void conn_wait_done(json_t *report, void *arg)
 bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t note_len)
 {
     struct server *srv = c->w->srv;
-    if (!srv->reload_fn || note_len > sizeof(((struct conn_wait *)0)->note))
+    if (!srv->reload_fn || note_len > sizeof(((struct conn_wait *)0)->note) ||
+        !conn_goes(c, CONN_WAITING))
         return false;
     struct conn_wait *wt = calloc(1, sizeof(*wt));
     if (!wt)
@@ -755,7 +768,6 @@ bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t n
         free(wt);
         return false;
     }
-    CONN_GOES(c, CONN_WAITING);
     c->wait = wt;
     event_del(c->rev); /* later requests wait in the kernel, not in our buffer */
     return true;

@@ -3,7 +3,8 @@
  * budgets of buffered requests and unread replies, idle timeout, a RELOAD
  * answered later, lingering close), driven by a front's struct conn_ops, and
  * the services every front shares: the reply batch, checked output, the
- * max_output test. Every call runs on the owning worker's thread. */
+ * max_output test, the request loop, the refusal over max_connections.
+ * Every call runs on the owning worker's thread but conn_worker_new/free. */
 #ifndef BLOOMGATE_CONN_H
 #define BLOOMGATE_CONN_H
 
@@ -80,12 +81,11 @@ struct conn_ops {
     /* A started request did not arrive within request_timeout (see
      * conn_read_cb): the same (optional; then the close). */
     void (*request_timeout)(struct conn *c);
-    /* A connection over max_connections, refused before it is read: the
-     * refusal text written to it (optional), after refuse (optional), which
-     * counts it on s and may write a last word of its own to fd
-     * (non-blocking); then fd is closed. */
+    /* A connection over max_connections, refused before it is read
+     * (conn_refuse): refuse (optional) counts it on s, then the refusal text
+     * (optional; none: closed without a word) is written to it. */
     const char *refusal;
-    void (*refuse)(evutil_socket_t fd, struct stats *s);
+    void (*refuse)(struct stats *s);
     /* Shutdown has begun (see conn_stop_default). */
     void (*stop)(struct conn *c);
     /* The connection is closing (optional): free what the front allocated
@@ -147,8 +147,10 @@ struct conn {
  *
  * req_timer means something only while READING (elsewhere it is stale and
  * ignored; conn_arm_read clears it). Transitions (conn_transition_ok;
- * conn.c asserts those it makes as it makes them; tests/unit/net/check_conn.c checks
- * the table and drives pause/resume, a lost reply, RELOAD then EOF, idle):
+ * conn.c checks those it makes as it makes them: one not allowed is logged
+ * and closes its connection, the daemon goes on, a test build aborts;
+ * tests/unit/net/check_conn.c checks the table and drives pause/resume, a
+ * lost reply, RELOAD then EOF, idle, and illegal ones):
  *   READING  -> PAUSED (max_output), WAITING (RELOAD), CLOSING (QUIT, error,
  *               EOF, shutdown, timeouts), LOST
  *   PAUSED   -> READING (out drained), CLOSING (shutdown), LOST (budget)
@@ -235,6 +237,42 @@ static inline bool conn_output_full(struct conn *c, const struct conf *cf, bool 
     return true;
 }
 
+/* Drop the first n bytes of input; give a large buffer back when it empties. */
+void conn_consume(struct conn *c, size_t n);
+
+/* The request loop of ops->process (worker thread): one(c, p, n, arg) answers
+ * the request at the start of the n bytes p not consumed yet and returns the
+ * bytes it used (p's may be rewritten in place), or 0 when that request is
+ * not complete (or c closes without consuming it). The loop stops there, or
+ * once c closes or waits for an answer, or before a request when
+ * conn_output_full says max_output is reached; then what was used is
+ * dropped from c->in. Returns how many requests used bytes. */
+typedef size_t (*conn_request_fn)(struct conn *c, char *p, size_t n, void *arg);
+/* Inline, so that the compiler makes each front's loop around its own `one`
+ * (HTTP's inlined: http_conn.c). */
+static inline unsigned conn_each_request(struct conn *c, const struct conf *cf, bool draining,
+                                         conn_request_fn one, void *arg)
+{
+    unsigned answered = 0;
+    size_t off = 0;
+    while (!c->closing && !c->wait && off < c->in_len) {
+        if (conn_output_full(c, cf, draining))
+            break;
+        size_t used = one(c, c->in + off, c->in_len - off, arg);
+        if (used == 0)
+            break;
+        off += used;
+        answered++;
+    }
+    conn_consume(c, off);
+    return answered;
+}
+
+/* Accepting worker's thread: refuse fd (over max_connections) the front's
+ * way, see conn_front.c; the caller closes fd. */
+#define CONN_REFUSE_DRAIN_MAX (64 * 1024) /* bytes of the client's read first */
+void conn_refuse(const struct conn_ops *ops, evutil_socket_t fd, struct stats *s);
+
 /* Main thread: a front's per-worker state for w (ops->worker_size bytes, the
  * env with the front's proto, the reply batch, then ops->worker_init); NULL
  * when out of memory. conn_worker_free undoes it. */
@@ -253,8 +291,6 @@ void conn_close(struct conn *c, const char *why);
 void conn_flush(struct conn *c);
 /* Read again (with the idle timeout). */
 void conn_arm_read(struct conn *c);
-/* Drop the first n bytes of input; give a large buffer back when it empties. */
-void conn_consume(struct conn *c, size_t n);
 /* Shutdown as the line protocol wants it: read and answer what the client
  * has sent already (bounded by max_output), then close once written. */
 void conn_stop_drain(struct conn *c);

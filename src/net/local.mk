@@ -4,4 +4,4 @@ libbloomgate_la_SOURCES += \
 	%reldir%/server.h \
 	%reldir%/worker.c %reldir%/worker.h %reldir%/runtime.h \
 	%reldir%/listener.c %reldir%/listener.h \
-	%reldir%/conn.c %reldir%/conn.h
+	%reldir%/conn.c %reldir%/conn_front.c %reldir%/conn.h

@@ -143,13 +143,7 @@ void worker_accept(struct worker *w, size_t front, size_t addr, evutil_socket_t 
     if (open > cf->max_connections) {
         atomic_fetch_sub_explicit(&srv->conns_open, 1, memory_order_relaxed);
         STAT_ADD_AT(&w->stats->s, sf->rejected, 1);
-        if (ops->refuse)
-            ops->refuse(fd, &w->stats->s);
-        if (ops->refusal) {
-            ssize_t ignored =
-                send(fd, ops->refusal, strlen(ops->refusal), MSG_NOSIGNAL | MSG_DONTWAIT);
-            (void)ignored;
-        }
+        conn_refuse(ops, fd, &w->stats->s);
         evutil_closesocket(fd);
         return;
     }

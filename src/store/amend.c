@@ -134,6 +134,17 @@ static int allow_line(struct fversion *v, struct lists_line *l, const char *line
     }
     enum url_kind kind =
         filter_keys_probe(v->f->keys) == FILTER_KEYS_HOST ? URL_KIND_HOST : URL_KIND_URL;
+    while (len && (line[0] == ' ' || line[0] == '\t')) {
+        line++;
+        len--;
+    }
+    /* The file takes Adblock exceptions, so it may be an Adblock list: its
+     * comments ('!') and its header ("[Adblock Plus 2.0]") hold nothing. No
+     * host or URL starts with '!', yet the plain reading below took "! a
+     * comment" for a key, which then went unblocked. */
+    if (len && (line[0] == '!' || line[0] == '[') &&
+        lists_parse_line(LISTS_ADBLOCK, kind, line, len, l) == LISTS_COMMENT)
+        return 1;
     bool rule = len >= 2 && line[0] == '@' && line[1] == '@';
     enum lists_class cls = rule ? lists_parse_line(LISTS_ADBLOCK, kind, line + 2, len - 2, l)
                                 : lists_parse_line(LISTS_PLAIN, kind, line, len, l);

@@ -63,6 +63,11 @@ struct fstate {
      * version saw, and journal and pending are stable for a mutation
      * (core/gate.c). */
     pthread_mutex_t mut_mu;
+    /* Set (under mut_mu) when a reload gave this filter's journal to the name
+     * it was renamed to: its mutations are refused from then on, since the
+     * new name's version, replayed up to then, would not see them (reload.c,
+     * publish_pending). The name leaves with that reload's publish. */
+    atomic_bool leaving;
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */

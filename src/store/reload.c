@@ -229,16 +229,21 @@ static bool same_str(const char *a, const char *b)
  * holds that journal (open, and flock'ed) until the new catalog is published,
  * so opening it again would fail. Instead the new name takes the same journal
  * object: the journal of a filter that is leaving (not in conf) whose path is
- * cf->journal, or NULL. Both names append to it until the old one is gone;
- * reload_release_state then leaves it open. Reload thread. */
+ * cf->journal, or NULL; *from is then that filter's state. The old name's
+ * mutations are refused from the new name's publish_pending on (its version
+ * would not see them), so only the new name appends once its version is
+ * replayed; reload_release_state leaves the journal open when the old name
+ * is gone. Reload thread. */
 static struct journal *adopt_journal(const struct catalog *cur, const struct conf *conf,
-                                     const struct conf_filter *cf)
+                                     const struct conf_filter *cf, struct fstate **from)
 {
     for (size_t i = 0; cf->journal && i < cur->n; i++) {
         const struct fentry *o = &cur->entries[i];
         struct journal *oj = o->st ? atomic_load(&o->st->journal) : NULL;
-        if (oj && !conf_find_filter(conf, o->name) && same_str(journal_path(oj), cf->journal))
+        if (oj && !conf_find_filter(conf, o->name) && same_str(journal_path(oj), cf->journal)) {
+            *from = o->st;
             return oj;
+        }
     }
     return NULL;
 }
@@ -308,7 +313,7 @@ struct change {
     bool journal_moved;     /* the journal to use is not the open one (new path, moved aside, off) */
     struct journal *j;      /* the journal v is replayed from and st will hold; NULL: none */
     struct journal *new_j;  /* opened by this reload: closed if the filter fails */
-    bool adopted;           /* j is the journal of a filter leaving the config */
+    struct fstate *from;    /* j is the journal of this filter, leaving the config */
     struct fversion *v;     /* the new version */
     uint64_t end;           /* where the first replay of j stopped */
 };
@@ -358,8 +363,7 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
 {
     const struct conf_filter *cf = ch->cf;
     if (ch->journal_moved && cf->journal) {
-        if ((ch->j = adopt_journal(run->cur, run->conf, cf))) {
-            ch->adopted = true;
+        if ((ch->j = adopt_journal(run->cur, run->conf, cf, &ch->from))) {
             log_info("filter %s: takes over journal %s from a filter no longer configured",
                      cf->name, cf->journal);
         } else if (!(ch->j = ch->new_j = open_journal(cf, err, errlen))) {
@@ -390,12 +394,21 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
  * sees every mutation in the journal's order: adds alone would commute, a
  * REMOVE and an ADD of one item do not. The retired journal is closed, and
  * `pending` cleared, only after the grace period of the publish (run_finish).
+ * A journal taken over from a renamed filter (ch->from) is appended to under
+ * that filter's mut_mu too: it is held as well, and that filter's mutations
+ * refused from here on (`leaving`), or one acknowledged after the tail was
+ * read would be in the journal (a restart replays it) but not in v. Two locks,
+ * the new name's first: only the reload thread ever holds two.
  * 0, or -1 with err: the tail could not be read (`pending` is cleared in the
  * same critical section, so no mutation saw v: the caller frees it). */
 static int publish_pending(struct run *run, struct change *ch, char *err, size_t errlen)
 {
     struct fstate *st = ch->st;
     pthread_mutex_lock(&st->mut_mu);
+    if (ch->from) {
+        pthread_mutex_lock(&ch->from->mut_mu);
+        atomic_store(&ch->from->leaving, true);
+    }
     if (ch->journal_moved) {
         struct journal *was = atomic_exchange(&st->journal, ch->j);
         if (was)
@@ -411,10 +424,16 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
             snprintf(err, errlen, "filter %s: journal %s: %s", ch->cf->name,
                      journal_path(ch->j), why);
             atomic_store(&st->pending, NULL);
+            if (ch->from) {
+                atomic_store(&ch->from->leaving, false);
+                pthread_mutex_unlock(&ch->from->mut_mu);
+            }
             pthread_mutex_unlock(&st->mut_mu);
             return -1;
         }
     }
+    if (ch->from)
+        pthread_mutex_unlock(&ch->from->mut_mu);
     pthread_mutex_unlock(&st->mut_mu);
     run->pending[run->n_pending++] = st;
     return 0;
@@ -510,6 +529,7 @@ static void run_finish(struct run *run)
             log_info("filter %s: removed", run->cur->entries[i].name);
         }
     run->next->conf = run->conf;
+    seam_reload_before_publish();
     registry_publish(run->r->reg, run->next);
     /* Every worker now holds the new versions: they take adds directly. */
     for (size_t i = 0; i < run->n_pending; i++)

@@ -7,17 +7,19 @@
 # bloomgated (`threads 1`, an exact filter of 1M items at 1e-4), counters
 # zeroed once it listens; then ROUNDS rounds of a batch sent in one write and
 # its replies read: line, 100 one-item CHECKs (half present); http, 50 GET
-# .../check?item= (half present). Prints the whole process's instructions and
-# those inside the front's process callback (line_process or http_process),
-# each per request. Not run by `make check`.
-#   tests/bench/cg_lockstep.sh BUILD_DIR line|http [ROUNDS]
+# .../check?item= (half present); resp, 100 BF.EXISTS (half present). Prints
+# the whole process's instructions and those inside the front's process
+# callback (line_process, http_process or resp_process), each per request.
+# Not run by `make check`.
+#   tests/bench/cg_lockstep.sh BUILD_DIR line|http|resp [ROUNDS]
 set -euo pipefail
-B=$(cd "${1:?usage: cg_lockstep.sh BUILD_DIR line|http [ROUNDS]}" && pwd)
-proto=${2:?usage: cg_lockstep.sh BUILD_DIR line|http [ROUNDS]}
+B=$(cd "${1:?usage: cg_lockstep.sh BUILD_DIR line|http|resp [ROUNDS]}" && pwd)
+proto=${2:?usage: cg_lockstep.sh BUILD_DIR line|http|resp [ROUNDS]}
 case $proto in
 line) rounds=${3:-3000} per=100 fn=line.c:line_process ;;
 http) rounds=${3:-1000} per=50 fn=http_conn.c:http_process ;;
-*) echo "cg_lockstep.sh: line or http" >&2; exit 2 ;;
+resp) rounds=${3:-3000} per=100 fn=resp.c:resp_process ;;
+*) echo "cg_lockstep.sh: line, http or resp" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-cg.XXXXXX")
 vg=
@@ -29,12 +31,14 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 lp=$(free_port)
 hp=$(free_port)
+rp=$(free_port)
 "$B/tests/bench/bench_net" --dump 1000000 --item-len 48 |
     "$B/bloomgate" build -o "$tmp/bench.bloom" --capacity 1000000 --fpr 0.0001 --quiet -
 "$B/tests/bench/bench_net" --dump 50 --item-len 48 >"$tmp/present.txt"
 cat >"$tmp/bg.conf" <<CONF
 listen 127.0.0.1:$lp
 http_listen 127.0.0.1:$hp
+resp_listen 127.0.0.1:$rp
 threads 1
 log_level warn
 filter bench {
@@ -48,14 +52,20 @@ vg=$!
 for _ in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/$hp") 2>/dev/null && break; sleep 0.2; done
 sleep 1
 callgrind_control -z "$vg" >/dev/null
-python3 - "$proto" "$lp" "$hp" "$rounds" "$tmp/present.txt" <<'PY'
+python3 - "$proto" "$lp" "$hp" "$rounds" "$tmp/present.txt" "$rp" <<'PY'
 import socket, sys, urllib.parse
 proto, lp, hp, rounds, present = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rp = int(sys.argv[6])
 items = [l.strip() for l in open(present)]
 if proto == 'line':
     n, port = 100, lp
     reqs = ['CHECK bench %s\n' % it for i in range(50) for it in (items[i], 'a%047d' % i)]
     done = lambda b: b.count(b'\n') >= n
+elif proto == 'resp':
+    n, port = 100, rp
+    reqs = ['*3\r\n$9\r\nBF.EXISTS\r\n$5\r\nbench\r\n$%d\r\n%s\r\n' % (len(it), it)
+            for i in range(50) for it in (items[i], 'a%047d' % i)]
+    done = lambda b: b.count(b'\r\n') >= n
 else:
     n, port = 50, hp
     reqs = ['GET /v1/filters/bench/check?item=%s HTTP/1.1\r\nHost: x\r\n\r\n' % urllib.parse.quote(it, safe='')

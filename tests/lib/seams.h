@@ -15,6 +15,8 @@
 extern void (*gate_test_after_append)(void);
 /* Called by seam_reload_after_swap when set. */
 extern void (*reload_test_after_swap)(const char *filter);
+/* Called by seam_reload_before_publish when set. */
+extern void (*reload_test_before_publish)(void);
 /* The next n deliveries of a reload's report fail as if out of memory. */
 extern _Atomic unsigned reload_fault_delivery;
 /* The next server_fault_thread_fail worker threads from number
@@ -24,6 +26,10 @@ extern unsigned server_fault_thread_after, server_fault_thread_fail;
 extern void (*loader_test_idle_hook)(void);
 /* Called by seam_journal_compact when set. */
 extern void (*journal_test_compact_hook)(struct journal *j, int stage);
+/* Illegal connection state transitions seen (seam_conn_illegal); each aborts
+ * the test program unless conn_illegal_expected is set. */
+extern _Atomic unsigned conn_illegal_seen;
+extern atomic_bool conn_illegal_expected;
 /* The fuse build's memory budget when not 0 (else the production one). */
 extern uint64_t build_fuse_mem_bytes;
 

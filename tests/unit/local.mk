@@ -97,6 +97,7 @@ check_PROGRAMS += %reldir%/front/check_http_refuse
 
 # net/: the connection layer with every front on it, in process.
 check_PROGRAMS += %reldir%/net/check_conn
+%canon_reldir%_net_check_conn_SOURCES = %reldir%/net/check_conn.c $(SEAMS)
 # Start-up fails, saying why, when libevent cannot be made thread-safe
 # (evthread_use_pthreads replaced at link time by one that fails).
 check_PROGRAMS += %reldir%/net/check_evthread

@@ -193,32 +193,32 @@ static void tcp_message(struct conn *c, const struct catalog *cat, const struct 
     conn_out_add(c, dw->out, n + 2);
 }
 
+/* One message at p, the n bytes of input not consumed yet
+ * (conn_each_request), framed by a 2-byte length: answered, and the bytes it
+ * used; 0 while it is not complete. */
+static size_t tcp_one(struct conn *c, char *p, size_t n, void *arg)
+{
+    const struct catalog *cat = arg;
+    const uint8_t *in = (const uint8_t *)p;
+    if (n < 2)
+        return 0;
+    size_t len = (size_t)in[0] << 8 | in[1];
+    if (n - 2 < len)
+        return 0;
+    tcp_message(c, cat, &cat->conf->dnsbl[c->addr], in + 2, len);
+    return 2 + len;
+}
+
 /* DNS over TCP (RFC 1035 4.2.2, RFC 7766): messages framed by a 2-byte
  * length, answered in order, the connection kept open. */
 static unsigned tcp_process(struct conn *c, bool draining)
 {
     const struct catalog *cat = registry_read(c->w->reg);
-    const struct conf *cf = cat->conf;
-    if (c->addr >= cf->n_dnsbl) {
+    if (c->addr >= cat->conf->n_dnsbl) {
         c->closing = true;
         return 0;
     }
-    const struct conf_dnsbl *b = &cf->dnsbl[c->addr];
-    const uint8_t *in = (const uint8_t *)c->in;
-    unsigned answered = 0;
-    size_t off = 0;
-    while (!c->closing && c->in_len - off >= 2) {
-        size_t len = (size_t)in[off] << 8 | in[off + 1];
-        if (c->in_len - off - 2 < len)
-            break;
-        if (conn_output_full(c, cf, draining))
-            break;
-        tcp_message(c, cat, b, in + off + 2, len);
-        off += 2 + len;
-        answered++;
-    }
-    conn_consume(c, off);
-    return answered;
+    return conn_each_request(c, cat->conf, draining, tcp_one, (void *)cat);
 }
 
 static size_t tcp_in_limit(const struct conf *cf)

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "front/http/http_int.h"
 #include "net/worker.h"
@@ -36,6 +35,80 @@ static void framing_error(struct conn *c, const struct catalog *cat, int status,
     c->closing = true;
 }
 
+/* One request at req, the avail bytes of input not consumed yet
+ * (conn_each_request): answered through http_route, and the bytes it used;
+ * 0 while it is incomplete (after a 100 Continue if it asks for one) or after
+ * a framing error (answered, and the connection closing). Inlined into
+ * http_process's loop (conn_each_request is inline too): as a call of its own
+ * it cost the GET check measurably (docs/benchmarks.md). */
+static inline __attribute__((always_inline)) size_t http_one(struct conn *c, char *req,
+                                                             size_t avail, void *arg)
+{
+    struct http_worker *h = c->fw;
+    struct hconn *hc = HC(c);
+    const struct catalog *cat = arg;
+    const struct conf *cf = cat->conf;
+    struct httpparse_head hd;
+    int status = 0;
+    char err[160];
+    enum httpparse_status st =
+        httpparse_head(req, avail, cf->http_max_headers, &hc->scan, &hd, &status, err, sizeof(err));
+    if (st == HTTPPARSE_NEED_MORE)
+        return 0;
+    if (st == HTTPPARSE_ERROR) {
+        framing_error(c, cat, status, err);
+        return 0;
+    }
+    size_t consumed = hd.head_len, body_len = 0;
+    bool complete = true;
+    if (hd.chunked) {
+        st = httpparse_chunked(req + hd.head_len, avail - hd.head_len, cf->http_max_body,
+                               &hc->chunk, &status, err, sizeof(err));
+        if (st == HTTPPARSE_ERROR) {
+            framing_error(c, cat, status, err);
+            return 0;
+        }
+        complete = st == HTTPPARSE_OK;
+        /* Keep the buffer to head + decoded body + undecoded input: move
+         * what is not decoded yet down over the framing already read. */
+        size_t rest = avail - hd.head_len - hc->chunk.in;
+        if (!complete && hc->chunk.in > hc->chunk.out) {
+            memmove(req + hd.head_len + hc->chunk.out, req + hd.head_len + hc->chunk.in, rest);
+            c->in_len -= hc->chunk.in - hc->chunk.out;
+            hc->chunk.in = hc->chunk.out;
+        }
+        body_len = hc->chunk.out;
+        consumed += hc->chunk.in;
+    } else if (hd.has_length) {
+        if (hd.content_length > cf->http_max_body) {
+            framing_error(c, cat, 413, "the body is longer than http_max_body");
+            return 0;
+        }
+        body_len = (size_t)hd.content_length;
+        consumed += body_len;
+        complete = avail >= consumed;
+    }
+    if (!complete) {
+        if (hd.expect_continue && hd.minor >= 1 && !hc->continue_sent) {
+            conn_out_add(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+            hc->continue_sent = true;
+        }
+        return 0;
+    }
+    struct hreq r = {.c = c,
+                     .h = h,
+                     .hd = &hd,
+                     .body = req + hd.head_len,
+                     .body_len = body_len,
+                     .cat = cat,
+                     .head = hd.method == HTTPPARSE_HEAD};
+    http_route(&r);
+    hc->scan = 0;
+    hc->continue_sent = false;
+    memset(&hc->chunk, 0, sizeof(hc->chunk));
+    return consumed;
+}
+
 /* Parse and answer every complete request at the start of the input buffer,
  * in order, until one is incomplete, a reload must be waited for, the
  * connection is closing, or the unread output passes max_output
@@ -43,78 +116,10 @@ static void framing_error(struct conn *c, const struct catalog *cat, int status,
  * ignores that limit (end of input, shutdown). */
 static unsigned http_process(struct conn *c, bool draining)
 {
-    struct http_worker *h = c->fw;
     struct hconn *hc = HC(c);
     const struct catalog *cat = registry_read(c->w->reg);
-    const struct conf *cf = cat->conf;
-    size_t off = 0;
     unsigned before = hc->answered;
-    while (!c->closing && !c->wait && off < c->in_len) {
-        if (conn_output_full(c, cf, draining))
-            break;
-        char *req = c->in + off;
-        size_t avail = c->in_len - off;
-        struct httpparse_head hd;
-        int status = 0;
-        char err[160];
-        enum httpparse_status st = httpparse_head(req, avail, cf->http_max_headers, &hc->scan, &hd,
-                                                  &status, err, sizeof(err));
-        if (st == HTTPPARSE_NEED_MORE)
-            break;
-        if (st == HTTPPARSE_ERROR) {
-            framing_error(c, cat, status, err);
-            break;
-        }
-        size_t consumed = hd.head_len, body_len = 0;
-        bool complete = true;
-        if (hd.chunked) {
-            st = httpparse_chunked(req + hd.head_len, avail - hd.head_len, cf->http_max_body,
-                                   &hc->chunk, &status, err, sizeof(err));
-            if (st == HTTPPARSE_ERROR) {
-                framing_error(c, cat, status, err);
-                break;
-            }
-            complete = st == HTTPPARSE_OK;
-            /* Keep the buffer to head + decoded body + undecoded input: move
-             * what is not decoded yet down over the framing already read. */
-            size_t rest = avail - hd.head_len - hc->chunk.in;
-            if (!complete && hc->chunk.in > hc->chunk.out) {
-                memmove(req + hd.head_len + hc->chunk.out, req + hd.head_len + hc->chunk.in, rest);
-                c->in_len -= hc->chunk.in - hc->chunk.out;
-                hc->chunk.in = hc->chunk.out;
-            }
-            body_len = hc->chunk.out;
-            consumed += hc->chunk.in;
-        } else if (hd.has_length) {
-            if (hd.content_length > cf->http_max_body) {
-                framing_error(c, cat, 413, "the body is longer than http_max_body");
-                break;
-            }
-            body_len = (size_t)hd.content_length;
-            consumed += body_len;
-            complete = avail >= consumed;
-        }
-        if (!complete) {
-            if (hd.expect_continue && hd.minor >= 1 && !hc->continue_sent) {
-                conn_out_add(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-                hc->continue_sent = true;
-            }
-            break;
-        }
-        struct hreq r = {.c = c,
-                         .h = h,
-                         .hd = &hd,
-                         .body = req + hd.head_len,
-                         .body_len = body_len,
-                         .cat = cat,
-                         .head = hd.method == HTTPPARSE_HEAD};
-        http_route(&r);
-        off += consumed;
-        hc->scan = 0;
-        hc->continue_sent = false;
-        memset(&hc->chunk, 0, sizeof(hc->chunk));
-    }
-    conn_consume(c, off);
+    conn_each_request(c, cat->conf, draining, http_one, (void *)cat);
     return hc->answered - before;
 }
 
@@ -148,29 +153,18 @@ static void http_request_timeout(struct conn *c)
 }
 
 /* Over max_connections: 503 at once, before the client sent anything (it is
- * never kept until it sends a request). What it sent already is read first,
- * so that the close is a FIN, not a reset that could discard the 503; but
- * at most REFUSE_DRAIN_MAX bytes (a request head and a small body), since a
- * client that keeps its socket full would otherwise hold the worker here:
- * such a client gets the reset. Worker thread. */
-#define REFUSE_DRAIN_MAX (64 * 1024)
-static void http_refuse(evutil_socket_t fd, struct stats *s)
+ * never kept until it sends a request); conn_refuse writes it. */
+static void http_refuse(struct stats *s)
 {
-    char buf[512], sink[4096];
-    size_t n = http_refusal(buf, sizeof(buf));
     STAT_ADD(s, http_errors_by_code[HTTP_ERR_TOO_MANY_CONNECTIONS], 1);
     STAT_ADD(s, http_requests, 1);
     STAT_ADD(s, http_responses[stats_http_slot(503)], 1);
-    for (size_t drained = 0; drained < REFUSE_DRAIN_MAX;) {
-        ssize_t r = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-        if (r <= 0)
-            break;
-        drained += (size_t)r;
-    }
-    ssize_t ignored = send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)ignored;
-    shutdown(fd, SHUT_WR);
 }
+
+#define REFUSAL_BODY                                                                               \
+    "{\"error\":{\"code\":\"too_many_connections\",\"message\":\"the server is at "                \
+    "max_connections\"}}"
+_Static_assert(sizeof(REFUSAL_BODY) - 1 == 86, "the refusal's Content-Length");
 
 /* Shutdown: an idle keep-alive connection closes now; one with a request in
  * progress is answered with Connection: close (http_put_head sees the worker
@@ -205,6 +199,8 @@ const struct conn_ops http_ops = {
     .in_limit = http_in_limit,
     .in_full = http_in_full,
     .request_timeout = http_request_timeout,
+    .refusal = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: " CT_JSON
+               "\r\nContent-Length: 86\r\nConnection: close\r\n\r\n" REFUSAL_BODY,
     .refuse = http_refuse,
     .stop = http_stop,
 };

@@ -85,8 +85,6 @@ void http_reply_error(struct hreq *r, enum http_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void http_reply_json(struct hreq *r, int code, json_t *j);
 void http_add_header(struct hreq *r, const char *line);
-/* The body of a 503 too_many_connections refusal, with its head, for fd. */
-size_t http_refusal(char *buf, size_t cap);
 
 /* ---- http_api.c ---- */
 /* Route one complete request to its handler; exactly one response. */

@@ -297,16 +297,3 @@ void http_add_header(struct hreq *r, const char *line)
     }
 }
 
-/* The whole 503 answer to a connection over max_connections, written before
- * the client sent anything: the same JSON error body as every other error, and
- * Connection: close. Accepting thread; no per-worker state needed. */
-size_t http_refusal(char *buf, size_t cap)
-{
-    static const char body[] = "{\"error\":{\"code\":\"too_many_connections\",\"message\":"
-                               "\"the server is at max_connections\"}}";
-    int n = snprintf(buf, cap,
-                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: " CT_JSON
-                     "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                     sizeof(body) - 1, body);
-    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
-}

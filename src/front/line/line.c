@@ -722,9 +722,8 @@ static void line_request_timeout(struct conn *c)
     reply_err(c, PROTO_ERR_BAD_REQUEST, msg);
 }
 
-static void line_refuse(evutil_socket_t fd, struct stats *s)
+static void line_refuse(struct stats *s)
 {
-    (void)fd;
     STAT_ADD(s, errors_by_code[PROTO_ERR_TOO_MANY_CONNECTIONS], 1);
 }
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "front/errcodes.h"
 #include "front/line/proto_verbs.h"
 
 /* The verbs, PROTO_PING ... PROTO_REMOVE, in proto_verbs.h's order. */
@@ -24,13 +25,7 @@ enum proto_cmd {
  * wire names cannot drift. Some are only ever raised by the server (auth_*,
  * too_many_connections, internal, reload_failed); the parser raises the rest. */
 #define PROTO_ERRORS(X)                                                                            \
-    X(UNKNOWN_COMMAND, "unknown_command")                                                          \
-    X(WRONG_ARITY, "wrong_arity")                                                                  \
-    X(UNKNOWN_FILTER, "unknown_filter")                                                            \
-    X(ITEM_TOO_LONG, "item_too_long")                                                              \
-    X(TOO_MANY_ITEMS, "too_many_items")                                                            \
-    X(AUTH_REQUIRED, "auth_required")                                                              \
-    X(AUTH_FAILED, "auth_failed")                                                                  \
+    FRONT_ERRORS(X)                                                                                \
     X(LINE_TOO_LONG, "line_too_long")                                                              \
     X(BAD_REQUEST, "bad_request")                                                                  \
     X(TOO_MANY_CONNECTIONS, "too_many_connections")                                                \

@@ -105,51 +105,48 @@ static void answer(struct conn *c, const struct catalog *cat, const struct conf_
     reply_text(c, pol->def);
 }
 
+/* One request at p, the n bytes of input not consumed yet
+ * (conn_each_request): answered, and the bytes it used; 0 while it is not
+ * complete (no empty line yet). */
+static size_t pol_one(struct conn *c, char *p, size_t n, void *arg)
+{
+    const struct catalog *cat = arg;
+    const struct conf *cf = cat->conf;
+    struct pol_conn *pc = conn_priv(c);
+    size_t end = policy_complete(p, n, &pc->scanned);
+    if (end == 0) {
+        if (n <= cf->max_line)
+            return 0;
+        reply_text(c, "DEFER_IF_PERMIT policy request longer than max_line");
+        c->closing = true;
+        return n;
+    }
+    struct policy_request r;
+    size_t used = 0;
+    char err[120], msg[200];
+    enum policy_status st = policy_parse(p, end, &r, &used, err, sizeof(err));
+    pc->scanned = 0;
+    if (st != POLICY_REQUEST) {
+        /* A line that is no attribute: the client does not speak the
+         * protocol; answer once and close rather than guess. */
+        snprintf(msg, sizeof(msg), "DEFER_IF_PERMIT bad policy request: %s", err);
+        reply_text(c, msg);
+        c->closing = true;
+        return n;
+    }
+    answer(c, cat, &cf->policy[c->addr], &r);
+    return end;
+}
+
 static unsigned pol_process(struct conn *c, bool draining)
 {
     const struct catalog *cat = registry_read(c->w->reg);
-    const struct conf *cf = cat->conf;
-    struct pol_conn *pc = conn_priv(c);
-    if (c->addr >= cf->n_policy) { /* cannot happen: see tcptable_conn.c */
+    if (c->addr >= cat->conf->n_policy) { /* cannot happen: see tcptable_conn.c */
         reply_text(c, UNAVAILABLE);
         c->closing = true;
         return 0;
     }
-    const struct conf_policy *pol = &cf->policy[c->addr];
-    unsigned answered = 0;
-    size_t off = 0;
-    while (!c->closing && off < c->in_len) {
-        if (conn_output_full(c, cf, draining))
-            break;
-        size_t end = policy_complete(c->in + off, c->in_len - off, &pc->scanned);
-        if (end == 0) {
-            if (c->in_len - off > cf->max_line) {
-                reply_text(c, "DEFER_IF_PERMIT policy request longer than max_line");
-                c->closing = true;
-                off = c->in_len;
-            }
-            break;
-        }
-        struct policy_request r;
-        size_t used = 0;
-        char err[120], msg[200];
-        enum policy_status st = policy_parse(c->in + off, end, &r, &used, err, sizeof(err));
-        pc->scanned = 0;
-        answered++;
-        if (st != POLICY_REQUEST) {
-            /* A line that is no attribute: the client does not speak the
-             * protocol; answer once and close rather than guess. */
-            snprintf(msg, sizeof(msg), "DEFER_IF_PERMIT bad policy request: %s", err);
-            reply_text(c, msg);
-            c->closing = true;
-            off = c->in_len;
-            break;
-        }
-        off += end;
-        answer(c, cat, pol, &r);
-    }
-    conn_consume(c, off);
-    return answered;
+    return conn_each_request(c, cat->conf, draining, pol_one, (void *)cat);
 }
 
 static size_t pol_in_limit(const struct conf *cf)

@@ -26,7 +26,7 @@
 
 struct tt_worker {
     struct conn_worker cw; /* env: proto = STATS_TCP_TABLE (net/conn.h) */
-    char *buf;          /* decoded keys: grown to the longest line seen */
+    char *buf;             /* decoded keys: grown to the longest line seen */
     size_t cap;
     char reply[TCPT_REPLY_MAX];
 };
@@ -76,6 +76,36 @@ static void answer(struct conn *c, const struct catalog *cat, const struct conf_
     }
 }
 
+/* One line at p, the n bytes of input not consumed yet (conn_each_request),
+ * against the block tt: answered, and the bytes it used; 0 while it is not
+ * complete. */
+static size_t tt_one(struct conn *c, char *p, size_t n, void *arg)
+{
+    struct tt_worker *tw = c->fw;
+    const struct catalog *cat = arg;
+    const struct conf *cf = cat->conf;
+    struct tcpt_request r;
+    size_t used = 0;
+    char err[200];
+    enum tcpt_status st =
+        tcpt_parse(p, n, cf->max_item, tw->buf, tw->cap, &r, &used, err, sizeof(err));
+    if (st == TCPT_NEED_MORE) {
+        if (n <= cf->max_line)
+            return 0;
+        reply(c, 400, "request longer than max_line");
+        c->closing = true;
+        return n;
+    }
+    STAT_ADD(&c->w->stats->s, tcp_table_requests, 1);
+    if (st == TCPT_ERROR) {
+        STAT_ADD(&c->w->stats->s, tcp_table_errors, 1);
+        reply(c, 400, err);
+    } else {
+        answer(c, cat, &cf->tcp_table[c->addr], &r);
+    }
+    return used;
+}
+
 /* Answer every complete line at the start of c->in. */
 static unsigned tt_process(struct conn *c, bool draining)
 {
@@ -87,7 +117,6 @@ static unsigned tt_process(struct conn *c, bool draining)
         c->closing = true;
         return 0;
     }
-    const struct conf_tcp_table *tt = &cf->tcp_table[c->addr];
     if (tw->cap < cf->max_line + 1) {
         char *nb = realloc(tw->buf, cf->max_line + 1);
         if (!nb) {
@@ -98,36 +127,7 @@ static unsigned tt_process(struct conn *c, bool draining)
         tw->buf = nb;
         tw->cap = cf->max_line + 1;
     }
-    unsigned answered = 0;
-    size_t off = 0;
-    while (!c->closing && off < c->in_len) {
-        if (conn_output_full(c, cf, draining))
-            break;
-        struct tcpt_request r;
-        size_t used = 0;
-        char err[200];
-        enum tcpt_status st = tcpt_parse(c->in + off, c->in_len - off, cf->max_item, tw->buf,
-                                         tw->cap, &r, &used, err, sizeof(err));
-        if (st == TCPT_NEED_MORE) {
-            if (c->in_len - off > cf->max_line) {
-                reply(c, 400, "request longer than max_line");
-                c->closing = true;
-                off = c->in_len;
-            }
-            break;
-        }
-        off += used;
-        answered++;
-        STAT_ADD(&c->w->stats->s, tcp_table_requests, 1);
-        if (st == TCPT_ERROR) {
-            STAT_ADD(&c->w->stats->s, tcp_table_errors, 1);
-            reply(c, 400, err);
-            continue;
-        }
-        answer(c, cat, tt, &r);
-    }
-    conn_consume(c, off);
-    return answered;
+    return conn_each_request(c, cf, draining, tt_one, (void *)cat);
 }
 
 static size_t tt_in_limit(const struct conf *cf)

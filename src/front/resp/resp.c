@@ -603,9 +603,8 @@ static void resp_request_timeout(struct conn *c)
     reply_coded(c, RESP_ERR_PROTOCOL, msg);
 }
 
-static void resp_refuse(evutil_socket_t fd, struct stats *s)
+static void resp_refuse(struct stats *s)
 {
-    (void)fd;
     STAT_ADD(s, resp_errors_by_code[RESP_ERR_TOO_MANY_CONNECTIONS], 1);
 }
 

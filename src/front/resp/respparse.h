@@ -12,17 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "front/errcodes.h"
+
 /* The error codes, defined once so the enum and the wire names (for the
  * metrics) cannot drift. The parser raises PROTOCOL (the framing: always
  * fatal) and TOO_MANY_ITEMS; the glue raises the rest. */
 #define RESP_ERRORS(X)                                                                             \
-    X(UNKNOWN_COMMAND, "unknown_command")                                                          \
-    X(WRONG_ARITY, "wrong_arity")                                                                  \
-    X(UNKNOWN_FILTER, "unknown_filter")                                                            \
-    X(ITEM_TOO_LONG, "item_too_long")                                                              \
-    X(TOO_MANY_ITEMS, "too_many_items")                                                            \
-    X(AUTH_REQUIRED, "auth_required")                                                              \
-    X(AUTH_FAILED, "auth_failed")                                                                  \
+    FRONT_ERRORS(X)                                                                                \
     X(PROTOCOL, "protocol")                                                                        \
     X(BAD_ARGUMENT, "bad_argument")                                                                \
     X(TOO_MANY_CONNECTIONS, "too_many_connections")                                                \

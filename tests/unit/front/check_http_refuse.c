@@ -1,6 +1,6 @@
-/* The HTTP front's refusal over max_connections (http_ops.refuse,
- * src/front/http/http_conn.c): it reads what the client sent before it
- * answers 503 (so that the close is a FIN, not a reset that could discard
+/* The refusal over max_connections (conn_refuse, src/net/conn_front.c),
+ * with the HTTP front's 503 (http_ops): it reads what the client sent before
+ * it answers (so that the close is a FIN, not a reset that could discard
  * the 503), but only so much: a client that keeps its socket full must not
  * hold the worker. Shown without a race by link-time substitution: this
  * program defines recv (and __recv_chk, its fortified form), which for one
@@ -17,6 +17,7 @@
 
 #include "core/stats.h"
 #include "front/http/http.h"
+#include "net/conn.h"
 
 static int endless_fd = -1;
 static size_t endless_calls, endless_bytes;
@@ -41,7 +42,7 @@ ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
     return recv(fd, buf, len, flags);
 }
 
-/* Without a bound, http_ops.refuse never returns here, and the test fails
+/* Without a bound, conn_refuse never returns here, and the test fails
  * on Check's timeout. */
 START_TEST(test_refuse_reads_a_bounded_amount)
 {
@@ -50,7 +51,7 @@ START_TEST(test_refuse_reads_a_bounded_amount)
     struct stats *st = calloc(1, sizeof(*st));
     ck_assert_ptr_nonnull(st);
     endless_fd = sv[0];
-    http_ops.refuse(sv[0], st);
+    conn_refuse(&http_ops, sv[0], st);
     endless_fd = -1;
     ck_assert_uint_gt(endless_calls, 0);
     ck_assert_uint_le(endless_bytes, 1024 * 1024);

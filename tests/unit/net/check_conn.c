@@ -4,7 +4,9 @@
  * connection on every front (an allocator that fails on demand, given to
  * libevent with event_set_mem_functions before anything else runs), the
  * counters kept per protocol (output_pauses, idle_timeouts), and a RELOAD
- * answered before the close when the client shut its side down after it.
+ * answered before the close when the client shut its side down after it,
+ * and an illegal state transition (a front that breaks the rules) closing
+ * its connection while the server goes on.
  * The server is the real one (server_create, every front) on 127.0.0.1 ports
  * the kernel picks; no test asserts a timing: waits are bounded polls. */
 #include "config.h"
@@ -26,7 +28,9 @@
 
 #include "core/stats.h"
 #include "front/fronts.h"
+#include "lib/seams.h"
 #include "net/conn.h"
+#include "net/runtime.h"
 #include "net/server.h"
 #include "conf/conf.h"
 #include "store/registry.h"
@@ -169,6 +173,8 @@ static bool fake_reload_fn(void *ctx, struct event_base *base, server_reload_don
 static struct registry *reg;
 static struct server *srv;
 static struct fake_reload fake;
+/* Called between server_create and server_start when set. */
+static void (*before_start)(struct server *s);
 
 static void serve(const char *extra)
 {
@@ -190,6 +196,8 @@ static void serve(const char *extra)
     ck_assert_msg(srv != NULL, "%s", err);
     memset(&fake, 0, sizeof(fake));
     server_set_reload(srv, fake_reload_fn, &fake);
+    if (before_start)
+        before_start(srv);
     ck_assert_int_eq(server_start(srv, err, sizeof(err)), 0);
 }
 
@@ -526,6 +534,81 @@ START_TEST(test_reload_answered_before_close)
 }
 END_TEST
 
+/* ---- a front that breaks the state rules ---- */
+
+/* The tcp_table front, but "get pause" marks its connection closing then
+ * pauses it (CLOSING -> PAUSED), and "get wait" starts a RELOAD on it
+ * closing (CLOSING -> WAITING): transitions enum conn_state forbids. */
+static struct conn_ops rogue_ops;
+static const struct conn_ops *table_ops;
+
+static void rogue_answer(struct conn *c, json_t *report, const void *note)
+{
+    (void)c;
+    (void)note;
+    json_decref(report);
+}
+
+static unsigned rogue_process(struct conn *c, bool draining)
+{
+    bool pause = c->in_len >= 10 && memcmp(c->in, "get pause\n", 10) == 0;
+    bool wait = c->in_len >= 9 && memcmp(c->in, "get wait\n", 9) == 0;
+    if (!pause && !wait)
+        return table_ops->process(c, draining);
+    conn_consume(c, c->in_len);
+    c->closing = true;
+    if (pause)
+        conn_pause(c);
+    else
+        ck_assert(!conn_reload(c, rogue_answer, NULL, 0));
+    return 1;
+}
+
+static void use_rogue(struct server *s)
+{
+    table_ops = s->fronts[FRONT_TCP_TABLE].ops;
+    rogue_ops = *table_ops;
+    rogue_ops.process = rogue_process;
+    s->fronts[FRONT_TCP_TABLE].ops = &rogue_ops;
+}
+
+/* An illegal transition does not abort the daemon (it did: an assert): it is
+ * logged, the connection closes without another byte, the next connection of
+ * the same front and of another are served. A test build otherwise aborts at
+ * it (tests/lib/seams.c): here it is expected and counted. */
+START_TEST(test_illegal_transition_closes)
+{
+    static const char *const reqs[] = {"get pause\n", "get wait\n"};
+    before_start = use_rogue;
+    serve(NULL);
+    before_start = NULL;
+    atomic_store(&conn_illegal_expected, true);
+    for (size_t i = 0; i < 2; i++) {
+        unsigned seen = atomic_load(&conn_illegal_seen);
+        int fd = dial(FRONT_TCP_TABLE);
+        send_all(fd, reqs[i], strlen(reqs[i]));
+        char buf[256];
+        ck_assert_msg(closed_silently(fd, buf, sizeof(buf)), "%s: not closed (got \"%s\")", reqs[i],
+                      buf);
+        close(fd);
+        ck_assert_uint_eq(atomic_load(&conn_illegal_seen), seen + 1);
+        /* The server goes on, on this front and the others. */
+        fd = dial(FRONT_TCP_TABLE);
+        send_all(fd, "get x\n", 6);
+        ck_assert_uint_eq(recv_some(fd, buf, 14), 14);
+        ck_assert(memcmp(buf, "500 not-found\n", 14) == 0);
+        close(fd);
+        fd = dial(FRONT_LINE);
+        send_all(fd, "PING\n", 5);
+        ck_assert_uint_eq(recv_some(fd, buf, 5), 5);
+        ck_assert(memcmp(buf, "PONG\n", 5) == 0);
+        close(fd);
+    }
+    atomic_store(&conn_illegal_expected, false);
+    unserve();
+}
+END_TEST
+
 static Suite *conn_suite(void)
 {
     Suite *s = suite_create("conn");
@@ -539,6 +622,7 @@ static Suite *conn_suite(void)
     tcase_add_test(tc, test_output_pauses_per_protocol);
     tcase_add_test(tc, test_idle_timeouts_per_protocol);
     tcase_add_test(tc, test_reload_answered_before_close);
+    tcase_add_test(tc, test_illegal_transition_closes);
     suite_add_tcase(s, tc);
     return s;
 }

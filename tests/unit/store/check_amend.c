@@ -3,8 +3,9 @@
  * share: what each op changes and what `changed` says of it (ADD, ALLOW,
  * UNALLOW, REMOVE on a Bloom filter; REMOVE in a counting filter's
  * counters), a replay of records giving what the live ops gave, and the
- * `allow` file (trimming, comments, Adblock exceptions on a host filter, the
- * line an error names, a missing file, an over-long line). */
+ * `allow` file (trimming, comments, Adblock exceptions on a host filter,
+ * Adblock comments and header on host and url filters, the line an error
+ * names, a missing file, an over-long line). */
 #include "config.h"
 
 #include <check.h>
@@ -222,6 +223,37 @@ START_TEST(test_allow_file_hosts)
 }
 END_TEST
 
+/* A host or url filter's allow file written as an Adblock list: its '!'
+ * comments (indented or not, with or without a space) and its header are no
+ * entries, '#' lines neither; only the exceptions count. A '!' line used to be
+ * read as a key and excepted: "! comment" became an exception entry, and a
+ * line "!x.test" unblocked a key of its own. */
+START_TEST(test_allow_file_adblock_comments)
+{
+    static const enum filter_keys kinds[] = {FILTER_KEYS_HOST, FILTER_KEYS_URL};
+    const char *p = write_file("adblock.allow", "[Adblock Plus 2.0]\n"
+                                                "! Title: my allow list\n"
+                                                "! comment\n"
+                                                "!x.test\n"
+                                                "  ! indented\n"
+                                                "!\n"
+                                                "# hash comment\n"
+                                                "\t# indented hash\n"
+                                                "@@||rule.test^\n"
+                                                "@@! an Adblock comment after @@\n");
+    const char *bare = write_file("bare.allow", "! comment\n!x.test\n@@||rule.test^\n");
+    for (size_t i = 0; i < 2; i++) {
+        for (int f = 0; f < 2; f++) {
+            struct fversion *v = version(FILTER_BLOCKED, kinds[i]);
+            char err[512];
+            ck_assert_msg(amend_load_allow_file(v, f ? p : bare, err, sizeof(err)) == 0, "%s", err);
+            ck_assert_uint_eq(allow_count(v->allow, ALLOW_EXCEPT), 1);
+            fversion_free(v);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_allow_file_errors)
 {
     struct fversion *v = version(FILTER_BLOCKED, FILTER_KEYS_EXACT);
@@ -259,6 +291,7 @@ int main(void)
     tcase_add_checked_fixture(tf, setup, teardown);
     tcase_add_test(tf, test_allow_file_exact);
     tcase_add_test(tf, test_allow_file_hosts);
+    tcase_add_test(tf, test_allow_file_adblock_comments);
     tcase_add_test(tf, test_allow_file_errors);
     suite_add_tcase(s, tf);
     SRunner *sr = srunner_create(s);

@@ -32,15 +32,21 @@
 
 static char dir[256];
 
-static void write_conf(const char *path, const char *journal)
+/* A config serving one filter, name, with journal (in dir). */
+static void write_conf_as(const char *path, const char *name, const char *journal)
 {
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f,
             "listen 127.0.0.1:0\nhttp_listen off\nthreads 1\n"
-            "filter f {\n    capacity 10000\n    journal %s/%s\n    fsync no\n}\n",
-            dir, journal);
+            "filter %s {\n    capacity 10000\n    journal %s/%s\n    fsync no\n}\n",
+            name, dir, journal);
     fclose(f);
+}
+
+static void write_conf(const char *path, const char *journal)
+{
+    write_conf_as(path, "f", journal);
 }
 
 /* The forced orders. The worker's hook runs once, on its first append; the
@@ -48,8 +54,9 @@ static void write_conf(const char *path, const char *journal)
  * for the test to let it go on (go). */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int stage; /* bit 1: the worker has appended; bit 2: the reload has swapped */
-static int go;    /* bit 1: the worker may go on; bit 2: the reload may */
+static int stage; /* bit 1: the worker has appended; bit 2: the reload has swapped;
+                     bit 4: the reload is about to publish */
+static int go;    /* bit 1: the worker may go on; bit 2, 4: the reload may */
 static bool worker_paused;
 static int swap_lock; /* pthread_mutex_trylock(mut_mu) at the swap: EBUSY when held */
 static struct registry *the_reg;
@@ -99,8 +106,19 @@ static void hold_reload(const char *filter)
     pthread_mutex_unlock(&mu);
 }
 
+/* On the reload thread, every new version pending, before the publish. */
+static void hold_publish(void)
+{
+    pthread_mutex_lock(&mu);
+    stage |= 4;
+    pthread_cond_broadcast(&cv);
+    wait_for(&go, 4);
+    pthread_mutex_unlock(&mu);
+}
+
 struct worker {
     struct registry *reg;
+    const char *filter; /* NULL: "f" */
     const char *item;
     int rc;
     bool added;
@@ -112,7 +130,8 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     registry_quiescent(w->reg, 0);
     const struct catalog *c = registry_read(w->reg);
-    const struct fentry *e = catalog_find(c, "f", 1);
+    const char *name = w->filter ? w->filter : "f";
+    const struct fentry *e = catalog_find(c, name, strlen(name));
     struct gate_batch b = {0};
     struct filter_key k = {w->item, strlen(w->item)};
     char err[512];
@@ -197,6 +216,7 @@ static void stop(struct reloader *r, struct registry *reg)
 {
     gate_test_after_append = NULL;
     reload_test_after_swap = NULL;
+    reload_test_before_publish = NULL;
     reloader_free(r);
     registry_free(reg);
 }
@@ -298,6 +318,50 @@ START_TEST(test_add_before_the_rotation)
 }
 END_TEST
 
+/* A filter renamed in the config, its journal kept: the new name takes the
+ * old one's journal over (reload.c, adopt_journal), its version replayed from
+ * it up to the journal's end in publish_pending. An add to the old name after
+ * that, the new catalog not published yet (a worker still reading the old
+ * one), used to be acknowledged, written to the journal and applied to the
+ * old version only: the new name's live version lacked it until a restart
+ * replayed the journal. Now the old name refuses it, writing nothing: what
+ * was acknowledged is served, and what is served is what a restart replays. */
+START_TEST(test_add_to_the_old_name_during_a_rename)
+{
+    char conf_path[512];
+    snprintf(conf_path, sizeof(conf_path), "%s/bloomgate.conf", dir);
+    struct registry *reg;
+    struct reloader *r = start(conf_path, &reg);
+    reload_test_before_publish = hold_publish;
+    set_bit(&go, 1 | 2); /* stop neither at the append nor at the swap */
+    write_conf_as(conf_path, "g", "a.journal"); /* f renamed g */
+    uint64_t before = reloads(reg);
+    ck_assert(reloader_request(r, NULL, NULL, NULL));
+    pthread_mutex_lock(&mu);
+    wait_for(&stage, 4); /* g's version pending, f still served */
+    pthread_mutex_unlock(&mu);
+
+    struct worker w = {.reg = reg, .filter = "f", .item = "renamed-item"};
+    pthread_t tid;
+    ck_assert_int_eq(pthread_create(&tid, NULL, worker_main, &w), 0);
+    pthread_join(tid, NULL);
+    ck_assert_int_ne(w.rc, -2); /* f was found */
+    set_bit(&go, 4);
+
+    for (int i = 0; i < 20000 && reloads(reg) == before; i++)
+        usleep(1000);
+    ck_assert_uint_eq(atomic_load(&reg->reloads_ok), 1);
+    ck_assert_ptr_null(catalog_find(registry_read(reg), "f", 1));
+    const struct fentry *e = catalog_find(registry_read(reg), "g", 1);
+    ck_assert_ptr_nonnull(e);
+    bool served = filter_check(e->v->f, w.item, strlen(w.item));
+    ck_assert_msg(w.rc != 0 || served,
+                  "acknowledged by f during the rename, then NO from g until a restart");
+    ck_assert_int_eq(in_journal("a.journal", w.item), (int)served);
+    stop(r, reg);
+}
+END_TEST
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -312,6 +376,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_add_after_the_rotation);
     tcase_add_test(tc, test_add_before_the_rotation);
+    tcase_add_test(tc, test_add_to_the_old_name_during_a_rename);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
