@@ -90,6 +90,10 @@ struct ab_table {
      * cache) turns them away before the slots are touched. Never a false no. */
     uint64_t *bits;
     uint32_t bits_mask; /* bits - 1 (a power of two) */
+    /* Bit AB_FP_BIT(key) of every key (ab_engine_ready; not in the file): a
+     * request none of whose tokens has one of these bits (ab_req.tbits, and
+     * its type's) finds nothing here, which a small table says at once. */
+    uint64_t fp[4];
 };
 
 /* The rules of one kind: filed by token, filed by initiator domain (rules

@@ -349,8 +349,9 @@ static const struct ab_rule *try_list(const struct adblock_engine *e, struct adb
     return NULL;
 }
 
-/* Bits of a bitmap small enough (a few cache lines) not to be prefetched. */
-#define AB_BITS_SMALL 4096u
+/* Bits of a bitmap small enough (8 KB at most: it stays in the cache) not
+ * to be prefetched. */
+#define AB_BITS_SMALL 65536u
 
 /* The URL's tokens against one token table: the bitmap words of all of them
  * are fetched first, so that their cache misses overlap; most tokens stop at
@@ -360,6 +361,11 @@ static const struct ab_rule *find_tokens(const struct adblock_engine *e, struct 
                                          struct ab_req *q, const struct ab_index *x)
 {
     const struct ab_table *t = &x->tok;
+    uint32_t ty = q->tok[q->ntok - 1]; /* the type's pseudo-token, not in tbits */
+    if (!((t->fp[0] & q->tbits[0]) | (t->fp[1] & q->tbits[1]) | (t->fp[2] & q->tbits[2]) |
+          (t->fp[3] & q->tbits[3])) &&
+        !(t->fp[AB_FP_BIT(ty) >> 6] >> (AB_FP_BIT(ty) & 63) & 1))
+        return NULL; /* no token of the request is a key of this table */
     if (t->bits_mask >= AB_BITS_SMALL) /* a small bitmap stays in the cache */
         for (unsigned i = 0; i < q->ntok; i++)
             __builtin_prefetch(&t->bits[((q->tok[i] >> 7) & t->bits_mask) >> 6]);
