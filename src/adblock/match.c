@@ -361,11 +361,13 @@ static const struct ab_rule *find_tokens(const struct adblock_engine *e, struct 
                                          struct ab_req *q, const struct ab_index *x)
 {
     const struct ab_table *t = &x->tok;
-    uint32_t ty = q->tok[q->ntok - 1]; /* the type's pseudo-token, not in tbits */
+    /* no token of the request (the type's pseudo-token is not in tbits) is a
+     * key of this table */
+    uint32_t ty = q->tok[q->ntok - 1];
     if (!((t->fp[0] & q->tbits[0]) | (t->fp[1] & q->tbits[1]) | (t->fp[2] & q->tbits[2]) |
           (t->fp[3] & q->tbits[3])) &&
         !(t->fp[AB_FP_BIT(ty) >> 6] >> (AB_FP_BIT(ty) & 63) & 1))
-        return NULL; /* no token of the request is a key of this table */
+        return NULL;
     if (t->bits_mask >= AB_BITS_SMALL) /* a small bitmap stays in the cache */
         for (unsigned i = 0; i < q->ntok; i++)
             __builtin_prefetch(&t->bits[((q->tok[i] >> 7) & t->bits_mask) >> 6]);
