@@ -30,6 +30,13 @@ static const struct {
 
 bool adblock_needs_scheme(const char *item, size_t len)
 {
+    /* the common case first: an http(s) URL as a gateway forwards it */
+    if (len >= 8 && (item[0] | 0x20) == 'h' && (item[1] | 0x20) == 't' && (item[2] | 0x20) == 't' &&
+        (item[3] | 0x20) == 'p') {
+        size_t k = (item[4] | 0x20) == 's' ? 5 : 4;
+        if (item[k] == ':' && item[k + 1] == '/' && item[k + 2] == '/')
+            return false;
+    }
     size_t i = 0;
     while (i < len && i < 32 && item[i] != ':' && item[i] != '/')
         i++;

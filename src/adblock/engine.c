@@ -763,6 +763,15 @@ static uint64_t ab_engine_id(void)
 
 void ab_engine_ready(struct adblock_engine *e)
 {
+    for (int k = 0; k < AB_KINDS; k++) {
+        struct ab_table *t = &e->idx[k].tok;
+        memset(t->fp, 0, sizeof t->fp);
+        for (uint32_t s = 0; s < t->cap; s++) {
+            uint32_t h = t->slots[s].key;
+            if (h != 0)
+                t->fp[AB_FP_BIT(h) >> 6] |= 1ull << (AB_FP_BIT(h) & 63);
+        }
+    }
     e->psl = psl_latest(NULL);
     e->psl_owned = e->psl != NULL;
     if (e->psl == NULL)

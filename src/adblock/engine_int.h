@@ -90,6 +90,10 @@ struct ab_table {
      * cache) turns them away before the slots are touched. Never a false no. */
     uint64_t *bits;
     uint32_t bits_mask; /* bits - 1 (a power of two) */
+    /* Bit AB_FP_BIT(key) of every key (ab_engine_ready; not in the file): a
+     * request none of whose tokens has one of these bits (ab_req.tbits, and
+     * its type's) finds nothing here, which a small table says at once. */
+    uint64_t fp[4];
 };
 
 /* The rules of one kind: filed by token, filed by initiator domain (rules
@@ -180,6 +184,16 @@ struct ab_req {
         char from[120];
         char host[64];
     } from_memo[AB_FROM_MEMO];
+    /* the backward hashes of the host's label suffixes (ab_suffix_hashes), made
+     * on first use (the host table, the `to=` index): nhs -1 until then */
+    int nhs;
+    uint32_t hs[AB_HOST_MAX], hs_at[AB_HOST_MAX];
+    /* the same of the initiator's host (the domain index), kept while the
+     * page's host stays the same from one request to the next: fs_host is the
+     * host they are of (fs_len -1: none yet) */
+    int nfs, fs_len;
+    uint32_t fs[AB_HOST_MAX], fs_at[AB_HOST_MAX];
+    char fs_host[AB_HOST_MAX + 1];
     /* computed on first use (a rule that asks) */
     int party;                      /* -1: not yet; else AB_F_1P or AB_F_3P */
     int strict_party;               /* -1: not yet */
@@ -212,6 +226,11 @@ void ab_engine_ready(struct adblock_engine *e);
 /* request.c */
 bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,
                  size_t from_len, int method);
+/* The label suffixes' hashes of the request's host, made once (q->hs). */
+unsigned ab_req_host_hashes(struct ab_req *q);
+/* The same of the initiator's host (q->fs), made once for a run of requests
+ * from one page host. */
+unsigned ab_req_from_hashes(struct ab_req *q);
 int ab_req_party(const struct adblock_engine *e, struct ab_req *q, bool strict);
 /* The URL for $match-case rules: scheme and host lower case, the rest as given. */
 const char *ab_req_cased(struct ab_req *q);

@@ -349,6 +349,10 @@ static const struct ab_rule *try_list(const struct adblock_engine *e, struct adb
     return NULL;
 }
 
+/* Bits of a bitmap small enough (8 KB at most: it stays in the cache) not
+ * to be prefetched. */
+#define AB_BITS_SMALL 65536u
+
 /* The URL's tokens against one token table: the bitmap words of all of them
  * are fetched first, so that their cache misses overlap; most tokens stop at
  * the bitmap, and the few it lets through are looked up and their rules tried
@@ -357,8 +361,16 @@ static const struct ab_rule *find_tokens(const struct adblock_engine *e, struct 
                                          struct ab_req *q, const struct ab_index *x)
 {
     const struct ab_table *t = &x->tok;
-    for (unsigned i = 0; i < q->ntok; i++)
-        __builtin_prefetch(&t->bits[((q->tok[i] >> 7) & t->bits_mask) >> 6]);
+    /* no token of the request (the type's pseudo-token is not in tbits) is a
+     * key of this table */
+    uint32_t ty = q->tok[q->ntok - 1];
+    if (!((t->fp[0] & q->tbits[0]) | (t->fp[1] & q->tbits[1]) | (t->fp[2] & q->tbits[2]) |
+          (t->fp[3] & q->tbits[3])) &&
+        !(t->fp[AB_FP_BIT(ty) >> 6] >> (AB_FP_BIT(ty) & 63) & 1))
+        return NULL;
+    if (t->bits_mask >= AB_BITS_SMALL) /* a small bitmap stays in the cache */
+        for (unsigned i = 0; i < q->ntok; i++)
+            __builtin_prefetch(&t->bits[((q->tok[i] >> 7) & t->bits_mask) >> 6]);
     for (unsigned i = 0; i < q->ntok; i++) {
         uint32_t h = q->tok[i], b = (h >> 7) & t->bits_mask;
         if (!(t->bits[b >> 6] & (1ull << (b & 63))))
@@ -386,9 +398,9 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
         const char *h = q->from_host;
         size_t hn = q->from_host_len;
         uint32_t hs[AB_HOST_MAX], at[AB_HOST_MAX];
-        unsigned m = ab_suffix_hashes(h, hn, hs, at, AB_HOST_MAX);
+        unsigned m = ab_req_from_hashes(q);
         for (unsigned j = 0; j < m; j++) {
-            l = table_get(&x->dom, x->ids, hs[j], &n, &one);
+            l = table_get(&x->dom, x->ids, q->fs[j], &n, &one);
             if (l && (r = try_list(e, c, q, l, n, -1)))
                 return r;
         }
@@ -404,10 +416,9 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
         }
     }
     if (x->to.cap) {
-        uint32_t hs[AB_HOST_MAX], at[AB_HOST_MAX];
-        unsigned m = ab_suffix_hashes(q->url + q->host_off, q->host_len, hs, at, AB_HOST_MAX);
+        unsigned m = ab_req_host_hashes(q);
         for (unsigned j = 0; j < m; j++) {
-            l = table_get(&x->to, x->ids, hs[j], &n, &one);
+            l = table_get(&x->to, x->ids, q->hs[j], &n, &one);
             if (l && (r = try_list(e, c, q, l, n, -1)))
                 return r;
         }
@@ -426,16 +437,16 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
     const struct ab_table *t = &e->hosts;
     uint32_t hs[AB_HOST_MAX], at_of[AB_HOST_MAX];
     /* in passes, as find_tokens: every suffix's bitmap word, then the slots */
-    uint32_t m = ab_suffix_hashes(host, hn, hs, at_of, AB_HOST_MAX);
+    uint32_t m = ab_req_host_hashes(q);
     for (uint32_t j = 0; j < m; j++)
-        __builtin_prefetch(&t->bits[((hs[j] >> 7) & t->bits_mask) >> 6]);
+        __builtin_prefetch(&t->bits[((q->hs[j] >> 7) & t->bits_mask) >> 6]);
     uint32_t k2 = 0;
     for (uint32_t j = 0; j < m; j++) {
-        uint32_t h = hs[j], b = (h >> 7) & t->bits_mask;
+        uint32_t h = q->hs[j], b = (h >> 7) & t->bits_mask;
         if (t->bits[b >> 6] & (1ull << (b & 63))) {
             __builtin_prefetch(&t->slots[slot_of(h, t->cap)]);
             hs[k2] = h;
-            at_of[k2++] = at_of[j];
+            at_of[k2++] = q->hs_at[j];
         }
     }
     for (uint32_t j = 0; j < k2; j++) {

@@ -248,33 +248,31 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->type = type < 0 || type >= ADBLOCK_TYPE_COUNT ? ADBLOCK_TYPE_DOCUMENT : type;
     q->method = method < 0 ? ADBLOCK_METHOD_GET : method;
     q->party = -1;
+    q->nhs = -1;
     q->strict_party = -1;
     q->from_ent_len = -2;
     q->host_ent_len = -2;
     /* tokens in one pass over the whole URL (a data: URL drops some after) */
     uint32_t *raw = q->raw;
     unsigned nr = 0;
-    uint32_t h = AB_HASH_SEED;
-    size_t start = 0;
-    bool run = false;
     char *out = q->url;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char b = (unsigned char)url[i], c = lower_of(b);
-        out[i] = (char)c;
-        if (token_of(b)) {
-            if (!run)
-                start = i;
-            h = (h ^ c) * 16777619u;
-            run = true;
-        } else if (run) {
-            q->occ[nr].pos = (uint16_t)start;
-            q->occ[nr].next = AB_NO_POS;
-            raw[nr++] = ab_hash_fix(h);
-            h = AB_HASH_SEED;
-            run = false;
+    for (size_t i = 0; i < len;) {
+        unsigned char b = (unsigned char)url[i];
+        if (!token_of(b)) {
+            out[i++] = (char)b; /* every upper-case letter is a token byte */
+            continue;
         }
-    }
-    if (run) {
+        /* a run of token bytes: lower-cased and hashed in one go */
+        size_t start = i;
+        uint32_t h = AB_HASH_SEED;
+        do {
+            unsigned char c = lower_of(b);
+            out[i] = (char)c;
+            h = (h ^ c) * 16777619u;
+            if (++i == len)
+                break;
+            b = (unsigned char)url[i];
+        } while (token_of(b));
         q->occ[nr].pos = (uint16_t)start;
         q->occ[nr].next = AB_NO_POS;
         raw[nr++] = ab_hash_fix(h);
@@ -348,6 +346,25 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         }
     }
     return true;
+}
+
+unsigned ab_req_host_hashes(struct ab_req *q)
+{
+    if (q->nhs < 0)
+        q->nhs =
+            (int)ab_suffix_hashes(q->url + q->host_off, q->host_len, q->hs, q->hs_at, AB_HOST_MAX);
+    return (unsigned)q->nhs;
+}
+
+unsigned ab_req_from_hashes(struct ab_req *q)
+{
+    size_t n = q->from_host_len;
+    if (q->fs_len < 0 || (size_t)q->fs_len != n || memcmp(q->fs_host, q->from_host, n) != 0) {
+        q->nfs = (int)ab_suffix_hashes(q->from_host, n, q->fs, q->fs_at, AB_HOST_MAX);
+        memcpy(q->fs_host, q->from_host, n);
+        q->fs_len = (int)n;
+    }
+    return (unsigned)q->nfs;
 }
 
 /* A small direct-mapped memo, one per thread, of libpsl's answers for the
