@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adblock/build_int.h"
 #include "adblock/engine_int.h"
 #include "adblock/rule.h"
 
@@ -68,21 +69,6 @@ void adblock_builder_free(struct adblock_builder *b)
     free(b);
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (q == NULL)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 /* The index of a rule with the same text, or -1; inserts i when absent. */
 static long dedup(struct adblock_builder *b, uint32_t h, const char *s, size_t n, size_t i)
 {
@@ -128,9 +114,9 @@ static uint32_t pattern_key(const struct adblock_rule *r)
 static int keep(struct adblock_builder *b, const struct adblock_rule *r)
 {
     if (r->badfilter) {
-        if (!grow((void **)&b->bad, &b->bad_cap, b->nbad + 1, sizeof *b->bad))
+        if (!ab_grow((void **)&b->bad, &b->bad_cap, b->nbad + 1, sizeof *b->bad))
             return -1;
-        if (!grow((void **)&b->bad_pat, &b->bad_pat_cap, b->nbad + 1, sizeof *b->bad_pat))
+        if (!ab_grow((void **)&b->bad_pat, &b->bad_pat_cap, b->nbad + 1, sizeof *b->bad_pat))
             return -1;
         char *k = adblock_rule_key(r);
         if (k == NULL)
@@ -153,8 +139,8 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     }
     if (b->pool_len + r->len + 1 > UINT32_MAX)
         return -1;
-    if (!grow((void **)&b->pool, &b->pool_cap, b->pool_len + r->len + 1, 1) ||
-        !grow((void **)&b->rules, &b->cap, b->n + 1, sizeof *b->rules))
+    if (!ab_grow((void **)&b->pool, &b->pool_cap, b->pool_len + r->len + 1, 1) ||
+        !ab_grow((void **)&b->rules, &b->cap, b->n + 1, sizeof *b->rules))
         return -1;
     struct brule *o = &b->rules[b->n++];
     memset(o, 0, sizeof *o);
@@ -186,7 +172,7 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     o->ndom = (uint8_t)r->ndom;
     if (r->ndom &&
         (b->nbdoms + r->ndom > UINT32_MAX ||
-         !grow((void **)&b->bdoms, &b->bdoms_cap, b->nbdoms + r->ndom, sizeof *b->bdoms)))
+         !ab_grow((void **)&b->bdoms, &b->bdoms_cap, b->nbdoms + r->ndom, sizeof *b->bdoms)))
         return -1;
     o->dom = (uint32_t)b->nbdoms;
     for (unsigned i = 0; i < r->ndom; i++)
@@ -222,125 +208,11 @@ int adblock_builder_add(struct adblock_builder *b, const char *text, size_t len,
 
 /* ---- the finish: compile, index, lay out ---- */
 
-/* A growing array of (key, rule) pairs, one per kind and table. */
-struct pairs {
-    uint64_t *v; /* key << 32 | rule */
-    size_t n, cap;
-};
-
-static bool pairs_add(struct pairs *p, uint32_t key, uint32_t rule)
-{
-    if (!grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v))
-        return false;
-    p->v[p->n++] = (uint64_t)key << 32 | rule;
-    return true;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* A plain counting map from token hash to how many rules offer it. */
-struct counts {
-    uint32_t *k, *v;
-    size_t cap, n;
-};
-
-static uint32_t *counts_at(struct counts *c, uint32_t key, bool add)
-{
-    if (add && (c->n + 1) * 2 > c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4096;
-        uint32_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
-        if (k == NULL || v == NULL) {
-            free(k);
-            free(v);
-            return NULL;
-        }
-        for (size_t i = 0; i < c->cap; i++) {
-            if (c->k[i] == 0)
-                continue;
-            size_t s = (c->k[i] * 2654435761u) & (cap - 1);
-            while (k[s])
-                s = (s + 1) & (cap - 1);
-            k[s] = c->k[i];
-            v[s] = c->v[i];
-        }
-        free(c->k);
-        free(c->v);
-        c->k = k;
-        c->v = v;
-        c->cap = cap;
-    }
-    if (c->cap == 0)
-        return NULL;
-    size_t s = (key * 2654435761u) & (c->cap - 1);
-    while (c->k[s] && c->k[s] != key)
-        s = (s + 1) & (c->cap - 1);
-    if (c->k[s] == 0) {
-        if (!add)
-            return NULL;
-        c->k[s] = key;
-        c->n++;
-    }
-    return &c->v[s];
-}
-
 #define MAX_TOK AB_TOKENS_RULE_MAX
 
 static uint32_t entity_hash(const char *s, size_t n)
 {
     return ab_hash_fix(ab_hash_back(s, n) ^ 0x5bd1e995u);
-}
-
-/* Lay out one table from its sorted pairs: slots at a load of about one
- * half (a URL's tokens mostly miss, and a miss stops at the first empty slot). */
-static bool table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, size_t *nids,
-                        size_t *ids_cap)
-{
-    if (p->n == 0)
-        return true;
-    qsort(p->v, p->n, sizeof *p->v, cmp_u64);
-    size_t groups = 0;
-    for (size_t i = 0; i < p->n; i++)
-        if (i == 0 || (p->v[i] >> 32) != (p->v[i - 1] >> 32))
-            groups++;
-    t->cap = (uint32_t)(groups + groups / 4 + 1);
-    t->slots = calloc(t->cap, sizeof *t->slots);
-    uint64_t nbits = 64;
-    while (nbits < groups * 16)
-        nbits *= 2;
-    t->bits = calloc(nbits / 64, sizeof *t->bits);
-    t->bits_mask = (uint32_t)(nbits - 1);
-    if (t->slots == NULL || t->bits == NULL)
-        return false;
-    for (size_t i = 0; i < p->n;) {
-        uint32_t key = (uint32_t)(p->v[i] >> 32);
-        size_t j = i;
-        while (j < p->n && (uint32_t)(p->v[j] >> 32) == key)
-            j++;
-        uint32_t val;
-        if (j - i == 1) {
-            val = AB_ONE | (uint32_t)p->v[i];
-        } else {
-            if (!grow((void **)ids, ids_cap, *nids + (j - i) + 1, sizeof **ids))
-                return false;
-            val = (uint32_t)*nids;
-            (*ids)[(*nids)++] = (uint32_t)(j - i);
-            for (size_t k = i; k < j; k++)
-                (*ids)[(*nids)++] = (uint32_t)p->v[k];
-        }
-        uint32_t s = (uint32_t)(((uint64_t)(key * 2654435761u) * t->cap) >> 32);
-        while (t->slots[s].key)
-            s = s + 1 == t->cap ? 0 : s + 1;
-        t->slots[s].key = key;
-        t->slots[s].val = val;
-        uint32_t bit = (key >> 7) & t->bits_mask;
-        t->bits[bit >> 6] |= 1ull << (bit & 63);
-        i = j;
-    }
-    return true;
 }
 
 /* Compile rule i of the builder into the engine: its 16 bytes, its extra
@@ -363,7 +235,7 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, const s
         r->flags |= AB_F_NOSTAR;
     if (b->ndom == 0 && b->methods == 0 && !(b->flags & AB_F_REGEX))
         return 0;
-    if (!grow((void **)&e->extras, xcap, e->nextras + 1, sizeof *e->extras))
+    if (!ab_grow((void **)&e->extras, xcap, e->nextras + 1, sizeof *e->extras))
         goto oom;
     struct ab_extra *x = &e->extras[e->nextras++];
     memset(x, 0, sizeof *x);
@@ -391,7 +263,7 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, const s
                 l -= 2;
             }
             if (l > 0 && l <= 255) {
-                if (!grow((void **)&e->doms, dcap, e->ndoms + 1, sizeof *e->doms))
+                if (!ab_grow((void **)&e->doms, dcap, e->ndoms + 1, sizeof *e->doms))
                     goto oom;
                 e->doms[e->ndoms++] =
                     (struct ab_dom){(uint32_t)(b->text + (v - t) + s), (uint8_t)l, f};
@@ -411,7 +283,7 @@ static int compile_rule(struct adblock_engine *e, const struct brule *b, const s
             return -1;
         }
         pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* without JIT it still matches */
-        if (!grow((void **)&e->regexes, rcap, e->nregexes + 1, sizeof *e->regexes)) {
+        if (!ab_grow((void **)&e->regexes, rcap, e->nregexes + 1, sizeof *e->regexes)) {
             pcre2_code_free(re);
             goto oom;
         }
@@ -436,7 +308,7 @@ static void set_fingerprint(struct ab_rule *r, const uint32_t *tk, unsigned n, s
     for (unsigned j = 0; j < n; j++) {
         if (tk[j] == filed || tk[j] == pick[0] || tk[j] == pick[1])
             continue;
-        uint32_t c = *counts_at(cnt, tk[j], false);
+        uint32_t c = *ab_counts_at(cnt, tk[j], false);
         if (c < pick_n[0]) {
             pick[1] = pick[0];
             pick_n[1] = pick_n[0];
@@ -516,13 +388,13 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     if (b->nbad) {
         struct counts badset = {0};
         for (size_t i = 0; i < b->nbad; i++) {
-            uint32_t *v = counts_at(&badset, b->bad_pat[i], true);
+            uint32_t *v = ab_counts_at(&badset, b->bad_pat[i], true);
             if (v == NULL)
                 goto oom;
             *v = 1;
         }
         for (size_t i = 0; i < b->n; i++)
-            if (counts_at(&badset, b->rules[i].key, false) && is_cancelled(bb, &b->rules[i])) {
+            if (ab_counts_at(&badset, b->rules[i].key, false) && is_cancelled(bb, &b->rules[i])) {
                 b->rules[i].cancelled = true;
                 e->sum.cancelled++;
             }
@@ -564,7 +436,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         if (r->host_rule) {
             const char *h = e->pool + r->text + 2;
             uint32_t v = r->text | ((r->flags & AB_F_1P) ? 0 : AB_H_3P);
-            if (!pairs_add(&hp, ab_hash_back(h, r->host_len), v))
+            if (!ab_pairs_add(&hp, ab_hash_back(h, r->host_len), v))
                 goto oom;
             e->sum.blocks++;
             e->nhosts++;
@@ -585,7 +457,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                                     r->host_len, tk, offs + (size_t)id * MAX_TOK);
         ntoks[id] = (uint8_t)k;
         for (unsigned j = 0; j < k; j++) {
-            uint32_t *c = counts_at(&cnt, tk[j], true);
+            uint32_t *c = ab_counts_at(&cnt, tk[j], true);
             if (c == NULL) {
                 free(map);
                 goto oom;
@@ -602,7 +474,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     }
     for (size_t i = 0; ab_common_tokens[i] != NULL; i++) {
         uint32_t *c =
-            counts_at(&cnt, ab_hash(ab_common_tokens[i], strlen(ab_common_tokens[i])), false);
+            ab_counts_at(&cnt, ab_hash(ab_common_tokens[i], strlen(ab_common_tokens[i])), false);
         if (c)
             *c += 1000000;
     }
@@ -621,7 +493,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         uint16_t best_off = AB_NO_TOK;
         const uint32_t *tk = toks + (size_t)id * MAX_TOK;
         for (unsigned j = 0; j < ntoks[id]; j++) {
-            uint32_t c = *counts_at(&cnt, tk[j], false);
+            uint32_t c = *ab_counts_at(&cnt, tk[j], false);
             if (c < best_n) {
                 best_n = c;
                 best = tk[j];
@@ -669,7 +541,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         for (int k = 0; k < nk; k++) {
             bool ok = true;
             if (best_n != UINT32_MAX) {
-                ok = pairs_add(&tp[kinds[k]], best, id);
+                ok = ab_pairs_add(&tp[kinds[k]], best, id);
             } else if (by_dom) {
                 for (uint32_t d = 0; d < x->ndom && ok; d++) {
                     const struct ab_dom *dm = &e->doms[x->dom + d];
@@ -679,7 +551,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                     const char *s = e->pool + dm->str;
                     uint32_t h = (dm->flags & AB_D_ENTITY) ? entity_hash(s, dm->len)
                                                            : ab_hash_back(s, dm->len);
-                    ok = pairs_add(&dp[kinds[k]], h, id);
+                    ok = ab_pairs_add(&dp[kinds[k]], h, id);
                     e->idx[kinds[k]].entities += (dm->flags & AB_D_ENTITY) != 0;
                 }
             } else if (by_to) {
@@ -687,16 +559,16 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
                     const struct ab_dom *dm = &e->doms[x->dom + d];
                     if ((dm->flags >> AB_D_KIND_SHIFT) != ADBLOCK_DOM_TO || (dm->flags & AB_D_NEG))
                         continue;
-                    ok = pairs_add(&op[kinds[k]], ab_hash_back(e->pool + dm->str, dm->len), id);
+                    ok = ab_pairs_add(&op[kinds[k]], ab_hash_back(e->pool + dm->str, dm->len), id);
                 }
             } else if (typed) {
                 for (unsigned t = 0; t < ADBLOCK_TYPE_COUNT && ok; t++)
                     if (cr->types & (1u << t))
-                        ok = pairs_add(&tp[kinds[k]], ab_type_token(t), id);
+                        ok = ab_pairs_add(&tp[kinds[k]], ab_type_token(t), id);
             } else {
                 struct ab_index *ix = &e->idx[kinds[k]];
-                ok = grow((void **)&ix->always, &always_cap[kinds[k]], ix->nalways + 1,
-                          sizeof *ix->always);
+                ok = ab_grow((void **)&ix->always, &always_cap[kinds[k]], ix->nalways + 1,
+                             sizeof *ix->always);
                 if (ok)
                     ix->always[ix->nalways++] = id;
                 e->sum.unindexed++;
@@ -709,7 +581,7 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         (void)r;
     }
     free(map);
-    if (!table_build(&e->hosts, &hp, &e->host_ids, &nhost_ids, &host_ids_cap))
+    if (!ab_table_build(&e->hosts, &hp, &e->host_ids, &nhost_ids, &host_ids_cap))
         goto oom;
     e->nhost_ids = (uint32_t)nhost_ids;
     free(hp.v);
@@ -717,9 +589,9 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     for (int k = 0; k < AB_KINDS; k++) {
         struct ab_index *ix = &e->idx[k];
         size_t nids = 0;
-        if (!table_build(&ix->tok, &tp[k], &ix->ids, &nids, &ids_cap[k]) ||
-            !table_build(&ix->dom, &dp[k], &ix->ids, &nids, &ids_cap[k]) ||
-            !table_build(&ix->to, &op[k], &ix->ids, &nids, &ids_cap[k]))
+        if (!ab_table_build(&ix->tok, &tp[k], &ix->ids, &nids, &ids_cap[k]) ||
+            !ab_table_build(&ix->dom, &dp[k], &ix->ids, &nids, &ids_cap[k]) ||
+            !ab_table_build(&ix->to, &op[k], &ix->ids, &nids, &ids_cap[k]))
             goto oom;
         ix->nids = (uint32_t)nids;
         free(tp[k].v);

@@ -10,7 +10,7 @@ libadblock_la_SOURCES = \
 	%reldir%/options.c %reldir%/options.h \
 	%reldir%/request.c %reldir%/context.c \
 	%reldir%/match.c \
-	%reldir%/engine.c \
+	%reldir%/engine.c %reldir%/build_index.c %reldir%/build_int.h \
 	%reldir%/tokens.c \
 	%reldir%/serial.c
 libadblock_la_LIBADD = $(LIBPSL_LIBS) $(PCRE2_LIBS)
