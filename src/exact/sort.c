@@ -23,6 +23,18 @@ struct msd {
     const unsigned char *arena;
 };
 
+/* A byte's counts into the offsets where each byte's run starts (an
+ * exclusive prefix sum), for one pass of a radix sort. */
+static inline void counts_to_offsets(size_t cnt[256])
+{
+    size_t pos = 0;
+    for (int d = 0; d < 256; d++) {
+        size_t k = cnt[d];
+        cnt[d] = pos;
+        pos += k;
+    }
+}
+
 static size_t chunk_lo(const struct msd *m, size_t c)
 {
     return m->n * c / m->chunks;
@@ -82,12 +94,7 @@ static void lsd_bucket(void *ctx, size_t b)
         size_t cnt[256] = {0};
         for (size_t i = 0; i < n; i++)
             cnt[(src[i] >> shift) & 0xff]++;
-        size_t pos = 0;
-        for (int d = 0; d < 256; d++) {
-            size_t k = cnt[d];
-            cnt[d] = pos;
-            pos += k;
-        }
+        counts_to_offsets(cnt);
         for (size_t i = 0; i < n; i++)
             dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
         uint64_t *t = src;
@@ -142,12 +149,7 @@ static void kent_bucket(void *ctx, size_t b)
         size_t cnt[256] = {0};
         for (size_t i = 0; i < n; i++)
             cnt[(src[i].fp >> shift) & 0xff]++;
-        size_t pos = 0;
-        for (int d = 0; d < 256; d++) {
-            size_t k = cnt[d];
-            cnt[d] = pos;
-            pos += k;
-        }
+        counts_to_offsets(cnt);
         for (size_t i = 0; i < n; i++)
             dst[cnt[(src[i].fp >> shift) & 0xff]++] = src[i];
         struct exact_kent *t = src;
