@@ -1,6 +1,7 @@
 /* cmd_int: what the command table's files share and no front calls: the
- * allow-list tally and the host-key probes of cmd.c that the adblock path
- * (cmd_adblock.c) reuses for its host tier. Worker threads. */
+ * keyed lookups and mutations (cmd_keyed.c), which cmd.c dispatches to and
+ * the adblock path (cmd_adblock.c) reuses for its host tier, and the
+ * allow-list tally. Worker threads. */
 #ifndef BLOOMGATE_CMD_INT_H
 #define BLOOMGATE_CMD_INT_H
 
@@ -15,6 +16,18 @@ void cmd_mark_allowed(const struct cmd_env *env, struct cmd_call *call, size_t i
  * command) the most specific such. 1, 0, or -1 if the item has no host. */
 int cmd_host_excepted(const struct fversion *v, const void *item, size_t len, const char **m,
                       size_t *mlen);
+
+/* CHECK, MCHECK, MATCH on a host or url filter (a pipeline of each item's
+ * probes), and ADD, MADD, ALLOW, UNALLOW, REMOVE on one (each item made the
+ * canonical key a list line would give): 0, or -1 with call->err set. */
+int cmd_keyed_check(const struct cmd_env *env, struct cmd_call *call);
+int cmd_keyed_mutate(const struct cmd_env *env, struct cmd_call *call, enum journal_op op);
+
+/* A mutation through the gate (journal first): 0, or -1 with call->err set
+ * (a counting filter's REMOVE of an item it does not hold, a journal that
+ * refused the record). */
+int cmd_mutate_refused(const struct cmd_env *env, struct cmd_call *call, enum journal_op op,
+                       size_t n);
 
 /* CHECK, MCHECK, MATCH on an adblock filter: the engine with each item's
  * context, then the host tier of run-time adds, then the allow-list; 0, or

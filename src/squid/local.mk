@@ -6,6 +6,7 @@ libsquid_la_CPPFLAGS = $(PURE_CPPFLAGS)
 libsquid_la_SOURCES = \
 	%reldir%/squidproto.c %reldir%/squidproto.h \
 	%reldir%/helper.c %reldir%/helper.h %reldir%/helper_int.h %reldir%/helper_squid.c \
+	%reldir%/helper_util.c \
 	%reldir%/squid_cli.c %reldir%/squid_cli.h
 libsquid_la_LIBADD = libbase.la
 

@@ -8,7 +8,7 @@ libbloomgate_la_SOURCES += \
 	%reldir%/build_adblock.c %reldir%/build_adblock.h \
 	%reldir%/jdump.c \
 	%reldir%/tool.c %reldir%/tool.h \
-	%reldir%/cli.h %reldir%/lookup.c
+	%reldir%/cli.h %reldir%/cli.c %reldir%/lookup.c
 
 bin_PROGRAMS += bloomgate
 bloomgate_SOURCES = %reldir%/bloomgate.c

@@ -7,7 +7,6 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,23 +26,6 @@
 #include "store/journal.h"
 #include "bloom/sizing.h"
 #include "base/util.h"
-
-int tool_usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("bloomgate: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see bloomgate --help)\n", stderr);
-    return EXIT_USAGE;
-}
-
-int tool_runtime_error(const char *msg)
-{
-    fprintf(stderr, "bloomgate: %s\n", msg);
-    return EXIT_RUNTIME;
-}
 
 static json_t *hex_seed(uint64_t seed)
 {

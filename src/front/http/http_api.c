@@ -91,59 +91,6 @@ static enum cmd_cred credential(struct hreq *r)
     return bearer && tok && util_token_equal(given, glen, tok) ? CMD_CRED_GOOD : CMD_CRED_WRONG;
 }
 
-/* The table refused a mutation: 401 with the WWW-Authenticate header, in the
- * words HTTP clients need (which header to send). */
-static void auth_error(struct hreq *r, enum cmd_err e)
-{
-    const char *tok = r->cat->conf->admin_token;
-    if (!tok) {
-        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
-        http_reply_error(
-            r, HTTP_ERR_AUTH_REQUIRED,
-            "changes are accepted only from loopback clients when no admin_token is set");
-    } else if (e == CMD_ERR_AUTH_REQUIRED) {
-        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
-        http_reply_error(r, HTTP_ERR_AUTH_REQUIRED,
-                         "this needs Authorization: Bearer <admin_token>");
-    } else {
-        bool bearer = r->hd->auth_len > 7 && strncasecmp(r->hd->auth, "Bearer ", 7) == 0;
-        log_warn_limited("HTTP: wrong admin token from %s", r->c->peer);
-        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\", error=\"invalid_token\"");
-        http_reply_error(r, HTTP_ERR_AUTH_FAILED,
-                         bearer ? "wrong token" : "use Authorization: Bearer <admin_token>");
-    }
-}
-
-/* The table's other errors as HTTP codes. */
-void http_cmd_error(struct hreq *r, const struct cmd_call *call)
-{
-    switch (call->err) {
-    case CMD_ERR_AUTH_REQUIRED:
-    case CMD_ERR_AUTH_FAILED:
-        auth_error(r, call->err);
-        return;
-    case CMD_ERR_UNKNOWN_FILTER:
-        http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "%s", call->msg);
-        return;
-    case CMD_ERR_TOO_MANY_ITEMS:
-        http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%s", call->msg);
-        return;
-    case CMD_ERR_ITEM_TOO_LONG:
-        http_reply_error(r, HTTP_ERR_ITEM_TOO_LONG, "%s", call->msg);
-        return;
-    case CMD_ERR_UNAVAILABLE:
-        http_reply_error(r, HTTP_ERR_UNAVAILABLE, "%s", call->msg);
-        return;
-    case CMD_ERR_BAD_ITEM:
-        /* A host or url filter cannot read the item: the client's fault, so
-         * 400, naming the item as the other per-item errors do. */
-        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "item %zu: %s", call->bad_item, call->msg);
-        return;
-    default:
-        http_reply_error(r, HTTP_ERR_INTERNAL, "%s", call->msg);
-    }
-}
-
 /* A call of the table for this request. The credential is parsed only for
  * commands that may need it (a GET check never does: it is the hot path). */
 static void call_for(struct cmd_call *call, struct hreq *r, const struct fentry *e, size_t n,
@@ -637,7 +584,7 @@ static void route_filter(struct hreq *r, const struct http_route *rt, const char
          * that (docs/http-api.md). cmd_run applies it again, to the same end. */
         enum cmd_err ae = cmd_authorize(r->cat->conf, r->c->loopback, credential(r));
         if (ae != CMD_OK) {
-            auth_error(r, ae);
+            http_auth_error(r, ae);
             return;
         }
     }

@@ -124,6 +124,9 @@ extern const size_t http_n_filter_verbs;
 
 /* The table's errors (core/cmd.h) as HTTP answers. */
 void http_cmd_error(struct hreq *r, const struct cmd_call *call);
+/* 401 for a mutation without the credential it needs, with the
+ * WWW-Authenticate header that names what to send (http_resp.c). */
+void http_auth_error(struct hreq *r, enum cmd_err e);
 
 /* ---- http_context.c ---- */
 /* The request context's fields, as query parameters and JSON keys name them. */

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 
+#include "base/log.h"
 #include "front/http/http_int.h"
 #include "net/worker.h"
 
@@ -297,3 +299,55 @@ void http_add_header(struct hreq *r, const char *line)
     }
 }
 
+/* The table refused a mutation: 401 with the WWW-Authenticate header, in the
+ * words HTTP clients need (which header to send). */
+void http_auth_error(struct hreq *r, enum cmd_err e)
+{
+    const char *tok = r->cat->conf->admin_token;
+    if (!tok) {
+        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
+        http_reply_error(
+            r, HTTP_ERR_AUTH_REQUIRED,
+            "changes are accepted only from loopback clients when no admin_token is set");
+    } else if (e == CMD_ERR_AUTH_REQUIRED) {
+        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\"");
+        http_reply_error(r, HTTP_ERR_AUTH_REQUIRED,
+                         "this needs Authorization: Bearer <admin_token>");
+    } else {
+        bool bearer = r->hd->auth_len > 7 && strncasecmp(r->hd->auth, "Bearer ", 7) == 0;
+        log_warn_limited("HTTP: wrong admin token from %s", r->c->peer);
+        http_add_header(r, "WWW-Authenticate: Bearer realm=\"bloomgate\", error=\"invalid_token\"");
+        http_reply_error(r, HTTP_ERR_AUTH_FAILED,
+                         bearer ? "wrong token" : "use Authorization: Bearer <admin_token>");
+    }
+}
+
+/* The table's other errors as HTTP codes. */
+void http_cmd_error(struct hreq *r, const struct cmd_call *call)
+{
+    switch (call->err) {
+    case CMD_ERR_AUTH_REQUIRED:
+    case CMD_ERR_AUTH_FAILED:
+        http_auth_error(r, call->err);
+        return;
+    case CMD_ERR_UNKNOWN_FILTER:
+        http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "%s", call->msg);
+        return;
+    case CMD_ERR_TOO_MANY_ITEMS:
+        http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%s", call->msg);
+        return;
+    case CMD_ERR_ITEM_TOO_LONG:
+        http_reply_error(r, HTTP_ERR_ITEM_TOO_LONG, "%s", call->msg);
+        return;
+    case CMD_ERR_UNAVAILABLE:
+        http_reply_error(r, HTTP_ERR_UNAVAILABLE, "%s", call->msg);
+        return;
+    case CMD_ERR_BAD_ITEM:
+        /* A host or url filter cannot read the item: the client's fault, so
+         * 400, naming the item as the other per-item errors do. */
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "item %zu: %s", call->bad_item, call->msg);
+        return;
+    default:
+        http_reply_error(r, HTTP_ERR_INTERNAL, "%s", call->msg);
+    }
+}

@@ -497,14 +497,6 @@ static void verb_info(struct conn *c, const struct catalog *cat, const struct re
     evbuffer_free(b);
 }
 
-void resp_reply_unknown(struct conn *c, const struct resp_arg *name)
-{
-    char msg[128];
-    snprintf(msg, sizeof(msg), "unknown command '%.*s'", (int)(name->len < 64 ? name->len : 64),
-             name->p);
-    reply_error(c, RESP_ERR_UNKNOWN_COMMAND, "ERR", msg);
-}
-
 /* One parsed request: find the command, check its argument count, run it;
  * inside MULTI, queue it instead (resp_multi.c), unless it is one of the
  * verbs that act at once (MULTI, EXEC, DISCARD, WATCH, QUIT). */

@@ -19,10 +19,12 @@
 #define EXTRA_ARGS 8      /* arguments beyond max_items a request may hold (HELLO's) */
 #define FRAMING_PER_ARG 16
 
-/* A transaction being queued (MULTI ... EXEC): each command as the verb's
- * index in resp_verbs (u32), its argument count (u32), then each argument
+/* A transaction being queued (MULTI ... EXEC): each command as its verb's
+ * row (a pointer into resp.c's table: resp_multi.c never names the table)
+ * and its argument count (u32), TX_HEAD bytes, then each argument
  * as its length (u32) and its bytes, in one buffer that grows up to the
  * queue's bound (resp_multi.c). */
+#define TX_HEAD (sizeof(const struct resp_verb *) + 4)
 struct resp_tx {
     bool on;      /* between MULTI and EXEC or DISCARD */
     bool aborted; /* a command was refused while queued: EXEC answers EXECABORT */

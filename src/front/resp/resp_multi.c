@@ -17,11 +17,23 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "front/resp/resp_int.h"
 
 #define QUEUE_START 4096 /* the queue's first allocation */
+
+/* -ERR unknown command, naming it (resp.c's dispatch, and a verb refused
+ * while queued). */
+void resp_reply_unknown(struct conn *c, const struct resp_arg *name)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "unknown command '%.*s'", (int)(name->len < 64 ? name->len : 64),
+             name->p);
+    reply_error(c, RESP_ERR_UNKNOWN_COMMAND, "ERR", msg);
+}
 
 static void tx_reset(struct resp_tx *tx)
 {
@@ -81,7 +93,7 @@ void resp_multi_queue(struct conn *c, const struct catalog *cat, const struct re
         tx->aborted = true;
         return;
     }
-    size_t need = 8;
+    size_t need = TX_HEAD;
     for (size_t i = 0; i < r->argc; i++)
         need += 4 + r->argv[i].len;
     const struct conf *cf = cat->conf;
@@ -120,9 +132,9 @@ void resp_multi_queue(struct conn *c, const struct catalog *cat, const struct re
         tx->cap = cap;
     }
     char *o = tx->buf + tx->len;
-    put_u32(o, (uint32_t)(d - resp_verbs));
-    put_u32(o + 4, (uint32_t)r->argc);
-    o += 8;
+    memcpy(o, &d, sizeof d);
+    put_u32(o + sizeof d, (uint32_t)r->argc);
+    o += TX_HEAD;
     for (size_t i = 0; i < r->argc; i++) {
         put_u32(o, (uint32_t)r->argv[i].len);
         if (r->argv[i].len)
@@ -180,9 +192,10 @@ RESP_VERB_FN_(resp_verb_exec)
     reply_header(c, '*', (int64_t)q.n);
     const char *p = q.buf;
     for (size_t k = 0; k < q.n; k++) {
-        const struct resp_verb *d = &resp_verbs[get_u32(p)];
-        struct resp_request qr = {.argv = rw->args, .argc = get_u32(p + 4)};
-        p += 8;
+        const struct resp_verb *d;
+        memcpy(&d, p, sizeof d);
+        struct resp_request qr = {.argv = rw->args, .argc = get_u32(p + sizeof d)};
+        p += TX_HEAD;
         for (size_t i = 0; i < qr.argc; i++) {
             rw->args[i].len = get_u32(p);
             rw->args[i].p = p + 4;
