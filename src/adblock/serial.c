@@ -40,7 +40,7 @@ static size_t align8(size_t n)
 }
 
 /* Lay out (buf NULL: just size) one array; returns its offset. */
-static uint64_t put(char *buf, size_t *at, const void *p, size_t n)
+static uint64_t blob_put(char *buf, size_t *at, const void *p, size_t n)
 {
     size_t off = *at;
     if (buf && n)
@@ -58,26 +58,26 @@ static void put_table(char *buf, size_t *at, const struct ab_table *t, struct ab
 {
     h->cap = t->cap;
     h->bits_mask = t->bits_mask;
-    h->slots = put(buf, at, t->slots, (size_t)t->cap * sizeof *t->slots);
-    h->bits = put(buf, at, t->bits, bits_bytes(t));
+    h->slots = blob_put(buf, at, t->slots, (size_t)t->cap * sizeof *t->slots);
+    h->bits = blob_put(buf, at, t->bits, bits_bytes(t));
 }
 
 static size_t layout(const struct adblock_engine *e, char *buf, struct ab_hdr *h)
 {
     size_t at = align8(sizeof *h);
-    h->rules = put(buf, &at, e->rules, (size_t)e->nrules * sizeof *e->rules);
-    h->extras = put(buf, &at, e->extras, (size_t)e->nextras * sizeof *e->extras);
-    h->doms = put(buf, &at, e->doms, (size_t)e->ndoms * sizeof *e->doms);
-    h->pool = put(buf, &at, e->pool, e->pool_len);
-    h->host_ids = put(buf, &at, e->host_ids, (size_t)e->nhost_ids * 4);
+    h->rules = blob_put(buf, &at, e->rules, (size_t)e->nrules * sizeof *e->rules);
+    h->extras = blob_put(buf, &at, e->extras, (size_t)e->nextras * sizeof *e->extras);
+    h->doms = blob_put(buf, &at, e->doms, (size_t)e->ndoms * sizeof *e->doms);
+    h->pool = blob_put(buf, &at, e->pool, e->pool_len);
+    h->host_ids = blob_put(buf, &at, e->host_ids, (size_t)e->nhost_ids * 4);
     put_table(buf, &at, &e->hosts, &h->hosts);
     for (int k = 0; k < AB_KINDS; k++) {
         const struct ab_index *x = &e->idx[k];
         put_table(buf, &at, &x->tok, &h->tok[k]);
         put_table(buf, &at, &x->dom, &h->dom[k]);
         put_table(buf, &at, &x->to, &h->to[k]);
-        h->idx[k].ids = put(buf, &at, x->ids, (size_t)x->nids * 4);
-        h->idx[k].always = put(buf, &at, x->always, (size_t)x->nalways * 4);
+        h->idx[k].ids = blob_put(buf, &at, x->ids, (size_t)x->nids * 4);
+        h->idx[k].always = blob_put(buf, &at, x->always, (size_t)x->nalways * 4);
         h->idx[k].nids = x->nids;
         h->idx[k].nalways = x->nalways;
         h->idx[k].entities = x->entities;
