@@ -66,12 +66,24 @@ static void check_glob(const struct resp_request *req)
     char star[128];
     memcpy(star, p->p, pl);
     star[pl] = '*';
-    /* A pattern that ends in a backslash escapes the added star instead. */
-    bool trailing_escape = false;
-    for (size_t i = 0; i < pl; i++)
-        if (p->p[i] == '\\')
+    /* A pattern that ends in a backslash escapes the added star instead,
+     * and one with an unclosed '[' (a class running to the pattern's end,
+     * as Redis reads it) takes the star into the class. */
+    bool trailing_escape = false, unclosed = false;
+    for (size_t i = 0; i < pl && !unclosed; i++) {
+        if (p->p[i] == '\\') {
             trailing_escape = i + 1 == pl ? true : (i++, false);
-    if (m && !trailing_escape)
+        } else if (p->p[i] == '[') {
+            size_t j = i + 1;
+            if (j < pl && p->p[j] == '^')
+                j++;
+            while (j < pl && p->p[j] != ']')
+                j += p->p[j] == '\\' ? 2 : 1;
+            unclosed = j >= pl;
+            i = j;
+        }
+    }
+    if (m && !trailing_escape && !unclosed)
         FUZZ_CHECK(resp_glob(star, pl + 1, a->p, sl), "a trailing '*' loses a match");
 }
 
