@@ -553,31 +553,6 @@ START_TEST(test_versions)
 }
 END_TEST
 
-/* Reads path whole into a new buffer (*len bytes). */
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_int_eq(fseek(fp, 0, SEEK_END), 0);
-    long n = ftell(fp);
-    ck_assert_int_ge(n, 0);
-    rewind(fp);
-    unsigned char *b = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(b);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
-    return b;
-}
-
-static void spit(const char *path, const unsigned char *b, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(b, 1, len, fp), len);
-    ck_assert_int_eq(fclose(fp), 0);
-}
-
 /* Version 4: an adblock filter's section after the last shard, read back
  * byte for byte, and every fault in it refused by name: a flipped body
  * byte (verify counts one bad part; the section reader says checksum), a
@@ -619,26 +594,26 @@ START_TEST(test_section)
     filter_free(g);
 
     size_t len;
-    unsigned char *b = slurp(path, &len);
+    unsigned char *b = tu_read_file(path, &len);
     b[len - 3] ^= 0x10; /* in the body */
-    spit(bad, b, len);
+    tu_write_file(bad, b, len);
     ck_assert_int_eq(format_verify(bad, 2, err, sizeof(err)), 1);
     ck_assert_msg(has_word(err, "corrupt section: checksum mismatch"), "%s", err);
     ck_assert_int_ne(format_read_section(bad, &fi, &got, &got_len, err, sizeof(err)), 0);
     ck_assert_msg(has_word(err, "checksum mismatch") && has_word(err, bad), "%s", err);
     b[len - 3] ^= 0x10;
-    spit(bad, b, len - 1);
+    tu_write_file(bad, b, len - 1);
     expect_refused(bad, "truncated", 1, -1);
     unsigned char *longer = malloc(len + 1);
     ck_assert_ptr_nonnull(longer);
     memcpy(longer, b, len);
     longer[len] = 0;
-    spit(bad, longer, len + 1);
+    tu_write_file(bad, longer, len + 1);
     expect_refused(bad, "trailing bytes after the section", 1, -1);
     free(longer);
     put_le(b + OFF_KEYS, 4, FILTER_KEYS_URL);
     fix_header_sum(b, OFF_TABLE + 2 * 32);
-    spit(bad, b, len);
+    tu_write_file(bad, b, len);
     expect_refused(bad, "key kind url with section kind 1", 1, -1);
     format_info_free(&fi);
     free(b);
