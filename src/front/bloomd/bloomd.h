@@ -1,0 +1,24 @@
+/* bloomd: bloomd's text protocol (docs/bloomd.md) on a connection of the net
+ * layer, on the addresses of `bloomd_listen`, so bloomd's clients and its
+ * own integration tests talk to bloomgated unchanged: check/c, multi/m,
+ * set/s, bulk/b, list, info, flush, and create/drop/close/clear through
+ * bloomd_admin. bloomd_proto.c parses, the command table answers, this glue
+ * writes bloomd's replies. Its ops run on the worker thread that owns the
+ * connection; bloomd_ops is constant. */
+#ifndef BLOOMGATE_BLOOMD_H
+#define BLOOMGATE_BLOOMD_H
+
+#include "front/bloomd/bloomd_proto.h"
+#include "net/conn.h"
+
+extern const struct conn_ops bloomd_ops;
+
+/* create, drop, close and clear, parsed whole (r->filter, r->create): the
+ * one place the run-time filter admin of bloomd's protocol is answered.
+ * close answers Done on a served filter (bloomgate keeps its filters mapped:
+ * there is nothing to unload); create, drop and clear answer bloomd's
+ * `Client Error: Command not supported` until filters are made at run time
+ * (issue 28). Worker thread that owns c. */
+void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r);
+
+#endif
