@@ -59,8 +59,8 @@ static void check_request(const struct bloomd_request *r, const char *line, size
     const char *name = bloomd_verb_name(r->verb);
     size_t vlen = strlen(name);
     bool full = n >= vlen && memcmp(line, name, vlen) == 0 && (n == vlen || line[vlen] == ' ');
-    bool alias = n >= 1 && line[0] == name[0] && (n == 1 || line[1] == ' ') &&
-                 (r->verb <= BLOOMD_BULK);
+    bool alias =
+        n >= 1 && line[0] == name[0] && (n == 1 || line[1] == ' ') && (r->verb <= BLOOMD_BULK);
     FUZZ_CHECK(full || alias, "verb %s from a line that does not start with it", name);
     FUZZ_CHECK(inside(r->filter, line, n) && inside(r->arg, line, n), "token outside its line");
     FUZZ_CHECK(r->n_keys <= max_keys, "%zu keys over %zu", r->n_keys, max_keys);
@@ -120,8 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while (off < in.len) {
         struct bloomd_request r;
         size_t used = 0;
-        enum bloomd_status st =
-            bloomd_next(s + off, in.len - off, &lim, &r, keys, &used, &scanned);
+        enum bloomd_status st = bloomd_next(s + off, in.len - off, &lim, &r, keys, &used, &scanned);
         const char *lf = memchr(s + off, '\n', in.len - off);
         size_t line_len = lf ? (size_t)(lf - (s + off)) : in.len - off;
         if (st == BLOOMD_NEED_MORE) {

@@ -98,8 +98,7 @@ START_TEST(test_commands)
     struct dh_conn *l = dh_connect(d);
     ck_assert_str_eq(dh_cmd(l, "MCHECK foobar test x1 zz"), "YES YES NO");
     /* check's key is the rest of the line, spaces and all. */
-    expect(c, "s foobar two words\nc foobar two words\nm foobar two words\n",
-           "Yes\nYes\nNo No\n");
+    expect(c, "s foobar two words\nc foobar two words\nm foobar two words\n", "Yes\nYes\nNo No\n");
     /* list: name order, bloomd's five columns; a prefix. */
     expect(c, "list\n", "START\nexact 0.000100 64 3 3\nfoobar 0.000100 275392 100000 7\nEND\n");
     expect(c, "list foo\nlist zz\n", "START\nfoobar 0.000100 275392 100000 7\nEND\nSTART\nEND\n");
@@ -127,8 +126,9 @@ START_TEST(test_commands)
            "Client Error: Must provide filter name\nClient Error: Command not supported\n"
            "Client Error: Command not supported\nClient Error: Command not supported\n");
     /* create's name and options are bloomd's; making filters is not there yet. */
-    expect(c, "create a\tb\ncreate f capacity=5\ncreate f capacity=20000\ndrop foobar\n"
-              "clear foobar\n",
+    expect(c,
+           "create a\tb\ncreate f capacity=5\ncreate f capacity=20000\ndrop foobar\n"
+           "clear foobar\n",
            "Client Error: Bad filter name\nClient Error: Bad arguments\n"
            "Client Error: Command not supported\nClient Error: Command not supported\n"
            "Client Error: Command not supported\n");
@@ -232,7 +232,8 @@ START_TEST(test_counted)
 {
     struct dh_daemon *d = start(NULL);
     struct dh_conn *c = bconnect(d);
-    expect(c, "m exact a b z\nnope\nc exact a\n", "Yes Yes No\nClient Error: Command not supported\nYes\n");
+    expect(c, "m exact a b z\nnope\nc exact a\n",
+           "Yes Yes No\nClient Error: Command not supported\nYes\n");
     struct dh_conn *l = dh_connect(d);
     const char *info = dh_cmd(l, "INFO");
     ck_assert_msg(strstr(info, "\"bloomd_requests\":3") != NULL, "%s", info);
@@ -247,8 +248,8 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("bloomd");
-    const TTest *tests[] = {test_commands, test_pipelining, test_limits, test_auth, test_counted,
-                            NULL};
+    const TTest *tests[] = {test_commands, test_pipelining, test_limits,
+                            test_auth,     test_counted,    NULL};
     dh_add_case(s, "bloomd", 120, tests);
     return dh_run_suite(s);
 }

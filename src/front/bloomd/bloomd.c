@@ -198,7 +198,8 @@ static bool figures_of(struct conn *c, const struct catalog *cat, const struct f
 
 static int by_name(const void *a, const void *b)
 {
-    const struct fentry *x = *(const struct fentry *const *)a, *y = *(const struct fentry *const *)b;
+    const struct fentry *x = *(const struct fentry *const *)a,
+                        *y = *(const struct fentry *const *)b;
     size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
     int d = memcmp(x->name, y->name, n);
     return d ? d : (x->name_len > y->name_len) - (x->name_len < y->name_len);
@@ -228,9 +229,8 @@ static void verb_list(struct conn *c, const struct catalog *cat, const struct bl
         if (!figures_of(c, cat, sorted[i], &fig))
             continue; /* bloomd skips a filter it cannot read, too */
         char line[REGISTRY_NAME_MAX + 160];
-        size_t n = bloomd_format_list_line(line, sizeof(line), sorted[i]->name,
-                                           sorted[i]->name_len, fig.prob, fig.bytes, fig.capacity,
-                                           fig.items);
+        size_t n = bloomd_format_list_line(line, sizeof(line), sorted[i]->name, sorted[i]->name_len,
+                                           fig.prob, fig.bytes, fig.capacity, fig.items);
         if (n <= sizeof(line))
             conn_reply_bytes(c, line, n);
     }
@@ -389,8 +389,7 @@ static size_t one_request(struct conn *c, char *p, size_t n, void *arg)
     struct process_arg *a = arg;
     struct bloomd_request req;
     size_t used = 0;
-    enum bloomd_status st =
-        bloomd_next(p, n, &a->lim, &req, BW(c)->keys, &used, &BC(c)->scanned);
+    enum bloomd_status st = bloomd_next(p, n, &a->lim, &req, BW(c)->keys, &used, &BC(c)->scanned);
     switch (st) {
     case BLOOMD_NEED_MORE:
         return 0;
@@ -440,8 +439,8 @@ static size_t bloomd_in_limit(const struct conf *cf)
 static void bloomd_in_full(struct conn *c, enum conn_full why)
 {
     if (why == CONN_FULL_BUDGET)
-        reply_client_error(
-            c, "the server's request buffers are full (max_buffered); try again later");
+        reply_client_error(c,
+                           "the server's request buffers are full (max_buffered); try again later");
 }
 
 /* A line begun more than request_timeout ago that has not ended: say so

@@ -129,8 +129,8 @@ static bool create_option(struct bloomd_create *o, const char *p, size_t n)
 static enum bloomd_status parse_create(struct bloomd_request *req, const char *args, size_t n)
 {
     struct bloomd_create *o = &req->create;
-    *o = (struct bloomd_create){BLOOMD_DEFAULT_CAPACITY, BLOOMD_DEFAULT_PROB, 0, false, false,
-                                false};
+    *o = (struct bloomd_create){
+        BLOOMD_DEFAULT_CAPACITY, BLOOMD_DEFAULT_PROB, 0, false, false, false};
     const char *sp = space_in(args, n);
     size_t name_len = sp ? (size_t)(sp - args) : n;
     if (!bloomd_valid_name(args, name_len))
@@ -322,18 +322,17 @@ size_t bloomd_format_info(char *out, size_t cap, const struct bloomd_info *in)
 {
     char buf[1024];
     double prob = isfinite(in->probability) && fabs(in->probability) < 1e9 ? in->probability : 0;
-    int n = snprintf(buf, sizeof(buf),
-                     "START\ncapacity %llu\nchecks %llu\ncheck_hits %llu\ncheck_misses %llu\n"
-                     "in_memory %d\npage_ins %llu\npage_outs %llu\nprobability %f\nsets %llu\n"
-                     "set_hits %llu\nset_misses %llu\nsize %llu\nstorage %llu\nEND\n",
-                     (unsigned long long)in->capacity,
-                     (unsigned long long)(in->check_hits + in->check_misses),
-                     (unsigned long long)in->check_hits, (unsigned long long)in->check_misses,
-                     in->in_memory, (unsigned long long)in->page_ins,
-                     (unsigned long long)in->page_outs, prob,
-                     (unsigned long long)(in->set_hits + in->set_misses),
-                     (unsigned long long)in->set_hits, (unsigned long long)in->set_misses,
-                     (unsigned long long)in->size, (unsigned long long)in->storage);
+    int n = snprintf(
+        buf, sizeof(buf),
+        "START\ncapacity %llu\nchecks %llu\ncheck_hits %llu\ncheck_misses %llu\n"
+        "in_memory %d\npage_ins %llu\npage_outs %llu\nprobability %f\nsets %llu\n"
+        "set_hits %llu\nset_misses %llu\nsize %llu\nstorage %llu\nEND\n",
+        (unsigned long long)in->capacity, (unsigned long long)(in->check_hits + in->check_misses),
+        (unsigned long long)in->check_hits, (unsigned long long)in->check_misses, in->in_memory,
+        (unsigned long long)in->page_ins, (unsigned long long)in->page_outs, prob,
+        (unsigned long long)(in->set_hits + in->set_misses), (unsigned long long)in->set_hits,
+        (unsigned long long)in->set_misses, (unsigned long long)in->size,
+        (unsigned long long)in->storage);
     if (n < 0 || (size_t)n >= sizeof(buf) || (size_t)n > cap)
         return n < 0 ? 0 : (size_t)n;
     memcpy(out, buf, (size_t)n);

@@ -96,20 +96,20 @@ struct bloomd_token {
 
 /* create's options, bloomd's defaults where the line gives none. */
 struct bloomd_create {
-    uint64_t capacity; /* capacity=, > 10000 */
-    double prob;       /* prob=, in (0, 0.1) */
-    int in_memory;     /* in_memory=, 0 or 1 */
+    uint64_t capacity;                          /* capacity=, > 10000 */
+    double prob;                                /* prob=, in (0, 0.1) */
+    int in_memory;                              /* in_memory=, 0 or 1 */
     bool has_capacity, has_prob, has_in_memory; /* given on the line */
 };
 
 struct bloomd_request {
-    enum bloomd_verb verb;       /* valid on BLOOMD_REQUEST */
-    bool has_filter;             /* filter is set (not for list, nor flush alone) */
-    struct bloomd_token filter;  /* may be empty: bloomd then answers Filter does not exist */
-    struct bloomd_token arg;     /* list's prefix (may be empty), auth's token */
-    struct bloomd_token *keys;   /* the caller's storage; n_keys used */
-    size_t n_keys;               /* check and set: 1; multi and bulk: at least 1 */
-    struct bloomd_create create; /* create's options */
+    enum bloomd_verb verb;           /* valid on BLOOMD_REQUEST */
+    bool has_filter;                 /* filter is set (not for list, nor flush alone) */
+    struct bloomd_token filter;      /* may be empty: bloomd then answers Filter does not exist */
+    struct bloomd_token arg;         /* list's prefix (may be empty), auth's token */
+    struct bloomd_token *keys;       /* the caller's storage; n_keys used */
+    size_t n_keys;                   /* check and set: 1; multi and bulk: at least 1 */
+    struct bloomd_create create;     /* create's options */
     char errmsg[BLOOMD_ERRMSG_SIZE]; /* BLOOMD_ERROR/FATAL: after "Client Error: " */
 };
 

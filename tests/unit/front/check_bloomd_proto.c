@@ -42,11 +42,11 @@ START_TEST(test_verbs)
         const char *line;
         enum bloomd_verb v;
     } ok[] = {
-        {"check f k\n", BLOOMD_CHECK}, {"c f k\n", BLOOMD_CHECK},   {"multi f k\n", BLOOMD_MULTI},
-        {"m f k\n", BLOOMD_MULTI},     {"set f k\n", BLOOMD_SET},   {"s f k\n", BLOOMD_SET},
-        {"bulk f k\n", BLOOMD_BULK},   {"b f k\n", BLOOMD_BULK},    {"list\n", BLOOMD_LIST},
+        {"check f k\n", BLOOMD_CHECK}, {"c f k\n", BLOOMD_CHECK},     {"multi f k\n", BLOOMD_MULTI},
+        {"m f k\n", BLOOMD_MULTI},     {"set f k\n", BLOOMD_SET},     {"s f k\n", BLOOMD_SET},
+        {"bulk f k\n", BLOOMD_BULK},   {"b f k\n", BLOOMD_BULK},      {"list\n", BLOOMD_LIST},
         {"info f\n", BLOOMD_INFO},     {"create f\n", BLOOMD_CREATE}, {"drop f\n", BLOOMD_DROP},
-        {"close f\n", BLOOMD_CLOSE},   {"clear f\n", BLOOMD_CLEAR}, {"flush\n", BLOOMD_FLUSH},
+        {"close f\n", BLOOMD_CLOSE},   {"clear f\n", BLOOMD_CLEAR},   {"flush\n", BLOOMD_FLUSH},
         {"auth t\n", BLOOMD_AUTH},
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -201,8 +201,8 @@ START_TEST(test_create_options)
     ck_assert_int_eq(parse("create f capacity=20000 capacity=30000\n"), BLOOMD_REQUEST);
     ck_assert_uint_eq(r.create.capacity, 30000);
     /* sscanf's EOF before a conversion counts as a match: these are no-ops. */
-    static const char *const noop[] = {"create f in_memory\n", "create f cap\n", "create f \n",
-                                       "create f  \n", "create f prob=\n", "create f p\n",
+    static const char *const noop[] = {"create f in_memory\n",  "create f cap\n",   "create f \n",
+                                       "create f  \n",          "create f prob=\n", "create f p\n",
                                        "create f capacity=\t\n"};
     for (size_t i = 0; i < sizeof(noop) / sizeof(noop[0]); i++) {
         ck_assert_msg(parse(noop[i]) == BLOOMD_REQUEST, "%s", noop[i]);
