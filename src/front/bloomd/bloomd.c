@@ -218,7 +218,8 @@ static void verb_list(struct conn *c, const struct catalog *cat, const struct bl
     size_t m = 0;
     for (size_t i = 0; i < cat->n; i++) {
         const struct fentry *e = &cat->entries[i];
-        if (e->name_len >= r->arg.len && memcmp(e->name, r->arg.p, r->arg.len) == 0)
+        if (r->arg.len == 0 ||
+            (e->name_len >= r->arg.len && memcmp(e->name, r->arg.p, r->arg.len) == 0))
             sorted[m++] = e;
     }
     if (m > 1)
