@@ -133,7 +133,7 @@ static void reply_call_err(struct conn *c, const struct cmd_call *call, enum blo
  * answers as bloomd's Yes/No words: a check's Yes is "found", a set's Yes
  * is "new" (bloomd's set_hits), as ADD's NEW. */
 static void verb_keys(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
-                      enum cmd_id id)
+                      const struct bloomd_verb_row *v)
 {
     struct bloomd_worker *bw = BW(c);
     size_t n = r->n_keys;
@@ -143,7 +143,7 @@ static void verb_keys(struct conn *c, const struct catalog *cat, const struct bl
     }
     struct cmd_call call;
     call_init(c, &call, cat, r, n);
-    cmd_run(&bw->cw.env, id, NULL, &call);
+    cmd_run(&bw->cw.env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
         reply_call_err(c, &call, r->verb, n);
         return;
@@ -208,7 +208,8 @@ static int by_name(const void *a, const void *b)
 /* list [prefix]: START, `name prob bytes capacity size` for each served
  * filter whose name starts with prefix, in name order as bloomd's radix
  * tree gives them, END. */
-static void verb_list(struct conn *c, const struct catalog *cat, const struct bloomd_request *r)
+static void verb_list(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
+                      const struct bloomd_verb_row *v)
 {
     const struct fentry **sorted = cat->n ? malloc(cat->n * sizeof(*sorted)) : NULL;
     if (cat->n && !sorted) {
@@ -245,11 +246,12 @@ static void verb_list(struct conn *c, const struct catalog *cat, const struct bl
  * started), as bloomd counts since it loaded the filter; page_ins and
  * page_outs are 0 and in_memory 1, since bloomgate never unmaps a served
  * filter (docs/bloomd.md). */
-static void verb_info(struct conn *c, const struct catalog *cat, const struct bloomd_request *r)
+static void verb_info(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
+                      const struct bloomd_verb_row *v)
 {
     struct cmd_call call;
     call_init(c, &call, cat, r, 0);
-    if (cmd_admit(&call, CMD_INFO) != CMD_OK) {
+    if (cmd_admit(&call, v->id) != CMD_OK) {
         reply_call_err(c, &call, r->verb, 0);
         return;
     }
@@ -292,7 +294,8 @@ static void verb_info(struct conn *c, const struct catalog *cat, const struct bl
  * bloomd writes its dirty pages out; bloomgate's journal is synced by its
  * `fsync` setting whatever the client asks, so there is nothing to start
  * here (a checkpoint on flush is issue 28's, with filters made at run time). */
-static void verb_flush(struct conn *c, const struct catalog *cat, const struct bloomd_request *r)
+static void verb_flush(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
+                       const struct bloomd_verb_row *v)
 {
     if (r->has_filter && !catalog_find(cat, r->filter.p, r->filter.len)) {
         reply_fail(c, BLOOMD_NOT_EXIST);
@@ -303,7 +306,8 @@ static void verb_flush(struct conn *c, const struct catalog *cat, const struct b
 
 /* auth <token>: bloomgate's own verb (bloomd has no credentials): the
  * admin_token, as the line protocol's AUTH, for sets from off loopback. */
-static void verb_auth(struct conn *c, const struct catalog *cat, const struct bloomd_request *r)
+static void verb_auth(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
+                      const struct bloomd_verb_row *v)
 {
     const char *tok = cat->conf->admin_token;
     if (!tok) {
@@ -320,8 +324,10 @@ static void verb_auth(struct conn *c, const struct catalog *cat, const struct bl
     reply_client_error(c, "wrong token");
 }
 
-void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r)
+void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
+                  const struct bloomd_verb_row *v)
 {
+    (void)v;
     switch (r->verb) {
     case BLOOMD_CLOSE:
         /* bloomd unmaps the filter and keeps it listed; a check pages it
@@ -343,39 +349,10 @@ void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd
     }
 }
 
-/* One request: its verb's reply. */
-static void dispatch(struct conn *c, const struct catalog *cat, const struct bloomd_request *r)
-{
-    switch (r->verb) {
-    case BLOOMD_CHECK:
-    case BLOOMD_MULTI:
-        verb_keys(c, cat, r, CMD_CHECK);
-        return;
-    case BLOOMD_SET:
-    case BLOOMD_BULK:
-        verb_keys(c, cat, r, CMD_ADD);
-        return;
-    case BLOOMD_LIST:
-        verb_list(c, cat, r);
-        return;
-    case BLOOMD_INFO:
-        verb_info(c, cat, r);
-        return;
-    case BLOOMD_FLUSH:
-        verb_flush(c, cat, r);
-        return;
-    case BLOOMD_AUTH:
-        verb_auth(c, cat, r);
-        return;
-    case BLOOMD_CREATE:
-    case BLOOMD_DROP:
-    case BLOOMD_CLOSE:
-    case BLOOMD_CLEAR:
-    case BLOOMD_VERB_COUNT_:
-        bloomd_admin(c, cat, r);
-        return;
-    }
-}
+/* Every verb's row, from bloomd_proto.h: indexed by enum bloomd_verb. */
+#define BLOOMD_VERB_ROW_(sym, name, alias, args, ...) [BLOOMD_##sym] = {__VA_ARGS__},
+const struct bloomd_verb_row bloomd_verbs[BLOOMD_VERB_COUNT_] = {BLOOMD_VERBS(BLOOMD_VERB_ROW_)};
+#undef BLOOMD_VERB_ROW_
 
 struct process_arg {
     const struct catalog *cat;
@@ -403,7 +380,7 @@ static size_t one_request(struct conn *c, char *p, size_t n, void *arg)
         reply_client_error(c, req.errmsg);
         return used;
     case BLOOMD_REQUEST:
-        dispatch(c, a->cat, &req);
+        bloomd_verbs[req.verb].run(c, a->cat, &req, &bloomd_verbs[req.verb]);
         return used;
     }
     return used;

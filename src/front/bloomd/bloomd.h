@@ -8,8 +8,26 @@
 #ifndef BLOOMGATE_BLOOMD_H
 #define BLOOMGATE_BLOOMD_H
 
+#include "core/cmd.h"
 #include "front/bloomd/bloomd_proto.h"
 #include "net/conn.h"
+
+/* A row's .id for a verb the front answers alone (flush, auth, the admin). */
+#define BLOOMD_OWN CMD_COUNT_
+
+struct bloomd_verb_row;
+/* How a verb's reply is made. Worker thread. */
+typedef void (*bloomd_verb_fn)(struct conn *c, const struct catalog *cat,
+                               const struct bloomd_request *r, const struct bloomd_verb_row *v);
+
+/* The glue's columns of a verb (bloomd_proto.h's BLOOMD_VERBS). */
+struct bloomd_verb_row {
+    bloomd_verb_fn run; /* the reply */
+    enum cmd_id id;     /* the command table's row, or BLOOMD_OWN */
+};
+
+/* Indexed by enum bloomd_verb: every verb has its row. */
+extern const struct bloomd_verb_row bloomd_verbs[BLOOMD_VERB_COUNT_];
 
 extern const struct conn_ops bloomd_ops;
 
@@ -19,6 +37,7 @@ extern const struct conn_ops bloomd_ops;
  * there is nothing to unload); create, drop and clear answer bloomd's
  * `Client Error: Command not supported` until filters are made at run time
  * (issue 28). Worker thread that owns c. */
-void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r);
+void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
+                  const struct bloomd_verb_row *v);
 
 #endif

@@ -19,7 +19,7 @@ struct bloomd_verb_row {
     enum bloomd_args args;
 };
 
-#define BLOOMD_ROW_(sym, name, alias, args) [BLOOMD_##sym] = {name, alias, args},
+#define BLOOMD_ROW_(sym, name, alias, args, ...) [BLOOMD_##sym] = {name, alias, args},
 static const struct bloomd_verb_row rows[BLOOMD_VERB_COUNT_] = {BLOOMD_VERBS(BLOOMD_ROW_)};
 #undef BLOOMD_ROW_
 

@@ -22,23 +22,28 @@ enum bloomd_args {
     BLOOMD_ARGS_TOKEN,  /* <token>: auth, bloomgate's own */
 };
 
-/* X(SYM, "word", "alias", args): bloomd's verbs in its order of matching
- * (determine_client_command), each with its one-letter alias or NULL. The
- * glue's rows (bloomd.c) are indexed by the same enum. auth is bloomgate's:
- * bloomd has no credentials, and a client off loopback needs one to set. */
+/* X(SYM, "word", "alias", args, glue...): bloomd's verbs in its order of
+ * matching (determine_client_command), each with its one-letter alias or
+ * NULL and how its arguments are read. The rest are bloomd.c's, designated
+ * initializers of struct bloomd_verb_row: .run how the reply is made, .id
+ * the command table's row it runs (BLOOMD_OWN: the front answers alone);
+ * the parser never expands them. auth is bloomgate's: bloomd has no
+ * credentials, and a client off loopback needs one to set. */
+/* clang-format off */
 #define BLOOMD_VERBS(X)                                                                            \
-    X(CHECK, "check", "c", BLOOMD_ARGS_KEY)                                                        \
-    X(MULTI, "multi", "m", BLOOMD_ARGS_KEYS)                                                       \
-    X(SET, "set", "s", BLOOMD_ARGS_KEY)                                                            \
-    X(BULK, "bulk", "b", BLOOMD_ARGS_KEYS)                                                         \
-    X(LIST, "list", NULL, BLOOMD_ARGS_PREFIX)                                                      \
-    X(INFO, "info", NULL, BLOOMD_ARGS_FILTER)                                                      \
-    X(CREATE, "create", NULL, BLOOMD_ARGS_CREATE)                                                  \
-    X(DROP, "drop", NULL, BLOOMD_ARGS_FILTER)                                                      \
-    X(CLOSE, "close", NULL, BLOOMD_ARGS_FILTER)                                                    \
-    X(CLEAR, "clear", NULL, BLOOMD_ARGS_FILTER)                                                    \
-    X(FLUSH, "flush", NULL, BLOOMD_ARGS_OPT)                                                       \
-    X(AUTH, "auth", NULL, BLOOMD_ARGS_TOKEN)
+    X(CHECK, "check", "c", BLOOMD_ARGS_KEY, .run = verb_keys, .id = CMD_CHECK)                     \
+    X(MULTI, "multi", "m", BLOOMD_ARGS_KEYS, .run = verb_keys, .id = CMD_CHECK)                    \
+    X(SET, "set", "s", BLOOMD_ARGS_KEY, .run = verb_keys, .id = CMD_ADD)                           \
+    X(BULK, "bulk", "b", BLOOMD_ARGS_KEYS, .run = verb_keys, .id = CMD_ADD)                        \
+    X(LIST, "list", NULL, BLOOMD_ARGS_PREFIX, .run = verb_list, .id = CMD_INFO)                    \
+    X(INFO, "info", NULL, BLOOMD_ARGS_FILTER, .run = verb_info, .id = CMD_INFO)                    \
+    X(CREATE, "create", NULL, BLOOMD_ARGS_CREATE, .run = bloomd_admin, .id = BLOOMD_OWN)           \
+    X(DROP, "drop", NULL, BLOOMD_ARGS_FILTER, .run = bloomd_admin, .id = BLOOMD_OWN)               \
+    X(CLOSE, "close", NULL, BLOOMD_ARGS_FILTER, .run = bloomd_admin, .id = BLOOMD_OWN)             \
+    X(CLEAR, "clear", NULL, BLOOMD_ARGS_FILTER, .run = bloomd_admin, .id = BLOOMD_OWN)             \
+    X(FLUSH, "flush", NULL, BLOOMD_ARGS_OPT, .run = verb_flush, .id = BLOOMD_OWN)                  \
+    X(AUTH, "auth", NULL, BLOOMD_ARGS_TOKEN, .run = verb_auth, .id = BLOOMD_OWN)
+/* clang-format on */
 
 /* clang-format off */
 #define BLOOMD_VERB_ENUM_(sym, ...) BLOOMD_##sym,
