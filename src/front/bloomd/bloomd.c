@@ -343,7 +343,12 @@ void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd
     case BLOOMD_CLEAR:
     default:
         /* Filters made, dropped and forgotten at run time: issue 28's core,
-         * wired here once it lands (r->create holds create's options). */
+         * wired here once it lands (r->create holds create's options). An
+         * answer given later (as RELOAD's, conn_reload) must copy the name:
+         * r's tokens point into c->in, which is dropped once this returns,
+         * and a bloomd name may hold 200 bytes. bloomd's words then: Done,
+         * Exists (create of a name served), Filter does not exist, Delete
+         * in progress, Filter is not proxied. Close it first. (clear). */
         reply_client_error(c, BLOOMD_MSG_NOT_SUPPORTED);
         return;
     }
