@@ -227,6 +227,29 @@ START_TEST(test_auth)
 }
 END_TEST
 
+/* A growing filter answers as bloomd's scalable one: its capacity is its
+ * sub-filters' summed (4, 8, 16, 32 and 64 after 100 adds). */
+START_TEST(test_growing)
+{
+    struct dh_daemon *d =
+        start("filter grow {\n  capacity 4\n  fpr 0.01\n  growth on\n  journal off\n}\n");
+    struct dh_conn *c = bconnect(d);
+    char req[1024] = "b grow", want[512] = "";
+    for (int i = 0; i < 100; i++) {
+        snprintf(req + strlen(req), sizeof(req) - strlen(req), " k%d", i);
+        strcat(want, i ? " Yes" : "Yes");
+    }
+    strcat(req, "\n");
+    strcat(want, "\n");
+    expect(c, req, want);
+    ck_assert_int_eq(info_value(c, "grow", "capacity"), 124);
+    ck_assert_int_eq(info_value(c, "grow", "size"), 100);
+    ck_assert_int_eq(info_value(c, "grow", "set_hits"), 100);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* Its counters show in the line protocol's INFO, under their own protocol. */
 START_TEST(test_counted)
 {
@@ -248,8 +271,8 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("bloomd");
-    const TTest *tests[] = {test_commands, test_pipelining, test_limits,
-                            test_auth,     test_counted,    NULL};
+    const TTest *tests[] = {test_commands, test_pipelining, test_limits, test_auth,
+                            test_growing,  test_counted,    NULL};
     dh_add_case(s, "bloomd", 120, tests);
     return dh_run_suite(s);
 }
