@@ -154,6 +154,26 @@ static void free_cf(struct conf_filter *cf)
     free(cf);
 }
 
+void created_free_cf(struct conf_filter *cf)
+{
+    free_cf(cf);
+}
+
+struct conf_filter *created_parse_block(const char *text, size_t len, const char *path, char *err,
+                                        size_t errlen)
+{
+    return parse_block(text, len, path, err, errlen);
+}
+
+struct conf_filter *created_parse_op(const struct reload_op *op, const char *journal, char *err,
+                                     size_t errlen)
+{
+    char text[BLOCK_MAX];
+    if (op_text(op, journal, text, sizeof(text), err, errlen) != 0)
+        return NULL;
+    return parse_block(text, strlen(text), "(create)", err, errlen);
+}
+
 /* Write cf's block to path atomically (fsync, rename, fsync the directory):
  * once this returns 0 the filter survives a crash. */
 static int write_block(const struct conf_filter *cf, const char *path, char *err, size_t errlen)

@@ -25,6 +25,15 @@
 size_t created_count(const struct catalog *c);
 uint64_t created_bytes(const struct catalog *c);
 
+/* The pure parts, for tests and the fuzz harness (any thread): a CREATE's
+ * options as an owned filter block whose journal is `journal`, and a state
+ * file's block text (path names it in messages); NULL with why. */
+struct conf_filter *created_parse_op(const struct reload_op *op, const char *journal, char *err,
+                                     size_t errlen);
+struct conf_filter *created_parse_block(const char *text, size_t len, const char *path, char *err,
+                                        size_t errlen);
+void created_free_cf(struct conf_filter *cf);
+
 /* Run one operation (not RELOAD_OP_RELOAD) and publish its outcome; the
  * report reload.h describes. Reload thread. */
 json_t *created_run(struct registry *reg, unsigned threads, const struct reload_op *op);
