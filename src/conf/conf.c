@@ -102,6 +102,7 @@ const struct directive conf_directives[] = {
     INT(   "max_filters",      GLOBAL, max_filters,      "1000",  0,       CONF_MAX_CREATED, F_RELOAD),
     SIZE(  "max_created_memory", GLOBAL, max_created_memory, NULL, 0,      FILTER_MAX_BYTES, F_RELOAD),
     ENUM(  "auto_create",      GLOBAL, auto_create,      conf_on_off,  "on",               F_RELOAD),
+    SIZE(  "checkpoint_bytes", GLOBAL, checkpoint_bytes, "64M",   0,       1024 * GIB, F_RELOAD),
 
     PATH(  "file",             FILTER, file,                                          F_RELOAD),
     SIZE(  "capacity",         FILTER, capacity,         NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
@@ -219,7 +220,9 @@ void conf_filter_clear(struct conf_filter *f)
  * journal path is the state directory's. Any thread. -1 if len is short. */
 int conf_filter_text(const struct conf_filter *f, char *buf, size_t len)
 {
-    char mm[40] = "", win[80] = "", keys[32] = "";
+    char mm[40] = "", win[80] = "", keys[32] = "", file[4200] = "";
+    if (f->file)
+        snprintf(file, sizeof(file), "  file \"%s\"\n", f->file);
     if (f->max_memory)
         snprintf(mm, sizeof(mm), "  max_memory %llu\n", (unsigned long long)f->max_memory);
     if (f->window)
@@ -228,11 +231,12 @@ int conf_filter_text(const struct conf_filter *f, char *buf, size_t len)
         snprintf(keys, sizeof(keys), "  keys %s\n", conf_enum_name(conf_key_kinds, (int)f->keys));
     int n = snprintf(buf, len,
                      "filter \"%s\" {\n  capacity %llu\n  fpr %.17g\n  layout %s\n%s"
-                     "  growth %s\n%s%s  full %s\n  fsync %s\n  journal \"%s\"\n}\n",
+                     "  growth %s\n%s%s  full %s\n  fsync %s\n%s  journal \"%s\"\n}\n",
                      f->name, (unsigned long long)f->capacity, f->fpr,
                      conf_enum_name(conf_layouts, (int)f->layout), keys,
                      f->growth ? "on" : "off", mm, win, conf_enum_name(conf_fulls, (int)f->full),
-                     conf_enum_name(conf_fsyncs, (int)f->fsync), f->journal ? f->journal : "");
+                     conf_enum_name(conf_fsyncs, (int)f->fsync), file,
+                     f->journal ? f->journal : "");
     return n < 0 || (size_t)n >= len ? -1 : n;
 }
 

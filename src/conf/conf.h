@@ -167,6 +167,7 @@ struct conf {
     unsigned max_filters;       /* created filters served at once */
     uint64_t max_created_memory; /* bytes all created filters may take together */
     unsigned auto_create;       /* 1: RESP's BF.ADD/BF.MADD/BF.INSERT make a missing key */
+    uint64_t checkpoint_bytes;  /* a created filter's journal past this is cut (0: only FLUSH) */
 
     struct conf_filter *filters; /* in file order */
     size_t n_filters;
@@ -205,8 +206,9 @@ void conf_free(struct conf *conf);
 /* The filter called name, or NULL. */
 const struct conf_filter *conf_find_filter(const struct conf *conf, const char *name);
 
-/* A filter block that starts empty, as config text, into buf (the options
- * conf_parse reads back to the same values). Its length, or -1 if len is
+/* A filter block as config text, into buf: every option of a filter that
+ * starts empty, its file if it has one (a checkpoint), its journal; what
+ * conf_parse reads back to the same values. Its length, or -1 if len is
  * short. */
 int conf_filter_text(const struct conf_filter *f, char *buf, size_t len);
 

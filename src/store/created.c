@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "bloom/filter.h"
+#include "bloom/format.h"
 #include "store/journal.h"
 #include "store/loader.h"
 #include "store/reload_int.h"
@@ -135,8 +136,8 @@ static struct conf_filter *parse_block(const char *text, size_t len, const char 
         return NULL;
     }
     struct conf_filter *cf = NULL;
-    if (c->n_filters != 1 || c->filters[0].file || c->filters[0].allow || !c->filters[0].journal)
-        snprintf(err, errlen, "%s: not one filter block with a journal and no file", path);
+    if (c->n_filters != 1 || c->filters[0].allow || !c->filters[0].journal)
+        snprintf(err, errlen, "%s: not one filter block with a journal and no allow-list", path);
     else if (!(cf = malloc(sizeof(*cf))))
         snprintf(err, errlen, "out of memory");
     else {
@@ -280,6 +281,11 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
     struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
     if (!cf)
         return "bad_option";
+    if (cf->file) { /* a checkpoint's: not an option (op_text never writes one) */
+        free_cf(cf);
+        snprintf(err, errlen, "file is not an option of a created filter");
+        return "bad_option";
+    }
     struct fentry e;
     memset(&e, 0, sizeof(e));
     const char *code = "failed";
@@ -375,6 +381,7 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
     snprintf(journal, sizeof(journal), "%s.journal", base);
     struct conf_filter tmp = *st->created;
     tmp.journal = journal;
+    tmp.file = NULL; /* empty: not its last checkpoint */
     if (conf_filter_text(&tmp, text, sizeof(text)) < 0) {
         snprintf(err, errlen, "its options do not fit a block");
         return "failed";
@@ -421,7 +428,94 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
     return NULL;
 }
 
-/* Sync the journal of name, or every filter's (name empty). */
+/* Whether e's bits can be written as a filter file and loaded back as they
+ * are: a plain blocked or classic filter (not growing, windowed, counting or
+ * fuse). */
+static bool checkpointable(const struct fentry *e)
+{
+    const struct filter *f = e->v->f;
+    return e->created && !f->comp && (f->layout == FILTER_BLOCKED || f->layout == FILTER_CLASSIC);
+}
+
+/* A checkpoint of created filter e: its bits written as a filter file under a
+ * new base, with a new empty journal, so a restart loads the file and
+ * replays only what came after instead of every add ever made. Adds wait
+ * (the filter's mutation lock) from the file's write to the journal's swap,
+ * and the new block is durable before the swap: a crash before it leaves the
+ * old block and journal, complete; after it, the new ones. Then the old base's
+ * files go. 0, or -1 with why. */
+static int checkpoint(struct registry *reg, const struct fentry *e, char *err, size_t errlen)
+{
+    struct fstate *st = e->st;
+    const char *dir = registry_read(reg)->conf->state_dir;
+    char base[BASE_MAX], path[BASE_MAX + 16], journal[BASE_MAX + 16], file[BASE_MAX + 16];
+    char text[BLOCK_MAX];
+    snprintf(base, sizeof(base), "%s/c%08llu", dir, (unsigned long long)++reg->created_seq);
+    snprintf(path, sizeof(path), "%s.conf", base);
+    snprintf(journal, sizeof(journal), "%s.journal", base);
+    snprintf(file, sizeof(file), "%s.bloom", base);
+    struct conf_filter tmp = *st->created;
+    tmp.journal = journal;
+    tmp.file = file;
+    if (conf_filter_text(&tmp, text, sizeof(text)) < 0) {
+        snprintf(err, errlen, "its options do not fit a block");
+        return -1;
+    }
+    struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
+    if (!cf)
+        return -1;
+    double t0 = util_now();
+    uint64_t was_bytes = 0;
+    pthread_mutex_lock(&st->mut_mu);
+    struct journal *j = NULL, *was = atomic_load(&st->journal);
+    was_bytes = was ? journal_end(was) : 0;
+    if (format_write(e->v->f, file, 1, err, errlen) != 0 ||
+        !(j = reload_open_journal(cf, err, errlen)) || write_block(cf, path, err, errlen) != 0) {
+        pthread_mutex_unlock(&st->mut_mu);
+        reload_close_journal(j);
+        unlink(journal);
+        unlink(file);
+        free_cf(cf);
+        return -1;
+    }
+    atomic_store(&st->journal, j);
+    pthread_mutex_unlock(&st->mut_mu);
+    reload_close_journal(was);
+    char *old_base = st->created_base;
+    struct conf_filter *old_cf = st->created;
+    st->created = cf;
+    st->created_base = strdup(base);
+    registry_synchronize(reg); /* INFO may have been reading the old block */
+    if (old_base)
+        remove_files(old_base);
+    free(old_base);
+    free_cf(old_cf);
+    log_info("filter %s: checkpoint %s (a journal of %llu bytes cut; adds waited %.3f s)",
+             e->name, file, (unsigned long long)was_bytes, util_now() - t0);
+    return 0;
+}
+
+void created_tick(struct registry *reg)
+{
+    const struct catalog *cur = registry_read(reg);
+    if (!cur->conf->state_dir || !cur->conf->checkpoint_bytes)
+        return;
+    for (size_t i = 0; i < cur->n; i++) {
+        const struct fentry *e = &cur->entries[i];
+        struct journal *j = e->created ? atomic_load(&e->st->journal) : NULL;
+        if (!j || !checkpointable(e) ||
+            journal_end(j) < cur->conf->checkpoint_bytes + 4 * filter_bytes(e->v->f))
+            continue;
+        char err[1024];
+        if (checkpoint(reg, e, err, sizeof(err)) != 0)
+            log_error("filter %s: checkpoint failed: %s; the journal keeps growing", e->name,
+                      err);
+    }
+}
+
+/* Sync the journal of name, or every filter's (name empty); a created
+ * filter that can be is checkpointed too (bloomd's flush writes the filter
+ * out). */
 static const char *op_flush(struct registry *reg, const struct reload_op *op, char *err,
                             size_t errlen)
 {
@@ -439,6 +533,11 @@ static const char *op_flush(struct registry *reg, const struct reload_op *op, ch
         char why[1024];
         if (journal_tick(j, why, sizeof(why)) != 0) {
             util_fail(err, errlen, "filter %s: journal: %s", e->name, why);
+            return "failed";
+        }
+        if (checkpointable(e) && journal_end(j) > JOURNAL_HEADER_BYTES &&
+            checkpoint(reg, e, why, sizeof(why)) != 0) {
+            util_fail(err, errlen, "filter %s: checkpoint: %s", e->name, why);
             return "failed";
         }
     }

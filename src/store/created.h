@@ -34,6 +34,11 @@ struct conf_filter *created_parse_block(const char *text, size_t len, const char
                                         size_t errlen);
 void created_free_cf(struct conf_filter *cf);
 
+/* Once a second on the reload thread: checkpoint the created filters whose
+ * journals have grown past checkpoint_bytes and four times their bits (a
+ * smaller journal replays faster than the file loads). */
+void created_tick(struct registry *reg);
+
 /* Run one operation (not RELOAD_OP_RELOAD) and publish its outcome; the
  * report reload.h describes. Reload thread. */
 json_t *created_run(struct registry *reg, unsigned threads, const struct reload_op *op);

@@ -132,6 +132,7 @@ static void *reloader_main(void *arg)
             if (!r->pending && !r->ops) {
                 pthread_mutex_unlock(&r->mu);
                 housekeep_tick(&r->hk);
+                created_tick(r->reg);
                 log_limit_flush(0); /* what rate-limited lines suppressed, once a second */
                 pthread_mutex_lock(&r->mu);
             }

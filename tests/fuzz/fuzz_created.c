@@ -28,13 +28,16 @@ static void same(const struct conf_filter *a, const struct conf_filter *b)
     FUZZ_CHECK(!a->window || a->slices == b->slices, "slices");
     FUZZ_CHECK(a->fsync == b->fsync && a->full == b->full, "policies");
     FUZZ_CHECK(strcmp(a->journal, b->journal) == 0, "journal");
+    FUZZ_CHECK((!a->file && !b->file) || (a->file && b->file && !strcmp(a->file, b->file)),
+               "file");
 }
 
 static void round_trip(const struct conf_filter *cf)
 {
     char err[1024], text[8192];
-    FUZZ_CHECK(cf->journal && cf->journal[0] == '/' && !cf->file && !cf->allow,
-               "not an empty filter with a journal");
+    FUZZ_CHECK(cf->journal && cf->journal[0] == '/' && !cf->allow,
+               "not a filter with a journal and no allow-list");
+    FUZZ_CHECK(!cf->file || cf->file[0] == '/', "file not absolute");
     FUZZ_CHECK(cf->capacity > 0, "no capacity");
     int n = conf_filter_text(cf, text, sizeof(text));
     FUZZ_CHECK(n > 0, "its block does not fit");

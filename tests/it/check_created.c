@@ -88,14 +88,16 @@ START_TEST(test_lifecycle_and_restart)
               0);
     ck_assert_str_eq(dh_cmd(c, "DROP nope"), "ERR unknown_filter no filter nope");
     DH_EXPECT(c, "FLUSH a", "OK");
-    ck_assert_int_eq(state_files(d), 2); /* a's block and journal */
+    ck_assert_int_eq(state_files(d), 3); /* a's block, its checkpoint and a new journal */
+    DH_EXPECT(c, "ADD a after", "NEW");
     dh_close(c);
 
     /* A restart serves it again, with its adds. */
     dh_restart(d);
     c = dh_connect(d);
     DH_EXPECT(c, "FILTERS", "cfg a");
-    DH_EXPECT(c, "CHECK a x", "YES");
+    DH_EXPECT(c, "CHECK a x", "YES");   /* from the checkpoint */
+    DH_EXPECT(c, "CHECK a after", "YES"); /* from the journal after it */
     /* CLEAR empties it; the cleared state is what a restart finds. */
     DH_EXPECT(c, "CLEAR a", "OK");
     DH_EXPECT(c, "CHECK a x", "NO");
