@@ -2,8 +2,10 @@
  * inline functions over the item's hash, so that the line front's prefetching
  * CHECK (line.c) and cmd_run (cmd.c) apply one rule: the filter's bits, then
  * the allow-list, which turns a YES it names (an exception or a removal) into
- * a NO. The front keeps only its ring of hashed items. Worker threads; never
- * blocks. */
+ * a NO, then the exact table, if the filter has one, which turns a YES it
+ * does not list into a NO (cmd_exact_confirm; such a filter's CHECK goes
+ * through cmd_run, since the front keeps only its ring of hashed items).
+ * Worker threads; never blocks. */
 #ifndef BLOOMGATE_CMD_EXACT_H
 #define BLOOMGATE_CMD_EXACT_H
 
@@ -12,15 +14,26 @@
 
 #include "bloom/filter.h"
 #include "bloom/shape.h"
+#include "exact/delta.h"
 #include "store/allow.h"
 #include "store/registry.h"
 
 /* Whether a CHECK of e is answered from one hash of its item: its keys are
  * exact (a host or url filter's item expands into several probes, which
- * cmd_run does). */
+ * cmd_run does), and it has no exact table (a YES is confirmed with the
+ * item's bytes, which the line front's ring does not keep: cmd_run does
+ * that too). */
 static inline bool cmd_exact_keys(const struct fentry *e)
 {
-    return e->v->f->keys == FILTER_KEYS_EXACT;
+    return e->v->f->keys == FILTER_KEYS_EXACT && !e->v->xd;
+}
+
+/* The exact phase: whether the item a YES was given for is listed, by v's
+ * exact table and its delta (docs/design.md, "The exact phase"); true for a
+ * filter without a table (its YES stands). */
+static inline bool cmd_exact_confirm(const struct fversion *v, const void *item, size_t len)
+{
+    return !v->xd || exact_delta_contains(v->xd, item, len);
 }
 
 /* The item's hash under e's filter, the block it names prefetched: the
