@@ -127,6 +127,14 @@ int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
                  conf_keys_name(cf->keys));
         rc = -1;
     }
+    struct exact_ref ref;
+    struct exact_table *xt = NULL; /* the table the file names: there, and the one named */
+    if (rc == 0 && fi.section_kind == FORMAT_SECTION_EXACT &&
+        !(xt = xtable_open(cf->file, &fi, &ref, why, sizeof(why)))) {
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        rc = -1;
+    }
+    exact_table_close(xt);
     format_info_free(&fi);
     return rc;
 }

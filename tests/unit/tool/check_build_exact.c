@@ -157,6 +157,14 @@ START_TEST(test_wrong_or_missing_table_refused)
     ck_assert_int_eq(unlink(b), 0);
     ck_assert_ptr_null(load(out, err, sizeof(err)));
     ck_assert_msg(strstr(err, "exact table") && strstr(err, ".exact"), "%s", err);
+    /* --check-config says the same without loading. */
+    char text[8192];
+    snprintf(text, sizeof(text), "filter f {\n    file %s\n}\n", out);
+    struct conf *c = conf_parse(text, strlen(text), NULL, err, sizeof(err));
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_int_eq(loader_check_filter(&c->filters[0], err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "exact table"), "%s", err);
+    conf_free(c);
     /* A filter without a table loads as before, with none. */
     const char *plain = tmp_path("p.bgf");
     const char *in = tmp_path("p.txt");
