@@ -5,8 +5,8 @@
  * answered YES, on the line protocol (CHECK's fast path, MCHECK's batch) and
  * over HTTP, every listed one still is, and INFO counts the false positives
  * caught; without it some absent items are YES (so the test can fail). ADDs
- * and REMOVEs go to the table's delta and survive a restart (the journal
- * replayed into a new delta); a table that is not the one the filter names is
+ * and REMOVEs go to the table's delta and survive a restart and a reload of
+ * a rebuilt file (the journal replayed into a new delta); a table that is not the one the filter names is
  * refused at start-up with a clear error. */
 #include "config.h"
 
@@ -263,6 +263,12 @@ START_TEST(test_adds_removes_restart)
 
     dh_restart(d);
     c = dh_connect(d);
+    expect_changes(c, fp);
+    /* A reload of a rebuilt file (a new table: another seed) replays the
+     * journal into the new version's delta: the same answers. */
+    build(d, "exact.bf", false, EXACT_KIND_FP);
+    const char *got = dh_cmd(c, "RELOAD");
+    ck_assert_msg(strncmp(got, "OK ", 3) == 0 && strstr(got, "exact=reloaded"), "%s", got);
     expect_changes(c, fp);
     dh_close(c);
     dh_stop_ok(d);
