@@ -151,15 +151,18 @@ json_t *build_exact_info_json(const char *path, const struct format_info *fi, ch
     return x;
 }
 
-int build_exact_verify(const char *path, const struct format_info *fi, uint64_t *entries, char *err,
-                       size_t errlen)
+int build_exact_verify(const char *path, const struct format_info *fi, char *note, size_t notelen,
+                       char *err, size_t errlen)
 {
     struct exact_ref ref;
+    note[0] = '\0';
+    if (fi->section_kind != FORMAT_SECTION_EXACT)
+        return 0;
     struct exact_table *t = xtable_open(path, fi, &ref, err, errlen);
     if (!t)
         return -1;
     int rc = exact_table_verify(t, err, errlen);
-    *entries = ref.count;
+    snprintf(note, notelen, " and its exact table (%llu entries)", (unsigned long long)ref.count);
     exact_table_close(t);
     return rc;
 }

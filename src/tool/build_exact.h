@@ -60,9 +60,10 @@ int build_exact_commit(const struct build_opts *o, struct exact_builder *xb, str
 json_t *build_exact_info_json(const char *path, const struct format_info *fi, char *err,
                               size_t errlen);
 
-/* `bloomgate verify`: the named table opened and read whole
- * (exact_table_verify); *entries its count. 0, or -1 with err. Main thread. */
-int build_exact_verify(const char *path, const struct format_info *fi, uint64_t *entries, char *err,
-                       size_t errlen);
+/* `bloomgate verify`: the table fi names (if any) opened and read whole
+ * (exact_table_verify); what to add to the summary in note ("" without a
+ * table). 0, or -1 with err. Main thread. */
+int build_exact_verify(const char *path, const struct format_info *fi, char *note, size_t notelen,
+                       char *err, size_t errlen);
 
 #endif

@@ -6,8 +6,8 @@
  * over HTTP, every listed one still is, and INFO counts the false positives
  * caught; without it some absent items are YES (so the test can fail). ADDs
  * and REMOVEs go to the table's delta and survive a restart and a reload of
- * a rebuilt file (the journal replayed into a new delta); a table that is not the one the filter names is
- * refused at start-up with a clear error. */
+ * a rebuilt file (the journal replayed into a new delta); a table that is not the one the filter
+ * names is refused at start-up with a clear error. */
 #include "config.h"
 
 #include <check.h>
