@@ -44,12 +44,18 @@ struct fversion {
     ino_t allow_ino;
     off_t allow_size;
     int64_t allow_mtime_ns;
+    /* The exact table the file names (store/xtable.h, src/exact/): a YES of
+     * the bits is confirmed in it; NULL for a filter built without --exact. */
+    struct exact_table *xt;
+    struct exact_delta *xd; /* the table's run-time changes (ADD, REMOVE); NULL without xt */
 };
 
 struct journal;
 struct retired;
 struct allow_set;
 struct adblock_engine;
+struct exact_table;
+struct exact_delta;
 
 /* What belongs to a filter name rather than to one loaded version: its
  * journal and its reload history. Lives while the name is served. */
