@@ -26,6 +26,9 @@
  * Only files with a section are written as version 4. */
 #define FORMAT_VERSION_SECTION 4u
 #define FORMAT_SECTION_ADBLOCK 1u /* the section kind of a compiled Adblock engine */
+/* The exact table a filter was built with (exact/ref.h): its file name beside
+ * the filter file, kind, count and header checksum. Exact, host or url keys. */
+#define FORMAT_SECTION_EXACT 3u
 #define FORMAT_FIXED_HEADER 128u
 #define FORMAT_SHARD_ENTRY 32u
 #define FORMAT_ALIGN 4096u

@@ -45,13 +45,16 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
 {
     const struct fentry *e = call->e;
     size_t n = call->n_items;
+    struct cmd_confirmed cc = {0, 0}; /* what an exact table did (cmd_confirm.c) */
     /* The one branch on the kind: exact filters take the paths below, as
      * they always have. */
     if (e->v->ab && !mutate) {
         if (cmd_adblock_check(env, call) != 0)
             return;
     } else if (e->v->f->keys != FILTER_KEYS_EXACT) {
-        if ((mutate ? cmd_keyed_mutate(env, call, op) : cmd_keyed_check(env, call)) != 0)
+        if ((mutate     ? cmd_keyed_mutate(env, call, op)
+             : e->v->xd ? cmd_keyed_check_confirmed(env, call, &cc)
+                        : cmd_keyed_check(env, call)) != 0)
             return;
     } else if (mutate) {
         if (cmd_mutate_refused(env, call, op, n) != 0)
@@ -63,6 +66,8 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
             filter_check_batch(e->v->f, env->keys, n, env->bools);
         if (allow_any(e->v->allow))
             exact_allow(env, call);
+        if (e->v->xd)
+            cmd_confirm_exact(env, call, &cc);
     }
     size_t yes = 0;
     for (size_t i = 0; i < n; i++)
@@ -75,6 +80,10 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
     } else if (!mutate) {
         STAT_ADD(fs, checks[env->proto], n);
         STAT_ADD(fs, hits[env->proto], yes);
+        if (cc.asked) {
+            STAT_ADD(fs, confirms, cc.asked);
+            STAT_ADD(fs, fp_caught, cc.caught);
+        }
     }
 }
 
@@ -137,9 +146,10 @@ static void h_match(const struct cmd_env *env, const struct stats_src *src, stru
 static void h_info(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
 {
     (void)env;
-    if (call->e)
+    if (call->e) {
         call->json = views_filter_json(call->e);
-    else if (call->filter) /* configured, not loaded: cmd_admit let it through */
+        views_exact_counters(call->json, src, call->e);
+    } else if (call->filter) /* configured, not loaded: cmd_admit let it through */
         call->json = views_unloaded_json(call->filter, call->filter_len);
     else
         call->json = views_info_json(src, call->cat);
@@ -171,7 +181,56 @@ const struct cmd_def cmd_table[CMD_COUNT_] = {
     [CMD_ALLOW] = {"allow", true, true, true, h_allow},
     [CMD_UNALLOW] = {"unallow", true, true, true, h_unallow},
     [CMD_REMOVE] = {"remove", true, true, true, h_remove},
+    [CMD_CREATE] = {"create", false, false, true, NULL},
+    [CMD_DROP] = {"drop", false, false, true, NULL},
+    [CMD_CLEAR] = {"clear", false, false, true, NULL},
+    [CMD_FLUSH] = {"flush", false, false, true, NULL},
 };
+
+enum reload_op_kind cmd_op_kind(enum cmd_id id)
+{
+    switch (id) {
+    case CMD_CREATE:
+        return RELOAD_OP_CREATE;
+    case CMD_DROP:
+        return RELOAD_OP_DROP;
+    case CMD_CLEAR:
+        return RELOAD_OP_CLEAR;
+    case CMD_FLUSH:
+        return RELOAD_OP_FLUSH;
+    default:
+        return RELOAD_OP_RELOAD;
+    }
+}
+
+/* The report's codes (store/created.c), in one table. */
+static const struct {
+    const char *code;
+    enum cmd_err err;
+} admin_codes[] = {
+    {"exists", CMD_ERR_EXISTS},         {"unknown_filter", CMD_ERR_UNKNOWN_FILTER},
+    {"configured", CMD_ERR_CONFIGURED}, {"limit", CMD_ERR_LIMIT},
+    {"bad_option", CMD_ERR_BAD_OPTION}, {"no_state_dir", CMD_ERR_NO_STATE_DIR},
+    {"failed", CMD_ERR_FAILED},
+};
+
+enum cmd_err cmd_admin_outcome(const json_t *report, const char **msg)
+{
+    *msg = "the operation ran, but its report was lost (out of memory)";
+    if (!report)
+        return CMD_ERR_INTERNAL;
+    if (json_is_true(json_object_get(report, "ok"))) {
+        *msg = "";
+        return CMD_OK;
+    }
+    const char *code = json_string_value(json_object_get(report, "code"));
+    const char *m = json_string_value(json_object_get(report, "error"));
+    *msg = m ? m : "failed";
+    for (size_t i = 0; code && i < sizeof(admin_codes) / sizeof(*admin_codes); i++)
+        if (strcmp(code, admin_codes[i].code) == 0)
+            return admin_codes[i].err;
+    return CMD_ERR_INTERNAL;
+}
 
 enum cmd_err cmd_authorize(const struct conf *cf, bool loopback, enum cmd_cred cred)
 {

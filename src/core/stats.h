@@ -129,9 +129,11 @@
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
 #define STATS_HTTP_STATUSES(X)                                                                     \
-    X(200) X(204) X(400) X(401) X(403) X(404) X(405) X(408) X(413) X(431) X(500) X(501) X(503) X(505)
-#define STATS_HTTP_SLOTS 15
-#define STATS_HTTP_ERRS 24 /* enum http_err fits */
+    X(200) X(201) X(204) X(400) X(401) X(403) X(404) X(405) X(408) X(409) X(413) X(431) X(500)    \
+    X(501) X(503) X(505) X(507)
+#define STATS_HTTP_SLOTS 18
+#define STATS_HTTP_ERRS 32 /* enum http_err fits */
+#define STATS_CODE_ERRS 32 /* enum proto_err and enum resp_err fit */
 #define STATS_HTTP_CODE_(code) code,
 static const int stats_http_codes[STATS_HTTP_SLOTS] = {0, STATS_HTTP_STATUSES(STATS_HTTP_CODE_)};
 #undef STATS_HTTP_CODE_
@@ -149,10 +151,10 @@ struct stats {
 #define STATS_FIELD_(name, metric, labels, help) _Atomic uint64_t name;
     STATS_COUNTERS(STATS_FIELD_)
 #undef STATS_FIELD_
-    _Atomic uint64_t errors_by_code[16];                   /* indexed by enum proto_err */
+    _Atomic uint64_t errors_by_code[STATS_CODE_ERRS];                   /* indexed by enum proto_err */
     _Atomic uint64_t http_errors_by_code[STATS_HTTP_ERRS]; /* indexed by enum http_err */
     _Atomic uint64_t http_responses[STATS_HTTP_SLOTS];     /* by status, see STATS_HTTP_STATUSES */
-    _Atomic uint64_t resp_errors_by_code[16];              /* indexed by enum resp_err */
+    _Atomic uint64_t resp_errors_by_code[STATS_CODE_ERRS];              /* indexed by enum resp_err */
 };
 
 /* The front ends, for counters kept per protocol. */
@@ -221,6 +223,8 @@ struct fstats {
     _Atomic uint64_t adds[STATS_N_PROTO];      /* items added */
     _Atomic uint64_t added_new[STATS_N_PROTO]; /* items that were new */
     _Atomic uint64_t authz[3];     /* /v1/authz requests, by enum stats_verdict */
+    _Atomic uint64_t confirms;     /* YES answers of the bits an exact table was asked about */
+    _Atomic uint64_t fp_caught;    /* ... that it turned into NO: false positives caught */
 };
 
 /* An authorization request's verdict as one filter counts it: allow on every
@@ -285,6 +289,8 @@ static inline struct fstats *stats_fslot(struct stats_block *b, const _Atomic ui
         }
         for (int v = 0; v < 3; v++)
             atomic_store_explicit(&f->authz[v], 0, memory_order_relaxed);
+        atomic_store_explicit(&f->confirms, 0, memory_order_relaxed);
+        atomic_store_explicit(&f->fp_caught, 0, memory_order_relaxed);
         atomic_store_explicit(&f->gen, g, memory_order_release);
     }
     return f;

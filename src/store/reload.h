@@ -14,6 +14,8 @@
 
 #include "conf/conf.h"
 #include "store/registry.h"
+#include "store/reload_op.h"
+
 struct reloader;
 struct event_base;
 
@@ -34,11 +36,17 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
                    size_t errlen);
 
 struct reloader *reloader_start(struct registry *reg, const char *config_path, unsigned threads);
-/* Any thread. Queue a reload (joining the next run if one is running). With a
- * base and done, done(report, arg) runs on base's thread when it is over. */
-bool reloader_request(struct reloader *r, struct event_base *base, reload_done_fn done, void *arg);
+/* Any thread. Queue op (NULL: a reload, joining the next run if one is
+ * waiting; op is copied). With a base and done, done(report, arg) runs on
+ * base's thread when it is over. An op's report: {"ok", "op", "name", and
+ * on failure "code" (exists, unknown_filter, configured, limit, bad_option,
+ * no_state_dir, internal) and "error"}. False when out of memory or
+ * stopping: nothing was queued. */
+bool reloader_request(struct reloader *r, const struct reload_op *op, struct event_base *base,
+                      reload_done_fn done, void *arg);
 /* The hook the server calls; ctx is the reloader. */
-bool reloader_hook(void *ctx, struct event_base *base, reload_done_fn done, void *arg);
+bool reloader_hook(void *ctx, const struct reload_op *op, struct event_base *base,
+                   reload_done_fn done, void *arg);
 /* Main thread, at shutdown, while the workers still run: from now on every
  * request is refused (the hook returns false, so a RELOAD still buffered gets
  * its reload error); the reload in progress, and one queued before, finish

@@ -26,6 +26,7 @@
 #include "core/cmd_exact.h"
 #include "front/line/proto.h"
 #include "front/line/proto_fast.h"
+#include "front/line/line_int.h"
 #include "net/worker.h"
 
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
@@ -53,6 +54,7 @@ struct line_worker {
         uint64_t commands, checks, items, hits;
         unsigned fid; /* the filter fchecks and fhits belong to */
         uint64_t fchecks, fhits;
+        uint64_t fconfirms, fcaught; /* its exact table's confirmations, false positives caught */
     } tally;
     /* The last filter an item command named in this line_process call, in the
      * catalog it was found in: consecutive requests nearly always name the
@@ -71,6 +73,7 @@ struct line_worker {
     struct {
         const struct fentry *e;
         struct hash128 h;
+        uint64_t fp; /* the item's exact fingerprint, if e has an exact table */
     } ahead[CHECK_AHEAD];
     unsigned n_ahead, ahead_head;
     /* type= words already read, byte for byte, and the type each names:
@@ -98,15 +101,17 @@ static inline struct line_conn *LC(struct conn *c)
 /* The reply batch is the connection layer's (net/conn.h). */
 #define reply_flush conn_reply_flush
 #define reply_room conn_reply_room
+#define reply_str line_reply_str
+#define reply_err line_reply_err
 
-static void reply_str(struct conn *c, const char *s)
+void line_reply_str(struct conn *c, const char *s)
 {
     size_t n = strlen(s);
     memcpy(reply_room(c, n), s, n);
     LW(c)->cw.reply_len += n;
 }
 
-static void reply_err(struct conn *c, enum proto_err code, const char *msg)
+void line_reply_err(struct conn *c, enum proto_err code, const char *msg)
 {
     char buf[512];
     size_t n = proto_format_error(buf, sizeof(buf), code, msg);
@@ -116,7 +121,7 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
     LW(c)->cw.reply_len += n;
     struct stats *s = &c->w->stats->s;
     STAT_ADD(s, errors, 1);
-    if ((unsigned)code < 16)
+    if ((unsigned)code < STATS_CODE_ERRS)
         STAT_ADD(s, errors_by_code[code], 1);
 }
 
@@ -134,7 +139,7 @@ static void reply_json(struct conn *c, json_t *j)
 }
 
 /* The table's errors as line-protocol codes. */
-static enum proto_err line_err(enum cmd_err e)
+enum proto_err line_err(enum cmd_err e)
 {
     switch (e) {
     case CMD_ERR_UNKNOWN_FILTER:
@@ -149,6 +154,18 @@ static enum proto_err line_err(enum cmd_err e)
         return PROTO_ERR_ITEM_TOO_LONG;
     case CMD_ERR_BAD_ITEM:
         return PROTO_ERR_BAD_ITEM;
+    case CMD_ERR_EXISTS:
+        return PROTO_ERR_EXISTS;
+    case CMD_ERR_CONFIGURED:
+        return PROTO_ERR_CONFIGURED;
+    case CMD_ERR_LIMIT:
+        return PROTO_ERR_LIMIT;
+    case CMD_ERR_BAD_OPTION:
+        return PROTO_ERR_BAD_OPTION;
+    case CMD_ERR_NO_STATE_DIR:
+        return PROTO_ERR_NO_STATE_DIR;
+    case CMD_ERR_FAILED:
+        return PROTO_ERR_FAILED;
     default:
         return PROTO_ERR_INTERNAL;
     }
@@ -170,9 +187,13 @@ static void tally_flush(struct line_worker *lw)
         struct fstats *fs = stats_fslot(lw->cw.w->stats, lw->cw.env.id_gen, lw->tally.fid);
         STAT_ADD(fs, checks[STATS_LINE], lw->tally.fchecks);
         STAT_ADD(fs, hits[STATS_LINE], lw->tally.fhits);
+        if (lw->tally.fconfirms) {
+            STAT_ADD(fs, confirms, lw->tally.fconfirms);
+            STAT_ADD(fs, fp_caught, lw->tally.fcaught);
+        }
     }
     lw->tally.commands = lw->tally.checks = lw->tally.items = lw->tally.hits = 0;
-    lw->tally.fchecks = lw->tally.fhits = 0;
+    lw->tally.fchecks = lw->tally.fhits = lw->tally.fconfirms = lw->tally.fcaught = 0;
 }
 
 /* Count n items looked up, yes of them found; with e, on its filter too (the
@@ -219,9 +240,15 @@ __attribute__((always_inline)) static inline void ahead_answer(struct conn *c)
     struct line_worker *lw = LW(c);
     const struct fentry *e = lw->ahead[lw->ahead_head].e;
     bool hit = cmd_exact_answer(e, lw->ahead[lw->ahead_head].h);
+    /* The exact phase, for a YES of a filter with a table (rare). */
+    bool asked = hit && e->v->xd, caught = false;
+    if (asked && !cmd_exact_confirm_fp(e->v, lw->ahead[lw->ahead_head].fp))
+        hit = false, caught = true;
     lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
     lw->n_ahead--;
     tally_checks(lw, e, 1, hit);
+    lw->tally.fconfirms += asked; /* after tally_checks: it may start e's tally */
+    lw->tally.fcaught += caught;
     memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
     lw->cw.reply_len += 3 + hit;
 }
@@ -248,6 +275,7 @@ static inline void check_ahead(struct conn *c, const struct fentry *e,
     unsigned slot = (lw->ahead_head + lw->n_ahead) % CHECK_AHEAD;
     lw->ahead[slot].e = e;
     lw->ahead[slot].h = h;
+    lw->ahead[slot].fp = cmd_exact_fp(e, item->p, item->len);
     lw->n_ahead++;
     lw->tally.commands++;
 }
@@ -469,53 +497,9 @@ static void verb_match(struct conn *c, const struct catalog *cat, const struct p
     lw->cw.reply_len += kl + wl + 1;
 }
 
-/* The reload is over (conn.h): one reply line, OK with per-filter statuses or
- * ERR reload_failed naming the first failed filter and its reason. A report
- * that was lost, or a field that is not a string, still gets an answer. */
-static void reload_answer(struct conn *c, json_t *report, const void *note)
+bool line_authed(struct conn *c)
 {
-    (void)note;
-    reply_flush(c);
-    if (!report) {
-        reply_err(c, PROTO_ERR_INTERNAL, "the reload ran, but its report was lost (out of memory)");
-        reply_flush(c);
-        return;
-    }
-    bool ok = json_is_true(json_object_get(report, "ok"));
-    json_t *filters = json_object_get(report, "filters");
-    char line[1024];
-    size_t len = 0, i;
-    json_t *f;
-    if (ok) {
-        len += (size_t)snprintf(line, sizeof(line), "OK");
-        json_array_foreach(filters, i, f)
-        {
-            const char *name = json_string_value(json_object_get(f, "name"));
-            const char *status = json_string_value(json_object_get(f, "status"));
-            if (len < sizeof(line))
-                len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%s", name ? name : "?",
-                                        status ? status : "?");
-        }
-        if (len >= sizeof(line) - 1)
-            len = sizeof(line) - 2;
-        line[len++] = '\n';
-        conn_out_add(c, line, len);
-    } else {
-        const char *msg = json_string_value(json_object_get(report, "error"));
-        json_array_foreach(filters, i, f)
-        {
-            const char *status = json_string_value(json_object_get(f, "status"));
-            if (!msg && status && strcmp(status, "failed") == 0) {
-                const char *name = json_string_value(json_object_get(f, "name"));
-                const char *why = json_string_value(json_object_get(f, "error"));
-                snprintf(line, sizeof(line), "%s: %s", name ? name : "?", why ? why : "failed");
-                msg = line;
-            }
-        }
-        reply_err(c, PROTO_ERR_RELOAD_FAILED, msg ? msg : "reload failed");
-        reply_flush(c);
-    }
-    json_decref(report);
+    return LC(c)->authed;
 }
 
 static void verb_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r,
@@ -533,22 +517,6 @@ static void verb_auth(struct conn *c, const struct catalog *cat, const struct pr
         log_warn_limited("AUTH failed from %s", c->peer);
         reply_err(c, PROTO_ERR_AUTH_FAILED, "wrong token");
     }
-}
-
-static void verb_reload(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                        const struct line_verb *v)
-{
-    (void)r;
-    (void)v;
-    enum cmd_err e =
-        cmd_authorize(cat->conf, c->loopback, LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
-    if (e != CMD_OK)
-        reply_err(c, PROTO_ERR_AUTH_REQUIRED,
-                  "RELOAD needs AUTH (or a loopback client without admin_token)");
-    else if (!c->w->srv->reload_fn)
-        reply_err(c, PROTO_ERR_INTERNAL, "reload is not available");
-    else if (!conn_reload(c, reload_answer, NULL, 0))
-        reply_err(c, PROTO_ERR_INTERNAL, "out of memory: the reload was not started");
 }
 
 /* INFO [<filter>] through the table, as JSON. */

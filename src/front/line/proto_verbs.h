@@ -55,7 +55,15 @@ enum proto_args {
     X(UNALLOW, "UNALLOW", PROTO_ARGS_ITEMS, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",      \
       .id = CMD_UNALLOW, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")       \
     X(REMOVE, "REMOVE", PROTO_ARGS_ITEMS, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",        \
-      .id = CMD_REMOVE, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")
+      .id = CMD_REMOVE, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")                       \
+    X(CREATE, "CREATE", PROTO_ARGS_ITEMS, 1, 17, "<filter> [capacity=N] [fpr=P] [option=value...]",\
+      .id = CMD_CREATE, .run = verb_admin)                                                         \
+    X(DROP, "DROP", PROTO_ARGS_FILTER, 1, 1, "<filter>",                                           \
+      .id = CMD_DROP, .run = verb_admin)                                                           \
+    X(CLEAR, "CLEAR", PROTO_ARGS_FILTER, 1, 1, "<filter>",                                         \
+      .id = CMD_CLEAR, .run = verb_admin)                                                          \
+    X(FLUSH, "FLUSH", PROTO_ARGS_FILTER, 0, 1, "[<filter>]",                                       \
+      .id = CMD_FLUSH, .run = verb_admin)
 /* clang-format on */
 
 #endif
