@@ -293,7 +293,8 @@ static void verb_info(struct conn *c, const struct catalog *cat, const struct bl
 /* flush [filter]: Done, or Filter does not exist for a name not served.
  * bloomd writes its dirty pages out; bloomgate's journal is synced by its
  * `fsync` setting whatever the client asks, so there is nothing to start
- * here (a checkpoint on flush is issue 28's, with filters made at run time). */
+ * here (the line protocol's FLUSH, a created filter's checkpoint, comes
+ * with the wiring of bloomd_admin to filters made at run time). */
 static void verb_flush(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
                        const struct bloomd_verb_row *v)
 {
@@ -342,8 +343,10 @@ void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd
     case BLOOMD_DROP:
     case BLOOMD_CLEAR:
     default:
-        /* Filters made, dropped and forgotten at run time: issue 28's core,
-         * wired here once it lands (r->create holds create's options). An
+        /* Filters made, dropped and forgotten at run time: the core the
+         * other fronts reach through conn_admin (CMD_CREATE, CMD_DROP; see
+         * resp_admin.c), wired here next (r->create holds create's
+         * options; bloomd's clear forgets a filter, it does not empty it). An
          * answer given later (as RELOAD's, conn_reload) must copy the name:
          * r's tokens point into c->in, which is dropped once this returns,
          * and a bloomd name may hold 200 bytes. bloomd's words then: Done,

@@ -35,8 +35,9 @@ extern const struct conn_ops bloomd_ops;
  * one place the run-time filter admin of bloomd's protocol is answered.
  * close answers Done on a served filter (bloomgate keeps its filters mapped:
  * there is nothing to unload); create, drop and clear answer bloomd's
- * `Client Error: Command not supported` until filters are made at run time
- * (issue 28). Worker thread that owns c. */
+ * `Client Error: Command not supported` until this is wired to the run-time
+ * filter core (CMD_CREATE, CMD_DROP through conn_admin). Worker thread that
+ * owns c. */
 void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
                   const struct bloomd_verb_row *v);
 
