@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fname.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "core/cmd.h"
@@ -325,12 +326,51 @@ static void verb_auth(struct conn *c, const struct catalog *cat, const struct bl
     reply_client_error(c, "wrong token");
 }
 
+/* create or drop is over (the reload thread's report): bloomd's words.
+ * Done; Exists for a name served; Filter does not exist; a refusal of
+ * bloomgate's own (a config filter, a limit, a bad option) as a Client
+ * Error naming it; Internal Error when the disk refused. */
+static void admin_answer(struct conn *c, json_t *report, const void *note)
+{
+    (void)note;
+    conn_reply_flush(c);
+    const char *msg;
+    enum cmd_err e = cmd_admin_outcome(report, &msg);
+    switch (e) {
+    case CMD_OK:
+        reply_str(c, json_is_true(json_object_get(report, "existed")) ? BLOOMD_EXISTS
+                                                                       : BLOOMD_DONE);
+        break;
+    case CMD_ERR_EXISTS:
+        reply_fail(c, BLOOMD_EXISTS);
+        break;
+    case CMD_ERR_UNKNOWN_FILTER:
+        reply_fail(c, BLOOMD_NOT_EXIST);
+        break;
+    case CMD_ERR_FAILED:
+    case CMD_ERR_INTERNAL:
+        log_warn_limited("bloomd front: %s", msg);
+        reply_fail(c, BLOOMD_INTERNAL);
+        break;
+    default:
+        reply_client_error(c, msg);
+        break;
+    }
+    json_decref(report);
+    conn_reply_flush(c);
+}
+
+/* create, drop, close, clear: filters made at run time (docs/created.md).
+ * create and drop are operations of the reload thread (conn_admin), answered
+ * when done, the connection reading nothing meanwhile; the name and options
+ * are copied into the operation (r's tokens point into c->in). bloomd's
+ * in_memory is taken and ignored: every bloomgate filter is in memory, its
+ * journal on disk. */
 void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
                   const struct bloomd_verb_row *v)
 {
     (void)v;
-    switch (r->verb) {
-    case BLOOMD_CLOSE:
+    if (r->verb == BLOOMD_CLOSE) {
         /* bloomd unmaps the filter and keeps it listed; a check pages it
          * back in. bloomgate keeps every served filter mapped, so close
          * has nothing to do but say whether the filter exists. */
@@ -339,22 +379,42 @@ void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd
         else
             reply_str(c, BLOOMD_DONE);
         return;
-    case BLOOMD_CREATE:
-    case BLOOMD_DROP:
-    case BLOOMD_CLEAR:
-    default:
-        /* Filters made, dropped and forgotten at run time: the core the
-         * other fronts reach through conn_admin (CMD_CREATE, CMD_DROP; see
-         * resp_admin.c), wired here next (r->create holds create's
-         * options; bloomd's clear forgets a filter, it does not empty it). An
-         * answer given later (as RELOAD's, conn_reload) must copy the name:
-         * r's tokens point into c->in, which is dropped once this returns,
-         * and a bloomd name may hold 200 bytes. bloomd's words then: Done,
-         * Exists (create of a name served), Filter does not exist, Delete
-         * in progress, Filter is not proxied. Close it first. (clear). */
+    }
+    if (r->verb != BLOOMD_CREATE && r->verb != BLOOMD_DROP) {
+        /* bloomd's clear forgets a closed filter and keeps its files for a
+         * later create to find: no such state here (docs/bloomd.md). */
         reply_client_error(c, BLOOMD_MSG_NOT_SUPPORTED);
         return;
     }
+    if (cmd_authorize(cat->conf, c->loopback, BC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE) !=
+        CMD_OK) {
+        reply_client_error(c, "create and drop need auth <token> (or a loopback client without "
+                              "admin_token)");
+        return;
+    }
+    struct reload_op op;
+    memset(&op, 0, sizeof(op));
+    op.kind = r->verb == BLOOMD_CREATE ? RELOAD_OP_CREATE : RELOAD_OP_DROP;
+    if (r->filter.len > FNAME_MAX || !fname_valid(r->filter.p, r->filter.len)) {
+        reply_client_error(c, BLOOMD_MSG_BAD_FILTER_NAME);
+        return;
+    }
+    memcpy(op.name, r->filter.p, r->filter.len);
+    if (r->verb == BLOOMD_CREATE) {
+        char cap[32], prob[40], why[160];
+        snprintf(cap, sizeof(cap), "%llu", (unsigned long long)r->create.capacity);
+        snprintf(prob, sizeof(prob), "%.17g", r->create.prob);
+        /* bloomd's filters are scalable: a growing filter, prob its
+         * compound bound (docs/bloomd.md). */
+        if (reload_op_opt(&op, "capacity", 8, cap, strlen(cap), why, sizeof(why)) != 0 ||
+            reload_op_opt(&op, "fpr", 3, prob, strlen(prob), why, sizeof(why)) != 0 ||
+            reload_op_opt(&op, "growth", 6, "on", 2, why, sizeof(why)) != 0) {
+            reply_client_error(c, why);
+            return;
+        }
+    }
+    if (!conn_admin(c, &op, admin_answer, NULL, 0))
+        reply_fail(c, BLOOMD_INTERNAL);
 }
 
 /* Every verb's row, from bloomd_proto.h: indexed by enum bloomd_verb. */
