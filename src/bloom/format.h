@@ -26,6 +26,7 @@
  * Only files with a section are written as version 4. */
 #define FORMAT_VERSION_SECTION 4u
 #define FORMAT_SECTION_ADBLOCK 1u /* the section kind of a compiled Adblock engine */
+#define FORMAT_SECTION_WORDS 3u   /* the section kind of a compiled word list (words_serialize) */
 #define FORMAT_FIXED_HEADER 128u
 #define FORMAT_SHARD_ENTRY 32u
 #define FORMAT_ALIGN 4096u
@@ -56,8 +57,11 @@ struct format_info {
     struct format_shard *shards; /* plan.shard_count entries; free with format_info_free */
 };
 
-/* "exact", "host", "url", "adblock"; "?" for a value out of range. */
+/* "exact", "host", "url", "adblock", "words"; "?" for a value out of range. */
 const char *format_keys_name(enum filter_keys keys);
+/* The section kind a file of key kind keys holds: FORMAT_SECTION_ADBLOCK,
+ * FORMAT_SECTION_WORDS, or 0 for the kinds that are bits alone. */
+uint32_t format_section_of(enum filter_keys keys);
 /* The kind named s: 0, or -1 if s names none. */
 int format_keys_parse(const char *s, enum filter_keys *out);
 

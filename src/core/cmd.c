@@ -45,6 +45,8 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
 {
     const struct fentry *e = call->e;
     size_t n = call->n_items;
+    if (e->v->words && cmd_words_refuse(e, call) != 0)
+        return;
     /* The one branch on the kind: exact filters take the paths below, as
      * they always have. */
     if (e->v->ab && !mutate) {
@@ -171,6 +173,7 @@ const struct cmd_def cmd_table[CMD_COUNT_] = {
     [CMD_ALLOW] = {"allow", true, true, true, h_allow},
     [CMD_UNALLOW] = {"unallow", true, true, true, h_unallow},
     [CMD_REMOVE] = {"remove", true, true, true, h_remove},
+    [CMD_SCAN] = {"scan", true, false, false, cmd_words_scan},
 };
 
 enum cmd_err cmd_authorize(const struct conf *cf, bool loopback, enum cmd_cred cred)

@@ -27,6 +27,7 @@ enum cmd_id {
     CMD_ALLOW,   /* add exceptions to a filter's allow-list (mutating) */
     CMD_UNALLOW, /* drop exceptions from it (mutating) */
     CMD_REMOVE,  /* items no longer reported present (mutating) */
+    CMD_SCAN,    /* the listed words a text holds (a words filter: core/cmd_words.c) */
     CMD_COUNT_
 };
 
@@ -42,6 +43,9 @@ enum cmd_err {
     CMD_ERR_BAD_ITEM,       /* a host or url filter cannot read an item, or a counting
                              * filter does not hold an item to remove (call->bad_item) */
     CMD_ERR_INTERNAL,       /* out of memory, no reload hook */
+    CMD_ERR_WRONG_KIND,     /* the verb does not apply to the filter's kind (SCAN on a
+                             * lookup filter, an item command on a words filter) */
+    CMD_ERR_TEXT_TOO_LONG,  /* a SCAN's text is longer than scan_max_text */
 };
 
 /* What the client proved about itself, for mutating commands. */
@@ -64,6 +68,8 @@ struct cmd_ctx {
 #define CMD_CTX_NONE ((struct cmd_ctx){-1, -1, NULL, 0})
 
 struct adblock_ctx;
+struct words_scratch;
+struct words_match;
 
 /* The worker's, lent to every call: its gate batch, counters and scratch. */
 struct cmd_env {
@@ -78,6 +84,8 @@ struct cmd_env {
     struct adblock_ctx *ab;  /* the matcher's scratch for adblock filters */
     size_t scratch_items;
     enum stats_proto proto; /* which fstats column the items count in */
+    struct words_scratch *ws; /* a SCAN's scratch (words.h) */
+    struct words_match *wm;   /* a SCAN's matches: CONF_SCAN_MATCHES_MAX entries */
 };
 
 /* One command: what the front parsed, and what the handler answers. Set up
@@ -113,6 +121,15 @@ struct cmd_call {
     json_t *json;     /* INFO, FILTERS, HEALTH: the caller's to decref */
     enum cmd_err err; /* CMD_OK or why not */
     char msg[320];    /* the error's text (a front may word auth errors its own way) */
+    /* SCAN: the text the front read (set by the front, not by cmd_call_init:
+     * no other verb reads it), and the answer: the matches (env->wm, good
+     * until the thread's next command), sorted by start, at most
+     * scan_max_matches, and whether more were found (capped). */
+    const char *text;
+    size_t text_len;
+    const struct words_match *matches;
+    size_t n_matches;
+    bool capped;
 };
 
 static inline void cmd_call_init(struct cmd_call *call, const struct catalog *cat,
@@ -193,6 +210,10 @@ int cmd_match_again(const struct fentry *e, const void *item, size_t len, const 
  * applied them already (the line protocol's parser checks the limits; checks
  * need no auth). Worker thread. */
 void cmd_items(const struct cmd_env *env, struct cmd_call *call, bool add);
+
+/* SCAN's answer as a words filter's list names it: match i's word as
+ * listed (not NUL-terminated). Worker thread. */
+const char *cmd_scan_word(const struct cmd_call *call, size_t i, size_t *len);
 
 /* The mutation a mutating item command journals (ADD, ALLOW, UNALLOW,
  * REMOVE), for the fronts' replies. */

@@ -34,4 +34,14 @@ int cmd_mutate_refused(const struct cmd_env *env, struct cmd_call *call, enum jo
  * -1 with call->err set (an item the engine cannot read). */
 int cmd_adblock_check(const struct cmd_env *env, struct cmd_call *call);
 
+/* SCAN on a words filter (cmd_words.c): the text's matches into
+ * env->wm; CMD_ERR_WRONG_KIND on any other filter. */
+void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src,
+                    struct cmd_call *call);
+
+/* The item commands (CHECK, MATCH, ADD, ALLOW, UNALLOW, REMOVE) on a
+ * words filter: refused with CMD_ERR_WRONG_KIND (-1), since a word list
+ * answers SCAN only; 0 on any other filter. */
+int cmd_words_refuse(const struct fentry *e, struct cmd_call *call);
+
 #endif

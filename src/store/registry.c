@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "adblock/adblock.h"
+#include "words/words.h"
 #include "base/util.h"
 #include "store/allow.h"
 
@@ -171,6 +172,7 @@ void fversion_free(struct fversion *v)
         return;
     filter_free(v->f);
     adblock_engine_free(v->ab);
+    words_matcher_free(v->words);
     allow_free(v->allow);
     free(v->allow_file);
     free(v->file);

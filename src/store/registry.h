@@ -43,11 +43,13 @@ struct fversion {
     ino_t allow_ino;
     off_t allow_size;
     int64_t allow_mtime_ns;
+    struct words_matcher *words; /* the compiled word list of a words filter, or NULL */
 };
 
 struct journal;
 struct allow_set;
 struct adblock_engine;
+struct words_matcher;
 
 /* What belongs to a filter name rather than to one loaded version: its
  * journal and its reload history. Lives while the name is served. */

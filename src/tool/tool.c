@@ -18,6 +18,7 @@
 #include "adblock/adblock.h"
 #include "tool/build.h"
 #include "tool/build_adblock.h"
+#include "tool/build_words.h"
 #include "core/views.h"
 #include "tool/cli.h"
 #include "url/lists.h"
@@ -141,6 +142,9 @@ static void print_tally(const struct build_tally *t, const char *rejects, bool f
 struct build_cli {
     struct build_opts o;
     bool dry, quiet, keys_given;
+    bool words;           /* --format words (or --keys words): a word list */
+    bool words_opt;       /* a word list's setting was given */
+    struct words_opts wo; /* its settings (--nfkc, --zh, --whole-word, --skip) */
 };
 
 /* build_cli_opt and build_main's steps return this to mean "go on"; any
@@ -161,6 +165,10 @@ static const struct option build_longopts[] = {{"output", required_argument, NUL
                                                {"keys", required_argument, NULL, 'k'},
                                                {"format", required_argument, NULL, 'f'},
                                                {"rejects", required_argument, NULL, 'r'},
+                                               {"nfkc", required_argument, NULL, 'N'},
+                                               {"zh", required_argument, NULL, 'Z'},
+                                               {"whole-word", required_argument, NULL, 'W'},
+                                               {"skip", required_argument, NULL, 'K'},
                                                {NULL, 0, NULL, 0}};
 
 /* One option of build, as getopt returned it: a flat switch, one case per
@@ -174,13 +182,36 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
     switch (c) {
     case 'k':
         if (format_keys_parse(arg, &o->keys) != 0)
-            return tool_usage_error("build: --keys: '%s' is not exact, host, url or adblock", arg);
+            return tool_usage_error(
+                "build: --keys: '%s' is not exact, host, url, adblock or words", arg);
         b->keys_given = true;
+        b->words = o->keys == FILTER_KEYS_WORDS;
         break;
     case 'f':
+        /* A word list is not one of url/lists' formats: the words library
+         * reads it (src/words/list.c). */
+        if (strcmp(arg, "words") == 0) {
+            b->words = true;
+            break;
+        }
         if (lists_format_parse(arg, &o->format, why, sizeof(why)) != 0)
-            return tool_usage_error("build: --format: '%s' is not plain, hosts, adblock or urls",
-                                    arg);
+            return tool_usage_error(
+                "build: --format: '%s' is not plain, hosts, adblock, urls or words", arg);
+        break;
+    case 'N':
+    case 'Z':
+    case 'W': {
+        bool on = strcmp(arg, "on") == 0;
+        if (!on && strcmp(arg, "off") != 0)
+            return tool_usage_error("build: --%s: '%s' is not on or off",
+                                    c == 'N' ? "nfkc" : c == 'Z' ? "zh" : "whole-word", arg);
+        *(c == 'N' ? &b->wo.nfkc : c == 'Z' ? &b->wo.zh : &b->wo.whole_word) = on;
+        b->words_opt = true;
+        break;
+    }
+    case 'K':
+        b->wo.skip = arg;
+        b->words_opt = true;
         break;
     case 'r':
         o->rejects = arg;
@@ -361,9 +392,27 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     *journals_out = journals;
     o->journals = journals;
     optind = 1;
+    words_opts_default(&b.wo);
     while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:k:f:r:", build_longopts, NULL)) != -1)
         if ((rc = build_cli_opt(c, optarg, &b, journals)) != BUILD_GO_ON)
             return rc;
+    if (b.words_opt && !b.words)
+        return tool_usage_error("build: --nfkc, --zh, --whole-word and --skip are a word list's "
+                                "settings (--format words)");
+    if (b.words) {
+        if (b.dry)
+            return tool_usage_error("build --dry-run plans a Bloom filter; a words build is "
+                                    "sized by its lists");
+        if (!o->output)
+            return tool_usage_error("build: -o FILE is required");
+        if (b.keys_given && o->keys != FILTER_KEYS_WORDS)
+            return tool_usage_error("build: --format words gives words keys, not %s",
+                                    format_keys_name(o->keys));
+        o->keys = FILTER_KEYS_WORDS;
+        o->inputs = (const char *const *)argv + optind;
+        o->n_inputs = (size_t)(argc - optind);
+        return build_words_main(o, &b.wo, b.quiet);
+    }
     if ((rc = build_cli_keys(&b)) != BUILD_GO_ON)
         return rc;
     if (b.dry && o->keys == FILTER_KEYS_ADBLOCK)
@@ -457,6 +506,16 @@ static int cmd_info(int argc, char **argv)
         json_object_set_new(j, "adblock", views_adblock_json(e));
         adblock_engine_free(e);
     }
+    if (fi.keys == FILTER_KEYS_WORDS) {
+        struct words_matcher *m = build_words_load(file, &fi, err, sizeof(err));
+        if (!m) {
+            format_info_free(&fi);
+            json_decref(j);
+            return tool_runtime_error(err);
+        }
+        json_object_set_new(j, "words", views_words_json(m));
+        words_matcher_free(m);
+    }
     format_info_free(&fi);
     print_json(j);
     return 0;
@@ -508,6 +567,22 @@ static int cmd_verify(int argc, char **argv)
         format_info_free(&fi);
         return 0;
     }
+    /* A words file's list is loaded back too: every array and link checked,
+     * as the daemon will. */
+    if (fi.keys == FILTER_KEYS_WORDS) {
+        struct words_matcher *m = build_words_load(file, &fi, err, sizeof(err));
+        if (!m) {
+            format_info_free(&fi);
+            return tool_runtime_error(err);
+        }
+        printf("%s: ok: %u shards and the compiled word list (%zu entries), %llu bytes, every "
+               "checksum matches (%.3f s)\n",
+               file, fi.plan.shard_count, words_count(m), (unsigned long long)fi.file_size,
+               util_now() - t0);
+        words_matcher_free(m);
+        format_info_free(&fi);
+        return 0;
+    }
     printf("%s: ok: %u shards, %llu bytes, every checksum matches (%.3f s)\n", file,
            fi.plan.shard_count, (unsigned long long)fi.file_size, util_now() - t0);
     format_info_free(&fi);
@@ -538,8 +613,13 @@ struct tool_cmd {
 
 static const struct tool_opt build_opts[] = {
     {"-o, --output FILE", "filter file to write (required; written beside it, then renamed)"},
-    {"-k, --keys K", "exact (default for plain), host, url or adblock: stored in the file"},
-    {"-f, --format F", "plain (default), hosts, adblock (the lists compiled: adblock keys) or urls"},
+    {"-k, --keys K", "exact (default for plain), host, url, adblock or words: stored in the file"},
+    {"-f, --format F", "plain (default), hosts, adblock (the lists compiled: adblock keys), urls, "
+                       "or words (a word list compiled: words keys, docs/words.md)"},
+    {"--nfkc on|off", "words: NFKC and case folding of list and text (default on)"},
+    {"--zh on|off", "words: traditional Chinese read as simplified (default on)"},
+    {"--whole-word on|off", "words: words of space-separated scripts match whole (default on)"},
+    {"--skip SET", "words: characters skipped between letters (default \"P S Cf space\")"},
     {"-r, --rejects FILE", "write each rejected line to FILE with its reason"},
     {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
