@@ -552,6 +552,7 @@ const struct http_filter_verb http_filter_verbs[] = {
     {"allow", HTTP_M_POST, CMD_ALLOW, verb_mutate},
     {"unallow", HTTP_M_POST, CMD_UNALLOW, verb_mutate},
     {"remove", HTTP_M_POST, CMD_REMOVE, verb_mutate},
+    {"scan", HTTP_M_POST, CMD_SCAN, http_scan},
 };
 const size_t http_n_filter_verbs = sizeof(http_filter_verbs) / sizeof(http_filter_verbs[0]);
 

@@ -347,6 +347,12 @@ void http_cmd_error(struct hreq *r, const struct cmd_call *call)
          * 400, naming the item as the other per-item errors do. */
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "item %zu: %s", call->bad_item, call->msg);
         return;
+    case CMD_ERR_WRONG_KIND:
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", call->msg);
+        return;
+    case CMD_ERR_TEXT_TOO_LONG:
+        http_reply_error(r, HTTP_ERR_BODY_TOO_LARGE, "%s", call->msg);
+        return;
     default:
         http_reply_error(r, HTTP_ERR_INTERNAL, "%s", call->msg);
     }

@@ -149,9 +149,18 @@ static enum proto_err line_err(enum cmd_err e)
         return PROTO_ERR_ITEM_TOO_LONG;
     case CMD_ERR_BAD_ITEM:
         return PROTO_ERR_BAD_ITEM;
+    case CMD_ERR_WRONG_KIND:
+        return PROTO_ERR_WRONG_KIND;
+    case CMD_ERR_TEXT_TOO_LONG:
+        return PROTO_ERR_TEXT_TOO_LONG;
     default:
         return PROTO_ERR_INTERNAL;
     }
+}
+
+void line_reply_call_err(struct conn *c, const struct cmd_call *call)
+{
+    reply_err(c, line_err(call->err), call->msg);
 }
 
 /* Add the batch's counters to the worker's stats and zero them. Relaxed

@@ -14,6 +14,8 @@ enum proto_args {
                              among them: the lookups (docs/protocol.md, Request context) */
     PROTO_ARGS_FILTER, /* INFO [<filter>] */
     PROTO_ARGS_TOKEN,  /* AUTH <token> */
+    PROTO_ARGS_TEXT,   /* <filter> <text>: the text is the rest of the line after the one
+                          separator that follows the filter, spaces and tabs included */
 };
 
 #define PROTO_ARGS_ANY ((size_t)-1) /* no upper bound on the argument count */
@@ -55,7 +57,9 @@ enum proto_args {
     X(UNALLOW, "UNALLOW", PROTO_ARGS_ITEMS, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",      \
       .id = CMD_UNALLOW, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")       \
     X(REMOVE, "REMOVE", PROTO_ARGS_ITEMS, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",        \
-      .id = CMD_REMOVE, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")
+      .id = CMD_REMOVE, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")                       \
+    X(SCAN, "SCAN", PROTO_ARGS_TEXT, 2, 2, "<filter> <text>",                                      \
+      .id = CMD_SCAN, .run = line_verb_scan)
 /* clang-format on */
 
 #endif
