@@ -30,8 +30,9 @@ void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src, stru
     }
     if (call->text_len > cf->scan_max_text) {
         call->err = CMD_ERR_TEXT_TOO_LONG;
-        snprintf(call->msg, sizeof(call->msg), "the text is %zu bytes, the limit is scan_max_text %zu",
-                 call->text_len, cf->scan_max_text);
+        snprintf(call->msg, sizeof(call->msg),
+                 "the text is %zu bytes, the limit is scan_max_text %zu", call->text_len,
+                 cf->scan_max_text);
         return;
     }
     if (!env->ws || !env->wm) {
@@ -39,8 +40,8 @@ void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src, stru
         snprintf(call->msg, sizeof(call->msg), "no scan scratch on this thread");
         return;
     }
-    size_t max = cf->scan_max_matches < CONF_SCAN_MATCHES_MAX ? cf->scan_max_matches
-                                                              : CONF_SCAN_MATCHES_MAX;
+    size_t max =
+        cf->scan_max_matches < CONF_SCAN_MATCHES_MAX ? cf->scan_max_matches : CONF_SCAN_MATCHES_MAX;
     size_t n = 0;
     bool capped = false;
     if (words_scan(v->words, env->ws, call->text, call->text_len, env->wm, max, &n, &capped) != 0) {

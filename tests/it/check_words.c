@@ -28,7 +28,9 @@
 #define T_FULLWIDTH "ＦＵＣＫ"
 #define T_DOTS "f.u.c.k"
 #define T_ZH "成人"
-#define T_ZWSP "fu\xe2\x80\x8b" "ck"
+#define T_ZWSP                                                                                     \
+    "fu\xe2\x80\x8b"                                                                               \
+    "ck"
 #define T_TRAD "賭博"
 #define T_ACCENT "cafe\xcc\x81"
 static const char text[] = "Hello " T_FULLWIDTH " and " T_DOTS ", class 成人牙刷 " T_ZH
@@ -274,9 +276,9 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("words");
-    const TTest *const tests[] = {test_line_offsets, test_http_offsets_and_mask,
-                                         test_limits_and_kinds, test_sighup_swap,
-                                         test_settings_must_agree, NULL};
+    const TTest *const tests[] = {test_line_offsets,        test_http_offsets_and_mask,
+                                  test_limits_and_kinds,    test_sighup_swap,
+                                  test_settings_must_agree, NULL};
     dh_add_case(s, "words", 300, tests);
     return dh_run_suite(s);
 }

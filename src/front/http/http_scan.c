@@ -96,8 +96,8 @@ void http_scan(struct hreq *r, const struct http_filter_verb *v, const struct fe
         json_error_t jerr;
         root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
         if (!root) {
-            http_reply_error(r, HTTP_ERR_BAD_JSON, "line %d column %d: %s", jerr.line,
-                             jerr.column, jerr.text);
+            http_reply_error(r, HTTP_ERR_BAD_JSON, "line %d column %d: %s", jerr.line, jerr.column,
+                             jerr.text);
             return;
         }
         json_t *t = json_is_object(root) ? json_object_get(root, "text") : NULL;
