@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +70,57 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); 
 /* Size a filter. For blocked, the Poisson model gives bits per item; blocks are
  * then spread evenly over the shards (rounding up, never down) and k is chosen
  * again for the exact size, so the expected rate at capacity is <= p. */
+static int plan_compute(enum filter_layout layout, uint64_t capacity, double fpr,
+                        uint32_t shards, struct filter_plan *out, char *err, size_t errlen);
+
+/* Plans made lately, by their arguments: a plan is a pure function of them,
+ * and the blocked layout's exact model costs a good part of a second, while
+ * filters made at run time (store/created.c: RESP's auto-created keys, one a
+ * product a day) and the sub-filters of growing filters ask for the same few
+ * plans over and over. A small ring under a mutex: any thread. */
+#define PLAN_MEMO 32
+static struct {
+    pthread_mutex_t mu;
+    unsigned next;
+    struct {
+        bool used;
+        enum filter_layout layout;
+        uint64_t capacity;
+        double fpr;
+        uint32_t shards;
+        struct filter_plan plan;
+    } e[PLAN_MEMO];
+} plan_memo = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
 int filter_plan_make(enum filter_layout layout, uint64_t capacity, double fpr, uint32_t shards,
                      struct filter_plan *out, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&plan_memo.mu);
+    for (unsigned i = 0; i < PLAN_MEMO; i++)
+        if (plan_memo.e[i].used && plan_memo.e[i].layout == layout &&
+            plan_memo.e[i].capacity == capacity && plan_memo.e[i].fpr == fpr &&
+            plan_memo.e[i].shards == shards) {
+            *out = plan_memo.e[i].plan;
+            pthread_mutex_unlock(&plan_memo.mu);
+            return 0;
+        }
+    pthread_mutex_unlock(&plan_memo.mu);
+    if (plan_compute(layout, capacity, fpr, shards, out, err, errlen) != 0)
+        return -1;
+    pthread_mutex_lock(&plan_memo.mu);
+    unsigned i = plan_memo.next++ % PLAN_MEMO;
+    plan_memo.e[i].used = true;
+    plan_memo.e[i].layout = layout;
+    plan_memo.e[i].capacity = capacity;
+    plan_memo.e[i].fpr = fpr;
+    plan_memo.e[i].shards = shards;
+    plan_memo.e[i].plan = *out;
+    pthread_mutex_unlock(&plan_memo.mu);
+    return 0;
+}
+
+static int plan_compute(enum filter_layout layout, uint64_t capacity, double fpr,
+                        uint32_t shards, struct filter_plan *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     if (capacity < 1 || capacity > FILTER_MAX_CAPACITY) {

@@ -10,6 +10,7 @@
 #include "conf/conf.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,6 +99,11 @@ const struct directive conf_directives[] = {
     INT(   "shutdown_timeout", GLOBAL, shutdown_timeout, "5",     0,       3600,      F_RELOAD),
     SIZE(  "http_max_body",    GLOBAL, http_max_body,    "8M",    1 * KIB, 1 * GIB,   F_RELOAD),
     SIZE(  "http_max_headers", GLOBAL, http_max_headers, "64K",   1 * KIB, 16 * MIB,  F_RELOAD),
+    PATH(  "state_dir",        GLOBAL, state_dir,                                     0),
+    INT(   "max_filters",      GLOBAL, max_filters,      "1000",  0,       CONF_MAX_CREATED, F_RELOAD),
+    SIZE(  "max_created_memory", GLOBAL, max_created_memory, NULL, 0,      FILTER_MAX_BYTES, F_RELOAD),
+    ENUM(  "auto_create",      GLOBAL, auto_create,      conf_on_off,  "on",               F_RELOAD),
+    SIZE(  "checkpoint_bytes", GLOBAL, checkpoint_bytes, "64M",   0,       1024 * GIB, F_RELOAD),
     SIZE(  "scan_max_text",    GLOBAL, scan_max_text,    "1M",    1,       1 * GIB,   F_RELOAD),
     INT(   "scan_max_matches", GLOBAL, scan_max_matches, "100",   1,       CONF_SCAN_MATCHES_MAX, F_RELOAD),
 
@@ -153,6 +159,16 @@ const struct directive *conf_find_directive(const char *name, enum conf_scope sc
 /* max_buffered when the file does not set it: an eighth of the machine's
  * physical memory, at least 64 MiB (what 16 connections at the default
  * http_max_body may hold at once), at most 1 TiB. Any thread. */
+/* max_created_memory when the file does not set it: a quarter of the
+ * machine's physical memory, at least 64 MiB. Any thread. */
+uint64_t conf_default_max_created_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    uint64_t v = mem / 4;
+    return v < 64 * MIB ? 64 * MIB : v;
+}
+
 size_t conf_default_max_buffered(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -194,18 +210,50 @@ void conf_fronts_free(struct conf *c)
 }
 
 /* Frees everything conf_parse allocated; NULL is fine. */
+void conf_filter_clear(struct conf_filter *f)
+{
+    free(f->name);
+    free(f->file);
+    free(f->journal);
+    free(f->allow);
+    free(f->window);
+    free(f->words_skip);
+    memset(f, 0, sizeof(*f));
+}
+
+/* A created filter's block as config text (store/created.c writes it to
+ * the state directory and reads it back with conf_parse): every option an
+ * empty filter has, so the file alone says what the filter is. The name and
+ * journal are quoted: a name is never a `"` or `\\` (base/fname.h), and the
+ * journal path is the state directory's. Any thread. -1 if len is short. */
+int conf_filter_text(const struct conf_filter *f, char *buf, size_t len)
+{
+    char mm[40] = "", win[80] = "", keys[32] = "", file[4200] = "";
+    if (f->file)
+        snprintf(file, sizeof(file), "  file \"%s\"\n", f->file);
+    if (f->max_memory)
+        snprintf(mm, sizeof(mm), "  max_memory %llu\n", (unsigned long long)f->max_memory);
+    if (f->window)
+        snprintf(win, sizeof(win), "  window %s\n  slices %u\n", f->window, f->slices);
+    if (f->keys != CONF_KEYS_FILE)
+        snprintf(keys, sizeof(keys), "  keys %s\n", conf_enum_name(conf_key_kinds, (int)f->keys));
+    int n = snprintf(buf, len,
+                     "filter \"%s\" {\n  capacity %llu\n  fpr %.17g\n  layout %s\n%s"
+                     "  growth %s\n%s%s  full %s\n  fsync %s\n%s  journal \"%s\"\n}\n",
+                     f->name, (unsigned long long)f->capacity, f->fpr,
+                     conf_enum_name(conf_layouts, (int)f->layout), keys,
+                     f->growth ? "on" : "off", mm, win, conf_enum_name(conf_fulls, (int)f->full),
+                     conf_enum_name(conf_fsyncs, (int)f->fsync), file,
+                     f->journal ? f->journal : "");
+    return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
 void conf_free(struct conf *c)
 {
     if (c == NULL)
         return;
-    for (size_t i = 0; i < c->n_filters; i++) {
-        free(c->filters[i].name);
-        free(c->filters[i].file);
-        free(c->filters[i].journal);
-        free(c->filters[i].allow);
-        free(c->filters[i].window);
-        free(c->filters[i].words_skip);
-    }
+    for (size_t i = 0; i < c->n_filters; i++)
+        conf_filter_clear(&c->filters[i]);
     free(c->filters);
     conf_fronts_free(c);
     free(c->listen);
@@ -213,6 +261,7 @@ void conf_free(struct conf *c)
     free(c->resp_listen);
     free(c->user);
     free(c->pidfile);
+    free(c->state_dir);
     free(c->admin_token);
     free(c->path);
     free(c->dir);

@@ -13,6 +13,7 @@
 #include "conf/addr.h"
 
 #define CONF_MAX_FILE_BYTES (1u << 20) /* conf_load refuses anything larger */
+#define CONF_MAX_CREATED 16000   /* max_filters' ceiling (store/registry.h has room) */
 #define CONF_SCAN_MATCHES_MAX 10000  /* scan_max_matches at most: each worker's match array */
 #define CONF_NAME_MAX 64               /* filter names: base/fname.h (conf.c asserts equal) */
 
@@ -178,6 +179,14 @@ struct conf {
     size_t scan_max_text;      /* bytes of one SCAN's text (a words filter) */
     unsigned scan_max_matches; /* matches one SCAN returns, at most (the rest: capped) */
 
+    /* Filters created at run time (CREATE, BF.RESERVE, bloomd's create:
+     * docs/created.md). state_dir is restart-only; the limits reload. */
+    char *state_dir;            /* absolute; NULL: creating filters is refused */
+    unsigned max_filters;       /* created filters served at once */
+    uint64_t max_created_memory; /* bytes all created filters may take together */
+    unsigned auto_create;       /* 1: RESP's BF.ADD/BF.MADD/BF.INSERT make a missing key */
+    uint64_t checkpoint_bytes;  /* a created filter's journal past this is cut (0: only FLUSH) */
+
     struct conf_filter *filters; /* in file order */
     size_t n_filters;
 
@@ -204,6 +213,8 @@ struct conf *conf_parse(const char *text, size_t len, const char *path, char *er
 /* max_buffered's default on this machine (an eighth of physical memory, at
  * least 64 MiB). Any thread. */
 size_t conf_default_max_buffered(void);
+/* max_created_memory's default: a quarter of physical memory. Any thread. */
+uint64_t conf_default_max_created_memory(void);
 
 /* Read path (at most CONF_MAX_FILE_BYTES) and conf_parse it. */
 struct conf *conf_load(const char *path, char *err, size_t errlen);
@@ -212,6 +223,15 @@ void conf_free(struct conf *conf);
 
 /* The filter called name, or NULL. */
 const struct conf_filter *conf_find_filter(const struct conf *conf, const char *name);
+
+/* A filter block as config text, into buf: every option of a filter that
+ * starts empty, its file if it has one (a checkpoint), its journal; what
+ * conf_parse reads back to the same values. Its length, or -1 if len is
+ * short. */
+int conf_filter_text(const struct conf_filter *f, char *buf, size_t len);
+
+/* Free what one filter block holds (not the struct itself). */
+void conf_filter_clear(struct conf_filter *f);
 
 /* Whether s[0..len) is a valid filter name: 1 to 64 of [A-Za-z0-9_.-]. */
 int conf_is_valid_name(const char *s, size_t len);

@@ -648,6 +648,8 @@ static int finish(struct parser *p)
 
     if (!seen_line(p, "max_buffered"))
         c->max_buffered = conf_default_max_buffered();
+    if (!seen_line(p, "max_created_memory"))
+        c->max_created_memory = conf_default_max_created_memory();
     if (c->max_item >= c->max_line) {
         const struct directive *item = find_directive("max_item");
         const struct directive *line = find_directive("max_line");

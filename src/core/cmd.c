@@ -173,8 +173,57 @@ const struct cmd_def cmd_table[CMD_COUNT_] = {
     [CMD_ALLOW] = {"allow", true, true, true, h_allow},
     [CMD_UNALLOW] = {"unallow", true, true, true, h_unallow},
     [CMD_REMOVE] = {"remove", true, true, true, h_remove},
+    [CMD_CREATE] = {"create", false, false, true, NULL},
+    [CMD_DROP] = {"drop", false, false, true, NULL},
+    [CMD_CLEAR] = {"clear", false, false, true, NULL},
+    [CMD_FLUSH] = {"flush", false, false, true, NULL},
     [CMD_SCAN] = {"scan", true, false, false, cmd_words_scan},
 };
+
+enum reload_op_kind cmd_op_kind(enum cmd_id id)
+{
+    switch (id) {
+    case CMD_CREATE:
+        return RELOAD_OP_CREATE;
+    case CMD_DROP:
+        return RELOAD_OP_DROP;
+    case CMD_CLEAR:
+        return RELOAD_OP_CLEAR;
+    case CMD_FLUSH:
+        return RELOAD_OP_FLUSH;
+    default:
+        return RELOAD_OP_RELOAD;
+    }
+}
+
+/* The report's codes (store/created.c), in one table. */
+static const struct {
+    const char *code;
+    enum cmd_err err;
+} admin_codes[] = {
+    {"exists", CMD_ERR_EXISTS},         {"unknown_filter", CMD_ERR_UNKNOWN_FILTER},
+    {"configured", CMD_ERR_CONFIGURED}, {"limit", CMD_ERR_LIMIT},
+    {"bad_option", CMD_ERR_BAD_OPTION}, {"no_state_dir", CMD_ERR_NO_STATE_DIR},
+    {"failed", CMD_ERR_FAILED},
+};
+
+enum cmd_err cmd_admin_outcome(const json_t *report, const char **msg)
+{
+    *msg = "the operation ran, but its report was lost (out of memory)";
+    if (!report)
+        return CMD_ERR_INTERNAL;
+    if (json_is_true(json_object_get(report, "ok"))) {
+        *msg = "";
+        return CMD_OK;
+    }
+    const char *code = json_string_value(json_object_get(report, "code"));
+    const char *m = json_string_value(json_object_get(report, "error"));
+    *msg = m ? m : "failed";
+    for (size_t i = 0; code && i < sizeof(admin_codes) / sizeof(*admin_codes); i++)
+        if (strcmp(code, admin_codes[i].code) == 0)
+            return admin_codes[i].err;
+    return CMD_ERR_INTERNAL;
+}
 
 enum cmd_err cmd_authorize(const struct conf *cf, bool loopback, enum cmd_cred cred)
 {

@@ -14,6 +14,7 @@
 #include "core/gate.h"
 #include "core/stats.h"
 #include "store/registry.h"
+#include "store/reload.h"
 
 enum cmd_id {
     CMD_PING,    /* liveness */
@@ -27,6 +28,12 @@ enum cmd_id {
     CMD_ALLOW,   /* add exceptions to a filter's allow-list (mutating) */
     CMD_UNALLOW, /* drop exceptions from it (mutating) */
     CMD_REMOVE,  /* items no longer reported present (mutating) */
+    /* Filters made at run time (store/created.h): admin operations run by
+     * the reload thread and answered later, as RELOAD is. */
+    CMD_CREATE, /* make a filter (mutating) */
+    CMD_DROP,   /* stop serving a created filter, its files removed (mutating) */
+    CMD_CLEAR,  /* empty a created filter (mutating) */
+    CMD_FLUSH,  /* sync a filter's journal, or every one's, to disk (mutating) */
     CMD_SCAN,    /* the listed words a text holds (a words filter: core/cmd_words.c) */
     CMD_COUNT_
 };
@@ -43,6 +50,13 @@ enum cmd_err {
     CMD_ERR_BAD_ITEM,       /* a host or url filter cannot read an item, or a counting
                              * filter does not hold an item to remove (call->bad_item) */
     CMD_ERR_INTERNAL,       /* out of memory, no reload hook */
+    /* The admin operations' outcomes (the report's "code", cmd_admin_outcome). */
+    CMD_ERR_EXISTS,       /* CREATE: a filter of that name is served */
+    CMD_ERR_CONFIGURED,   /* DROP, CLEAR: the filter is the config's, not created */
+    CMD_ERR_LIMIT,        /* max_filters or max_created_memory reached */
+    CMD_ERR_BAD_OPTION,   /* an unknown option, or a bad value */
+    CMD_ERR_NO_STATE_DIR, /* no state_dir: nothing can be created */
+    CMD_ERR_FAILED,       /* the disk refused (the message says what) */
     CMD_ERR_WRONG_KIND,     /* the verb does not apply to the filter's kind (SCAN on a
                              * lookup filter, an item command on a words filter) */
     CMD_ERR_TEXT_TOO_LONG,  /* a SCAN's text is longer than scan_max_text */
@@ -211,6 +225,14 @@ int cmd_match_again(const struct fentry *e, const void *item, size_t len, const 
  * need no auth). Worker thread. */
 void cmd_items(const struct cmd_env *env, struct cmd_call *call, bool add);
 
+/* The reload thread's operation an admin command asks for (CREATE, DROP,
+ * CLEAR, FLUSH: store/reload.h); RELOAD_OP_RELOAD for any other. */
+enum reload_op_kind cmd_op_kind(enum cmd_id id);
+
+/* What an admin operation's report (store/reload.h) says: CMD_OK or the
+ * error, with its message in *msg (good while report lives). A NULL
+ * report (it was lost) is CMD_ERR_INTERNAL. Any thread. */
+enum cmd_err cmd_admin_outcome(const json_t *report, const char **msg);
 /* SCAN's answer as a words filter's list names it: match i's word as
  * listed (not NUL-terminated). Worker thread. */
 const char *cmd_scan_word(const struct cmd_call *call, size_t i, size_t *len);

@@ -82,18 +82,6 @@ static bool no_room(const struct fentry *e, const struct filter_key *keys, size_
     return true;
 }
 
-/* Whether the config asks e to refuse adds past its capacity (`full
- * refuse`, conf.h). Read from the newest catalog's config: the request's
- * own catalog is not at hand here, and the two differ only while a reload
- * is being published, when either setting is a fair answer. */
-static bool refuses_full(const struct gate_batch *b, const struct fentry *e)
-{
-    if (!b->reg)
-        return false;
-    const struct conf_filter *fc = conf_find_filter(registry_read(b->reg)->conf, e->name);
-    return fc && fc->full == CONF_FULL_REFUSE;
-}
-
 /* A fixed-size Bloom filter (no growth, no window, no fuse file) under
  * `full refuse` takes no add that would bring its items (adds that set a
  * new bit) past its capacity: past it the filter still works, but its
@@ -104,7 +92,7 @@ static bool past_capacity(const struct gate_batch *b, const struct fentry *e,
                           const struct filter_key *keys, size_t n, char *err, size_t errlen)
 {
     const struct filter *f = e->v->f;
-    if (f->comp || f->layout == FILTER_FUSE || !refuses_full(b, e))
+    if (f->comp || f->layout == FILTER_FUSE || !e->v->refuse_full)
         return false;
     uint64_t items = filter_items(f), room = items < f->capacity ? f->capacity - items : 0;
     if (fresh_keys(f, keys, n, room) <= room)

@@ -381,7 +381,7 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
                         STAT_GET(&s, http_responses[0]));
 
     family(o, "bloomgate_errors_total", "counter", "Error replies by protocol and error code");
-    for (unsigned e = 0; e < src->n_err[STATS_LINE] && e < 16; e++)
+    for (unsigned e = 0; e < src->n_err[STATS_LINE] && e < STATS_CODE_ERRS; e++)
         if (src->err_names[STATS_LINE][e])
             evbuffer_add_printf(
                 o, "bloomgate_errors_total{protocol=\"line\",code=\"%s\"} %" PRIu64 "\n",
@@ -391,7 +391,7 @@ int metrics_render(const struct stats_src *src, const struct catalog *cat, struc
             evbuffer_add_printf(
                 o, "bloomgate_errors_total{protocol=\"http\",code=\"%s\"} %" PRIu64 "\n",
                 src->err_names[STATS_HTTP][e], STAT_GET(&s, http_errors_by_code[e]));
-    for (unsigned e = 0; e < src->n_err[STATS_RESP] && e < 16; e++)
+    for (unsigned e = 0; e < src->n_err[STATS_RESP] && e < STATS_CODE_ERRS; e++)
         if (src->err_names[STATS_RESP][e])
             evbuffer_add_printf(
                 o, "bloomgate_errors_total{protocol=\"resp\",code=\"%s\"} %" PRIu64 "\n",

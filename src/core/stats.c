@@ -18,13 +18,13 @@ void stats_sum(const struct stats_src *src, struct stats *out)
 #define STATS_SUM_(name, metric, labels, help) STAT_ADD(out, name, STAT_GET(s, name));
         STATS_COUNTERS(STATS_SUM_)
 #undef STATS_SUM_
-        for (int c = 0; c < 16; c++)
+        for (int c = 0; c < STATS_CODE_ERRS; c++)
             STAT_ADD(out, errors_by_code[c], STAT_GET(s, errors_by_code[c]));
         for (int c = 0; c < STATS_HTTP_ERRS; c++)
             STAT_ADD(out, http_errors_by_code[c], STAT_GET(s, http_errors_by_code[c]));
         for (int c = 0; c < STATS_HTTP_SLOTS; c++)
             STAT_ADD(out, http_responses[c], STAT_GET(s, http_responses[c]));
-        for (int c = 0; c < 16; c++)
+        for (int c = 0; c < STATS_CODE_ERRS; c++)
             STAT_ADD(out, resp_errors_by_code[c], STAT_GET(s, resp_errors_by_code[c]));
     }
 }

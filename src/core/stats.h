@@ -114,9 +114,11 @@
 /* The statuses the HTTP API answers with, each counted on its own; slot 0
  * counts any other (100 Continue is not a response of its own). */
 #define STATS_HTTP_STATUSES(X)                                                                     \
-    X(200) X(204) X(400) X(401) X(403) X(404) X(405) X(408) X(413) X(431) X(500) X(501) X(503) X(505)
-#define STATS_HTTP_SLOTS 15
-#define STATS_HTTP_ERRS 24 /* enum http_err fits */
+    X(200) X(201) X(204) X(400) X(401) X(403) X(404) X(405) X(408) X(409) X(413) X(431) X(500)    \
+    X(501) X(503) X(505) X(507)
+#define STATS_HTTP_SLOTS 18
+#define STATS_HTTP_ERRS 32 /* enum http_err fits */
+#define STATS_CODE_ERRS 32 /* enum proto_err and enum resp_err fit */
 #define STATS_HTTP_CODE_(code) code,
 static const int stats_http_codes[STATS_HTTP_SLOTS] = {0, STATS_HTTP_STATUSES(STATS_HTTP_CODE_)};
 #undef STATS_HTTP_CODE_
@@ -134,10 +136,10 @@ struct stats {
 #define STATS_FIELD_(name, metric, labels, help) _Atomic uint64_t name;
     STATS_COUNTERS(STATS_FIELD_)
 #undef STATS_FIELD_
-    _Atomic uint64_t errors_by_code[16];                   /* indexed by enum proto_err */
+    _Atomic uint64_t errors_by_code[STATS_CODE_ERRS];                   /* indexed by enum proto_err */
     _Atomic uint64_t http_errors_by_code[STATS_HTTP_ERRS]; /* indexed by enum http_err */
     _Atomic uint64_t http_responses[STATS_HTTP_SLOTS];     /* by status, see STATS_HTTP_STATUSES */
-    _Atomic uint64_t resp_errors_by_code[16];              /* indexed by enum resp_err */
+    _Atomic uint64_t resp_errors_by_code[STATS_CODE_ERRS];              /* indexed by enum resp_err */
 };
 
 /* The front ends, for counters kept per protocol. */

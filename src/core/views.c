@@ -206,6 +206,7 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(o, "delta", dj);
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
+    json_object_set_new(o, "created", json_boolean(e->created)); /* docs/created.md */
     if (e->st) {
         pthread_mutex_lock(&e->st->mu);
         json_object_set_new(o, "last_reload_at",

@@ -135,7 +135,7 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
     (void)sig;
     (void)what;
     log_info("SIGHUP: reload requested");
-    reloader_request(d->reloader, NULL, NULL, NULL);
+    reloader_request(d->reloader, NULL, NULL, NULL, NULL);
 }
 
 /* What the command line asked for beyond the config path (which goes

@@ -13,6 +13,12 @@
     X(ITEM_TOO_LONG, "item_too_long")                                                              \
     X(TOO_MANY_ITEMS, "too_many_items")                                                            \
     X(AUTH_REQUIRED, "auth_required")                                                              \
-    X(AUTH_FAILED, "auth_failed")
+    X(AUTH_FAILED, "auth_failed")                                                                  \
+    X(EXISTS, "exists")                                                                            \
+    X(CONFIGURED, "configured")                                                                    \
+    X(LIMIT, "limit")                                                                              \
+    X(BAD_OPTION, "bad_option")                                                                    \
+    X(NO_STATE_DIR, "no_state_dir")                                                                \
+    X(FAILED, "failed")
 
 #endif

@@ -19,7 +19,8 @@ libparse_la_SOURCES += \
 	%reldir%/line/proto.c %reldir%/line/proto.h %reldir%/line/proto_fast.h \
 	%reldir%/line/proto_verbs.h
 libbloomgate_la_SOURCES += \
-	%reldir%/line/line.c %reldir%/line/line_scan.c %reldir%/line/line.h
+	%reldir%/line/line.c %reldir%/line/line_scan.c %reldir%/line/line.h %reldir%/line/line_int.h \
+	%reldir%/line/line_admin.c
 
 # HTTP: the API and the authorization endpoint.
 libparse_la_SOURCES += \
@@ -28,7 +29,7 @@ libparse_la_SOURCES += \
 libbloomgate_la_SOURCES += \
 	%reldir%/http/http.h %reldir%/http/http_int.h \
 	%reldir%/http/http_conn.c \
-	%reldir%/http/http_api.c %reldir%/http/http_scan.c \
+	%reldir%/http/http_api.c %reldir%/http/http_admin.c %reldir%/http/http_scan.c \
 	%reldir%/http/http_context.c \
 	%reldir%/http/http_resp.c \
 	%reldir%/http/http_authz.c
@@ -39,7 +40,7 @@ libparse_la_SOURCES += \
 libbloomgate_la_SOURCES += \
 	%reldir%/resp/resp.c %reldir%/resp/resp.h \
 	%reldir%/resp/resp_info.c %reldir%/resp/resp_info.h \
-	%reldir%/resp/resp_int.h %reldir%/resp/resp_multi.c %reldir%/resp/resp_keys.c
+	%reldir%/resp/resp_int.h %reldir%/resp/resp_multi.c %reldir%/resp/resp_admin.c %reldir%/resp/resp_keys.c
 
 # Postfix: tcp_table(5) and policy delegation.
 libparse_la_SOURCES += \

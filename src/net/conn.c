@@ -753,6 +753,12 @@ static void conn_wait_done(json_t *report, void *arg)
 
 bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t note_len)
 {
+    return conn_admin(c, NULL, answer, note, note_len);
+}
+
+bool conn_admin(struct conn *c, const struct reload_op *op, conn_wait_fn answer, const void *note,
+                size_t note_len)
+{
     struct server *srv = c->w->srv;
     if (!srv->reload_fn || note_len > sizeof(((struct conn_wait *)0)->note) ||
         !conn_goes(c, CONN_WAITING))
@@ -764,7 +770,7 @@ bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t n
     wt->answer = answer;
     if (note_len)
         memcpy(wt->note, note, note_len);
-    if (!srv->reload_fn(srv->reload_ctx, c->w->base, conn_wait_done, wt)) {
+    if (!srv->reload_fn(srv->reload_ctx, op, c->w->base, conn_wait_done, wt)) {
         free(wt);
         return false;
     }

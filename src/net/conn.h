@@ -97,6 +97,7 @@ struct conn_ops {
  * reply order; outlives the connection if need be (then c is NULL). */
 typedef void (*conn_wait_fn)(struct conn *c, json_t *report, const void *note);
 struct conn_wait;
+struct reload_op;
 
 /* How a connection's end goes (a lingering close). */
 struct conn_end {
@@ -307,5 +308,9 @@ void conn_shed(struct worker *w, struct conn *c);
  * goes on. note (at most 32 bytes) is copied. False (nothing started) when out
  * of memory or no reload hook: the front answers the error itself. */
 bool conn_reload(struct conn *c, conn_wait_fn answer, const void *note, size_t note_len);
+/* conn_reload for an operation on one filter (CREATE, DROP, CLEAR, FLUSH:
+ * store/reload.h), queued on the reload thread and answered the same way. */
+bool conn_admin(struct conn *c, const struct reload_op *op, conn_wait_fn answer, const void *note,
+                size_t note_len);
 
 #endif

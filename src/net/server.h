@@ -31,8 +31,10 @@ struct conn_ops;
  * The worker must not block while it waits: its other connections go on. */
 struct event_base;
 typedef reload_done_fn server_reload_done;
-typedef bool (*server_reload_fn)(void *ctx, struct event_base *base, server_reload_done done,
-                                 void *arg);
+/* op: NULL for a reload; else an operation on one filter (store/reload.h),
+ * copied, whose report is the one reload.h describes. */
+typedef bool (*server_reload_fn)(void *ctx, const struct reload_op *op, struct event_base *base,
+                                 server_reload_done done, void *arg);
 
 #define SERVER_MAX_FRONTS 8
 

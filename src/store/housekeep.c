@@ -57,4 +57,5 @@ void housekeep_tick(struct housekeep *h)
             grow_prepare(g);
     }
     reclaim_allow_tables(h->reg);
+    registry_reclaim(h->reg); /* what deferred publishes left (filters made at run time) */
 }

@@ -308,6 +308,7 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     v->ab = ab;
     v->words = words;
     v->ab_any = ab && cf->context == CONF_CONTEXT_ANY;
+    v->refuse_full = cf->full == CONF_FULL_REFUSE;
     if (!ab && cf->context == CONF_CONTEXT_ANY)
         log_warn("filter %s: no_context any applies to adblock filters only; %s keys ignore it",
                  cf->name, format_keys_name(f->keys));

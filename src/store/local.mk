@@ -11,5 +11,6 @@ libbloomgate_la_SOURCES += \
 	%reldir%/amend.c %reldir%/amend.h \
 	%reldir%/loader.c %reldir%/loader.h \
 	%reldir%/registry.c %reldir%/registry.h \
-	%reldir%/reload.c %reldir%/reload.h \
+	%reldir%/reload.c %reldir%/reload.h %reldir%/reload_int.h \
+	%reldir%/reloader.c %reldir%/created.c %reldir%/created.h \
 	%reldir%/housekeep.c %reldir%/housekeep.h

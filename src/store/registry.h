@@ -20,13 +20,14 @@
 #include "base/fname.h"
 
 #define REGISTRY_NAME_MAX FNAME_MAX /* base/fname.h */
-#define REGISTRY_MAX_FILTERS 1024 /* filters served at once; ids are below this */
+#define REGISTRY_MAX_FILTERS 16384 /* filters served at once; ids are below this */
 
 /* One loaded filter: immutable in shape; its bits change only by ADD. */
 struct fversion {
     struct filter *f;       /* an adblock filter's: its host tier for run-time adds */
     struct adblock_engine *ab; /* the compiled Adblock engine of an adblock filter, or NULL */
     bool ab_any;               /* `no_context any`: a context-free lookup asks every request */
+    bool refuse_full;          /* `full refuse`: no add past a fixed filter's capacity */
     char *file;             /* path it was loaded from; NULL for a filter that started empty */
     uint64_t generation;    /* 1 for the first load, +1 on each successful swap */
     int64_t loaded_at;      /* unix seconds */
@@ -47,6 +48,7 @@ struct fversion {
 };
 
 struct journal;
+struct retired;
 struct allow_set;
 struct adblock_engine;
 struct words_matcher;
@@ -70,6 +72,12 @@ struct fstate {
      * new name's version, replayed up to then, would not see them (reload.c,
      * publish_pending). The name leaves with that reload's publish. */
     atomic_bool leaving;
+    /* A filter created at run time (store/created.h): its options, owned,
+     * and the path its files share without their suffix (.conf, .journal,
+     * .bloom); both NULL for a filter of the config. Set before the name is
+     * first published, never changed after. */
+    struct conf_filter *created;
+    char *created_base;
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */
@@ -82,13 +90,18 @@ struct fentry {
     struct fversion *v;
     struct fstate *st;
     unsigned id; /* stable while the name is served: indexes per-filter counters */
+    bool created; /* made at run time (st->created holds its options) */
 };
 
 /* What is being served: the config in force and its filters, replaced whole. */
 struct catalog {
-    struct conf *conf; /* owned: limits and tokens the workers apply */
+    struct conf *conf; /* owned (or handed on to the next catalog): limits and tokens */
     size_t n;
     struct fentry *entries;
+    /* A hash index of entries by name (entry + 1; 0 empty), made by
+     * registry_publish once there are more than a few; NULL: a linear walk. */
+    uint32_t *index;
+    size_t index_mask;
 };
 
 struct registry {
@@ -96,6 +109,12 @@ struct registry {
     _Atomic uint64_t epoch;    /* bumped by each publish */
     unsigned n_readers;
     struct fstate *states[REGISTRY_MAX_FILTERS]; /* writer-only: which name holds each id */
+    struct fversion *pub_v[REGISTRY_MAX_FILTERS]; /* writer-only scratch of registry_publish */
+    uint64_t created_seq; /* writer-only: the last base name cN given (store/created.c) */
+    /* Writer-only: what deferred publishes left to free (oldest first), and
+     * the ids their states held, not to be given again until then. */
+    struct retired *retired, **retired_tail;
+    bool held[REGISTRY_MAX_FILTERS];
     void (*on_fresh_id)(void *ctx, unsigned id); /* an id starts a new name: zero its counters */
     void *on_fresh_ctx;
     /* A name left (writer thread, or registry_free): close its journal. */
@@ -138,6 +157,18 @@ void registry_offline(struct registry *reg, unsigned reader);
  * quiescent since, then free the old catalog and the versions only it held. */
 void registry_publish(struct registry *reg, struct catalog *next);
 
+/* Writer side: publish next as registry_publish does, without waiting out
+ * the grace period: the old catalog, and the versions and states only it
+ * held, are freed later by registry_reclaim, once every reader has passed a
+ * quiescent point. For the many small publishes of filters made at run time
+ * (store/created.c), each of which would otherwise wait up to a worker's
+ * 100 ms tick. */
+void registry_publish_deferred(struct registry *reg, struct catalog *next);
+
+/* Writer side: free what deferred publishes left whose grace period is
+ * over. Never waits. */
+void registry_reclaim(struct registry *reg);
+
 /* Writer side: wait until every online reader has been quiescent since the
  * call began (a grace period with nothing published), so that what readers
  * could reach before it may be freed. */
@@ -147,6 +178,9 @@ void registry_synchronize(struct registry *reg);
  * the name stays in the catalog; -1 when all REGISTRY_MAX_FILTERS are taken.
  * `fresh` says the id was unused (its counters start from zero). */
 int registry_filter_id(struct registry *reg, const char *name, bool *fresh);
+/* Writer side: give back an id no published catalog holds (a filter whose
+ * load failed before its first publish), its state freed now. */
+void registry_release_id(struct registry *reg, unsigned id);
 static inline struct fstate *registry_state(struct registry *reg, unsigned id)
 {
     return reg->states[id];

@@ -4,6 +4,8 @@
 #include "config.h"
 
 #include "store/reload.h"
+#include "store/reload_int.h"
+#include "store/created.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -24,37 +26,11 @@
 #include "base/seam.h"
 #include "base/util.h"
 
-/* A caller waiting for the report. Its event is made when the request is
- * queued (on the caller's thread, where a failure can still be answered), so
- * that delivering the report later cannot fail: event_active allocates
- * nothing. A report that cannot be copied is delivered as NULL. */
-struct waiter {
-    struct event_base *base;
-    reload_done_fn done;
-    void *arg;
-    struct event *ev; /* on base: runs deliver_cb there */
-    json_t *report;   /* set by the reload thread before ev is activated */
-    struct waiter *next;
-};
-
-struct reloader {
-    struct registry *reg;
-    char *config_path;
-    unsigned threads;
-    pthread_t tid;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool pending; /* a reload was asked for and has not started */
-    struct housekeep hk; /* the once-a-second tick (housekeep.h) */
-    bool stop;    /* shutdown: refuse new requests, finish what is queued, exit */
-    struct waiter *waiters; /* who wants the answer of the next run */
-};
-
 /* ---- journals ---- */
 
 /* Replay [from, to) of a journal onto a version, every record as the
  * mutation it was (store/amend.c); -1 with err on failure. */
-static int64_t replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to,
+int64_t reload_replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to,
                       char *err, size_t errlen)
 {
     int64_t n = journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
@@ -66,7 +42,7 @@ static int64_t replay(struct journal *j, struct fversion *v, uint64_t from, uint
     return n;
 }
 
-static struct journal *open_journal(const struct conf_filter *cf, char *err, size_t errlen)
+struct journal *reload_open_journal(const struct conf_filter *cf, char *err, size_t errlen)
 {
     struct journal_scan scan;
     char why[1024];
@@ -88,14 +64,14 @@ static struct journal *open_journal(const struct conf_filter *cf, char *err, siz
 /* The seed of a filter loaded to be replayed from j: a growing filter's
  * sub-filters depend on it (bloom/grow.h), so it comes from the journal and
  * every replay makes the same ones; any other filter draws one (0). */
-static uint64_t filter_seed(const struct conf_filter *cf, const struct journal *j)
+uint64_t reload_filter_seed(const struct conf_filter *cf, const struct journal *j)
 {
     return cf->growth && j ? journal_seed(j) : 0;
 }
 
 /* Close a journal, logging a failed final flush (the adds it held were
  * acknowledged under a policy that allowed losing them on power failure). */
-static void close_journal(struct journal *j)
+void reload_close_journal(struct journal *j)
 {
     char err[1024];
     if (j && journal_close(j, err, sizeof(err)) != 0)
@@ -110,10 +86,10 @@ void reload_release_state(struct registry *reg, struct fstate *st)
         if (o && o != st && atomic_load(&o->journal) == j)
             return; /* handed over to a new name by a reload (see adopt_journal) */
     }
-    close_journal(j);
+    reload_close_journal(j);
 }
 
-static void set_status(struct fstate *st, const char *status, const char *error)
+void reload_set_status(struct fstate *st, const char *status, const char *error)
 {
     pthread_mutex_lock(&st->mu);
     st->last_reload_at = util_wall_seconds();
@@ -140,6 +116,51 @@ int reload_publish_conf(struct registry *reg, struct conf *conf, char *err, size
     return 0;
 }
 
+/* Start-up and CREATE (the registry's writer): one filter's entry, its id
+ * and state taken, its journal opened and replayed onto the version loaded.
+ * 0, or -1 with err (e->v NULL; the state, if taken, is released by the
+ * next publish, which does not hold it). */
+int reload_start_entry(struct registry *reg, const struct conf_filter *cf, unsigned threads,
+                       struct fentry *e, char *err, size_t errlen)
+{
+    bool fresh;
+    e->v = NULL;
+    int id = registry_filter_id(reg, cf->name, &fresh);
+    if (id < 0) {
+        snprintf(err, errlen, "filter %s: more than %u filters", cf->name, REGISTRY_MAX_FILTERS);
+        return -1;
+    }
+    e->id = (unsigned)id;
+    e->st = registry_state(reg, e->id);
+    snprintf(e->name, sizeof(e->name), "%s", cf->name);
+    e->name_len = strlen(e->name);
+    /* The journal first: a growing filter is seeded from it. */
+    struct journal *j = atomic_load(&e->st->journal);
+    if (cf->journal && !j) {
+        if (!(j = reload_open_journal(cf, err, errlen)))
+            return -1;
+        atomic_store(&e->st->journal, j);
+    }
+    if (!(e->v = loader_load_filter_seed(cf, threads, reload_filter_seed(cf, j), err, errlen)))
+        return -1;
+    if (j) {
+        char why[1024];
+        double t0 = util_now();
+        int64_t n = reload_replay(j, e->v, 0, journal_end(j), why, sizeof(why));
+        if (n < 0) {
+            snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, cf->journal, why);
+            fversion_free(e->v);
+            e->v = NULL;
+            return -1;
+        }
+        if (n > 0)
+            log_info("filter %s: replayed %lld items from journal %s (%.3f s)", cf->name,
+                     (long long)n, cf->journal, util_now() - t0);
+    }
+    reload_set_status(e->st, "loaded", NULL);
+    return 0;
+}
+
 int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, char *err,
                    size_t errlen)
 {
@@ -155,43 +176,13 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
     struct catalog *cur = atomic_load(&reg->current);
     bool taken = cur && cur->conf == conf;
     for (size_t i = 0; i < conf->n_filters; i++) {
-        const struct conf_filter *cf = &conf->filters[i];
-        struct fentry *e = &c->entries[i];
-        bool fresh;
-        int id = registry_filter_id(reg, cf->name, &fresh);
-        if (id < 0) {
-            snprintf(err, errlen, "filter %s: more than %u filters", cf->name,
-                     REGISTRY_MAX_FILTERS);
-            goto fail;
-        }
-        e->id = (unsigned)id;
-        e->st = registry_state(reg, e->id);
-        snprintf(e->name, sizeof(e->name), "%s", cf->name);
-        e->name_len = strlen(e->name);
-        /* The journal first: a growing filter is seeded from it. */
-        struct journal *j = NULL;
-        if (cf->journal) {
-            if (!(j = open_journal(cf, err, errlen)))
-                goto fail;
-            atomic_store(&e->st->journal, j);
-        }
-        if (!(e->v = loader_load_filter_seed(cf, threads, filter_seed(cf, j), err, errlen)))
+        if (reload_start_entry(reg, &conf->filters[i], threads, &c->entries[i], err, errlen) != 0)
             goto fail;
         c->n++;
-        if (j) {
-            char why[1024];
-            double t0 = util_now();
-            int64_t n = replay(j, e->v, 0, journal_end(j), why, sizeof(why));
-            if (n < 0) {
-                snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, cf->journal, why);
-                goto fail;
-            }
-            if (n > 0)
-                log_info("filter %s: replayed %lld items from journal %s (%.3f s)", cf->name,
-                         (long long)n, cf->journal, util_now() - t0);
-        }
-        set_status(e->st, "loaded", NULL);
     }
+    /* Then the filters created at run time before the last stop. */
+    if (created_load_all(reg, conf, threads, c, err, errlen) != 0)
+        goto fail;
     c->conf = conf;
     if (taken)
         cur->conf = NULL;
@@ -277,7 +268,7 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
             return v->file != NULL || errno != ENOENT; /* vanished, or unreadable */
         if (!v->file || strcmp(v->file, cf->file) != 0 ||
             (old_cf && (old_cf->delta_capacity != cf->delta_capacity ||
-                        old_cf->context != cf->context)))
+                        old_cf->context != cf->context || old_cf->full != cf->full)))
             return true;
         int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         return st.st_dev != v->dev || st.st_ino != v->ino || st.st_size != v->size ||
@@ -288,12 +279,14 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
     return !old_cf || old_cf->capacity != cf->capacity || old_cf->fpr != cf->fpr ||
            old_cf->layout != cf->layout || old_cf->file != NULL ||
            old_cf->window_ms != cf->window_ms || old_cf->slices != cf->slices ||
-           old_cf->growth != cf->growth || old_cf->max_memory != cf->max_memory;
+           old_cf->growth != cf->growth || old_cf->max_memory != cf->max_memory ||
+           old_cf->full != cf->full;
 }
 
 /* One reload, built beside the served catalog (reload thread). */
 struct run {
-    struct reloader *r;
+    struct registry *reg;
+    unsigned threads;
     struct conf *conf;         /* the new config: next owns it once published */
     const struct catalog *cur; /* what is served until the publish */
     struct catalog *next;      /* what will be */
@@ -334,13 +327,13 @@ static int plan_filter(struct run *run, const struct conf_filter *cf, struct cha
     ch->old = catalog_find(run->cur, cf->name, strlen(cf->name));
     const struct conf_filter *old_cf = ch->old ? conf_find_filter(run->cur->conf, cf->name) : NULL;
     bool fresh;
-    int id = ch->old ? (int)ch->old->id : registry_filter_id(run->r->reg, cf->name, &fresh);
+    int id = ch->old ? (int)ch->old->id : registry_filter_id(run->reg, cf->name, &fresh);
     if (id < 0) {
         snprintf(err, errlen, "more than %u filters", REGISTRY_MAX_FILTERS);
         return -1;
     }
     ch->id = (unsigned)id;
-    ch->st = registry_state(run->r->reg, ch->id);
+    ch->st = registry_state(run->reg, ch->id);
     struct journal *cur_j = atomic_load(&ch->st->journal);
     /* A new path, or the file at the path is no longer the open one (an
      * operator moved the journal aside to retire it): open a new journal. */
@@ -366,18 +359,18 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
         if ((ch->j = adopt_journal(run->cur, run->conf, cf, &ch->from))) {
             log_info("filter %s: takes over journal %s from a filter no longer configured",
                      cf->name, cf->journal);
-        } else if (!(ch->j = ch->new_j = open_journal(cf, err, errlen))) {
+        } else if (!(ch->j = ch->new_j = reload_open_journal(cf, err, errlen))) {
             return -1;
         }
     }
     /* At the lowest priority: the workers serve the old version meanwhile,
      * and a load competing with them for the CPUs raised their p99 ~3x. */
-    if (!(ch->v = loader_load_filter_idle(cf, run->r->threads, filter_seed(cf, ch->j), err,
+    if (!(ch->v = loader_load_filter_idle(cf, run->threads, reload_filter_seed(cf, ch->j), err,
                                           errlen)))
         return -1;
     ch->end = ch->j ? journal_end(ch->j) : 0;
     char why[1024];
-    if (ch->j && replay(ch->j, ch->v, 0, ch->end, why, sizeof(why)) < 0) {
+    if (ch->j && reload_replay(ch->j, ch->v, 0, ch->end, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, journal_path(ch->j), why);
         return -1;
     }
@@ -420,7 +413,7 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
     if (ch->j) {
         uint64_t end2 = journal_end(ch->j);
         char why[1024];
-        if (replay(ch->j, ch->v, ch->end, end2, why, sizeof(why)) < 0) {
+        if (reload_replay(ch->j, ch->v, ch->end, end2, why, sizeof(why)) < 0) {
             snprintf(err, errlen, "filter %s: journal %s: %s", ch->cf->name,
                      journal_path(ch->j), why);
             atomic_store(&st->pending, NULL);
@@ -446,7 +439,7 @@ static void fail_filter(struct run *run, struct change *ch, const char *err)
     const struct conf_filter *cf = ch->cf;
     run->ok = false;
     log_error("reload: %s; %s", err, ch->old ? "the old version keeps serving" : "not served");
-    close_journal(ch->new_j);
+    reload_close_journal(ch->new_j);
     fversion_free(ch->v);
     /* The report names the filter already: drop the "filter NAME: " prefix. */
     const char *reason = err;
@@ -455,7 +448,7 @@ static void fail_filter(struct run *run, struct change *ch, const char *err)
         strncmp(reason + 7 + nl, ": ", 2) == 0)
         reason += 9 + nl;
     if (ch->st)
-        set_status(ch->st, "failed", reason);
+        reload_set_status(ch->st, "failed", reason);
     json_array_append_new(
         run->arr, status_json(cf->name, "failed", ch->old ? ch->old->v->generation : 0, reason));
     if (ch->old)
@@ -473,7 +466,7 @@ static void add_entry(struct run *run, struct change *ch)
     e->v = ch->v;
     e->id = ch->id;
     e->st = ch->st;
-    set_status(ch->st, ch->old ? "reloaded" : "loaded", NULL);
+    reload_set_status(ch->st, ch->old ? "reloaded" : "loaded", NULL);
     json_array_append_new(run->arr, status_json(name, ch->old ? "reloaded" : "added",
                                                 ch->v->generation, NULL));
     log_info("filter %s: %s, generation %llu", name, ch->old ? "reloaded" : "added",
@@ -483,13 +476,13 @@ static void add_entry(struct run *run, struct change *ch)
 /* The config could not be read: nothing changes, and every filter says so
  * (INFO <filter>, the report), or INFO would keep showing an older reload's
  * outcome. */
-static void fail_all(struct reloader *r, json_t *report, json_t *arr, const char *err)
+static void fail_all(struct registry *reg, json_t *report, json_t *arr, const char *err)
 {
     log_error("reload failed: %s; nothing changed", err);
-    const struct catalog *cur = registry_read(r->reg);
+    const struct catalog *cur = registry_read(reg);
     for (size_t i = 0; i < cur->n; i++) {
         const struct fentry *e = &cur->entries[i];
-        set_status(e->st, "failed", err);
+        reload_set_status(e->st, "failed", err);
         json_array_append_new(arr, status_json(e->name, "failed", e->v->generation, err));
     }
     json_object_set_new(report, "ok", json_false());
@@ -497,17 +490,21 @@ static void fail_all(struct reloader *r, json_t *report, json_t *arr, const char
 }
 
 /* Set up a run: the next catalog and the bookkeeping arrays. -1 when out of memory. */
-static int run_begin(struct run *run, struct reloader *r, struct conf *conf, json_t *arr)
+static int run_begin(struct run *run, struct registry *reg, unsigned threads, struct conf *conf,
+                     json_t *arr)
 {
-    size_t slots = conf->n_filters ? conf->n_filters : 1;
-    *run = (struct run){.r = r, .conf = conf, .cur = registry_read(r->reg), .arr = arr, .ok = true};
+    *run = (struct run){.reg = reg, .threads = threads, .conf = conf, .cur = registry_read(reg),
+                        .arr = arr, .ok = true};
+    /* The filters created at run time stay: room for them too. */
+    size_t slots = conf->n_filters + created_count(run->cur);
+    if (!slots)
+        slots = 1;
     run->next = calloc(1, sizeof(*run->next));
     run->pending = calloc(slots, sizeof(*run->pending));
     run->retired = calloc(slots, sizeof(*run->retired));
-    if (run->next && conf->n_filters)
-        run->next->entries = calloc(conf->n_filters, sizeof(*run->next->entries));
-    if (run->next && run->pending && run->retired &&
-        (!conf->n_filters || run->next->entries))
+    if (run->next)
+        run->next->entries = calloc(slots, sizeof(*run->next->entries));
+    if (run->next && run->pending && run->retired && run->next->entries)
         return 0;
     if (run->next)
         free(run->next->entries);
@@ -523,19 +520,20 @@ static int run_begin(struct run *run, struct reloader *r, struct conf *conf, jso
 static void run_finish(struct run *run)
 {
     for (size_t i = 0; i < run->cur->n; i++)
-        if (!conf_find_filter(run->conf, run->cur->entries[i].name)) {
+        if (!run->cur->entries[i].st->created &&
+            !conf_find_filter(run->conf, run->cur->entries[i].name)) {
             json_array_append_new(run->arr,
                                   status_json(run->cur->entries[i].name, "removed", 0, NULL));
             log_info("filter %s: removed", run->cur->entries[i].name);
         }
     run->next->conf = run->conf;
     seam_reload_before_publish();
-    registry_publish(run->r->reg, run->next);
+    registry_publish(run->reg, run->next);
     /* Every worker now holds the new versions: they take adds directly. */
     for (size_t i = 0; i < run->n_pending; i++)
         atomic_store(&run->pending[i]->pending, NULL);
     for (size_t i = 0; i < run->n_retired; i++)
-        close_journal(run->retired[i]);
+        reload_close_journal(run->retired[i]);
     free(run->pending);
     free(run->retired);
 }
@@ -546,23 +544,23 @@ static void run_finish(struct run *run)
  * the next catalog once (run_finish), so that when it goes live every new
  * version already holds every acknowledged add. A filter that fails keeps
  * its old version. */
-static json_t *reload_run(struct reloader *r)
+json_t *reload_run(struct registry *reg, const char *config_path, unsigned threads)
 {
     char err[2048];
     double t0 = util_now();
     json_t *report = json_object();
     json_t *arr = json_array();
     json_object_set_new(report, "filters", arr);
-    struct conf *conf = conf_load(r->config_path, err, sizeof(err));
+    struct conf *conf = conf_load(config_path, err, sizeof(err));
     if (!conf) {
-        fail_all(r, report, arr, err);
+        fail_all(reg, report, arr, err);
         return report;
     }
     struct run run;
     /* What needs a restart keeps its running value, in the published conf
      * too, so what INFO and every worker read is what is in force. */
-    if (conf_keep_running(conf, registry_read(r->reg)->conf, warn_restart, NULL) != 0 ||
-        run_begin(&run, r, conf, arr) != 0) {
+    if (conf_keep_running(conf, registry_read(reg)->conf, warn_restart, NULL) != 0 ||
+        run_begin(&run, reg, threads, conf, arr) != 0) {
         conf_free(conf);
         json_object_set_new(report, "ok", json_false());
         json_object_set_new(report, "error", json_string("out of memory"));
@@ -571,10 +569,21 @@ static json_t *reload_run(struct reloader *r)
     log_set_level((enum log_level)conf->log_level);
     for (size_t i = 0; i < conf->n_filters; i++) {
         struct change ch;
-        int rc = plan_filter(&run, &conf->filters[i], &ch, err, sizeof(err));
+        const struct conf_filter *cf = &conf->filters[i];
+        const struct fentry *made = catalog_find(run.cur, cf->name, strlen(cf->name));
+        if (made && made->st->created) {
+            /* The name belongs to a filter created at run time: it keeps it. */
+            snprintf(err, sizeof(err), "the name is taken by a filter created at run time "
+                                       "(DROP it first)");
+            log_error("reload: filter %s: %s", cf->name, err);
+            json_array_append_new(arr, status_json(cf->name, "failed", 0, err));
+            run.ok = false;
+            continue;
+        }
+        int rc = plan_filter(&run, cf, &ch, err, sizeof(err));
         if (rc == 1) {
             run.next->entries[run.next->n++] = *ch.old;
-            set_status(ch.st, "unchanged", NULL);
+            reload_set_status(ch.st, "unchanged", NULL);
             json_array_append_new(
                 arr, status_json(ch.cf->name, "unchanged", ch.old->v->generation, NULL));
         } else if (rc < 0 || load_one(&run, &ch, err, sizeof(err)) != 0 ||
@@ -584,169 +593,12 @@ static json_t *reload_run(struct reloader *r)
             add_entry(&run, &ch);
         }
     }
+    for (size_t i = 0; i < run.cur->n; i++)
+        if (run.cur->entries[i].st->created)
+            run.next->entries[run.next->n++] = run.cur->entries[i];
     run_finish(&run);
     json_object_set_new(report, "ok", json_boolean(run.ok));
     log_info("reload %s in %.3f s", run.ok ? "done" : "finished with errors", util_now() - t0);
     return report;
 }
 
-/* ---- the thread ---- */
-
-/* On the waiter's thread: hand the report over and free the waiter. */
-static void deliver_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct waiter *w = arg;
-    (void)fd;
-    (void)what;
-    event_free(w->ev);
-    w->done(w->report, w->arg);
-    free(w);
-}
-
-static void *reloader_main(void *arg)
-{
-    struct reloader *r = arg;
-    pthread_mutex_lock(&r->mu);
-    while (!r->stop || r->pending) {
-        if (!r->pending) {
-            /* The condvar waits on CLOCK_MONOTONIC (reloader_start): a
-             * wall-clock step must not stall or spin the journal tick. */
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_sec += 1;
-            pthread_cond_timedwait(&r->cv, &r->mu, &ts);
-            if (!r->pending) {
-                pthread_mutex_unlock(&r->mu);
-                housekeep_tick(&r->hk);
-                log_limit_flush(0); /* what rate-limited lines suppressed, once a second */
-                pthread_mutex_lock(&r->mu);
-            }
-            continue;
-        }
-        struct waiter *ws = r->waiters;
-        r->waiters = NULL;
-        r->pending = false;
-        pthread_mutex_unlock(&r->mu);
-
-        notify_reloading();
-        log_info("reload: reading %s", r->config_path);
-        json_t *report = reload_run(r);
-        bool ok = json_is_true(json_object_get(report, "ok"));
-        atomic_fetch_add(ok ? &r->reg->reloads_ok : &r->reg->reloads_failed, 1);
-        atomic_store(&r->reg->last_reload_at, util_wall_seconds());
-        atomic_store(&r->reg->last_reload_ok, ok);
-        char status[160];
-        snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %zu filter(s); last reload %s",
-                 registry_read(r->reg)->n, ok ? "ok" : "failed");
-        notify_send(status);
-        while (ws) {
-            struct waiter *w = ws;
-            ws = ws->next;
-            /* NULL: the caller says so */
-            w->report = seam_reload_fail_delivery() ? NULL : json_deep_copy(report);
-            event_active(w->ev, EV_TIMEOUT, 1);
-        }
-        json_decref(report);
-        housekeep_tick(&r->hk);
-        pthread_mutex_lock(&r->mu);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
-}
-
-struct reloader *reloader_start(struct registry *reg, const char *config_path, unsigned threads)
-{
-    struct reloader *r = calloc(1, sizeof(*r));
-    if (!r || !(r->config_path = strdup(config_path))) {
-        free(r);
-        return NULL;
-    }
-    r->reg = reg;
-    r->hk.reg = reg;
-    r->threads = threads;
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (pthread_create(&r->tid, NULL, reloader_main, r) != 0) {
-        pthread_mutex_destroy(&r->mu);
-        pthread_cond_destroy(&r->cv);
-        free(r->config_path);
-        free(r);
-        return NULL;
-    }
-    return r;
-}
-
-bool reloader_request(struct reloader *r, struct event_base *base, reload_done_fn done,
-                      void *arg)
-{
-    struct waiter *w = NULL;
-    /* Out of memory: say so, and never call done from here (the caller is in
-     * the middle of parsing a connection's input; an answer from inside this
-     * call would have it parse the same input again). */
-    if (base && done) {
-        if (!(w = calloc(1, sizeof(*w))))
-            return false;
-        if (!(w->ev = event_new(base, -1, 0, deliver_cb, w))) {
-            free(w);
-            return false;
-        }
-    }
-    pthread_mutex_lock(&r->mu);
-    if (r->stop) {
-        /* Shutting down: a RELOAD still buffered on some connection gets its
-         * reload error; the reloader itself is freed only after the workers
-         * have stopped (reloader_free), so this check is never too late. */
-        pthread_mutex_unlock(&r->mu);
-        if (w) {
-            event_free(w->ev);
-            free(w);
-        }
-        return false;
-    }
-    if (w) {
-        w->base = base;
-        w->done = done;
-        w->arg = arg;
-        w->next = r->waiters;
-        r->waiters = w;
-    }
-    r->pending = true;
-    pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-    return true;
-}
-
-bool reloader_hook(void *ctx, struct event_base *base, reload_done_fn done, void *arg)
-{
-    return reloader_request(ctx, base, done, arg);
-}
-
-void reloader_stop(struct reloader *r)
-{
-    if (!r)
-        return;
-    pthread_mutex_lock(&r->mu);
-    bool joined = r->stop;
-    r->stop = true;
-    pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-    if (!joined)
-        pthread_join(r->tid, NULL);
-}
-
-void reloader_free(struct reloader *r)
-{
-    if (!r)
-        return;
-    reloader_stop(r);
-    housekeep_tick(&r->hk); /* everysec: the last second's adds reach the disk too */
-    log_limit_flush(1);
-    pthread_mutex_destroy(&r->mu);
-    pthread_cond_destroy(&r->cv);
-    free(r->config_path);
-    free(r);
-}

@@ -564,7 +564,8 @@ START_TEST(test_405)
     expect_405("PUT", "/v1/filters/urls/add", "POST");
     expect_405("GET", "/v1/filters/urls/add", "POST");
     expect_405("HEAD", "/v1/filters/urls/add", "POST");
-    expect_405("DELETE", "/v1/filters/urls", "GET, HEAD");
+    expect_405("PATCH", "/v1/filters/urls", "GET, HEAD, PUT, DELETE");
+    expect_405("PUT", "/v1/filters/urls/clear", "POST");
     expect_405("POST", "/v1/filters", "GET, HEAD");
     expect_405("PATCH", "/v1/filters/urls/check", "GET, HEAD, POST");
     expect_405("GET", "/v1/reload", "POST");
@@ -1637,7 +1638,8 @@ static void fake_fire(evutil_socket_t fd, short what, void *arg)
          a);
 }
 
-static bool fake_reload_fn(void *ctx, struct event_base *base, server_reload_done done, void *arg)
+static bool fake_reload_fn(void *ctx, const struct reload_op *op, struct event_base *base,
+                           server_reload_done done, void *arg)
 {
     struct fake_reload *f = ctx;
     f->calls++;

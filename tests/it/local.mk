@@ -68,3 +68,6 @@ EXTRA_DIST += $(it_scripts) %reldir%/resp_lib.sh tests/pkg/install_test.sh
 # An adblock filter served (build --format adblock, context words, tiers).
 check_PROGRAMS += %reldir%/check_adblock
 %canon_reldir%_check_adblock_LDADD = $(IT_LIBS)
+# Filters created at run time: CREATE/DROP/CLEAR, restart, reload, SIGKILL.
+check_PROGRAMS += %reldir%/check_created
+%canon_reldir%_check_created_LDADD = $(IT_LIBS)

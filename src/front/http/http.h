@@ -31,6 +31,12 @@
     X(INTERNAL, "internal", 500)                                                                   \
     X(UNAVAILABLE, "unavailable", 503)                                                             \
     X(TOO_MANY_CONNECTIONS, "too_many_connections", 503)                                           \
+    X(EXISTS, "exists", 409)                                                                       \
+    X(CONFIGURED, "configured", 409)                                                               \
+    X(LIMIT, "limit", 507)                                                                         \
+    X(BAD_OPTION, "bad_option", 400)                                                               \
+    X(NO_STATE_DIR, "no_state_dir", 409)                                                           \
+    X(FAILED, "failed", 500)                                                                       \
     X(BODY_TOO_LARGE, "body_too_large", 413)                                                       \
     X(HEADERS_TOO_LARGE, "headers_too_large", 431)                                                 \
     X(NOT_IMPLEMENTED, "not_implemented", 501)                                                     \

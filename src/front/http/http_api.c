@@ -47,7 +47,11 @@ static void methods_text(int mask, char *out, size_t cap)
     static const struct {
         int bit;
         const char *name;
-    } m[] = {{HTTP_M_GET, "GET"}, {HTTP_M_HEAD, "HEAD"}, {HTTP_M_POST, "POST"}};
+    } m[] = {{HTTP_M_GET, "GET"},
+             {HTTP_M_HEAD, "HEAD"},
+             {HTTP_M_POST, "POST"},
+             {HTTP_M_PUT, "PUT"},
+             {HTTP_M_DELETE, "DELETE"}};
     size_t len = 0;
     out[0] = '\0';
     for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
@@ -56,13 +60,19 @@ static void methods_text(int mask, char *out, size_t cap)
 }
 
 /* 405 with the Allow header listing what the path takes. */
+static int method_bit(const struct hreq *r)
+{
+    return r->hd->method == HTTPPARSE_GET      ? HTTP_M_GET
+           : r->hd->method == HTTPPARSE_HEAD   ? HTTP_M_HEAD
+           : r->hd->method == HTTPPARSE_POST   ? HTTP_M_POST
+           : r->hd->method == HTTPPARSE_PUT    ? HTTP_M_PUT
+           : r->hd->method == HTTPPARSE_DELETE ? HTTP_M_DELETE
+                                               : 0;
+}
+
 static bool method_ok(struct hreq *r, int mask)
 {
-    int m = r->hd->method == HTTPPARSE_GET    ? HTTP_M_GET
-            : r->hd->method == HTTPPARSE_HEAD ? HTTP_M_HEAD
-            : r->hd->method == HTTPPARSE_POST ? HTTP_M_POST
-                                              : 0;
-    if (m & mask)
+    if (method_bit(r) & mask)
         return true;
     char allow[32], line[64];
     methods_text(mask, allow, sizeof(allow));
@@ -74,7 +84,7 @@ static bool method_ok(struct hreq *r, int mask)
 
 /* What the request proves: Authorization: Bearer <admin_token> (the table
  * decides whether that, or loopback, is enough: core/cmd.c). */
-static enum cmd_cred credential(struct hreq *r)
+enum cmd_cred http_credential(struct hreq *r)
 {
     const char *tok = r->cat->conf->admin_token;
     const char *auth = r->hd->auth;
@@ -97,7 +107,7 @@ static void call_for(struct cmd_call *call, struct hreq *r, const struct fentry 
                      enum cmd_id id)
 {
     cmd_call_init(call, r->cat, e, n, r->c->loopback,
-                  cmd_table[id].mutating ? credential(r) : CMD_CRED_NONE);
+                  cmd_table[id].mutating ? http_credential(r) : CMD_CRED_NONE);
 }
 
 /* ---- handlers ---- */
@@ -546,13 +556,16 @@ static void verb_mutate(struct hreq *r, const struct http_filter_verb *v, const 
 
 /* The verbs of /v1/filters/{name}[/sub], hottest first. */
 const struct http_filter_verb http_filter_verbs[] = {
-    {"check", HTTP_M_GET | HTTP_M_HEAD | HTTP_M_POST, CMD_CHECK, verb_check},
-    {"", HTTP_M_GET | HTTP_M_HEAD, CMD_INFO, verb_filter_info},
-    {"add", HTTP_M_POST, CMD_ADD, verb_mutate},
-    {"allow", HTTP_M_POST, CMD_ALLOW, verb_mutate},
-    {"unallow", HTTP_M_POST, CMD_UNALLOW, verb_mutate},
-    {"remove", HTTP_M_POST, CMD_REMOVE, verb_mutate},
-    {"scan", HTTP_M_POST, CMD_SCAN, http_scan},
+    {"check", HTTP_M_GET | HTTP_M_HEAD | HTTP_M_POST, CMD_CHECK, verb_check, false},
+    {"", HTTP_M_GET | HTTP_M_HEAD, CMD_INFO, verb_filter_info, false},
+    {"add", HTTP_M_POST, CMD_ADD, verb_mutate, false},
+    {"allow", HTTP_M_POST, CMD_ALLOW, verb_mutate, false},
+    {"unallow", HTTP_M_POST, CMD_UNALLOW, verb_mutate, false},
+    {"remove", HTTP_M_POST, CMD_REMOVE, verb_mutate, false},
+    {"", HTTP_M_PUT, CMD_CREATE, http_verb_create, .any_name = true},
+    {"", HTTP_M_DELETE, CMD_DROP, http_verb_drop, .any_name = true},
+    {"clear", HTTP_M_POST, CMD_CLEAR, http_verb_clear, .any_name = true},
+    {"scan", HTTP_M_POST, CMD_SCAN, http_scan, false},
 };
 const size_t http_n_filter_verbs = sizeof(http_filter_verbs) / sizeof(http_filter_verbs[0]);
 
@@ -568,22 +581,30 @@ static void route_filter(struct hreq *r, const struct http_route *rt, const char
     size_t raw = slash ? (size_t)(slash - rest) : rest_len;
     const char *sub = slash ? slash + 1 : "";
     size_t sub_len = slash ? rest_len - raw - 1 : 0;
+    /* The row of this sub-path and method; else 405 with every method the
+     * sub-path takes. */
     const struct http_filter_verb *v = NULL;
+    int methods = 0;
     for (size_t i = 0; i < http_n_filter_verbs && !v; i++)
         if (strlen(http_filter_verbs[i].sub) == sub_len &&
-            memcmp(sub, http_filter_verbs[i].sub, sub_len) == 0)
-            v = &http_filter_verbs[i];
-    if (!v || (slash && sub_len == 0)) {
+            memcmp(sub, http_filter_verbs[i].sub, sub_len) == 0) {
+            methods |= http_filter_verbs[i].methods;
+            if (method_bit(r) & http_filter_verbs[i].methods)
+                v = &http_filter_verbs[i];
+        }
+    if (!methods || (slash && sub_len == 0)) {
         http_reply_error(r, HTTP_ERR_NOT_FOUND, "no such path");
         return;
     }
-    if (!method_ok(r, v->methods))
+    if (!v) {
+        method_ok(r, methods);
         return;
+    }
     if (cmd_table[v->id].mutating) {
         /* The table's auth rule before the filter is looked up and the body
          * parsed: an HTTP client without the right to add learns no more than
          * that (docs/http-api.md). cmd_run applies it again, to the same end. */
-        enum cmd_err ae = cmd_authorize(r->cat->conf, r->c->loopback, credential(r));
+        enum cmd_err ae = cmd_authorize(r->cat->conf, r->c->loopback, http_credential(r));
         if (ae != CMD_OK) {
             http_auth_error(r, ae);
             return;
@@ -594,6 +615,12 @@ static void route_filter(struct hreq *r, const struct http_route *rt, const char
     char name[3 * REGISTRY_NAME_MAX + 1];
     long len = raw < sizeof(name) ? httpparse_pct_decode(rest, raw, name, false) : -1;
     const struct fentry *e = len > 0 ? catalog_find(r->cat, name, (size_t)len) : NULL;
+    if (v->any_name && len > 0) {
+        r->name = name;
+        r->name_len = (size_t)len;
+        v->fn(r, v, e);
+        return;
+    }
     if (!e && !slash && len > 0 && views_configured(r->cat, name, (size_t)len)) {
         /* Configured, not loaded: 503, so an `option httpchk` on this path
          * takes the replica out while its filter is missing. */

@@ -52,6 +52,8 @@ struct hreq {
     char extra[192];           /* more header lines (Allow, WWW-Authenticate), CRLF-ended */
     const char *xhdr;          /* header lines of any length, CRLF-ended (authz's match) */
     size_t xhdr_len;           /* 0: none */
+    const char *name;          /* /v1/filters/{name}: the name decoded (a .any_name row) */
+    size_t name_len;
 };
 
 static inline struct hconn *HC(struct conn *c)
@@ -91,7 +93,14 @@ void http_add_header(struct hreq *r, const char *line);
 void http_route(struct hreq *r);
 
 /* The methods a route takes (a mask); HTTP_M_ANY: its handler decides. */
-enum { HTTP_M_GET = 1, HTTP_M_HEAD = 2, HTTP_M_POST = 4, HTTP_M_ANY = 0 };
+enum {
+    HTTP_M_GET = 1,
+    HTTP_M_HEAD = 2,
+    HTTP_M_POST = 4,
+    HTTP_M_PUT = 8,
+    HTTP_M_DELETE = 16,
+    HTTP_M_ANY = 0
+};
 
 /* A row's .id for a route the front answers alone (/metrics, the filter
  * prefix whose own rows name theirs). */
@@ -118,7 +127,18 @@ struct http_filter_verb {
     int methods;
     enum cmd_id id;
     void (*fn)(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e);
+    bool any_name; /* the filter need not be served (e NULL then; r->name says it) */
 };
+
+/* ---- http_admin.c: filters made at run time ---- */
+/* PUT /v1/filters/{name} (its options a JSON object), DELETE
+ * /v1/filters/{name}, POST /v1/filters/{name}/clear: queued on the reload
+ * thread, answered when it is done. */
+void http_verb_create(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e);
+void http_verb_drop(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e);
+void http_verb_clear(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e);
+/* The request's credential for a mutating row (Authorization: Bearer). */
+enum cmd_cred http_credential(struct hreq *r);
 extern const struct http_filter_verb http_filter_verbs[];
 extern const size_t http_n_filter_verbs;
 

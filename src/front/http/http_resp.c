@@ -39,6 +39,7 @@ int http_err_status(enum http_err err)
 #define HTTP_STATUS_TEXTS(X)                                                                       \
     X(100, "Continue")                                                                             \
     X(200, "OK")                                                                                   \
+    X(201, "Created")                                                                              \
     X(204, "No Content")                                                                           \
     X(400, "Bad Request")                                                                          \
     X(401, "Unauthorized")                                                                         \
@@ -46,12 +47,14 @@ int http_err_status(enum http_err err)
     X(404, "Not Found")                                                                            \
     X(405, "Method Not Allowed")                                                                   \
     X(408, "Request Timeout")                                                                      \
+    X(409, "Conflict")                                                                             \
     X(413, "Content Too Large")                                                                    \
     X(431, "Request Header Fields Too Large")                                                      \
     X(500, "Internal Server Error")                                                                \
     X(501, "Not Implemented")                                                                      \
     X(503, "Service Unavailable")                                                                  \
-    X(505, "HTTP Version Not Supported")
+    X(505, "HTTP Version Not Supported")                                                           \
+    X(507, "Insufficient Storage")
 
 const char *http_status_text(int code)
 {
@@ -346,6 +349,24 @@ void http_cmd_error(struct hreq *r, const struct cmd_call *call)
         /* A host or url filter cannot read the item: the client's fault, so
          * 400, naming the item as the other per-item errors do. */
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "item %zu: %s", call->bad_item, call->msg);
+        return;
+    case CMD_ERR_EXISTS:
+        http_reply_error(r, HTTP_ERR_EXISTS, "%s", call->msg);
+        return;
+    case CMD_ERR_CONFIGURED:
+        http_reply_error(r, HTTP_ERR_CONFIGURED, "%s", call->msg);
+        return;
+    case CMD_ERR_LIMIT:
+        http_reply_error(r, HTTP_ERR_LIMIT, "%s", call->msg);
+        return;
+    case CMD_ERR_BAD_OPTION:
+        http_reply_error(r, HTTP_ERR_BAD_OPTION, "%s", call->msg);
+        return;
+    case CMD_ERR_NO_STATE_DIR:
+        http_reply_error(r, HTTP_ERR_NO_STATE_DIR, "%s", call->msg);
+        return;
+    case CMD_ERR_FAILED:
+        http_reply_error(r, HTTP_ERR_FAILED, "%s", call->msg);
         return;
     case CMD_ERR_WRONG_KIND:
         http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", call->msg);

@@ -240,6 +240,10 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
         h->method = HTTPPARSE_HEAD;
     else if (h->method_len == 4 && memcmp(line, "POST", 4) == 0)
         h->method = HTTPPARSE_POST;
+    else if (h->method_len == 3 && memcmp(line, "PUT", 3) == 0)
+        h->method = HTTPPARSE_PUT;
+    else if (h->method_len == 6 && memcmp(line, "DELETE", 6) == 0)
+        h->method = HTTPPARSE_DELETE;
     else
         h->method = HTTPPARSE_OTHER; /* methods are case-sensitive: "get" is another one */
     const char *tgt = sp1 + 1;

@@ -14,7 +14,9 @@ enum httpparse_method {
     HTTPPARSE_GET,
     HTTPPARSE_HEAD,
     HTTPPARSE_POST,
-    HTTPPARSE_OTHER /* any other token (PUT, DELETE, ...): the router answers 405 */
+    HTTPPARSE_PUT,    /* PUT /v1/filters/{name}: create */
+    HTTPPARSE_DELETE, /* DELETE /v1/filters/{name}: drop */
+    HTTPPARSE_OTHER /* any other token (PATCH, ...): the router answers 405 */
 };
 
 enum httpparse_status {

@@ -26,6 +26,7 @@
 #include "core/cmd_exact.h"
 #include "front/line/proto.h"
 #include "front/line/proto_fast.h"
+#include "front/line/line_int.h"
 #include "net/worker.h"
 
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
@@ -98,15 +99,17 @@ static inline struct line_conn *LC(struct conn *c)
 /* The reply batch is the connection layer's (net/conn.h). */
 #define reply_flush conn_reply_flush
 #define reply_room conn_reply_room
+#define reply_str line_reply_str
+#define reply_err line_reply_err
 
-static void reply_str(struct conn *c, const char *s)
+void line_reply_str(struct conn *c, const char *s)
 {
     size_t n = strlen(s);
     memcpy(reply_room(c, n), s, n);
     LW(c)->cw.reply_len += n;
 }
 
-static void reply_err(struct conn *c, enum proto_err code, const char *msg)
+void line_reply_err(struct conn *c, enum proto_err code, const char *msg)
 {
     char buf[512];
     size_t n = proto_format_error(buf, sizeof(buf), code, msg);
@@ -116,7 +119,7 @@ static void reply_err(struct conn *c, enum proto_err code, const char *msg)
     LW(c)->cw.reply_len += n;
     struct stats *s = &c->w->stats->s;
     STAT_ADD(s, errors, 1);
-    if ((unsigned)code < 16)
+    if ((unsigned)code < STATS_CODE_ERRS)
         STAT_ADD(s, errors_by_code[code], 1);
 }
 
@@ -134,7 +137,7 @@ static void reply_json(struct conn *c, json_t *j)
 }
 
 /* The table's errors as line-protocol codes. */
-static enum proto_err line_err(enum cmd_err e)
+enum proto_err line_err(enum cmd_err e)
 {
     switch (e) {
     case CMD_ERR_UNKNOWN_FILTER:
@@ -149,6 +152,18 @@ static enum proto_err line_err(enum cmd_err e)
         return PROTO_ERR_ITEM_TOO_LONG;
     case CMD_ERR_BAD_ITEM:
         return PROTO_ERR_BAD_ITEM;
+    case CMD_ERR_EXISTS:
+        return PROTO_ERR_EXISTS;
+    case CMD_ERR_CONFIGURED:
+        return PROTO_ERR_CONFIGURED;
+    case CMD_ERR_LIMIT:
+        return PROTO_ERR_LIMIT;
+    case CMD_ERR_BAD_OPTION:
+        return PROTO_ERR_BAD_OPTION;
+    case CMD_ERR_NO_STATE_DIR:
+        return PROTO_ERR_NO_STATE_DIR;
+    case CMD_ERR_FAILED:
+        return PROTO_ERR_FAILED;
     case CMD_ERR_WRONG_KIND:
         return PROTO_ERR_WRONG_KIND;
     case CMD_ERR_TEXT_TOO_LONG:
@@ -156,11 +171,6 @@ static enum proto_err line_err(enum cmd_err e)
     default:
         return PROTO_ERR_INTERNAL;
     }
-}
-
-void line_reply_call_err(struct conn *c, const struct cmd_call *call)
-{
-    reply_err(c, line_err(call->err), call->msg);
 }
 
 /* Add the batch's counters to the worker's stats and zero them. Relaxed
@@ -478,53 +488,9 @@ static void verb_match(struct conn *c, const struct catalog *cat, const struct p
     lw->cw.reply_len += kl + wl + 1;
 }
 
-/* The reload is over (conn.h): one reply line, OK with per-filter statuses or
- * ERR reload_failed naming the first failed filter and its reason. A report
- * that was lost, or a field that is not a string, still gets an answer. */
-static void reload_answer(struct conn *c, json_t *report, const void *note)
+bool line_authed(struct conn *c)
 {
-    (void)note;
-    reply_flush(c);
-    if (!report) {
-        reply_err(c, PROTO_ERR_INTERNAL, "the reload ran, but its report was lost (out of memory)");
-        reply_flush(c);
-        return;
-    }
-    bool ok = json_is_true(json_object_get(report, "ok"));
-    json_t *filters = json_object_get(report, "filters");
-    char line[1024];
-    size_t len = 0, i;
-    json_t *f;
-    if (ok) {
-        len += (size_t)snprintf(line, sizeof(line), "OK");
-        json_array_foreach(filters, i, f)
-        {
-            const char *name = json_string_value(json_object_get(f, "name"));
-            const char *status = json_string_value(json_object_get(f, "status"));
-            if (len < sizeof(line))
-                len += (size_t)snprintf(line + len, sizeof(line) - len, " %s=%s", name ? name : "?",
-                                        status ? status : "?");
-        }
-        if (len >= sizeof(line) - 1)
-            len = sizeof(line) - 2;
-        line[len++] = '\n';
-        conn_out_add(c, line, len);
-    } else {
-        const char *msg = json_string_value(json_object_get(report, "error"));
-        json_array_foreach(filters, i, f)
-        {
-            const char *status = json_string_value(json_object_get(f, "status"));
-            if (!msg && status && strcmp(status, "failed") == 0) {
-                const char *name = json_string_value(json_object_get(f, "name"));
-                const char *why = json_string_value(json_object_get(f, "error"));
-                snprintf(line, sizeof(line), "%s: %s", name ? name : "?", why ? why : "failed");
-                msg = line;
-            }
-        }
-        reply_err(c, PROTO_ERR_RELOAD_FAILED, msg ? msg : "reload failed");
-        reply_flush(c);
-    }
-    json_decref(report);
+    return LC(c)->authed;
 }
 
 static void verb_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r,
@@ -542,22 +508,6 @@ static void verb_auth(struct conn *c, const struct catalog *cat, const struct pr
         log_warn_limited("AUTH failed from %s", c->peer);
         reply_err(c, PROTO_ERR_AUTH_FAILED, "wrong token");
     }
-}
-
-static void verb_reload(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                        const struct line_verb *v)
-{
-    (void)r;
-    (void)v;
-    enum cmd_err e =
-        cmd_authorize(cat->conf, c->loopback, LC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
-    if (e != CMD_OK)
-        reply_err(c, PROTO_ERR_AUTH_REQUIRED,
-                  "RELOAD needs AUTH (or a loopback client without admin_token)");
-    else if (!c->w->srv->reload_fn)
-        reply_err(c, PROTO_ERR_INTERNAL, "reload is not available");
-    else if (!conn_reload(c, reload_answer, NULL, 0))
-        reply_err(c, PROTO_ERR_INTERNAL, "out of memory: the reload was not started");
 }
 
 /* INFO [<filter>] through the table, as JSON. */

@@ -33,12 +33,4 @@ extern const struct line_verb line_verbs[PROTO_CMD_COUNT_];
 
 extern const struct conn_ops line_ops;
 
-/* SCAN <filter> <text> (line_scan.c): `CLEAN`, or `FOUND <n>[+] <word>
- * <start> <end> ...`. */
-void line_verb_scan(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                    const struct line_verb *v);
-
-/* The table's error of a call as the line's ERR reply (line.c). */
-void line_reply_call_err(struct conn *c, const struct cmd_call *call);
-
 #endif

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "front/line/line.h"
+#include "front/line/line_int.h"
 #include "words/words.h"
 
 /* A listed word as one token of the reply: bytes that would split or end
@@ -44,7 +44,7 @@ void line_verb_scan(struct conn *c, const struct catalog *cat, const struct prot
     call.text_len = r->arg.len;
     cmd_run(&((struct conn_worker *)c->fw)->env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
-        line_reply_call_err(c, &call);
+        line_reply_err(c, line_err(call.err), call.msg);
         return;
     }
     conn_reply_flush(c);

@@ -58,6 +58,14 @@ enum proto_args {
       .id = CMD_UNALLOW, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")       \
     X(REMOVE, "REMOVE", PROTO_ARGS_ITEMS, 2, PROTO_ARGS_ANY, "<filter> <item> [<item>...]",        \
       .id = CMD_REMOVE, .run = verb_items, .yes = "REMOVED", .no = "ABSENT")                       \
+    X(CREATE, "CREATE", PROTO_ARGS_ITEMS, 1, 17, "<filter> [capacity=N] [fpr=P] [option=value...]",\
+      .id = CMD_CREATE, .run = verb_admin)                                                         \
+    X(DROP, "DROP", PROTO_ARGS_FILTER, 1, 1, "<filter>",                                           \
+      .id = CMD_DROP, .run = verb_admin)                                                           \
+    X(CLEAR, "CLEAR", PROTO_ARGS_FILTER, 1, 1, "<filter>",                                         \
+      .id = CMD_CLEAR, .run = verb_admin)                                                          \
+    X(FLUSH, "FLUSH", PROTO_ARGS_FILTER, 0, 1, "[<filter>]",                                       \
+      .id = CMD_FLUSH, .run = verb_admin)                                                          \
     X(SCAN, "SCAN", PROTO_ARGS_TEXT, 2, 2, "<filter> <text>",                                      \
       .id = CMD_SCAN, .run = line_verb_scan)
 /* clang-format on */

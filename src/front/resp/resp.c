@@ -29,7 +29,7 @@
 #include "front/resp/resp_int.h"
 #include "net/worker.h"
 
-static enum resp_err resp_code(enum cmd_err e)
+enum resp_err resp_code(enum cmd_err e)
 {
     switch (e) {
     case CMD_ERR_UNKNOWN_FILTER:
@@ -44,6 +44,18 @@ static enum resp_err resp_code(enum cmd_err e)
         return RESP_ERR_ITEM_TOO_LONG;
     case CMD_ERR_BAD_ITEM:
         return RESP_ERR_BAD_ITEM;
+    case CMD_ERR_EXISTS:
+        return RESP_ERR_EXISTS;
+    case CMD_ERR_CONFIGURED:
+        return RESP_ERR_CONFIGURED;
+    case CMD_ERR_LIMIT:
+        return RESP_ERR_LIMIT;
+    case CMD_ERR_BAD_OPTION:
+        return RESP_ERR_BAD_OPTION;
+    case CMD_ERR_NO_STATE_DIR:
+        return RESP_ERR_NO_STATE_DIR;
+    case CMD_ERR_FAILED:
+        return RESP_ERR_FAILED;
     default:
         return RESP_ERR_INTERNAL;
     }
@@ -53,8 +65,8 @@ static enum resp_err resp_code(enum cmd_err e)
  * not run: clients keep the connection, where NOAUTH would make redis-py
  * drop it), the rest as `ERR <code> <message>`; a bad item of several is
  * named by its place. */
-static void reply_call_err(struct conn *c, const struct cmd_call *call, const char *cmd,
-                           size_t n_items)
+void resp_reply_call_err(struct conn *c, const struct cmd_call *call, const char *cmd,
+                         size_t n_items)
 {
     char msg[sizeof(call->msg) + 64];
     if (call->err == CMD_ERR_AUTH_REQUIRED || call->err == CMD_ERR_AUTH_FAILED) {
@@ -79,8 +91,8 @@ static void reply_call_err(struct conn *c, const struct cmd_call *call, const ch
     reply_coded(c, resp_code(call->err), call->msg);
 }
 
-static void call_init(struct conn *c, struct cmd_call *call, const struct catalog *cat,
-                      const struct resp_arg *key, size_t n_items)
+void resp_call_init(struct conn *c, struct cmd_call *call, const struct catalog *cat,
+                    const struct resp_arg *key, size_t n_items)
 {
     cmd_call_init(call, cat, NULL, n_items, c->loopback,
                   RC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
@@ -117,7 +129,7 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct r
     struct resp_worker *rw = RW(c);
     size_t n = r->argc - 2;
     struct cmd_call call;
-    call_init(c, &call, cat, &r->argv[1], n);
+    resp_call_init(c, &call, cat, &r->argv[1], n);
     if (n > rw->cw.env.scratch_items) { /* cannot pass the table's max_items either */
         char msg[128];
         snprintf(msg, sizeof(msg), "%zu items, the limit is max_items %zu", n,
@@ -135,7 +147,7 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct r
     }
     cmd_run(&rw->cw.env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
-        reply_call_err(c, &call, v->name, n);
+        resp_reply_call_err(c, &call, v->name, n);
         return;
     }
     if (!v->multi) {
@@ -153,10 +165,10 @@ static json_t *filter_info(struct conn *c, const struct catalog *cat, const stru
                            const struct resp_verb *v)
 {
     struct cmd_call call;
-    call_init(c, &call, cat, &r->argv[1], 0);
+    resp_call_init(c, &call, cat, &r->argv[1], 0);
     cmd_run(&RW(c)->cw.env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
-        reply_call_err(c, &call, v->name, 0);
+        resp_reply_call_err(c, &call, v->name, 0);
         return NULL;
     }
     return call.json;
@@ -387,8 +399,14 @@ const struct resp_verb resp_verbs[] = {
     {name, sizeof(name) - 1, arity, max, fn, flags, key, __VA_ARGS__}
     VERB_("BF.EXISTS", 3, 0, verb_items, "readonly", 1, .id = CMD_CHECK),
     VERB_("BF.MEXISTS", -3, 0, verb_items, "readonly", 1, .id = CMD_CHECK, .multi = true),
-    VERB_("BF.ADD", 3, 0, verb_items, "write", 1, .id = CMD_ADD),
-    VERB_("BF.MADD", -3, 0, verb_items, "write", 1, .id = CMD_ADD, .multi = true),
+    VERB_("BF.ADD", 3, 0, verb_items, "write", 1, .id = CMD_ADD, .creates = true),
+    VERB_("BF.MADD", -3, 0, verb_items, "write", 1, .id = CMD_ADD, .multi = true,
+          .creates = true),
+    VERB_("BF.INSERT", -4, 0, resp_verb_insert, "write", 1, .id = CMD_ADD, .multi = true,
+          .creates = true),
+    VERB_("BF.RESERVE", -4, 7, resp_verb_reserve, "write", 1, .id = CMD_CREATE),
+    VERB_("DEL", -2, 0, resp_verb_del, "write", 1, .id = CMD_DROP),
+    VERB_("UNLINK", -2, 0, resp_verb_del, "write", 1, .id = CMD_DROP),
     VERB_("BF.INFO", -2, 3, verb_bf_info, "readonly", 1, .id = CMD_INFO),
     VERB_("BF.CARD", 2, 0, verb_bf_card, "readonly", 1, .id = CMD_INFO),
     VERB_("PING", -1, 2, verb_ping, "fast", 0, .id = CMD_PING),
@@ -479,7 +497,7 @@ static void verb_info(struct conn *c, const struct catalog *cat, const struct re
     struct stats_src src;
     server_stats_src(c->w->srv, &src);
     struct cmd_call call;
-    call_init(c, &call, cat, NULL, 0);
+    resp_call_init(c, &call, cat, NULL, 0);
     cmd_run(&RW(c)->cw.env, v->id, &src, &call);
     struct evbuffer *b = evbuffer_new();
     if (call.err != CMD_OK || !call.json || !b) {
@@ -510,6 +528,17 @@ static void dispatch(struct conn *c, const struct catalog *cat, const struct res
     size_t argc = r->argc;
     bool ok = d && (d->arity > 0 ? argc == (size_t)d->arity : argc >= (size_t)-d->arity) &&
               (!d->max || argc <= d->max);
+    if (d && ok && d->creates && resp_admin_first(c, cat, r, d))
+        return;
+    if (RC(c)->tx.on && d && (d->id == CMD_CREATE || d->id == CMD_DROP)) {
+        /* Each waits for the reload thread, which EXEC cannot (docs/resp.md). */
+        char msg[96];
+        snprintf(msg, sizeof(msg), "%s cannot be queued in MULTI: send it outside the transaction",
+                 d->name);
+        reply_coded(c, RESP_ERR_BAD_ARGUMENT, msg);
+        resp_multi_refused(c);
+        return;
+    }
     if (RC(c)->tx.on && !(d && d->now)) {
         resp_multi_queue(c, cat, r, d, ok);
         return;
@@ -560,8 +589,15 @@ static unsigned resp_process(struct conn *c, bool draining)
             reply_coded(c, req.err, req.errmsg);
             if (RC(c)->tx.on)
                 resp_multi_refused(c);
-        } else
+        } else {
             dispatch(c, cat, &req);
+            if (RC(c)->again) {
+                /* It waits for the reload thread and runs again after. */
+                RC(c)->again = false;
+                off -= used;
+                answered--;
+            }
+        }
     }
     STAT_ADD(&c->w->stats->s, resp_requests, answered);
     reply_flush(c);
@@ -625,6 +661,13 @@ static void resp_worker_free(struct conn_worker *cw)
 static const char *const resp_err_names[] = {NULL, RESP_ERRORS(RESP_ERR_NAME_)};
 #undef RESP_ERR_NAME_
 
+/* The connection closes: its MULTI queue and what resp_admin.c holds. */
+static void resp_conn_free(struct conn *c)
+{
+    resp_multi_free(c);
+    resp_admin_free(c);
+}
+
 const struct conn_ops resp_ops = {
     .name = "resp",
     .proto = STATS_RESP,
@@ -642,5 +685,5 @@ const struct conn_ops resp_ops = {
     .refusal = "-ERR too_many_connections the server is at max_connections\r\n",
     .refuse = resp_refuse,
     .stop = conn_stop_drain,
-    .close = resp_multi_free,
+    .close = resp_conn_free,
 };

@@ -38,6 +38,7 @@ struct resp_verb {
     enum cmd_id id;    /* the command table's row, or RESP_OWN */
     bool multi;        /* an item verb answering an array (else one integer) */
     bool now;          /* inside MULTI it runs at once rather than being queued */
+    bool creates;      /* a missing key is created first (auto_create; resp_admin.c) */
 };
 
 /* The verbs, hottest first; resp_n_verbs of them (check_verbs). */

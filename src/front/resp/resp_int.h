@@ -38,6 +38,12 @@ struct resp_conn {
     struct resp_scan scan; /* resp_next's resume hint */
     bool authed;           /* AUTH succeeded on this connection */
     struct resp_tx tx;     /* MULTI's queue */
+    /* A request waiting on the reload thread (resp_admin.c): it stays in
+     * the input buffer (again: resp_process leaves it there) and is run again
+     * once `report` holds the answer to the operation it queued. */
+    bool again;
+    json_t *report; /* the answer, for the request run again; NULL: none yet */
+    size_t del_next, del_done; /* DEL/UNLINK: the next key to drop, and how many were */
 };
 
 /* Per worker. */
@@ -106,7 +112,7 @@ static inline void reply_error(struct conn *c, enum resp_err code, const char *p
     if (n > sizeof(buf))
         n = resp_format_error(buf, sizeof(buf), prefix, "(message too long)");
     reply_bytes(c, buf, n);
-    if ((unsigned)code < 16)
+    if ((unsigned)code < STATS_CODE_ERRS)
         STAT_ADD(&c->w->stats->s, resp_errors_by_code[code], 1);
 }
 
@@ -152,6 +158,28 @@ void resp_multi_refused(struct conn *c);
 void resp_multi_free(struct conn *c);
 /* Reply to an unknown command as Redis words it (resp.c). */
 void resp_reply_unknown(struct conn *c, const struct resp_arg *name);
+
+/* resp.c: the RESP code of a command table error. */
+enum resp_err resp_code(enum cmd_err e);
+/* resp.c: a call through the command table for key, and its error replied
+ * as RedisBloom's clients expect. */
+void resp_call_init(struct conn *c, struct cmd_call *call, const struct catalog *cat,
+                    const struct resp_arg *key, size_t n_items);
+void resp_reply_call_err(struct conn *c, const struct cmd_call *call, const char *cmd,
+                         size_t n_items);
+
+/* resp_admin.c: filters made at run time. BF.RESERVE, BF.INSERT, DEL,
+ * UNLINK; and before BF.ADD, BF.MADD and BF.INSERT run (or are queued in
+ * MULTI), the creation of a missing key (auto_create): true when the request
+ * was deferred (c waits for the reload thread; it runs again after) or
+ * answered. */
+RESP_VERB_FN_(resp_verb_reserve);
+RESP_VERB_FN_(resp_verb_insert);
+RESP_VERB_FN_(resp_verb_del);
+bool resp_admin_first(struct conn *c, const struct catalog *cat, const struct resp_request *r,
+                      const struct resp_verb *v);
+/* The connection closes: what resp_admin.c holds for it. */
+void resp_admin_free(struct conn *c);
 
 /* resp_keys.c: EXISTS, TYPE, KEYS, SCAN over the served filter names. */
 RESP_VERB_FN_(resp_verb_exists);

@@ -269,7 +269,8 @@ START_TEST(test_table_rows)
         /* SCAN names a filter and takes a text, not items. */
         ck_assert_msg(d->items == (d->names_filter && id != CMD_SCAN), "%s", d->name);
         bool mut = id == CMD_ADD || id == CMD_RELOAD || id == CMD_ALLOW || id == CMD_UNALLOW ||
-                   id == CMD_REMOVE;
+                   id == CMD_REMOVE || id == CMD_CREATE || id == CMD_DROP || id == CMD_CLEAR ||
+                   id == CMD_FLUSH;
         ck_assert_msg(d->mutating == mut, "%s", d->name);
     }
     ck_assert_int_eq(cmd_op(CMD_ADD), JOURNAL_OP_ADD);

@@ -46,6 +46,7 @@ static const struct {
     {503, "Service Unavailable"},
     {504, "Gateway Timeout"},
     {505, "HTTP Version Not Supported"},
+    {507, "Insufficient Storage"}, /* RFC 4918, 11.5 */
 };
 
 static void expect_phrase(int code)

@@ -1378,7 +1378,8 @@ START_TEST(test_names)
     static const char *const want[] = {
         "none",          "unknown_command", "wrong_arity",          "unknown_filter",
         "item_too_long", "too_many_items",  "auth_required",        "auth_failed",
-        "line_too_long", "bad_request",     "too_many_connections", "internal",
+        "exists",        "configured",      "limit",                "bad_option",
+        "no_state_dir",  "failed",          "line_too_long", "bad_request",     "too_many_connections", "internal",
         "reload_failed", "bad_item",       "wrong_kind",           "text_too_long",
     };
     ck_assert_uint_eq(sizeof(want) / sizeof(want[0]), PROTO_ERR_COUNT_);

@@ -159,7 +159,8 @@ static void fake_fire(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Answers 200 ms later, on the worker's loop, as the reload thread would. */
-static bool fake_reload_fn(void *ctx, struct event_base *base, server_reload_done done, void *arg)
+static bool fake_reload_fn(void *ctx, const struct reload_op *op, struct event_base *base,
+                           server_reload_done done, void *arg)
 {
     struct fake_reload *f = ctx;
     f->calls++;

@@ -236,7 +236,7 @@ START_TEST(test_add_after_the_rotation)
     struct reloader *r = start(conf_path, &reg);
     write_conf(conf_path, "b.journal"); /* the rotation */
     uint64_t before = reloads(reg);
-    ck_assert(reloader_request(r, NULL, NULL, NULL));
+    ck_assert(reloader_request(r, NULL, NULL, NULL, NULL));
     pthread_mutex_lock(&mu);
     wait_for(&stage, 2); /* the reload has swapped the journal */
     pthread_mutex_unlock(&mu);
@@ -285,7 +285,7 @@ START_TEST(test_add_before_the_rotation)
 
     write_conf(conf_path, "b.journal"); /* the rotation */
     uint64_t before = reloads(reg);
-    ck_assert(reloader_request(r, NULL, NULL, NULL));
+    ck_assert(reloader_request(r, NULL, NULL, NULL, NULL));
     /* Give the reload a second to come to the swap while the add holds the
      * old journal; it must not get there. Only the power to catch a swap
      * made outside the lock depends on that second (the reload's load must
@@ -336,7 +336,7 @@ START_TEST(test_add_to_the_old_name_during_a_rename)
     set_bit(&go, 1 | 2); /* stop neither at the append nor at the swap */
     write_conf_as(conf_path, "g", "a.journal"); /* f renamed g */
     uint64_t before = reloads(reg);
-    ck_assert(reloader_request(r, NULL, NULL, NULL));
+    ck_assert(reloader_request(r, NULL, NULL, NULL, NULL));
     pthread_mutex_lock(&mu);
     wait_for(&stage, 4); /* g's version pending, f still served */
     pthread_mutex_unlock(&mu);

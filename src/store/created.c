@@ -1,0 +1,789 @@
+/* Filters made at run time (see created.h). Every function but the counts
+ * runs on the registry's writer: the reload thread, or the main thread at
+ * start-up before any worker. */
+#include "config.h"
+
+#include "store/created.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fname.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "bloom/filter.h"
+#include "bloom/format.h"
+#include "store/journal.h"
+#include "store/loader.h"
+#include "store/reload_int.h"
+
+#define BLOCK_MAX 4096    /* a created filter's config block */
+#define BASE_MAX PATH_MAX /* state_dir/cN */
+
+/* The options a created filter may be given: those of a config block that
+ * describe a filter starting empty. file, allow and journal are the state
+ * directory's to decide. */
+static const char *const create_opts[] = {
+    "capacity", "fpr", "keys", "layout", "growth", "max_memory", "window", "slices", "fsync",
+    "full", NULL,
+};
+#define CREATE_OPTS_TEXT                                                                       \
+    "capacity, fpr, keys, layout, growth, max_memory, window, slices, fsync, full"
+
+size_t created_count(const struct catalog *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        n += c->entries[i].st->created != NULL;
+    return n;
+}
+
+uint64_t created_bytes(const struct catalog *c)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->entries[i].st->created)
+            b += filter_bytes(c->entries[i].v->f);
+    return b;
+}
+
+/* A value as a config line may hold it unquoted, and nothing more: a value
+ * cannot smuggle a second directive into the block. */
+static bool value_ok(const char *v)
+{
+    for (; *v; v++) {
+        unsigned char ch = (unsigned char)*v;
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              ch == '.' || ch == '_' || ch == '+' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* The config block a CREATE asks for, into buf. 0, or -1 with why. */
+static int op_text(const struct reload_op *op, const char *journal, char *buf, size_t len,
+                   char *err, size_t errlen)
+{
+    bool has_cap = false;
+    size_t n = (size_t)snprintf(buf, len, "filter \"%s\" {\n", op->name);
+    for (unsigned i = 0; i < op->n_opts; i++) {
+        const char *k = op->opts[i].key, *v = op->opts[i].val;
+        size_t o = 0;
+        while (create_opts[o] && strcmp(create_opts[o], k) != 0)
+            o++;
+        if (!create_opts[o]) {
+            snprintf(err, errlen, "unknown option %s (use " CREATE_OPTS_TEXT ")", k);
+            return -1;
+        }
+        for (unsigned j = 0; j < i; j++)
+            if (strcmp(op->opts[j].key, k) == 0) {
+                snprintf(err, errlen, "option %s given twice", k);
+                return -1;
+            }
+        if (!value_ok(v)) {
+            snprintf(err, errlen, "option %s: bad value (use letters, digits and . _ + -)", k);
+            return -1;
+        }
+        if (strcmp(k, "keys") == 0 && strcmp(v, "adblock") == 0) {
+            snprintf(err, errlen, "keys adblock: an Adblock filter is compiled from lists "
+                                  "(bloomgate build --format adblock), not created empty");
+            return -1;
+        }
+        has_cap |= strcmp(k, "capacity") == 0;
+        if (n < len)
+            n += (size_t)snprintf(buf + n, len - n, "  %s %s\n", k, v);
+    }
+    if (!has_cap && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "  capacity %d\n", CREATED_DEFAULT_CAPACITY);
+    if (n < len)
+        n += (size_t)snprintf(buf + n, len - n, "  journal \"%s\"\n}\n", journal);
+    if (n >= len) {
+        snprintf(err, errlen, "options too long");
+        return -1;
+    }
+    return 0;
+}
+
+/* conf_parse's "PATH:LINE: reason" without the PATH:LINE the client never
+ * wrote. */
+static const char *reason_of(const char *msg, const char *path)
+{
+    size_t pl = strlen(path);
+    if (strncmp(msg, path, pl) != 0 || msg[pl] != ':')
+        return msg;
+    const char *p = msg + pl + 1;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return strncmp(p, ": ", 2) == 0 ? p + 2 : msg;
+}
+
+/* One filter block (a CREATE's, or a state file's) parsed into an owned
+ * conf_filter; NULL with why. path names it in messages. */
+static struct conf_filter *parse_block(const char *text, size_t len, const char *path,
+                                       char *err, size_t errlen)
+{
+    char why[1024];
+    struct conf *c = conf_parse(text, len, path, why, sizeof(why));
+    if (!c) {
+        snprintf(err, errlen, "%s", reason_of(why, path));
+        return NULL;
+    }
+    struct conf_filter *cf = NULL;
+    if (c->n_filters != 1 || c->filters[0].allow || !c->filters[0].journal)
+        snprintf(err, errlen, "%s: not one filter block with a journal and no allow-list", path);
+    else if (!(cf = malloc(sizeof(*cf))))
+        snprintf(err, errlen, "out of memory");
+    else {
+        *cf = c->filters[0];
+        c->n_filters = 0; /* cf owns its strings now */
+    }
+    conf_free(c);
+    return cf;
+}
+
+static void free_cf(struct conf_filter *cf)
+{
+    if (cf)
+        conf_filter_clear(cf);
+    free(cf);
+}
+
+void created_free_cf(struct conf_filter *cf)
+{
+    free_cf(cf);
+}
+
+struct conf_filter *created_parse_block(const char *text, size_t len, const char *path, char *err,
+                                        size_t errlen)
+{
+    return parse_block(text, len, path, err, errlen);
+}
+
+struct conf_filter *created_parse_op(const struct reload_op *op, const char *journal, char *err,
+                                     size_t errlen)
+{
+    char text[BLOCK_MAX];
+    if (op_text(op, journal, text, sizeof(text), err, errlen) != 0)
+        return NULL;
+    return parse_block(text, strlen(text), "(create)", err, errlen);
+}
+
+/* Write cf's block to path atomically (fsync, rename, fsync the directory):
+ * once this returns 0 the filter survives a crash. */
+static int write_block(const struct conf_filter *cf, const char *path, char *err, size_t errlen)
+{
+    char text[BLOCK_MAX], tmp[BASE_MAX + 32];
+    int n = conf_filter_text(cf, text, sizeof(text));
+    if (n < 0) {
+        snprintf(err, errlen, "filter %s: its options do not fit a block", cf->name);
+        return -1;
+    }
+    int fd = util_tmpfile_beside(path, tmp, sizeof(tmp), err, errlen);
+    if (fd < 0)
+        return -1;
+    if (util_write_all(fd, text, (size_t)n) != 0) {
+        util_fail(err, errlen, "%s: %s", tmp, util_errno_text(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    return util_commit_file(fd, tmp, path, err, errlen);
+}
+
+/* Remove base's files (.conf first: without it the rest is an orphan). */
+static void remove_files(const char *base)
+{
+    static const char *const sfx[] = {".conf", ".journal", ".bloom"};
+    char path[BASE_MAX + 16];
+    for (size_t i = 0; i < sizeof(sfx) / sizeof(*sfx); i++) {
+        snprintf(path, sizeof(path), "%s%s", base, sfx[i]);
+        if (unlink(path) != 0 && errno != ENOENT)
+            log_warn("%s: cannot remove: %s", path, util_errno_text(errno));
+        if (i == 0)
+            util_fsync_dir_of(path, NULL, 0);
+    }
+}
+
+/* The served catalog with room for `extra` more entries, sharing its
+ * config (registry_publish hands it on). */
+static struct catalog *catalog_copy(const struct catalog *cur, size_t extra)
+{
+    struct catalog *c = calloc(1, sizeof(*c));
+    if (!c || !(c->entries = malloc((cur->n + extra + 1) * sizeof(*c->entries)))) {
+        free(c);
+        return NULL;
+    }
+    if (cur->n)
+        memcpy(c->entries, cur->entries, cur->n * sizeof(*c->entries));
+    c->n = cur->n;
+    c->conf = cur->conf;
+    return c;
+}
+
+/* The entry of a created filter called name; NULL with the code and why. */
+static const struct fentry *find_created(const struct catalog *cur, const char *name,
+                                         const char **code, char *err, size_t errlen)
+{
+    const struct fentry *e = catalog_find(cur, name, strlen(name));
+    if (!e) {
+        snprintf(err, errlen, "no filter %s", name);
+        *code = "unknown_filter";
+    } else if (!e->st->created) {
+        snprintf(err, errlen, "filter %s is defined in the config: remove it there and reload",
+                 name);
+        *code = "configured";
+        e = NULL;
+    }
+    return e;
+}
+
+static const char *op_create(struct registry *reg, unsigned threads, const struct reload_op *op,
+                             bool *existed, char *err, size_t errlen)
+{
+    const struct catalog *cur = registry_read(reg);
+    const struct conf *conf = cur->conf;
+    size_t nl = strlen(op->name);
+    if (!fname_valid(op->name, nl)) {
+        snprintf(err, errlen, "bad filter name: use " FNAME_RULE);
+        return "bad_option";
+    }
+    if (catalog_find(cur, op->name, nl)) {
+        if (op->if_missing) {
+            *existed = true;
+            return NULL;
+        }
+        snprintf(err, errlen, "filter %s exists", op->name);
+        return "exists";
+    }
+    if (!conf->state_dir) {
+        snprintf(err, errlen, "filters are created only with state_dir in the config");
+        return "no_state_dir";
+    }
+    if (created_count(cur) >= conf->max_filters) {
+        snprintf(err, errlen, "max_filters (%u) reached: drop a filter or raise max_filters",
+                 conf->max_filters);
+        return "limit";
+    }
+    char base[BASE_MAX], path[BASE_MAX + 16], journal[BASE_MAX + 16], text[BLOCK_MAX];
+    snprintf(base, sizeof(base), "%s/c%08llu", conf->state_dir,
+             (unsigned long long)++reg->created_seq);
+    snprintf(path, sizeof(path), "%s.conf", base);
+    snprintf(journal, sizeof(journal), "%s.journal", base);
+    if (op_text(op, journal, text, sizeof(text), err, errlen) != 0)
+        return "bad_option";
+    struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
+    if (!cf)
+        return "bad_option";
+    if (cf->file) { /* a checkpoint's: not an option (op_text never writes one) */
+        free_cf(cf);
+        snprintf(err, errlen, "file is not an option of a created filter");
+        return "bad_option";
+    }
+    struct fentry e;
+    memset(&e, 0, sizeof(e));
+    const char *code = "failed";
+    if (reload_start_entry(reg, cf, threads, &e, err, errlen) != 0)
+        goto fail;
+    uint64_t bytes = filter_bytes(e.v->f);
+    if (cf->growth && cf->max_memory > bytes)
+        bytes = cf->max_memory;
+    if (created_bytes(cur) + bytes > conf->max_created_memory) {
+        snprintf(err, errlen,
+                 "max_created_memory (%llu bytes) reached: this filter takes %llu bytes and the "
+                 "created filters %llu",
+                 (unsigned long long)conf->max_created_memory, (unsigned long long)bytes,
+                 (unsigned long long)created_bytes(cur));
+        code = "limit";
+        goto fail;
+    }
+    struct catalog *next = catalog_copy(cur, 1);
+    if (!next || write_block(cf, path, err, errlen) != 0) {
+        if (!next)
+            snprintf(err, errlen, "out of memory");
+        free(next ? next->entries : NULL);
+        free(next);
+        goto fail;
+    }
+    e.st->created = cf;
+    e.st->created_base = strdup(base); /* NULL (out of memory): DROP leaves the files */
+    reload_set_status(e.st, "created", NULL);
+    e.created = true;
+    next->entries[next->n++] = e;
+    registry_publish_deferred(reg, next);
+    return NULL;
+fail:
+    fversion_free(e.v);
+    if (e.st)
+        registry_release_id(reg, e.id); /* closes the journal it opened */
+    unlink(journal);
+    free_cf(cf);
+    return code;
+}
+
+static const char *op_drop(struct registry *reg, const struct reload_op *op, char *err,
+                           size_t errlen)
+{
+    const struct catalog *cur = registry_read(reg);
+    const char *code = NULL;
+    const struct fentry *e = find_created(cur, op->name, &code, err, errlen);
+    if (!e)
+        return code;
+    char base[BASE_MAX] = "";
+    if (e->st->created_base)
+        snprintf(base, sizeof(base), "%s", e->st->created_base);
+    struct catalog *next = catalog_copy(cur, 0);
+    if (!next) {
+        snprintf(err, errlen, "out of memory");
+        return "failed";
+    }
+    next->n = 0;
+    for (size_t i = 0; i < cur->n; i++)
+        if (&cur->entries[i] != e)
+            next->entries[next->n++] = cur->entries[i];
+    /* The block goes first: from here on a restart does not serve it. */
+    char path[BASE_MAX + 16];
+    snprintf(path, sizeof(path), "%s.conf", base);
+    if (base[0] && unlink(path) != 0 && errno != ENOENT) {
+        util_fail(err, errlen, "%s: %s", path, util_errno_text(errno));
+        free(next->entries);
+        free(next);
+        return "failed";
+    }
+    /* After the grace period its state is freed and its journal closed. */
+    registry_publish_deferred(reg, next);
+    if (base[0])
+        remove_files(base);
+    return NULL;
+}
+
+static const char *op_clear(struct registry *reg, unsigned threads, const struct reload_op *op,
+                            char *err, size_t errlen)
+{
+    const struct catalog *cur = registry_read(reg);
+    const char *code = NULL;
+    const struct fentry *e = find_created(cur, op->name, &code, err, errlen);
+    if (!e)
+        return code;
+    struct fstate *st = e->st;
+    /* A new base: its block names a new, empty journal. Until the old block
+     * is removed both exist; start-up keeps the newer (created_load_all). */
+    char base[BASE_MAX], path[BASE_MAX + 16], journal[BASE_MAX + 16], text[BLOCK_MAX];
+    snprintf(base, sizeof(base), "%s/c%08llu", cur->conf->state_dir,
+             (unsigned long long)++reg->created_seq);
+    snprintf(path, sizeof(path), "%s.conf", base);
+    snprintf(journal, sizeof(journal), "%s.journal", base);
+    struct conf_filter tmp = *st->created;
+    tmp.journal = journal;
+    tmp.file = NULL; /* empty: not its last checkpoint */
+    if (conf_filter_text(&tmp, text, sizeof(text)) < 0) {
+        snprintf(err, errlen, "its options do not fit a block");
+        return "failed";
+    }
+    struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
+    if (!cf)
+        return "failed";
+    struct journal *j = reload_open_journal(cf, err, errlen);
+    struct fversion *v =
+        j ? loader_load_filter_seed(cf, threads, reload_filter_seed(cf, j), err, errlen) : NULL;
+    struct catalog *next = v ? catalog_copy(cur, 0) : NULL;
+    if (!v || !next || write_block(cf, path, err, errlen) != 0) {
+        if (v && !next)
+            snprintf(err, errlen, "out of memory");
+        free(next ? next->entries : NULL);
+        free(next);
+        fversion_free(v);
+        reload_close_journal(j);
+        unlink(journal);
+        free_cf(cf);
+        return "failed";
+    }
+    /* As a reload swaps a journal (reload.c, publish_pending): from here on
+     * every mutation goes to the new journal and reaches v too. */
+    pthread_mutex_lock(&st->mut_mu);
+    struct journal *was = atomic_exchange(&st->journal, j);
+    atomic_store(&st->pending, v);
+    pthread_mutex_unlock(&st->mut_mu);
+    v->generation = e->v->generation + 1;
+    next->entries[e - cur->entries].v = v;
+    registry_publish(reg, next);
+    atomic_store(&st->pending, NULL);
+    reload_close_journal(was);
+    char *old_base = st->created_base;
+    struct conf_filter *old_cf = st->created;
+    st->created = cf;
+    st->created_base = strdup(base);
+    registry_synchronize(reg); /* INFO may have been reading the old block */
+    if (old_base)
+        remove_files(old_base);
+    free(old_base);
+    free_cf(old_cf);
+    reload_set_status(st, "cleared", NULL);
+    return NULL;
+}
+
+/* Whether e's bits can be written as a filter file and loaded back as they
+ * are: a plain blocked or classic filter (not growing, windowed, counting or
+ * fuse). */
+static bool checkpointable(const struct fentry *e)
+{
+    const struct filter *f = e->v->f;
+    return e->created && !f->comp && (f->layout == FILTER_BLOCKED || f->layout == FILTER_CLASSIC);
+}
+
+/* A checkpoint of created filter e: its bits written as a filter file under a
+ * new base, with a new empty journal, so a restart loads the file and
+ * replays only what came after instead of every add ever made. Adds wait
+ * (the filter's mutation lock) from the file's write to the journal's swap,
+ * and the new block is durable before the swap: a crash before it leaves the
+ * old block and journal, complete; after it, the new ones. Then the old base's
+ * files go. 0, or -1 with why. */
+static int checkpoint(struct registry *reg, const struct fentry *e, char *err, size_t errlen)
+{
+    struct fstate *st = e->st;
+    const char *dir = registry_read(reg)->conf->state_dir;
+    char base[BASE_MAX], path[BASE_MAX + 16], journal[BASE_MAX + 16], file[BASE_MAX + 16];
+    char text[BLOCK_MAX];
+    snprintf(base, sizeof(base), "%s/c%08llu", dir, (unsigned long long)++reg->created_seq);
+    snprintf(path, sizeof(path), "%s.conf", base);
+    snprintf(journal, sizeof(journal), "%s.journal", base);
+    snprintf(file, sizeof(file), "%s.bloom", base);
+    struct conf_filter tmp = *st->created;
+    tmp.journal = journal;
+    tmp.file = file;
+    if (conf_filter_text(&tmp, text, sizeof(text)) < 0) {
+        snprintf(err, errlen, "its options do not fit a block");
+        return -1;
+    }
+    struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
+    if (!cf)
+        return -1;
+    double t0 = util_now();
+    uint64_t was_bytes = 0;
+    pthread_mutex_lock(&st->mut_mu);
+    struct journal *j = NULL, *was = atomic_load(&st->journal);
+    was_bytes = was ? journal_end(was) : 0;
+    if (format_write(e->v->f, file, 1, err, errlen) != 0 ||
+        !(j = reload_open_journal(cf, err, errlen)) || write_block(cf, path, err, errlen) != 0) {
+        pthread_mutex_unlock(&st->mut_mu);
+        reload_close_journal(j);
+        unlink(journal);
+        unlink(file);
+        free_cf(cf);
+        return -1;
+    }
+    atomic_store(&st->journal, j);
+    pthread_mutex_unlock(&st->mut_mu);
+    reload_close_journal(was);
+    char *old_base = st->created_base;
+    struct conf_filter *old_cf = st->created;
+    st->created = cf;
+    st->created_base = strdup(base);
+    registry_synchronize(reg); /* INFO may have been reading the old block */
+    if (old_base)
+        remove_files(old_base);
+    free(old_base);
+    free_cf(old_cf);
+    log_info("filter %s: checkpoint %s (a journal of %llu bytes cut; adds waited %.3f s)",
+             e->name, file, (unsigned long long)was_bytes, util_now() - t0);
+    return 0;
+}
+
+void created_tick(struct registry *reg)
+{
+    const struct catalog *cur = registry_read(reg);
+    if (!cur->conf->state_dir || !cur->conf->checkpoint_bytes)
+        return;
+    for (size_t i = 0; i < cur->n; i++) {
+        const struct fentry *e = &cur->entries[i];
+        struct journal *j = e->created ? atomic_load(&e->st->journal) : NULL;
+        if (!j || !checkpointable(e) ||
+            journal_end(j) < cur->conf->checkpoint_bytes + 4 * filter_bytes(e->v->f))
+            continue;
+        char err[1024];
+        if (checkpoint(reg, e, err, sizeof(err)) != 0)
+            log_error("filter %s: checkpoint failed: %s; the journal keeps growing", e->name,
+                      err);
+    }
+}
+
+/* Sync the journal of name, or every filter's (name empty); a created
+ * filter that can be is checkpointed too (bloomd's flush writes the filter
+ * out). */
+static const char *op_flush(struct registry *reg, const struct reload_op *op, char *err,
+                            size_t errlen)
+{
+    const struct catalog *cur = registry_read(reg);
+    const struct fentry *one = NULL;
+    if (op->name[0] && !(one = catalog_find(cur, op->name, strlen(op->name)))) {
+        snprintf(err, errlen, "no filter %s", op->name);
+        return "unknown_filter";
+    }
+    for (size_t i = 0; i < cur->n; i++) {
+        const struct fentry *e = &cur->entries[i];
+        struct journal *j = atomic_load(&e->st->journal);
+        if ((one && e != one) || !j)
+            continue;
+        char why[1024];
+        if (journal_tick(j, why, sizeof(why)) != 0) {
+            util_fail(err, errlen, "filter %s: journal: %s", e->name, why);
+            return "failed";
+        }
+        if (checkpointable(e) && journal_end(j) > JOURNAL_HEADER_BYTES &&
+            checkpoint(reg, e, why, sizeof(why)) != 0) {
+            util_fail(err, errlen, "filter %s: checkpoint: %s", e->name, why);
+            return "failed";
+        }
+    }
+    return NULL;
+}
+
+static const char *op_name(enum reload_op_kind k)
+{
+    switch (k) {
+    case RELOAD_OP_CREATE:
+        return "create";
+    case RELOAD_OP_DROP:
+        return "drop";
+    case RELOAD_OP_CLEAR:
+        return "clear";
+    case RELOAD_OP_FLUSH:
+        return "flush";
+    default:
+        return "reload";
+    }
+}
+
+json_t *created_run(struct registry *reg, unsigned threads, const struct reload_op *op)
+{
+    char err[1024] = "";
+    const char *code = "failed";
+    bool existed = false;
+    switch (op->kind) {
+    case RELOAD_OP_CREATE:
+        code = op_create(reg, threads, op, &existed, err, sizeof(err));
+        break;
+    case RELOAD_OP_DROP:
+        code = op_drop(reg, op, err, sizeof(err));
+        break;
+    case RELOAD_OP_CLEAR:
+        code = op_clear(reg, threads, op, err, sizeof(err));
+        break;
+    case RELOAD_OP_FLUSH:
+        code = op_flush(reg, op, err, sizeof(err));
+        break;
+    default:
+        snprintf(err, sizeof(err), "not an operation on a filter");
+        break;
+    }
+    json_t *r = json_object();
+    json_object_set_new(r, "ok", json_boolean(!code));
+    json_object_set_new(r, "op", json_string(op_name(op->kind)));
+    json_object_set_new(r, "name", json_string(op->name));
+    if (existed)
+        json_object_set_new(r, "existed", json_true());
+    if (code) {
+        json_object_set_new(r, "code", json_string(code));
+        json_object_set_new(r, "error", json_string(err));
+        log_warn_limited("%s %s refused: %s", op_name(op->kind), op->name, err);
+    } else if (!existed && op->kind != RELOAD_OP_FLUSH) {
+        log_info("filter %s: %s", op->name,
+                 op->kind == RELOAD_OP_CREATE ? "created" : op->kind == RELOAD_OP_DROP ? "dropped" : "cleared");
+    }
+    return r;
+}
+
+/* ---- start-up ---- */
+
+/* One state file found: cN.conf parsed. */
+struct found {
+    uint64_t seq;
+    struct conf_filter *cf;
+};
+
+static int by_name_then_newest(const void *a, const void *b)
+{
+    const struct found *x = a, *y = b;
+    int c = strcmp(x->cf->name, y->cf->name);
+    return c ? c : (x->seq < y->seq) - (x->seq > y->seq);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const struct found *x = a, *y = b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* "c<digits>.<suffix>": the digits in *seq and where the suffix starts. */
+static const char *state_name(const char *n, uint64_t *seq)
+{
+    if (n[0] != 'c' || n[1] < '0' || n[1] > '9')
+        return NULL;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(n + 1, &end, 10);
+    if (errno || *end != '.')
+        return NULL;
+    *seq = v;
+    return end;
+}
+
+/* Read and parse one cN.conf; NULL (logged) if it cannot be. */
+static struct conf_filter *read_block(const char *path)
+{
+    char text[BLOCK_MAX + 1], err[1024];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text)) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0 || n > BLOCK_MAX) {
+        log_error("%s: %s; the filter it holds is not served (the file is left as it is)", path,
+                  n < 0 ? util_errno_text(errno) : "larger than a filter block");
+        return NULL;
+    }
+    struct conf_filter *cf = parse_block(text, (size_t)n, path, err, sizeof(err));
+    if (!cf)
+        log_error("%s: %s; the filter it holds is not served (the file is left as it is)", path,
+                  err);
+    return cf;
+}
+
+/* Every cN.conf of dir, and the highest N of any cN.* (so no base is ever
+ * given twice). Files of a base with no .conf are the remains of a drop or
+ * a clear cut short: removed. */
+static int scan_dir(struct registry *reg, const char *dir, struct found **out, size_t *n_out,
+                    char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "state_dir %s: %s", dir, util_errno_text(errno));
+        return -1;
+    }
+    struct found *f = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    char path[BASE_MAX + 300];
+    while ((de = readdir(d))) {
+        uint64_t seq;
+        const char *sfx = state_name(de->d_name, &seq);
+        if (!sfx)
+            continue;
+        if (seq > reg->created_seq)
+            reg->created_seq = seq;
+        if (strcmp(sfx, ".conf") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        struct conf_filter *cf = read_block(path);
+        if (!cf)
+            continue;
+        if (n == cap) {
+            struct found *g = realloc(f, (cap = cap ? 2 * cap : 64) * sizeof(*f));
+            if (!g) {
+                free_cf(cf);
+                break;
+            }
+            f = g;
+        }
+        f[n++] = (struct found){seq, cf};
+    }
+    rewinddir(d);
+    /* Orphans: a .journal or .bloom whose .conf is gone. */
+    while ((de = readdir(d))) {
+        uint64_t seq;
+        const char *sfx = state_name(de->d_name, &seq);
+        if (!sfx || strcmp(sfx, ".conf") == 0 || strstr(de->d_name, ".tmp"))
+            continue;
+        bool owned = false;
+        for (size_t i = 0; i < n && !owned; i++)
+            owned = f[i].seq == seq;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (!owned && unlink(path) == 0)
+            log_info("%s: removed (its filter was dropped or cleared)", path);
+    }
+    closedir(d);
+    *out = f;
+    *n_out = n;
+    return 0;
+}
+
+int created_load_all(struct registry *reg, const struct conf *conf, unsigned threads,
+                     struct catalog *c, char *err, size_t errlen)
+{
+    if (!conf->state_dir)
+        return 0;
+    if (mkdir(conf->state_dir, 0750) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "state_dir %s: %s", conf->state_dir, util_errno_text(errno));
+        return -1;
+    }
+    struct found *f;
+    size_t n;
+    if (scan_dir(reg, conf->state_dir, &f, &n, err, errlen) != 0)
+        return -1;
+    /* A name twice: a clear cut short between writing the new block and
+     * removing the old; the newer is the filter. */
+    if (n)
+        qsort(f, n, sizeof(*f), by_name_then_newest);
+    size_t k = 0;
+    char base[BASE_MAX];
+    for (size_t i = 0; i < n; i++) {
+        if (k && strcmp(f[k - 1].cf->name, f[i].cf->name) == 0) {
+            snprintf(base, sizeof(base), "%s/c%08llu", conf->state_dir,
+                     (unsigned long long)f[i].seq);
+            log_info("filter %s: %s.* removed (an older copy, from a clear cut short)",
+                     f[i].cf->name, base);
+            remove_files(base);
+            free_cf(f[i].cf);
+            continue;
+        }
+        f[k++] = f[i];
+    }
+    n = k;
+    if (n)
+        qsort(f, n, sizeof(*f), by_seq);
+    struct fentry *grown = n ? realloc(c->entries, (c->n + n) * sizeof(*c->entries)) : c->entries;
+    if (n && !grown) {
+        for (size_t i = 0; i < n; i++)
+            free_cf(f[i].cf);
+        free(f);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    c->entries = grown;
+    size_t served = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct conf_filter *cf = f[i].cf;
+        char why[1024];
+        snprintf(base, sizeof(base), "%s/c%08llu", conf->state_dir, (unsigned long long)f[i].seq);
+        struct fentry *e = &c->entries[c->n];
+        if (conf_find_filter(conf, cf->name) || catalog_find(c, cf->name, strlen(cf->name))) {
+            log_error("filter %s (created at run time, %s.conf) is not served: the config "
+                      "defines a filter of that name; its files are left as they are",
+                      cf->name, base);
+            free_cf(cf);
+            continue;
+        }
+        if (reload_start_entry(reg, cf, threads, e, why, sizeof(why)) != 0) {
+            log_error("filter %s (created at run time, %s.conf) is not served: %s", cf->name, base,
+                      why);
+            if (e->st)
+                registry_release_id(reg, e->id);
+            free_cf(cf);
+            continue;
+        }
+        e->st->created = cf;
+        e->st->created_base = strdup(base);
+        e->created = true;
+        c->n++;
+        served++;
+    }
+    free(f);
+    if (served)
+        log_info("%zu filter(s) created at run time served from %s", served, conf->state_dir);
+    return 0;
+}
