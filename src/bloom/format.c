@@ -62,6 +62,12 @@ uint32_t format_section_of(enum filter_keys keys)
                                        : 0;
 }
 
+int format_section_fits(enum filter_keys keys, uint32_t kind)
+{
+    uint32_t need = format_section_of(keys);
+    return need ? kind == need : kind == 0 || kind == FORMAT_SECTION_EXACT;
+}
+
 /* A section's own head: its body's length and XXH3-64 (seed 0). */
 #define SECTION_HEAD 16u
 /* Bodies above this are refused before any allocation (a compiled list of
@@ -222,8 +228,8 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
         info->section_bytes = le_get64(hdr + OFF_SECTION_BYTES);
         info->section_kind = le_get32(hdr + OFF_SECTION_KIND);
         /* The adblock kind is a compiled engine in the section, the words
-         * kind a compiled list; nothing else has a section. */
-        if (format_section_of(info->keys) != info->section_kind ||
+         * kind a compiled list; the other kinds may name an exact table. */
+        if (!format_section_fits(info->keys, info->section_kind) ||
             info->section_bytes < SECTION_HEAD || info->section_bytes > SECTION_HEAD + SECTION_MAX) {
             snprintf(err, errlen,
                      "%s: corrupt header: key kind %s with section kind %u of %llu bytes", path,
@@ -646,7 +652,7 @@ int format_write_section(struct filter *f, const char *path, unsigned threads, u
         f->build_time = util_wall_seconds();
     memcpy(hdr + OFF_MAGIC, FORMAT_MAGIC, 8);
     if ((unsigned)f->keys >= FILTER_KEYS_COUNT ||
-        format_section_of(f->keys) != kind ||
+        !format_section_fits(f->keys, kind) ||
         body_len > SECTION_MAX) {
         snprintf(err, errlen, "%s: key kind %u with section kind %u of %zu bytes", path,
                  (unsigned)f->keys, kind, body_len);

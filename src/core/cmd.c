@@ -45,6 +45,7 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
 {
     const struct fentry *e = call->e;
     size_t n = call->n_items;
+    struct cmd_confirmed cc = {0, 0}; /* what an exact table did (cmd_confirm.c) */
     if (e->v->words && cmd_words_refuse(e, call) != 0)
         return;
     /* The one branch on the kind: exact filters take the paths below, as
@@ -53,7 +54,9 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
         if (cmd_adblock_check(env, call) != 0)
             return;
     } else if (e->v->f->keys != FILTER_KEYS_EXACT) {
-        if ((mutate ? cmd_keyed_mutate(env, call, op) : cmd_keyed_check(env, call)) != 0)
+        if ((mutate     ? cmd_keyed_mutate(env, call, op)
+             : e->v->xd ? cmd_keyed_check_confirmed(env, call, &cc)
+                        : cmd_keyed_check(env, call)) != 0)
             return;
     } else if (mutate) {
         if (cmd_mutate_refused(env, call, op, n) != 0)
@@ -65,6 +68,8 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
             filter_check_batch(e->v->f, env->keys, n, env->bools);
         if (allow_any(e->v->allow))
             exact_allow(env, call);
+        if (e->v->xd)
+            cmd_confirm_exact(env, call, &cc);
     }
     size_t yes = 0;
     for (size_t i = 0; i < n; i++)
@@ -77,6 +82,10 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
     } else if (!mutate) {
         STAT_ADD(fs, checks[env->proto], n);
         STAT_ADD(fs, hits[env->proto], yes);
+        if (cc.asked) {
+            STAT_ADD(fs, confirms, cc.asked);
+            STAT_ADD(fs, fp_caught, cc.caught);
+        }
     }
 }
 
@@ -139,9 +148,10 @@ static void h_match(const struct cmd_env *env, const struct stats_src *src, stru
 static void h_info(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
 {
     (void)env;
-    if (call->e)
+    if (call->e) {
         call->json = views_filter_json(call->e);
-    else if (call->filter) /* configured, not loaded: cmd_admit let it through */
+        views_exact_counters(call->json, src, call->e);
+    } else if (call->filter) /* configured, not loaded: cmd_admit let it through */
         call->json = views_unloaded_json(call->filter, call->filter_len);
     else
         call->json = views_info_json(src, call->cat);

@@ -34,6 +34,25 @@ int cmd_mutate_refused(const struct cmd_env *env, struct cmd_call *call, enum jo
  * -1 with call->err set (an item the engine cannot read). */
 int cmd_adblock_check(const struct cmd_env *env, struct cmd_call *call);
 
+/* What the exact table of a filter did in one call: the YES answers of the
+ * bits it was asked to confirm, and those it turned into NO (the filter's
+ * false positives it caught). Counted per filter (struct fstats). */
+struct cmd_confirmed {
+    uint64_t asked;
+    uint64_t caught;
+};
+
+/* An exact filter with an exact table (v->xd): each YES in env->bools
+ * confirmed in the table's delta, then the table (a batch's positives asked
+ * together, sorted by page); an unconfirmed YES becomes NO (cmd_confirm.c). */
+void cmd_confirm_exact(const struct cmd_env *env, struct cmd_call *call, struct cmd_confirmed *cc);
+
+/* cmd_keyed_check for a host or url filter with an exact table: each item's
+ * probes, most specific first, the first one the bits hold, not removed, and
+ * confirmed by the table is the match. 0, or -1 with call->err set. */
+int cmd_keyed_check_confirmed(const struct cmd_env *env, struct cmd_call *call,
+                              struct cmd_confirmed *cc);
+
 /* SCAN on a words filter (cmd_words.c): the text's matches into
  * env->wm; CMD_ERR_WRONG_KIND on any other filter. */
 void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cmd_exact.h"
 #include "core/cmd_int.h"
 #include "store/allow.h"
 #include "url/keys.h"
@@ -46,17 +47,19 @@ static long keyed_lookup(const struct filter *f, const void *item, size_t len, c
     return (long)keys_first_present(q, tl_present);
 }
 
-/* As keyed_lookup, for version v: a removed expression is not present. */
+/* As keyed_lookup, for version v: a removed expression is not present, nor
+ * one its exact table does not confirm. */
 static long keyed_lookup_v(const struct fversion *v, const void *item, size_t len, char *err,
                            size_t errlen)
 {
     long hit = keyed_lookup(v->f, item, len, err, errlen);
-    if (hit < 0 || (size_t)hit == tl_q.n || !allow_any(v->allow))
+    if (hit < 0 || (size_t)hit == tl_q.n || (!allow_any(v->allow) && !v->xd))
         return hit;
     for (size_t i = (size_t)hit; i < tl_q.n; i++)
         if (tl_present[i] &&
             !(allow_get(v->allow, filter_hash(v->f, tl_q.p[i].data, tl_q.p[i].len)) &
-              ALLOW_REMOVED))
+              ALLOW_REMOVED) &&
+            cmd_exact_confirm(v, tl_q.p[i].data, tl_q.p[i].len))
             return (long)i;
     return (long)tl_q.n;
 }
@@ -224,6 +227,58 @@ int cmd_keyed_check(const struct cmd_env *env, struct cmd_call *call)
             keyed_answer(env, call, q, k, 1 + filter_first_present(f, tl_hash[s] + 1, q->n - 1),
                          SIZE_MAX);
         }
+    }
+    return 0;
+}
+
+/* The test of one expanded item against a filter with an exact table: as
+ * keyed_test_allow, each probe the bits hold (and not removed) confirmed in
+ * the table before it is the match; one the table does not list is a false
+ * positive of the bits, caught, and the next probe is tried. */
+static size_t keyed_test_confirmed(const struct fversion *v, const struct keys_query *q,
+                                   const struct hash128 *h, size_t *exc, struct cmd_confirmed *cc)
+{
+    bool lists = allow_any(v->allow);
+    *exc = SIZE_MAX;
+    size_t hit = 0;
+    for (; hit < q->n; hit++) {
+        unsigned fl = lists ? allow_get(v->allow, h[hit]) : 0;
+        if ((fl & ALLOW_EXCEPT) && *exc == SIZE_MAX)
+            *exc = hit;
+        if ((fl & ALLOW_REMOVED) || !filter_check_hash(v->f, h[hit]))
+            continue;
+        cc->asked++;
+        if (cmd_exact_confirm(v, q->p[hit].data, q->p[hit].len))
+            break;
+        cc->caught++;
+    }
+    if (hit == q->n)
+        *exc = SIZE_MAX;
+    return hit;
+}
+
+/* A YES is rare on clean traffic, so this path keeps it plain: each item
+ * expanded, all its probes hashed and prefetched, then tested in order (no
+ * pipeline over the next items: the table's page is the cost that counts
+ * when it runs). Worker threads. */
+int cmd_keyed_check_confirmed(const struct cmd_env *env, struct cmd_call *call,
+                              struct cmd_confirmed *cc)
+{
+    const struct fversion *v = call->e->v;
+    enum keys_kind kind = (enum keys_kind)filter_keys_probe(v->f->keys);
+    struct keys_query *q = &tl_pipe[0];
+    struct hash128 *h = tl_hash[0];
+    for (size_t k = 0; k < call->n_items; k++) {
+        if (keys_expand(kind, env->keys[k].data, env->keys[k].len, q, call->msg,
+                        sizeof(call->msg)) != 0) {
+            call->err = CMD_ERR_BAD_ITEM;
+            call->bad_item = k + 1;
+            return -1;
+        }
+        keyed_hash(v->f, q, h, 0, q->n);
+        size_t exc;
+        size_t hit = keyed_test_confirmed(v, q, h, &exc, cc);
+        keyed_answer(env, call, q, k, hit, exc);
     }
     return 0;
 }

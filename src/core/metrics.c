@@ -17,6 +17,7 @@
 #include "bloom/filter.h"
 #include "bloom/grow.h"
 #include "core/stats.h"
+#include "exact/exact.h"
 #include "store/allow.h"
 #include "store/registry.h"
 
@@ -69,6 +70,38 @@ static void authz_counters(struct evbuffer *o, const struct catalog *cat, const 
         for (int v = 0; v < 3; v++)
             evbuffer_add_printf(o, "%s{filter=\"%s\",verdict=\"%s\"} %" PRIu64 "\n", name,
                                 cat->entries[i].name, verdicts[v], STAT_GET(&sums[i], authz[v]));
+}
+
+/* The exact phase by filter: confirmations and the false positives they
+ * caught (counters), and the table's entries (a gauge); only filters served
+ * with an exact table, so a dashboard sees which are confirmed. */
+static void exact_families(struct evbuffer *o, const struct catalog *cat, const struct fstats *sums)
+{
+    family(o, "bloomgate_exact_confirmations_total", "counter",
+           "YES answers of a filter's bits confirmed against its exact table");
+    for (size_t i = 0; i < cat->n; i++)
+        if (cat->entries[i].v->xd)
+            evbuffer_add_printf(o,
+                                "bloomgate_exact_confirmations_total{filter=\"%s\"} %" PRIu64 "\n",
+                                cat->entries[i].name, STAT_GET(&sums[i], confirms));
+    family(o, "bloomgate_exact_false_positives_caught_total", "counter",
+           "YES answers of a filter's bits its exact table turned into NO");
+    for (size_t i = 0; i < cat->n; i++)
+        if (cat->entries[i].v->xd)
+            evbuffer_add_printf(o,
+                                "bloomgate_exact_false_positives_caught_total{filter=\"%s\"} "
+                                "%" PRIu64 "\n",
+                                cat->entries[i].name, STAT_GET(&sums[i], fp_caught));
+    family(o, "bloomgate_exact_entries", "gauge",
+           "Entries in a filter's exact table (the file; run-time changes not counted)");
+    for (size_t i = 0; i < cat->n; i++) {
+        if (!cat->entries[i].v->xt)
+            continue;
+        struct exact_info xi;
+        exact_table_info(cat->entries[i].v->xt, &xi);
+        evbuffer_add_printf(o, "bloomgate_exact_entries{filter=\"%s\"} %" PRIu64 "\n",
+                            cat->entries[i].name, xi.count);
+    }
 }
 
 /* Per filter gauges, read from the version being served. */
@@ -235,6 +268,7 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
     filter_counters(o, cat, sums, "bloomgate_items_new_total", F_NEW,
                     "Items that were new when added (NEW / true)");
     authz_counters(o, cat, sums);
+    exact_families(o, cat, sums);
 
     filter_gauges(o, cat, "bloomgate_filter_items", G_ITEMS,
                   "Items in the filter (adds that set at least one bit)");

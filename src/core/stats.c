@@ -49,6 +49,8 @@ void stats_sum_filter(const struct stats_src *src, unsigned id, struct fstats *o
         }
         for (int v = 0; v < 3; v++)
             STAT_ADD(out, authz[v], STAT_GET(f, authz[v]));
+        STAT_ADD(out, confirms, STAT_GET(f, confirms));
+        STAT_ADD(out, fp_caught, STAT_GET(f, fp_caught));
     }
 }
 

@@ -206,6 +206,8 @@ struct fstats {
     _Atomic uint64_t adds[STATS_N_PROTO];      /* items added */
     _Atomic uint64_t added_new[STATS_N_PROTO]; /* items that were new */
     _Atomic uint64_t authz[3];     /* /v1/authz requests, by enum stats_verdict */
+    _Atomic uint64_t confirms;     /* YES answers of the bits an exact table was asked about */
+    _Atomic uint64_t fp_caught;    /* ... that it turned into NO: false positives caught */
 };
 
 /* An authorization request's verdict as one filter counts it: allow on every
@@ -270,6 +272,8 @@ static inline struct fstats *stats_fslot(struct stats_block *b, const _Atomic ui
         }
         for (int v = 0; v < 3; v++)
             atomic_store_explicit(&f->authz[v], 0, memory_order_relaxed);
+        atomic_store_explicit(&f->confirms, 0, memory_order_relaxed);
+        atomic_store_explicit(&f->fp_caught, 0, memory_order_relaxed);
         atomic_store_explicit(&f->gen, g, memory_order_release);
     }
     return f;

@@ -20,6 +20,7 @@
 #include "bloom/grow.h"
 #include "bloom/fusedelta.h"
 #include "bloom/ring.h"
+#include "exact/delta.h"
 #include "store/allow.h"
 #include "store/journal.h"
 
@@ -138,6 +139,41 @@ json_t *views_words_json(const struct words_matcher *m)
     return o;
 }
 
+/* The exact table of v (docs/design.md, "The exact phase"): what it holds,
+ * what it costs, and the run-time changes its delta keeps until the next
+ * build folds them. Any thread holding v's catalog. */
+static json_t *exact_json(const struct fversion *v)
+{
+    struct exact_info xi;
+    exact_table_info(v->xt, &xi);
+    uint64_t added = 0, removed = 0;
+    exact_delta_counts(v->xd, &added, &removed);
+    char sum[17];
+    snprintf(sum, sizeof(sum), "%016" PRIx64, xi.checksum);
+    json_t *x = json_object();
+    json_object_set_new(x, "file", json_string(exact_table_name(v->xt)));
+    json_object_set_new(x, "kind", json_string(xi.kind == EXACT_KIND_KEYS ? "keys" : "fp"));
+    json_object_set_new(x, "entries", json_integer((json_int_t)xi.count));
+    json_object_set_new(x, "file_bytes", json_integer((json_int_t)xi.file_bytes));
+    json_object_set_new(x, "index_bytes", json_integer((json_int_t)xi.index_bytes));
+    json_object_set_new(x, "checksum", json_string(sum));
+    json_object_set_new(x, "delta_added", json_integer((json_int_t)added));
+    json_object_set_new(x, "delta_removed", json_integer((json_int_t)removed));
+    return x;
+}
+
+void views_exact_counters(json_t *j, const struct stats_src *src, const struct fentry *e)
+{
+    json_t *x = json_object_get(j, "exact");
+    if (!src || !json_is_object(x))
+        return;
+    struct fstats fs;
+    stats_sum_filter(src, e->id, &fs);
+    json_object_set_new(x, "confirmations", json_integer((json_int_t)STAT_GET(&fs, confirms)));
+    json_object_set_new(x, "false_positives_caught",
+                        json_integer((json_int_t)STAT_GET(&fs, fp_caught)));
+}
+
 /* Any thread holding e's catalog: the reload fields are read under the
  * filter state's mutex, which the reload thread holds while it writes them. */
 json_t *views_filter_json(const struct fentry *e)
@@ -204,6 +240,7 @@ json_t *views_filter_json(const struct fentry *e)
         json_object_set_new(dj, "fpr_estimated", json_real(di.fpr_estimated));
     }
     json_object_set_new(o, "delta", dj);
+    json_object_set_new(o, "exact", v->xt ? exact_json(v) : json_null());
     struct journal *j = e->st ? atomic_load(&e->st->journal) : NULL;
     json_object_set_new(o, "journal", j ? json_string(journal_path(j)) : json_null());
     json_object_set_new(o, "created", json_boolean(e->created)); /* docs/created.md */

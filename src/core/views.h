@@ -18,6 +18,10 @@ json_t *views_info_json(const struct stats_src *src, const struct catalog *cat);
 /* One filter: sizes, rates, file, its checksum, journal, generation, last
  * reload, and "ready": true (it is served). */
 json_t *views_filter_json(const struct fentry *e);
+/* The counters of e's exact phase (confirmations, false positives caught),
+ * summed over the workers, put into the "exact" object of j (a
+ * views_filter_json); nothing for a filter without an exact table. */
+void views_exact_counters(json_t *j, const struct stats_src *src, const struct fentry *e);
 /* What an adblock filter's compiled lists hold: lines by class, rules by
  * kind, the compiled size. Any thread. */
 struct adblock_engine;

@@ -195,6 +195,30 @@ bool exact_delta_contains(const struct exact_delta *d, const void *key, size_t l
     }
 }
 
+const struct exact_fp_secret *exact_delta_secret(const struct exact_delta *d)
+{
+    return &d->sec;
+}
+
+bool exact_delta_by_fp(const struct exact_delta *d)
+{
+    return d->kind == EXACT_KIND_FP;
+}
+
+bool exact_delta_contains_fp(const struct exact_delta *d, uint64_t fp)
+{
+    if (d->kind != EXACT_KIND_FP)
+        return false;
+    switch (state_fp(d, fp, NULL, 0)) {
+    case EXACT_DELTA_ADDED:
+        return true;
+    case EXACT_DELTA_REMOVED:
+        return false;
+    default:
+        return d->base && exact_table_has_fp(d->base, fp);
+    }
+}
+
 void exact_delta_counts(const struct exact_delta *d, uint64_t *added, uint64_t *removed)
 {
     *added = atomic_load_explicit(&((struct exact_delta *)d)->added, memory_order_relaxed);

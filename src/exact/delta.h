@@ -43,6 +43,15 @@ enum exact_delta_state exact_delta_state(const struct exact_delta *d, const void
 /* The whole answer: the delta's, else the table's. Any thread, lock-free. */
 bool exact_delta_contains(const struct exact_delta *d, const void *key, size_t len);
 
+/* For a caller that keeps a key's fingerprint and not its bytes (the line
+ * front's CHECK ring): the secret to compute it under (the table's), whether
+ * the delta answers from fingerprints alone (a fingerprint delta: true; a
+ * keys delta compares bytes: false), and the whole answer from fp, as
+ * exact_delta_contains gives it (false for a keys delta). Any thread, lock-free. */
+const struct exact_fp_secret *exact_delta_secret(const struct exact_delta *d);
+bool exact_delta_by_fp(const struct exact_delta *d);
+bool exact_delta_contains_fp(const struct exact_delta *d, uint64_t fp);
+
 /* Entries added and tombstones held. Any thread (a moment's view). */
 void exact_delta_counts(const struct exact_delta *d, uint64_t *added, uint64_t *removed);
 

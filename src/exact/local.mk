@@ -12,5 +12,8 @@ libexact_la_SOURCES = \
 	%reldir%/sort.c %reldir%/sort.h \
 	%reldir%/write.c \
 	%reldir%/build.c %reldir%/build.h \
-	%reldir%/delta.c %reldir%/delta.h
+	%reldir%/delta.c %reldir%/delta.h \
+	%reldir%/ref.c %reldir%/ref.h
 libexact_la_LIBADD = $(XXHASH_LIBS)
+# The daemon's archive links it (the loader, the command path, the tool).
+libbloomgate_la_LIBADD += libexact.la

@@ -40,7 +40,7 @@ libparse_la_SOURCES += \
 libbloomgate_la_SOURCES += \
 	%reldir%/resp/resp.c %reldir%/resp/resp.h \
 	%reldir%/resp/resp_info.c %reldir%/resp/resp_info.h \
-	%reldir%/resp/resp_int.h %reldir%/resp/resp_multi.c %reldir%/resp/resp_admin.c %reldir%/resp/resp_keys.c
+	%reldir%/resp/resp_int.h %reldir%/resp/resp_multi.c %reldir%/resp/resp_admin.c %reldir%/resp/resp_call.c %reldir%/resp/resp_keys.c
 
 # Postfix: tcp_table(5) and policy delegation.
 libparse_la_SOURCES += \

@@ -13,6 +13,7 @@
 #include "bloom/counting.h"
 #include "bloom/grow.h"
 #include "bloom/ring.h"
+#include "exact/delta.h"
 #include "store/allow.h"
 #include "url/lists.h"
 
@@ -71,9 +72,46 @@ int amend_apply(struct fversion *v, enum journal_op op, const struct filter_key 
     return amend_apply_at(v, op, JOURNAL_NO_TIME, keys, n, changed, err, errlen);
 }
 
+/* An exact table's delta takes ADD and REMOVE (an allow-list's exceptions
+ * leave the list as it is). Its answer is exact where the bits' is not, so
+ * it decides changed: an ADD of a key the bits held by chance (a false
+ * positive) is new, a REMOVE of such a key changes nothing. Called after the
+ * bits and the allow set took op, so its word is the last. */
+static int delta_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys,
+                       size_t n, bool *changed, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = op == JOURNAL_OP_ADD ? exact_delta_add(v->xd, keys[i].data, keys[i].len)
+                                      : exact_delta_remove(v->xd, keys[i].data, keys[i].len);
+        if (rc < 0) {
+            snprintf(err, errlen, "out of memory for the exact table's delta");
+            return -1;
+        }
+        if (changed)
+            changed[i] = rc == 1;
+    }
+    return 0;
+}
+
+static int apply_bits(struct fversion *v, enum journal_op op, int64_t time_ms,
+                      const struct filter_key *keys, size_t n, bool *changed, char *err,
+                      size_t errlen);
+
 int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
-                   const struct filter_key *keys, size_t n, bool *changed, char *err,
-                   size_t errlen)
+                   const struct filter_key *keys, size_t n, bool *changed, char *err, size_t errlen)
+{
+    if (apply_bits(v, op, time_ms, keys, n, changed, err, errlen) != 0)
+        return -1;
+    if (v->xd && (op == JOURNAL_OP_ADD || op == JOURNAL_OP_REMOVE))
+        return delta_apply(v, op, keys, n, changed, err, errlen);
+    return 0;
+}
+
+/* The bits and the allow set: the mutation as a filter without an exact
+ * table takes it. */
+static int apply_bits(struct fversion *v, enum journal_op op, int64_t time_ms,
+                      const struct filter_key *keys, size_t n, bool *changed, char *err,
+                      size_t errlen)
 {
     if (op == JOURNAL_OP_ADD && v->f->ring && time_ms != JOURNAL_NO_TIME) {
         ring_add_batch(v->f->ring, v->f, keys, n, changed, time_ms, clock_now_ms());

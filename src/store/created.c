@@ -22,10 +22,11 @@
 #include "bloom/format.h"
 #include "store/journal.h"
 #include "store/loader.h"
-#include "store/reload_int.h"
+#include "store/created_int.h"
+#include "store/entry.h"
 
-#define BLOCK_MAX 4096    /* a created filter's config block */
-#define BASE_MAX PATH_MAX /* state_dir/cN */
+#define BLOCK_MAX CREATED_BLOCK_MAX
+#define BASE_MAX CREATED_BASE_MAX
 
 /* The options a created filter may be given: those of a config block that
  * describe a filter starting empty. file, allow and journal are the state
@@ -198,7 +199,7 @@ static int write_block(const struct conf_filter *cf, const char *path, char *err
 }
 
 /* Remove base's files (.conf first: without it the rest is an orphan). */
-static void remove_files(const char *base)
+void created_remove_files(const char *base)
 {
     static const char *const sfx[] = {".conf", ".journal", ".bloom"};
     char path[BASE_MAX + 16];
@@ -289,7 +290,7 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
     struct fentry e;
     memset(&e, 0, sizeof(e));
     const char *code = "failed";
-    if (reload_start_entry(reg, cf, threads, &e, err, errlen) != 0)
+    if (entry_start(reg, cf, threads, &e, err, errlen) != 0)
         goto fail;
     uint64_t bytes = filter_bytes(e.v->f);
     if (cf->growth && cf->max_memory > bytes)
@@ -313,7 +314,7 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
     }
     e.st->created = cf;
     e.st->created_base = strdup(base); /* NULL (out of memory): DROP leaves the files */
-    reload_set_status(e.st, "created", NULL);
+    entry_set_status(e.st, "created", NULL);
     e.created = true;
     next->entries[next->n++] = e;
     registry_publish_deferred(reg, next);
@@ -359,7 +360,7 @@ static const char *op_drop(struct registry *reg, const struct reload_op *op, cha
     /* After the grace period its state is freed and its journal closed. */
     registry_publish_deferred(reg, next);
     if (base[0])
-        remove_files(base);
+        created_remove_files(base);
     return NULL;
 }
 
@@ -389,9 +390,9 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
     struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
     if (!cf)
         return "failed";
-    struct journal *j = reload_open_journal(cf, err, errlen);
+    struct journal *j = entry_open_journal(cf, err, errlen);
     struct fversion *v =
-        j ? loader_load_filter_seed(cf, threads, reload_filter_seed(cf, j), err, errlen) : NULL;
+        j ? loader_load_filter_seed(cf, threads, entry_filter_seed(cf, j), err, errlen) : NULL;
     struct catalog *next = v ? catalog_copy(cur, 0) : NULL;
     if (!v || !next || write_block(cf, path, err, errlen) != 0) {
         if (v && !next)
@@ -399,7 +400,7 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
         free(next ? next->entries : NULL);
         free(next);
         fversion_free(v);
-        reload_close_journal(j);
+        entry_close_journal(j);
         unlink(journal);
         free_cf(cf);
         return "failed";
@@ -414,17 +415,17 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
     next->entries[e - cur->entries].v = v;
     registry_publish(reg, next);
     atomic_store(&st->pending, NULL);
-    reload_close_journal(was);
+    entry_close_journal(was);
     char *old_base = st->created_base;
     struct conf_filter *old_cf = st->created;
     st->created = cf;
     st->created_base = strdup(base);
     registry_synchronize(reg); /* INFO may have been reading the old block */
     if (old_base)
-        remove_files(old_base);
+        created_remove_files(old_base);
     free(old_base);
     free_cf(old_cf);
-    reload_set_status(st, "cleared", NULL);
+    entry_set_status(st, "cleared", NULL);
     return NULL;
 }
 
@@ -470,9 +471,9 @@ static int checkpoint(struct registry *reg, const struct fentry *e, char *err, s
     struct journal *j = NULL, *was = atomic_load(&st->journal);
     was_bytes = was ? journal_end(was) : 0;
     if (format_write(e->v->f, file, 1, err, errlen) != 0 ||
-        !(j = reload_open_journal(cf, err, errlen)) || write_block(cf, path, err, errlen) != 0) {
+        !(j = entry_open_journal(cf, err, errlen)) || write_block(cf, path, err, errlen) != 0) {
         pthread_mutex_unlock(&st->mut_mu);
-        reload_close_journal(j);
+        entry_close_journal(j);
         unlink(journal);
         unlink(file);
         free_cf(cf);
@@ -480,14 +481,14 @@ static int checkpoint(struct registry *reg, const struct fentry *e, char *err, s
     }
     atomic_store(&st->journal, j);
     pthread_mutex_unlock(&st->mut_mu);
-    reload_close_journal(was);
+    entry_close_journal(was);
     char *old_base = st->created_base;
     struct conf_filter *old_cf = st->created;
     st->created = cf;
     st->created_base = strdup(base);
     registry_synchronize(reg); /* INFO may have been reading the old block */
     if (old_base)
-        remove_files(old_base);
+        created_remove_files(old_base);
     free(old_base);
     free_cf(old_cf);
     log_info("filter %s: checkpoint %s (a journal of %llu bytes cut; adds waited %.3f s)",
@@ -599,191 +600,3 @@ json_t *created_run(struct registry *reg, unsigned threads, const struct reload_
     return r;
 }
 
-/* ---- start-up ---- */
-
-/* One state file found: cN.conf parsed. */
-struct found {
-    uint64_t seq;
-    struct conf_filter *cf;
-};
-
-static int by_name_then_newest(const void *a, const void *b)
-{
-    const struct found *x = a, *y = b;
-    int c = strcmp(x->cf->name, y->cf->name);
-    return c ? c : (x->seq < y->seq) - (x->seq > y->seq);
-}
-
-static int by_seq(const void *a, const void *b)
-{
-    const struct found *x = a, *y = b;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* "c<digits>.<suffix>": the digits in *seq and where the suffix starts. */
-static const char *state_name(const char *n, uint64_t *seq)
-{
-    if (n[0] != 'c' || n[1] < '0' || n[1] > '9')
-        return NULL;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(n + 1, &end, 10);
-    if (errno || *end != '.')
-        return NULL;
-    *seq = v;
-    return end;
-}
-
-/* Read and parse one cN.conf; NULL (logged) if it cannot be. */
-static struct conf_filter *read_block(const char *path)
-{
-    char text[BLOCK_MAX + 1], err[1024];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text)) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n < 0 || n > BLOCK_MAX) {
-        log_error("%s: %s; the filter it holds is not served (the file is left as it is)", path,
-                  n < 0 ? util_errno_text(errno) : "larger than a filter block");
-        return NULL;
-    }
-    struct conf_filter *cf = parse_block(text, (size_t)n, path, err, sizeof(err));
-    if (!cf)
-        log_error("%s: %s; the filter it holds is not served (the file is left as it is)", path,
-                  err);
-    return cf;
-}
-
-/* Every cN.conf of dir, and the highest N of any cN.* (so no base is ever
- * given twice). Files of a base with no .conf are the remains of a drop or
- * a clear cut short: removed. */
-static int scan_dir(struct registry *reg, const char *dir, struct found **out, size_t *n_out,
-                    char *err, size_t errlen)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(err, errlen, "state_dir %s: %s", dir, util_errno_text(errno));
-        return -1;
-    }
-    struct found *f = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    char path[BASE_MAX + 300];
-    while ((de = readdir(d))) {
-        uint64_t seq;
-        const char *sfx = state_name(de->d_name, &seq);
-        if (!sfx)
-            continue;
-        if (seq > reg->created_seq)
-            reg->created_seq = seq;
-        if (strcmp(sfx, ".conf") != 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        struct conf_filter *cf = read_block(path);
-        if (!cf)
-            continue;
-        if (n == cap) {
-            struct found *g = realloc(f, (cap = cap ? 2 * cap : 64) * sizeof(*f));
-            if (!g) {
-                free_cf(cf);
-                break;
-            }
-            f = g;
-        }
-        f[n++] = (struct found){seq, cf};
-    }
-    rewinddir(d);
-    /* Orphans: a .journal or .bloom whose .conf is gone. */
-    while ((de = readdir(d))) {
-        uint64_t seq;
-        const char *sfx = state_name(de->d_name, &seq);
-        if (!sfx || strcmp(sfx, ".conf") == 0 || strstr(de->d_name, ".tmp"))
-            continue;
-        bool owned = false;
-        for (size_t i = 0; i < n && !owned; i++)
-            owned = f[i].seq == seq;
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        if (!owned && unlink(path) == 0)
-            log_info("%s: removed (its filter was dropped or cleared)", path);
-    }
-    closedir(d);
-    *out = f;
-    *n_out = n;
-    return 0;
-}
-
-int created_load_all(struct registry *reg, const struct conf *conf, unsigned threads,
-                     struct catalog *c, char *err, size_t errlen)
-{
-    if (!conf->state_dir)
-        return 0;
-    if (mkdir(conf->state_dir, 0750) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "state_dir %s: %s", conf->state_dir, util_errno_text(errno));
-        return -1;
-    }
-    struct found *f;
-    size_t n;
-    if (scan_dir(reg, conf->state_dir, &f, &n, err, errlen) != 0)
-        return -1;
-    /* A name twice: a clear cut short between writing the new block and
-     * removing the old; the newer is the filter. */
-    if (n)
-        qsort(f, n, sizeof(*f), by_name_then_newest);
-    size_t k = 0;
-    char base[BASE_MAX];
-    for (size_t i = 0; i < n; i++) {
-        if (k && strcmp(f[k - 1].cf->name, f[i].cf->name) == 0) {
-            snprintf(base, sizeof(base), "%s/c%08llu", conf->state_dir,
-                     (unsigned long long)f[i].seq);
-            log_info("filter %s: %s.* removed (an older copy, from a clear cut short)",
-                     f[i].cf->name, base);
-            remove_files(base);
-            free_cf(f[i].cf);
-            continue;
-        }
-        f[k++] = f[i];
-    }
-    n = k;
-    if (n)
-        qsort(f, n, sizeof(*f), by_seq);
-    struct fentry *grown = n ? realloc(c->entries, (c->n + n) * sizeof(*c->entries)) : c->entries;
-    if (n && !grown) {
-        for (size_t i = 0; i < n; i++)
-            free_cf(f[i].cf);
-        free(f);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    c->entries = grown;
-    size_t served = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct conf_filter *cf = f[i].cf;
-        char why[1024];
-        snprintf(base, sizeof(base), "%s/c%08llu", conf->state_dir, (unsigned long long)f[i].seq);
-        struct fentry *e = &c->entries[c->n];
-        if (conf_find_filter(conf, cf->name) || catalog_find(c, cf->name, strlen(cf->name))) {
-            log_error("filter %s (created at run time, %s.conf) is not served: the config "
-                      "defines a filter of that name; its files are left as they are",
-                      cf->name, base);
-            free_cf(cf);
-            continue;
-        }
-        if (reload_start_entry(reg, cf, threads, e, why, sizeof(why)) != 0) {
-            log_error("filter %s (created at run time, %s.conf) is not served: %s", cf->name, base,
-                      why);
-            if (e->st)
-                registry_release_id(reg, e->id);
-            free_cf(cf);
-            continue;
-        }
-        e->st->created = cf;
-        e->st->created_base = strdup(base);
-        e->created = true;
-        c->n++;
-        served++;
-    }
-    free(f);
-    if (served)
-        log_info("%zu filter(s) created at run time served from %s", served, conf->state_dir);
-    return 0;
-}

@@ -17,7 +17,7 @@
 
 #include "conf/conf.h"
 #include "store/registry.h"
-#include "store/reload.h"
+#include "store/reload_op.h"
 
 #define CREATED_DEFAULT_CAPACITY 100000 /* bloomd's default too */
 

@@ -16,6 +16,7 @@
 #include "bloom/format.h"
 #include "store/allow.h"
 #include "store/amend.h"
+#include "store/xtable.h"
 #include "base/log.h"
 #include "base/seam.h"
 #include "base/util.h"
@@ -187,6 +188,14 @@ int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
                  conf_keys_name(cf->keys));
         rc = -1;
     }
+    struct exact_ref ref;
+    struct exact_table *xt = NULL; /* the table the file names: there, and the one named */
+    if (rc == 0 && fi.section_kind == FORMAT_SECTION_EXACT &&
+        !(xt = xtable_open(cf->file, &fi, &ref, why, sizeof(why)))) {
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        rc = -1;
+    }
+    exact_table_close(xt);
     format_info_free(&fi);
     return rc;
 }
@@ -211,6 +220,7 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     const char *file = NULL;
     bool have_file = false;
     struct adblock_engine *ab = NULL;
+    uint64_t file_checksum = 0;
     struct words_matcher *words = NULL;
     if (cf->file) {
         if (stat(cf->file, &st) == 0) {
@@ -249,6 +259,7 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
             filter_free(f);
             return NULL;
         }
+        file_checksum = f->file_checksum;
         if (f->keys == FILTER_KEYS_ADBLOCK && !(ab = load_engine(cf, f, err, errlen))) {
             filter_free(f);
             return NULL;
@@ -312,6 +323,14 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     if (!ab && cf->context == CONF_CONTEXT_ANY)
         log_warn("filter %s: no_context any applies to adblock filters only; %s keys ignore it",
                  cf->name, format_keys_name(f->keys));
+    /* The exact table the file names, if any: a file that names one is
+     * served with it or not at all (a YES it cannot confirm stays a guess). */
+    if (have_file && xtable_attach(v, cf->file, file_checksum, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        fversion_free(v);
+        return NULL;
+    }
+    /* The allow-list after the bits: its entries are the filter's own hashes. */
     /* The allow-list after the bits: its entries are the filter's own hashes.
      * A word list's exceptions are its @@ lines, compiled in. */
     if (cf->allow && words) {
@@ -336,6 +355,15 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
              cf->name, have_file ? "loaded" : "created empty", have_file ? file : "in memory",
              format_keys_name(f->keys), (unsigned long long)filter_items(f),
              (unsigned long long)filter_bytes(f), f->shard_count, f->k, v->load_seconds);
+    if (v->xt) {
+        struct exact_info xi;
+        exact_table_info(v->xt, &xi);
+        log_info("filter %s: exact table %s, %llu %s, %llu bytes (%llu in memory): every YES "
+                 "confirmed",
+                 cf->name, exact_table_name(v->xt), (unsigned long long)xi.count,
+                 xi.kind == EXACT_KIND_KEYS ? "keys" : "fingerprints",
+                 (unsigned long long)xi.file_bytes, (unsigned long long)xi.index_bytes);
+    }
     if (cf->allow)
         log_info("filter %s: allow-list %s, %llu exceptions", cf->name, cf->allow,
                  (unsigned long long)allow_count(v->allow, ALLOW_EXCEPT));

@@ -10,7 +10,10 @@ libbloomgate_la_SOURCES += \
 	%reldir%/allow.c %reldir%/allow.h \
 	%reldir%/amend.c %reldir%/amend.h \
 	%reldir%/loader.c %reldir%/loader.h \
+	%reldir%/xtable.c %reldir%/xtable.h \
 	%reldir%/registry.c %reldir%/registry.h \
 	%reldir%/reload.c %reldir%/reload.h %reldir%/reload_int.h \
 	%reldir%/reloader.c %reldir%/created.c %reldir%/created.h \
+	%reldir%/created_load.c %reldir%/created_int.h \
+	%reldir%/entry.c %reldir%/entry.h %reldir%/reload_op.h \
 	%reldir%/housekeep.c %reldir%/housekeep.h

@@ -9,6 +9,7 @@
 #include "adblock/adblock.h"
 #include "words/words.h"
 #include "base/util.h"
+#include "exact/delta.h"
 #include "store/allow.h"
 
 static void state_free(struct registry *reg, struct fstate *st)
@@ -333,6 +334,8 @@ void fversion_free(struct fversion *v)
         return;
     filter_free(v->f);
     adblock_engine_free(v->ab);
+    exact_delta_free(v->xd); /* before its table */
+    exact_table_close(v->xt);
     words_matcher_free(v->words);
     allow_free(v->allow);
     free(v->allow_file);

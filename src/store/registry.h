@@ -44,6 +44,10 @@ struct fversion {
     ino_t allow_ino;
     off_t allow_size;
     int64_t allow_mtime_ns;
+    /* The exact table the file names (store/xtable.h, src/exact/): a YES of
+     * the bits is confirmed in it; NULL for a filter built without --exact. */
+    struct exact_table *xt;
+    struct exact_delta *xd; /* the table's run-time changes (ADD, REMOVE); NULL without xt */
     struct words_matcher *words; /* the compiled word list of a words filter, or NULL */
 };
 
@@ -51,6 +55,8 @@ struct journal;
 struct retired;
 struct allow_set;
 struct adblock_engine;
+struct exact_table;
+struct exact_delta;
 struct words_matcher;
 
 /* What belongs to a filter name rather than to one loaded version: its

@@ -5,6 +5,7 @@
 
 #include "store/reload.h"
 #include "store/reload_int.h"
+#include "store/entry.h"
 #include "store/created.h"
 
 #include <errno.h>
@@ -26,58 +27,6 @@
 #include "base/seam.h"
 #include "base/util.h"
 
-/* ---- journals ---- */
-
-/* Replay [from, to) of a journal onto a version, every record as the
- * mutation it was (store/amend.c); -1 with err on failure. */
-int64_t reload_replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to,
-                      char *err, size_t errlen)
-{
-    int64_t n = journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
-    /* A growing filter replayed near a boundary: its next sub-filter is
-     * planned now, not by the first add after the load. */
-    struct filter_grow *g = grow_of(v->f);
-    if (g && n > 0)
-        grow_prepare(g);
-    return n;
-}
-
-struct journal *reload_open_journal(const struct conf_filter *cf, char *err, size_t errlen)
-{
-    struct journal_scan scan;
-    char why[1024];
-    struct journal *j = journal_open(cf->journal, cf->fsync, &scan, why, sizeof(why));
-    if (!j) {
-        snprintf(err, errlen, "filter %s: journal: %s", cf->name, why);
-        return NULL;
-    }
-    if (scan.torn_at != JOURNAL_NO_TEAR)
-        log_warn("filter %s: journal %s: a torn record at offset %llu (%llu bytes: %s), the "
-                 "mark of a crash mid-write, was cut off; the %llu complete records before it "
-                 "are kept",
-                 cf->name, cf->journal, (unsigned long long)scan.torn_at,
-                 (unsigned long long)scan.torn_bytes, scan.torn_why ? scan.torn_why : "?",
-                 (unsigned long long)scan.records);
-    return j;
-}
-
-/* The seed of a filter loaded to be replayed from j: a growing filter's
- * sub-filters depend on it (bloom/grow.h), so it comes from the journal and
- * every replay makes the same ones; any other filter draws one (0). */
-uint64_t reload_filter_seed(const struct conf_filter *cf, const struct journal *j)
-{
-    return cf->growth && j ? journal_seed(j) : 0;
-}
-
-/* Close a journal, logging a failed final flush (the adds it held were
- * acknowledged under a policy that allowed losing them on power failure). */
-void reload_close_journal(struct journal *j)
-{
-    char err[1024];
-    if (j && journal_close(j, err, sizeof(err)) != 0)
-        log_error("journal: %s", err);
-}
-
 void reload_release_state(struct registry *reg, struct fstate *st)
 {
     struct journal *j = atomic_exchange(&st->journal, NULL);
@@ -86,20 +35,7 @@ void reload_release_state(struct registry *reg, struct fstate *st)
         if (o && o != st && atomic_load(&o->journal) == j)
             return; /* handed over to a new name by a reload (see adopt_journal) */
     }
-    reload_close_journal(j);
-}
-
-void reload_set_status(struct fstate *st, const char *status, const char *error)
-{
-    pthread_mutex_lock(&st->mu);
-    st->last_reload_at = util_wall_seconds();
-    snprintf(st->last_status, sizeof(st->last_status), "%s", status);
-    size_t n = error ? strlen(error) : 0;
-    if (n >= sizeof(st->last_error))
-        n = sizeof(st->last_error) - 1;
-    memcpy(st->last_error, error ? error : "", n);
-    st->last_error[n] = '\0';
-    pthread_mutex_unlock(&st->mu);
+    entry_close_journal(j);
 }
 
 /* ---- start-up ---- */
@@ -113,51 +49,6 @@ int reload_publish_conf(struct registry *reg, struct conf *conf, char *err, size
     }
     c->conf = conf;
     registry_publish(reg, c);
-    return 0;
-}
-
-/* Start-up and CREATE (the registry's writer): one filter's entry, its id
- * and state taken, its journal opened and replayed onto the version loaded.
- * 0, or -1 with err (e->v NULL; the state, if taken, is released by the
- * next publish, which does not hold it). */
-int reload_start_entry(struct registry *reg, const struct conf_filter *cf, unsigned threads,
-                       struct fentry *e, char *err, size_t errlen)
-{
-    bool fresh;
-    e->v = NULL;
-    int id = registry_filter_id(reg, cf->name, &fresh);
-    if (id < 0) {
-        snprintf(err, errlen, "filter %s: more than %u filters", cf->name, REGISTRY_MAX_FILTERS);
-        return -1;
-    }
-    e->id = (unsigned)id;
-    e->st = registry_state(reg, e->id);
-    snprintf(e->name, sizeof(e->name), "%s", cf->name);
-    e->name_len = strlen(e->name);
-    /* The journal first: a growing filter is seeded from it. */
-    struct journal *j = atomic_load(&e->st->journal);
-    if (cf->journal && !j) {
-        if (!(j = reload_open_journal(cf, err, errlen)))
-            return -1;
-        atomic_store(&e->st->journal, j);
-    }
-    if (!(e->v = loader_load_filter_seed(cf, threads, reload_filter_seed(cf, j), err, errlen)))
-        return -1;
-    if (j) {
-        char why[1024];
-        double t0 = util_now();
-        int64_t n = reload_replay(j, e->v, 0, journal_end(j), why, sizeof(why));
-        if (n < 0) {
-            snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, cf->journal, why);
-            fversion_free(e->v);
-            e->v = NULL;
-            return -1;
-        }
-        if (n > 0)
-            log_info("filter %s: replayed %lld items from journal %s (%.3f s)", cf->name,
-                     (long long)n, cf->journal, util_now() - t0);
-    }
-    reload_set_status(e->st, "loaded", NULL);
     return 0;
 }
 
@@ -176,7 +67,7 @@ int reload_initial(struct registry *reg, struct conf *conf, unsigned threads, ch
     struct catalog *cur = atomic_load(&reg->current);
     bool taken = cur && cur->conf == conf;
     for (size_t i = 0; i < conf->n_filters; i++) {
-        if (reload_start_entry(reg, &conf->filters[i], threads, &c->entries[i], err, errlen) != 0)
+        if (entry_start(reg, &conf->filters[i], threads, &c->entries[i], err, errlen) != 0)
             goto fail;
         c->n++;
     }
@@ -359,18 +250,18 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
         if ((ch->j = adopt_journal(run->cur, run->conf, cf, &ch->from))) {
             log_info("filter %s: takes over journal %s from a filter no longer configured",
                      cf->name, cf->journal);
-        } else if (!(ch->j = ch->new_j = reload_open_journal(cf, err, errlen))) {
+        } else if (!(ch->j = ch->new_j = entry_open_journal(cf, err, errlen))) {
             return -1;
         }
     }
     /* At the lowest priority: the workers serve the old version meanwhile,
      * and a load competing with them for the CPUs raised their p99 ~3x. */
-    if (!(ch->v = loader_load_filter_idle(cf, run->threads, reload_filter_seed(cf, ch->j), err,
+    if (!(ch->v = loader_load_filter_idle(cf, run->threads, entry_filter_seed(cf, ch->j), err,
                                           errlen)))
         return -1;
     ch->end = ch->j ? journal_end(ch->j) : 0;
     char why[1024];
-    if (ch->j && reload_replay(ch->j, ch->v, 0, ch->end, why, sizeof(why)) < 0) {
+    if (ch->j && entry_replay(ch->j, ch->v, 0, ch->end, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, journal_path(ch->j), why);
         return -1;
     }
@@ -413,7 +304,7 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
     if (ch->j) {
         uint64_t end2 = journal_end(ch->j);
         char why[1024];
-        if (reload_replay(ch->j, ch->v, ch->end, end2, why, sizeof(why)) < 0) {
+        if (entry_replay(ch->j, ch->v, ch->end, end2, why, sizeof(why)) < 0) {
             snprintf(err, errlen, "filter %s: journal %s: %s", ch->cf->name,
                      journal_path(ch->j), why);
             atomic_store(&st->pending, NULL);
@@ -439,7 +330,7 @@ static void fail_filter(struct run *run, struct change *ch, const char *err)
     const struct conf_filter *cf = ch->cf;
     run->ok = false;
     log_error("reload: %s; %s", err, ch->old ? "the old version keeps serving" : "not served");
-    reload_close_journal(ch->new_j);
+    entry_close_journal(ch->new_j);
     fversion_free(ch->v);
     /* The report names the filter already: drop the "filter NAME: " prefix. */
     const char *reason = err;
@@ -448,7 +339,7 @@ static void fail_filter(struct run *run, struct change *ch, const char *err)
         strncmp(reason + 7 + nl, ": ", 2) == 0)
         reason += 9 + nl;
     if (ch->st)
-        reload_set_status(ch->st, "failed", reason);
+        entry_set_status(ch->st, "failed", reason);
     json_array_append_new(
         run->arr, status_json(cf->name, "failed", ch->old ? ch->old->v->generation : 0, reason));
     if (ch->old)
@@ -466,7 +357,7 @@ static void add_entry(struct run *run, struct change *ch)
     e->v = ch->v;
     e->id = ch->id;
     e->st = ch->st;
-    reload_set_status(ch->st, ch->old ? "reloaded" : "loaded", NULL);
+    entry_set_status(ch->st, ch->old ? "reloaded" : "loaded", NULL);
     json_array_append_new(run->arr, status_json(name, ch->old ? "reloaded" : "added",
                                                 ch->v->generation, NULL));
     log_info("filter %s: %s, generation %llu", name, ch->old ? "reloaded" : "added",
@@ -482,7 +373,7 @@ static void fail_all(struct registry *reg, json_t *report, json_t *arr, const ch
     const struct catalog *cur = registry_read(reg);
     for (size_t i = 0; i < cur->n; i++) {
         const struct fentry *e = &cur->entries[i];
-        reload_set_status(e->st, "failed", err);
+        entry_set_status(e->st, "failed", err);
         json_array_append_new(arr, status_json(e->name, "failed", e->v->generation, err));
     }
     json_object_set_new(report, "ok", json_false());
@@ -533,7 +424,7 @@ static void run_finish(struct run *run)
     for (size_t i = 0; i < run->n_pending; i++)
         atomic_store(&run->pending[i]->pending, NULL);
     for (size_t i = 0; i < run->n_retired; i++)
-        reload_close_journal(run->retired[i]);
+        entry_close_journal(run->retired[i]);
     free(run->pending);
     free(run->retired);
 }
@@ -583,7 +474,7 @@ json_t *reload_run(struct registry *reg, const char *config_path, unsigned threa
         int rc = plan_filter(&run, cf, &ch, err, sizeof(err));
         if (rc == 1) {
             run.next->entries[run.next->n++] = *ch.old;
-            reload_set_status(ch.st, "unchanged", NULL);
+            entry_set_status(ch.st, "unchanged", NULL);
             json_array_append_new(
                 arr, status_json(ch.cf->name, "unchanged", ch.old->v->generation, NULL));
         } else if (rc < 0 || load_one(&run, &ch, err, sizeof(err)) != 0 ||

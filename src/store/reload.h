@@ -14,42 +14,10 @@
 
 #include "conf/conf.h"
 #include "store/registry.h"
-#include "base/fname.h"
+#include "store/reload_op.h"
 
 struct reloader;
 struct event_base;
-
-/* What the reload thread is asked to do. A RELOAD re-reads the config; the
- * others change one filter made at run time (store/created.h): they queue in
- * order and each is answered on its own, so a create racing a drop of the
- * same name has one clear winner, the first queued. */
-enum reload_op_kind {
-    RELOAD_OP_RELOAD = 0,
-    RELOAD_OP_CREATE, /* make `name` with opts (the options of a config block) */
-    RELOAD_OP_DROP,   /* stop serving it and remove its files */
-    RELOAD_OP_CLEAR,  /* empty it: a new version, a new journal */
-    RELOAD_OP_FLUSH,  /* sync its journal (or every one's, name empty) to disk */
-};
-
-#define RELOAD_OP_MAX_OPTS 16
-#define RELOAD_OP_KEY_MAX 23
-#define RELOAD_OP_VAL_MAX 71
-
-struct reload_op {
-    enum reload_op_kind kind;
-    char name[FNAME_MAX + 1];
-    bool if_missing; /* CREATE: an existing filter is not an error ("existed" in the report) */
-    unsigned n_opts;
-    struct {
-        char key[RELOAD_OP_KEY_MAX + 1];
-        char val[RELOAD_OP_VAL_MAX + 1];
-    } opts[RELOAD_OP_MAX_OPTS];
-};
-
-/* Add one option to op (a front's parser). 0, or -1 with why in err: too
- * many, a key or value too long. */
-int reload_op_opt(struct reload_op *op, const char *key, size_t klen, const char *val,
-                  size_t vlen, char *err, size_t errlen);
 
 /* What a reload's caller is handed when the reload ends (on the caller's
  * event_base): the report (owned by done; NULL if it could not be copied).

@@ -20,6 +20,7 @@
 #include "bloom/format.h"
 #include "store/journal.h"
 #include "tool/build_fuse.h"
+#include "tool/build_exact.h"
 #include "tool/build_input.h"
 #include "tool/build_journal.h"
 #include "base/util.h"
@@ -76,6 +77,7 @@ struct builder {
      * list item removed there stays out. NULL without journals. */
     struct allow_set *jstate;
     _Atomic uint64_t removed_lines; /* list items kept out by a removal */
+    struct exact_builder *xb;       /* --exact: the table built from the same keys; NULL without */
 };
 
 /* Whether a removal in the journals keeps the item of hash h out. */
@@ -104,7 +106,21 @@ struct worker {
     struct lists_line *ll; /* parse mode: the parser's scratch (about 26 KiB) */
     char *rej;             /* parse mode: this chunk's rejects file lines */
     size_t rej_len, rej_cap;
+    struct build_xacc *xacc; /* --exact: keys waiting for the table's builder */
 };
+
+/* --exact: the key goes to the table too (whatever the filter's bits say:
+ * a key whose bits were all set already is a listed key all the same). A
+ * failure fails the build through the reader, as a bad line does. */
+static inline void exact_put(struct worker *w, const void *key, size_t len)
+{
+    char why[512];
+    if (w->b->xb && build_exact_put(w->xacc, w->b->xb, key, len, why, sizeof(why)) != 0) {
+        pthread_mutex_lock(&w->b->rd.mu);
+        build_reader_fail(&w->b->rd, "the exact table: %s", why);
+        pthread_mutex_unlock(&w->b->rd.mu);
+    }
+}
 
 /* Append one rejects-file line for a rejected list line:
  * SOURCE:OFFSET<TAB>REASON<TAB>WHY<TAB>LINE (the line is the last field, so
@@ -212,6 +228,7 @@ static uint64_t parse_chunk(struct worker *w, const char *buf, size_t n, bool la
             if (kept_out(b, h))
                 continue;
             ahead_put(w, h, (uint8_t)form);
+            exact_put(w, ll->e[i].ptr, ll->e[i].len);
         }
     }
     if (b->rejects && (w->rej_len || !rej_ok)) {
@@ -265,12 +282,19 @@ static void *worker_main(void *arg)
             if (kept_out(b, h))
                 continue;
             ahead_put(w, h, 0);
+            exact_put(w, it.data, it.len);
         }
         w->lines += lines;
         atomic_fetch_add_explicit(&b->lines, lines, memory_order_relaxed);
         atomic_fetch_add_explicit(&b->bytes, (uint64_t)n, memory_order_relaxed);
     }
     ahead_flush(w);
+    char why[512];
+    if (b->xb && build_exact_flush(w->xacc, b->xb, why, sizeof(why)) != 0) {
+        pthread_mutex_lock(&b->rd.mu);
+        build_reader_fail(&b->rd, "the exact table: %s", why);
+        pthread_mutex_unlock(&b->rd.mu);
+    }
     free(buf);
     return NULL;
 }
@@ -363,6 +387,7 @@ static void builder_free(struct builder *b)
         fclose(b->rejects);
     filter_free(b->f);
     allow_free(b->jstate);
+    exact_builder_free(b->xb);
     free(b->rd.carry);
     pthread_mutex_destroy(&b->rd.mu);
     pthread_mutex_destroy(&b->rej_mu);
@@ -431,10 +456,13 @@ static int run_workers(const struct build_opts *o, struct builder *b, unsigned n
         ws[t].new_per_shard = calloc(res->plan.shard_count, sizeof(uint64_t));
         if (b->parse)
             ws[t].ll = malloc(sizeof(*ws[t].ll));
-        if (!ws[t].new_per_shard || (b->parse && !ws[t].ll) ||
+        if (b->xb)
+            ws[t].xacc = calloc(1, sizeof(*ws[t].xacc));
+        if (!ws[t].new_per_shard || (b->parse && !ws[t].ll) || (b->xb && !ws[t].xacc) ||
             pthread_create(&ws[t].tid, NULL, worker_main, &ws[t]) != 0) {
             free(ws[t].new_per_shard);
             free(ws[t].ll);
+            free(ws[t].xacc);
             break;
         }
         started++;
@@ -466,6 +494,9 @@ static int run_workers(const struct build_opts *o, struct builder *b, unsigned n
         tally_add(&res->tally, &ws[t].t);
         free(ws[t].ll);
         free(ws[t].rej);
+        if (ws[t].xacc)
+            build_exact_acc_free(ws[t].xacc);
+        free(ws[t].xacc);
     }
     free(ws);
     return 0;
@@ -490,7 +521,8 @@ static int finish_filter(const struct build_opts *o, struct builder *b, unsigned
             return -1;
         }
     }
-    if ((b->jstate && build_journal_fold(o, b->f, b->jstate, &res->journal_items, err, errlen)) ||
+    if ((b->jstate &&
+         build_journal_fold(o, b->f, b->jstate, b->xb, &res->journal_items, err, errlen)) ||
         build_fuse_finish(&b->f, nt, err, errlen) != 0) /* fuse: built from the hashes */
         return -1;
     if (b->jstate) {
@@ -501,7 +533,8 @@ static int finish_filter(const struct build_opts *o, struct builder *b, unsigned
     res->insert_seconds = util_now() - ti;
     res->items = filter_items(b->f);
     double tw = util_now();
-    if (format_write(b->f, o->output, nt, err, errlen) != 0)
+    if (b->xb ? build_exact_commit(o, b->xb, b->f, nt, res, err, errlen) != 0
+              : format_write(b->f, o->output, nt, err, errlen) != 0)
         return -1;
     res->write_seconds = util_now() - tw;
     return 0;
@@ -539,6 +572,8 @@ int build_run(const struct build_opts *o, struct build_result *res, char *err, s
     if (!b)
         goto fail_inputs;
     if (o->n_journals && !(b->jstate = build_journal_state(o, b->f, err, errlen)))
+        goto fail_builder;
+    if (o->exact && !(b->xb = build_exact_begin(o, err, errlen)))
         goto fail_builder;
 
     unsigned nt = o->threads ? o->threads : util_ncpus();

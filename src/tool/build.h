@@ -51,6 +51,10 @@ struct build_opts {
     unsigned threads;          /* 0: every CPU */
     uint64_t seed;             /* 0: random */
     bool progress;             /* progress on stderr (the tool sets it on a terminal) */
+    /* --exact: 0, or the kind of exact table (enum exact_kind: 1 fingerprints,
+     * 2 keys) written beside the filter from the same keys (tool/build_exact.h). */
+    int exact;
+    uint64_t exact_mem; /* the table builder's memory budget; 0: its default */
 };
 
 /* What the lists held, when parsed (anything but plain + exact). Keys are
@@ -82,6 +86,9 @@ struct build_result {
     double insert_seconds;  /* reading, hashing and inserting */
     double write_seconds;   /* checksums and the durable write */
     double seconds;         /* all of it */
+    uint64_t exact_count;   /* --exact: distinct entries in the table */
+    uint64_t exact_bytes;   /* --exact: the table's file size */
+    uint64_t exact_runs;    /* --exact: sorted runs spilled (0: sorted in memory) */
 };
 
 int build_run(const struct build_opts *opts, struct build_result *res, char *err, size_t errlen);

@@ -60,6 +60,10 @@ struct fold {
     struct filter *f;
     const struct allow_set *state;
     uint64_t *new_per_shard;
+    struct exact_builder *xb; /* --exact: the table takes the same items */
+    struct build_xacc *xacc;
+    int xfail;
+    char xerr[512];
 };
 
 /* An add goes in unless the item's last word in the journals is a removal. */
@@ -75,14 +79,22 @@ static int fold_item(void *ctx, enum journal_op op, int64_t time_ms, const void 
     uint32_t shard;
     if (filter_add_hash_raw(fo->f, h, &shard))
         fo->new_per_shard[shard]++;
+    if (fo->xb && build_exact_put(fo->xacc, fo->xb, item, len, fo->xerr, sizeof(fo->xerr)) != 0) {
+        fo->xfail = 1;
+        return 1;
+    }
     return 0;
 }
 
-int build_journal_fold(const struct build_opts *o, struct filter *f,
-                       const struct allow_set *state, uint64_t *items, char *err, size_t errlen)
+int build_journal_fold(const struct build_opts *o, struct filter *f, const struct allow_set *state,
+                       struct exact_builder *xb, uint64_t *items, char *err, size_t errlen)
 {
-    struct fold fo = {f, state, calloc(f->shard_count, sizeof(uint64_t))};
-    if (!fo.new_per_shard) {
+    struct fold fo = {.f = f, .state = state, .xb = xb};
+    fo.new_per_shard = calloc(f->shard_count, sizeof(uint64_t));
+    fo.xacc = xb ? calloc(1, sizeof(*fo.xacc)) : NULL;
+    if (!fo.new_per_shard || (xb && !fo.xacc)) {
+        free(fo.new_per_shard);
+        free(fo.xacc);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -93,6 +105,14 @@ int build_journal_fold(const struct build_opts *o, struct filter *f,
             rc = -1;
         else
             *items += (uint64_t)n;
+    }
+    if (rc != 0 && fo.xfail)
+        snprintf(err, errlen, "%s", fo.xerr);
+    if (rc == 0 && xb && build_exact_flush(fo.xacc, xb, err, errlen) != 0)
+        rc = -1;
+    if (fo.xacc) {
+        build_exact_acc_free(fo.xacc);
+        free(fo.xacc);
     }
     for (uint32_t s = 0; s < f->shard_count; s++)
         atomic_fetch_add(&f->shards[s].items, fo.new_per_shard[s]);

@@ -4,6 +4,7 @@ libbloomgate_la_SOURCES += \
 	%reldir%/build.c %reldir%/build.h \
 	%reldir%/build_input.c %reldir%/build_input.h \
 	%reldir%/build_journal.c %reldir%/build_journal.h \
+	%reldir%/build_exact.c %reldir%/build_exact.h \
 	%reldir%/build_fuse.c %reldir%/build_fuse.h \
 	%reldir%/build_adblock.c %reldir%/build_adblock.h \
 	%reldir%/build_words.c %reldir%/build_words.h \

@@ -16,6 +16,7 @@
 #include "adblock/adblock.h"
 #include "tool/build.h"
 #include "tool/build_adblock.h"
+#include "store/xtable.h"
 #include "tool/cli.h"
 #include "url/keys.h"
 #include "url/canon.h"
@@ -37,6 +38,7 @@ struct checker {
     const struct filter *f;
     struct keys_query *q;
     struct adblock_engine *ab; /* an adblock file's engine, or NULL */
+    struct exact_table *xt;    /* the exact table the file names, or NULL: confirms a YES */
     struct adblock_ctx *abx;
     struct adblock_request ctx; /* --type, --from, --method: every item's context */
     bool with_items, match;
@@ -116,6 +118,9 @@ static void check_print(struct checker *k, const void *item, size_t len)
         printf("ERROR\t%s", why);
     } else {
         filter_check_batch(k->f, (const struct filter_key *)k->q->p, k->q->n, present);
+        for (size_t i = 0; k->xt && i < k->q->n; i++) /* as the daemon confirms */
+            present[i] =
+                present[i] && exact_table_find(k->xt, k->q->p[i].data, k->q->p[i].len, NULL);
         hit = keys_first_present(k->q, present);
         fputs(hit < k->q->n ? "YES" : "NO", stdout);
         if (k->match && hit < k->q->n) {
@@ -190,8 +195,25 @@ int tool_cmd_check(int argc, char **argv)
             filter_free(f);
             return tool_runtime_error(k.ab ? "out of memory" : err);
         }
-    } else if (ctx_given) {
+    } else {
+        /* A file built with --exact answers as the daemon would: confirmed. */
+        struct format_info fi;
+        struct exact_ref ref;
+        if (format_read_info(file, &fi, err, sizeof(err)) != 0) {
+            filter_free(f);
+            return tool_runtime_error(err);
+        }
+        if (fi.section_kind == FORMAT_SECTION_EXACT &&
+            !(k.xt = xtable_open(file, &fi, &ref, err, sizeof(err)))) {
+            format_info_free(&fi);
+            filter_free(f);
+            return tool_runtime_error(err);
+        }
+        format_info_free(&fi);
+    }
+    if (ctx_given && !k.ab) {
         const char *kind = format_keys_name(f->keys);
+        exact_table_close(k.xt);
         filter_free(f);
         return tool_usage_error("check: --type, --from and --method are for an adblock filter; "
                                 "%s is %s", file, kind);
@@ -246,6 +268,7 @@ int tool_cmd_check(int argc, char **argv)
     free(k.q);
     adblock_ctx_free(k.abx);
     adblock_engine_free(k.ab);
+    exact_table_close(k.xt);
     filter_free(f);
     if (fflush(stdout) != 0)
         return tool_runtime_error("writing to stdout failed");

@@ -18,6 +18,7 @@
 #include "adblock/adblock.h"
 #include "tool/build.h"
 #include "tool/build_adblock.h"
+#include "tool/build_exact.h"
 #include "tool/build_words.h"
 #include "core/views.h"
 #include "tool/cli.h"
@@ -165,6 +166,8 @@ static const struct option build_longopts[] = {{"output", required_argument, NUL
                                                {"keys", required_argument, NULL, 'k'},
                                                {"format", required_argument, NULL, 'f'},
                                                {"rejects", required_argument, NULL, 'r'},
+                                               {"exact", optional_argument, NULL, 'x'},
+                                               {"exact-memory", required_argument, NULL, 'X'},
                                                {"nfkc", required_argument, NULL, 'N'},
                                                {"zh", required_argument, NULL, 'Z'},
                                                {"whole-word", required_argument, NULL, 'W'},
@@ -215,6 +218,17 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
         break;
     case 'r':
         o->rejects = arg;
+        break;
+    case 'x': /* --exact[=fp|keys]: the exact table beside the filter */
+        if (arg && strcmp(arg, "fp") != 0 && strcmp(arg, "keys") != 0)
+            return tool_usage_error("build: --exact=%s: fp (fingerprints) or keys", arg);
+        o->exact = arg && strcmp(arg, "keys") == 0 ? EXACT_KIND_KEYS : EXACT_KIND_FP;
+        break;
+    case 'X':
+        if (util_parse_count(arg, &o->exact_mem) != 0 || o->exact_mem < (1u << 20))
+            return tool_usage_error("build: --exact-memory: '%s' is not a byte count of at least "
+                                    "1M",
+                                    arg);
         break;
     case 'o':
         o->output = arg;
@@ -284,6 +298,9 @@ static int build_cli_keys(struct build_cli *b)
                   : o->format == LISTS_HOSTS   ? FILTER_KEYS_HOST
                   : o->format == LISTS_ADBLOCK ? FILTER_KEYS_ADBLOCK
                                                : FILTER_KEYS_URL;
+    if (o->keys == FILTER_KEYS_ADBLOCK && o->exact)
+        return tool_usage_error("build: --exact confirms a Bloom or fuse filter's YES; an "
+                                "adblock file's answers come from its compiled rules");
     if (o->keys == FILTER_KEYS_ADBLOCK && o->format != LISTS_ADBLOCK)
         return tool_usage_error("build: --keys adblock compiles Adblock lists (--format adblock)");
     if (o->keys == FILTER_KEYS_ADBLOCK && o->layout == FILTER_FUSE)
@@ -375,6 +392,11 @@ static void build_print_summary(const struct build_opts *o, const struct build_r
            r->insert_seconds > 0 ? (double)(r->lines + r->journal_items) / r->insert_seconds / 1e6
                                  : 0.0,
            r->write_seconds);
+    if (o->exact)
+        printf("exact table %s.exact: %llu %s, %llu bytes (%llu sorted runs spilled)\n", o->output,
+               (unsigned long long)r->exact_count,
+               o->exact == EXACT_KIND_KEYS ? "keys" : "fingerprints",
+               (unsigned long long)r->exact_bytes, (unsigned long long)r->exact_runs);
 }
 
 /* bloomgate build: options, the keys they imply, then either the dry-run
@@ -516,6 +538,14 @@ static int cmd_info(int argc, char **argv)
         json_object_set_new(j, "words", views_words_json(m));
         words_matcher_free(m);
     }
+    json_t *x = NULL; /* the exact table the file names, if any */
+    if (fi.section_kind == FORMAT_SECTION_EXACT &&
+        !(x = build_exact_info_json(file, &fi, err, sizeof(err)))) {
+        format_info_free(&fi);
+        json_decref(j);
+        return tool_runtime_error(err);
+    }
+    json_object_set_new(j, "exact", x ? x : json_null());
     format_info_free(&fi);
     print_json(j);
     return 0;
@@ -583,8 +613,13 @@ static int cmd_verify(int argc, char **argv)
         format_info_free(&fi);
         return 0;
     }
-    printf("%s: ok: %u shards, %llu bytes, every checksum matches (%.3f s)\n", file,
-           fi.plan.shard_count, (unsigned long long)fi.file_size, util_now() - t0);
+    char xs[64] = ""; /* the exact table the file names is read whole too */
+    if (build_exact_verify(file, &fi, xs, sizeof(xs), err, sizeof(err)) != 0) {
+        format_info_free(&fi);
+        return tool_runtime_error(err);
+    }
+    printf("%s: ok: %u shards%s, %llu bytes, every checksum matches (%.3f s)\n", file,
+           fi.plan.shard_count, xs, (unsigned long long)fi.file_size, util_now() - t0);
     format_info_free(&fi);
     return 0;
 }
@@ -621,6 +656,9 @@ static const struct tool_opt build_opts[] = {
     {"--whole-word on|off", "words: words of space-separated scripts match whole (default on)"},
     {"--skip SET", "words: characters skipped between letters (default \"P S Cf space\")"},
     {"-r, --rejects FILE", "write each rejected line to FILE with its reason"},
+    {"--exact[=fp|keys]", "also write FILE.exact, every key's fingerprint (or the keys): "
+                          "the daemon confirms each YES in it"},
+    {"--exact-memory B", "memory the exact table's sort may hold, e.g. 256M (default 1G)"},
     {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
     {"-p, --fpr P", "target false-positive rate at capacity (default 0.0001)"},

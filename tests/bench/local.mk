@@ -37,6 +37,6 @@ EXTRA_DIST += \
 	%reldir%/dnsbl_bench.sh \
 	%reldir%/lib.sh %reldir%/scale.sh \
 	%reldir%/squid_helper.sh \
-	%reldir%/window.sh %reldir%/ab.sh \
+	%reldir%/window.sh %reldir%/ab.sh %reldir%/exact_net.sh \
 	%reldir%/cost_split.sh %reldir%/cg_pipelined.sh %reldir%/cg_lockstep.sh \
 	%reldir%/adblock_net.sh

@@ -71,3 +71,6 @@ check_PROGRAMS += %reldir%/check_adblock
 # Filters created at run time: CREATE/DROP/CLEAR, restart, reload, SIGKILL.
 check_PROGRAMS += %reldir%/check_created
 %canon_reldir%_check_created_LDADD = $(IT_LIBS)
+# The exact phase: filters built with --exact confirm every YES (issue 30).
+check_PROGRAMS += %reldir%/check_exact
+%canon_reldir%_check_exact_LDADD = $(IT_LIBS)

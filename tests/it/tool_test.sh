@@ -305,5 +305,28 @@ contains "$T/err" "larger --capacity" "fuse over capacity message"
 expect 2 "layout unknown" -- "$BG" build --layout xor -o "$T/x.bloom" "$SAMPLE"
 contains "$T/err" "blocked, classic or fuse" "layout message"
 
+# --- build --exact: the table beside the filter; info, verify and check use it
+seq 1 3000 | sed 's/^/listed-/' >"$T/xl.txt"
+seq 1 3000 | sed 's/^/absent-/' >"$T/xa.txt"
+expect 0 "build exact" -- "$BG" build --quiet --seed 7 --fpr 0.3 --exact -o "$T/x.bloom" "$T/xl.txt"
+expect 0 "build plain" -- "$BG" build --quiet --seed 7 --fpr 0.3 -o "$T/xp.bloom" "$T/xl.txt"
+[ -s "$T/x.bloom.exact" ] && ok || bad "no table beside the filter"
+expect 0 "info exact" -- "$BG" info "$T/x.bloom"
+grep -q '"entries": 3000' "$T/out" && ok || bad "info: no exact table of 3000 entries"
+expect 0 "verify exact" -- "$BG" verify "$T/x.bloom"
+contains "$T/out" "its exact table (3000 entries)" "verify exact output"
+expect 0 "check exact absent" -- "$BG" check "$T/x.bloom" <"$T/xa.txt"
+[ "$(grep -c YES "$T/out")" = 0 ] && ok || bad "check with the table: $(grep -c YES "$T/out") absent YES"
+expect 0 "check exact listed" -- "$BG" check "$T/x.bloom" <"$T/xl.txt"
+[ "$(grep -c YES "$T/out")" = 3000 ] && ok || bad "check with the table: a listed item NO"
+expect 0 "check plain absent" -- "$BG" check "$T/xp.bloom" <"$T/xa.txt"
+[ "$(grep -c YES "$T/out")" -gt 100 ] && ok || bad "at fpr 0.3 the plain filter gave no false positive"
+expect 2 "exact adblock" -- "$BG" build --format adblock --exact -o "$T/xb.bloom" "$T/xl.txt"
+expect 2 "exact kind" -- "$BG" build --exact=bits -o "$T/xb.bloom" "$T/xl.txt"
+truncate -s 4096 "$T/x.bloom.exact"
+expect 1 "verify cut table" -- "$BG" verify "$T/x.bloom"
+contains "$T/err" "exact table" "cut table message"
+expect 1 "check cut table" -- "$BG" check "$T/x.bloom" anything
+
 echo "tool_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

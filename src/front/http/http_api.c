@@ -244,11 +244,14 @@ static void do_check_get(struct hreq *r, const struct fentry *e)
         }
         *p++ = '}';
     } else if (!keyed) {
-        p = yes ? PUT_LIT(p, "\",\"present\":true}") : PUT_LIT(p, "\",\"present\":false}");
+        /* "confirmed": the YES was confirmed by the filter's exact table. */
+        p = !yes       ? PUT_LIT(p, "\",\"present\":false}")
+            : e->v->xd ? PUT_LIT(p, "\",\"present\":true,\"confirmed\":true}")
+                       : PUT_LIT(p, "\",\"present\":true}");
     } else if (call.match) {
         p = PUT_LIT(p, "\",\"present\":true,\"match\":\"");
         p = put_json_escaped(p, call.match, call.match_len);
-        p = PUT_LIT(p, "\"}");
+        p = e->v->xd ? PUT_LIT(p, "\",\"confirmed\":true}") : PUT_LIT(p, "\"}");
     } else {
         p = PUT_LIT(p, "\",\"present\":false,\"match\":null}");
     }
@@ -536,7 +539,13 @@ static void do_reload(struct hreq *r)
 static void verb_filter_info(struct hreq *r, const struct http_filter_verb *v,
                              const struct fentry *e)
 {
-    http_reply_json(r, 200, views_filter_json(e));
+    json_t *j = views_filter_json(e);
+    if (e->v->xd) { /* the exact phase's counters (views_exact_counters) */
+        struct stats_src src;
+        server_stats_src(r->c->w->srv, &src);
+        views_exact_counters(j, &src, e);
+    }
+    http_reply_json(r, 200, j);
 }
 
 /* .../check: GET one item from the query, POST a batch in the body. */

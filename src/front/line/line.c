@@ -54,6 +54,7 @@ struct line_worker {
         uint64_t commands, checks, items, hits;
         unsigned fid; /* the filter fchecks and fhits belong to */
         uint64_t fchecks, fhits;
+        uint64_t fconfirms, fcaught; /* its exact table's confirmations, false positives caught */
     } tally;
     /* The last filter an item command named in this line_process call, in the
      * catalog it was found in: consecutive requests nearly always name the
@@ -72,6 +73,7 @@ struct line_worker {
     struct {
         const struct fentry *e;
         struct hash128 h;
+        uint64_t fp; /* the item's exact fingerprint, if e has an exact table */
     } ahead[CHECK_AHEAD];
     unsigned n_ahead, ahead_head;
     /* type= words already read, byte for byte, and the type each names:
@@ -189,9 +191,13 @@ static void tally_flush(struct line_worker *lw)
         struct fstats *fs = stats_fslot(lw->cw.w->stats, lw->cw.env.id_gen, lw->tally.fid);
         STAT_ADD(fs, checks[STATS_LINE], lw->tally.fchecks);
         STAT_ADD(fs, hits[STATS_LINE], lw->tally.fhits);
+        if (lw->tally.fconfirms) {
+            STAT_ADD(fs, confirms, lw->tally.fconfirms);
+            STAT_ADD(fs, fp_caught, lw->tally.fcaught);
+        }
     }
     lw->tally.commands = lw->tally.checks = lw->tally.items = lw->tally.hits = 0;
-    lw->tally.fchecks = lw->tally.fhits = 0;
+    lw->tally.fchecks = lw->tally.fhits = lw->tally.fconfirms = lw->tally.fcaught = 0;
 }
 
 /* Count n items looked up, yes of them found; with e, on its filter too (the
@@ -238,9 +244,15 @@ __attribute__((always_inline)) static inline void ahead_answer(struct conn *c)
     struct line_worker *lw = LW(c);
     const struct fentry *e = lw->ahead[lw->ahead_head].e;
     bool hit = cmd_exact_answer(e, lw->ahead[lw->ahead_head].h);
+    /* The exact phase, for a YES of a filter with a table (rare). */
+    bool asked = hit && e->v->xd, caught = false;
+    if (asked && !cmd_exact_confirm_fp(e->v, lw->ahead[lw->ahead_head].fp))
+        hit = false, caught = true;
     lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
     lw->n_ahead--;
     tally_checks(lw, e, 1, hit);
+    lw->tally.fconfirms += asked; /* after tally_checks: it may start e's tally */
+    lw->tally.fcaught += caught;
     memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
     lw->cw.reply_len += 3 + hit;
 }
@@ -267,6 +279,7 @@ static inline void check_ahead(struct conn *c, const struct fentry *e,
     unsigned slot = (lw->ahead_head + lw->n_ahead) % CHECK_AHEAD;
     lw->ahead[slot].e = e;
     lw->ahead[slot].h = h;
+    lw->ahead[slot].fp = cmd_exact_fp(e, item->p, item->len);
     lw->n_ahead++;
     lw->tally.commands++;
 }
