@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "core/views.h"
 #include "bloom/format.h"
 #include "tool/build_adblock.h"
 #include "tool/cli.h"
@@ -137,4 +138,68 @@ struct words_matcher *build_words_load(const char *path, const struct format_inf
         snprintf(err, errlen, "%s: the compiled word list: %s", path, why);
     free(body);
     return m;
+}
+
+int build_words_opt(int c, const char *arg, struct words_opts *w)
+{
+    if (c == 'K') {
+        w->skip = arg;
+        return 0;
+    }
+    bool on = strcmp(arg, "on") == 0;
+    if (!on && strcmp(arg, "off") != 0) {
+        tool_usage_error("build: --%s: '%s' is not on or off",
+                         c == 'N'   ? "nfkc"
+                         : c == 'Z' ? "zh"
+                                    : "whole-word",
+                         arg);
+        return -1;
+    }
+    *(c == 'N' ? &w->nfkc : c == 'Z' ? &w->zh : &w->whole_word) = on;
+    return 0;
+}
+
+json_t *build_words_info_json(const char *path, const struct format_info *fi, char *err,
+                              size_t errlen)
+{
+    struct words_matcher *m = build_words_load(path, fi, err, errlen);
+    if (!m)
+        return NULL;
+    json_t *j = views_words_json(m);
+    words_matcher_free(m);
+    return j;
+}
+
+int build_words_verify(const char *path, const struct format_info *fi, double t0, char *err,
+                       size_t errlen)
+{
+    struct words_matcher *m = build_words_load(path, fi, err, errlen);
+    if (!m)
+        return -1;
+    printf("%s: ok: %u shards and the compiled word list (%zu entries), %llu bytes, every "
+           "checksum matches (%.3f s)\n",
+           path, fi->plan.shard_count, words_count(m), (unsigned long long)fi->file_size,
+           util_now() - t0);
+    words_matcher_free(m);
+    return 0;
+}
+
+int build_words_cli(struct build_opts *o, const struct words_opts *w, bool words, bool keys_given,
+                    bool dry, bool quiet, const char *const *inputs, size_t n_inputs)
+{
+    if (!words)
+        return tool_usage_error("build: --nfkc, --zh, --whole-word and --skip are a word list's "
+                                "settings (--format words)");
+    if (dry)
+        return tool_usage_error("build --dry-run plans a Bloom filter; a words build is sized by "
+                                "its lists");
+    if (!o->output)
+        return tool_usage_error("build: -o FILE is required");
+    if (keys_given && o->keys != FILTER_KEYS_WORDS)
+        return tool_usage_error("build: --format words gives words keys, not %s",
+                                format_keys_name(o->keys));
+    o->keys = FILTER_KEYS_WORDS;
+    o->inputs = inputs;
+    o->n_inputs = n_inputs;
+    return build_words_main(o, w, quiet);
 }

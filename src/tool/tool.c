@@ -201,19 +201,12 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
             return tool_usage_error(
                 "build: --format: '%s' is not plain, hosts, adblock, urls or words", arg);
         break;
-    case 'N':
+    case 'N': /* the word list's settings (build_words.c) */
     case 'Z':
-    case 'W': {
-        bool on = strcmp(arg, "on") == 0;
-        if (!on && strcmp(arg, "off") != 0)
-            return tool_usage_error("build: --%s: '%s' is not on or off",
-                                    c == 'N' ? "nfkc" : c == 'Z' ? "zh" : "whole-word", arg);
-        *(c == 'N' ? &b->wo.nfkc : c == 'Z' ? &b->wo.zh : &b->wo.whole_word) = on;
-        b->words_opt = true;
-        break;
-    }
+    case 'W':
     case 'K':
-        b->wo.skip = arg;
+        if (build_words_opt(c, arg, &b->wo) != 0)
+            return EXIT_USAGE;
         b->words_opt = true;
         break;
     case 'r':
@@ -418,23 +411,9 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:k:f:r:", build_longopts, NULL)) != -1)
         if ((rc = build_cli_opt(c, optarg, &b, journals)) != BUILD_GO_ON)
             return rc;
-    if (b.words_opt && !b.words)
-        return tool_usage_error("build: --nfkc, --zh, --whole-word and --skip are a word list's "
-                                "settings (--format words)");
-    if (b.words) {
-        if (b.dry)
-            return tool_usage_error("build --dry-run plans a Bloom filter; a words build is "
-                                    "sized by its lists");
-        if (!o->output)
-            return tool_usage_error("build: -o FILE is required");
-        if (b.keys_given && o->keys != FILTER_KEYS_WORDS)
-            return tool_usage_error("build: --format words gives words keys, not %s",
-                                    format_keys_name(o->keys));
-        o->keys = FILTER_KEYS_WORDS;
-        o->inputs = (const char *const *)argv + optind;
-        o->n_inputs = (size_t)(argc - optind);
-        return build_words_main(o, &b.wo, b.quiet);
-    }
+    if (b.words || b.words_opt) /* a word list (build_words.c) */
+        return build_words_cli(o, &b.wo, b.words, b.keys_given, b.dry, b.quiet,
+                               (const char *const *)argv + optind, (size_t)(argc - optind));
     if ((rc = build_cli_keys(&b)) != BUILD_GO_ON)
         return rc;
     if (b.dry && o->keys == FILTER_KEYS_ADBLOCK)
@@ -528,16 +507,14 @@ static int cmd_info(int argc, char **argv)
         json_object_set_new(j, "adblock", views_adblock_json(e));
         adblock_engine_free(e);
     }
-    if (fi.keys == FILTER_KEYS_WORDS) {
-        struct words_matcher *m = build_words_load(file, &fi, err, sizeof(err));
-        if (!m) {
-            format_info_free(&fi);
-            json_decref(j);
-            return tool_runtime_error(err);
-        }
-        json_object_set_new(j, "words", views_words_json(m));
-        words_matcher_free(m);
+    json_t *w = NULL; /* a words file's list, loaded back */
+    if (fi.keys == FILTER_KEYS_WORDS && !(w = build_words_info_json(file, &fi, err, sizeof(err)))) {
+        format_info_free(&fi);
+        json_decref(j);
+        return tool_runtime_error(err);
     }
+    if (w)
+        json_object_set_new(j, "words", w);
     json_t *x = NULL; /* the exact table the file names, if any */
     if (fi.section_kind == FORMAT_SECTION_EXACT &&
         !(x = build_exact_info_json(file, &fi, err, sizeof(err)))) {
@@ -597,21 +574,11 @@ static int cmd_verify(int argc, char **argv)
         format_info_free(&fi);
         return 0;
     }
-    /* A words file's list is loaded back too: every array and link checked,
-     * as the daemon will. */
+    /* A words file's list is loaded back too, as the daemon will. */
     if (fi.keys == FILTER_KEYS_WORDS) {
-        struct words_matcher *m = build_words_load(file, &fi, err, sizeof(err));
-        if (!m) {
-            format_info_free(&fi);
-            return tool_runtime_error(err);
-        }
-        printf("%s: ok: %u shards and the compiled word list (%zu entries), %llu bytes, every "
-               "checksum matches (%.3f s)\n",
-               file, fi.plan.shard_count, words_count(m), (unsigned long long)fi.file_size,
-               util_now() - t0);
-        words_matcher_free(m);
+        int rc = build_words_verify(file, &fi, t0, err, sizeof(err));
         format_info_free(&fi);
-        return 0;
+        return rc == 0 ? 0 : tool_runtime_error(err);
     }
     char xs[64] = ""; /* the exact table the file names is read whole too */
     if (build_exact_verify(file, &fi, xs, sizeof(xs), err, sizeof(err)) != 0) {
