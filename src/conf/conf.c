@@ -73,7 +73,7 @@ _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
      .count_offset = offsetof(STRUCT_##sc, count), .flags = (fl) | F_REPEAT}
 
 /* Every directive the file may hold. A list's default ("127.0.0.1:7878") applies
- * only when the file gives none (resp_listen has none: off unless given); every
+ * only when the file gives none (resp_listen and bloomd_listen have none: off unless given); every
  * other default is set before parsing.
  * Not F_RELOAD: what is bound, forked or dropped once at start-up, and
  * max_items, which sizes each worker's per-request buffers once. */
@@ -83,6 +83,7 @@ const struct directive conf_directives[] = {
     ADDRS_OFF("http_listen",           http_listen, n_http_listen, http_off,
                                                          "127.0.0.1:7879",                0),
     ADDRS("resp_listen",               resp_listen, n_resp_listen, NULL,                  0),
+    ADDRS("bloomd_listen",             bloomd_listen, n_bloomd_listen, NULL,              0),
     INT(   "threads",          GLOBAL, threads,          "0",     0,       1024,      0),
     STRING("user",             GLOBAL, user,                      1,       256,       0),
     PATH(  "pidfile",          GLOBAL, pidfile,                                       0),
@@ -259,6 +260,7 @@ void conf_free(struct conf *c)
     free(c->listen);
     free(c->http_listen);
     free(c->resp_listen);
+    free(c->bloomd_listen);
     free(c->user);
     free(c->pidfile);
     free(c->state_dir);

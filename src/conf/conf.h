@@ -156,6 +156,8 @@ struct conf {
     bool http_off;    /* "http_listen off" */
     struct conf_addr *resp_listen; /* Redis-protocol (RESP) listeners; none unless given */
     size_t n_resp_listen;
+    struct conf_addr *bloomd_listen; /* bloomd text-protocol listeners; none unless given */
+    size_t n_bloomd_listen;
     unsigned threads; /* worker threads; 0 = one per CPU (the daemon resolves) */
     char *user;       /* user to switch to after binding; NULL: stay */
     char *pidfile;    /* absolute; NULL: write none */

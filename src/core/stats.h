@@ -72,8 +72,23 @@
       "Requests refused because the input buffers of all connections were at max_buffered")        \
     X(output_budget_closes, "bloomgate_output_budget_closes_total", "protocol=\"line\"",           \
       "Connections closed holding the most unread replies when all of them passed max_buffered")   \
+    X(bloomd_requests, "bloomgate_requests_total", "protocol=\"bloomd\"",                          \
+      "Requests answered (line: every reply; HTTP: every response bloomgate sent)")                \
+    X(bloomd_errors, "bloomgate_bloomd_errors_total", "",                                          \
+      "bloomd-protocol error replies (Client Error, Filter does not exist, Internal Error)")       \
+    X(bloomd_connections_accepted, "bloomgate_connections_accepted_total",                         \
+      "protocol=\"bloomd\"", "Client connections accepted")                                       \
+    X(bloomd_connections_closed, "bloomgate_connections_closed_total", "protocol=\"bloomd\"",      \
+      "Client connections closed (HTTP: admitted ones)")                                           \
+    X(bloomd_connections_rejected, "bloomgate_connections_rejected_total",                         \
+      "protocol=\"bloomd\"", "Connections refused because max_connections were open")            \
+    X(bloomd_request_timeouts, "bloomgate_request_timeouts_total", "protocol=\"bloomd\"",          \
+      "Connections closed because a started request did not arrive within request_timeout")        \
+    X(bloomd_buffer_refusals, "bloomgate_buffer_refusals_total", "protocol=\"bloomd\"",            \
+      "Requests refused because the input buffers of all connections were at max_buffered")        \
     STATS_CONN_EXTRA_(X, http, "http")                                                             \
     STATS_CONN_EXTRA_(X, resp, "resp")                                                             \
+    STATS_CONN_EXTRA_(X, bloomd, "bloomd")                                                         \
     STATS_MAIL_FRONT_(X, tcp_table, "tcp_table")                                                   \
     STATS_MAIL_FRONT_(X, policy, "policy")                                                         \
     STATS_MAIL_FRONT_(X, dnsbl, "dnsbl")
@@ -149,12 +164,13 @@ enum stats_proto {
     STATS_RESP = 2,
     STATS_TCP_TABLE = 3,
     STATS_POLICY = 4,
-    STATS_DNSBL = 5
+    STATS_DNSBL = 5,
+    STATS_BLOOMD = 6
 };
-#define STATS_N_PROTO 6
+#define STATS_N_PROTO 7
 /* The protocol label of each, by enum stats_proto. */
-static const char *const stats_proto_names[STATS_N_PROTO] = {"line",      "http",   "resp",
-                                                             "tcp_table", "policy", "dnsbl"};
+static const char *const stats_proto_names[STATS_N_PROTO] = {
+    "line", "http", "resp", "tcp_table", "policy", "dnsbl", "bloomd"};
 
 /* Where each front's connection counters are in struct stats, so that the
  * one connection implementation (net/conn.c, net/worker.c) counts for every
@@ -181,6 +197,7 @@ static const struct stats_conn_fields stats_conn_fields[STATS_N_PROTO] = {
     [STATS_TCP_TABLE] = STATS_CONN_FIELDS_(tcp_table_connections_accepted, tcp_table_),
     [STATS_POLICY] = STATS_CONN_FIELDS_(policy_connections_accepted, policy_),
     [STATS_DNSBL] = STATS_CONN_FIELDS_(dnsbl_connections_accepted, dnsbl_),
+    [STATS_BLOOMD] = STATS_CONN_FIELDS_(bloomd_connections_accepted, bloomd_),
 };
 #undef STATS_CONN_FIELDS_
 

@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 
+#include "front/bloomd/bloomd.h"
 #include "front/dns/dns.h"
 #include "front/http/http.h"
 #include "front/line/line.h"
@@ -24,6 +25,7 @@ struct server *server_create(struct registry *reg, unsigned threads, char *err, 
                           sizeof(struct conf_policy)},
         [FRONT_DNSBL] = {&dnsbl_tcp_ops, cf->n_dnsbl ? &cf->dnsbl[0].fr.listen : NULL, cf->n_dnsbl,
                          sizeof(struct conf_dnsbl)},
+        [FRONT_BLOOMD] = {&bloomd_ops, cf->bloomd_listen, cf->n_bloomd_listen, 0},
     };
     struct server *srv =
         server_create_fronts(reg, threads, fronts, sizeof(fronts) / sizeof(fronts[0]), err, errlen);
@@ -45,6 +47,9 @@ void server_log_ports(const struct server *srv, const struct conf *cf)
     for (size_t i = 0; i < cf->n_resp_listen; i++)
         log_info("Redis protocol listening on %s (port %d)", cf->resp_listen[i].text,
                  server_port(srv, FRONT_RESP, i));
+    for (size_t i = 0; i < cf->n_bloomd_listen; i++)
+        log_info("bloomd protocol listening on %s (port %d)", cf->bloomd_listen[i].text,
+                 server_port(srv, FRONT_BLOOMD, i));
     for (size_t i = 0; i < cf->n_tcp_table; i++)
         log_info("tcp_table listening on %s (port %d)", cf->tcp_table[i].fr.listen.text,
                  server_port(srv, FRONT_TCP_TABLE, i));

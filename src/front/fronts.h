@@ -1,7 +1,7 @@
 /* fronts: the protocols bloomgated serves, wired onto the net layer: the
  * line protocol on conf's `listen` addresses, HTTP on `http_listen`, the Redis
- * protocol on `resp_listen`, and the mail fronts (`tcp_table`, `policy`,
- * `dnsbl` blocks). The one place that knows every front; a new front adds a
+ * protocol on `resp_listen`, bloomd's text protocol on `bloomd_listen`, and
+ * the mail fronts (`tcp_table`, `policy`, `dnsbl` blocks). The one place that knows every front; a new front adds a
  * line here. Main thread (server_create runs before privileges drop). */
 #ifndef BLOOMGATE_FRONTS_H
 #define BLOOMGATE_FRONTS_H
@@ -16,7 +16,8 @@ enum {
     FRONT_RESP = 2,
     FRONT_TCP_TABLE = 3,
     FRONT_DNSBL = 4,
-    FRONT_POLICY = 5
+    FRONT_POLICY = 5,
+    FRONT_BLOOMD = 6
 };
 
 /* server_create_fronts with every front of the catalog's config. NULL with

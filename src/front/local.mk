@@ -42,6 +42,12 @@ libbloomgate_la_SOURCES += \
 	%reldir%/resp/resp_info.c %reldir%/resp/resp_info.h \
 	%reldir%/resp/resp_int.h %reldir%/resp/resp_multi.c %reldir%/resp/resp_admin.c %reldir%/resp/resp_call.c %reldir%/resp/resp_keys.c
 
+# bloomd's text protocol (armon/bloomd's clients and tests).
+libparse_la_SOURCES += \
+	%reldir%/bloomd/bloomd_proto.c %reldir%/bloomd/bloomd_proto.h
+libbloomgate_la_SOURCES += \
+	%reldir%/bloomd/bloomd.c %reldir%/bloomd/bloomd.h
+
 # Postfix: tcp_table(5) and policy delegation.
 libparse_la_SOURCES += \
 	%reldir%/postfix/tcptable.c %reldir%/postfix/tcptable.h \

@@ -25,6 +25,7 @@ FUZZ_HARNESSES += fuzz_authz
 FUZZ_HARNESSES += fuzz_tcptable
 FUZZ_HARNESSES += fuzz_dns
 FUZZ_HARNESSES += fuzz_policy
+FUZZ_HARNESSES += fuzz_bloomd
 FUZZ_HARNESSES += fuzz_allow
 FUZZ_HARNESSES += fuzz_adblock_rule fuzz_adblock_match fuzz_adblock_load
 FUZZ_HARNESSES += fuzz_words_list fuzz_words_scan fuzz_words_load

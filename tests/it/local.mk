@@ -20,6 +20,8 @@ check_PROGRAMS += %reldir%/check_adblock_http
 %canon_reldir%_check_adblock_http_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_resp
 %canon_reldir%_check_resp_LDADD = $(IT_LIBS)
+check_PROGRAMS += %reldir%/check_bloomd
+%canon_reldir%_check_bloomd_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_keys
 %canon_reldir%_check_keys_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_postfix
@@ -60,6 +62,9 @@ it_scripts = \
 	%reldir%/gateways_test.sh
 # The Redis protocol front with the real clients (each skips, 77, without its client).
 it_scripts += %reldir%/resp_cli_test.sh %reldir%/resp_python_test.sh %reldir%/resp_benchmark_test.sh
+# bloomd's own integration tests against the bloomd front (exit 77 without python3-pytest).
+it_scripts += %reldir%/bloomd_integ_test.sh
+EXTRA_DIST += %reldir%/bloomd_integ
 # Real Squid (Debian's) in front of a local upstream; exit 77 without squid.
 it_scripts += %reldir%/squid_test.sh %reldir%/squid_adblock_test.sh
 TESTS += $(it_scripts)

@@ -117,6 +117,8 @@ check_PROGRAMS += %reldir%/front/check_dns
 %canon_reldir%_front_check_dns_LDADD = $(PARSE_TEST_LIBS)
 check_PROGRAMS += %reldir%/front/check_policy
 %canon_reldir%_front_check_policy_LDADD = $(PARSE_TEST_LIBS)
+check_PROGRAMS += %reldir%/front/check_bloomd_proto
+%canon_reldir%_front_check_bloomd_proto_LDADD = $(PARSE_TEST_LIBS)
 
 # tool/
 check_PROGRAMS += %reldir%/tool/check_build

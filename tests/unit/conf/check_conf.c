@@ -864,6 +864,33 @@ START_TEST(test_listen)
 }
 END_TEST
 
+/* bloomd_listen (bloomd's text protocol): none unless given, repeatable, an
+ * address no other listener may hold, restart-only. */
+static int reload(const char *a, const char *b);
+
+START_TEST(test_bloomd_listen)
+{
+    struct conf *c = OK("listen 127.0.0.1:7000\n");
+    ck_assert_uint_eq(c->n_bloomd_listen, 0);
+    conf_free(c);
+    c = OK("bloomd_listen 127.0.0.1:8673\nbloomd_listen [::1]:8673\n");
+    ck_assert_uint_eq(c->n_bloomd_listen, 2);
+    assert_v4(&c->bloomd_listen[0], "127.0.0.1", 8673);
+    assert_v6(&c->bloomd_listen[1], "::1", 8673);
+    conf_free(c);
+    FAILS("resp_listen 127.0.0.1:8673\nbloomd_listen 127.0.0.1:8673\n",
+          P ":2: bloomd_listen: 127.0.0.1:8673 is already a listener (resp_listen on line 1)");
+    FAILS("bloomd_listen 127.0.0.1:7878\n",
+          P ":1: bloomd_listen: 127.0.0.1:7878 is also the default of listen (set listen "
+            "explicitly)");
+    ck_assert_int_eq(reload("bloomd_listen 127.0.0.1:8673\n", "bloomd_listen 127.0.0.1:8673\n"), 0);
+    ck_assert_int_eq(reload("bloomd_listen 127.0.0.1:8673\n", "bloomd_listen 127.0.0.1:8674\n"),
+                     -1);
+    ck_assert_msg(strstr(err, "bloomd_listen changed; it takes effect only on a restart"), "%s",
+                  err);
+}
+END_TEST
+
 START_TEST(test_http_off)
 {
     struct conf *c = OK("http_listen off\n");
@@ -1181,6 +1208,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, test_growth);
     tcase_add_test(tc, test_full);
     tcase_add_test(tc, test_listen);
+    tcase_add_test(tc, test_bloomd_listen);
     tcase_add_test(tc, test_http_off);
     tcase_add_test(tc, test_parse_addr);
     tcase_add_test(tc, test_max_item_vs_max_line);

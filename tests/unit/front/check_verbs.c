@@ -1,6 +1,6 @@
 /* check_verbs: the fronts' verb tables (front/line/proto_verbs.h and
- * line.c, front/resp/resp.c, front/http/http_api.c) against the command
- * table (core/cmd.c), and the filter-name rule (base/fname.h) against every
+ * line.c, front/resp/resp.c, front/http/http_api.c, front/bloomd/bloomd.c)
+ * against the command table (core/cmd.c), and the filter-name rule (base/fname.h) against every
  * layer that states or checks it. A row that names no handler, a name that
  * does not parse back to its row, a core command no front serves and no
  * front says it leaves out, a mutating command a front lets through without
@@ -14,6 +14,7 @@
 
 #include "base/fname.h"
 #include "core/cmd.h"
+#include "front/bloomd/bloomd.h"
 #include "front/http/authz.h"
 #include "front/http/http_int.h"
 #include "front/line/line.h"
@@ -137,6 +138,38 @@ START_TEST(test_line_rows_resolve)
             ck_assert_msg(strlen(v->yes) < 8 && strlen(v->no) < 8,
                           "%s: PROTO_BOOLS_CAP assumes words of at most 7 bytes", name);
         }
+    }
+}
+END_TEST
+
+/* Each bloomd verb: a handler, a core row (or the front's own), its name
+ * (and its alias) parsed back to it with a filter and a key; an item verb
+ * is an item command of the core table, and back. */
+START_TEST(test_bloomd_rows_resolve)
+{
+    struct bloomd_limits lim = {1024, 16};
+    struct bloomd_token keys[16];
+    for (int k = 0; k < BLOOMD_VERB_COUNT_; k++) {
+        const struct bloomd_verb_row *v = &bloomd_verbs[k];
+        const char *name = bloomd_verb_name((enum bloomd_verb)k);
+        ck_assert_msg(v->run != NULL, "%s has no handler", name);
+        ck_assert_msg(v->id < CMD_COUNT_ || v->id == BLOOMD_OWN, "%s: id %d", name, (int)v->id);
+        char line[128];
+        int n = snprintf(line, sizeof(line), "%s f capacity=20000\n", name);
+        if (k == BLOOMD_CHECK || k == BLOOMD_MULTI || k == BLOOMD_SET || k == BLOOMD_BULK)
+            n = snprintf(line, sizeof(line), "%c f x\n", name[0]); /* the alias */
+        else if (k != BLOOMD_CREATE)
+            n = snprintf(line, sizeof(line), "%s f\n", name);
+        struct bloomd_request req;
+        size_t used = 0;
+        ck_assert_msg(bloomd_next(line, (size_t)n, &lim, &req, keys, &used, NULL) == BLOOMD_REQUEST,
+                      "%s: %s", name, req.errmsg);
+        ck_assert_msg(req.verb == (enum bloomd_verb)k, "%s parsed as %s", name,
+                      bloomd_verb_name(req.verb));
+        if (v->id == BLOOMD_OWN)
+            continue;
+        ck_assert_msg((req.n_keys > 0) == cmd_table[v->id].items, "%s: keys %zu, core %s", name,
+                      req.n_keys, cmd_table[v->id].name);
     }
 }
 END_TEST
@@ -278,6 +311,7 @@ static Suite *verbs_suite(void)
     tcase_add_test(tc, test_every_command_has_its_rows);
     tcase_add_test(tc, test_line_rows_resolve);
     tcase_add_test(tc, test_resp_rows_resolve);
+    tcase_add_test(tc, test_bloomd_rows_resolve);
     tcase_add_test(tc, test_http_rows_resolve);
     tcase_add_test(tc, test_name_constants_agree);
     tcase_add_test(tc, test_validators_agree);

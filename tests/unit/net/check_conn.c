@@ -182,7 +182,7 @@ static void serve(const char *extra)
     char text[2048];
     snprintf(text, sizeof(text),
              "listen 127.0.0.1:0\nhttp_listen 127.0.0.1:0\nresp_listen 127.0.0.1:0\nthreads 1\n"
-             "log_level error\n%s"
+             "bloomd_listen 127.0.0.1:0\nlog_level error\n%s"
              "filter l {\n    capacity 1000\n    keys exact\n    journal off\n}\n"
              "tcp_table {\n listen 127.0.0.1:0\n filter l\n}\n"
              "policy {\n listen 127.0.0.1:0\n check client_address l\n action REJECT\n}\n"
@@ -318,6 +318,11 @@ static struct probe probe_of(int front)
         p.req_len = (size_t)snprintf(p.req, sizeof(p.req), "*1\r\n$4\r\nPING\r\n");
         p.reply_len = 7;
         break;
+    case FRONT_BLOOMD:
+        p.name = "bloomd";
+        p.req_len = (size_t)snprintf(p.req, sizeof(p.req), "c l x\n");
+        p.reply_len = 3; /* "No\n" */
+        break;
     case FRONT_HTTP:
         p.name = "http";
         p.req_len =
@@ -366,8 +371,8 @@ static size_t drain_reply(int fd, char *buf, size_t cap)
  * the answer to the lost one. */
 START_TEST(test_lost_reply_closes)
 {
-    static const int fronts[] = {FRONT_LINE,      FRONT_RESP,   FRONT_HTTP,
-                                 FRONT_TCP_TABLE, FRONT_POLICY, FRONT_DNSBL};
+    static const int fronts[] = {FRONT_LINE,   FRONT_RESP,  FRONT_HTTP,  FRONT_TCP_TABLE,
+                                 FRONT_POLICY, FRONT_DNSBL, FRONT_BLOOMD};
     serve(NULL);
     for (size_t i = 0; i < sizeof(fronts) / sizeof(fronts[0]); i++) {
         struct probe p = probe_of(fronts[i]);
@@ -430,10 +435,11 @@ static uint64_t wait_counter(size_t off, uint64_t want)
  * thousand requests pass max_output (64 KiB) on the server's side. */
 START_TEST(test_output_pauses_per_protocol)
 {
-    static const int fronts[] = {FRONT_LINE,      FRONT_RESP,   FRONT_HTTP,
-                                 FRONT_TCP_TABLE, FRONT_POLICY, FRONT_DNSBL};
-    static const enum stats_proto protos[] = {STATS_LINE,      STATS_RESP,   STATS_HTTP,
-                                              STATS_TCP_TABLE, STATS_POLICY, STATS_DNSBL};
+    static const int fronts[] = {FRONT_LINE,   FRONT_RESP,  FRONT_HTTP,  FRONT_TCP_TABLE,
+                                 FRONT_POLICY, FRONT_DNSBL, FRONT_BLOOMD};
+    static const enum stats_proto protos[] = {STATS_LINE,   STATS_RESP,  STATS_HTTP,
+                                              STATS_TCP_TABLE, STATS_POLICY, STATS_DNSBL,
+                                              STATS_BLOOMD};
     serve("max_output 64k\n");
     for (size_t i = 0; i < sizeof(fronts) / sizeof(fronts[0]); i++) {
         struct probe p = probe_of(fronts[i]);
@@ -491,18 +497,20 @@ END_TEST
  * own protocol (it was counted for the line protocol only). */
 START_TEST(test_idle_timeouts_per_protocol)
 {
-    static const int fronts[] = {FRONT_LINE,      FRONT_RESP,   FRONT_HTTP,
-                                 FRONT_TCP_TABLE, FRONT_POLICY, FRONT_DNSBL};
-    static const enum stats_proto protos[] = {STATS_LINE,      STATS_RESP,   STATS_HTTP,
-                                              STATS_TCP_TABLE, STATS_POLICY, STATS_DNSBL};
+    static const int fronts[] = {FRONT_LINE,   FRONT_RESP,  FRONT_HTTP,  FRONT_TCP_TABLE,
+                                 FRONT_POLICY, FRONT_DNSBL, FRONT_BLOOMD};
+    static const enum stats_proto protos[] = {STATS_LINE,   STATS_RESP,  STATS_HTTP,
+                                              STATS_TCP_TABLE, STATS_POLICY, STATS_DNSBL,
+                                              STATS_BLOOMD};
     serve("idle_timeout 1\n");
-    int fds[6];
-    uint64_t before[6];
-    for (size_t i = 0; i < 6; i++) {
+    enum { N_FRONTS = sizeof(fronts) / sizeof(fronts[0]) };
+    int fds[N_FRONTS];
+    uint64_t before[N_FRONTS];
+    for (size_t i = 0; i < N_FRONTS; i++) {
         before[i] = counter_at(stats_conn_fields[protos[i]].idle_timeouts);
         fds[i] = dial(fronts[i]);
     }
-    for (size_t i = 0; i < 6; i++) {
+    for (size_t i = 0; i < N_FRONTS; i++) {
         char b[16];
         ck_assert_msg(closed_silently(fds[i], b, sizeof(b)), "%s: not closed",
                       stats_proto_names[protos[i]]);
