@@ -52,7 +52,21 @@ enum {
 
 #define CHUNK (8u << 20) /* bytes read per pread while verifying */
 
-static const char *const keys_names[FILTER_KEYS_COUNT] = {"exact", "host", "url", "adblock"};
+static const char *const keys_names[FILTER_KEYS_COUNT] = {"exact", "host", "url", "adblock",
+                                                                   "words"};
+
+uint32_t format_section_of(enum filter_keys keys)
+{
+    return keys == FILTER_KEYS_ADBLOCK ? FORMAT_SECTION_ADBLOCK
+           : keys == FILTER_KEYS_WORDS ? FORMAT_SECTION_WORDS
+                                       : 0;
+}
+
+int format_section_fits(enum filter_keys keys, uint32_t kind)
+{
+    uint32_t need = format_section_of(keys);
+    return need ? kind == need : kind == 0 || kind == FORMAT_SECTION_EXACT;
+}
 
 /* A section's own head: its body's length and XXH3-64 (seed 0). */
 #define SECTION_HEAD 16u
@@ -204,7 +218,7 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
     if (info->version >= FORMAT_VERSION_KEYS && keys >= FILTER_KEYS_COUNT) {
         snprintf(err, errlen,
                  "%s: unknown key kind %u (this bloomgate knows 0 exact, 1 host, 2 url, 3 "
-                 "adblock); a newer bloomgate may have written it",
+                 "adblock, 4 words); a newer bloomgate may have written it",
                  path, keys);
         return -1;
     }
@@ -213,8 +227,9 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
     if (v4) {
         info->section_bytes = le_get64(hdr + OFF_SECTION_BYTES);
         info->section_kind = le_get32(hdr + OFF_SECTION_KIND);
-        /* The adblock kind is a compiled engine in the section; nothing else is. */
-        if ((info->keys == FILTER_KEYS_ADBLOCK) != (info->section_kind == FORMAT_SECTION_ADBLOCK) ||
+        /* The adblock kind is a compiled engine in the section, the words
+         * kind a compiled list; the other kinds may name an exact table. */
+        if (!format_section_fits(info->keys, info->section_kind) ||
             info->section_bytes < SECTION_HEAD || info->section_bytes > SECTION_HEAD + SECTION_MAX) {
             snprintf(err, errlen,
                      "%s: corrupt header: key kind %s with section kind %u of %llu bytes", path,
@@ -222,9 +237,9 @@ static int header_check_values(const char *path, const unsigned char *hdr, uint3
                      (unsigned long long)info->section_bytes);
             return -1;
         }
-    } else if (info->keys == FILTER_KEYS_ADBLOCK) {
-        snprintf(err, errlen, "%s: corrupt header: the adblock kind in a version-%u file", path,
-                 info->version);
+    } else if (format_section_of(info->keys)) {
+        snprintf(err, errlen, "%s: corrupt header: the %s kind in a version-%u file", path,
+                 format_keys_name(info->keys), info->version);
         return -1;
     }
     int nonzero = le_get32(hdr + OFF_FLAGS) != 0;
@@ -637,7 +652,7 @@ int format_write_section(struct filter *f, const char *path, unsigned threads, u
         f->build_time = util_wall_seconds();
     memcpy(hdr + OFF_MAGIC, FORMAT_MAGIC, 8);
     if ((unsigned)f->keys >= FILTER_KEYS_COUNT ||
-        (f->keys == FILTER_KEYS_ADBLOCK) != (kind == FORMAT_SECTION_ADBLOCK) ||
+        !format_section_fits(f->keys, kind) ||
         body_len > SECTION_MAX) {
         snprintf(err, errlen, "%s: key kind %u with section kind %u of %zu bytes", path,
                  (unsigned)f->keys, kind, body_len);

@@ -29,6 +29,7 @@
 /* The exact table a filter was built with (exact/ref.h): its file name beside
  * the filter file, kind, count and header checksum. Exact, host or url keys. */
 #define FORMAT_SECTION_EXACT 3u
+#define FORMAT_SECTION_WORDS 4u   /* the section kind of a compiled word list (words_serialize) */
 #define FORMAT_FIXED_HEADER 128u
 #define FORMAT_SHARD_ENTRY 32u
 #define FORMAT_ALIGN 4096u
@@ -59,8 +60,14 @@ struct format_info {
     struct format_shard *shards; /* plan.shard_count entries; free with format_info_free */
 };
 
-/* "exact", "host", "url", "adblock"; "?" for a value out of range. */
+/* "exact", "host", "url", "adblock", "words"; "?" for a value out of range. */
 const char *format_keys_name(enum filter_keys keys);
+/* The section kind a file of key kind keys must hold: FORMAT_SECTION_ADBLOCK,
+ * FORMAT_SECTION_WORDS, or 0 for the kinds that are bits (which may hold
+ * FORMAT_SECTION_EXACT, or none: format_section_fits). */
+uint32_t format_section_of(enum filter_keys keys);
+/* Whether a file of key kind keys may hold a section of kind kind (0: none). */
+int format_section_fits(enum filter_keys keys, uint32_t kind);
 /* The kind named s: 0, or -1 if s names none. */
 int format_keys_parse(const char *s, enum filter_keys *out);
 

@@ -30,8 +30,10 @@ enum filter_keys {
     FILTER_KEYS_URL = 2,   /* Safe Browsing host/path expressions */
     FILTER_KEYS_ADBLOCK = 3, /* a compiled Adblock engine (the file's section) and a host
                                 tier for run-time adds, which is looked up as host keys */
+    FILTER_KEYS_WORDS = 4,   /* a compiled word list (the file's section, src/words/), scanned
+                                in text; its Bloom part is empty and unused */
 };
-#define FILTER_KEYS_COUNT 4
+#define FILTER_KEYS_COUNT 5
 
 /* The kind a filter's own bits are keyed by: an adblock filter's host tier
  * holds host keys. */

@@ -26,7 +26,8 @@ _Static_assert((int)CONF_LAYOUT_COUNTING == (int)FILTER_COUNTING, "conf and filt
 _Static_assert((int)CONF_KEYS_EXACT == (int)FILTER_KEYS_EXACT + 1 &&
                    (int)CONF_KEYS_HOST == (int)FILTER_KEYS_HOST + 1 &&
                    (int)CONF_KEYS_URL == (int)FILTER_KEYS_URL + 1 &&
-                   (int)CONF_KEYS_ADBLOCK == (int)FILTER_KEYS_ADBLOCK + 1,
+                   (int)CONF_KEYS_ADBLOCK == (int)FILTER_KEYS_ADBLOCK + 1 &&
+                   (int)CONF_KEYS_WORDS == (int)FILTER_KEYS_WORDS + 1,
                "conf_keys is not filter_keys + 1");
 
 #define KIB 1024ull
@@ -104,6 +105,8 @@ const struct directive conf_directives[] = {
     SIZE(  "max_created_memory", GLOBAL, max_created_memory, NULL, 0,      FILTER_MAX_BYTES, F_RELOAD),
     ENUM(  "auto_create",      GLOBAL, auto_create,      conf_on_off,  "on",               F_RELOAD),
     SIZE(  "checkpoint_bytes", GLOBAL, checkpoint_bytes, "64M",   0,       1024 * GIB, F_RELOAD),
+    SIZE(  "scan_max_text",    GLOBAL, scan_max_text,    "1M",    1,       1 * GIB,   F_RELOAD),
+    INT(   "scan_max_matches", GLOBAL, scan_max_matches, "100",   1,       CONF_SCAN_MATCHES_MAX, F_RELOAD),
 
     PATH(  "file",             FILTER, file,                                          F_RELOAD),
     SIZE(  "capacity",         FILTER, capacity,         NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
@@ -120,6 +123,10 @@ const struct directive conf_directives[] = {
     SIZE(  "delta_capacity",   FILTER, delta_capacity,   NULL,    1, FILTER_MAX_CAPACITY, F_RELOAD),
     ENUM(  "no_context",       FILTER, context,          conf_contexts, "document",        F_RELOAD),
     ENUM(  "full",             FILTER, full,             conf_fulls,   "accept",           F_RELOAD),
+    ENUM(  "words_nfkc",       FILTER, words_nfkc,       conf_words_flags, NULL,           F_RELOAD),
+    ENUM(  "words_zh",         FILTER, words_zh,         conf_words_flags, NULL,           F_RELOAD),
+    ENUM(  "words_whole_word", FILTER, words_whole_word, conf_words_flags, NULL,           F_RELOAD),
+    STRING("words_skip",       FILTER, words_skip,                1,       1024,      F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),
@@ -211,6 +218,7 @@ void conf_filter_clear(struct conf_filter *f)
     free(f->journal);
     free(f->allow);
     free(f->window);
+    free(f->words_skip);
     memset(f, 0, sizeof(*f));
 }
 
@@ -315,11 +323,14 @@ const struct conf_enum conf_layouts[] = {
 };
 const struct conf_enum conf_key_kinds[] = {
     {"exact", CONF_KEYS_EXACT}, {"host", CONF_KEYS_HOST}, {"url", CONF_KEYS_URL},
-    {"adblock", CONF_KEYS_ADBLOCK}, {NULL, 0},
+    {"adblock", CONF_KEYS_ADBLOCK}, {"words", CONF_KEYS_WORDS}, {NULL, 0},
 };
 const struct conf_enum conf_on_off[] = {{"off", 0}, {"on", 1}, {NULL, 0}};
 const struct conf_enum conf_contexts[] = {
     {"document", CONF_CONTEXT_DOCUMENT}, {"any", CONF_CONTEXT_ANY}, {NULL, 0},
+};
+const struct conf_enum conf_words_flags[] = {
+    {"off", CONF_WORDS_OFF}, {"on", CONF_WORDS_ON}, {NULL, 0},
 };
 const struct conf_enum conf_fulls[] = {
     {"accept", CONF_FULL_ACCEPT}, {"refuse", CONF_FULL_REFUSE}, {NULL, 0},

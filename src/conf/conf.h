@@ -14,6 +14,7 @@
 
 #define CONF_MAX_FILE_BYTES (1u << 20) /* conf_load refuses anything larger */
 #define CONF_MAX_CREATED 16000   /* max_filters' ceiling (store/registry.h has room) */
+#define CONF_SCAN_MATCHES_MAX 10000  /* scan_max_matches at most: each worker's match array */
 #define CONF_NAME_MAX 64               /* filter names: base/fname.h (conf.c asserts equal) */
 
 enum conf_log_level {
@@ -40,6 +41,16 @@ enum conf_keys {
     CONF_KEYS_HOST = 2,  /* FILTER_KEYS_HOST + 1 */
     CONF_KEYS_URL = 3,   /* FILTER_KEYS_URL + 1 */
     CONF_KEYS_ADBLOCK = 4, /* FILTER_KEYS_ADBLOCK + 1: only from a file (build --format adblock) */
+    CONF_KEYS_WORDS = 5,   /* FILTER_KEYS_WORDS + 1: only from a file (build --format words) */
+};
+
+/* A words filter's normalisation setting as the config states it: the file
+ * holds the settings it was built with (they shape the compiled list), and
+ * one given here must agree with them (store/loader.c checks). */
+enum conf_words_flag {
+    CONF_WORDS_FILE = 0, /* not given: whatever the file says */
+    CONF_WORDS_OFF = 1,
+    CONF_WORDS_ON = 2,
 };
 
 enum conf_fsync {
@@ -69,6 +80,11 @@ struct conf_filter {
     uint64_t delta_capacity; /* a fuse file's delta (bloom/fusedelta.h); 0: the default */
     unsigned context;        /* an adblock filter's lookup without context: CONF_CONTEXT_* */
     unsigned full;           /* an add past a fixed-size filter's capacity: CONF_FULL_* */
+    /* A words filter's settings, checked against its file's (CONF_WORDS_*). */
+    unsigned words_nfkc;       /* NFKC and case folding */
+    unsigned words_zh;         /* traditional Chinese folded to simplified */
+    unsigned words_whole_word; /* whole-word matching of space-separated scripts */
+    char *words_skip;          /* the skip set, as words.md writes it; NULL: not given */
 };
 
 /* What the gate does with an add that would bring a fixed-size filter (no
@@ -162,6 +178,8 @@ struct conf {
     unsigned shutdown_timeout; /* grace for connections to drain on shutdown */
     size_t http_max_body;      /* bytes of one HTTP request body (413 beyond) */
     size_t http_max_headers;   /* bytes of an HTTP request line + headers (431 beyond) */
+    size_t scan_max_text;      /* bytes of one SCAN's text (a words filter) */
+    unsigned scan_max_matches; /* matches one SCAN returns, at most (the rest: capped) */
 
     /* Filters created at run time (CREATE, BF.RESERVE, bloomd's create:
      * docs/created.md). state_dir is restart-only; the limits reload. */

@@ -492,7 +492,9 @@ static int close_filter(struct parser *p)
                     "filter \"%s\": \"max_memory\" bounds a growing filter; it needs \"growth on\"",
                     f->name);
 
-    if (!f->journal_off && f->journal == NULL) {
+    /* A words filter takes no run-time changes (SCAN only): no journal
+     * unless one is named. */
+    if (!f->journal_off && f->journal == NULL && f->keys != CONF_KEYS_WORDS) {
         if (f->file != NULL) {
             f->journal = concat(f->file, ".journal");
         } else {

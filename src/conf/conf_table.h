@@ -60,7 +60,7 @@ extern const size_t conf_n_directives;
 /* The most directives the table may hold (the parser sizes an array by it). */
 #define CONF_MAX_DIRECTIVES 96
 extern const struct conf_enum conf_log_levels[], conf_layouts[], conf_fsyncs[], conf_key_kinds[];
-extern const struct conf_enum conf_on_off[], conf_contexts[], conf_fulls[];
+extern const struct conf_enum conf_on_off[], conf_contexts[], conf_fulls[], conf_words_flags[];
 
 /* The directive called name in scope sc, or NULL. */
 const struct directive *conf_find_directive(const char *name, enum conf_scope sc);

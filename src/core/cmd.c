@@ -46,6 +46,8 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
     const struct fentry *e = call->e;
     size_t n = call->n_items;
     struct cmd_confirmed cc = {0, 0}; /* what an exact table did (cmd_confirm.c) */
+    if (e->v->words && cmd_words_refuse(e, call) != 0)
+        return;
     /* The one branch on the kind: exact filters take the paths below, as
      * they always have. */
     if (e->v->ab && !mutate) {
@@ -185,6 +187,7 @@ const struct cmd_def cmd_table[CMD_COUNT_] = {
     [CMD_DROP] = {"drop", false, false, true, NULL},
     [CMD_CLEAR] = {"clear", false, false, true, NULL},
     [CMD_FLUSH] = {"flush", false, false, true, NULL},
+    [CMD_SCAN] = {"scan", true, false, false, cmd_words_scan},
 };
 
 enum reload_op_kind cmd_op_kind(enum cmd_id id)

@@ -34,6 +34,7 @@ enum cmd_id {
     CMD_DROP,   /* stop serving a created filter, its files removed (mutating) */
     CMD_CLEAR,  /* empty a created filter (mutating) */
     CMD_FLUSH,  /* sync a filter's journal, or every one's, to disk (mutating) */
+    CMD_SCAN,    /* the listed words a text holds (a words filter: core/cmd_words.c) */
     CMD_COUNT_
 };
 
@@ -56,6 +57,9 @@ enum cmd_err {
     CMD_ERR_BAD_OPTION,   /* an unknown option, or a bad value */
     CMD_ERR_NO_STATE_DIR, /* no state_dir: nothing can be created */
     CMD_ERR_FAILED,       /* the disk refused (the message says what) */
+    CMD_ERR_WRONG_KIND,     /* the verb does not apply to the filter's kind (SCAN on a
+                             * lookup filter, an item command on a words filter) */
+    CMD_ERR_TEXT_TOO_LONG,  /* a SCAN's text is longer than scan_max_text */
 };
 
 /* What the client proved about itself, for mutating commands. */
@@ -78,6 +82,8 @@ struct cmd_ctx {
 #define CMD_CTX_NONE ((struct cmd_ctx){-1, -1, NULL, 0})
 
 struct adblock_ctx;
+struct words_scratch;
+struct words_match;
 
 /* The worker's, lent to every call: its gate batch, counters and scratch. */
 struct cmd_env {
@@ -92,6 +98,8 @@ struct cmd_env {
     struct adblock_ctx *ab;  /* the matcher's scratch for adblock filters */
     size_t scratch_items;
     enum stats_proto proto; /* which fstats column the items count in */
+    struct words_scratch *ws; /* a SCAN's scratch (words.h) */
+    struct words_match *wm;   /* a SCAN's matches: CONF_SCAN_MATCHES_MAX entries */
 };
 
 /* One command: what the front parsed, and what the handler answers. Set up
@@ -127,6 +135,15 @@ struct cmd_call {
     json_t *json;     /* INFO, FILTERS, HEALTH: the caller's to decref */
     enum cmd_err err; /* CMD_OK or why not */
     char msg[320];    /* the error's text (a front may word auth errors its own way) */
+    /* SCAN: the text the front read (set by the front, not by cmd_call_init:
+     * no other verb reads it), and the answer: the matches (env->wm, good
+     * until the thread's next command), sorted by start, at most
+     * scan_max_matches, and whether more were found (capped). */
+    const char *text;
+    size_t text_len;
+    const struct words_match *matches;
+    size_t n_matches;
+    bool capped;
 };
 
 static inline void cmd_call_init(struct cmd_call *call, const struct catalog *cat,
@@ -216,6 +233,9 @@ enum reload_op_kind cmd_op_kind(enum cmd_id id);
  * error, with its message in *msg (good while report lives). A NULL
  * report (it was lost) is CMD_ERR_INTERNAL. Any thread. */
 enum cmd_err cmd_admin_outcome(const json_t *report, const char **msg);
+/* SCAN's answer as a words filter's list names it: match i's word as
+ * listed (not NUL-terminated). Worker thread. */
+const char *cmd_scan_word(const struct cmd_call *call, size_t i, size_t *len);
 
 /* The mutation a mutating item command journals (ADD, ALLOW, UNALLOW,
  * REMOVE), for the fronts' replies. */

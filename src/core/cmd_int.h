@@ -53,4 +53,14 @@ void cmd_confirm_exact(const struct cmd_env *env, struct cmd_call *call, struct 
 int cmd_keyed_check_confirmed(const struct cmd_env *env, struct cmd_call *call,
                               struct cmd_confirmed *cc);
 
+/* SCAN on a words filter (cmd_words.c): the text's matches into
+ * env->wm; CMD_ERR_WRONG_KIND on any other filter. */
+void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src,
+                    struct cmd_call *call);
+
+/* The item commands (CHECK, MATCH, ADD, ALLOW, UNALLOW, REMOVE) on a
+ * words filter: refused with CMD_ERR_WRONG_KIND (-1), since a word list
+ * answers SCAN only; 0 on any other filter. */
+int cmd_words_refuse(const struct fentry *e, struct cmd_call *call);
+
 #endif

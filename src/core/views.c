@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "adblock/adblock.h"
+#include "words/words.h"
 #include "base/clock.h"
 #include "base/util.h"
 #include "bloom/filter.h"
@@ -119,6 +120,25 @@ json_t *views_adblock_json(const struct adblock_engine *e)
     return o;
 }
 
+/* What a words filter's compiled list holds and was built with (INFO,
+ * `bloomgate info`). Any thread. */
+json_t *views_words_json(const struct words_matcher *m)
+{
+    const struct words_opts *w = words_matcher_opts(m);
+    size_t n = words_count(m), exc = 0;
+    for (size_t i = 0; i < n; i++)
+        exc += words_is_exception(m, (uint32_t)i);
+    json_t *o = json_object();
+    json_object_set_new(o, "entries", json_integer((json_int_t)(n - exc)));
+    json_object_set_new(o, "exceptions", json_integer((json_int_t)exc));
+    json_object_set_new(o, "nfkc", json_boolean(w->nfkc));
+    json_object_set_new(o, "zh", json_boolean(w->zh));
+    json_object_set_new(o, "whole_word", json_boolean(w->whole_word));
+    json_object_set_new(o, "skip", json_string(w->skip ? w->skip : WORDS_SKIP_DEFAULT));
+    json_object_set_new(o, "memory_bytes", json_integer((json_int_t)words_memory(m)));
+    return o;
+}
+
 /* The exact table of v (docs/design.md, "The exact phase"): what it holds,
  * what it costs, and the run-time changes its delta keeps until the next
  * build folds them. Any thread holding v's catalog. */
@@ -176,6 +196,8 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
     if (v->ab)
         json_object_set_new(o, "adblock", views_adblock_json(v->ab));
+    if (v->words)
+        json_object_set_new(o, "words", views_words_json(v->words));
     /* What a shipper compares with `bloomgate info FILE` to know this
      * replica serves the file it sent: the header checksum, which covers
      * every shard's checksum and so the whole content (runtime adds do not

@@ -26,6 +26,10 @@ void views_exact_counters(json_t *j, const struct stats_src *src, const struct f
  * kind, the compiled size. Any thread. */
 struct adblock_engine;
 json_t *views_adblock_json(const struct adblock_engine *e);
+/* What a words filter's compiled list holds and the settings it was built
+ * with. Any thread. */
+struct words_matcher;
+json_t *views_words_json(const struct words_matcher *m);
 /* A filter the configuration in force names but no catalog entry serves (a
  * reload could not load it): {"name":..., "ready": false}. What INFO <name>
  * and GET /v1/filters/{name} answer for it, so a shipper or a load balancer

@@ -19,7 +19,7 @@ libparse_la_SOURCES += \
 	%reldir%/line/proto.c %reldir%/line/proto.h %reldir%/line/proto_fast.h \
 	%reldir%/line/proto_verbs.h
 libbloomgate_la_SOURCES += \
-	%reldir%/line/line.c %reldir%/line/line.h %reldir%/line/line_int.h \
+	%reldir%/line/line.c %reldir%/line/line_scan.c %reldir%/line/line.h %reldir%/line/line_int.h \
 	%reldir%/line/line_admin.c
 
 # HTTP: the API and the authorization endpoint.
@@ -29,7 +29,7 @@ libparse_la_SOURCES += \
 libbloomgate_la_SOURCES += \
 	%reldir%/http/http.h %reldir%/http/http_int.h \
 	%reldir%/http/http_conn.c \
-	%reldir%/http/http_api.c %reldir%/http/http_admin.c \
+	%reldir%/http/http_api.c %reldir%/http/http_admin.c %reldir%/http/http_scan.c \
 	%reldir%/http/http_context.c \
 	%reldir%/http/http_resp.c \
 	%reldir%/http/http_authz.c

@@ -23,6 +23,7 @@
 #include "base/seam.h"
 #include "base/util.h"
 #include "adblock/adblock.h"
+#include "words/words.h"
 #include "net/conn.h"
 #include "net/listener.h"
 
@@ -229,10 +230,13 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     w->allowed = calloc(items, sizeof(*w->allowed));
     w->ctxs = calloc(items, sizeof(*w->ctxs));
     w->ab = adblock_ctx_new();
+    w->ws = words_scratch_new();
+    w->wm = calloc(CONF_SCAN_MATCHES_MAX, sizeof(*w->wm));
     w->base = event_base_new();
     w->inbox_mu_ok = pthread_mutex_init(&w->inbox_mu, NULL) == 0;
     w->inbox_ev = w->base ? event_new(w->base, -1, 0, inbox_cb, w) : NULL;
     if (!w->stats->fstats || !w->keys || !w->bools || !w->allowed || !w->ctxs || !w->ab ||
+        !w->ws || !w->wm ||
         !w->base || !w->inbox_mu_ok || !w->inbox_ev) {
         snprintf(err, errlen, "out of memory setting up worker %u", t);
         return -1;
@@ -245,6 +249,8 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
                               .allowed = w->allowed,
                               .ctxs = w->ctxs,
                               .ab = w->ab,
+                              .ws = w->ws,
+                              .wm = w->wm,
                               .scratch_items = items};
     for (size_t f = 0; f < srv->n_fronts; f++) {
         if (!srv->fronts[f].n_addrs)
@@ -410,6 +416,8 @@ void server_free(struct server *srv)
         free(w->allowed);
         free(w->ctxs);
         adblock_ctx_free(w->ab);
+        words_scratch_free(w->ws);
+        free(w->wm);
     }
     free(srv->workers);
     free(srv->blocks);

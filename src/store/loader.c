@@ -23,6 +23,7 @@
 #include "bloom/grow.h"
 #include "bloom/fusedelta.h"
 #include "bloom/ring.h"
+#include "words/words.h"
 
 /* The plan of the empty filter a block with no file (or a missing one) gets:
  * the sizing check that start-up, a reload and --check-config all run, so
@@ -63,33 +64,93 @@ static int empty_plan(const struct conf_filter *cf, struct filter_plan *plan, ch
     return 0;
 }
 
-/* An adblock filter's engine: the section of the file f was loaded from,
- * read and checked, then compiled back (every offset checked, the regexes
- * compiled again). The header read now must be the one f came from, or the
- * file was replaced between the two reads. Loader threads. */
-static struct adblock_engine *load_engine(const struct conf_filter *cf, const struct filter *f,
-                                          char *err, size_t errlen)
+/* The section of the file f was loaded from (an adblock filter's engine, a
+ * words filter's list), read and checked into a malloc'd *body. The header
+ * read now must be the one f came from, or the file was replaced between
+ * the two reads. 0, or -1 with err. Loader threads. */
+static int load_section(const struct conf_filter *cf, const struct filter *f, void **body,
+                        size_t *len, char *err, size_t errlen)
 {
     struct format_info fi;
     char why[1024];
-    void *body = NULL;
-    size_t len = 0;
-    struct adblock_engine *ab = NULL;
+    int rc = -1;
     if (format_read_info(cf->file, &fi, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: %s", cf->name, why);
-        return NULL;
+        return -1;
     }
     if (fi.checksum != f->file_checksum)
         snprintf(err, errlen, "filter %s: file %s was replaced while it was loaded; try again",
                  cf->name, cf->file);
-    else if (format_read_section(cf->file, &fi, &body, &len, why, sizeof(why)) != 0)
+    else if (format_read_section(cf->file, &fi, body, len, why, sizeof(why)) != 0)
         snprintf(err, errlen, "filter %s: %s", cf->name, why);
-    else if (!(ab = adblock_engine_load(body, len, why, sizeof(why))))
+    else
+        rc = 0;
+    format_info_free(&fi);
+    return rc;
+}
+
+/* An adblock filter's engine: its section compiled back (every offset
+ * checked, the regexes compiled again). Loader threads. */
+static struct adblock_engine *load_engine(const struct conf_filter *cf, const struct filter *f,
+                                          char *err, size_t errlen)
+{
+    char why[1024];
+    void *body = NULL;
+    size_t len = 0;
+    struct adblock_engine *ab = NULL;
+    if (load_section(cf, f, &body, &len, err, errlen) != 0)
+        return NULL;
+    if (!(ab = adblock_engine_load(body, len, why, sizeof(why))))
         snprintf(err, errlen, "filter %s: file %s: the compiled lists: %s", cf->name, cf->file,
                  why);
     free(body);
-    format_info_free(&fi);
     return ab;
+}
+
+/* A setting the config states against the one the file was built with. */
+static bool words_flag_differs(unsigned conf, bool file)
+{
+    return conf != CONF_WORDS_FILE && (conf == CONF_WORDS_ON) != file;
+}
+
+/* A words filter's list: its section loaded (every array checked), then the
+ * config's words_* settings, where given, checked against the ones the list
+ * was built with: they shape the compiled automaton (the list was
+ * normalised with them), so the file decides and the config may only
+ * agree. Loader threads. */
+static struct words_matcher *load_words(const struct conf_filter *cf, const struct filter *f,
+                                        char *err, size_t errlen)
+{
+    char why[1024];
+    void *body = NULL;
+    size_t len = 0;
+    if (load_section(cf, f, &body, &len, err, errlen) != 0)
+        return NULL;
+    struct words_matcher *m = words_load(body, len, why, sizeof(why));
+    free(body);
+    if (!m) {
+        snprintf(err, errlen, "filter %s: file %s: the compiled word list: %s", cf->name, cf->file,
+                 why);
+        return NULL;
+    }
+    const struct words_opts *o = words_matcher_opts(m);
+    const char *skip = o->skip ? o->skip : WORDS_SKIP_DEFAULT;
+    const char *bad = words_flag_differs(cf->words_nfkc, o->nfkc)         ? "words_nfkc"
+                      : words_flag_differs(cf->words_zh, o->zh)             ? "words_zh"
+                      : words_flag_differs(cf->words_whole_word, o->whole_word) ? "words_whole_word"
+                      : cf->words_skip && strcmp(cf->words_skip, skip) != 0 ? "words_skip"
+                                                                            : NULL;
+    if (bad) {
+        snprintf(err, errlen,
+                 "filter %s: file %s was built with nfkc %s, zh %s, whole_word %s, skip \"%s\", "
+                 "but the config (line %u) says another %s; rebuild the list with bloomgate "
+                 "build --format words and the settings wanted, or change the config",
+                 cf->name, cf->file, o->nfkc ? "on" : "off", o->zh ? "on" : "off",
+                 o->whole_word ? "on" : "off", skip, cf->line, bad);
+        words_matcher_free(m);
+        return NULL;
+    }
+    return m;
 }
 
 /* The checks of loader_load_filter without the loading: the file's header
@@ -99,11 +160,11 @@ int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
 {
     struct stat st;
     if (!cf->file || stat(cf->file, &st) != 0) {
-        if (cf->keys == CONF_KEYS_ADBLOCK) {
+        if (cf->keys == CONF_KEYS_ADBLOCK || cf->keys == CONF_KEYS_WORDS) {
+            const char *k = conf_keys_name(cf->keys);
             snprintf(err, errlen,
-                     "filter %s: keys adblock needs a file made by bloomgate build --format "
-                     "adblock%s%s",
-                     cf->name, cf->file ? ": " : "", cf->file ? strerror(errno) : "");
+                     "filter %s: keys %s needs a file made by bloomgate build --format %s%s%s",
+                     cf->name, k, k, cf->file ? ": " : "", cf->file ? strerror(errno) : "");
             return -1;
         }
         if (cf->file && (errno != ENOENT || cf->capacity == 0)) {
@@ -160,13 +221,15 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     bool have_file = false;
     struct adblock_engine *ab = NULL;
     uint64_t file_checksum = 0;
+    struct words_matcher *words = NULL;
     if (cf->file) {
         if (stat(cf->file, &st) == 0) {
             have_file = true;
-        } else if (cf->keys == CONF_KEYS_ADBLOCK) {
-            snprintf(err, errlen, "filter %s: file %s: %s (keys adblock is built from its lists "
-                     "by bloomgate build --format adblock; it cannot start empty)",
-                     cf->name, cf->file, strerror(errno));
+        } else if (cf->keys == CONF_KEYS_ADBLOCK || cf->keys == CONF_KEYS_WORDS) {
+            const char *k = conf_keys_name(cf->keys);
+            snprintf(err, errlen, "filter %s: file %s: %s (keys %s is built from its lists "
+                     "by bloomgate build --format %s; it cannot start empty)",
+                     cf->name, cf->file, strerror(errno), k, k);
             return NULL;
         } else if (errno != ENOENT || cf->capacity == 0) {
             snprintf(err, errlen, "filter %s: file %s: %s%s", cf->name, cf->file, strerror(errno),
@@ -201,20 +264,26 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
             filter_free(f);
             return NULL;
         }
+        if (f->keys == FILTER_KEYS_WORDS && !(words = load_words(cf, f, err, errlen))) {
+            filter_free(f);
+            return NULL;
+        }
         /* A fuse filter takes no adds: they go to a delta beside it. */
         uint64_t dc = cf->delta_capacity ? cf->delta_capacity
                                          : fusedelta_default_capacity(filter_items(f));
         if (f->layout == FILTER_FUSE && !(f = fusedelta_create(f, dc, why, sizeof(why)))) {
             snprintf(err, errlen, "filter %s: file %s: %s", cf->name, cf->file, why);
             adblock_engine_free(ab);
+            words_matcher_free(words);
             return NULL;
         }
         file = cf->file;
     } else {
         struct filter_plan plan;
-        if (cf->keys == CONF_KEYS_ADBLOCK) {
-            snprintf(err, errlen, "filter %s: keys adblock needs a file made by bloomgate build "
-                     "--format adblock", cf->name);
+        if (cf->keys == CONF_KEYS_ADBLOCK || cf->keys == CONF_KEYS_WORDS) {
+            const char *k = conf_keys_name(cf->keys);
+            snprintf(err, errlen, "filter %s: keys %s needs a file made by bloomgate build "
+                     "--format %s", cf->name, k, k);
             return NULL;
         }
         if (empty_plan(cf, &plan, err, errlen) != 0)
@@ -243,10 +312,12 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     if (!v) {
         filter_free(f);
         adblock_engine_free(ab);
+        words_matcher_free(words);
         snprintf(err, errlen, "filter %s: out of memory", cf->name);
         return NULL;
     }
     v->ab = ab;
+    v->words = words;
     v->ab_any = ab && cf->context == CONF_CONTEXT_ANY;
     v->refuse_full = cf->full == CONF_FULL_REFUSE;
     if (!ab && cf->context == CONF_CONTEXT_ANY)
@@ -260,6 +331,14 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
         return NULL;
     }
     /* The allow-list after the bits: its entries are the filter's own hashes. */
+    /* The allow-list after the bits: its entries are the filter's own hashes.
+     * A word list's exceptions are its @@ lines, compiled in. */
+    if (cf->allow && words) {
+        snprintf(err, errlen, "filter %s: allow does not apply to a words filter (its exceptions "
+                 "are @@ lines of the list)", cf->name);
+        fversion_free(v);
+        return NULL;
+    }
     if (cf->allow && amend_load_allow_file(v, cf->allow, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: %s", cf->name, why);
         fversion_free(v);

@@ -48,6 +48,7 @@ struct fversion {
      * the bits is confirmed in it; NULL for a filter built without --exact. */
     struct exact_table *xt;
     struct exact_delta *xd; /* the table's run-time changes (ADD, REMOVE); NULL without xt */
+    struct words_matcher *words; /* the compiled word list of a words filter, or NULL */
 };
 
 struct journal;
@@ -56,6 +57,7 @@ struct allow_set;
 struct adblock_engine;
 struct exact_table;
 struct exact_delta;
+struct words_matcher;
 
 /* What belongs to a filter name rather than to one loaded version: its
  * journal and its reload history. Lives while the name is served. */

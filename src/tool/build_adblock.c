@@ -20,8 +20,7 @@
 
 #define LIST_MAX (1ull << 31) /* a list larger than this is refused (offsets are 32-bit) */
 
-/* The whole of one input ("-" is stdin) into a malloc'd buffer. */
-static char *read_whole(const char *path, size_t *len, char *err, size_t errlen)
+char *build_read_whole(const char *path, size_t *len, char *err, size_t errlen)
 {
     FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!fp) {
@@ -76,7 +75,7 @@ static struct adblock_engine *compile_lists(const struct build_opts *o, char *er
     for (size_t i = 0; i < n_in; i++) {
         size_t len;
         err[0] = '\0';
-        char *text = read_whole(in[i], &len, err, errlen);
+        char *text = build_read_whole(in[i], &len, err, errlen);
         if (!text) {
             adblock_builder_free(b);
             return NULL;

@@ -19,6 +19,7 @@
 #include "tool/build.h"
 #include "tool/build_adblock.h"
 #include "tool/build_exact.h"
+#include "tool/build_words.h"
 #include "core/views.h"
 #include "tool/cli.h"
 #include "url/lists.h"
@@ -142,6 +143,9 @@ static void print_tally(const struct build_tally *t, const char *rejects, bool f
 struct build_cli {
     struct build_opts o;
     bool dry, quiet, keys_given;
+    bool words;           /* --format words (or --keys words): a word list */
+    bool words_opt;       /* a word list's setting was given */
+    struct words_opts wo; /* its settings (--nfkc, --zh, --whole-word, --skip) */
 };
 
 /* build_cli_opt and build_main's steps return this to mean "go on"; any
@@ -164,6 +168,10 @@ static const struct option build_longopts[] = {{"output", required_argument, NUL
                                                {"rejects", required_argument, NULL, 'r'},
                                                {"exact", optional_argument, NULL, 'x'},
                                                {"exact-memory", required_argument, NULL, 'X'},
+                                               {"nfkc", required_argument, NULL, 'N'},
+                                               {"zh", required_argument, NULL, 'Z'},
+                                               {"whole-word", required_argument, NULL, 'W'},
+                                               {"skip", required_argument, NULL, 'K'},
                                                {NULL, 0, NULL, 0}};
 
 /* One option of build, as getopt returned it: a flat switch, one case per
@@ -177,13 +185,29 @@ static int build_cli_opt(int c, const char *arg, struct build_cli *b, const char
     switch (c) {
     case 'k':
         if (format_keys_parse(arg, &o->keys) != 0)
-            return tool_usage_error("build: --keys: '%s' is not exact, host, url or adblock", arg);
+            return tool_usage_error(
+                "build: --keys: '%s' is not exact, host, url, adblock or words", arg);
         b->keys_given = true;
+        b->words = o->keys == FILTER_KEYS_WORDS;
         break;
     case 'f':
+        /* A word list is not one of url/lists' formats: the words library
+         * reads it (src/words/list.c). */
+        if (strcmp(arg, "words") == 0) {
+            b->words = true;
+            break;
+        }
         if (lists_format_parse(arg, &o->format, why, sizeof(why)) != 0)
-            return tool_usage_error("build: --format: '%s' is not plain, hosts, adblock or urls",
-                                    arg);
+            return tool_usage_error(
+                "build: --format: '%s' is not plain, hosts, adblock, urls or words", arg);
+        break;
+    case 'N': /* the word list's settings (build_words.c) */
+    case 'Z':
+    case 'W':
+    case 'K':
+        if (build_words_opt(c, arg, &b->wo) != 0)
+            return EXIT_USAGE;
+        b->words_opt = true;
         break;
     case 'r':
         o->rejects = arg;
@@ -383,9 +407,13 @@ static int build_main(int argc, char **argv, const char ***journals_out)
     *journals_out = journals;
     o->journals = journals;
     optind = 1;
+    words_opts_default(&b.wo);
     while ((c = getopt_long(argc, argv, "o:n:p:l:s:t:S:dqhj:k:f:r:", build_longopts, NULL)) != -1)
         if ((rc = build_cli_opt(c, optarg, &b, journals)) != BUILD_GO_ON)
             return rc;
+    if (b.words || b.words_opt) /* a word list (build_words.c) */
+        return build_words_cli(o, &b.wo, b.words, b.keys_given, b.dry, b.quiet,
+                               (const char *const *)argv + optind, (size_t)(argc - optind));
     if ((rc = build_cli_keys(&b)) != BUILD_GO_ON)
         return rc;
     if (b.dry && o->keys == FILTER_KEYS_ADBLOCK)
@@ -479,6 +507,14 @@ static int cmd_info(int argc, char **argv)
         json_object_set_new(j, "adblock", views_adblock_json(e));
         adblock_engine_free(e);
     }
+    json_t *w = NULL; /* a words file's list, loaded back */
+    if (fi.keys == FILTER_KEYS_WORDS && !(w = build_words_info_json(file, &fi, err, sizeof(err)))) {
+        format_info_free(&fi);
+        json_decref(j);
+        return tool_runtime_error(err);
+    }
+    if (w)
+        json_object_set_new(j, "words", w);
     json_t *x = NULL; /* the exact table the file names, if any */
     if (fi.section_kind == FORMAT_SECTION_EXACT &&
         !(x = build_exact_info_json(file, &fi, err, sizeof(err)))) {
@@ -538,6 +574,12 @@ static int cmd_verify(int argc, char **argv)
         format_info_free(&fi);
         return 0;
     }
+    /* A words file's list is loaded back too, as the daemon will. */
+    if (fi.keys == FILTER_KEYS_WORDS) {
+        int rc = build_words_verify(file, &fi, t0, err, sizeof(err));
+        format_info_free(&fi);
+        return rc == 0 ? 0 : tool_runtime_error(err);
+    }
     char xs[64] = ""; /* the exact table the file names is read whole too */
     if (build_exact_verify(file, &fi, xs, sizeof(xs), err, sizeof(err)) != 0) {
         format_info_free(&fi);
@@ -573,8 +615,13 @@ struct tool_cmd {
 
 static const struct tool_opt build_opts[] = {
     {"-o, --output FILE", "filter file to write (required; written beside it, then renamed)"},
-    {"-k, --keys K", "exact (default for plain), host, url or adblock: stored in the file"},
-    {"-f, --format F", "plain (default), hosts, adblock (the lists compiled: adblock keys) or urls"},
+    {"-k, --keys K", "exact (default for plain), host, url, adblock or words: stored in the file"},
+    {"-f, --format F", "plain (default), hosts, adblock (the lists compiled: adblock keys), urls, "
+                       "or words (a word list compiled: words keys, docs/words.md)"},
+    {"--nfkc on|off", "words: NFKC and case folding of list and text (default on)"},
+    {"--zh on|off", "words: traditional Chinese read as simplified (default on)"},
+    {"--whole-word on|off", "words: words of space-separated scripts match whole (default on)"},
+    {"--skip SET", "words: characters skipped between letters (default \"P S Cf space\")"},
     {"-r, --rejects FILE", "write each rejected line to FILE with its reason"},
     {"--exact[=fp|keys]", "also write FILE.exact, every key's fingerprint (or the keys): "
                           "the daemon confirms each YES in it"},

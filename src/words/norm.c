@@ -441,6 +441,11 @@ static void wn_fill(struct wn_iter *it)
     const unsigned char *p = it->p;
     size_t pos = it->pos, len = it->len;
     struct wn_fillst f = {it->raw, it->nraw, it->pending_soft};
+    /* The code point after a segment, decoded to see whether it is a
+     * combining mark: kept, so that the next segment does not decode it
+     * again (most of a CJK text's decoding was done twice). */
+    size_t next_pos = SIZE_MAX, next_l = 0;
+    uint32_t next_cp = 0;
     while (f.nr < WN_BATCH && pos < len) {
         unsigned char c = p[pos];
         if (c < 0x80 && (pos + 1 == len || p[pos + 1] < 0x80)) {
@@ -450,7 +455,11 @@ static void wn_fill(struct wn_iter *it)
             continue;
         }
         uint32_t cp;
-        size_t avail = len - pos, l = wn_decode(p + pos, avail, &cp);
+        size_t avail = len - pos, l;
+        if (pos == next_pos)
+            cp = next_cp, l = next_l;
+        else
+            l = wn_decode(p + pos, avail, &cp);
         if (l == 0) {
             wn_push(&f, WN_INVALID, WN_OTHER, pos, pos + 1);
             pos++;
@@ -461,8 +470,12 @@ static void wn_fill(struct wn_iter *it)
             while (end < avail && p[pos + end] >= 0x80 && cnt < WN_SEG_CPS) {
                 uint32_t c2;
                 size_t l2 = wn_decode(p + pos + end, avail - end, &c2);
-                if (l2 == 0 || !wn_is_comb(n, c2))
+                if (l2 == 0)
                     break;
+                if (!wn_is_comb(n, c2)) {
+                    next_pos = pos + end, next_cp = c2, next_l = l2;
+                    break;
+                }
                 end += l2, cnt++;
             }
         }

@@ -172,6 +172,20 @@ static void check_request(const char *buf, size_t len, const struct proto_limits
     case PROTO_INFO:
         FUZZ_CHECK(req->n_items == 0, "INFO with items");
         break;
+    case PROTO_SCAN: {
+        /* The text: the rest of the line after the filter and one
+         * separator, never empty, never holding the line's end. */
+        FUZZ_CHECK(req->has_filter && req->n_items == 0, "SCAN without a filter, or with items");
+        FUZZ_CHECK(req->arg.len > 0 && fuzz_inside(req->arg.p, req->arg.len, line, n),
+                   "SCAN's text outside its line");
+        FUZZ_CHECK(req->arg.p == req->filter.p + req->filter.len + 1, "SCAN's text not after "
+                                                                       "the filter's separator");
+        size_t end = n > 0 && line[n - 1] == '\r' ? n - 1 : n;
+        FUZZ_CHECK(req->arg.p + req->arg.len == line + end, "SCAN's text not to the line's end");
+        FUZZ_CHECK(!memchr(req->arg.p, '\r', req->arg.len) && !memchr(req->arg.p, '\0', req->arg.len),
+                   "CR or NUL in SCAN's text");
+        break;
+    }
     case PROTO_PING:
     case PROTO_FILTERS:
     case PROTO_QUIT:

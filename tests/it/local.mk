@@ -46,6 +46,9 @@ check_PROGRAMS += %reldir%/check_privileges
 %canon_reldir%_check_privileges_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_output_budget
 %canon_reldir%_check_output_budget_LDADD = $(IT_LIBS)
+# A word list built by the real tool, scanned over the line protocol and HTTP.
+check_PROGRAMS += %reldir%/check_words
+%canon_reldir%_check_words_LDADD = $(IT_LIBS)
 # The real bloomgate-squid against the real daemon.
 check_PROGRAMS += %reldir%/check_squid
 %canon_reldir%_check_squid_LDADD = $(IT_LIBS)

@@ -574,6 +574,7 @@ const struct http_filter_verb http_filter_verbs[] = {
     {"", HTTP_M_PUT, CMD_CREATE, http_verb_create, .any_name = true},
     {"", HTTP_M_DELETE, CMD_DROP, http_verb_drop, .any_name = true},
     {"clear", HTTP_M_POST, CMD_CLEAR, http_verb_clear, .any_name = true},
+    {"scan", HTTP_M_POST, CMD_SCAN, http_scan, false},
 };
 const size_t http_n_filter_verbs = sizeof(http_filter_verbs) / sizeof(http_filter_verbs[0]);
 

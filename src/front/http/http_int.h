@@ -176,6 +176,11 @@ char *http_put_adblock_answer(char *p, const struct cmd_call *call);
 void http_adblock_batch(struct hreq *r, const struct fentry *e, size_t n,
                         const struct cmd_ctx *dflt, const struct cmd_ctx *ctxs);
 
+/* ---- http_scan.c ---- */
+/* POST /v1/filters/{name}/scan: the text (the body, or a JSON body's
+ * "text") scanned by e's word list; the matches, masked text if asked. */
+void http_scan(struct hreq *r, const struct http_filter_verb *v, const struct fentry *e);
+
 /* ---- http_authz.c ---- */
 /* /v1/authz/{filter}[,...][/...]: rest[0..len) is the path after
  * "/v1/authz/"; 204, 403, or an error. */

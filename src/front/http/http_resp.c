@@ -368,6 +368,12 @@ void http_cmd_error(struct hreq *r, const struct cmd_call *call)
     case CMD_ERR_FAILED:
         http_reply_error(r, HTTP_ERR_FAILED, "%s", call->msg);
         return;
+    case CMD_ERR_WRONG_KIND:
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "%s", call->msg);
+        return;
+    case CMD_ERR_TEXT_TOO_LONG:
+        http_reply_error(r, HTTP_ERR_BODY_TOO_LARGE, "%s", call->msg);
+        return;
     default:
         http_reply_error(r, HTTP_ERR_INTERNAL, "%s", call->msg);
     }

@@ -312,6 +312,16 @@ enum httpparse_status httpparse_head(const char *buf, size_t len, size_t max_hea
             if (name_is(p, nlen, "connection"))
                 each_element(v, vl, conn_token, &ct);
             break;
+        case 12:
+            /* Only whether the body is JSON (a words filter's scan takes
+             * text/plain or JSON): the media type before any parameter. */
+            if (name_is(p, nlen, "content-type")) {
+                size_t ml = 0;
+                while (ml < vl && v[ml] != ';' && v[ml] != ' ' && v[ml] != '\t')
+                    ml++;
+                h->json_type = name_is(v, ml, "application/json");
+            }
+            break;
         case 13:
             if (name_is(p, nlen, "authorization")) {
                 if (h->auth)

@@ -43,6 +43,7 @@ struct httpparse_head {
     bool expect_continue;  /* Expect: 100-continue */
     const char *auth;      /* Authorization's value, trimmed (NULL: absent) */
     size_t auth_len;
+    bool json_type;        /* Content-Type: application/json (parameters aside) */
     size_t head_len;       /* bytes of the request line and headers, blank line included */
 };
 

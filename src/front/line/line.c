@@ -166,6 +166,10 @@ enum proto_err line_err(enum cmd_err e)
         return PROTO_ERR_NO_STATE_DIR;
     case CMD_ERR_FAILED:
         return PROTO_ERR_FAILED;
+    case CMD_ERR_WRONG_KIND:
+        return PROTO_ERR_WRONG_KIND;
+    case CMD_ERR_TEXT_TOO_LONG:
+        return PROTO_ERR_TEXT_TOO_LONG;
     default:
         return PROTO_ERR_INTERNAL;
     }

@@ -23,4 +23,9 @@ void verb_reload(struct conn *c, const struct catalog *cat, const struct proto_r
 void verb_admin(struct conn *c, const struct catalog *cat, const struct proto_request *r,
                 const struct line_verb *v);
 
+/* SCAN <filter> <text> (line_scan.c): `CLEAN`, or `FOUND <n>[+] <word>
+ * <start> <end> ...`. */
+void line_verb_scan(struct conn *c, const struct catalog *cat, const struct proto_request *r,
+                    const struct line_verb *v);
+
 #endif

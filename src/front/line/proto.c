@@ -260,6 +260,30 @@ static bool is_ctx_word(struct proto_token t)
     return false;
 }
 
+/* SCAN <filter> <text>: the filter, then the rest of the line after the one
+ * space or tab that ends it, as it is (its spaces and tabs are the text's:
+ * the offsets a SCAN answers count them). A text may not be empty. The
+ * filter name is checked as an item command's is. */
+static enum proto_status parse_text(const char *line, size_t n, struct tok_cursor *cur,
+                                    const struct proto_verb *s, struct proto_request *req)
+{
+    struct proto_token f;
+    if (!next_token(cur, &f))
+        return fail_arity(req, s, 0);
+    size_t at = (size_t)(f.p - line) + f.len + 1; /* past the separator */
+    if (at >= n)
+        return fail_arity(req, s, 1);
+    if (!proto_valid_filter_name(f.p, f.len)) {
+        char q[QUOTE_MAX + 4];
+        quote_token(q, f);
+        return fail(req, PROTO_ERR_UNKNOWN_FILTER, "invalid filter name '%s': use " FNAME_RULE, q);
+    }
+    req->filter = f;
+    req->has_filter = 1;
+    req->arg = (struct proto_token){line + at, n - at};
+    return PROTO_REQUEST;
+}
+
 /* Parse one complete line (LF already removed). The checks run in this order,
  * and the first fault wins: NUL or stray CR (bad_request); blank (no reply);
  * command word (unknown_command); argument count (wrong_arity); filter name
@@ -301,6 +325,8 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
     struct proto_token first[2] = {{NULL, 0}, {NULL, 0}};
     size_t nargs = 0, n_items = 0;
     struct proto_token t;
+    if (s->kind == PROTO_ARGS_TEXT)
+        return parse_text(line, n, &cur, s, req);
     bool items = s->kind == PROTO_ARGS_ITEMS || s->kind == PROTO_ARGS_ITEMS_CTX;
     while (next_token(&cur, &t)) {
         /* After the filter, a lookup's context words are not arguments;
@@ -332,6 +358,7 @@ static enum proto_status parse_line(const char *line, size_t n, size_t avail,
     case PROTO_ARGS_TOKEN:
         req->arg = first[0];
         break;
+    case PROTO_ARGS_TEXT: /* parse_text read it */
     case PROTO_ARGS_ITEMS:
     case PROTO_ARGS_ITEMS_CTX:
     case PROTO_ARGS_FILTER:

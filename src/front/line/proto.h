@@ -31,7 +31,9 @@ enum proto_cmd {
     X(TOO_MANY_CONNECTIONS, "too_many_connections")                                                \
     X(INTERNAL, "internal")                                                                        \
     X(RELOAD_FAILED, "reload_failed")                                                              \
-    X(BAD_ITEM, "bad_item")
+    X(BAD_ITEM, "bad_item")                                                                        \
+    X(WRONG_KIND, "wrong_kind")                                                                    \
+    X(TEXT_TOO_LONG, "text_too_long")
 
 /* clang-format off */
 #define PROTO_ERR_ENUM_(sym, name) PROTO_ERR_##sym,
@@ -85,7 +87,7 @@ struct proto_ctx_word {
 struct proto_request {
     enum proto_cmd cmd;             /* valid on PROTO_REQUEST */
     struct proto_token filter;      /* CHECK/MCHECK/ADD/MADD/MATCH, and INFO if has_filter */
-    struct proto_token arg;         /* AUTH's token */
+    struct proto_token arg;         /* AUTH's token; SCAN's text */
     struct proto_token *items;      /* items_storage; n_items used (CHECK/ADD/MATCH: exactly 1) */
     size_t n_items;                 /* 0 for commands without items */
     struct proto_ctx_word ctx[PROTO_CTX_MAX]; /* the lookups' context words, in order */

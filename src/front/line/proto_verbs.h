@@ -14,6 +14,8 @@ enum proto_args {
                              among them: the lookups (docs/protocol.md, Request context) */
     PROTO_ARGS_FILTER, /* INFO [<filter>] */
     PROTO_ARGS_TOKEN,  /* AUTH <token> */
+    PROTO_ARGS_TEXT,   /* <filter> <text>: the text is the rest of the line after the one
+                          separator that follows the filter, spaces and tabs included */
 };
 
 #define PROTO_ARGS_ANY ((size_t)-1) /* no upper bound on the argument count */
@@ -63,7 +65,9 @@ enum proto_args {
     X(CLEAR, "CLEAR", PROTO_ARGS_FILTER, 1, 1, "<filter>",                                         \
       .id = CMD_CLEAR, .run = verb_admin)                                                          \
     X(FLUSH, "FLUSH", PROTO_ARGS_FILTER, 0, 1, "[<filter>]",                                       \
-      .id = CMD_FLUSH, .run = verb_admin)
+      .id = CMD_FLUSH, .run = verb_admin)                                                          \
+    X(SCAN, "SCAN", PROTO_ARGS_TEXT, 2, 2, "<filter> <text>",                                      \
+      .id = CMD_SCAN, .run = line_verb_scan)
 /* clang-format on */
 
 #endif

@@ -38,6 +38,8 @@ enum resp_err resp_code(enum cmd_err e)
         return RESP_ERR_NO_STATE_DIR;
     case CMD_ERR_FAILED:
         return RESP_ERR_FAILED;
+    case CMD_ERR_WRONG_KIND: /* a lookup on a words filter (SCAN is not a Redis verb) */
+        return RESP_ERR_WRONG_KIND;
     default:
         return RESP_ERR_INTERNAL;
     }

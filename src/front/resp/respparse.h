@@ -23,7 +23,8 @@
     X(BAD_ARGUMENT, "bad_argument")                                                                \
     X(TOO_MANY_CONNECTIONS, "too_many_connections")                                                \
     X(INTERNAL, "internal")                                                                        \
-    X(BAD_ITEM, "bad_item")
+    X(BAD_ITEM, "bad_item")                                                                        \
+    X(WRONG_KIND, "wrong_kind")
 
 /* clang-format off */
 #define RESP_ERR_ENUM_(sym, name) RESP_ERR_##sym,

@@ -1380,7 +1380,7 @@ START_TEST(test_names)
         "item_too_long", "too_many_items",  "auth_required",        "auth_failed",
         "exists",        "configured",      "limit",                "bad_option",
         "no_state_dir",  "failed",          "line_too_long", "bad_request",     "too_many_connections", "internal",
-        "reload_failed", "bad_item",
+        "reload_failed", "bad_item",       "wrong_kind",           "text_too_long",
     };
     ck_assert_uint_eq(sizeof(want) / sizeof(want[0]), PROTO_ERR_COUNT_);
     for (int i = 0; i < PROTO_ERR_COUNT_; i++)
@@ -1395,6 +1395,34 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* SCAN <filter> <text>: the text is the rest of the line after one
+ * separator, its spaces, tabs and leading blanks kept, a CR before the LF
+ * not; no text is wrong_arity, a bad name unknown_filter. */
+START_TEST(test_scan_text)
+{
+    struct proto_request r;
+    size_t used;
+    ck_assert_int_eq(parse_s("SCAN f  two\tword s \r\n", &r, &used), PROTO_REQUEST);
+    ck_assert_int_eq(r.cmd, PROTO_SCAN);
+    ck_assert_tok(r.filter, "f");
+    ck_assert_tok(r.arg, " two\tword s ");
+    ck_assert_uint_eq(r.n_items, 0);
+    ck_assert_uint_eq(used, strlen("SCAN f  two\tword s \r\n"));
+    ck_assert_int_eq(parse_s("scan\tf x\n", &r, &used), PROTO_REQUEST);
+    ck_assert_tok(r.arg, "x");
+    ck_assert_int_eq(parse_s("SCAN f\n", &r, &used), PROTO_ERROR);
+    ck_assert_int_eq(r.err, PROTO_ERR_WRONG_ARITY);
+    ck_assert_int_eq(parse_s("SCAN f \n", &r, &used), PROTO_ERROR);
+    ck_assert_int_eq(r.err, PROTO_ERR_WRONG_ARITY);
+    ck_assert_int_eq(parse_s("SCAN\n", &r, &used), PROTO_ERROR);
+    ck_assert_int_eq(r.err, PROTO_ERR_WRONG_ARITY);
+    ck_assert_int_eq(parse_s("SCAN f/x text\n", &r, &used), PROTO_ERROR);
+    ck_assert_int_eq(r.err, PROTO_ERR_UNKNOWN_FILTER);
+    ck_assert_int_eq(parse_s("SCAN f a\rb\n", &r, &used), PROTO_ERROR);
+    ck_assert_int_eq(r.err, PROTO_ERR_BAD_REQUEST);
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
@@ -1402,6 +1430,7 @@ static Suite *proto_suite(void)
     tcase_set_timeout(tc, 120); /* 200,000 fast-path lines: slow under ASan on a busy machine */
     tcase_add_loop_test(tc, test_arity, 0, (int)N_ARITY_CASES);
     tcase_add_test(tc, test_fields);
+    tcase_add_test(tc, test_scan_text);
     tcase_add_test(tc, test_context_words);
     tcase_add_test(tc, test_match);
     tcase_add_test(tc, test_case_insensitive);

@@ -1,0 +1,205 @@
+/* build_words: `bloomgate build --format words` (keys words): word lists
+ * compiled into one automaton (src/words/) and written as the section of a
+ * filter file, beside a minimal Bloom part that nothing reads (the file
+ * format wants one); and what `info` and `verify` say about such a file.
+ * Main thread of the tool. */
+#include "config.h"
+
+#include "tool/build_words.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "core/views.h"
+#include "bloom/format.h"
+#include "tool/build_adblock.h"
+#include "tool/cli.h"
+
+#define TIER_CAPACITY 1024 /* the unused Bloom part: the smallest plan worth a name */
+
+/* The rejects input `name` added to the summary's kept ones, from `from`. */
+static void print_rejects(const struct words_summary *s, size_t from, const char *name)
+{
+    for (size_t i = from; i < s->nkept; i++)
+        fprintf(stderr, "bloomgate: %s:%zu: rejected: %s\n", name, s->first[i].line,
+                s->first[i].reason);
+}
+
+/* The lists, compiled: NULL with err. Rejected lines go to stderr as they
+ * are found (the first WORDS_REJECTS_KEPT), each with its input and line. */
+static struct words_matcher *compile_lists(const struct build_opts *o, const struct words_opts *w,
+                                           struct words_summary *sum, char *err, size_t errlen)
+{
+    struct words_builder *b = words_builder_new(w, err, errlen);
+    if (!b)
+        return NULL;
+    static const char *const std_in[] = {"-"};
+    const char *const *in = o->n_inputs ? o->inputs : std_in;
+    size_t n_in = o->n_inputs ? o->n_inputs : 1;
+    struct words_matcher *m = NULL;
+    for (size_t i = 0; i < n_in; i++) {
+        size_t len, before = words_builder_summary(b)->nkept;
+        err[0] = '\0';
+        char *text = build_read_whole(in[i], &len, err, errlen);
+        if (!text)
+            goto out;
+        char why[512];
+        int rc = words_builder_add(b, text, len, why, sizeof(why));
+        free(text);
+        if (rc != 0) {
+            snprintf(err, errlen, "%s: %s", in[i], why);
+            goto out;
+        }
+        print_rejects(words_builder_summary(b), before, in[i]);
+    }
+    m = words_builder_compile(b, err, errlen);
+    if (m)
+        *sum = *words_builder_summary(b);
+out:
+    words_builder_free(b);
+    return m;
+}
+
+int build_words_main(const struct build_opts *o, const struct words_opts *w, bool quiet)
+{
+    char err[1024] = "", why[512];
+    double t0 = util_now();
+    if (o->n_journals)
+        return tool_usage_error("build: --journal holds exact items; a words filter takes "
+                                "word lists");
+    struct words_summary s;
+    struct words_matcher *m = compile_lists(o, w, &s, err, sizeof(err));
+    if (!m)
+        return tool_runtime_error(err);
+    double t_compile = util_now() - t0;
+    struct filter_plan plan;
+    struct filter *f = NULL;
+    unsigned char *body = NULL;
+    size_t len = 0;
+    int rc = EXIT_RUNTIME;
+    uint64_t seed = o->seed;
+    while (seed == 0)
+        if (util_random_u64(&seed, why, sizeof(why)) != 0) {
+            snprintf(err, sizeof(err), "a seed: %s", why);
+            goto out;
+        }
+    if (filter_plan_make(FILTER_BLOCKED, TIER_CAPACITY, 0.01, 1, &plan, why, sizeof(why)) != 0 ||
+        !(f = filter_create(&plan, seed, why, sizeof(why)))) {
+        snprintf(err, sizeof(err), "the Bloom part: %s", why);
+        goto out;
+    }
+    f->keys = FILTER_KEYS_WORDS;
+    if (words_serialize(m, &body, &len, why, sizeof(why)) != 0) {
+        snprintf(err, sizeof(err), "%s", why);
+        goto out;
+    }
+    if (format_write_section(f, o->output, o->threads, FORMAT_SECTION_WORDS, body, len, err,
+                             sizeof(err)) != 0)
+        goto out;
+    rc = 0;
+    if (!quiet) {
+        char hb[64], mb[64];
+        const struct words_opts *mo = words_matcher_opts(m);
+        printf("built %s: keys words, %zu entries compiled, %s in the file, %s in memory "
+               "(%.3f s)\n",
+               o->output, words_count(m), util_human_bytes(len, hb, sizeof(hb)),
+               util_human_bytes(words_memory(m), mb, sizeof(mb)), t_compile);
+        printf("lines: %zu read; words: %zu (%zu phrases, %zu substrings), %zu exceptions; "
+               "%zu duplicates after normalisation; %zu rejected\n",
+               s.lines, s.words, s.phrases, s.substrings, s.exceptions, s.duplicates, s.rejects);
+        if (s.rejects > s.nkept)
+            printf("rejects: the first %zu are named above, on stderr\n", s.nkept);
+        printf("settings: nfkc %s, zh %s, whole_word %s, skip \"%s\"\n", mo->nfkc ? "on" : "off",
+               mo->zh ? "on" : "off", mo->whole_word ? "on" : "off",
+               mo->skip ? mo->skip : WORDS_SKIP_DEFAULT);
+        printf("%.3f s\n", util_now() - t0);
+    }
+out:
+    if (rc != 0)
+        tool_runtime_error(err);
+    free(body);
+    filter_free(f);
+    words_matcher_free(m);
+    return rc;
+}
+
+struct words_matcher *build_words_load(const char *path, const struct format_info *fi, char *err,
+                                       size_t errlen)
+{
+    void *body;
+    size_t len;
+    if (format_read_section(path, fi, &body, &len, err, errlen) != 0)
+        return NULL;
+    char why[512];
+    struct words_matcher *m = words_load(body, len, why, sizeof(why));
+    if (!m)
+        snprintf(err, errlen, "%s: the compiled word list: %s", path, why);
+    free(body);
+    return m;
+}
+
+int build_words_opt(int c, const char *arg, struct words_opts *w)
+{
+    if (c == 'K') {
+        w->skip = arg;
+        return 0;
+    }
+    bool on = strcmp(arg, "on") == 0;
+    if (!on && strcmp(arg, "off") != 0) {
+        tool_usage_error("build: --%s: '%s' is not on or off",
+                         c == 'N'   ? "nfkc"
+                         : c == 'Z' ? "zh"
+                                    : "whole-word",
+                         arg);
+        return -1;
+    }
+    *(c == 'N' ? &w->nfkc : c == 'Z' ? &w->zh : &w->whole_word) = on;
+    return 0;
+}
+
+json_t *build_words_info_json(const char *path, const struct format_info *fi, char *err,
+                              size_t errlen)
+{
+    struct words_matcher *m = build_words_load(path, fi, err, errlen);
+    if (!m)
+        return NULL;
+    json_t *j = views_words_json(m);
+    words_matcher_free(m);
+    return j;
+}
+
+int build_words_verify(const char *path, const struct format_info *fi, double t0, char *err,
+                       size_t errlen)
+{
+    struct words_matcher *m = build_words_load(path, fi, err, errlen);
+    if (!m)
+        return -1;
+    printf("%s: ok: %u shards and the compiled word list (%zu entries), %llu bytes, every "
+           "checksum matches (%.3f s)\n",
+           path, fi->plan.shard_count, words_count(m), (unsigned long long)fi->file_size,
+           util_now() - t0);
+    words_matcher_free(m);
+    return 0;
+}
+
+int build_words_cli(struct build_opts *o, const struct words_opts *w, bool words, bool keys_given,
+                    bool dry, bool quiet, const char *const *inputs, size_t n_inputs)
+{
+    if (!words)
+        return tool_usage_error("build: --nfkc, --zh, --whole-word and --skip are a word list's "
+                                "settings (--format words)");
+    if (dry)
+        return tool_usage_error("build --dry-run plans a Bloom filter; a words build is sized by "
+                                "its lists");
+    if (!o->output)
+        return tool_usage_error("build: -o FILE is required");
+    if (keys_given && o->keys != FILTER_KEYS_WORDS)
+        return tool_usage_error("build: --format words gives words keys, not %s",
+                                format_keys_name(o->keys));
+    o->keys = FILTER_KEYS_WORDS;
+    o->inputs = inputs;
+    o->n_inputs = n_inputs;
+    return build_words_main(o, w, quiet);
+}
