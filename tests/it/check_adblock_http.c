@@ -336,8 +336,8 @@ static void want_from_get(struct dh_daemon *d, const struct ab_case *c, size_t i
     k = strlen(w->rules);
     snprintf(w->rules + k, sizeof(w->rules) - k, "%s%.*s", sep, (int)(ex - ru - 8), ru + 8);
     k = strlen(w->excepts);
-    snprintf(w->excepts + k, sizeof(w->excepts) - k, "%s%.*s", sep,
-             (int)(strlen(ex + 13) - 1), ex + 13);
+    snprintf(w->excepts + k, sizeof(w->excepts) - k, "%s%.*s", sep, (int)(strlen(ex + 13) - 1),
+             ex + 13);
     hc_resp_free(&r);
 }
 
@@ -404,9 +404,9 @@ START_TEST(test_post_mixed_batch_as_gets)
         {"http://x.example/banner/1.png", "img", NULL, NULL, false, NULL, NULL},
         {"http://tier-two.example/", NULL, NULL, "POST", false, NULL, NULL},
     };
-    const struct ab_case *mixed[] = {&tier[0],  &cases[1], &tier[1], &tier[2], &cases[7],
-                                     &tier[3],  &tier[4],  &tier[2], &tier[0], &cases[11],
-                                     &cases[0], &tier[3]};
+    const struct ab_case *mixed[] = {&tier[0],  &cases[1],  &tier[1],  &tier[2],
+                                     &cases[7], &tier[3],   &tier[4],  &tier[2],
+                                     &tier[0],  &cases[11], &cases[0], &tier[3]};
     for (size_t i = 0; i < 12; i += 4)
         expect_batch_as_gets(d, mixed + i, 4);
     dh_finish(d);
