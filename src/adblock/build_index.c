@@ -132,7 +132,7 @@ bool ab_htable_build(struct ab_htable *t, struct pairs *p)
         return true;
     qsort(p->v, p->n, sizeof *p->v, ab_cmp_u64);
     t->cap = (uint32_t)(p->n + p->n / 2 + 1);
-    t->tags = calloc(t->cap, 1);
+    t->tags = calloc((size_t)t->cap + AB_HTAIL, 1);
     t->vals = calloc(t->cap, sizeof *t->vals);
     if (t->tags == NULL || t->vals == NULL)
         return false;
@@ -144,5 +144,7 @@ bool ab_htable_build(struct ab_htable *t, struct pairs *p)
         t->tags[s] = ab_host_tag(key);
         t->vals[s] = (uint32_t)p->v[i];
     }
+    for (uint32_t i = 0; i < AB_HTAIL; i++)
+        t->tags[t->cap + i] = t->tags[i % t->cap];
     return true;
 }

@@ -691,7 +691,7 @@ size_t adblock_engine_size(const struct adblock_engine *e)
 {
     size_t s = (size_t)e->nrules * sizeof *e->rules + (size_t)e->nextras * sizeof *e->extras +
                (size_t)e->ndoms * sizeof *e->doms + e->pool_len;
-    s += (size_t)e->hosts.cap * 5;
+    s += e->hosts.cap ? (size_t)e->hosts.cap * 5 + AB_HTAIL : 0;
     for (int k = 0; k < AB_KINDS; k++) {
         const struct ab_index *x = &e->idx[k];
         s += ((size_t)x->tok.cap + x->dom.cap) * 8 + ((size_t)x->nids + x->nalways) * 4;

@@ -120,10 +120,12 @@ enum ab_kind { AB_IMPORTANT, AB_BLOCK, AB_EXCEPT, AB_PAGE, AB_KINDS };
  * a half. The host's bytes are compared on every tag that matches, so the
  * tag only saves reads, never decides. */
 struct ab_htable {
-    uint32_t cap; /* slots; 0: empty table */
-    uint8_t *tags;
+    uint32_t cap;  /* slots; 0: empty table */
+    uint8_t *tags; /* cap + AB_HTAIL: the first AB_HTAIL again at the end, so
+                      that eight tags are read at once from any slot */
     uint32_t *vals;
 };
+#define AB_HTAIL 8
 static inline uint8_t ab_host_tag(uint32_t h)
 {
     return (uint8_t)(1 + h % 255);

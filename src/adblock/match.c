@@ -426,6 +426,36 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
     return try_list(e, c, q, x->always, x->nalways, -1);
 }
 
+/* The first slot from s on whose tag is tag, or UINT32_MAX when an empty
+ * one comes first: eight tags a step (a word's first zero byte, and its
+ * first byte equal to tag, found by the usual carries; the lowest flagged
+ * byte is always a true one), so that the common answer, an empty slot
+ * among the first eight, costs no branch that depends on where. */
+static inline uint32_t tag_scan(const struct ab_htable *t, uint32_t s, uint8_t tag)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, t->tags + s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        uint64_t x = w ^ (ones * tag);
+        uint64_t z = (w - ones) & ~w & highs, g = (x - ones) & ~x & highs;
+        if (z | g) {
+            if (!g || (z && __builtin_ctzll(z) < __builtin_ctzll(g)))
+                return UINT32_MAX;
+            uint32_t at = s + (uint32_t)(__builtin_ctzll(g) >> 3);
+            while (at >= t->cap)
+                at -= t->cap;
+            return at;
+        }
+        s += 8;
+        while (s >= t->cap)
+            s -= t->cap;
+    }
+}
+
 /* Plain host rules (engine_int.h, struct ab_htable): each label suffix of
  * the request's host is looked up; a value whose tag is the suffix's is
  * checked against the suffix's bytes (the hash only finds it) and, for a
@@ -445,12 +475,9 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
         __builtin_prefetch(&t->tags[slot[j]]);
     }
     for (uint32_t j = 0; j < m; j++) {
-        uint8_t tag = ab_host_tag(q->hs[j]), g;
-        uint32_t s = slot[j];
-        while ((g = t->tags[s]) != 0 && g != tag)
-            s = s + 1 == t->cap ? 0 : s + 1;
-        slot[j] = g ? s : UINT32_MAX;
-        if (g)
+        uint32_t s = tag_scan(t, slot[j], ab_host_tag(q->hs[j]));
+        slot[j] = s;
+        if (s != UINT32_MAX)
             __builtin_prefetch(&t->vals[s]);
     }
     for (uint32_t j = 0; j < m; j++) {

@@ -70,7 +70,8 @@ static size_t layout(const struct adblock_engine *e, char *buf, struct ab_hdr *h
     h->doms = blob_put(buf, &at, e->doms, (size_t)e->ndoms * sizeof *e->doms);
     h->pool = blob_put(buf, &at, e->pool, e->pool_len);
     h->host_vals = blob_put(buf, &at, e->hosts.vals, (size_t)e->hosts.cap * 4);
-    h->host_tags = blob_put(buf, &at, e->hosts.tags, e->hosts.cap);
+    h->host_tags =
+        blob_put(buf, &at, e->hosts.tags, e->hosts.cap ? (size_t)e->hosts.cap + AB_HTAIL : 0);
     for (int k = 0; k < AB_KINDS; k++) {
         const struct ab_index *x = &e->idx[k];
         put_table(buf, &at, &x->tok, &h->tok[k]);
@@ -182,7 +183,8 @@ static bool htable_ok(char *base, size_t len, const struct ab_hdr *h, struct adb
     memset(t, 0, sizeof *t);
     if (h->host_cap == 0)
         return true;
-    if (!span_ok(h->host_vals, h->host_cap, 4, len) || !span_ok(h->host_tags, h->host_cap, 1, len))
+    if (!span_ok(h->host_vals, h->host_cap, 4, len) ||
+        !span_ok(h->host_tags, (uint64_t)h->host_cap + AB_HTAIL, 1, len))
         BAD("the host table is out of the block");
     t->cap = h->host_cap;
     t->tags = (uint8_t *)(base + h->host_tags);
@@ -200,6 +202,9 @@ static bool htable_ok(char *base, size_t len, const struct ab_hdr *h, struct adb
     }
     if (empty == 0)
         BAD("a table with no empty slot");
+    for (uint32_t i = 0; i < AB_HTAIL; i++)
+        if (t->tags[t->cap + i] != t->tags[i % t->cap])
+            BAD("the host table's tail is not its head");
     return true;
 }
 
