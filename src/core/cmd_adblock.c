@@ -62,9 +62,9 @@ static int match_any(const struct adblock_engine *ab, struct adblock_ctx *x,
 }
 
 /* Item i: the verdict, its rule and exception kept for the reply of a
- * one-item call and handed to call->named when the front asked. A URL the engine cannot read (over its length limit)
- * fails the request, as a url filter's does: answering NO would let it
- * walk past. */
+ * one-item call, and handed to call->named when the front asked. A URL the
+ * engine cannot read (over its length limit) fails the request, as a url
+ * filter's does: answering NO would let it walk past. */
 static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t i)
 {
     const struct fversion *v = call->e->v;
