@@ -122,3 +122,29 @@ bool ab_table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, size_t 
     }
     return true;
 }
+
+/* At two thirds full: a host that is not in the table (most of a request's
+ * label suffixes) reads about five tags before an empty one, in one or two
+ * cache lines. */
+bool ab_htable_build(struct ab_htable *t, struct pairs *p)
+{
+    if (p->n == 0)
+        return true;
+    qsort(p->v, p->n, sizeof *p->v, ab_cmp_u64);
+    t->cap = (uint32_t)(p->n + p->n / 2 + 1);
+    t->tags = calloc((size_t)t->cap + AB_HTAIL, 1);
+    t->vals = calloc(t->cap, sizeof *t->vals);
+    if (t->tags == NULL || t->vals == NULL)
+        return false;
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t key = (uint32_t)(p->v[i] >> 32);
+        uint32_t s = ab_host_slot(key, t->cap);
+        while (t->tags[s])
+            s = s + 1 == t->cap ? 0 : s + 1;
+        t->tags[s] = ab_host_tag(key);
+        t->vals[s] = (uint32_t)p->v[i];
+    }
+    for (uint32_t i = 0; i < AB_HTAIL; i++)
+        t->tags[t->cap + i] = t->tags[i % t->cap];
+    return true;
+}

@@ -33,5 +33,8 @@ uint32_t *ab_counts_at(struct counts *c, uint32_t key, bool add);
  * the id lists of keys with several rules (build_index.c says the load). */
 bool ab_table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, size_t *nids,
                     size_t *ids_cap);
+/* Lay out the host table from its (host hash, value) pairs (sorted here, so
+ * a host filed twice is found in the order of its values). */
+bool ab_htable_build(struct ab_htable *t, struct pairs *p);
 
 #endif

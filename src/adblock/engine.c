@@ -371,7 +371,6 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
     struct pairs tp[AB_KINDS], dp[AB_KINDS], op[AB_KINDS];
     struct counts cnt = {0};
     struct pairs hp = {0};
-    size_t host_ids_cap = 0, nhost_ids = 0;
     uint32_t *toks = NULL;
     uint16_t *offs = NULL;
     uint8_t *ntoks = NULL;
@@ -581,9 +580,8 @@ struct adblock_engine *adblock_builder_finish(struct adblock_builder *b, char *e
         (void)r;
     }
     free(map);
-    if (!ab_table_build(&e->hosts, &hp, &e->host_ids, &nhost_ids, &host_ids_cap))
+    if (!ab_htable_build(&e->hosts, &hp))
         goto oom;
-    e->nhost_ids = (uint32_t)nhost_ids;
     free(hp.v);
     hp.v = NULL;
     for (int k = 0; k < AB_KINDS; k++) {
@@ -675,9 +673,8 @@ void adblock_engine_free(struct adblock_engine *e)
         free(e->idx[k].ids);
         free(e->idx[k].always);
     }
-    free(e->hosts.slots);
-    free(e->hosts.bits);
-    free(e->host_ids);
+    free(e->hosts.tags);
+    free(e->hosts.vals);
     free(e->rules);
     free(e->extras);
     free(e->doms);
@@ -694,8 +691,7 @@ size_t adblock_engine_size(const struct adblock_engine *e)
 {
     size_t s = (size_t)e->nrules * sizeof *e->rules + (size_t)e->nextras * sizeof *e->extras +
                (size_t)e->ndoms * sizeof *e->doms + e->pool_len;
-    if (e->hosts.cap)
-        s += (size_t)e->hosts.cap * 8 + ((size_t)e->hosts.bits_mask + 1) / 8;
+    s += e->hosts.cap ? (size_t)e->hosts.cap * 5 + AB_HTAIL : 0;
     for (int k = 0; k < AB_KINDS; k++) {
         const struct ab_index *x = &e->idx[k];
         s += ((size_t)x->tok.cap + x->dom.cap) * 8 + ((size_t)x->nids + x->nalways) * 4;

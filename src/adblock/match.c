@@ -426,37 +426,71 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
     return try_list(e, c, q, x->always, x->nalways, -1);
 }
 
-/* Plain host rules (engine_int.h): each label suffix of the request's host is
- * looked up; a value is checked against the suffix (the hash only finds it)
- * and, for a third-party one, against the parties. */
+/* The first slot from s on whose tag is tag, or UINT32_MAX when an empty
+ * one comes first: eight tags a step (a word's first zero byte, and its
+ * first byte equal to tag, found by the usual carries; the lowest flagged
+ * byte is always a true one), so that the common answer, an empty slot
+ * among the first eight, costs no branch that depends on where. */
+static inline uint32_t tag_scan(const struct ab_htable *t, uint32_t s, uint8_t tag)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, t->tags + s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        uint64_t x = w ^ (ones * tag);
+        uint64_t z = (w - ones) & ~w & highs, g = (x - ones) & ~x & highs;
+        if (z | g) {
+            if (!g || (z && __builtin_ctzll(z) < __builtin_ctzll(g)))
+                return UINT32_MAX;
+            uint32_t at = s + (uint32_t)(__builtin_ctzll(g) >> 3);
+            while (at >= t->cap)
+                at -= t->cap;
+            return at;
+        }
+        s += 8;
+        while (s >= t->cap)
+            s -= t->cap;
+    }
+}
+
+/* Plain host rules (engine_int.h, struct ab_htable): each label suffix of
+ * the request's host is looked up; a value whose tag is the suffix's is
+ * checked against the suffix's bytes (the hash only finds it) and, for a
+ * third-party one, against the parties. In passes, so that the cache
+ * misses of the suffixes overlap: every suffix's first tag, then the value
+ * of its first slot with its tag, then the comparisons. */
 static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct adblock_ctx *c,
                                         struct ab_req *q)
 {
     const char *host = q->url + q->host_off;
     size_t hn = q->host_len;
-    const struct ab_table *t = &e->hosts;
-    uint32_t hs[AB_HOST_MAX], at_of[AB_HOST_MAX];
-    /* in passes, as find_tokens: every suffix's bitmap word, then the slots */
+    const struct ab_htable *t = &e->hosts;
+    uint32_t slot[AB_HOST_MAX];
     uint32_t m = ab_req_host_hashes(q);
-    for (uint32_t j = 0; j < m; j++)
-        __builtin_prefetch(&t->bits[((q->hs[j] >> 7) & t->bits_mask) >> 6]);
-    uint32_t k2 = 0;
     for (uint32_t j = 0; j < m; j++) {
-        uint32_t h = q->hs[j], b = (h >> 7) & t->bits_mask;
-        if (t->bits[b >> 6] & (1ull << (b & 63))) {
-            __builtin_prefetch(&t->slots[slot_of(h, t->cap)]);
-            hs[k2] = h;
-            at_of[k2++] = q->hs_at[j];
-        }
+        slot[j] = ab_host_slot(q->hs[j], t->cap);
+        __builtin_prefetch(&t->tags[slot[j]]);
     }
-    for (uint32_t j = 0; j < k2; j++) {
-        size_t at = at_of[j];
-        uint32_t n, one;
-        const uint32_t *l = table_get(t, e->host_ids, hs[j], &n, &one);
-        for (uint32_t i = 0; l && i < n; i++) {
-            uint32_t v = l[i];
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t s = tag_scan(t, slot[j], ab_host_tag(q->hs[j]));
+        slot[j] = s;
+        if (s != UINT32_MAX)
+            __builtin_prefetch(&t->vals[s]);
+    }
+    for (uint32_t j = 0; j < m; j++) {
+        if (slot[j] == UINT32_MAX)
+            continue;
+        uint8_t tag = ab_host_tag(q->hs[j]), g;
+        size_t at = q->hs_at[j], len = hn - at;
+        for (uint32_t s = slot[j]; (g = t->tags[s]) != 0; s = s + 1 == t->cap ? 0 : s + 1) {
+            if (g != tag)
+                continue;
+            uint32_t v = t->vals[s];
             const char *txt = e->pool + (v & AB_H_OFF);
-            size_t k = 0, len = hn - at;
+            size_t k = 0;
             while (k < len && txt[2 + k] &&
                    lower((unsigned char)txt[2 + k]) == (unsigned char)host[at + k])
                 k++;

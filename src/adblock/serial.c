@@ -13,7 +13,7 @@
 #include "adblock/engine_int.h"
 
 #define AB_MAGIC "BGADBLK1"
-#define AB_VERSION 3u
+#define AB_VERSION 4u
 
 struct ab_thdr {
     uint32_t cap, bits_mask;
@@ -25,9 +25,9 @@ struct ab_hdr {
     uint32_t version, hdr_size;
     uint64_t total;
     struct adblock_summary sum;
-    uint32_t nrules, nextras, ndoms, pool_len, nhosts, nhost_ids, nregexes, pad;
-    uint64_t rules, extras, doms, pool, host_ids;
-    struct ab_thdr hosts, tok[AB_KINDS], dom[AB_KINDS], to[AB_KINDS];
+    uint32_t nrules, nextras, ndoms, pool_len, nhosts, host_cap, nregexes, pad;
+    uint64_t rules, extras, doms, pool, host_tags, host_vals;
+    struct ab_thdr tok[AB_KINDS], dom[AB_KINDS], to[AB_KINDS];
     struct {
         uint64_t ids, always;
         uint32_t nids, nalways, entities, pad;
@@ -69,8 +69,9 @@ static size_t layout(const struct adblock_engine *e, char *buf, struct ab_hdr *h
     h->extras = blob_put(buf, &at, e->extras, (size_t)e->nextras * sizeof *e->extras);
     h->doms = blob_put(buf, &at, e->doms, (size_t)e->ndoms * sizeof *e->doms);
     h->pool = blob_put(buf, &at, e->pool, e->pool_len);
-    h->host_ids = blob_put(buf, &at, e->host_ids, (size_t)e->nhost_ids * 4);
-    put_table(buf, &at, &e->hosts, &h->hosts);
+    h->host_vals = blob_put(buf, &at, e->hosts.vals, (size_t)e->hosts.cap * 4);
+    h->host_tags =
+        blob_put(buf, &at, e->hosts.tags, e->hosts.cap ? (size_t)e->hosts.cap + AB_HTAIL : 0);
     for (int k = 0; k < AB_KINDS; k++) {
         const struct ab_index *x = &e->idx[k];
         put_table(buf, &at, &x->tok, &h->tok[k]);
@@ -107,7 +108,7 @@ int adblock_engine_serialize(const struct adblock_engine *e, void **out, size_t 
     h.ndoms = e->ndoms;
     h.pool_len = e->pool_len;
     h.nhosts = e->nhosts;
-    h.nhost_ids = e->nhost_ids;
+    h.host_cap = e->hosts.cap;
     h.nregexes = e->nregexes;
     memcpy(buf, &h, sizeof h);
     *out = buf;
@@ -129,11 +130,11 @@ static bool span_ok(uint64_t off, uint64_t n, uint64_t size, size_t len)
         return false;                                                                              \
     } while (0)
 
-/* A table's slots, bitmap and values: every value is a rule id (or, for the
- * host table, a text offset) or a list in ids[] whose every entry is. */
+/* A table's slots, bitmap and values: every value is a rule id or a list in
+ * ids[] whose every entry is. */
 static bool table_ok(char *base, size_t len, const struct ab_thdr *h, struct ab_table *t,
-                     const uint32_t *ids, uint32_t nids, bool hosts, const struct adblock_engine *e,
-                     char *err, size_t errlen)
+                     const uint32_t *ids, uint32_t nids, const struct adblock_engine *e, char *err,
+                     size_t errlen)
 {
     memset(t, 0, sizeof *t);
     if (h->cap == 0)
@@ -164,19 +165,46 @@ static bool table_ok(char *base, size_t len, const struct ab_thdr *h, struct ab_
             n = ids[v];
             l = ids + v + 1;
         }
-        for (uint32_t i = 0; i < n; i++) {
-            if (hosts) {
-                uint32_t off = l[i] & AB_H_OFF;
-                if (off >= e->pool_len || e->pool_len - off < 4 || e->pool[off] != '|' ||
-                    e->pool[off + 1] != '|')
-                    BAD("a host rule out of the pool");
-            } else if (l[i] >= e->nrules) {
+        for (uint32_t i = 0; i < n; i++)
+            if (l[i] >= e->nrules)
                 BAD("a rule id out of range");
-            }
-        }
     }
     if (empty == 0)
         BAD("a table with no empty slot");
+    return true;
+}
+
+/* The host table: every value of a slot in use is a host rule's text in
+ * the pool, and a slot is empty (a probe stops). */
+static bool htable_ok(char *base, size_t len, const struct ab_hdr *h, struct adblock_engine *e,
+                      char *err, size_t errlen)
+{
+    struct ab_htable *t = &e->hosts;
+    memset(t, 0, sizeof *t);
+    if (h->host_cap == 0)
+        return true;
+    if (!span_ok(h->host_vals, h->host_cap, 4, len) ||
+        !span_ok(h->host_tags, (uint64_t)h->host_cap + AB_HTAIL, 1, len))
+        BAD("the host table is out of the block");
+    t->cap = h->host_cap;
+    t->tags = (uint8_t *)(base + h->host_tags);
+    t->vals = (uint32_t *)(base + h->host_vals);
+    uint32_t empty = 0;
+    for (uint32_t s = 0; s < t->cap; s++) {
+        if (t->tags[s] == 0) {
+            empty++;
+            continue;
+        }
+        uint32_t off = t->vals[s] & AB_H_OFF;
+        if (off >= e->pool_len || e->pool_len - off < 4 || e->pool[off] != '|' ||
+            e->pool[off + 1] != '|')
+            BAD("a host rule out of the pool");
+    }
+    if (empty == 0)
+        BAD("a table with no empty slot");
+    for (uint32_t i = 0; i < AB_HTAIL; i++)
+        if (t->tags[t->cap + i] != t->tags[i % t->cap])
+            BAD("the host table's tail is not its head");
     return true;
 }
 
@@ -196,7 +224,7 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
     if (!span_ok(h.rules, h.nrules, sizeof(struct ab_rule), len) ||
         !span_ok(h.extras, h.nextras, sizeof(struct ab_extra), len) ||
         !span_ok(h.doms, h.ndoms, sizeof(struct ab_dom), len) ||
-        !span_ok(h.pool, h.pool_len, 1, len) || !span_ok(h.host_ids, h.nhost_ids, 4, len))
+        !span_ok(h.pool, h.pool_len, 1, len))
         BAD("an array is out of the block");
     e->sum = h.sum;
     e->sum.first_reject[sizeof e->sum.first_reject - 1] = 0;
@@ -208,8 +236,6 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
     e->ndoms = h.ndoms;
     e->pool = base + h.pool;
     e->pool_len = h.pool_len;
-    e->host_ids = (uint32_t *)(base + h.host_ids);
-    e->nhost_ids = h.nhost_ids;
     e->nhosts = h.nhosts;
     if (e->pool_len > AB_H_OFF || (e->pool_len > 0 && e->pool[e->pool_len - 1] != 0))
         BAD("the string pool is not NUL-terminated"); /* empty: a list of no rules */
@@ -239,7 +265,7 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
             ((r->flags & AB_F_REGEX) && (!r->aux || !e->extras[r->aux - 1].regex)))
             BAD("rule %u: extra out of range", i);
     }
-    if (!table_ok(base, len, &h.hosts, &e->hosts, e->host_ids, e->nhost_ids, true, e, err, errlen))
+    if (!htable_ok(base, len, &h, e, err, errlen))
         return false;
     for (int k = 0; k < AB_KINDS; k++) {
         struct ab_index *x = &e->idx[k];
@@ -254,9 +280,9 @@ static bool load_ok(struct adblock_engine *e, char *base, size_t len, char *err,
         for (uint32_t i = 0; i < x->nalways; i++)
             if (x->always[i] >= e->nrules)
                 BAD("a rule id out of range");
-        if (!table_ok(base, len, &h.tok[k], &x->tok, x->ids, x->nids, false, e, err, errlen) ||
-            !table_ok(base, len, &h.dom[k], &x->dom, x->ids, x->nids, false, e, err, errlen) ||
-            !table_ok(base, len, &h.to[k], &x->to, x->ids, x->nids, false, e, err, errlen))
+        if (!table_ok(base, len, &h.tok[k], &x->tok, x->ids, x->nids, e, err, errlen) ||
+            !table_ok(base, len, &h.dom[k], &x->dom, x->ids, x->nids, e, err, errlen) ||
+            !table_ok(base, len, &h.to[k], &x->to, x->ids, x->nids, e, err, errlen))
             return false;
     }
     return true;

@@ -85,6 +85,14 @@ struct adblock_ctx;
 struct words_scratch;
 struct words_match;
 
+/* An adblock check of several items names each item's answer here, as a
+ * one-item call names its own in match and except: yes, the block rule (the
+ * one an exception overrode too) and the exception, NULL for none. The
+ * strings may be the thread's scratch: good only until the callback
+ * returns. Worker thread, inside cmd_run. */
+typedef void (*cmd_item_named_fn)(void *arg, size_t i, bool yes, const char *rule, size_t rule_len,
+                                  const char *except, size_t except_len);
+
 /* The worker's, lent to every call: its gate batch, counters and scratch. */
 struct cmd_env {
     struct gate_batch *gate;
@@ -116,6 +124,8 @@ struct cmd_call {
     bool limits_applied; /* the front's parser applied cmd_limits already (the line protocol) */
     struct cmd_ctx ctx;  /* every item's request context ... */
     const struct cmd_ctx *item_ctx; /* ... unless this gives each item its own (n_items) */
+    cmd_item_named_fn named;        /* an adblock check: each item's rule and exception */
+    void *named_arg;                /* (NULL: not asked) */
     /* results */
     size_t yes;      /* items answered true (found / new / changed) */
     size_t allowed;  /* checks an allow-list exception answered NO (env->allowed says which) */
@@ -160,6 +170,7 @@ static inline void cmd_call_init(struct cmd_call *call, const struct catalog *ca
     call->limits_applied = false;
     call->ctx = CMD_CTX_NONE;
     call->item_ctx = NULL;
+    call->named = NULL;
     call->yes = 0;
     call->allowed = 0;
     call->except = NULL;

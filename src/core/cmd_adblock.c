@@ -62,9 +62,9 @@ static int match_any(const struct adblock_engine *ab, struct adblock_ctx *x,
 }
 
 /* Item i: the verdict, its rule and exception kept for the reply of a
- * one-item call. A URL the engine cannot read (over its length limit)
- * fails the request, as a url filter's does: answering NO would let it
- * walk past. */
+ * one-item call, and handed to call->named when the front asked. A URL the
+ * engine cannot read (over its length limit) fails the request, as a url
+ * filter's does: answering NO would let it walk past. */
 static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t i)
 {
     const struct fversion *v = call->e->v;
@@ -107,13 +107,21 @@ static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t
         }
     }
     env->bools[i] = block;
+    if (!(m && (block || x))) { /* the block rule, or the one an exception overrode */
+        m = NULL;
+        mlen = 0;
+    }
+    if (!x)
+        xlen = 0;
+    if (call->named) /* before the next item's lookup reuses the scratch */
+        call->named(call->named_arg, i, block, m, mlen, x, xlen);
     if (call->n_items == 1) {
-        if (m && (block || x)) { /* the block rule, or the one an exception overrode */
+        if (m) {
             call->match = m;
             call->match_len = mlen;
         }
         call->except = x;
-        call->except_len = x ? xlen : 0;
+        call->except_len = xlen;
     }
     return 0;
 }

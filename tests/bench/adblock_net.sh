@@ -26,8 +26,8 @@
 # round (alternating); for each case the best round's items/s, with that
 # round's server CPU per item (utime + stime of all the daemon's threads, from
 # /proc/PID/stat, by bench_net --server-pid) and client CPU per item
-# (getrusage). Client and server share the machine's CPUs. The HTTP front
-# takes no request context yet: not measured. Prints figures, asserts nothing;
+# (getrusage). Client and server share the machine's CPUs. HTTP is not
+# measured (bench_net --replay sends line requests only). Prints figures, asserts nothing;
 # not run by `make check`.
 #   tests/bench/adblock_net.sh BUILD_DIR [ROUNDS] [SECONDS]
 # Lists: ADBLOCK_LISTS_DIR (default scripts/adblock-lists.sh's cache); URLs:

@@ -304,6 +304,115 @@ START_TEST(test_post_batch)
 }
 END_TEST
 
+/* A batch's expected answer, grown item by item from single GETs. */
+struct want_batch {
+    char present[256], allowed[256], rules[2048], excepts[2048];
+    bool any_allowed;
+};
+
+/* Append c's answer, as GET .../check gives it, to w: GET's "present",
+ * "allowed", "rule" and "exception" read from its body (the JSON text of
+ * each value, a string's quotes and escapes kept). Item i of the batch. */
+static void want_from_get(struct dh_daemon *d, const struct ab_case *c, size_t i,
+                          struct want_batch *w)
+{
+    char q[2048], target[2200];
+    case_query(c, q, sizeof(q));
+    snprintf(target, sizeof(target), "/v1/filters/ads/check?%s", q);
+    struct hc_resp r;
+    http(d, "GET", target, NULL, NULL, &r);
+    ck_assert_msg(r.status == 200, "GET %s: %d %s", target, r.status, r.body);
+    const char *pr = strstr(r.body, ",\"present\":"), *ru = strstr(r.body, ",\"rule\":"),
+               *ex = strstr(r.body, ",\"exception\":");
+    ck_assert_msg(pr && ru && ex, "GET %s: %s", target, r.body);
+    bool yes = strncmp(pr + 11, "true", 4) == 0, allowed = strstr(r.body, ",\"allowed\":true");
+    const char *sep = i ? "," : "";
+    size_t k;
+    k = strlen(w->present);
+    snprintf(w->present + k, sizeof(w->present) - k, "%s%s", sep, yes ? "true" : "false");
+    k = strlen(w->allowed);
+    snprintf(w->allowed + k, sizeof(w->allowed) - k, "%s%s", sep, allowed ? "true" : "false");
+    w->any_allowed |= allowed;
+    k = strlen(w->rules);
+    snprintf(w->rules + k, sizeof(w->rules) - k, "%s%.*s", sep, (int)(ex - ru - 8), ru + 8);
+    k = strlen(w->excepts);
+    snprintf(w->excepts + k, sizeof(w->excepts) - k, "%s%.*s", sep, (int)(strlen(ex + 13) - 1),
+             ex + 13);
+    hc_resp_free(&r);
+}
+
+/* c as an item object of a POST body: only the context it has (the
+ * daemon bounds a body's JSON values by max_items before it reads them). */
+static void item_object(const struct ab_case *c, char *out, size_t cap)
+{
+    size_t k = (size_t)snprintf(out, cap, "{\"item\":\"%s\"", c->url);
+    const char *names[] = {"type", "from", "method"};
+    const char *vals[] = {c->type, c->from, c->method};
+    for (int i = 0; i < 3; i++)
+        if (vals[i])
+            k += (size_t)snprintf(out + k, cap - k, ",\"%s\":\"%s\"", names[i], vals[i]);
+    snprintf(out + k, cap - k, "}");
+}
+
+/* POST the items cs[0..n) in one batch, each with its own context; the
+ * answer must be the items' single GETs' side by side. */
+static void expect_batch_as_gets(struct dh_daemon *d, const struct ab_case *const *cs, size_t n)
+{
+    struct want_batch w;
+    memset(&w, 0, sizeof(w));
+    char body[8192], obj[1024], want[8192];
+    size_t k = (size_t)snprintf(body, sizeof(body), "{\"items\":[");
+    for (size_t i = 0; i < n; i++) {
+        want_from_get(d, cs[i], i, &w);
+        item_object(cs[i], obj, sizeof(obj));
+        k += (size_t)snprintf(body + k, sizeof(body) - k, "%s%s", i ? "," : "", obj);
+    }
+    snprintf(body + k, sizeof(body) - k, "]}");
+    snprintf(want, sizeof(want),
+             "{\"filter\":\"ads\",\"present\":[%s]%s%s%s,\"rules\":[%s],\"exceptions\":[%s]}",
+             w.present, w.any_allowed ? ",\"allowed\":[" : "", w.any_allowed ? w.allowed : "",
+             w.any_allowed ? "]" : "", w.rules, w.excepts);
+    expect(d, "POST", "/v1/filters/ads/check", body, 200, want);
+}
+
+/* One batch of items with mixed contexts answers item for item as single
+ * GETs do: the lists' rules and exceptions, then the host tier's run-time
+ * adds and the allow-list's entries (whose names the thread's scratch holds
+ * while an item is looked up), several of each in one batch. */
+START_TEST(test_post_mixed_batch_as_gets)
+{
+    struct dh_daemon *d = start();
+    /* Every case, backwards (the context changes item to item), in
+     * batches of 5: max_items 16 bounds a body's JSON values too. */
+    const struct ab_case *cs[N_CASES];
+    for (size_t i = 0; i < N_CASES; i++)
+        cs[i] = &cases[N_CASES - 1 - i];
+    for (size_t i = 0; i < N_CASES; i += 5)
+        expect_batch_as_gets(d, cs + i, N_CASES - i < 5 ? N_CASES - i : 5);
+
+    struct dh_conn *lc = dh_connect(d);
+    DH_EXPECT(lc, "ADD ads tier-one.example", "NEW");
+    DH_EXPECT(lc, "ADD ads tier-two.example", "NEW");
+    DH_EXPECT(lc, "ALLOW ads good.tier-one.example", "NEW");
+    DH_EXPECT(lc, "ALLOW ads x.example", "NEW");
+    dh_close(lc);
+    static const struct ab_case tier[] = {
+        {"http://tier-one.example/a", NULL, NULL, NULL, false, NULL, NULL},
+        {"http://sub.tier-two.example/b.js", "script", "https://news.example/", NULL, false, NULL,
+         NULL},
+        {"http://good.tier-one.example/c", "image", NULL, NULL, false, NULL, NULL},
+        {"http://x.example/banner/1.png", "img", NULL, NULL, false, NULL, NULL},
+        {"http://tier-two.example/", NULL, NULL, "POST", false, NULL, NULL},
+    };
+    const struct ab_case *mixed[] = {&tier[0],  &cases[1],  &tier[1],  &tier[2],
+                                     &cases[7], &tier[3],   &tier[4],  &tier[2],
+                                     &tier[0],  &cases[11], &cases[0], &tier[3]};
+    for (size_t i = 0; i < 12; i += 4)
+        expect_batch_as_gets(d, mixed + i, 4);
+    dh_finish(d);
+}
+END_TEST
+
 START_TEST(test_post_errors)
 {
     struct dh_daemon *d = start();
@@ -457,6 +566,7 @@ int main(void)
     tcase_add_test(tc, test_get_and_match_agree);
     tcase_add_test(tc, test_get_bad_context);
     tcase_add_test(tc, test_post_batch);
+    tcase_add_test(tc, test_post_mixed_batch_as_gets);
     tcase_add_test(tc, test_post_errors);
     tcase_add_test(tc, test_exact_ignores_context);
     tcase_add_test(tc, test_authz_context);

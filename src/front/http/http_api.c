@@ -402,8 +402,8 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
         h->cw.env.keys[i].data = json_string_value(v);
         h->cw.env.keys[i].len = json_string_length(v);
     }
-    /* An adblock filter names each item's rule and exception: one call per
-     * item (http_context.c), the answer written there. */
+    /* An adblock filter names each item's rule and exception: the batch
+     * call and its answer in http_context.c. */
     if (check && e->v->ab) {
         if (n > max) /* the table's limit, before items that were not read */
             http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%zu items, the limit is max_items %zu", n,

@@ -234,94 +234,80 @@ static char *put_piece(char *p, const struct piece *b)
     return b->len ? put(p, b->p, b->len) : p;
 }
 
-/* The table's limits, applied before the first item is looked up, as
- * cmd_run applies them to a batch call: max_items, then each item's length.
- * False after the error answer. */
-static bool within_limits(struct hreq *r, size_t n)
+/* The four arrays of a batch answer as they grow. */
+struct batch_answer {
+    struct piece present, allowed, rules, excepts;
+    size_t n_allowed;
+    bool oom;
+};
+
+/* cmd_item_named_fn for the batch call: item i's answer appended while its
+ * rule and exception are still good. Worker thread, inside cmd_run. */
+static void batch_named(void *arg, size_t i, bool yes, const char *rule, size_t rule_len,
+                        const char *except, size_t except_len)
 {
-    const struct cmd_env *env = &r->h->cw.env;
-    struct cmd_limits lim = cmd_limits(r->cat->conf, env->scratch_items);
-    if (n > lim.max_items) {
-        http_reply_error(r, HTTP_ERR_TOO_MANY_ITEMS, "%zu items, the limit is max_items %zu", n,
-                         lim.max_items);
-        return false;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (env->keys[i].len > lim.max_item) {
-            http_reply_error(r, HTTP_ERR_ITEM_TOO_LONG,
-                             "item %zu is %zu bytes, the limit is max_item %zu", i + 1,
-                             env->keys[i].len, lim.max_item);
-            return false;
-        }
-    return true;
+    struct batch_answer *a = arg;
+    bool exc = except && !yes;
+    a->n_allowed += exc;
+    if (!a->oom)
+        a->oom = piece_bool(&a->present, i == 0, yes) != 0 ||
+                 piece_bool(&a->allowed, i == 0, exc) != 0 ||
+                 piece_text(&a->rules, i == 0, rule, rule_len) != 0 ||
+                 piece_text(&a->excepts, i == 0, except, except_len) != 0;
 }
 
-/* Worker thread. The table keeps the rule and the exception of one-item
- * calls only (they may point into the thread's scratch, good until its next
- * command), so each item is its own call, and its rule and exception are
- * copied into the answer before the next. The items are env->keys[0..n)
- * (item 0 is moved aside while the others take its place); ctxs, when not
- * NULL, their contexts, else every item has *dflt. */
+static void batch_free(struct batch_answer *a)
+{
+    free(a->present.p);
+    free(a->allowed.p);
+    free(a->rules.p);
+    free(a->excepts.p);
+}
+
+/* Worker thread. One call through the table for the whole batch, each item
+ * with its own context (as the line protocol's MCHECK); the table keeps
+ * the rule and the exception of one-item calls only (they may point into
+ * the thread's scratch), so each item's are copied into the answer by
+ * batch_named before the next item is looked up. The items are
+ * env->keys[0..n); ctxs, when not NULL, their contexts, else every item has
+ * *dflt. */
 void http_adblock_batch(struct hreq *r, const struct fentry *e, size_t n,
                         const struct cmd_ctx *dflt, const struct cmd_ctx *ctxs)
 {
     struct cmd_env *env = &r->h->cw.env;
-    if (!within_limits(r, n))
+    struct batch_answer a = {{NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, false};
+    struct cmd_call call;
+    cmd_call_init(&call, r->cat, e, n, r->c->loopback, CMD_CRED_NONE);
+    call.ctx = *dflt;
+    call.item_ctx = ctxs;
+    call.named = batch_named;
+    call.named_arg = &a;
+    cmd_run(env, CMD_CHECK, NULL, &call);
+    if (call.err != CMD_OK) {
+        batch_free(&a);
+        http_cmd_error(r, &call);
         return;
-    struct piece present = {NULL, 0, 0}, allowed = {NULL, 0, 0}, rules = {NULL, 0, 0},
-                 excepts = {NULL, 0, 0};
-    size_t n_allowed = 0;
-    struct filter_key first = n ? env->keys[0] : (struct filter_key){NULL, 0};
-    bool oom = false;
-    for (size_t i = 0; i < n && !oom; i++) {
-        struct cmd_call call;
-        cmd_call_init(&call, r->cat, e, 1, r->c->loopback, CMD_CRED_NONE);
-        call.limits_applied = true; /* within_limits did */
-        call.ctx = ctxs ? ctxs[i] : *dflt;
-        env->keys[0] = i ? env->keys[i] : first;
-        cmd_run(env, CMD_CHECK, NULL, &call);
-        if (call.err != CMD_OK) {
-            env->keys[0] = first;
-            free(present.p);
-            free(allowed.p);
-            free(rules.p);
-            free(excepts.p);
-            if (call.err == CMD_ERR_BAD_ITEM)
-                call.bad_item = i + 1;
-            http_cmd_error(r, &call);
-            return;
-        }
-        bool yes = call.yes != 0, exc = call.except && !yes;
-        n_allowed += exc;
-        oom = piece_bool(&present, i == 0, yes) != 0 || piece_bool(&allowed, i == 0, exc) != 0 ||
-              piece_text(&rules, i == 0, call.match, call.match_len) != 0 ||
-              piece_text(&excepts, i == 0, call.except, call.except_len) != 0;
     }
-    if (n)
-        env->keys[0] = first;
-    size_t cap = e->name_len + 96 + present.len + allowed.len + rules.len + excepts.len;
-    char *body = oom ? NULL : malloc(cap);
+    size_t cap = e->name_len + 96 + a.present.len + a.allowed.len + a.rules.len + a.excepts.len;
+    char *body = a.oom ? NULL : malloc(cap);
     if (body) {
         char *p = PUT_LIT(body, "{\"filter\":\"");
         p = put(p, e->name, e->name_len);
         p = PUT_LIT(p, "\",\"present\":[");
-        p = put_piece(p, &present);
-        if (n_allowed) {
+        p = put_piece(p, &a.present);
+        if (a.n_allowed) {
             p = PUT_LIT(p, "],\"allowed\":[");
-            p = put_piece(p, &allowed);
+            p = put_piece(p, &a.allowed);
         }
         p = PUT_LIT(p, "],\"rules\":[");
-        p = put_piece(p, &rules);
+        p = put_piece(p, &a.rules);
         p = PUT_LIT(p, "],\"exceptions\":[");
-        p = put_piece(p, &excepts);
+        p = put_piece(p, &a.excepts);
         p = PUT_LIT(p, "]}");
         http_respond(r, 200, CT_JSON, body, (size_t)(p - body));
         free(body);
     } else {
         http_reply_error(r, HTTP_ERR_INTERNAL, "out of memory");
     }
-    free(present.p);
-    free(allowed.p);
-    free(rules.p);
-    free(excepts.p);
+    batch_free(&a);
 }

@@ -170,9 +170,10 @@ char *http_put_json_text(char *p, const char *s, size_t len);
  * ,"present":B[,"allowed":true],"rule":R|null,"exception":X|null. p has
  * room for 6 * (match_len + except_len) + 80. */
 char *http_put_adblock_answer(char *p, const struct cmd_call *call);
-/* POST .../check on an adblock filter: every item answered with the rule
- * and the exception that decided it (env->keys[0..n), each with ctxs[i], or
- * *dflt when ctxs is NULL); the answer or the error written. */
+/* POST .../check on an adblock filter, in one call through the table: every
+ * item answered with the rule and the exception that decided it
+ * (env->keys[0..n), each with ctxs[i], or *dflt when ctxs is NULL); the
+ * answer or the error written. */
 void http_adblock_batch(struct hreq *r, const struct fentry *e, size_t n,
                         const struct cmd_ctx *dflt, const struct cmd_ctx *ctxs);
 

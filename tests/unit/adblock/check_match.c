@@ -426,6 +426,64 @@ START_TEST(test_party_shortcuts)
 }
 END_TEST
 
+/* The host table (plain `||host^` rules): of a host filed more than once,
+ * a rule for every party is found first, then third-party ones in the
+ * order the lists file them; thousands of hosts
+ * (runs of slots, tags shared by many) each block their own host and its
+ * subdomains with their own rule named, and nothing else, built or loaded. */
+START_TEST(test_host_table)
+{
+    static const char *const dups[] = {
+        "||dup.example^$third-party\n||dup.example^\n||dup.example^$3p\n||dup.example^\n",
+        "||dup.example^\n||dup.example^$third-party\n||dup.example^$3p\n||dup.example^\n"};
+    for (int i = 0; i < 2; i++) {
+        load(dups[i]);
+        BLOCKS("https://dup.example/x", "script", "https://other.example/");
+        rule_is("||dup.example^");
+        BLOCKS("https://a.dup.example/x", "script", "https://dup.example/");
+        rule_is("||dup.example^");
+    }
+    load("||dup.example^$third-party\n||dup.example^$3p\n");
+    BLOCKS("https://dup.example/x", "script", "https://other.example/");
+    rule_is("||dup.example^$third-party");
+    PASSES("https://a.dup.example/x", "script", "https://dup.example/");
+    load("||dup.example^$3p\n||dup.example^$third-party\n");
+    BLOCKS("https://dup.example/x", "script", "https://other.example/");
+    rule_is("||dup.example^$3p");
+
+    enum { N = 5000 };
+    char *list = malloc((size_t)N * 32), *p = list;
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "||h%d.example^%s\n", i * 7, i % 3 ? "" : "$third-party");
+    load(list);
+    free(list);
+    void *blob;
+    size_t len;
+    char err[256], url[96], rule[64];
+    ck_assert_int_eq(adblock_engine_serialize(g_e, &blob, &len, err, sizeof err), 0);
+    struct adblock_engine *built = g_e, *loaded = adblock_engine_load(blob, len, err, sizeof err);
+    ck_assert_msg(loaded != NULL, "%s", err);
+    free(blob);
+    for (int pass = 0; pass < 2; pass++) {
+        g_e = pass ? loaded : built;
+        for (int i = 0; i < N * 7; i++) {
+            snprintf(url, sizeof url, "https://%sh%d.example/p", i % 2 ? "www." : "", i);
+            if (i % 7) {
+                PASSES(url, "script", "https://page.example/");
+                continue;
+            }
+            BLOCKS(url, "script", "https://page.example/");
+            snprintf(rule, sizeof rule, "||h%d.example^%s", i, (i / 7) % 3 ? "" : "$third-party");
+            rule_is(rule);
+        }
+        PASSES("https://h7.example.org/", "script", "https://page.example/");
+        PASSES("https://xh7.example/", "script", "https://page.example/");
+    }
+    g_e = built;
+    adblock_engine_free(loaded);
+}
+END_TEST
+
 START_TEST(test_serialize)
 {
     load("||ads.example^\n||t.example^$third-party\n@@||ads.example/ok/\n"
@@ -605,6 +663,7 @@ static Suite *adblock_match_suite(void)
     tcase_add_test(tc, test_schemes);
     tcase_add_test(tc, test_token_places);
     tcase_add_test(tc, test_party_shortcuts);
+    tcase_add_test(tc, test_host_table);
     tcase_add_test(tc, test_serialize);
     tcase_add_test(tc, test_real_lists);
     suite_add_tcase(s, tc);
