@@ -112,7 +112,7 @@ static int parse_opts(int argc, char **argv, bool *count, enum mode *mode)
             *mode = c == 'o' ? M_OPS : c == 'r' ? M_REMOVED : M_ALLOWED;
             modes++;
         } else if (c == 'h') {
-            return tool_print_cmd_help("journal") ? EXIT_RUNTIME : -1;
+            return tool_help("journal") ? EXIT_RUNTIME : -1;
         } else {
             return tool_usage_error("journal dump: bad option");
         }
@@ -129,7 +129,7 @@ int tool_cmd_journal(int argc, char **argv)
     if (argc < 2)
         return tool_usage_error("journal: a subcommand is required (dump)");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return tool_print_cmd_help("journal");
+        return tool_help("journal");
     if (strcmp(argv[1], "dump") != 0)
         return tool_usage_error("journal: unknown subcommand '%s'", argv[1]);
     argc--, argv++;

@@ -9,7 +9,7 @@ libbloomgate_la_SOURCES += \
 	%reldir%/build_adblock.c %reldir%/build_adblock.h \
 	%reldir%/build_words.c %reldir%/build_words.h \
 	%reldir%/jdump.c \
-	%reldir%/tool.c %reldir%/tool.h \
+	%reldir%/tool.c %reldir%/tool.h %reldir%/info.c \
 	%reldir%/cli.h %reldir%/cli.c %reldir%/lookup.c
 
 bin_PROGRAMS += bloomgate

@@ -171,7 +171,7 @@ int tool_cmd_check(int argc, char **argv)
         } else if (c == 'm') {
             k.match = true;
         } else if (c == 'h') {
-            return tool_print_cmd_help("check");
+            return tool_help("check");
         } else {
             return tool_usage_error("check: bad option");
         }
@@ -324,7 +324,7 @@ static int url_expressions_main(int argc, char **argv)
                 return tool_usage_error("url expressions: --keys: '%s' is not exact, host or url",
                                         optarg);
         } else if (c == 'h') {
-            return tool_print_cmd_help("url");
+            return tool_help("url");
         } else {
             return tool_usage_error("url expressions: bad option");
         }
@@ -356,11 +356,11 @@ int tool_cmd_url(int argc, char **argv)
     if (argc < 2)
         return tool_usage_error("url: a subcommand is required (canon, expressions)");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return tool_print_cmd_help("url");
+        return tool_help("url");
     if (strcmp(argv[1], "canon") == 0) {
         for (int i = 2; i < argc; i++)
             if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-                return tool_print_cmd_help("url");
+                return tool_help("url");
         return url_canon_main(argc - 1, argv + 1);
     }
     if (strcmp(argv[1], "expressions") == 0)
