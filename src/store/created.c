@@ -245,6 +245,22 @@ static const struct fentry *find_created(const struct catalog *cur, const char *
     return e;
 }
 
+/* st's block is now cf, its files base.*: the old block is freed once no
+ * reader can hold it, and the old base's files removed. Writer. */
+static void replace_block(struct registry *reg, struct fstate *st, struct conf_filter *cf,
+                          const char *base)
+{
+    char *old_base = st->created_base;
+    struct conf_filter *old_cf = st->created;
+    st->created = cf;
+    st->created_base = strdup(base);
+    registry_synchronize(reg); /* INFO may have been reading the old block */
+    if (old_base)
+        created_remove_files(old_base);
+    free(old_base);
+    free_cf(old_cf);
+}
+
 static const char *op_create(struct registry *reg, unsigned threads, const struct reload_op *op,
                              bool *existed, char *err, size_t errlen)
 {
@@ -416,15 +432,7 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
     registry_publish(reg, next);
     atomic_store(&st->pending, NULL);
     entry_close_journal(was);
-    char *old_base = st->created_base;
-    struct conf_filter *old_cf = st->created;
-    st->created = cf;
-    st->created_base = strdup(base);
-    registry_synchronize(reg); /* INFO may have been reading the old block */
-    if (old_base)
-        created_remove_files(old_base);
-    free(old_base);
-    free_cf(old_cf);
+    replace_block(reg, st, cf, base);
     entry_set_status(st, "cleared", NULL);
     return NULL;
 }
@@ -482,15 +490,7 @@ static int checkpoint(struct registry *reg, const struct fentry *e, char *err, s
     atomic_store(&st->journal, j);
     pthread_mutex_unlock(&st->mut_mu);
     entry_close_journal(was);
-    char *old_base = st->created_base;
-    struct conf_filter *old_cf = st->created;
-    st->created = cf;
-    st->created_base = strdup(base);
-    registry_synchronize(reg); /* INFO may have been reading the old block */
-    if (old_base)
-        created_remove_files(old_base);
-    free(old_base);
-    free_cf(old_cf);
+    replace_block(reg, st, cf, base);
     log_info("filter %s: checkpoint %s (a journal of %llu bytes cut; adds waited %.3f s)",
              e->name, file, (unsigned long long)was_bytes, util_now() - t0);
     return 0;

@@ -598,3 +598,27 @@ fail_inputs:
     build_close_inputs(in, n_in);
     return -1;
 }
+
+int build_write_section(const struct build_opts *o, enum filter_layout layout, uint64_t capacity,
+                        double fpr, uint32_t shards, enum filter_keys keys, uint32_t kind,
+                        const void *body, size_t len, const char *what, struct filter_plan *plan,
+                        char *err, size_t errlen)
+{
+    char why[512];
+    uint64_t seed = o->seed;
+    while (seed == 0)
+        if (util_random_u64(&seed, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "a seed: %s", why);
+            return -1;
+        }
+    struct filter *f = NULL;
+    if (filter_plan_make(layout, capacity, fpr, shards, plan, why, sizeof(why)) != 0 ||
+        !(f = filter_create(plan, seed, why, sizeof(why)))) {
+        snprintf(err, errlen, "%s: %s", what, why);
+        return -1;
+    }
+    f->keys = keys;
+    int rc = format_write_section(f, o->output, o->threads, kind, body, len, err, errlen);
+    filter_free(f);
+    return rc;
+}

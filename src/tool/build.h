@@ -93,4 +93,14 @@ struct build_result {
 
 int build_run(const struct build_opts *opts, struct build_result *res, char *err, size_t errlen);
 
+/* A filter file whose point is its section (an Adblock engine, a word list):
+ * an empty Bloom part planned as layout/capacity/fpr/shards with keys,
+ * seeded by o->seed (or a random one), written to o->output with the section
+ * kind/body. The plan in *plan; what names the Bloom part in errors. 0, or
+ * -1 with err. */
+int build_write_section(const struct build_opts *o, enum filter_layout layout, uint64_t capacity,
+                        double fpr, uint32_t shards, enum filter_keys keys, uint32_t kind,
+                        const void *body, size_t len, const char *what, struct filter_plan *plan,
+                        char *err, size_t errlen);
+
 #endif

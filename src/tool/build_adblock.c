@@ -130,29 +130,16 @@ int build_adblock_main(const struct build_opts *o, bool quiet)
     /* The host tier: empty, sized for the daemon's run-time adds. */
     uint64_t cap = o->capacity ? o->capacity : BUILD_ADBLOCK_TIER_CAPACITY;
     struct filter_plan plan;
-    struct filter *f = NULL;
     void *body = NULL;
     size_t len = 0;
     int rc = EXIT_RUNTIME;
-    uint64_t seed = o->seed;
-    while (seed == 0)
-        if (util_random_u64(&seed, why, sizeof(why)) != 0) {
-            snprintf(err, sizeof(err), "a seed: %s", why);
-            goto out;
-        }
-    if (filter_plan_make(o->layout, cap, o->fpr,
-                         o->shards ? o->shards : 1, &plan, why, sizeof(why)) != 0 ||
-        !(f = filter_create(&plan, seed, why, sizeof(why)))) {
-        snprintf(err, sizeof(err), "the host tier: %s", why);
-        goto out;
-    }
-    f->keys = FILTER_KEYS_ADBLOCK;
     if (adblock_engine_serialize(e, &body, &len, why, sizeof(why)) != 0) {
         snprintf(err, sizeof(err), "%s", why);
         goto out;
     }
-    if (format_write_section(f, o->output, o->threads, FORMAT_SECTION_ADBLOCK, body, len, err,
-                             sizeof(err)) != 0)
+    if (build_write_section(o, o->layout, cap, o->fpr, o->shards ? o->shards : 1,
+                            FILTER_KEYS_ADBLOCK, FORMAT_SECTION_ADBLOCK, body, len, "the host tier",
+                            &plan, err, sizeof(err)) != 0)
         goto out;
     rc = 0;
     if (!quiet) {
@@ -171,7 +158,6 @@ out:
     if (rc != 0)
         tool_runtime_error(err);
     free(body);
-    filter_free(f);
     adblock_engine_free(e);
     return rc;
 }

@@ -75,28 +75,16 @@ int build_words_main(const struct build_opts *o, const struct words_opts *w, boo
         return tool_runtime_error(err);
     double t_compile = util_now() - t0;
     struct filter_plan plan;
-    struct filter *f = NULL;
     unsigned char *body = NULL;
     size_t len = 0;
     int rc = EXIT_RUNTIME;
-    uint64_t seed = o->seed;
-    while (seed == 0)
-        if (util_random_u64(&seed, why, sizeof(why)) != 0) {
-            snprintf(err, sizeof(err), "a seed: %s", why);
-            goto out;
-        }
-    if (filter_plan_make(FILTER_BLOCKED, TIER_CAPACITY, 0.01, 1, &plan, why, sizeof(why)) != 0 ||
-        !(f = filter_create(&plan, seed, why, sizeof(why)))) {
-        snprintf(err, sizeof(err), "the Bloom part: %s", why);
-        goto out;
-    }
-    f->keys = FILTER_KEYS_WORDS;
     if (words_serialize(m, &body, &len, why, sizeof(why)) != 0) {
         snprintf(err, sizeof(err), "%s", why);
         goto out;
     }
-    if (format_write_section(f, o->output, o->threads, FORMAT_SECTION_WORDS, body, len, err,
-                             sizeof(err)) != 0)
+    if (build_write_section(o, FILTER_BLOCKED, TIER_CAPACITY, 0.01, 1, FILTER_KEYS_WORDS,
+                            FORMAT_SECTION_WORDS, body, len, "the Bloom part", &plan, err,
+                            sizeof(err)) != 0)
         goto out;
     rc = 0;
     if (!quiet) {
@@ -117,12 +105,9 @@ int build_words_main(const struct build_opts *o, const struct words_opts *w, boo
         printf("%.3f s\n", util_now() - t0);
     }
 out:
-    if (rc != 0)
-        tool_runtime_error(err);
-    free(body);
-    filter_free(f);
     words_matcher_free(m);
-    return rc;
+    free(body);
+    return rc != 0 ? tool_runtime_error(err) : 0;
 }
 
 struct words_matcher *build_words_load(const char *path, const struct format_info *fi, char *err,
@@ -130,13 +115,13 @@ struct words_matcher *build_words_load(const char *path, const struct format_inf
 {
     void *body;
     size_t len;
-    if (format_read_section(path, fi, &body, &len, err, errlen) != 0)
-        return NULL;
     char why[512];
-    struct words_matcher *m = words_load(body, len, why, sizeof(why));
-    if (!m)
-        snprintf(err, errlen, "%s: the compiled word list: %s", path, why);
-    free(body);
+    struct words_matcher *m = NULL;
+    if (format_read_section(path, fi, &body, &len, err, errlen) == 0) {
+        if (!(m = words_load(body, len, why, sizeof(why))))
+            snprintf(err, errlen, "%s: the compiled word list: %s", path, why);
+        free(body);
+    }
     return m;
 }
 
