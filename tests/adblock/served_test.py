@@ -17,6 +17,7 @@ the file, its loading, the tool's and the daemon's reading of the context
 words and the command table's path add nothing and lose nothing.
 Exit 77 (skip) without the lists (scripts/adblock-lists.sh)."""
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -58,7 +59,8 @@ def words(typ, frm):
 
 
 def served_rule(text):
-    return text.replace("%20", " ").replace("%09", "\t")
+    # %20, %09 and %25 back to their bytes, in one pass (a rule may hold "%20").
+    return re.sub(r"%(20|09|25)", lambda m: bytes.fromhex(m.group(1)).decode(), text)
 
 
 def main():

@@ -29,7 +29,8 @@ static const char list_v1[] =
     "/banner/*/img^\n"
     "||post.example^$method=post\n"
     "example.org##.ad-box\n"
-    "||csp.example^$csp=script-src 'none'\n";
+    "||csp.example^$csp=script-src 'none'\n"
+    "/pct%20ad/\n";
 
 static const char list_v2_extra[] = "||new.example^\n";
 
@@ -104,6 +105,8 @@ START_TEST(test_context)
     DH_EXPECT(c, "MATCH ads https://ads.example/ok.js type=script",
               "ALLOWED @@||ads.example/ok.js$script ||ads.example^$script");
     DH_EXPECT(c, "MATCH ads https://ads.example/x.js", "NO");
+    /* A rule's own '%' is sent as %25, so its "%20" is not read as a space. */
+    DH_EXPECT(c, "MATCH ads https://p.example/pct%20ad/x", "MATCH /pct%2520ad/");
     /* MCHECK: each word applies to the items after it. */
     DH_EXPECT(c,
               "MCHECK ads https://tracker.example/a.js type=script from=https://news.example/ "

@@ -415,17 +415,18 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct p
 }
 
 /* A rule as written in its list, as one word of a reply line: its rare
- * spaces and tabs as %20 and %09. */
+ * spaces and tabs as %20 and %09, and so its '%' as %25 (a rule may hold
+ * "%20" itself: EasyList's do). */
 static void out_rule(struct conn *c, const char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
         size_t j = i;
-        while (j < n && s[j] != ' ' && s[j] != '\t')
+        while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '%')
             j++;
         conn_out_add(c, s + i, j - i);
         if (j < n)
-            conn_out_add(c, s[j] == ' ' ? "%20" : "%09", 3);
+            conn_out_add(c, s[j] == ' ' ? "%20" : s[j] == '\t' ? "%09" : "%25", 3);
         i = j + 1;
     }
 }
