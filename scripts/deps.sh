@@ -9,7 +9,7 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       libpsl-dev libpcre2-dev publicsuffix
       libutf8proc-dev libopencc-dev liblmdb-dev
       netcat-openbsd curl
-      nginx-light squid redis-server redis-tools python3-redis
+      nginx-light squid redis-server redis-tools python3-redis python3-pytest
       postfix bind9-dnsutils dnsperf haproxy
       libnginx-mod-stream)
 # The Adblock differential tests run the reference engine (tests/adblock/) with node:
