@@ -6,8 +6,9 @@
 # (Debian's python3-redis, python3-pytest, redis-tools). docs/resp.md lists
 # every test skipped, and why ("Differences from RedisBloom, test by test").
 resp_scripts = \
-	%reldir%/redisbloom_flow_test.sh
+	%reldir%/redisbloom_flow_test.sh \
+	%reldir%/redispy_bloom_test.sh
 TESTS += $(resp_scripts)
 EXTRA_DIST += $(resp_scripts) \
 	%reldir%/bgdaemon.py %reldir%/differences.py %reldir%/rltest_env.py \
-	%reldir%/redisbloom_flow_test.py
+	%reldir%/redisbloom_flow_test.py %reldir%/redispy_bloom_test.py
