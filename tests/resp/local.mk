@@ -7,8 +7,11 @@
 # every test skipped, and why ("Differences from RedisBloom, test by test").
 resp_scripts = \
 	%reldir%/redisbloom_flow_test.sh \
-	%reldir%/redispy_bloom_test.sh
+	%reldir%/redispy_bloom_test.sh \
+	%reldir%/clients_test.sh \
+	%reldir%/restart_test.sh
 TESTS += $(resp_scripts)
 EXTRA_DIST += $(resp_scripts) \
 	%reldir%/bgdaemon.py %reldir%/differences.py %reldir%/rltest_env.py \
-	%reldir%/redisbloom_flow_test.py %reldir%/redispy_bloom_test.py
+	%reldir%/redisbloom_flow_test.py %reldir%/redispy_bloom_test.py \
+	%reldir%/clients_test.py %reldir%/restart_test.py
