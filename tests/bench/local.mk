@@ -39,4 +39,5 @@ EXTRA_DIST += \
 	%reldir%/squid_helper.sh \
 	%reldir%/window.sh %reldir%/ab.sh \
 	%reldir%/cost_split.sh %reldir%/cg_pipelined.sh %reldir%/cg_lockstep.sh \
-	%reldir%/adblock_net.sh
+	%reldir%/adblock_net.sh \
+	%reldir%/autocreate.py
