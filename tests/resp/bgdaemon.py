@@ -75,13 +75,33 @@ class Daemon:
         return self.start()
 
     def stop(self, keep=False):
+        """Stop the daemon and remove its directory; RuntimeError if a log of
+        any of its runs holds a sanitizer report (an --enable-sanitizers
+        build), as the C harness checks."""
         try:
             self.halt()
+            reports = self.sanitizer_reports()
+            if reports:
+                raise RuntimeError("sanitizer report in the daemon's log:\n" + reports)
         finally:
             if keep:
                 print("daemon directory kept:", self.dir)
             else:
                 shutil.rmtree(self.dir, ignore_errors=True)
+
+    def sanitizer_reports(self):
+        found = []
+        for n in range(1, self.starts + 1):
+            path = os.path.join(self.dir, "daemon%d.log" % n)
+            try:
+                text = open(path, errors="replace").read()
+            except OSError:
+                continue
+            for pat in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+                at = text.find(pat)
+                if at >= 0:
+                    found.append(text[max(0, at - 200):at + 1500])
+        return "\n".join(found)
 
     def log_tail(self, n=20):
         try:
