@@ -39,4 +39,5 @@ EXTRA_DIST += \
 	%reldir%/squid_helper.sh \
 	%reldir%/window.sh %reldir%/ab.sh %reldir%/exact_net.sh \
 	%reldir%/cost_split.sh %reldir%/cg_pipelined.sh %reldir%/cg_lockstep.sh \
-	%reldir%/adblock_net.sh %reldir%/bloomd_front.sh
+	%reldir%/adblock_net.sh %reldir%/bloomd_front.sh \
+	%reldir%/autocreate.py

@@ -413,6 +413,26 @@ START_TEST(test_growth_and_full)
 }
 END_TEST
 
+/* BF.RESERVE's and BF.INSERT's argument errors in RedisBloom's words (its
+ * tests/flow match them): an EXPANSION outside RedisBloom's range, one that
+ * is no integer, one bloomgate does not grow by; ITEMS with no item. */
+START_TEST(test_create_arguments)
+{
+    struct dh_daemon *d = start("state_dir @DIR@");
+    struct dh_conn *c = rconnect(d);
+    expect(c,
+           "BF.RESERVE b 0.1 1 EXPANSION -1\r\nBF.RESERVE b 0.1 1 EXPANSION 0\r\n"
+           "BF.RESERVE b 0.1 1 EXPANSION big\r\nBF.RESERVE b 0.1 1 EXPANSION 4\r\n",
+           "-ERR expansion must be in the range [1, 32768]\r\n"
+           "-ERR expansion must be in the range [1, 32768]\r\n-ERR bad expansion\r\n"
+           "-ERR bad_option bloomgate's growing filters double: EXPANSION 2 only "
+           "(docs/resp.md)\r\n");
+    expect(c, "BF.RESERVE b 0.1 10\r\nBF.INSERT b NOCREATE ITEMS\r\nBF.INSERT b ITEMS x y\r\n",
+           "+OK\r\n-ERR wrong number of arguments for 'bf.insert' command\r\n*2\r\n:1\r\n:1\r\n");
+    dh_finish(d);
+}
+END_TEST
+
 /* Its counters show in the line protocol's INFO. */
 START_TEST(test_counted)
 {
@@ -439,6 +459,7 @@ int main(void)
                             test_growth_and_full,
                             test_hostile_framing,
                             test_counted,
+                            test_create_arguments,
                             NULL};
     dh_add_case(s, "resp", 120, tests);
     return dh_run_suite(s);

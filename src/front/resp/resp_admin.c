@@ -167,6 +167,10 @@ static bool read_opts(struct conn *c, const struct resp_request *r, size_t from,
         const struct resp_arg *a = &r->argv[i];
         bool has_val = i + 1 < r->argc;
         if (insert && resp_arg_is(a, "ITEMS")) {
+            if (i + 1 == r->argc) { /* ITEMS and no item: RedisBloom's arity error */
+                reply_arity(c, &r->argv[0]);
+                return false;
+            }
             o->items = i + 1;
             return true;
         } else if (insert && resp_arg_is(a, "CAPACITY") && has_val) {
@@ -174,9 +178,16 @@ static bool read_opts(struct conn *c, const struct resp_request *r, size_t from,
         } else if (insert && resp_arg_is(a, "ERROR") && has_val) {
             o->error = &r->argv[++i];
         } else if (resp_arg_is(a, "EXPANSION") && has_val) {
+            /* RedisBloom's words: "bad expansion" for no integer, the range
+             * for an integer outside it (its tests match either). */
             double e;
-            if (!arg_number(&r->argv[++i], &e) || e < 1 || e != floor(e) || e > 32768) {
+            if (!arg_number(&r->argv[++i], &e) || e != floor(e)) {
                 reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "bad expansion");
+                return false;
+            }
+            if (e < 1 || e > 32768) {
+                reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR",
+                            "expansion must be in the range [1, 32768]");
                 return false;
             }
             o->expansion = (long)e;
