@@ -26,8 +26,7 @@ static void check_name(struct authz_name n, const char *slot, size_t plen)
     FUZZ_CHECK(n.len >= 1 && n.len <= FNAME_MAX && n.len <= plen, "name of %zu bytes", n.len);
     FUZZ_CHECK(n.p == slot, "name outside its slot of the route");
     for (size_t i = 0; i < n.len; i++)
-        FUZZ_CHECK(fname_byte[(unsigned char)n.p[i]], "byte %02x in a name",
-                   (unsigned char)n.p[i]);
+        FUZZ_CHECK(fname_byte[(unsigned char)n.p[i]], "byte %02x in a name", (unsigned char)n.p[i]);
 }
 
 static void check_hdr(struct authz_hdr h, const char *head, size_t len)

@@ -646,8 +646,7 @@ START_TEST(test_filter_blocks)
 
     FAILS("filter a {\ncapacity 1\n}\nfilter a {\ncapacity 2\n}\n",
           P ":4: filter \"a\" is already defined on line 1");
-    FAILS("filter \"a b\" {\n}",
-          P ":1: filter: filter name \"a b\" is invalid: use " FNAME_RULE);
+    FAILS("filter \"a b\" {\n}", P ":1: filter: filter name \"a b\" is invalid: use " FNAME_RULE);
     FAILS_WITH("filter \"\" {\n}", 1, "filter name \"\" is invalid");
     FAILS("threads 1\nfilter a {\ncapacity 1\n",
           P ":2: filter \"a\" is not closed (missing \"}\")");
@@ -1018,9 +1017,9 @@ START_TEST(test_filter_names)
         snprintf(q, sizeof(q), "\"a%s%cb\"", esc ? "\\" : "", b);
         snprintf(n, sizeof(n), "a%cb", b);
         name_block(q, n,
-                   ctl                       ? "control character"
-                   : fname_byte[b]          ? NULL
-                                             : "is invalid: use " FNAME_RULE);
+                   ctl             ? "control character"
+                   : fname_byte[b] ? NULL
+                                   : "is invalid: use " FNAME_RULE);
     }
     /* Each character of the wider set, alone and in a key as Redis users
      * write them; `{`, `}`, `;` and `#` inside the quotes are the name's. */

@@ -803,14 +803,14 @@ START_TEST(test_filter_name)
     snprintf(line, sizeof(line), "CHECK %.*s a\n", FNAME_MAX + 1, name);
     ck_assert_int_eq(parse_s(line, &req, &consumed), PROTO_ERROR);
     ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
-    ck_assert_str_eq(req.errmsg, "invalid filter name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...': use "
-                                 FNAME_RULE);
+    ck_assert_str_eq(req.errmsg,
+                     "invalid filter name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...': use " FNAME_RULE);
     /* Refused bytes: the message shows them, or '?' for what is not printable. */
     ck_assert_int_eq(parse_s("INFO b\x01@d\n", &req, &consumed), PROTO_ERROR);
     ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
     ck_assert_str_eq(req.errmsg, "invalid filter name 'b?@d': use " FNAME_RULE);
     ck_assert_int_eq(parse_s("CHECK caf\xc3\xa9 a\n", &req, &consumed), PROTO_ERROR);
-    ck_assert_str_eq(req.errmsg, "invalid filter name 'caf?" "?': use " FNAME_RULE);
+    ck_assert_str_eq(req.errmsg, "invalid filter name 'caf\?\?': use " FNAME_RULE);
     ck_assert_int_eq(parse_s("ADD it's a\n", &req, &consumed), PROTO_ERROR);
     ck_assert_str_eq(req.errmsg, "invalid filter name 'it's': use " FNAME_RULE);
     ck_assert_int_eq(parse_s("CHECK a`b a\n", &req, &consumed), PROTO_ERROR);
