@@ -94,6 +94,12 @@ static void line_names(struct dh_daemon *d)
     DH_EXPECT(c, "CHECK caf\xc3\xa9 x",
               "ERR unknown_filter invalid filter name 'caf\?\?': use " FNAME_RULE);
     DH_EXPECT(c, "CHECK seen:{sku999} x", "ERR unknown_filter no such filter 'seen:{sku999}'");
+    /* A name of FNAME_MAX bytes that is not served: named whole. */
+    char other[FNAME_MAX + 1];
+    memcpy(other, longest, sizeof(other));
+    other[FNAME_MAX - 1] = '~';
+    snprintf(want, sizeof(want), "ERR unknown_filter no such filter '%s'", other);
+    line_cmd3(c, "CHECK", other, "x", want);
 
     /* FILTERS lists them as words; INFO names them in valid JSON. */
     const char *list = dh_cmd(c, "FILTERS");
