@@ -1437,7 +1437,7 @@ START_TEST(test_scan_text)
     ck_assert_int_eq(r.err, PROTO_ERR_WRONG_ARITY);
     ck_assert_int_eq(parse_s("SCAN\n", &r, &used), PROTO_ERROR);
     ck_assert_int_eq(r.err, PROTO_ERR_WRONG_ARITY);
-    ck_assert_int_eq(parse_s("SCAN f/x text\n", &r, &used), PROTO_ERROR);
+    ck_assert_int_eq(parse_s("SCAN f\"x text\n", &r, &used), PROTO_ERROR);
     ck_assert_int_eq(r.err, PROTO_ERR_UNKNOWN_FILTER);
     ck_assert_int_eq(parse_s("SCAN f a\rb\n", &r, &used), PROTO_ERROR);
     ck_assert_int_eq(r.err, PROTO_ERR_BAD_REQUEST);
