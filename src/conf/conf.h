@@ -15,7 +15,7 @@
 #define CONF_MAX_FILE_BYTES (1u << 20) /* conf_load refuses anything larger */
 #define CONF_MAX_CREATED 16000   /* max_filters' ceiling (store/registry.h has room) */
 #define CONF_SCAN_MATCHES_MAX 10000  /* scan_max_matches at most: each worker's match array */
-#define CONF_NAME_MAX 64               /* filter names: base/fname.h (conf.c asserts equal) */
+#define CONF_NAME_MAX 200              /* filter names: base/fname.h (conf.c asserts equal) */
 
 enum conf_log_level {
     CONF_LOG_DEBUG,
@@ -61,7 +61,7 @@ enum conf_fsync {
 
 /* One `filter NAME { ... }` block. */
 struct conf_filter {
-    char *name;              /* [A-Za-z0-9_.-]{1,64}, unique in the file */
+    char *name;              /* base/fname.h's rule, unique in the file */
     unsigned line;           /* line of `filter NAME {`, for the daemon's messages */
     char *file;              /* prebuilt filter file, absolute; NULL if not given */
     uint64_t capacity;       /* items for a filter created empty; 0 if not given */
@@ -235,7 +235,7 @@ int conf_filter_text(const struct conf_filter *f, char *buf, size_t len);
 /* Free what one filter block holds (not the struct itself). */
 void conf_filter_clear(struct conf_filter *f);
 
-/* Whether s[0..len) is a valid filter name: 1 to 64 of [A-Za-z0-9_.-]. */
+/* Whether s[0..len) is a valid filter name (base/fname.h: FNAME_RULE). */
 int conf_is_valid_name(const char *s, size_t len);
 
 /* 0 if next may replace cur on SIGHUP without a restart; -1 naming the first

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fname.h"
 #include "base/util.h"
 #include "conf/conf_table.h"
 
@@ -336,6 +337,38 @@ static bool is_word(const struct conf_token *t, const char *word)
     return !t->quoted && strcmp(t->s, word) == 0;
 }
 
+/* Whether a name needs no quotes: the names of the old rule, A-Z a-z 0-9 _ . - */
+static bool plain_name(const char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '.' || *s == '-'))
+            return false;
+    return true;
+}
+
+/* A filter's name as the file gives it (`filter NAME {`, a front's `filter
+ * NAME`, `check ATTR NAME`): base/fname.h's rule, and in double quotes unless
+ * it is plain. The tokenizer alone would take `a:{b}` bare, but `#` starts a
+ * comment and `{` `}` are the block's own words: with the quotes a name
+ * reads as one thing, and the grammar stays free to grow around them. */
+static int check_name(struct parser *p, const char *what, const struct conf_token *t)
+{
+    size_t len = strlen(t->s);
+    if (len > CONF_NAME_MAX)
+        return fail(p, p->line, "%s: filter name \"%.*s...\" is %zu bytes long: use " FNAME_RULE,
+                    what, SHOW, t->s, len);
+    if (!conf_is_valid_name(t->s, len))
+        return fail(p, p->line, "%s: filter name \"%.*s\" is invalid: use " FNAME_RULE, what, SHOW,
+                    t->s);
+    if (!t->quoted && !plain_name(t->s))
+        return fail(p, p->line,
+                    "%s: filter name %s must be quoted, \"%s\" (only a name of A-Z a-z 0-9 _ . - "
+                    "may go bare)",
+                    what, t->s, t->s);
+    return 0;
+}
+
 /* The block being read: the last of its kind's array. */
 static void *open_base(struct parser *p)
 {
@@ -388,10 +421,8 @@ static int open_block(struct parser *p, const struct block_kind *k, const struct
         return fail(p, p->line, "%s: unexpected text after \"{\"", k->word);
 
     const char *name = tok[1].s;
-    if (k->named && !conf_is_valid_name(name, strlen(name)))
-        return fail(p, p->line,
-                    "filter name \"%.*s\" is invalid (1 to %d of A-Z, a-z, 0-9, _, ., -)", SHOW,
-                    name, CONF_NAME_MAX);
+    if (k->named && check_name(p, "filter", &tok[1]) < 0)
+        return -1;
     /* Quadratic, like the other uniqueness checks, but over a file of an operator's
      * filters, which number in the tens. */
     for (size_t i = 0; k->named && i < c->n_filters; i++)
@@ -428,8 +459,9 @@ static int open_block(struct parser *p, const struct block_kind *k, const struct
 /* `check ATTR FILTER`: the attribute is checked here, the filter once the
  * whole file is read (conf_fronts_finish). */
 static int add_check(struct parser *p, const struct directive *d, void *base, const char *attr,
-                     const char *filter)
+                     const struct conf_token *ftok)
 {
+    const char *filter = ftok->s;
     static const char *const attrs[] = {"client_address", "client_name", "reverse_client_name",
                                         "helo_name", "sender", "recipient"};
     bool known = false;
@@ -440,8 +472,8 @@ static int add_check(struct parser *p, const struct directive *d, void *base, co
                     "%s: unknown attribute \"%.*s\" (client_address, client_name, "
                     "reverse_client_name, helo_name, sender, recipient)",
                     d->name, SHOW, attr);
-    if (!conf_is_valid_name(filter, strlen(filter)))
-        return fail(p, p->line, "%s: filter name \"%.*s\" is invalid", d->name, SHOW, filter);
+    if (check_name(p, d->name, ftok) < 0)
+        return -1;
     struct conf_check **list = (struct conf_check **)((char *)base + d->offset);
     size_t *n = (size_t *)((char *)base + d->count_offset);
     struct conf_check *grown = realloc(*list, (*n + 1) * sizeof(**list));
@@ -498,7 +530,15 @@ static int close_filter(struct parser *p)
         if (f->file != NULL) {
             f->journal = concat(f->file, ".journal");
         } else {
-            char *base = concat(f->name, ".journal");
+            /* The name as a file name: a '/' in it stays in the directory. */
+            char fn[FNAME_FILE_MAX];
+            size_t fl = fname_file(f->name, strlen(f->name), fn);
+            if (fl + sizeof(".journal") - 1 > NAME_MAX)
+                return fail(p, f->line,
+                            "filter \"%s\": the default journal's file name would be longer than "
+                            "%d bytes ('/' and '%%' count 3); set \"journal\"",
+                            f->name, NAME_MAX);
+            char *base = concat(fn, ".journal");
             f->journal = base ? join_path(c->dir, base) : NULL;
             free(base);
         }
@@ -582,7 +622,9 @@ static int parse_line(struct parser *p, const struct conf_token *tok, int n)
     if (p->seen[idx] && !(d->flags & F_REPEAT))
         return fail(p, p->line, "%s: already set on line %u", d->name, p->seen[idx]);
     void *base = d->scope == SCOPE_GLOBAL ? (void *)p->conf : open_base(p);
-    int rc = d->type == T_CHECK ? add_check(p, d, base, tok[1].s, tok[2].s)
+    if ((d->flags & F_FNAME) && check_name(p, d->name, &tok[1]) < 0)
+        return -1;
+    int rc = d->type == T_CHECK ? add_check(p, d, base, tok[1].s, &tok[2])
                                 : set_value(p, d, base, tok[1].s);
     if (rc < 0)
         return -1;

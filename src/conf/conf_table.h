@@ -34,6 +34,7 @@ enum conf_scope {
 #define F_REPEAT 1u /* may be given more than once: the list types */
 #define F_RELOAD 2u /* may change on SIGHUP without a restart */
 #define F_OFF 4u    /* the value "off" sets the bool at off_offset */
+#define F_FNAME 8u  /* T_STRING naming a filter: base/fname.h's rule, quoted unless plain */
 
 struct conf_enum {
     const char *name;

@@ -68,9 +68,10 @@ int cmd_words_refuse(const struct fentry *e, struct cmd_call *call)
     if (!e->v->words)
         return 0;
     call->err = CMD_ERR_WRONG_KIND;
+    /* The name once: twice, a name of FNAME_MAX bytes would not fit. */
     snprintf(call->msg, sizeof(call->msg),
              "filter '%s' is a word list: it answers SCAN <filter> <text> (HTTP: POST "
-             "/v1/filters/%s/scan), not item lookups or changes",
-             e->name, e->name);
+             "/v1/filters/{name}/scan), not lookups or changes",
+             e->name);
     return -1;
 }

@@ -1,8 +1,10 @@
 /* The Prometheus exposition. Names follow the Prometheus conventions: the
  * bloomgate_ prefix, _total on counters, base units (seconds, bytes, ratios).
- * Label values are filter names ([A-Za-z0-9_.-]), protocol names, error codes
- * and the version, none of which needs escaping. Each family is written with
- * its HELP and TYPE lines even when it has no series yet. */
+ * Label values are filter names (base/fname.h: never a '"', '\' or line
+ * break, the three bytes the format escapes, so ':' '{' '}' and the rest go
+ * inside the quotes as they are), protocol names, error codes and the
+ * version. Each family is written with its HELP and TYPE lines even when it
+ * has no series yet. */
 #include "config.h"
 
 #include "core/metrics.h"

@@ -63,7 +63,7 @@ static int parse_connect(char *s, const char **host, const char **port)
     return 0;
 }
 
-/* Whether s is a filter name the daemon accepts: 1-64 of A-Z a-z 0-9 _ . - */
+/* Whether s is a filter name the daemon accepts (base/fname.h). */
 static bool valid_filter(const char *s)
 {
     return fname_valid(s, strlen(s));

@@ -5,8 +5,9 @@
  *
  * Input: u16 the URL buffer's size (0 to 1023), then the request head. The
  * URL buffer is a heap block of exactly that size, so ASan sees a byte
- * written past it. Checked besides memory safety: names are 1 to 64 bytes of
- * [A-Za-z0-9_.-] inside the path; header values lie inside the head; a URL
+ * written past it. Checked besides memory safety: names are filter names
+ * (base/fname.h) in the route's own buffer, each no longer than the part of
+ * the path it was decoded from; header values lie inside the head; a URL
  * from X-Original-URL is its bytes; one built from parts starts with a
  * lower-case scheme and "://", then a host without '/', '?', '#', '@', '\'
  * or white space, then a path starting with '/'; an error has a reason; the
@@ -15,20 +16,17 @@
 
 #include <strings.h>
 
+#include "base/fname.h"
 #include "front/http/authz.h"
 #include "front/http/httpparse.h"
 #include "fuzz.h"
 
-static void check_name(struct authz_name n, const char *path, size_t plen)
+static void check_name(struct authz_name n, const char *slot, size_t plen)
 {
-    FUZZ_CHECK(n.len >= 1 && n.len <= 64, "name of %zu bytes", n.len);
-    FUZZ_CHECK(fuzz_inside(n.p, n.len, path, plen), "name outside the path");
-    for (size_t i = 0; i < n.len; i++) {
-        char c = n.p[i];
-        FUZZ_CHECK((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                       c == '_' || c == '.' || c == '-',
-                   "byte %02x in a name", (unsigned char)c);
-    }
+    FUZZ_CHECK(n.len >= 1 && n.len <= FNAME_MAX && n.len <= plen, "name of %zu bytes", n.len);
+    FUZZ_CHECK(n.p == slot, "name outside its slot of the route");
+    for (size_t i = 0; i < n.len; i++)
+        FUZZ_CHECK(fname_byte[(unsigned char)n.p[i]], "byte %02x in a name", (unsigned char)n.p[i]);
 }
 
 static void check_hdr(struct authz_hdr h, const char *head, size_t len)
@@ -69,9 +67,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (authz_parse_path(rest, rlen, &rt, err, sizeof(err)) == 0) {
         FUZZ_CHECK(rt.n >= 1 && rt.n <= AUTHZ_MAX_FILTERS, "%zu filters", rt.n);
         for (size_t i = 0; i < rt.n; i++)
-            check_name(rt.filter[i], rest, rlen);
+            check_name(rt.filter[i], rt.names[i], rlen);
         if (rt.client.len)
-            check_name(rt.client, rest, rlen);
+            check_name(rt.client, rt.names[AUTHZ_MAX_FILTERS], rlen);
         if (rt.below_len) {
             FUZZ_CHECK(fuzz_inside(rt.below, rt.below_len, rest, rlen) && rt.below[0] == '/',
                        "below outside the path or without its '/'");

@@ -212,8 +212,10 @@ START_TEST(test_refusals_and_metrics)
                  "no filter named");
     expect_error("/v1/authz", "X-Forwarded-Host: h\r\nX-Original-URI: /\r\n", 400, "bad_request",
                  "no filter named");
-    expect_error("/v1/authz/urls,ur%6Cs", "X-Forwarded-Host: h\r\nX-Original-URI: /\r\n", 400,
+    expect_error("/v1/authz/urls,ur%22s", "X-Forwarded-Host: h\r\nX-Original-URI: /\r\n", 400,
                  "bad_request", "invalid filter name");
+    expect_error("/v1/authz/urls,ur%2", "X-Forwarded-Host: h\r\nX-Original-URI: /\r\n", 400,
+                 "bad_request", "a bad %-escape in the filter name");
     expect_error("/v1/authz/urls,nosuch", "X-Forwarded-Host: h\r\nX-Original-URI: /\r\n", 404,
                  "unknown_filter", "no such filter 'nosuch'");
     expect_error("/v1/authz/urls?client=nosuch", "X-Forwarded-Host: h\r\nX-Original-URI: /\r\n",

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fname.h"
 #include "lib/daemon_harness.h"
 #include "lib/http_client.h"
 
@@ -340,9 +341,8 @@ START_TEST(test_every_error)
     DH_EXPECT(c, "CHECK nosuch x", "ERR unknown_filter no such filter 'nosuch'");
     DH_EXPECT(c, "INFO nosuch", "ERR unknown_filter no such filter 'nosuch'");
     DH_EXPECT(c, "ADD nosuch x", "ERR unknown_filter no such filter 'nosuch'");
-    DH_EXPECT(
-        c, "CHECK bad/name x",
-        "ERR unknown_filter invalid filter name 'bad/name': use 1 to 64 of A-Z a-z 0-9 _ . -");
+    DH_EXPECT(c, "CHECK bad\\name x",
+              "ERR unknown_filter invalid filter name 'bad\\name': use " FNAME_RULE);
     DH_EXPECT(c, "CHECK f 0123456789abcdef", "NO"); /* 16 bytes: at the limit */
     DH_EXPECT(c, "CHECK f 0123456789abcdefX",
               "ERR item_too_long item 1 of 1 is 17 bytes; the limit is 16");

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fname.h"
 #include "lib/daemon_harness.h"
 
 /* A URL the list blocks (111101111.ru is listed as a whole host) and the key
@@ -589,6 +590,49 @@ START_TEST(test_context)
 }
 END_TEST
 
+/* --filter takes a name of the wider rule (base/fname.h): the helper asks
+ * for it and names it in the reply; a name outside the rule is refused at
+ * start with the rule. */
+START_TEST(test_filter_names)
+{
+    const char *bin = getenv("BLOOMGATE_SQUID") ? getenv("BLOOMGATE_SQUID") : "./bloomgate-squid";
+    int port = free_port();
+    struct dh_daemon *d = dh_new();
+    static const char *const ips[] = {"10.6.6.6"};
+    dh_build_filter(d, "ips.bloom", ips, 1, 1000, 1e-4);
+    char conf[256], out[DH_PATH_MAX];
+    snprintf(conf, sizeof(conf),
+             "listen 127.0.0.1:%d\nfilter \"ips:{v4}/eu\" {\n file @DIR@/ips.bloom\n}\n", port);
+    dh_write_config(d, conf);
+    dh_start(d, NULL);
+    char connect[64];
+    snprintf(connect, sizeof(connect), "127.0.0.1:%d", port);
+    const char *argv[] = {NULL, "--connect", connect, "--filter", "ips:{v4}/eu", NULL};
+    struct helper h;
+    helper_exec(&h, d, argv);
+    helper_send(&h, "1 http://a.example/ 10.6.6.6 -\n");
+    ck_assert_str_eq(expect_line(&h),
+                     "1 OK message=\"bloomgate: listed in ips:{v4}/eu as 10.6.6.6\"");
+    helper_send(&h, "2 http://a.example/ 10.0.0.1 -\n");
+    ck_assert_str_eq(expect_line(&h), "2 ERR message=\"bloomgate: not listed in ips:{v4}/eu\"");
+    helper_stop(&h);
+    static const char *const bad[] = {"a b", "a\"b", "caf\xc3\xa9", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *cli[] = {bin, "--filter", bad[i], NULL};
+        int st = dh_run(cli, dh_path(d, "cli.out", out), DH_TIMEOUT_MS);
+        ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 2, "'%s': status 0x%x",
+                      bad[i], st);
+        FILE *f = fopen(out, "r");
+        ck_assert_ptr_nonnull(f);
+        char text[512] = "";
+        text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+        fclose(f);
+        ck_assert_msg(strstr(text, "use " FNAME_RULE), "'%s': %s", bad[i], text);
+    }
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("squid_helper");
@@ -596,5 +640,6 @@ int main(void)
                 (const TTest *const[]){test_concurrency, test_in_order_and_bad_items,
                                        test_daemon_down_and_back, test_daemon_frozen, NULL});
     dh_add_case(s, "context", 120, (const TTest *const[]){test_context, NULL});
+    dh_add_case(s, "names", 120, (const TTest *const[]){test_filter_names, NULL});
     return dh_run_suite(s);
 }

@@ -22,6 +22,9 @@ check_PROGRAMS += %reldir%/check_resp
 %canon_reldir%_check_resp_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_bloomd
 %canon_reldir%_check_bloomd_LDADD = $(IT_LIBS)
+# Filter names of the wider rule through the config and every front.
+check_PROGRAMS += %reldir%/check_names
+%canon_reldir%_check_names_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_keys
 %canon_reldir%_check_keys_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_postfix

@@ -19,6 +19,9 @@ filter small {
     capacity 3
     fpr 0.01
     full refuse
+}
+filter \"seen:{sku1}:2026,v=2\" {
+    capacity 100
 }"
 timeout 120 "$PY" - "$RPORT" >"$T/py.out" 2>&1 <<'PYEOF'
 import sys
@@ -122,8 +125,19 @@ try:
 except redis.ResponseError as e:
     same("full", str(e), "non scaling filter is full")
 
+# A key as people write them is a filter name; one outside the rule is an
+# error that names the rule.
+WIDE = "seen:{sku1}:2026,v=2"
+same("BF.ADD wide name", ab.execute_command("BF.ADD", WIDE, "u1"), 1)
+same("bf().exists wide name", b.bf().exists(WIDE, "u1"), 1)
+try:
+    r.execute_command("BF.EXISTS", "a b", "x")
+    fails.append("BF.EXISTS of 'a b': no error")
+except redis.ResponseError as e:
+    same("name outside the rule", str(e).split(":")[0], "unknown_filter invalid filter name 'a b'")
+
 # The key space: the served filter names.
-same("keys", sorted(r.keys()), [b"exact", b"grow", b"hosts", b"small", b"urls"])
+same("keys", sorted(r.keys()), [b"exact", b"grow", b"hosts", WIDE.encode(), b"small", b"urls"])
 same("keys pattern", sorted(r.keys("*s")), [b"hosts", b"urls"])
 same("scan_iter", sorted(r.scan_iter(match="[eg]*")), [b"exact", b"grow"])
 same("exists", r.exists("exact", "nope", "urls"), 2)
@@ -132,6 +146,8 @@ same("type", (r.type("exact"), r.type("nope")), (b"MBbloom--", b"none"))
 i = r.info()
 same("INFO version", "bloomgate_version" in i, True)
 same("INFO filter", i.get("exact", {}).get("keys"), "exact")
+# A name's ':' ',' '=' escaped in its INFO line: parse_info splits there.
+same("INFO wide name", i.get("seen%3A{sku1}%3A2026%2Cv%3D2", {}).get("items"), 1)
 
 for f in fails:
     print("FAIL:", f)

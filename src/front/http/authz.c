@@ -8,24 +8,37 @@
 #include <strings.h>
 
 #include "base/fname.h"
+#include "front/http/httpparse.h"
 
-/* A filter name: [A-Za-z0-9_.-]{1,64}, taken literally (a name never needs
- * escaping, and a ',' or ';' inside one would be ambiguous). */
-static int check_name(const char *p, size_t len, const char *what, char *err, size_t errlen)
+/* One filter name of the path, cut out at '/', ';' and ',': percent-decoded
+ * (so "%2F", "%3B" and "%2C" are bytes of a name, as in any URL) into out,
+ * which holds FNAME_MAX bytes, and held to base/fname.h's rule. */
+static int take_name(const char *p, size_t len, const char *what, char *out, struct authz_name *nm,
+                     char *err, size_t errlen)
 {
+    char tmp[3 * FNAME_MAX]; /* the longest escaped form of a name */
+    long n = len > sizeof(tmp) ? FNAME_MAX + 1 : httpparse_pct_decode(p, len, tmp, false);
+    int show = (int)(len > 64 ? 64 : len);
     if (len == 0) {
         snprintf(err, errlen, "an empty %s name in the path", what);
         return -1;
     }
-    if (len > FNAME_MAX) {
+    if (n < 0) {
+        snprintf(err, errlen, "a bad %%-escape in the %s name '%.*s'", what, show, p);
+        return -1;
+    }
+    if (n > FNAME_MAX) {
         snprintf(err, errlen, "a %s name longer than %d bytes in the path", what, FNAME_MAX);
         return -1;
     }
-    if (!fname_valid(p, len)) {
+    if (!fname_valid(tmp, (size_t)n)) {
         snprintf(err, errlen, "invalid %s name '%.*s': use " FNAME_RULE " (comma-separated)", what,
-                 (int)len, p);
+                 show, p);
         return -1;
     }
+    memcpy(out, tmp, (size_t)n);
+    nm->p = out;
+    nm->len = (size_t)n;
     return 0;
 }
 
@@ -52,10 +65,9 @@ int authz_parse_path(const char *rest, size_t len, struct authz_route *rt, char 
             snprintf(err, errlen, "more than %d filters in the path", AUTHZ_MAX_FILTERS);
             return -1;
         }
-        if (check_name(rest + i, n, "filter", err, errlen) != 0)
+        if (take_name(rest + i, n, "filter", rt->names[rt->n], &rt->filter[rt->n], err, errlen) !=
+            0)
             return -1;
-        rt->filter[rt->n].p = rest + i;
-        rt->filter[rt->n].len = n;
         rt->n++;
         i += n + 1;
     }
@@ -70,10 +82,9 @@ int authz_parse_path(const char *rest, size_t len, struct authz_route *rt, char 
         }
         p += sizeof(key) - 1;
         n -= sizeof(key) - 1;
-        if (check_name(p, n, "client filter", err, errlen) != 0)
+        if (take_name(p, n, "client filter", rt->names[AUTHZ_MAX_FILTERS], &rt->client, err,
+                      errlen) != 0)
             return -1;
-        rt->client.p = p;
-        rt->client.len = n;
     }
     return 0;
 }

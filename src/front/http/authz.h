@@ -3,13 +3,15 @@
  * forwardAuth; docs/gateways.md): reading the path's filter list, finding
  * the headers a gateway sets, and deriving from them the URL to judge and
  * the client address. No libevent, no allocation; any thread. Results point
- * into the caller's bytes (or its out buffer) and live as long as they do.
+ * into the caller's bytes (or its out buffer, or the route's names) and live as long as they do.
  * The glue that looks the URL up is http_authz.c. */
 #ifndef BLOOMGATE_AUTHZ_H
 #define BLOOMGATE_AUTHZ_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "base/fname.h"
 
 /* The most filters one authz path may name (the client filter aside). */
 #define AUTHZ_MAX_FILTERS 8
@@ -18,22 +20,25 @@
 #define AUTHZ_SCHEME_MAX 32
 
 struct authz_name {
-    const char *p; /* into the path; a filter name (base/fname.h) */
+    const char *p; /* into the route's names[]; a filter name (base/fname.h) */
     size_t len;
 };
 
-/* What the path after "/v1/authz/" says: "NAME[,NAME...][;client=NAME][/below]". */
+/* What the path after "/v1/authz/" says: "NAME[,NAME...][;client=NAME][/below]".
+ * The names point into the struct's own names[]: use it where it was filled. */
 struct authz_route {
     struct authz_name filter[AUTHZ_MAX_FILTERS]; /* in the order given */
     size_t n;                                    /* 1 to AUTHZ_MAX_FILTERS */
     struct authz_name client;                    /* ;client=NAME (len 0: not given) */
-    const char *below;                           /* the path below the segment, from its '/' */
+    const char *below;                           /* into the path: below the segment, from '/' */
     size_t below_len;                            /* 0: nothing below */
+    char names[AUTHZ_MAX_FILTERS + 1][FNAME_MAX]; /* the names decoded; the client's last */
 };
 
 /* Parse rest[0..len), the request's path after "/v1/authz/" (no query).
- * 0, or -1 with the reason in err (no filter, an empty or invalid name, more
- * than AUTHZ_MAX_FILTERS, an unknown ';' parameter). */
+ * The segment is cut at ';' and ',' before each name is percent-decoded.
+ * 0, or -1 with the reason in err (no filter, an empty or invalid name, a
+ * bad %-escape, more than AUTHZ_MAX_FILTERS, an unknown ';' parameter). */
 int authz_parse_path(const char *rest, size_t len, struct authz_route *rt, char *err,
                      size_t errlen);
 

@@ -448,7 +448,7 @@ static void do_items_post(struct hreq *r, const struct fentry *e, enum cmd_id id
     size_t yes = call.yes;
 
     /* {"filter":"NAME","present":[true,...]} or {...,"new":[...],"added":N}:
-     * the name needs no escaping ([A-Za-z0-9_.-]), the rest is fixed words. */
+     * the name needs no escaping (base/fname.h), the rest is fixed words. */
     size_t cap = e->name_len + 96 + n * 12 + m.len + 16;
     char *body = malloc(cap);
     if (!body) {
@@ -619,29 +619,39 @@ static void route_filter(struct hreq *r, const struct http_route *rt, const char
             return;
         }
     }
-    /* Names are [A-Za-z0-9_.-], which never needs escaping, but an escaped
-     * one is the same name (RFC 3986), so decode before looking it up. */
-    char name[3 * REGISTRY_NAME_MAX + 1];
-    long len = raw < sizeof(name) ? httpparse_pct_decode(rest, raw, name, false) : -1;
-    const struct fentry *e = len > 0 ? catalog_find(r->cat, name, (size_t)len) : NULL;
-    if (v->any_name && len > 0) {
+    /* The name is percent-decoded once the path is cut at its '/' (RFC
+     * 3986): "%2F" is a '/' of the name, "%3A" and ':' the same byte. */
+    char name[3 * FNAME_MAX]; /* the longest escaped form of a name */
+    long len = raw > sizeof(name) ? FNAME_MAX + 1 : httpparse_pct_decode(rest, raw, name, false);
+    if (len < 0) {
+        http_reply_error(r, HTTP_ERR_BAD_REQUEST, "bad %%-escape in the filter name '%.*s'",
+                         (int)(raw > 64 ? 64 : raw), rest);
+        return;
+    }
+    bool valid = conf_is_valid_name(name, (size_t)len);
+    const struct fentry *e = valid ? catalog_find(r->cat, name, (size_t)len) : NULL;
+    if (v->any_name && len > 0 && len <= FNAME_MAX) { /* the op says what is wrong with it */
         r->name = name;
         r->name_len = (size_t)len;
         v->fn(r, v, e);
         return;
     }
-    if (!e && !slash && len > 0 && views_configured(r->cat, name, (size_t)len)) {
+    if (!e && !slash && valid && views_configured(r->cat, name, (size_t)len)) {
         /* Configured, not loaded: 503, so an `option httpchk` on this path
          * takes the replica out while its filter is missing. */
         http_reply_json(r, 503, views_unloaded_json(name, (size_t)len));
         return;
     }
     if (!e) {
-        if (len > 0 && conf_is_valid_name(name, (size_t)len))
+        if (valid)
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER, "no such filter '%.*s'", (int)len, name);
+        else if (len > FNAME_MAX)
+            http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER,
+                             "invalid filter name: longer than %d bytes (use " FNAME_RULE ")",
+                             FNAME_MAX);
         else
             http_reply_error(r, HTTP_ERR_UNKNOWN_FILTER,
-                             "invalid filter name: use " FNAME_RULE);
+                             "invalid filter name '%.*s': use " FNAME_RULE, (int)len, name);
         return;
     }
     v->fn(r, v, e);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "adblock/adblock.h"
+#include "base/fname.h"
 #include "front/http/authz.h"
 #include "front/http/http_int.h"
 #include "url/canon.h"
@@ -173,7 +174,7 @@ static int url_item(struct hreq *r, struct authz_req *a, const struct fentry *e,
         return 0;
     }
     if (!a->canon_done) {
-        char err[160], msg[256];
+        char err[160], msg[sizeof(err) + FNAME_MAX + 48];
         if (url_canon_url(&tl_canon, a->url, a->url_len, err, sizeof(err)) != 0) {
             snprintf(msg, sizeof(msg), "filter '%s' cannot judge the URL: %s", e->name, err);
             bad(r, a, msg);

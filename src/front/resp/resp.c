@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "base/fname.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "core/cmd.h"
@@ -28,6 +29,24 @@
 #include "front/resp/resp_info.h"
 #include "front/resp/resp_int.h"
 #include "net/worker.h"
+
+/* Whether key is a filter name (base/fname.h): if not, the error that says
+ * the rule is replied. Asked before any lookup, so a key no filter can ever
+ * have (a stray quote or space in a client's code) is told, not answered 0
+ * as an absent filter is. */
+bool resp_filter_name_ok(struct conn *c, const struct resp_arg *key)
+{
+    if (fname_valid(key->p, key->len))
+        return true;
+    char q[64 + 4], msg[sizeof(q) + 32 + sizeof(FNAME_RULE)];
+    size_t n = key->len < 64 ? key->len : 64;
+    for (size_t i = 0; i < n; i++)
+        q[i] = key->p[i] >= 0x20 && key->p[i] < 0x7f ? key->p[i] : '?';
+    strcpy(q + n, key->len > 64 ? "..." : "");
+    snprintf(msg, sizeof(msg), "invalid filter name '%s': use " FNAME_RULE, q);
+    reply_coded(c, RESP_ERR_UNKNOWN_FILTER, msg);
+    return false;
+}
 
 /* Whether key names no filter at all: neither served nor configured. A
  * lookup in it answers 0 as RedisBloom's in a missing key does (an empty
@@ -58,6 +77,8 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct r
     struct resp_worker *rw = RW(c);
     size_t n = r->argc - 2;
     struct cmd_call call;
+    if (!resp_filter_name_ok(c, &r->argv[1]))
+        return;
     resp_call_init(c, &call, cat, &r->argv[1], n);
     if (n > rw->cw.env.scratch_items) { /* cannot pass the table's max_items either */
         char msg[128];
@@ -94,6 +115,8 @@ static json_t *filter_info(struct conn *c, const struct catalog *cat, const stru
                            const struct resp_verb *v)
 {
     struct cmd_call call;
+    if (!resp_filter_name_ok(c, &r->argv[1]))
+        return NULL;
     resp_call_init(c, &call, cat, &r->argv[1], 0);
     cmd_run(&RW(c)->cw.env, v->id, NULL, &call);
     if (call.err != CMD_OK) {
@@ -176,6 +199,8 @@ static void verb_bf_info(struct conn *c, const struct catalog *cat, const struct
 static void verb_bf_card(struct conn *c, const struct catalog *cat, const struct resp_request *r,
                          const struct resp_verb *v)
 {
+    if (!resp_filter_name_ok(c, &r->argv[1]))
+        return;
     if (absent(cat, &r->argv[1])) {
         reply_int(c, 0);
         return;

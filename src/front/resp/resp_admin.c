@@ -102,13 +102,12 @@ static bool arg_number(const struct resp_arg *a, double *out)
     return !errno && *end == '\0' && isfinite(*out);
 }
 
-/* The key as a filter name; false after replying why not. */
+/* The key as a filter name; false after replying why not (as every BF.*
+ * verb words it, and the line protocol's CREATE). */
 static bool key_name(struct conn *c, const struct resp_arg *key, struct reload_op *op)
 {
-    if (!fname_valid(key->p, key->len)) {
-        reply_coded(c, RESP_ERR_BAD_OPTION, "bad filter name: use " FNAME_RULE);
+    if (!resp_filter_name_ok(c, key))
         return false;
-    }
     memcpy(op->name, key->p, key->len);
     op->name[key->len] = '\0';
     return true;

@@ -38,6 +38,20 @@ static void info_line(struct evbuffer *b, const char *key, json_t *v)
     }
 }
 
+/* A filter's name as the key of its INFO line: ':' ',' '=' '%' written %XX.
+ * Clients split such a line at its first ':' and the value at ',' and '='
+ * (redis-py's parse_info raises on a part without '='), and a name may hold
+ * all four (base/fname.h). */
+static void info_key(struct evbuffer *b, const char *name)
+{
+    for (const char *s = name; *s; s++) {
+        if (*s == ':' || *s == ',' || *s == '=' || *s == '%')
+            evbuffer_add_printf(b, "%%%02X", (unsigned char)*s);
+        else
+            evbuffer_add(b, s, 1);
+    }
+}
+
 void resp_info_text(json_t *info, struct evbuffer *b)
 {
     static const char *const ffields[] = {"keys",  "layout",        "items",
@@ -59,7 +73,8 @@ void resp_info_text(json_t *info, struct evbuffer *b)
     json_array_foreach(json_object_get(info, "filters"), i, f)
     {
         const char *name = json_string_value(json_object_get(f, "name"));
-        evbuffer_add_printf(b, "%s:", name ? name : "?");
+        info_key(b, name ? name : "?");
+        evbuffer_add(b, ":", 1);
         for (size_t k = 0; k < sizeof(ffields) / sizeof(ffields[0]); k++) {
             v = json_object_get(f, ffields[k]);
             evbuffer_add_printf(b, "%s%s=", k ? "," : "", ffields[k]);

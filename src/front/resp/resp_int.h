@@ -140,6 +140,11 @@ static inline void reply_arity(struct conn *c, const struct resp_arg *name)
     void name(struct conn *c, const struct catalog *cat, const struct resp_request *r,             \
               const struct resp_verb *v)
 
+/* resp.c: whether key is a filter name (base/fname.h); if not, replies the
+ * error that states the rule. Every verb whose key names a filter asks it
+ * first. */
+bool resp_filter_name_ok(struct conn *c, const struct resp_arg *key);
+
 /* resp_multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH. */
 RESP_VERB_FN_(resp_verb_multi);
 RESP_VERB_FN_(resp_verb_exec);

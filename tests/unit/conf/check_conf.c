@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fname.h"
 #include "conf/conf.h"
 
 #define P "/etc/bloomgate/bloomgate.conf"
@@ -642,24 +643,11 @@ START_TEST(test_filter_blocks)
     c = OK("filter a.b-c_D9 {\nfile x\n}\n");
     ck_assert_str_eq(c->filters[0].name, "a.b-c_D9");
     conf_free(c);
-    char name[80];
-    memset(name, 'n', 64);
-    name[64] = '\0';
-    snprintf(text, sizeof(text), "filter %s {\ncapacity 1\n}\n", name);
-    c = OK(text);
-    ck_assert_str_eq(c->filters[0].name, name);
-    conf_free(c);
-    strcat(name, "n");
-    snprintf(text, sizeof(text), "filter %s {\ncapacity 1\n}\n", name);
-    FAILS_WITH(text, 1, "filter name \"nnnn");
 
     FAILS("filter a {\ncapacity 1\n}\nfilter a {\ncapacity 2\n}\n",
           P ":4: filter \"a\" is already defined on line 1");
-    FAILS("filter bad/name {\n}", P ":1: filter name \"bad/name\" is invalid "
-                                    "(1 to 64 of A-Z, a-z, 0-9, _, ., -)");
-    FAILS_WITH("filter \"a b\" {\n}", 1, "filter name \"a b\" is invalid");
+    FAILS("filter \"a b\" {\n}", P ":1: filter: filter name \"a b\" is invalid: use " FNAME_RULE);
     FAILS_WITH("filter \"\" {\n}", 1, "filter name \"\" is invalid");
-    FAILS_WITH("filter n\xc3\xa4me {\n}", 1, "is invalid");
     FAILS("threads 1\nfilter a {\ncapacity 1\n",
           P ":2: filter \"a\" is not closed (missing \"}\")");
     FAILS("}", P ":1: \"}\" without an open block");
@@ -987,15 +975,105 @@ START_TEST(test_names)
     ck_assert_int_eq(conf_is_valid_name("a", 1), 1);
     ck_assert_int_eq(conf_is_valid_name("A-z_0.9", 7), 1);
     ck_assert_int_eq(conf_is_valid_name("", 0), 0);
-    ck_assert_int_eq(conf_is_valid_name("abc/", 3), 1); /* only len bytes count */
-    ck_assert_int_eq(conf_is_valid_name("abc/", 4), 0);
+    ck_assert_int_eq(conf_is_valid_name("abc ", 3), 1); /* only len bytes count */
+    ck_assert_int_eq(conf_is_valid_name("abc ", 4), 0);
     ck_assert_int_eq(conf_is_valid_name("a b", 3), 0);
     ck_assert_int_eq(conf_is_valid_name("a\0b", 3), 0);
     ck_assert_int_eq(conf_is_valid_name("caf\xc3\xa9", 5), 0);
-    char name[65];
+    ck_assert_int_eq(conf_is_valid_name("seen:{sku123}:2026-11-27", 24), 1);
+    char name[FNAME_MAX + 1];
     memset(name, 'z', sizeof(name));
-    ck_assert_int_eq(conf_is_valid_name(name, 64), 1);
-    ck_assert_int_eq(conf_is_valid_name(name, 65), 0);
+    ck_assert_int_eq(conf_is_valid_name(name, FNAME_MAX), 1);
+    ck_assert_int_eq(conf_is_valid_name(name, FNAME_MAX + 1), 0);
+}
+END_TEST
+
+/* `filter NAME {` with a name made of s: accepted (and named so) or refused
+ * with the message part want. */
+static void name_block(const char *quoted_name, const char *name, const char *want)
+{
+    char text[1024];
+    snprintf(text, sizeof(text), "filter %s {\ncapacity 1\n}\n", quoted_name);
+    if (!want) {
+        struct conf *c = OK(text);
+        ck_assert_str_eq(c->filters[0].name, name);
+        conf_free(c);
+    } else {
+        FAILS_WITH(text, 1, want);
+    }
+}
+
+/* The name rule at the config's edges: every byte the rule takes, quoted;
+ * the rest refused with the rule; the length limit; a bare name only of the
+ * old set; the default journal inside the directory. */
+START_TEST(test_filter_names)
+{
+    char q[16], n[8];
+    for (int b = 1; b < 256; b++) {
+        if (b == '\n' || b == '\r')
+            continue; /* ends the line */
+        bool ctl = (b < 0x20 && b != '\t') || b == 0x7f;
+        bool esc = b == '"' || b == '\\';
+        snprintf(q, sizeof(q), "\"a%s%cb\"", esc ? "\\" : "", b);
+        snprintf(n, sizeof(n), "a%cb", b);
+        name_block(q, n,
+                   ctl             ? "control character"
+                   : fname_byte[b] ? NULL
+                                   : "is invalid: use " FNAME_RULE);
+    }
+    /* Each character of the wider set, alone and in a key as Redis users
+     * write them; `{`, `}`, `;` and `#` inside the quotes are the name's. */
+    name_block("\"seen:{sku123}:2026-11-27\"", "seen:{sku123}:2026-11-27", NULL);
+    name_block("\"{\"", "{", NULL);
+    name_block("\"}\"", "}", NULL);
+    name_block("\"#x\"", "#x", NULL);
+    name_block("\"a;b,c\"", "a;b,c", NULL);
+    name_block("\"!#$%&()*+,-./:;<=>?@[]^_{|}~\"", "!#$%&()*+,-./:;<=>?@[]^_{|}~", NULL);
+    /* Bare: the old set only, the rest must be quoted (and says how). */
+    name_block("a.b-c_D9", "a.b-c_D9", NULL);
+    name_block("bf:blocklist", NULL,
+               "filter: filter name bf:blocklist must be quoted, \"bf:blocklist\"");
+    name_block("a{b}", NULL, "must be quoted");
+    name_block("a#b", NULL, "expected \"{\" after the name"); /* the rest is a comment */
+    name_block("n\xc3\xa4me", NULL, "is invalid: use " FNAME_RULE);
+    name_block("\"a\\\\b\"", NULL, "is invalid");
+    name_block("\"a\\\"b\"", NULL, "is invalid");
+    name_block("\"a'b\"", NULL, "is invalid");
+    name_block("\"a`b\"", NULL, "is invalid");
+
+    /* FNAME_MAX bytes, bare and quoted; one more is refused with the rule. */
+    char name[FNAME_MAX + 2], quoted[FNAME_MAX + 8];
+    memset(name, 'n', FNAME_MAX);
+    name[FNAME_MAX] = '\0';
+    name_block(name, name, NULL);
+    name[0] = ':';
+    snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+    name_block(quoted, name, NULL);
+    strcat(name, "n");
+    snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+    char want[128];
+    snprintf(want, sizeof(want), "is %d bytes long: use " FNAME_RULE, FNAME_MAX + 1);
+    name_block(quoted, NULL, want);
+    name[0] = 'n';
+    name_block(name, NULL, want);
+
+    /* The default journal is the name as one file name: '/' and '%' escaped,
+     * so no name reaches outside the config's directory. */
+    struct conf *c = OK("filter \"../x/y\" {\ncapacity 1\n}\n"
+                        "filter \"a%2Fb\" {\ncapacity 1\n}\n"
+                        "filter \"seen:{s}\" {\ncapacity 1\n}\n");
+    ck_assert_str_eq(c->filters[0].journal, "/etc/bloomgate/..%2Fx%2Fy.journal");
+    ck_assert_str_eq(c->filters[1].journal, "/etc/bloomgate/a%252Fb.journal");
+    ck_assert_str_eq(c->filters[2].journal, "/etc/bloomgate/seen:{s}.journal");
+    conf_free(c);
+    memset(name, '/', 90);
+    name[90] = '\0';
+    snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+    name_block(quoted, NULL, "the default journal's file name would be longer than");
+    char text[512];
+    snprintf(text, sizeof(text), "filter \"%s\" {\ncapacity 1\njournal j\n}\n", name);
+    c = OK(text);
+    conf_free(c);
 }
 END_TEST
 
@@ -1213,6 +1291,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, test_parse_addr);
     tcase_add_test(tc, test_max_item_vs_max_line);
     tcase_add_test(tc, test_names);
+    tcase_add_test(tc, test_filter_names);
     tcase_add_test(tc, test_reload);
     tcase_add_test(tc, test_keep_running);
     tcase_add_test(tc, test_small_err_buffer);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fname.h"
 #include "conf/conf.h"
 
 #define P "/etc/bloomgate/bloomgate.conf"
@@ -158,7 +159,29 @@ START_TEST(test_tcp_table)
     FAILS("tcp_table {\n listen 127.0.0.1:1\n filter x\n}\n",
           P ":3: tcp_table: filter \"x\" is not defined");
     FAILS("tcp_table {\n listen 127.0.0.1:1\n filter \"a b\"\n}\n",
-          P ":3: tcp_table: filter \"a b\" is not defined");
+          P ":3: filter: filter name \"a b\" is invalid: use " FNAME_RULE);
+}
+END_TEST
+
+/* A front names a filter of the wider set as the filter block does: quoted. */
+START_TEST(test_wide_names)
+{
+    struct conf *c = OK("filter \"ips:{v4}\" {\n capacity 10\n keys exact\n}\n"
+                        "filter \"doms/#1\" {\n capacity 10\n keys host\n}\n"
+                        "dnsbl {\n listen 127.0.0.1:5353\n zone z\n filter \"ips:{v4}\"\n}\n"
+                        "tcp_table {\n listen 127.0.0.1:10023\n filter \"doms/#1\" # a comment\n}\n"
+                        "policy {\n listen 127.0.0.1:10040\n check sender \"doms/#1\"\n"
+                        " check client_address \"ips:{v4}\"\n}\n");
+    ck_assert_str_eq(c->dnsbl[0].filter, "ips:{v4}");
+    ck_assert_str_eq(c->tcp_table[0].filter, "doms/#1");
+    ck_assert_str_eq(c->policy[0].checks[0].filter, "doms/#1");
+    ck_assert_str_eq(c->policy[0].checks[1].filter, "ips:{v4}");
+    conf_free(c);
+    FAILS("dnsbl {\n listen 127.0.0.1:1\n zone z\n filter ips:{v4}\n}\n",
+          P ":4: filter: filter name ips:{v4} must be quoted, \"ips:{v4}\" (only a name of A-Z "
+            "a-z 0-9 _ . - may go bare)");
+    FAILS("tcp_table {\n listen 127.0.0.1:1\n filter \"caf\xc3\xa9\"\n}\n",
+          P ":3: filter: filter name \"caf\xc3\xa9\" is invalid: use " FNAME_RULE);
 }
 END_TEST
 
@@ -195,8 +218,11 @@ START_TEST(test_policy)
     FAILS("policy {\n listen 127.0.0.1:1\n check size ips\n}\n",
           P ":3: check: unknown attribute \"size\" (client_address, client_name, "
             "reverse_client_name, helo_name, sender, recipient)");
-    FAILS("policy {\n listen 127.0.0.1:1\n check sender \"a/b\"\n}\n",
-          P ":3: check: filter name \"a/b\" is invalid");
+    FAILS("policy {\n listen 127.0.0.1:1\n check sender \"a b\"\n}\n",
+          P ":3: check: filter name \"a b\" is invalid: use " FNAME_RULE);
+    FAILS("policy {\n listen 127.0.0.1:1\n check sender a/b\n}\n",
+          P ":3: check: filter name a/b must be quoted, \"a/b\" (only a name of A-Z a-z 0-9 _ . - "
+            "may go bare)");
     FAILS("policy {\n listen 127.0.0.1:1\n check sender none\n}\n",
           P ":3: check: filter \"none\" is not defined");
     FAILS("policy {\n listen 127.0.0.1:1\n check client_address doms\n}\n" FILTERS,
@@ -271,6 +297,7 @@ int main(void)
     tcase_add_test(tc, test_dnsbl_errors);
     tcase_add_test(tc, test_listen_clashes);
     tcase_add_test(tc, test_tcp_table);
+    tcase_add_test(tc, test_wide_names);
     tcase_add_test(tc, test_policy);
     tcase_add_test(tc, test_reload);
     suite_add_tcase(s, tc);

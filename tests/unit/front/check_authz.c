@@ -83,15 +83,19 @@ START_TEST(test_path_refused)
         {"urls,", "an empty filter name"},
         {",urls", "an empty filter name"},
         {"urls,,hosts", "an empty filter name"},
-        {"ur%6Cs", "invalid filter name 'ur%6Cs'"},
-        {"a b", "invalid filter name"},
+        {"a b", "invalid filter name 'a b': use " FNAME_RULE},
+        {"a%20b", "invalid filter name 'a%20b'"},
+        {"a\"b", "invalid filter name"},
+        {"caf%C3%A9", "invalid filter name"},
+        {"a%0Ab", "invalid filter name"},
+        {"a%2", "a bad %-escape in the filter name 'a%2'"},
+        {"urls,a%zz", "a bad %-escape in the filter name 'a%zz'"},
+        {"urls;client=a%", "a bad %-escape in the client filter name"},
         {"a,b,c,d,e,f,g,h,i", "more than 8 filters"},
         {"urls;client=", "an empty client filter name"},
-        {"urls;client=a,b", "invalid client filter name 'a,b'"},
+        {"urls;client=a'b", "invalid client filter name 'a'b'"},
         {"urls;fail=open", "unknown parameter ';fail=open'"},
         {"urls;", "unknown parameter"},
-        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-         "longer than 64 bytes"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct authz_route rt;
@@ -102,6 +106,53 @@ START_TEST(test_path_refused)
     struct authz_route rt;
     ck_assert_int_eq(route("a,b,c,d,e,f,g,h", &rt), 0); /* exactly the most */
     ck_assert_uint_eq(rt.n, 8);
+}
+END_TEST
+
+/* Names of the wider rule: raw, or percent-decoded once the path is cut at
+ * '/', ';' and ',' (so an escaped separator is a byte of the name); the
+ * length limit after decoding. */
+START_TEST(test_path_names_decoded)
+{
+    struct authz_route rt;
+    ck_assert_int_eq(route("seen:{sku1}:2026,bf%3Ablock%2Flist%2C2;client=ips%3B%7Bv4%7D/x", &rt),
+                     0);
+    ck_assert_uint_eq(rt.n, 2);
+    assert_name(rt.filter[0], "seen:{sku1}:2026");
+    assert_name(rt.filter[1], "bf:block/list,2");
+    assert_name(rt.client, "ips;{v4}");
+    assert_name((struct authz_name){rt.below, rt.below_len}, "/x");
+    ck_assert_int_eq(route("ur%6Cs", &rt), 0);
+    assert_name(rt.filter[0], "urls");
+    ck_assert_int_eq(route("urls;client=a,b", &rt), 0); /* one client filter: ',' is its */
+    ck_assert_uint_eq(rt.n, 1);
+    assert_name(rt.client, "a,b");
+    ck_assert_int_eq(route("a+b", &rt), 0); /* a path's '+' is a '+' */
+    assert_name(rt.filter[0], "a+b");
+
+    /* FNAME_MAX bytes, raw or escaped; one more is refused. */
+    char path[3 * (FNAME_MAX + 1) + 1], want[FNAME_MAX + 2];
+    memset(path, 'a', FNAME_MAX);
+    path[FNAME_MAX] = '\0';
+    ck_assert_int_eq(route(path, &rt), 0);
+    ck_assert_uint_eq(rt.filter[0].len, FNAME_MAX);
+    strcat(path, "a");
+    ck_assert_int_eq(route(path, &rt), -1);
+    ck_assert_msg(strstr(g_err, "a filter name longer than 200 bytes"), "%s", g_err);
+    for (size_t i = 0; i < FNAME_MAX; i++)
+        memcpy(path + 3 * i, "%3A", 3);
+    path[3 * FNAME_MAX] = '\0';
+    memset(want, ':', FNAME_MAX);
+    want[FNAME_MAX] = '\0';
+    ck_assert_int_eq(route(path, &rt), 0);
+    assert_name(rt.filter[0], want);
+    strcat(path, "%3A");
+    ck_assert_int_eq(route(path, &rt), -1);
+    ck_assert_msg(strstr(g_err, "longer than 200 bytes"), "%s", g_err);
+    path[3 * FNAME_MAX] = 'b'; /* 601 bytes that decode to 201 */
+    path[3 * FNAME_MAX + 1] = '\0';
+    ck_assert_int_eq(route(path, &rt), -1);
+    ck_assert_msg(strstr(g_err, "longer than 200 bytes"), "%s", g_err);
 }
 END_TEST
 
@@ -409,6 +460,7 @@ static Suite *authz_suite(void)
     tcase_add_test(tc, test_path_one);
     tcase_add_test(tc, test_path_several_client_below);
     tcase_add_test(tc, test_path_refused);
+    tcase_add_test(tc, test_path_names_decoded);
     suite_add_tcase(s, tc);
     tc = tcase_create("headers");
     tcase_add_checked_fixture(tc, NULL, teardown);

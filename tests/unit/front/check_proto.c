@@ -221,8 +221,8 @@ static const struct arity_case arity_cases[] = {
      "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1"},
     {"MATCH f a b\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_WRONG_ARITY,
      "MATCH takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 3"},
-    {"MATCH f/x a\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_UNKNOWN_FILTER,
-     "invalid filter name 'f/x': use 1 to 64 of A-Z a-z 0-9 _ . -"},
+    {"MATCH f\\x a\n", PROTO_ERROR, PROTO_MATCH, PROTO_ERR_UNKNOWN_FILTER,
+     "invalid filter name 'f\\x': use " FNAME_RULE},
     {"MATCHES f a\n", PROTO_ERROR, PROTO_PING, PROTO_ERR_UNKNOWN_COMMAND,
      "unknown command 'MATCHES'"},
 };
@@ -508,7 +508,7 @@ static const char seq_buf[] = "PING\n"
                               "  \t\n"
                               "CHECK f\n"
                               "auth t0k\n"
-                              "INFO bad/name\n"
+                              "INFO bad\"name\n"
                               "MADD f x\0y z\n"
                               "QUIT\n";
 
@@ -521,7 +521,7 @@ static const char seq_expect[] =
     "EMPTY/4\n"
     "ERROR/8 wrong_arity: CHECK takes 2 arguments (<filter> <item> [type=T] [from=URL]), got 1\n"
     "REQUEST/9 AUTH a=t0k\n"
-    "ERROR/14 unknown_filter: invalid filter name 'bad/name': use 1 to 64 of A-Z a-z 0-9 _ . -\n"
+    "ERROR/14 unknown_filter: invalid filter name 'bad\"name': use " FNAME_RULE "\n"
     "ERROR/13 bad_request: request contains a NUL byte\n"
     "REQUEST/5 QUIT\n";
 
@@ -699,7 +699,7 @@ START_TEST(test_max_items)
     ck_assert_int_eq(req.err, PROTO_ERR_TOO_MANY_ITEMS);
 
     /* A bad filter name wins over both. */
-    const char *fil = "MADD f! 123456789 b c d e\n";
+    const char *fil = "MADD f' 123456789 b c d e\n";
     ck_assert_int_eq(parse_n(fil, strlen(fil), &lim, &req, st, &consumed), PROTO_ERROR);
     ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
 
@@ -767,33 +767,54 @@ START_TEST(test_filter_name)
 {
     ck_assert_int_eq(proto_valid_filter_name("a", 1), 1);
     ck_assert_int_eq(proto_valid_filter_name("AZaz09_.-", 9), 1);
+    ck_assert_int_eq(proto_valid_filter_name("seen:{sku123}:2026-11-27", 24), 1);
     ck_assert_int_eq(proto_valid_filter_name("", 0), 0);
     ck_assert_int_eq(proto_valid_filter_name("a b", 3), 0);
-    ck_assert_int_eq(proto_valid_filter_name("a/b", 3), 0);
     ck_assert_int_eq(proto_valid_filter_name("caf\xc3\xa9", 5), 0);
     ck_assert_int_eq(proto_valid_filter_name("a\0b", 3), 0);
-    static const char punct[] = "!\"#$%&'()*+,/:;<=>?@[\\]^`{|}~";
-    for (size_t i = 0; i < sizeof(punct) - 1; i++)
-        ck_assert_msg(proto_valid_filter_name(&punct[i], 1) == 0, "'%c' accepted", punct[i]);
-    char name[66];
-    memset(name, 'n', sizeof(name));
-    ck_assert_int_eq(proto_valid_filter_name(name, 64), 1);
-    ck_assert_int_eq(proto_valid_filter_name(name, 65), 0);
+    static const char out[] = "\"'\\`\x01\x1b\x7f\x80\xff";
+    for (size_t i = 0; i < sizeof(out) - 1; i++)
+        ck_assert_msg(proto_valid_filter_name(&out[i], 1) == 0, "0x%02x accepted",
+                      (unsigned char)out[i]);
 
+    /* Each byte of the wider set inside a name, through a whole request. */
     struct proto_request req;
     size_t consumed;
-    char line[128];
-    snprintf(line, sizeof(line), "CHECK %.64s a\n", name);
+    char line[FNAME_MAX + 32];
+    static const char in[] = "!#$%&()*+,-./:;<=>?@[]^_{|}~";
+    for (size_t i = 0; i < sizeof(in) - 1; i++) {
+        snprintf(line, sizeof(line), "CHECK a%cb x\n", in[i]);
+        ck_assert_msg(parse_s(line, &req, &consumed) == PROTO_REQUEST, "%s: %s", line, req.errmsg);
+        ck_assert_uint_eq(req.filter.len, 3);
+        ck_assert_int_eq(req.filter.p[1], in[i]);
+    }
+    ck_assert_int_eq(parse_s("MADD seen:{sku123}:2026-11-27 u1 u2\n", &req, &consumed),
+                     PROTO_REQUEST);
+    ck_assert_uint_eq(req.filter.len, 24);
+
+    /* FNAME_MAX bytes pass; one more is refused with the rule. */
+    char name[FNAME_MAX + 2];
+    memset(name, 'n', sizeof(name));
+    ck_assert_int_eq(proto_valid_filter_name(name, FNAME_MAX), 1);
+    ck_assert_int_eq(proto_valid_filter_name(name, FNAME_MAX + 1), 0);
+    snprintf(line, sizeof(line), "CHECK %.*s a\n", FNAME_MAX, name);
     ck_assert_int_eq(parse_s(line, &req, &consumed), PROTO_REQUEST);
-    ck_assert_uint_eq(req.filter.len, 64);
-    snprintf(line, sizeof(line), "CHECK %.65s a\n", name);
+    ck_assert_uint_eq(req.filter.len, FNAME_MAX);
+    snprintf(line, sizeof(line), "CHECK %.*s a\n", FNAME_MAX + 1, name);
     ck_assert_int_eq(parse_s(line, &req, &consumed), PROTO_ERROR);
     ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
-    ck_assert_str_eq(req.errmsg, "invalid filter name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...': use 1 "
-                                 "to 64 of A-Z a-z 0-9 _ . -");
+    ck_assert_str_eq(req.errmsg,
+                     "invalid filter name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...': use " FNAME_RULE);
+    /* Refused bytes: the message shows them, or '?' for what is not printable. */
     ck_assert_int_eq(parse_s("INFO b\x01@d\n", &req, &consumed), PROTO_ERROR);
     ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
-    ck_assert_str_eq(req.errmsg, "invalid filter name 'b?@d': use 1 to 64 of A-Z a-z 0-9 _ . -");
+    ck_assert_str_eq(req.errmsg, "invalid filter name 'b?@d': use " FNAME_RULE);
+    ck_assert_int_eq(parse_s("CHECK caf\xc3\xa9 a\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_str_eq(req.errmsg, "invalid filter name 'caf\?\?': use " FNAME_RULE);
+    ck_assert_int_eq(parse_s("ADD it's a\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_str_eq(req.errmsg, "invalid filter name 'it's': use " FNAME_RULE);
+    ck_assert_int_eq(parse_s("CHECK a`b a\n", &req, &consumed), PROTO_ERROR);
+    ck_assert_int_eq(req.err, PROTO_ERR_UNKNOWN_FILTER);
 }
 END_TEST
 
@@ -1097,8 +1118,8 @@ END_TEST
  * and the limits. */
 START_TEST(test_check_fast_path)
 {
-    static const char name_chars[] = "abcXYZ019_.-";
-    static const char odd_bytes[] = {'/', '!', '\0', '\r', (char)0x80, (char)0xc3, ':', '~'};
+    static const char name_chars[] = "abcXYZ019_.-:{}/";
+    static const char odd_bytes[] = {'"', '\\', '\0', '\r', (char)0x80, (char)0xc3, '\'', '`'};
     static const char *const words[] = {"CHECK",  "check", "ChEcK", "CHECKS",   "CHEC",
                                         "MCHECK", "ADD",   "cHECK", "CHE\x03K", "CHECK\x01"};
     struct proto_token *st = calloc(8, sizeof(*st));
@@ -1416,7 +1437,7 @@ START_TEST(test_scan_text)
     ck_assert_int_eq(r.err, PROTO_ERR_WRONG_ARITY);
     ck_assert_int_eq(parse_s("SCAN\n", &r, &used), PROTO_ERROR);
     ck_assert_int_eq(r.err, PROTO_ERR_WRONG_ARITY);
-    ck_assert_int_eq(parse_s("SCAN f/x text\n", &r, &used), PROTO_ERROR);
+    ck_assert_int_eq(parse_s("SCAN f\"x text\n", &r, &used), PROTO_ERROR);
     ck_assert_int_eq(r.err, PROTO_ERR_UNKNOWN_FILTER);
     ck_assert_int_eq(parse_s("SCAN f a\rb\n", &r, &used), PROTO_ERROR);
     ck_assert_int_eq(r.err, PROTO_ERR_BAD_REQUEST);

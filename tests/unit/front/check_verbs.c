@@ -241,8 +241,60 @@ START_TEST(test_name_constants_agree)
     ck_assert_int_eq(REGISTRY_NAME_MAX, FNAME_MAX);
     ck_assert_uint_eq(sizeof(((struct fentry *)0)->name), FNAME_MAX + 1);
     char lead[32];
-    snprintf(lead, sizeof(lead), "1 to %d of ", FNAME_MAX);
+    snprintf(lead, sizeof(lead), "1 to %d ", FNAME_MAX);
     ck_assert_msg(strncmp(FNAME_RULE, lead, strlen(lead)) == 0, "%s", FNAME_RULE);
+    /* Pasted into printf formats. */
+    ck_assert_ptr_null(strchr(FNAME_RULE, '%'));
+    /* The longest name, escaped as a file name, with ".journal". */
+    ck_assert_uint_ge(FNAME_FILE_MAX, 3 * FNAME_MAX + 1);
+}
+END_TEST
+
+/* What the rule promises the places that write a name as it is: the JSON
+ * bodies (no '"', '\\' or control byte), the Prometheus label values (no
+ * '"', '\\' or LF), HTTP header values (X-Bloomgate-Filter: visible ASCII),
+ * the line protocol's words and FILTERS list and RELOAD's reply (no space or
+ * tab), Squid's quoted message=, the config's quoted strings. And what it
+ * takes: Redis's key separators and bloomd's names. */
+START_TEST(test_rule_is_safe_to_write)
+{
+    for (int b = 0; b < 256; b++) {
+        if (!fname_byte[b])
+            continue;
+        ck_assert_msg(b > 0x20 && b < 0x7f, "byte 0x%02x", b);
+        ck_assert_msg(b != '"' && b != '\\' && b != '\'' && b != '`', "byte '%c'", b);
+    }
+    int n = 0;
+    for (int b = 0; b < 256; b++)
+        n += fname_byte[b];
+    ck_assert_int_eq(n, 0x7e - 0x20 - 4); /* printable ASCII but space and the four */
+    static const char redis[] =
+        "seen:{sku123}:2026-11-27|a/b@c#d.e_f-g=h~i+j!k$l%m&n*o?p^q;r,s<t>u[v](w)";
+    ck_assert(fname_valid(redis, sizeof(redis) - 1));
+    for (int b = 0; b < 128; b++) /* bloomd: [a-zA-Z0-9._-]{1,200} */
+        if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') ||
+            b == '.' || b == '_' || b == '-')
+            ck_assert(fname_byte[b]);
+}
+END_TEST
+
+/* The name as a file name: '/' and '%' escaped, the rest kept; two names
+ * never share one. */
+START_TEST(test_file_name)
+{
+    char out[FNAME_FILE_MAX];
+    ck_assert_uint_eq(fname_file("a.b-c_D9", 8, out), 8);
+    ck_assert_str_eq(out, "a.b-c_D9");
+    ck_assert_uint_eq(fname_file("../a/%2F", 8, out), 14);
+    ck_assert_str_eq(out, "..%2Fa%2F%252F");
+    char name[FNAME_MAX];
+    memset(name, '/', sizeof(name));
+    ck_assert_uint_eq(fname_file(name, sizeof(name), out), FNAME_FILE_MAX - 1);
+    ck_assert_ptr_null(strchr(out, '/'));
+    char a[FNAME_FILE_MAX];
+    fname_file("a/b", 3, a);
+    fname_file("a%2Fb", 5, out);
+    ck_assert_str_ne(a, out);
 }
 END_TEST
 
@@ -254,6 +306,17 @@ static int authz_accepts(const char *p, size_t len, char *err, size_t errlen)
     if (authz_parse_path(p, len, &rt, err, errlen) != 0)
         return 0;
     return rt.n == 1 && rt.filter[0].len == len;
+}
+
+/* Whether authz_parse_path takes "/v1/authz/P" as the one filter name want. */
+static int authz_decodes(const char *p, size_t len, const char *want, char *err, size_t errlen)
+{
+    struct authz_route rt;
+    err[0] = '\0';
+    if (authz_parse_path(p, len, &rt, err, errlen) != 0)
+        return 0;
+    return rt.n == 1 && rt.filter[0].len == strlen(want) &&
+           memcmp(rt.filter[0].p, want, strlen(want)) == 0;
 }
 
 /* Every validator gives the rule's answer: every byte alone and inside a
@@ -270,9 +333,14 @@ START_TEST(test_validators_agree)
             bool want = fname_valid(s, len);
             ck_assert_int_eq(conf_is_valid_name(s, len), want);
             ck_assert_int_eq(proto_valid_filter_name(s, len), want);
-            if (b != '/' && b != ',' && b != ';') /* the authz path's own separators */
+            if (b != '/' && b != ',' && b != ';' && b != '%') /* the authz path's own */
                 ck_assert_msg(authz_accepts(s, len, err, sizeof(err)) == want, "byte %d: %s", b,
                               err);
+            /* Any byte, percent-encoded in the authz path. */
+            char e[8];
+            snprintf(e, sizeof(e), at ? "a%%%02X" : "%%%02Xb", b);
+            ck_assert_msg(authz_decodes(e, 4, s, err, sizeof(err)) == want, "byte %d escaped: %s",
+                          b, err);
         }
     }
     for (size_t len = 0; len <= FNAME_MAX + 1; len++) {
@@ -294,12 +362,14 @@ START_TEST(test_refusals_state_the_rule)
     struct proto_token items[16];
     struct proto_request req;
     size_t used;
-    static const char line[] = "CHECK bad/name a\n";
+    static const char line[] = "CHECK bad\\name a\n";
     ck_assert_int_eq(proto_next(line, sizeof(line) - 1, &lim, &req, items, &used, NULL),
                      PROTO_ERROR);
     ck_assert_ptr_nonnull(strstr(req.errmsg, "use " FNAME_RULE));
     char err[256];
-    ck_assert_int_eq(authz_accepts("b@d", 3, err, sizeof(err)), 0);
+    ck_assert_int_eq(authz_accepts("b\\d", 3, err, sizeof(err)), 0);
+    ck_assert_msg(strstr(err, "use " FNAME_RULE) != NULL, "%s", err);
+    ck_assert_int_eq(authz_accepts("b%27d", 5, err, sizeof(err)), 0);
     ck_assert_msg(strstr(err, "use " FNAME_RULE) != NULL, "%s", err);
 }
 END_TEST
@@ -315,6 +385,8 @@ static Suite *verbs_suite(void)
     tcase_add_test(tc, test_http_rows_resolve);
     tcase_add_test(tc, test_name_constants_agree);
     tcase_add_test(tc, test_validators_agree);
+    tcase_add_test(tc, test_rule_is_safe_to_write);
+    tcase_add_test(tc, test_file_name);
     tcase_add_test(tc, test_refusals_state_the_rule);
     suite_add_tcase(s, tc);
     return s;
