@@ -125,13 +125,15 @@ START_TEST(test_commands)
            "Client Error: Must provide filter name\nClient Error: Unexpected arguments\n"
            "Client Error: Must provide filter name\nClient Error: Command not supported\n"
            "Client Error: Command not supported\nClient Error: Command not supported\n");
-    /* create's name and options are bloomd's; making filters is not there yet. */
+    /* create's name and options are bloomd's; without state_dir nothing is
+     * made; a config filter is not dropped; clear is not served. */
     expect(c,
            "create a\tb\ncreate f capacity=5\ncreate f capacity=20000\ndrop foobar\n"
-           "clear foobar\n",
+           "drop nope\nclear foobar\n",
            "Client Error: Bad filter name\nClient Error: Bad arguments\n"
-           "Client Error: Command not supported\nClient Error: Command not supported\n"
-           "Client Error: Command not supported\n");
+           "Client Error: filters are created only with state_dir in the config\n"
+           "Client Error: filter foobar is defined in the config: remove it there and reload\n"
+           "Filter does not exist\nClient Error: Command not supported\n");
     /* A CRLF client is served the same. */
     expect(c, "c foobar test\r\nm foobar test nope\r\n", "Yes\nYes No\n");
     dh_close(l);
@@ -250,6 +252,26 @@ START_TEST(test_growing)
 }
 END_TEST
 
+/* create and drop with a state_dir (docs/created.md): bloomd's words, a
+ * growing filter, sets and checks on it, and the name free again after a
+ * drop. */
+START_TEST(test_create_drop)
+{
+    struct dh_daemon *d = start("state_dir @DIR@/state");
+    struct dh_conn *c = bconnect(d);
+    expect(c, "create nf capacity=20000 prob=0.001\ncreate nf\ns nf k\nc nf k\nc nf q\n",
+           "Done\nExists\nYes\nYes\nNo\n");
+    expect(c, "list nf\n", "START\n");
+    const char *l = dh_read_line(c, DH_TIMEOUT_MS);
+    ck_assert_msg(l && strncmp(l, "nf 0.001", 8) == 0, "%s", l ? l : "(none)");
+    expect(c, "", "END\n");
+    expect(c, "drop nf\ndrop nf\nc nf k\ncreate nf\nc nf k\ndrop nf\n",
+           "Done\nFilter does not exist\nFilter does not exist\nDone\nNo\nDone\n");
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* Its counters show in the line protocol's INFO, under their own protocol. */
 START_TEST(test_counted)
 {
@@ -272,7 +294,7 @@ int main(void)
 {
     Suite *s = suite_create("bloomd");
     const TTest *tests[] = {test_commands, test_pipelining, test_limits, test_auth,
-                            test_growing,  test_counted,    NULL};
+                            test_growing,  test_counted,    test_create_drop, NULL};
     dh_add_case(s, "bloomd", 120, tests);
     return dh_run_suite(s);
 }
