@@ -30,24 +30,6 @@
 #include "front/resp/resp_int.h"
 #include "net/worker.h"
 
-/* Whether key is a filter name (base/fname.h): if not, the error that says
- * the rule is replied. Asked before any lookup, so a key no filter can ever
- * have (a stray quote or space in a client's code) is told, not answered 0
- * as an absent filter is. */
-bool resp_filter_name_ok(struct conn *c, const struct resp_arg *key)
-{
-    if (fname_valid(key->p, key->len))
-        return true;
-    char q[64 + 4], msg[sizeof(q) + 32 + sizeof(FNAME_RULE)];
-    size_t n = key->len < 64 ? key->len : 64;
-    for (size_t i = 0; i < n; i++)
-        q[i] = key->p[i] >= 0x20 && key->p[i] < 0x7f ? key->p[i] : '?';
-    strcpy(q + n, key->len > 64 ? "..." : "");
-    snprintf(msg, sizeof(msg), "invalid filter name '%s': use " FNAME_RULE, q);
-    reply_coded(c, RESP_ERR_UNKNOWN_FILTER, msg);
-    return false;
-}
-
 /* Whether key names no filter at all: neither served nor configured. A
  * lookup in it answers 0 as RedisBloom's in a missing key does (an empty
  * filter holds nothing); a configured filter that failed to load stays an

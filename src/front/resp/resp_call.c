@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/fname.h"
 #include "core/gate.h"
 #include "front/resp/resp_int.h"
 
@@ -84,3 +85,20 @@ void resp_call_init(struct conn *c, struct cmd_call *call, const struct catalog 
     call->filter_len = key ? key->len : 0;
 }
 
+/* Whether key is a filter name (base/fname.h): if not, the error that says
+ * the rule is replied. Asked before any lookup, so a key no filter can ever
+ * have (a stray quote or space in a client's code) is told, not answered 0
+ * as an absent filter is. */
+bool resp_filter_name_ok(struct conn *c, const struct resp_arg *key)
+{
+    if (fname_valid(key->p, key->len))
+        return true;
+    char q[64 + 4], msg[sizeof(q) + 32 + sizeof(FNAME_RULE)];
+    size_t n = key->len < 64 ? key->len : 64;
+    for (size_t i = 0; i < n; i++)
+        q[i] = key->p[i] >= 0x20 && key->p[i] < 0x7f ? key->p[i] : '?';
+    strcpy(q + n, key->len > 64 ? "..." : "");
+    snprintf(msg, sizeof(msg), "invalid filter name '%s': use " FNAME_RULE, q);
+    reply_coded(c, RESP_ERR_UNKNOWN_FILTER, msg);
+    return false;
+}
