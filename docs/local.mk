@@ -3,5 +3,6 @@
 dist_doc_DATA = README.md \
 	%reldir%/protocol.md %reldir%/http-api.md %reldir%/file-format.md %reldir%/design.md \
 	%reldir%/operations.md %reldir%/url-matching.md %reldir%/packaging.md %reldir%/resp.md \
-	%reldir%/gateways.md %reldir%/scaling.md %reldir%/words.md %reldir%/bloomd.md
+	%reldir%/gateways.md %reldir%/scaling.md %reldir%/words.md %reldir%/bloomd.md \
+	%reldir%/created.md
 EXTRA_DIST += %reldir%

@@ -40,4 +40,4 @@ EXTRA_DIST += \
 	%reldir%/window.sh %reldir%/ab.sh %reldir%/exact_net.sh \
 	%reldir%/cost_split.sh %reldir%/cg_pipelined.sh %reldir%/cg_lockstep.sh \
 	%reldir%/adblock_net.sh %reldir%/bloomd_front.sh \
-	%reldir%/autocreate.py
+	%reldir%/autocreate.py %reldir%/created_restart.sh
