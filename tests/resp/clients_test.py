@@ -4,8 +4,8 @@ bloomgated (tests/resp/clients_test.sh): redis-py's r.bf() API (create, add,
 madd, exists, mexists, info, insert, card), its default pipeline (MULTI ...
 EXEC) and a plain one, and redis-cli one-shot, interactive (under a
 pseudo-terminal) and --pipe (raw RESP). Creating is an admin operation: the
-daemon has an admin_token. Names with ':' (Redis key style) wait for the
-widened name rule of issue #28 (item 2): set WIDE_NAMES once it is in.
+daemon has an admin_token. Names as Redis keys are written, with ':' and a
+{hash tag}, are created, listed, read by redis-cli and dropped.
 """
 import shutil
 import subprocess
@@ -14,8 +14,6 @@ import sys
 import redis
 
 import bgdaemon
-
-WIDE_NAMES = False  # True once names may hold ':' '{' '}' (issue #28, item 2)
 
 fails = []
 
@@ -162,9 +160,6 @@ def redis_cli(d):
 
 
 def wide_names(d):
-    if not WIDE_NAMES:
-        print("SKIP names with ':' and '{}': pending the widened name rule (issue #28, item 2)")
-        return
     a = d.client(password="s3cret")
     same("colon add", a.bf().add("bf:blocklist", "x"), 1)
     same("hash tag", a.bf().create("seen:{sku123}:2026-11-27", 0.01, 1000), True)
