@@ -81,27 +81,6 @@ static bool may_admin(struct conn *c, const struct catalog *cat, const struct re
     return false;
 }
 
-/* The options BF.RESERVE and BF.INSERT share, read into a CREATE. */
-struct bf_opts {
-    const struct resp_arg *capacity, *error;
-    long expansion; /* 0: not given */
-    bool nonscaling, nocreate;
-    size_t items; /* BF.INSERT: argv index of the first item (0: no ITEMS) */
-};
-
-static bool arg_number(const struct resp_arg *a, double *out)
-{
-    char buf[64];
-    if (a->len == 0 || a->len >= sizeof(buf))
-        return false;
-    memcpy(buf, a->p, a->len);
-    buf[a->len] = '\0';
-    char *end;
-    errno = 0;
-    *out = strtod(buf, &end);
-    return !errno && *end == '\0' && isfinite(*out);
-}
-
 /* The key as a filter name; false after replying why not (as every BF.*
  * verb words it, and the line protocol's CREATE). */
 static bool key_name(struct conn *c, const struct resp_arg *key, struct reload_op *op)
@@ -116,26 +95,13 @@ static bool key_name(struct conn *c, const struct resp_arg *key, struct reload_o
 /* A CREATE of key as RedisBloom would make it: capacity and error rate,
  * scaling (growth on, doubling) unless NONSCALING, which refuses adds past
  * capacity as RedisBloom does. false after replying why not. */
-static bool create_op(struct conn *c, const struct resp_arg *key, const struct bf_opts *o,
+static bool create_op(struct conn *c, const struct resp_arg *key, const struct resp_bf_opts *o,
                       struct reload_op *op)
 {
     memset(op, 0, sizeof(*op));
     op->kind = RELOAD_OP_CREATE;
     if (!key_name(c, key, op))
         return false;
-    double cap = 0, err = 0;
-    if (o->capacity && (!arg_number(o->capacity, &cap) || cap < 1 || cap != floor(cap))) {
-        reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "(capacity should be larger than 0)");
-        return false;
-    }
-    if (o->error && (!arg_number(o->error, &err) || !(err > 0 && err < 1))) {
-        reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "(0 < error rate range < 1)");
-        return false;
-    }
-    if (o->expansion && o->nonscaling) {
-        reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "Nonscaling filters cannot expand");
-        return false;
-    }
     if (o->expansion && o->expansion != 2) {
         reply_coded(c, RESP_ERR_BAD_OPTION,
                     "bloomgate's growing filters double: EXPANSION 2 only (docs/resp.md)");
@@ -157,56 +123,17 @@ static bool create_op(struct conn *c, const struct resp_arg *key, const struct b
     return true;
 }
 
-/* Read [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] from
- * argv[from], up to ITEMS (insert) or the end. false after replying. */
-static bool read_opts(struct conn *c, const struct resp_request *r, size_t from, bool insert,
-                      struct bf_opts *o)
+/* BF.RESERVE's or BF.INSERT's options (respparse.c); false after replying
+ * the error as RedisBloom words it. */
+static bool read_opts(struct conn *c, const struct resp_request *r, bool insert,
+                      struct resp_bf_opts *o)
 {
-    for (size_t i = from; i < r->argc; i++) {
-        const struct resp_arg *a = &r->argv[i];
-        bool has_val = i + 1 < r->argc;
-        if (insert && resp_arg_is(a, "ITEMS")) {
-            if (i + 1 == r->argc) { /* ITEMS and no item: RedisBloom's arity error */
-                reply_arity(c, &r->argv[0]);
-                return false;
-            }
-            o->items = i + 1;
-            return true;
-        } else if (insert && resp_arg_is(a, "CAPACITY") && has_val) {
-            o->capacity = &r->argv[++i];
-        } else if (insert && resp_arg_is(a, "ERROR") && has_val) {
-            o->error = &r->argv[++i];
-        } else if (resp_arg_is(a, "EXPANSION") && has_val) {
-            /* RedisBloom's words: "bad expansion" for no integer, the range
-             * for an integer outside it (its tests match either). */
-            double e;
-            if (!arg_number(&r->argv[++i], &e) || e != floor(e)) {
-                reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", "bad expansion");
-                return false;
-            }
-            if (e < 1 || e > 32768) {
-                reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR",
-                            "expansion must be in the range [1, 32768]");
-                return false;
-            }
-            o->expansion = (long)e;
-        } else if (insert && resp_arg_is(a, "NOCREATE")) {
-            o->nocreate = true;
-        } else if (resp_arg_is(a, "NONSCALING")) {
-            o->nonscaling = true;
-        } else {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "unknown argument '%.*s'", (int)(a->len < 40 ? a->len : 40),
-                     a->p);
-            reply_error(c, RESP_ERR_BAD_ARGUMENT, "ERR", msg);
-            return false;
-        }
-    }
-    if (insert) {
-        reply_error(c, RESP_ERR_WRONG_ARITY, "ERR", "BF.INSERT needs ITEMS and at least one item");
-        return false;
-    }
-    return true;
+    enum resp_err code;
+    char msg[128];
+    if (resp_bf_opts_parse(r->argv, r->argc, insert, o, &code, msg, sizeof(msg)) == 0)
+        return true;
+    reply_error(c, code, "ERR", msg);
+    return false;
 }
 
 /* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]: +OK once
@@ -224,9 +151,9 @@ RESP_VERB_FN_(resp_verb_reserve)
         json_decref(rep);
         return;
     }
-    struct bf_opts o = {.error = &r->argv[2], .capacity = &r->argv[3]};
+    struct resp_bf_opts o = {.error = &r->argv[2], .capacity = &r->argv[3]};
     struct reload_op op;
-    if (!may_admin(c, cat, v) || !read_opts(c, r, 4, false, &o) ||
+    if (!may_admin(c, cat, v) || !read_opts(c, r, false, &o) ||
         !create_op(c, &r->argv[1], &o, &op))
         return;
     queue_op(c, &op);
@@ -260,11 +187,11 @@ bool resp_admin_first(struct conn *c, const struct catalog *cat, const struct re
         json_decref(rep);
         return failed;
     }
-    struct bf_opts o = {0};
+    struct resp_bf_opts o = {0};
     bool insert = v->fn == resp_verb_insert;
     if (!cat->conf->auto_create)
         return false;
-    if (insert && !read_opts(c, r, 2, true, &o)) {
+    if (insert && !read_opts(c, r, true, &o)) {
         if (RC(c)->tx.on)
             resp_multi_refused(c);
         return true;
@@ -287,8 +214,8 @@ bool resp_admin_first(struct conn *c, const struct catalog *cat, const struct re
  * be). */
 RESP_VERB_FN_(resp_verb_insert)
 {
-    struct bf_opts o = {0};
-    if (!read_opts(c, r, 2, true, &o))
+    struct resp_bf_opts o = {0};
+    if (!read_opts(c, r, true, &o))
         return;
     const struct resp_arg *key = &r->argv[1];
     if (!catalog_find(cat, key->p, key->len) && !views_configured(cat, key->p, key->len)) {

@@ -9,6 +9,11 @@
  * frame bigger than max_frame, which Redis would buffer up to 1 GB. */
 #include "config.h"
 
+#include <errno.h>
+
+#include <math.h>
+#include <stdlib.h>
+
 #include "front/resp/respparse.h"
 
 #include <stdarg.h>
@@ -530,4 +535,82 @@ size_t resp_format_bools(char *out, size_t cap, const bool *v, size_t n)
         o += 4;
     }
     return need;
+}
+
+/* a as a finite number (strtod's syntax, the whole argument). */
+static bool arg_number(const struct resp_arg *a, double *out)
+{
+    char buf[64];
+    if (a->len == 0 || a->len >= sizeof(buf))
+        return false;
+    memcpy(buf, a->p, a->len);
+    buf[a->len] = '\0';
+    char *end;
+    errno = 0;
+    *out = strtod(buf, &end);
+    return !errno && *end == '\0' && isfinite(*out);
+}
+
+static int bf_fail(enum resp_err *code, enum resp_err c, char *msg, size_t msglen,
+                   const char *text)
+{
+    *code = c;
+    snprintf(msg, msglen, "%s", text);
+    return -1;
+}
+
+int resp_bf_opts_parse(const struct resp_arg *argv, size_t argc, bool insert,
+                       struct resp_bf_opts *o, enum resp_err *code, char *msg, size_t msglen)
+{
+    bool items = !insert;
+    for (size_t i = insert ? 2 : 4; i < argc && !(insert && items); i++) {
+        const struct resp_arg *a = &argv[i];
+        bool has_val = i + 1 < argc;
+        if (insert && resp_arg_is(a, "ITEMS")) {
+            if (i + 1 == argc) /* ITEMS and no item: RedisBloom's arity error */
+                return bf_fail(code, RESP_ERR_WRONG_ARITY, msg, msglen,
+                               "wrong number of arguments for 'bf.insert' command");
+            o->items = i + 1;
+            items = true;
+        } else if (insert && resp_arg_is(a, "CAPACITY") && has_val) {
+            o->capacity = &argv[++i];
+        } else if (insert && resp_arg_is(a, "ERROR") && has_val) {
+            o->error = &argv[++i];
+        } else if (resp_arg_is(a, "EXPANSION") && has_val) {
+            /* RedisBloom's words: "bad expansion" for no integer, the range
+             * for an integer outside it (its tests match either). */
+            double e;
+            if (!arg_number(&argv[++i], &e) || e != floor(e))
+                return bf_fail(code, RESP_ERR_BAD_ARGUMENT, msg, msglen, "bad expansion");
+            if (e < 1 || e > 32768)
+                return bf_fail(code, RESP_ERR_BAD_ARGUMENT, msg, msglen,
+                               "expansion must be in the range [1, 32768]");
+            o->expansion = (long)e;
+        } else if (insert && resp_arg_is(a, "NOCREATE")) {
+            o->nocreate = true;
+        } else if (resp_arg_is(a, "NONSCALING")) {
+            o->nonscaling = true;
+        } else {
+            *code = RESP_ERR_BAD_ARGUMENT;
+            snprintf(msg, msglen, "unknown argument '%.*s'", (int)(a->len < 40 ? a->len : 40),
+                     a->p);
+            for (char *p = msg; *p; p++)
+                if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+                    *p = '?';
+            return -1;
+        }
+    }
+    if (!items)
+        return bf_fail(code, RESP_ERR_WRONG_ARITY, msg, msglen,
+                       "BF.INSERT needs ITEMS and at least one item");
+    double cap, err;
+    if (o->capacity && (!arg_number(o->capacity, &cap) || cap < 1 || cap != floor(cap)))
+        return bf_fail(code, RESP_ERR_BAD_ARGUMENT, msg, msglen,
+                       "(capacity should be larger than 0)");
+    if (o->error && (!arg_number(o->error, &err) || !(err > 0 && err < 1)))
+        return bf_fail(code, RESP_ERR_BAD_ARGUMENT, msg, msglen, "(0 < error rate range < 1)");
+    if (o->expansion && o->nonscaling)
+        return bf_fail(code, RESP_ERR_BAD_ARGUMENT, msg, msglen,
+                       "Nonscaling filters cannot expand");
+    return 0;
 }

@@ -103,6 +103,24 @@ const char *resp_err_name(enum resp_err err);
 /* Whether arg is word, ASCII case-insensitively (command names). */
 bool resp_arg_is(const struct resp_arg *arg, const char *word);
 
+/* The options of BF.RESERVE (insert false, read from argv[4]: the error rate
+ * and capacity are argv[2] and argv[3], which the caller puts in error and
+ * capacity first) and BF.INSERT (insert true, from argv[2]: [CAPACITY c]
+ * [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item...), checked as
+ * RedisBloom checks them: capacity an integer of at least 1, the error rate
+ * in (0, 1), EXPANSION an integer in [1, 32768] and not with NONSCALING;
+ * BF.INSERT needs ITEMS and an item after it. */
+struct resp_bf_opts {
+    const struct resp_arg *capacity, *error; /* NULL: not given */
+    long expansion;                          /* 0: not given */
+    bool nonscaling, nocreate;
+    size_t items; /* BF.INSERT: the index of its first item */
+};
+/* 0, or -1 with the error's code and its message as RedisBloom words it
+ * (after `-ERR `) in msg. Pure; any thread. */
+int resp_bf_opts_parse(const struct resp_arg *argv, size_t argc, bool insert,
+                       struct resp_bf_opts *o, enum resp_err *code, char *msg, size_t msglen);
+
 /* Whether s[0..slen) matches the glob pattern p[0..plen), as Redis's KEYS,
  * SCAN MATCH and PSUBSCRIBE read one (util.c stringmatchlen): `*` any run of
  * bytes, `?` one byte, `[abc]`, `[^abc]`, `[a-z]` one byte of a set (an
