@@ -222,7 +222,7 @@ START_TEST(test_adds_reload_restart)
     DH_EXPECT(c, "CHECK ads https://sub.evil.example/x", "YES");
     DH_EXPECT(c, "CHECK ads https://good.ads.example/x.js type=script", "NO");
     const char *info = dh_cmd(c, "INFO ads");
-    ck_assert_msg(strstr(info, "\"keys\":\"adblock\"") && strstr(info, "\"block_rules\":7") &&
+    ck_assert_msg(strstr(info, "\"keys\":\"adblock\"") && strstr(info, "\"block_rules\":8") &&
                       strstr(info, "\"generation\":2"),
                   "%s", info);
     dh_close(c);
