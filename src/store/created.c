@@ -298,11 +298,6 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
     struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
     if (!cf)
         return "bad_option";
-    if (cf->file) { /* a checkpoint's: not an option (op_text never writes one) */
-        free_cf(cf);
-        snprintf(err, errlen, "file is not an option of a created filter");
-        return "bad_option";
-    }
     struct fentry e;
     memset(&e, 0, sizeof(e));
     const char *code = "failed";

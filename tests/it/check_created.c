@@ -195,6 +195,7 @@ struct k_stream {
     int port;
     atomic_long acked; /* batches 0 .. acked-1 were answered NEW */
     atomic_bool stop;
+    atomic_bool done; /* the stream ended (killed, or failed) */
     char fail[256];
 };
 
@@ -205,6 +206,7 @@ static void *k_main(void *arg)
     struct dh_conn *c = dh_connect_port(s->port, err, sizeof(err));
     if (!c) {
         snprintf(s->fail, sizeof(s->fail), "connect: %s", err);
+        atomic_store(&s->done, true);
         return NULL;
     }
     for (long b = 0; !atomic_load(&s->stop); b++) {
@@ -220,6 +222,7 @@ static void *k_main(void *arg)
         atomic_store(&s->acked, b + 1);
     }
     dh_close(c);
+    atomic_store(&s->done, true);
     return NULL;
 }
 
@@ -234,7 +237,7 @@ START_TEST(test_sigkill_fsync_always)
     struct k_stream s = {.port = dh_port(d, 0)};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, k_main, &s), 0);
-    while (atomic_load(&s.acked) < 200 && !s.fail[0])
+    while (atomic_load(&s.acked) < 200 && !atomic_load(&s.done))
         usleep(1000);
     dh_signal(d, SIGKILL);
     dh_wait_exit(d, DH_TIMEOUT_MS);

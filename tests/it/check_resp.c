@@ -67,19 +67,7 @@ static struct dh_conn *rconnect(struct dh_daemon *d)
  * they are read as lines and put back together). */
 static void expect(struct dh_conn *c, const char *req, const char *want)
 {
-    if (req[0])
-        ck_assert_int_eq(dh_send(c, req, strlen(req), T_MS), 0);
-    size_t need = strlen(want), have = 0;
-    char *got = calloc(1, need + 4096);
-    while (have < need) {
-        const char *l = dh_read_line(c, T_MS);
-        if (!l)
-            break;
-        have += (size_t)snprintf(got + have, need + 4096 - have, "%s\n", l);
-    }
-    ck_assert_msg(strcmp(got, want) == 0, "request %s\ngot  %s\nwant %s\n%s", req, got, want,
-                  dh_explain(c->d, "reply differs"));
-    free(got);
+    dh_expect_text(c, req, want, T_MS);
 }
 
 /* The connection ends (after what the server had to say). */

@@ -324,6 +324,24 @@ struct dh_conn *dh_connect_port(int port, char *err, size_t errlen)
     return dh_conn_wrap(fd, NULL);
 }
 
+void dh_expect_text(struct dh_conn *c, const char *req, const char *want, int timeout_ms)
+{
+    if (req[0])
+        ck_assert_int_eq(dh_send(c, req, strlen(req), timeout_ms), 0);
+    size_t need = strlen(want), have = 0;
+    char *got = calloc(1, need + 4096);
+    ck_assert_ptr_nonnull(got);
+    while (have < need) {
+        const char *l = dh_read_line(c, timeout_ms);
+        if (!l)
+            break;
+        have += (size_t)snprintf(got + have, need + 4096 - have, "%s\n", l);
+    }
+    ck_assert_msg(strcmp(got, want) == 0, "request %s\ngot  %s\nwant %s\n%s", req, got, want,
+                  dh_explain(c->d, "reply differs"));
+    free(got);
+}
+
 void dh_expect_lines(struct dh_conn *c, const char *reqs, const char *const *want)
 {
     size_t n = 0;

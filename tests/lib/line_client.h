@@ -66,6 +66,10 @@ struct dh_conn *dh_connect_port(int port, char *err, size_t errlen);
 /* Send reqs (one or more lines, pipelined) and assert that the replies are
  * want[0], want[1], ... (NULL-terminated), in order. */
 void dh_expect_lines(struct dh_conn *c, const char *reqs, const char *const *want);
+/* Send req (raw, as is; nothing if empty) and assert that the reply lines,
+ * each put back with an LF (a CR before it dropped), are exactly want: for
+ * protocols whose replies are lines (RESP's CRLF, bloomd's). */
+void dh_expect_text(struct dh_conn *c, const char *req, const char *want, int timeout_ms);
 /* The daemon is alive and answers PING with PONG on a new connection. */
 void dh_expect_ping(struct dh_daemon *d);
 /* Wait for the server to close the connection. Lines still buffered or
