@@ -68,12 +68,17 @@ if [ "$confirm" = 1 ]; then
     echo "table evicted: $(cached)"
 fi
 port=$(free_port)
-printf '%s\n' "listen 127.0.0.1:$port" "http_listen off" "threads 1" "log_level warn" \
+printf '%s\n' "listen 127.0.0.1:$port" "http_listen off" "threads 1" "log_level info" \
     "filter plain {" "    file $pf" "    journal off" "}" \
     "filter exact {" "    file $xf" "    journal off" "}" >"$tmp/bg.conf"
 "$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/bg.log" &
 pid=$!
-wait_port "$port" "$pid" 600 || { cat "$tmp/bg.log" >&2; exit 1; }
+for _ in $(seq 6000); do # 600 s: the port accepts before the filters are loaded
+    grep -q ' ready: ' "$tmp/bg.log" && break
+    kill -0 "$pid" 2>/dev/null || { cat "$tmp/bg.log" >&2; exit 1; }
+    sleep 0.1
+done
+wait_port "$port" "$pid" 60 || { cat "$tmp/bg.log" >&2; exit 1; }
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ); $n items of 48 bytes; filters $(stat -c %s "$pf") and $(stat -c %s "$xf") bytes, table $(stat -c %s "$xt") bytes"
 rss_line "after the load"
@@ -112,25 +117,21 @@ confirmations() { # the exact filter's confirmations so far (INFO exact)
 }
 read_bytes() { awk '/^read_bytes:/ { print $2 }' "/proc/$pid/io"; }
 confirm_run() { # confirm_run STATE LABEL ARGS...: every item present, one request in flight
-    local state=$1 label=$2 k0 r0 c0 k1 r1 c1 line ips
+    local state=$1 label=$2 k0 r0 k1 r1 line
     shift 2
-    k0=$(confirmations) r0=$(read_bytes) c0=$(cpu_ticks "$pid")
+    k0=$(confirmations) r0=$(read_bytes)
     line=$("$B/tests/bench/bench_net" --proto line --port "$port" --keyspace "$n" \
         --connections 1 --pipeline 1 --present-share 1 --duration "$dur" --warmup "$warm" \
-        --label "$label" "$@")
-    k1=$(confirmations) r1=$(read_bytes) c1=$(cpu_ticks "$pid")
-    ips=$(jq -r .items_per_s <<<"$line")
-    awk -v s="$state" -v l="$label" -v i="$ips" -v p50="$(jq -r .p50_us <<<"$line")" \
-        -v p99="$(jq -r .p99_us <<<"$line")" -v k=$((k1 - k0)) -v r=$((r1 - r0)) \
-        -v ns="$(ns_per_item $((c1 - c0)) "$(awk -v i="$ips" -v d="$dur" -v w="$warm" 'BEGIN { printf "%.0f", i * (d + w) }')")" \
-        'BEGIN { printf "%-7s %-22s %9.0f items/s  p50 %8.1f us  p99 %8.1f us  server %5s ns/item  confirmations %8d  pages read %8.0f (%.2f a confirmation)\n",
-                 s, l, i, p50, p99, ns, k, r / 4096, k ? r / 4096 / k : 0 }'
+        --server-pid "$pid" --label "$label" "$@")
+    k1=$(confirmations) r1=$(read_bytes)
+    jq -r --arg s "$state" --arg l "$label" --argjson k $((k1 - k0)) --argjson r $((r1 - r0)) \
+        '"\($s) \($l): \(.items_per_s | round) items/s, p50 \(.p50_us) us, p99 \(.p99_us) us, server \(.server_cpu_ns_per_item | round) ns/item; confirmations \($k), pages read \($r / 4096 | round) (\(if $k > 0 then ($r / 4096 / $k * 100 | round) / 100 else 0 end) a confirmation; warm-up included)"' <<<"$line"
 }
-confirm_all() { # confirm_all STATE
-    confirm_run "$1" plain-CHECK-p1 --filter plain --items 1
-    confirm_run "$1" exact-CHECK-p1 --filter exact --items 1
-    confirm_run "$1" plain-MCHECK100-p1 --filter plain --items 100
-    confirm_run "$1" exact-MCHECK100-p1 --filter exact --items 100
+confirm_all() { # confirm_all STATE: seeds of their own, so no run reads pages another read
+    confirm_run "$1" plain-CHECK-p1 --filter plain --items 1 --seed 101
+    confirm_run "$1" exact-CHECK-p1 --filter exact --items 1 --seed 102
+    confirm_run "$1" plain-MCHECK100-p1 --filter plain --items 100 --seed 103
+    confirm_run "$1" exact-MCHECK100-p1 --filter exact --items 100 --seed 104
 }
 echo "before the cold runs: $(cached)"
 confirm_all evicted
