@@ -28,6 +28,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 B=$top/_build n=10000000 repeat=1 dur=8 warm=2 shares="0 0.5" pf="" xf="" confirm=0
 usage="usage: $0 [--build DIR] [--items N] [--repeat R] [--duration S] [--shares LIST] [--files PLAIN EXACT] [--confirm]"
@@ -95,7 +96,7 @@ run() { # run LABEL ARGS...: one bench_net run, one line
         "$(ns_per_item $((c1 - c0)) "$all")" \
         "$(grep -o '"false_positives":[0-9]*\|"p99_us":[0-9.]*' <<<"$line" | tr '\n' ' ')"
 }
-for r in $(seq "$repeat"); do
+for _ in $(seq "$repeat"); do
     for share in $shares; do
         for f in plain exact; do
             run "$f-CHECK-p$share" --filter "$f" --present-share "$share" --items 1 --pipeline 32
