@@ -102,10 +102,17 @@ struct exact_probe {
  * table is not in the page cache, a system call per page when it is. */
 #define EXACT_BATCH_WILLNEED 1u
 
+/* Ask the kernel (as EXACT_BATCH_WILLNEED) only when the batch's pages look
+ * out of the page cache (mincore on up to four of them, one missing is
+ * enough): what a server wants when it cannot know whether its table is
+ * cached; a cached table pays four system calls a batch, not one a page. */
+#define EXACT_BATCH_WILLNEED_AUTO 2u
+
 /* Answer a batch: out[p[i].slot] = whether p[i] is listed. Sorts p in place by
  * fingerprint, so that each page is read once and in file order; prefetches
  * each page's middle line before the searches (and with EXACT_BATCH_WILLNEED,
- * asks the kernel for every page first). A keys table's batch does the same
+ * asks the kernel for every page first; with EXACT_BATCH_WILLNEED_AUTO, only
+ * if a sample of its pages is not all resident). A keys table's batch does the same
  * for the probes' offsets, then their keys' bytes, a round each. Returns the
  * distinct fingerprint pages read (out may alias nothing in p). Allocates a
  * word a probe for a keys table (without memory, it answers one by one).

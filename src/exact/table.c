@@ -390,6 +390,39 @@ static void ask_ahead(const struct exact_table *t, const void *a, size_t len, un
         (void)madvise((void *)start, end - start, MADV_WILLNEED);
 }
 
+/* Whether a batch's pages look out of the page cache: the test
+ * EXACT_BATCH_WILLNEED_AUTO makes. mincore() on up to four of its pages,
+ * spread over the sorted batch (not its first: those lie in the table's
+ * first pages, which the load's checks leave cached); any one missing
+ * answers yes. Four rather than one because a table partly cached (the
+ * pages earlier batches read) would pass a one-page test most of the time
+ * while most of the batch still faults; four system calls a batch is what
+ * a cached table pays. A batch within one page asks nothing (its one fault
+ * costs what WILLNEED would); an error answers "cached" (the prefetches do
+ * what they always did). Any thread. */
+static bool batch_pages_cold(const struct exact_table *t, const struct exact_probe *p, size_t n)
+{
+    if (probe_page(t, p[0].fp) == probe_page(t, p[n - 1].fp))
+        return false;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (ps <= 0)
+        return false;
+    uint64_t last = UINT64_MAX;
+    for (size_t k = 1; k < 8; k += 2) {
+        uint64_t pg = probe_page(t, p[n * k / 8].fp);
+        if (pg == UINT64_MAX || pg == last)
+            continue;
+        last = pg;
+        uintptr_t a = (uintptr_t)(t->map + EXACT_PAGE + pg * EXACT_PAGE);
+        unsigned char vec = 1;
+        if (mincore((void *)(a & ~((uintptr_t)ps - 1)), 1, &vec) != 0)
+            return false;
+        if (!(vec & 1))
+            return true;
+    }
+    return false;
+}
+
 /* A keys table's batch, its fingerprint pages already asked for: three
  * rounds, each asking for the next section's pages for the whole batch
  * before reading any (positions, then offsets, then key bytes), so the
@@ -434,6 +467,9 @@ size_t exact_table_confirm(const struct exact_table *t, struct exact_probe *p, s
     if (n > 1)
         qsort(p, n, sizeof(*p), probe_cmp);
     const unsigned char *base = t->map + EXACT_PAGE;
+    if ((flags & EXACT_BATCH_WILLNEED_AUTO) && !(flags & EXACT_BATCH_WILLNEED) && n > 1 &&
+        batch_pages_cold(t, p, n))
+        flags |= EXACT_BATCH_WILLNEED;
     size_t pages = 0;
     uint64_t last = UINT64_MAX;
     /* First pass: name every distinct page, in file order, so its read is under

@@ -364,7 +364,14 @@ int main(int argc, char **argv)
     double bat = run_batches(opt_probes, 0, &ppb, 4);
     printf("warm batch of 256 hits   %.0f ns (%.0f CPU ns) a probe, %.1f pages a batch\n", bat,
            last_cpu_ns, ppb);
-    for (int willneed = 0; willneed <= (strcmp(engine, "lmdb") ? 1 : 0); willneed++) {
+    if (strcmp(engine, "lmdb") != 0) {
+        bat = run_batches(opt_probes, EXACT_BATCH_WILLNEED_AUTO, &ppb, 4);
+        printf("warm batch, AUTO         %.0f ns (%.0f CPU ns) a probe, %.1f pages a batch\n", bat,
+               last_cpu_ns, ppb);
+    }
+    static const unsigned modes[] = {0, EXACT_BATCH_WILLNEED, EXACT_BATCH_WILLNEED_AUTO};
+    static const char *const mode_names[] = {"           ", " (WILLNEED)", " (AUTO)    "};
+    for (int willneed = 0; willneed <= (strcmp(engine, "lmdb") ? 2 : 0); willneed++) {
         make_cold();
         printf("after DONTNEED           %.1f%% of the file in the page cache\n",
                100 * resident_share());
@@ -376,11 +383,10 @@ int main(int argc, char **argv)
                    (double)(r1 - r0) / 4096.0 / (double)opt_cold);
         make_cold();
         r0 = proc_field("/proc/self/io", "read_bytes:");
-        bat = run_batches(opt_cold, willneed ? EXACT_BATCH_WILLNEED : 0, &ppb,
-                          7 + (uint64_t)willneed);
+        bat = run_batches(opt_cold, modes[willneed], &ppb, 7 + (uint64_t)willneed);
         r1 = proc_field("/proc/self/io", "read_bytes:");
         printf("cold batch of 256 hits%s %.1f us a probe, %.2f pages read a probe\n",
-               willneed ? " (WILLNEED)" : "           ", bat / 1e3,
+               mode_names[willneed], bat / 1e3,
                (double)(r1 - r0) / 4096.0 / (double)(opt_cold / 256 * 256));
     }
     printf("RSS at the end           %.0f MB anonymous, %.0f MB file-backed (page cache)\n",
