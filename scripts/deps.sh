@@ -11,7 +11,9 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis python3-pytest
       postfix bind9-dnsutils dnsperf haproxy
-      libnginx-mod-stream)
+      libnginx-mod-stream
+      wrk)
+# wrk: tests/bench/words_http.sh only (HTTP scans per second); no test runs it.
 # The Adblock differential tests run the reference engine (tests/adblock/) with node:
 # Debian's nodejs and npm, unless node and npm are already there from elsewhere.
 if ! command -v node >/dev/null 2>&1; then
