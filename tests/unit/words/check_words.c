@@ -372,8 +372,8 @@ START_TEST(test_wide_state)
             snprintf(text, sizeof text, "b%cz", (char)('a' + i));
             char want[16];
             snprintf(want, sizeof want, "%s@0-3", text);
-            ck_assert_msg(strcmp(scan(text), want) == 0, "%zu children: %s not found (%s)", n,
-                          text, g_res);
+            ck_assert_msg(strcmp(scan(text), want) == 0, "%zu children: %s not found (%s)", n, text,
+                          g_res);
         }
     }
 }
