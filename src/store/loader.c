@@ -118,15 +118,15 @@ static bool words_flag_differs(unsigned conf, bool file)
  * normalised with them), so the file decides and the config may only
  * agree. 0, or -1 with the settings of both and the rebuild to run in err.
  * Loader threads, or the main thread for --check-config. */
-static int words_settings_agree(const struct conf_filter *cf, const struct words_opts *o,
-                                char *err, size_t errlen)
+static int words_settings_agree(const struct conf_filter *cf, const struct words_opts *o, char *err,
+                                size_t errlen)
 {
     const char *skip = o->skip ? o->skip : WORDS_SKIP_DEFAULT;
-    const char *bad = words_flag_differs(cf->words_nfkc, o->nfkc)         ? "words_nfkc"
-                      : words_flag_differs(cf->words_zh, o->zh)             ? "words_zh"
+    const char *bad = words_flag_differs(cf->words_nfkc, o->nfkc)               ? "words_nfkc"
+                      : words_flag_differs(cf->words_zh, o->zh)                 ? "words_zh"
                       : words_flag_differs(cf->words_whole_word, o->whole_word) ? "words_whole_word"
-                      : cf->words_skip && strcmp(cf->words_skip, skip) != 0 ? "words_skip"
-                                                                            : NULL;
+                      : cf->words_skip && strcmp(cf->words_skip, skip) != 0     ? "words_skip"
+                                                                                : NULL;
     if (!bad)
         return 0;
     snprintf(err, errlen,
