@@ -11,7 +11,9 @@ pkgs=(build-essential autoconf automake libtool pkg-config
       netcat-openbsd curl
       nginx-light squid redis-server redis-tools python3-redis python3-pytest
       postfix bind9-dnsutils dnsperf haproxy
-      libnginx-mod-stream)
+      libnginx-mod-stream
+      wrk)
+# wrk: tests/bench/words_http.sh only (HTTP scans per second); no test runs it.
 # The Adblock differential tests run the reference engine (tests/adblock/) with node:
 # Debian's nodejs and npm, unless node and npm are already there from elsewhere.
 if ! command -v node >/dev/null 2>&1; then
@@ -22,18 +24,24 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-# The reference engine, pinned by tests/adblock/package-lock.json, into
-# tests/adblock/node_modules: only when it is missing or the lockfile changed since.
-npm_ci() {
-    local dir=$here/tests/adblock stamp=$here/tests/adblock/node_modules/.bloomgate-lock
+# npm packages the tests use, each folder pinned by its package-lock.json, into
+# that folder's node_modules: only when it is missing or the lockfile changed since.
+#   tests/adblock: the reference Adblock engine (@ghostery/adblocker);
+#   tests/words: real public word lists (tests/words/README.md).
+npm_ci_dir() {
+    local dir=$here/$1 stamp=$here/$1/node_modules/.bloomgate-lock
     [ -f "$dir/package-lock.json" ] || return 0
     command -v npm >/dev/null 2>&1 || return 0
     if [ -f "$stamp" ] && cmp -s "$dir/package-lock.json" "$stamp"; then
         return 0
     fi
-    echo "deps: npm ci --prefix tests/adblock" >&2
+    echo "deps: npm ci --prefix $1" >&2
     npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null
     cp "$dir/package-lock.json" "$stamp"
+}
+npm_ci() {
+    npm_ci_dir tests/adblock
+    npm_ci_dir tests/words
 }
 missing=()
 for p in "${pkgs[@]}"; do

@@ -30,8 +30,8 @@
 static const char usage_text[] =
     "usage: bloomgated [-c FILE] [--check-config] [--foreground] [-v] [--log-level L]\n"
     "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ")\n"
-    "  --check-config      validate the configuration, the filter files' headers and the sizes\n"
-    "                      of filters to create, then exit\n"
+    "  --check-config      validate the configuration, the filter files' headers, a word\n"
+    "                      list's settings and the sizes of filters to create, then exit\n"
     "  --foreground        stay in the foreground (the default; bloomgated never forks)\n"
     "  -v, --verbose       log at debug level\n"
     "  --log-level L       debug, info, warn or error (overrides the config)\n"

@@ -113,11 +113,34 @@ static bool words_flag_differs(unsigned conf, bool file)
     return conf != CONF_WORDS_FILE && (conf == CONF_WORDS_ON) != file;
 }
 
-/* A words filter's list: its section loaded (every array checked), then the
- * config's words_* settings, where given, checked against the ones the list
- * was built with: they shape the compiled automaton (the list was
+/* The config's words_* settings, where given, against the ones a list was
+ * built with (o): they shape the compiled automaton (the list was
  * normalised with them), so the file decides and the config may only
- * agree. Loader threads. */
+ * agree. 0, or -1 with the settings of both and the rebuild to run in err.
+ * Loader threads, or the main thread for --check-config. */
+static int words_settings_agree(const struct conf_filter *cf, const struct words_opts *o, char *err,
+                                size_t errlen)
+{
+    const char *skip = o->skip ? o->skip : WORDS_SKIP_DEFAULT;
+    const char *bad = words_flag_differs(cf->words_nfkc, o->nfkc)               ? "words_nfkc"
+                      : words_flag_differs(cf->words_zh, o->zh)                 ? "words_zh"
+                      : words_flag_differs(cf->words_whole_word, o->whole_word) ? "words_whole_word"
+                      : cf->words_skip && strcmp(cf->words_skip, skip) != 0     ? "words_skip"
+                                                                                : NULL;
+    if (!bad)
+        return 0;
+    snprintf(err, errlen,
+             "filter %s: file %s was built with nfkc %s, zh %s, whole_word %s, skip \"%s\", "
+             "but the config (line %u) says another %s; rebuild the list with bloomgate "
+             "build --format words and the settings wanted, or change the config",
+             cf->name, cf->file, o->nfkc ? "on" : "off", o->zh ? "on" : "off",
+             o->whole_word ? "on" : "off", skip, cf->line, bad);
+    return -1;
+}
+
+/* A words filter's list: its section loaded (every array checked), then
+ * the config's settings checked against the list's (words_settings_agree).
+ * Loader threads. */
 static struct words_matcher *load_words(const struct conf_filter *cf, const struct filter *f,
                                         char *err, size_t errlen)
 {
@@ -133,24 +156,37 @@ static struct words_matcher *load_words(const struct conf_filter *cf, const stru
                  why);
         return NULL;
     }
-    const struct words_opts *o = words_matcher_opts(m);
-    const char *skip = o->skip ? o->skip : WORDS_SKIP_DEFAULT;
-    const char *bad = words_flag_differs(cf->words_nfkc, o->nfkc)         ? "words_nfkc"
-                      : words_flag_differs(cf->words_zh, o->zh)             ? "words_zh"
-                      : words_flag_differs(cf->words_whole_word, o->whole_word) ? "words_whole_word"
-                      : cf->words_skip && strcmp(cf->words_skip, skip) != 0 ? "words_skip"
-                                                                            : NULL;
-    if (bad) {
-        snprintf(err, errlen,
-                 "filter %s: file %s was built with nfkc %s, zh %s, whole_word %s, skip \"%s\", "
-                 "but the config (line %u) says another %s; rebuild the list with bloomgate "
-                 "build --format words and the settings wanted, or change the config",
-                 cf->name, cf->file, o->nfkc ? "on" : "off", o->zh ? "on" : "off",
-                 o->whole_word ? "on" : "off", skip, cf->line, bad);
+    if (words_settings_agree(cf, words_matcher_opts(m), err, errlen) != 0) {
         words_matcher_free(m);
         return NULL;
     }
     return m;
+}
+
+/* --check-config's look at a words file: its list loaded from the section
+ * as the daemon would (every array checked), and its settings against the
+ * config's, so that a disagreement start-up would refuse is said here.
+ * Main thread. */
+static int check_words(const struct conf_filter *cf, const struct format_info *fi, char *err,
+                       size_t errlen)
+{
+    char why[1024];
+    void *body = NULL;
+    size_t len = 0;
+    if (format_read_section(cf->file, fi, &body, &len, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: %s", cf->name, why);
+        return -1;
+    }
+    struct words_matcher *m = words_load(body, len, why, sizeof(why));
+    free(body);
+    if (!m) {
+        snprintf(err, errlen, "filter %s: file %s: the compiled word list: %s", cf->name, cf->file,
+                 why);
+        return -1;
+    }
+    int rc = words_settings_agree(cf, words_matcher_opts(m), err, errlen);
+    words_matcher_free(m);
+    return rc;
 }
 
 /* The checks of loader_load_filter without the loading: the file's header
@@ -196,6 +232,8 @@ int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
         rc = -1;
     }
     exact_table_close(xt);
+    if (rc == 0 && fi.section_kind == FORMAT_SECTION_WORDS)
+        rc = check_words(cf, &fi, err, errlen);
     format_info_free(&fi);
     return rc;
 }

@@ -40,4 +40,5 @@ EXTRA_DIST += \
 	%reldir%/window.sh %reldir%/ab.sh %reldir%/exact_net.sh \
 	%reldir%/cost_split.sh %reldir%/cg_pipelined.sh %reldir%/cg_lockstep.sh \
 	%reldir%/adblock_net.sh %reldir%/bloomd_front.sh \
-	%reldir%/autocreate.py %reldir%/created_restart.sh
+	%reldir%/autocreate.py %reldir%/created_restart.sh \
+	%reldir%/words_http.sh %reldir%/words_http.lua

@@ -7,7 +7,8 @@
  * own bytes); exceptions; the mask option; the cap on matches and the limit
  * on text size; the other verbs refused on a words filter and SCAN refused
  * on another kind; INFO; a rebuilt list swapped in on SIGHUP; and a config
- * whose words_* setting disagrees with the file refused. */
+ * whose words_* setting disagrees with the file refused, by --check-config
+ * as by start-up. */
 #include "config.h"
 
 #include <check.h>
@@ -260,10 +261,47 @@ START_TEST(test_sighup_swap)
 }
 END_TEST
 
+/* `bloomgated --check-config` on d's config: its status, its output in out. */
+static int check_config(struct dh_daemon *d, char *out, size_t cap)
+{
+    char path[DH_PATH_MAX];
+    dh_path(d, "check-config.out", path);
+    const char *argv[] = {dh_daemon_path(), "--check-config", "-c", d->conf, NULL};
+    int st = dh_run(argv, path, 60000);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(out, 1, cap - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    return st;
+}
+
 START_TEST(test_settings_must_agree)
 {
     struct dh_daemon *d = dh_new();
+    char out[4096];
     build(d, "bad.bloom", LIST, "--zh=off");
+    /* --check-config says what start-up would: each setting that disagrees,
+     * and passes the ones that agree. */
+    static const struct {
+        const char *stmt, *names;
+    } cases[] = {{"words_zh on", "words_zh"},
+                 {"words_nfkc off", "words_nfkc"},
+                 {"words_whole_word off", "words_whole_word"},
+                 {"words_skip \"P S\"", "words_skip"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char conf[256];
+        snprintf(conf, sizeof(conf), "filter bad {\n file @DIR@/bad.bloom\n %s\n}\n",
+                 cases[i].stmt);
+        dh_write_config(d, conf);
+        ck_assert_int_ne(check_config(d, out, sizeof(out)), 0);
+        ck_assert_msg(strstr(out, cases[i].names) && strstr(out, "zh off") &&
+                          strstr(out, "rebuild"),
+                      "%s: %s", cases[i].stmt, out);
+    }
+    dh_write_config(d, "filter bad {\n file @DIR@/bad.bloom\n words_zh off\n words_nfkc on\n"
+                       " words_whole_word on\n words_skip \"P S Cf space\"\n}\n");
+    ck_assert_msg(check_config(d, out, sizeof(out)) == 0, "%s", out);
     dh_write_config(d, "filter bad {\n file @DIR@/bad.bloom\n words_zh on\n}\n");
     dh_spawn(d, NULL);
     ck_assert_int_eq(dh_wait_ready(d, DH_TIMEOUT_MS), -1);

@@ -52,6 +52,13 @@ check_PROGRAMS += %reldir%/check_output_budget
 # A word list built by the real tool, scanned over the line protocol and HTTP.
 check_PROGRAMS += %reldir%/check_words
 %canon_reldir%_check_words_LDADD = $(IT_LIBS)
+# Real public word lists (tests/words/, installed by scripts/deps.sh) built
+# and scanned; skipped without them.
+check_PROGRAMS += %reldir%/check_wordlists
+%canon_reldir%_check_wordlists_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) $(UTF8PROC_CFLAGS) \
+	$(OPENCC_CFLAGS)
+%canon_reldir%_check_wordlists_LDADD = $(IT_LIBS) $(JANSSON_LIBS) $(UTF8PROC_LIBS) $(OPENCC_LIBS)
+EXTRA_DIST += tests/words/package.json tests/words/package-lock.json tests/words/README.md
 # The real bloomgate-squid against the real daemon.
 check_PROGRAMS += %reldir%/check_squid
 %canon_reldir%_check_squid_LDADD = $(IT_LIBS)

@@ -351,6 +351,34 @@ START_TEST(test_batch_edges)
 }
 END_TEST
 
+/* A state with many children (the root's one child `b` here): each child
+ * is found, whatever its place among the edges. With 9 or more, the scan
+ * searches them by halves: an edge at the split was lost (`bitch` in
+ * LDNOOBW's list, found by tests/it/check_wordlists). */
+START_TEST(test_wide_state)
+{
+    for (size_t n = 1; n <= 26; n++) {
+        char list[26 * 4 + 1], text[8];
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            list[k++] = 'b';
+            list[k++] = (char)('a' + i);
+            list[k++] = 'z';
+            list[k++] = '\n';
+        }
+        list[k] = '\0';
+        build(list);
+        for (size_t i = 0; i < n; i++) {
+            snprintf(text, sizeof text, "b%cz", (char)('a' + i));
+            char want[16];
+            snprintf(want, sizeof want, "%s@0-3", text);
+            ck_assert_msg(strcmp(scan(text), want) == 0, "%zu children: %s not found (%s)", n, text,
+                          g_res);
+        }
+    }
+}
+END_TEST
+
 /* A text of several megabytes: the scratch does not grow with it. */
 START_TEST(test_long_text)
 {
@@ -448,6 +476,7 @@ static Suite *words_suite(void)
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_empty_list);
     tcase_add_test(tc, test_batch_edges);
+    tcase_add_test(tc, test_wide_state);
     tcase_add_test(tc, test_long_text);
     tcase_add_test(tc, test_threads);
     suite_add_tcase(s, tc);
