@@ -77,7 +77,7 @@ static inline uint32_t ws_step(const struct words_matcher *m, uint32_t st, uint3
             if (e[mid].sym < c)
                 a = mid + 1;
             else
-                b = mid;
+                b = mid + 1; /* mid may be the edge sought */
         }
         for (; a < b; a++) {
             if (e[a].sym == c)
