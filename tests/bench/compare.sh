@@ -14,7 +14,8 @@
 #   tests/bench/compare.sh [--quick] [--out FILE] [--repeat N] [--build-dir DIR] [--keep]
 #                          [--redisbloom PATH] [--bloomd PATH]
 #   tests/bench/compare.sh --urls [--quick] [--build-dir DIR] [--keep]
-#   tests/bench/compare.sh --resp [--redisbloom PATH] [--quick] [--repeat N] [--build-dir DIR]
+#   tests/bench/compare.sh --resp [--redisbloom PATH] [--bloomd PATH] [--quick] [--repeat N]
+#                          [--build-dir DIR]
 #
 #   --urls        only issue 11's case: MCHECK of 100 URLs against a url filter
 #                 and of 100 exact items against an exact filter, one daemon
@@ -25,7 +26,10 @@
 #   --resp        the Redis protocol front (resp_listen) against the line
 #                 protocol, one daemon, the same client (bench_net): BF.MEXISTS
 #                 of 100 against MCHECK of 100, BF.EXISTS against CHECK
-#                 (pipelined), items/s and the daemon's CPU time per item
+#                 (pipelined), items/s and the daemon's CPU time per item,
+#                 each round's and the medians; with --bloomd, then
+#                 bloomd_front.sh in the same invocation (the bloomd front
+#                 against bloomd, --repeat rounds)
 #   --redisbloom PATH  also Redis (Debian's redis-server) with PATH, a
 #                 redisbloom.so the user built (docs/benchmarks.md says how),
 #                 BF.RESERVE'd and loaded with BF.MADD: BF.MEXISTS of 100 and
@@ -182,7 +186,7 @@ fi
 # time (utime + stime from /proc/PID/stat) is read around each run, warm-up
 # included, so each figure is that server's own cost per item.
 resp_run() { # resp_run LABEL PID ARGS...: one bench_net run, one output line
-    local label=$1 rpid=$2 c0 c1 line ips all hz
+    local label=$1 rpid=$2 c0 c1 line ips all hz ns
     shift 2
     hz=$clk
     c0=$(cpu_ticks "$rpid")
@@ -191,11 +195,11 @@ resp_run() { # resp_run LABEL PID ARGS...: one bench_net run, one output line
     [ -n "$out" ] && printf '%s\n' "$line" >>"$out"
     ips=$(sed -n 's/.*"items_per_s":\([0-9.]*\).*/\1/p' <<<"$line")
     all=$(awk -v i="$ips" -v d="$rdur" -v w="$rwarm" 'BEGIN { printf "%.0f", i * (d + w) }')
-    awk -v f="$label" -v i="$ips" -v c="$((c1 - c0))" -v hz="$hz" -v n="$all" 'BEGIN {
-        printf "%-26s %10.0f items/s   server CPU %.2f s: %.0f ns per item\n",
-            f, i, c / hz, c / hz / n * 1e9 }'
+    ns=$(awk -v c="$((c1 - c0))" -v hz="$hz" -v n="$all" 'BEGIN { printf "%.0f", c / hz / n * 1e9 }')
+    awk -v f="$label" -v i="$ips" -v c="$((c1 - c0))" -v hz="$hz" -v ns="$ns" 'BEGIN {
+        printf "%-26s %10.0f items/s   server CPU %.2f s: %s ns per item\n", f, i, c / hz, ns }'
     say "       $(grep -o '"client_cpu_cores":[0-9.]*\|"errors":[0-9]*\|"error_replies":[0-9]*\|"false_positives":[0-9]*\|"p50_us":[0-9.]*\|"p99_us":[0-9.]*' <<<"$line" | tr '\n' ' ')"
-    printf '%s|%s\n' "$label" "$ips" >>"$rtmp/ips"
+    printf '%s|%s|%s\n' "$label" "$ips" "$ns" >>"$rtmp/ips"
 }
 resp_case() {
     local B=$build_dir n=1000000 lport rport pid rbport="" rbpid="" r
@@ -250,8 +254,14 @@ resp_case() {
             resp_run "redisbloom-BF.EXISTS" "$rbpid" --proto resp-bf --port "$rbport" "${common[@]}" --items 1 --pipeline 32
         fi
     done
-    # Medians over the rounds (sort, no gawk needed), and the ratios.
+    # Medians over the rounds (sort, no gawk needed), each label's items/s
+    # and server CPU per item apart, and the ratios.
     rmed() { grep "^$1|" "$rtmp/ips" | cut -d'|' -f2 | median; }
+    cmed() { grep "^$1|" "$rtmp/ips" | cut -d'|' -f3 | median; }
+    local l
+    while read -r l; do
+        printf 'median %-26s %10.0f items/s   %s ns server CPU per item\n' "$l" "$(rmed "$l")" "$(cmed "$l")"
+    done < <(cut -d'|' -f1 "$rtmp/ips" | awk '!seen[$0]++')
     awk -v m="$(rmed resp-BF.MEXISTS-100)" -v l="$(rmed line-MCHECK-100)" \
         -v e="$(rmed resp-BF.EXISTS)" -v c="$(rmed line-CHECK)" 'BEGIN {
         printf "medians: resp BF.MEXISTS / line MCHECK %.2f x items/s (target >= 0.85)\n", m / l
@@ -272,7 +282,17 @@ resp_case() {
 [ -z "$bloomd" ] || [ -x "$bloomd" ] || die "--bloomd: $bloomd is not an executable"
 if [ "$resp" = 1 ]; then
     repeat=${repeat:-3}
+    say "tree: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"
     resp_case
+    # --bloomd: the bloomd front against bloomd, right after, in the same
+    # invocation (bloomd_front.sh, the same client and build).
+    if [ -n "$bloomd" ]; then
+        say "the bloomd front against bloomd; load $(cut -d' ' -f1-3 /proc/loadavg)"
+        say "  \$ B=$build_dir tests/bench/bloomd_front.sh --bloomd $bloomd --rounds $repeat --seconds $([ "$quick" = 1 ] && echo 2 || echo 5)"
+        B=$build_dir "$top/tests/bench/bloomd_front.sh" --bloomd "$bloomd" --rounds "$repeat" \
+            --seconds "$([ "$quick" = 1 ] && echo 2 || echo 5)"
+    fi
+    say "end: $(date -u +%Y-%m-%dT%H:%MZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
     exit 0
 fi
 
