@@ -84,17 +84,45 @@ static double blocked_fpr_lambda_w(double lambda, unsigned k, unsigned W)
     return r;
 }
 
-/* The model for blocks of W positions (512 bits; 128 counters). */
-static double fpr_w(double per_item, unsigned k, unsigned W)
+/* The DP tables of one sizing, by k: g[0..lmax] depends on k and W only, so
+ * the table made for the largest load asked answers every smaller one (its
+ * prefix is the same numbers, computed by the same steps). A sizing asks the
+ * model at a hundred or so sizes near one k; without this cache each ask
+ * redid the DP, and a create with a new rate spent a tenth of a second here. */
+struct gcache {
+    unsigned lmax[SIZING_MAX_K + 1];
+    double *g[SIZING_MAX_K + 1];
+};
+
+static void gcache_free(struct gcache *c)
+{
+    for (unsigned k = 0; k <= SIZING_MAX_K; k++)
+        free(c->g[k]);
+}
+
+/* The model for blocks of W positions (512 bits; 128 counters); c, when not
+ * NULL, keeps the DP tables between calls (same answers, bit for bit). */
+static double fpr_w(double per_item, unsigned k, unsigned W, struct gcache *c)
 {
     if (per_item <= 0 || k == 0)
         return 1.0;
-    return blocked_fpr_lambda_w(W / per_item, k, W);
+    double lambda = W / per_item;
+    if (!c || k > SIZING_MAX_K)
+        return blocked_fpr_lambda_w(lambda, k, W);
+    unsigned lmax = lmax_for(lambda);
+    if (!c->g[k] || c->lmax[k] < lmax) {
+        free(c->g[k]);
+        c->g[k] = block_fp_table(k, lmax, W);
+        c->lmax[k] = lmax;
+        if (!c->g[k])
+            return 1.0;
+    }
+    return poisson_mix(c->g[k], lmax, lambda);
 }
 
 double sizing_blocked_fpr(double bits_per_item, unsigned k)
 {
-    return fpr_w(bits_per_item, k, SIZING_BLOCK_BITS);
+    return fpr_w(bits_per_item, k, SIZING_BLOCK_BITS, NULL);
 }
 
 /* The cheap (Jensen) model, (1 - q^(kL))^k per block, only to find where to
@@ -131,14 +159,15 @@ static double approx_best(double bits_per_item, unsigned *best_k, unsigned W)
 
 /* Exact best k near the approximate one (the exact optimum is within a couple
  * of probes of it; a window keeps the DP count small). */
-static double exact_best(double bits_per_item, unsigned k_hint, unsigned *best_k, unsigned W)
+static double exact_best(double bits_per_item, unsigned k_hint, unsigned *best_k, unsigned W,
+                         struct gcache *c)
 {
     unsigned lo = k_hint > 3 ? k_hint - 3 : 1;
     unsigned hi = k_hint + 3 < SIZING_MAX_K ? k_hint + 3 : SIZING_MAX_K;
     double best = 2.0;
     unsigned bk = k_hint;
     for (unsigned k = lo; k <= hi; k++) {
-        double r = fpr_w(bits_per_item, k, W);
+        double r = fpr_w(bits_per_item, k, W, c);
         if (r < best) {
             best = r;
             bk = k;
@@ -152,7 +181,7 @@ static unsigned best_k_w(double per_item, unsigned W)
 {
     unsigned k0, k;
     approx_best(per_item, &k0, W);
-    exact_best(per_item, k0, &k, W);
+    exact_best(per_item, k0, &k, W, NULL);
     return k;
 }
 
@@ -182,25 +211,29 @@ static int sizing_w(double p, double *bits_per_item, unsigned *k, unsigned W)
             lo = mid;
     }
     approx_best(hi, &k0, W);
+    struct gcache gc = {0};
+    int rc = -1;
     double c = hi;
     for (int i = 0; i < 400; i++, c *= 1.0025) {
-        if (exact_best(c, k0, k, W) <= p) {
+        if (exact_best(c, k0, k, W, &gc) <= p) {
             /* Bisect the last step so the size is within 0.01% of the least. */
             double fail = c / 1.0025, pass = c;
             unsigned kk;
             for (int j = 0; i > 0 && j < 5; j++) {
                 double mid = (fail + pass) / 2;
-                if (exact_best(mid, k0, &kk, W) <= p)
+                if (exact_best(mid, k0, &kk, W, &gc) <= p)
                     pass = mid;
                 else
                     fail = mid;
             }
             *bits_per_item = pass;
-            exact_best(pass, k0, k, W);
-            return 0;
+            exact_best(pass, k0, k, W, &gc);
+            rc = 0;
+            break;
         }
     }
-    return -1;
+    gcache_free(&gc);
+    return rc;
 }
 
 int sizing_blocked(double p, double *bits_per_item, unsigned *k)
@@ -262,7 +295,7 @@ int sizing_counting(double p, double *counters_per_item, unsigned *k)
 
 double sizing_counting_fpr(double counters_per_item, unsigned k)
 {
-    return fpr_w(counters_per_item, k, SIZING_COUNTING_BLOCK);
+    return fpr_w(counters_per_item, k, SIZING_COUNTING_BLOCK, NULL);
 }
 
 unsigned sizing_counting_best_k(double counters_per_item)
