@@ -11,6 +11,13 @@
 #include "core/cmd_int.h"
 #include "exact/delta.h"
 
+struct hash128 cmd_exact_hash_fp(const struct fentry *e, const void *item, size_t len, uint64_t *fp)
+{
+    if (e->v->xd)
+        *fp = cmd_exact_fp(e, item, len);
+    return cmd_exact_hash(e, item, len);
+}
+
 /* Probes a batch asks the table at once: the stack's share of one call. */
 #define CONFIRM_BATCH 256
 
