@@ -347,15 +347,17 @@ ahead_push(struct line_worker *lw, const struct fentry *e, struct hash128 h)
     return slot;
 }
 
-/* A one-item CHECK of filter e (last_mode AHEAD_PLAIN), h its item's hash,
- * whose block cmd_exact_hash prefetched: answered once CHECK_AHEAD later ones
- * are parsed (or at a drain) by the table's rule (cmd_exact_answer). The hash
- * is all that is kept of the item, so the input buffer may move under the
- * ring. */
+/* A one-item CHECK of filter e (last_mode AHEAD_PLAIN): hash it and prefetch
+ * its first cache line now (cmd_exact_hash), answer it once CHECK_AHEAD later
+ * ones are parsed (or at a drain) by the table's rule (cmd_exact_answer). The
+ * hash is all that is kept of the item, so the input buffer may move under
+ * the ring. (The hash taken here rather than by the caller: gcc's code for
+ * the loop is 3 instructions a CHECK shorter so, by callgrind.) */
 __attribute__((always_inline)) static inline void
-check_ahead(struct conn *c, const struct fentry *e, struct hash128 h)
+check_ahead(struct conn *c, const struct fentry *e, const struct proto_token *item)
 {
     struct line_worker *lw = LW(c);
+    struct hash128 h = cmd_exact_hash(e, item->p, item->len);
     if (lw->n_ahead == CHECK_AHEAD)
         ahead_answer(c);
     ahead_push(lw, e, h);
@@ -740,7 +742,7 @@ static unsigned line_process(struct conn *c, bool draining)
             const struct fentry *e = known ? lw->last_e : lookup_filter(lw, cat, name);
             if (e && lw->last_mode == AHEAD_PLAIN) {
                 off += used;
-                check_ahead(c, e, cmd_exact_hash(e, item->p, item->len));
+                check_ahead(c, e, item);
                 continue;
             }
             if (e && lw->last_mode == AHEAD_ANY) {
