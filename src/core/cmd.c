@@ -45,7 +45,6 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
 {
     const struct fentry *e = call->e;
     size_t n = call->n_items;
-    struct cmd_confirmed cc = {0, 0}; /* what an exact table did (cmd_confirm.c) */
     if (e->v->words && cmd_words_refuse(e, call) != 0)
         return;
     /* The one branch on the kind: exact filters take the paths below, as
@@ -55,7 +54,7 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
             return;
     } else if (e->v->f->keys != FILTER_KEYS_EXACT) {
         if ((mutate     ? cmd_keyed_mutate(env, call, op)
-             : e->v->xd ? cmd_keyed_check_confirmed(env, call, &cc)
+             : e->v->xd ? cmd_keyed_check_exact(env, call)
                         : cmd_keyed_check(env, call)) != 0)
             return;
     } else if (mutate) {
@@ -69,7 +68,7 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
         if (allow_any(e->v->allow))
             exact_allow(env, call);
         if (e->v->xd)
-            cmd_confirm_exact(env, call, &cc);
+            cmd_confirm_exact(env, call);
     }
     size_t yes = 0;
     for (size_t i = 0; i < n; i++)
@@ -82,10 +81,6 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
     } else if (!mutate) {
         STAT_ADD(fs, checks[env->proto], n);
         STAT_ADD(fs, hits[env->proto], yes);
-        if (cc.asked) {
-            STAT_ADD(fs, confirms, cc.asked);
-            STAT_ADD(fs, fp_caught, cc.caught);
-        }
     }
 }
 
@@ -120,8 +115,7 @@ static void h_allow(const struct cmd_env *env, const struct stats_src *src, stru
     items_run(env, call, true, JOURNAL_OP_ALLOW);
 }
 
-static void h_unallow(const struct cmd_env *env, const struct stats_src *src,
-                      struct cmd_call *call)
+static void h_unallow(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call)
 {
     (void)src;
     items_run(env, call, true, JOURNAL_OP_UNALLOW);

@@ -11,10 +11,19 @@
 #include "core/cmd_int.h"
 #include "exact/delta.h"
 
+struct hash128 cmd_exact_hash_fp(const struct fentry *e, const void *item, size_t len, uint64_t *fp)
+{
+    if (e->v->xd)
+        *fp = cmd_exact_fp(e, item, len);
+    return cmd_exact_hash(e, item, len);
+}
+
 /* Probes a batch asks the table at once: the stack's share of one call. */
 #define CONFIRM_BATCH 256
 
-void cmd_confirm_exact(const struct cmd_env *env, struct cmd_call *call, struct cmd_confirmed *cc)
+/* cmd_confirm_exact's work: env->bools confirmed, what the table did in cc. */
+static void confirm_items(const struct cmd_env *env, struct cmd_call *call,
+                          struct cmd_confirmed *cc)
 {
     const struct fversion *v = call->e->v;
     size_t n = call->n_items;
@@ -63,4 +72,32 @@ void cmd_confirm_exact(const struct cmd_env *env, struct cmd_call *call, struct 
             np = 0;
         }
     }
+}
+
+/* The exact phase's counters of one call added to its filter's (INFO,
+ * /metrics). */
+static void confirm_count(const struct cmd_env *env, const struct fentry *e,
+                          const struct cmd_confirmed *cc)
+{
+    if (!cc->asked)
+        return;
+    struct fstats *fs = stats_fslot(env->stats, env->id_gen, e->id);
+    STAT_ADD(fs, confirms, cc->asked);
+    STAT_ADD(fs, fp_caught, cc->caught);
+}
+
+int cmd_keyed_check_exact(const struct cmd_env *env, struct cmd_call *call)
+{
+    struct cmd_confirmed cc = {0, 0};
+    if (cmd_keyed_check_confirmed(env, call, &cc) != 0)
+        return -1;
+    confirm_count(env, call->e, &cc);
+    return 0;
+}
+
+void cmd_confirm_exact(const struct cmd_env *env, struct cmd_call *call)
+{
+    struct cmd_confirmed cc = {0, 0};
+    confirm_items(env, call, &cc);
+    confirm_count(env, call->e, &cc);
 }

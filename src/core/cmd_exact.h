@@ -18,28 +18,38 @@
 #include "store/allow.h"
 #include "store/registry.h"
 
-/* Whether a CHECK of e is answered from one hash of its item (and, with a
- * fingerprint table, its fingerprint): its keys are exact (a host or url
- * filter's item expands into several probes, which cmd_run does), and it has
- * no exact table or one of fingerprints (a keys table compares the item's
- * bytes, which the line front's ring does not keep: cmd_run does that). */
-static inline bool cmd_exact_keys(const struct fentry *e)
+/* How the line front's prefetching ring answers a CHECK of e, decided once
+ * per filter looked up (line.c keeps it beside the filter it found), so a
+ * request pays one test of it: CMD_RING_NONE, not in the ring (a host or url
+ * filter's item expands into several probes, and a keys table compares the
+ * item's bytes, which the ring does not keep: cmd_run does both);
+ * CMD_RING_PLAIN, from one hash of the item (no exact table: nothing else is
+ * computed); CMD_RING_FP, from its hash and, for a YES, its fingerprint
+ * under the filter's fingerprint table (cmd_exact_fp, cmd_exact_confirm_fp). */
+enum cmd_ring { CMD_RING_NONE = 0, CMD_RING_PLAIN = 1, CMD_RING_FP = 2 };
+
+static inline enum cmd_ring cmd_exact_ring(const struct fentry *e)
 {
-    return e->v->f->keys == FILTER_KEYS_EXACT && (!e->v->xd || exact_delta_by_fp(e->v->xd));
+    const struct fversion *v = e->v;
+    if (v->f->keys != FILTER_KEYS_EXACT)
+        return CMD_RING_NONE;
+    if (!v->xd)
+        return CMD_RING_PLAIN;
+    return exact_delta_by_fp(v->xd) ? CMD_RING_FP : CMD_RING_NONE;
 }
 
-/* The item's fingerprint under e's exact table (0 without one): what the
- * ring keeps to confirm a YES once the item's bytes are gone. */
+/* The item's fingerprint under e's exact table (e's ring is CMD_RING_FP):
+ * what the ring keeps to confirm a YES once the item's bytes are gone. */
 static inline uint64_t cmd_exact_fp(const struct fentry *e, const void *item, size_t len)
 {
-    return e->v->xd ? exact_fp(exact_delta_secret(e->v->xd), item, len) : 0;
+    return exact_fp(exact_delta_secret(e->v->xd), item, len);
 }
 
-/* cmd_exact_confirm from the fingerprint cmd_exact_fp gave (a fingerprint
- * table's filter, which cmd_exact_keys lets into the ring). */
+/* cmd_exact_confirm from the fingerprint cmd_exact_fp gave (v has a
+ * fingerprint table: CMD_RING_FP). */
 static inline bool cmd_exact_confirm_fp(const struct fversion *v, uint64_t fp)
 {
-    return !v->xd || exact_delta_contains_fp(v->xd, fp);
+    return exact_delta_contains_fp(v->xd, fp);
 }
 
 /* The exact phase: whether the item a YES was given for is listed, by v's
@@ -59,6 +69,13 @@ static inline struct hash128 cmd_exact_hash(const struct fentry *e, const void *
     __builtin_prefetch(filter_first_line(f, h), 0, 0);
     return h;
 }
+
+/* cmd_exact_hash and, for e with an exact table, the item's fingerprint
+ * into *fp (cmd_exact_fp): the line front's ring entry for such a filter,
+ * out of line (cmd_confirm.c), so that the front's inlined hash of a filter
+ * without a table stays its only copy of the hash code. */
+struct hash128 cmd_exact_hash_fp(const struct fentry *e, const void *item, size_t len,
+                                 uint64_t *fp);
 
 /* The allow-list's say on a YES for the item of hash h (the set keys items
  * by this same hash): its flags, ALLOW_EXCEPT (an exception: the NO counts

@@ -44,8 +44,15 @@ struct cmd_confirmed {
 
 /* An exact filter with an exact table (v->xd): each YES in env->bools
  * confirmed in the table's delta, then the table (a batch's positives asked
- * together, sorted by page); an unconfirmed YES becomes NO (cmd_confirm.c). */
-void cmd_confirm_exact(const struct cmd_env *env, struct cmd_call *call, struct cmd_confirmed *cc);
+ * together, sorted by page); an unconfirmed YES becomes NO, and what the
+ * table did counted on the filter (cmd_confirm.c). A filter without a table
+ * never calls it, nor cmd_keyed_check_exact: items_run's one test of v->xd
+ * is all the exact phase costs it. */
+void cmd_confirm_exact(const struct cmd_env *env, struct cmd_call *call);
+
+/* cmd_keyed_check_confirmed, and what the table did counted on the filter
+ * (cmd_confirm.c). 0, or -1 with call->err set (nothing counted). */
+int cmd_keyed_check_exact(const struct cmd_env *env, struct cmd_call *call);
 
 /* cmd_keyed_check for a host or url filter with an exact table: each item's
  * probes, most specific first, the first one the bits hold, not removed, and
@@ -55,8 +62,7 @@ int cmd_keyed_check_confirmed(const struct cmd_env *env, struct cmd_call *call,
 
 /* SCAN on a words filter (cmd_words.c): the text's matches into
  * env->wm; CMD_ERR_WRONG_KIND on any other filter. */
-void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src,
-                    struct cmd_call *call);
+void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call);
 
 /* The item commands (CHECK, MATCH, ADD, ALLOW, UNALLOW, REMOVE) on a
  * words filter: refused with CMD_ERR_WRONG_KIND (-1), since a word list

@@ -208,6 +208,70 @@ START_TEST(test_no_false_positive)
 }
 END_TEST
 
+/* One-item CHECKs of filters with and without a table, interleaved in one
+ * pipelined write, so that the line front's ring holds both kinds at once,
+ * a CHECK of one answers a CHECK of the other when the ring is full, and the
+ * ring is drained in the middle (a keys table's CHECK, PING) and at the end
+ * of each read: each answer
+ * is the one its filter gives alone (MCHECK), and the table's counters grow
+ * by the YES answers of the bits it was asked to confirm. */
+START_TEST(test_pipelined_mix)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, "plain.bf", false, 0);
+    build(d, "exact.bf", false, EXACT_KIND_FP);
+    build(d, "keys.bf", false, EXACT_KIND_KEYS);
+    dh_write_config(d, "threads 1\n"
+                       "filter plain {\n file @DIR@/plain.bf\n}\n"
+                       "filter exact {\n file @DIR@/exact.bf\n}\n"
+                       "filter keys {\n file @DIR@/keys.bf\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    enum { M = 600, PER = 14 };
+    static bool bits[M]; /* the plain filter's answer for absent-I */
+    for (int i = 0; i < M; i++) {
+        char req[64];
+        snprintf(req, sizeof(req), "MCHECK plain absent-%d", i);
+        bits[i] = strcmp(dh_cmd(c, req), "YES") == 0;
+    }
+    static char buf[M * PER * 40];
+    static const char *want[M * PER + 1];
+    size_t len = 0, n = 0;
+    long long fps = 0;
+#define REQ(ans, ...)                                                                              \
+    do {                                                                                           \
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, __VA_ARGS__);                        \
+        want[n++] = (ans);                                                                         \
+    } while (0)
+    for (int i = 0; i < M; i++) {
+        const char *b = bits[i] ? "YES" : "NO";
+        REQ(b, "CHECK plain absent-%d\n", i);
+        REQ("NO", "CHECK exact absent-%d\n", i);
+        REQ(b, "CHECK plain absent-%d\n", i);
+        REQ("YES", "CHECK exact listed-%d\n", i);
+        for (int k = 0; k < 8; k++) /* the ring full of them: each answers an older one */
+            REQ("YES", "CHECK plain listed-%d\n", (i + k) % M);
+        REQ("NO", "CHECK keys absent-%d\n", i);
+        if (i % 50 == 49)
+            REQ("PONG", "PING\n");
+        else
+            REQ(b, "CHECK plain absent-%d\n", i);
+        fps += bits[i];
+    }
+#undef REQ
+    ck_assert_int_eq(dh_send(c, buf, len, DH_TIMEOUT_MS), 0);
+    char **got = dh_read_lines(c, n, DH_TIMEOUT_MS);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(strcmp(got[i], want[i]) == 0, "reply %zu: %s, want %s", i, got[i], want[i]);
+    dh_lines_free(got);
+    ck_assert_int_eq(info_exact(c, "exact", "confirmations"), fps + M);
+    ck_assert_int_eq(info_exact(c, "exact", "false_positives_caught"), fps);
+    ck_assert_int_eq(info_exact(c, "keys", "false_positives_caught"), fps);
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* The first absent item the plain filter's bits answer YES for: the item an
  * ADD must make exact, whose bits say "present" already. */
 static int first_false_positive(struct dh_conn *c)
@@ -294,7 +358,8 @@ static Suite *exact_suite(void)
 {
     Suite *s = suite_create("exact");
     dh_add_case(s, "exact", 300,
-                (const TTest *const[]){test_no_false_positive, test_adds_removes_restart, NULL});
+                (const TTest *const[]){test_no_false_positive, test_pipelined_mix,
+                                       test_adds_removes_restart, NULL});
     return s;
 }
 

@@ -593,12 +593,12 @@ static void route_filter(struct hreq *r, const struct http_route *rt, const char
     /* The row of this sub-path and method; else 405 with every method the
      * sub-path takes. */
     const struct http_filter_verb *v = NULL;
-    int methods = 0;
+    int methods = 0, mb = method_bit(r);
     for (size_t i = 0; i < http_n_filter_verbs && !v; i++)
         if (strlen(http_filter_verbs[i].sub) == sub_len &&
             memcmp(sub, http_filter_verbs[i].sub, sub_len) == 0) {
             methods |= http_filter_verbs[i].methods;
-            if (method_bit(r) & http_filter_verbs[i].methods)
+            if (mb & http_filter_verbs[i].methods)
                 v = &http_filter_verbs[i];
         }
     if (!methods || (slash && sub_len == 0)) {
@@ -628,8 +628,11 @@ static void route_filter(struct hreq *r, const struct http_route *rt, const char
                          (int)(raw > 64 ? 64 : raw), rest);
         return;
     }
-    bool valid = conf_is_valid_name(name, (size_t)len);
-    const struct fentry *e = valid ? catalog_find(r->cat, name, (size_t)len) : NULL;
+    /* Looked up first: a name found passed the rule when it was made, so
+     * only a name no filter has is asked it. */
+    const struct fentry *e =
+        len > 0 && len <= FNAME_MAX ? catalog_find(r->cat, name, (size_t)len) : NULL;
+    bool valid = e || conf_is_valid_name(name, (size_t)len);
     if (v->any_name && len > 0 && len <= FNAME_MAX) { /* the op says what is wrong with it */
         r->name = name;
         r->name_len = (size_t)len;

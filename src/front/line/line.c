@@ -6,9 +6,11 @@
  * gathered in a per-worker batch and handed to the evbuffer once. It skips the
  * command table on purpose: a CHECK needs no auth, its limits were applied by
  * the parser, and an indirect call with its checks would cost more than the
- * prefetch gains. It is taken for filters of exact keys only (one test of the
- * kind per CHECK); a host or url filter's CHECK expands its item into several
- * probes, in the table like every other request (core/cmd.h). */
+ * prefetch gains. It is taken for filters of exact keys only (one test per
+ * CHECK of a flag set when the filter is looked up, cmd_exact_ring); a host
+ * or url filter's CHECK expands its item into several probes, in the table
+ * like every other request (core/cmd.h). A filter without an exact table
+ * pays nothing for the exact phase: its code is out of line (ahead_confirm). */
 #include "config.h"
 
 #include "front/line/line.h"
@@ -63,6 +65,10 @@ struct line_worker {
     const struct catalog *last_cat;
     const struct fentry *last_e;
     struct proto_token last_name; /* last_e's name, for proto_check_fast */
+    enum cmd_ring last_ring;      /* how last_e's one-item CHECK is answered (cmd_exact_ring) */
+    /* The path last_e's one-item CHECK takes in line_process, from last_ring
+     * and ahead_fp (ahead_mode): one test a CHECK. */
+    enum { AHEAD_NONE, AHEAD_PLAIN, AHEAD_ANY } last_mode;
     /* One-item CHECKs of the connection being processed, hashed and their
      * blocks prefetched, not yet answered: a ring, oldest at ahead_head. They
      * are the latest requests parsed, so they are answered (in order) before
@@ -73,9 +79,17 @@ struct line_worker {
     struct {
         const struct fentry *e;
         struct hash128 h;
-        uint64_t fp; /* the item's exact fingerprint, if e has an exact table */
     } ahead[CHECK_AHEAD];
+    /* The fingerprint of each slot's item, set only for a CMD_RING_FP filter:
+     * apart from ahead[], whose slots a filter without a table fills. */
+    uint64_t ahead_fps[CHECK_AHEAD];
     unsigned n_ahead, ahead_head;
+    /* The ring may hold a CHECK of a filter with an exact table
+     * (CMD_RING_FP), so its YES answers are confirmed (ahead_answer_any),
+     * until it is next drained empty. While false, every CHECK in it is of a
+     * filter without one and is answered by inlined code that has no exact
+     * phase at all, which a filter without a table never needs. */
+    bool ahead_fp;
     /* type= words already read, byte for byte, and the type each names:
      * adblock_context_word tries every type name and Sec-Fetch-Dest value
      * in turn, a cost each item paid when a batch gives every item its own
@@ -200,6 +214,16 @@ static void tally_flush(struct line_worker *lw)
     lw->tally.fchecks = lw->tally.fhits = lw->tally.fconfirms = lw->tally.fcaught = 0;
 }
 
+/* Make e the filter the per-filter tally counts, flushing another's. */
+static inline void tally_filter(struct line_worker *lw, const struct fentry *e)
+{
+    if (lw->tally.fid != e->id) {
+        if (lw->tally.fchecks)
+            tally_flush(lw);
+        lw->tally.fid = e->id;
+    }
+}
+
 /* Count n items looked up, yes of them found; with e, on its filter too (the
  * table counts the filter's columns of what it answers: e NULL then). */
 static inline void tally_checks(struct line_worker *lw, const struct fentry *e, size_t n,
@@ -210,13 +234,18 @@ static inline void tally_checks(struct line_worker *lw, const struct fentry *e, 
     lw->tally.hits += yes;
     if (!e)
         return;
-    if (lw->tally.fid != e->id) {
-        if (lw->tally.fchecks)
-            tally_flush(lw);
-        lw->tally.fid = e->id;
-    }
+    tally_filter(lw, e);
     lw->tally.fchecks += n;
     lw->tally.fhits += yes;
+}
+
+/* last_mode from last_ring and ahead_fp: a filter without a table takes the
+ * inlined path while the ring holds no CHECK of one with a table. */
+static inline void ahead_mode(struct line_worker *lw)
+{
+    lw->last_mode = lw->last_ring == CMD_RING_NONE                     ? AHEAD_NONE
+                    : lw->last_ring == CMD_RING_PLAIN && !lw->ahead_fp ? AHEAD_PLAIN
+                                                                       : AHEAD_ANY;
 }
 
 /* The filter a request names, or NULL. The last one found in this
@@ -233,55 +262,125 @@ static inline const struct fentry *lookup_filter(struct line_worker *lw, const s
         lw->last_cat = cat;
         lw->last_e = e;
         lw->last_name = (struct proto_token){e->name, e->name_len};
+        lw->last_ring = cmd_exact_ring(e);
+        ahead_mode(lw);
     }
     return e;
 }
 
-/* Answer the oldest one-item CHECK waiting in the ring. Inlined by force:
- * gcc kept it a call (its two callers), ~20 instructions a CHECK (callgrind). */
+/* The oldest CHECK waiting in the ring, answered hit: taken off the ring,
+ * counted, its reply written. */
+__attribute__((always_inline)) static inline void ahead_reply(struct conn *c,
+                                                              const struct fentry *e, bool hit)
+{
+    struct line_worker *lw = LW(c);
+    lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
+    lw->n_ahead--;
+    tally_checks(lw, e, 1, hit);
+    memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
+    lw->cw.reply_len += 3 + hit;
+}
+
+/* Answer the oldest one-item CHECK waiting in the ring, which holds no
+ * filter with an exact table (ahead_fp false). Inlined by force: gcc kept it
+ * a call (its two callers), ~20 instructions a CHECK (callgrind). */
 __attribute__((always_inline)) static inline void ahead_answer(struct conn *c)
 {
     struct line_worker *lw = LW(c);
     const struct fentry *e = lw->ahead[lw->ahead_head].e;
+    ahead_reply(c, e, cmd_exact_answer(e, lw->ahead[lw->ahead_head].h));
+}
+
+/* ahead_answer for a ring that may hold a filter with an exact table
+ * (ahead_fp): a YES of such a filter is confirmed from the item's
+ * fingerprint, and counted on its tally. Out of line, with the rest of the
+ * exact phase's ring (check_ahead_any, ahead_drain_any), so that a filter
+ * without a table runs none of it and its inlined CHECK is the code it was
+ * before the exact phase existed (docs/benchmarks.md). */
+__attribute__((noinline)) static void ahead_answer_any(struct conn *c)
+{
+    struct line_worker *lw = LW(c);
+    const struct fentry *e = lw->ahead[lw->ahead_head].e;
     bool hit = cmd_exact_answer(e, lw->ahead[lw->ahead_head].h);
-    /* The exact phase, for a YES of a filter with a table (rare). */
-    bool asked = hit && e->v->xd, caught = false;
-    if (asked && !cmd_exact_confirm_fp(e->v, lw->ahead[lw->ahead_head].fp))
-        hit = false, caught = true;
-    lw->ahead_head = (lw->ahead_head + 1) % CHECK_AHEAD;
-    lw->n_ahead--;
-    tally_checks(lw, e, 1, hit);
-    lw->tally.fconfirms += asked; /* after tally_checks: it may start e's tally */
-    lw->tally.fcaught += caught;
-    memcpy(reply_room(c, 4), hit ? "YES\n" : "NO\n", 4);
-    lw->cw.reply_len += 3 + hit;
+    if (hit && e->v->xd) {
+        hit = cmd_exact_confirm_fp(e->v, lw->ahead_fps[lw->ahead_head]);
+        tally_filter(lw, e); /* before the counts: it may flush another filter's */
+        lw->tally.fconfirms++;
+        lw->tally.fcaught += !hit;
+    }
+    ahead_reply(c, e, hit);
+}
+
+/* Answer every CHECK in a ring that may hold a filter with a table; the
+ * ring empty, the inlined path is open again. */
+__attribute__((noinline)) static void ahead_drain_any(struct conn *c)
+{
+    struct line_worker *lw = LW(c);
+    while (lw->n_ahead)
+        ahead_answer_any(c);
+    lw->ahead_fp = false;
+    ahead_mode(lw);
 }
 
 /* Answer every CHECK waiting in the ring, oldest first. Before any other
  * reply is written, and at the end of line_process. */
 static void ahead_drain(struct conn *c)
 {
-    while (LW(c)->n_ahead)
+    struct line_worker *lw = LW(c);
+    if (__builtin_expect(lw->ahead_fp, 0)) {
+        ahead_drain_any(c);
+        return;
+    }
+    while (lw->n_ahead)
         ahead_answer(c);
 }
 
-/* A one-item CHECK of filter e: hash it and prefetch its first cache line
- * now (cmd_exact_hash), answer it once CHECK_AHEAD later ones are parsed (or
- * at a drain) by the table's rule (cmd_exact_answer). The hash is all that
- * is kept of the item, so the input buffer may move under the ring. */
-static inline void check_ahead(struct conn *c, const struct fentry *e,
-                               const struct proto_token *item)
+/* Put the CHECK of e, h its item's hash, in the ring's next slot. */
+__attribute__((always_inline)) static inline unsigned
+ahead_push(struct line_worker *lw, const struct fentry *e, struct hash128 h)
+{
+    unsigned slot = (lw->ahead_head + lw->n_ahead) % CHECK_AHEAD;
+    lw->ahead[slot].e = e;
+    lw->ahead[slot].h = h;
+    lw->n_ahead++;
+    lw->tally.commands++;
+    return slot;
+}
+
+/* A one-item CHECK of filter e (last_mode AHEAD_PLAIN): hash it and prefetch
+ * its first cache line now (cmd_exact_hash), answer it once CHECK_AHEAD later
+ * ones are parsed (or at a drain) by the table's rule (cmd_exact_answer). The
+ * hash is all that is kept of the item, so the input buffer may move under
+ * the ring. (The hash taken here rather than by the caller: gcc's code for
+ * the loop is 3 instructions a CHECK shorter so, by callgrind.) */
+__attribute__((always_inline)) static inline void
+check_ahead(struct conn *c, const struct fentry *e, const struct proto_token *item)
 {
     struct line_worker *lw = LW(c);
     struct hash128 h = cmd_exact_hash(e, item->p, item->len);
     if (lw->n_ahead == CHECK_AHEAD)
         ahead_answer(c);
-    unsigned slot = (lw->ahead_head + lw->n_ahead) % CHECK_AHEAD;
-    lw->ahead[slot].e = e;
-    lw->ahead[slot].h = h;
-    lw->ahead[slot].fp = cmd_exact_fp(e, item->p, item->len);
-    lw->n_ahead++;
-    lw->tally.commands++;
+    ahead_push(lw, e, h);
+}
+
+/* check_ahead for last_mode AHEAD_ANY: e has a fingerprint table (the item's
+ * fingerprint is kept beside its hash, and the ring is marked ahead_fp), or
+ * the ring already holds such a filter's CHECK. Its hash is computed out of
+ * line (cmd_exact_hash_fp): a second inlined copy, gcc made a call of both. */
+__attribute__((noinline)) static void check_ahead_any(struct conn *c, const struct fentry *e,
+                                                      const struct proto_token *item)
+{
+    struct line_worker *lw = LW(c);
+    uint64_t fp = 0;
+    struct hash128 h = cmd_exact_hash_fp(e, item->p, item->len, &fp);
+    if (lw->n_ahead == CHECK_AHEAD)
+        ahead_answer_any(c);
+    unsigned slot = ahead_push(lw, e, h);
+    if (e->v->xd) { /* CMD_RING_FP: AHEAD_ANY never names a CMD_RING_NONE filter */
+        lw->ahead_fps[slot] = fp;
+        lw->ahead_fp = true;
+        ahead_mode(lw);
+    }
 }
 
 /* A failed item command's ERR line: a bad item of a multi-item request is
@@ -636,12 +735,19 @@ static unsigned line_process(struct conn *c, bool draining)
             }
         }
         if (name) {
+            /* A filter found is last_e (lookup_filter), and last_mode says
+             * how its CHECK is answered: the one branch on the key kind and
+             * the exact table (a host or url filter's CHECK expands its item
+             * into many probes, which the table does). */
             const struct fentry *e = known ? lw->last_e : lookup_filter(lw, cat, name);
-            /* The one branch on the key kind: a host or url filter's CHECK
-             * expands its item into many probes, which the table does. */
-            if (e && cmd_exact_keys(e)) {
+            if (e && lw->last_mode == AHEAD_PLAIN) {
                 off += used;
                 check_ahead(c, e, item);
+                continue;
+            }
+            if (e && lw->last_mode == AHEAD_ANY) {
+                off += used;
+                check_ahead_any(c, e, item);
                 continue;
             }
             if (name == &fast[0]) /* the request proto_next would have made */

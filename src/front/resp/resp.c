@@ -58,10 +58,16 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct r
 {
     struct resp_worker *rw = RW(c);
     size_t n = r->argc - 2;
-    struct cmd_call call;
-    if (!resp_filter_name_ok(c, &r->argv[1]))
+    const struct resp_arg *key = &r->argv[1];
+    /* One lookup, handed to the table: a filter found has a name (every
+     * name in the catalog passed the rule), so only a key that names none
+     * is asked the rule, and told if it fails it. */
+    const struct fentry *e = catalog_find(cat, key->p, key->len);
+    if (!e && !resp_filter_name_ok(c, key))
         return;
-    resp_call_init(c, &call, cat, &r->argv[1], n);
+    struct cmd_call call;
+    resp_call_init(c, &call, cat, key, n);
+    call.e = e;
     if (n > rw->cw.env.scratch_items) { /* cannot pass the table's max_items either */
         char msg[128];
         snprintf(msg, sizeof(msg), "%zu items, the limit is max_items %zu", n,
@@ -69,7 +75,7 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct r
         reply_coded(c, RESP_ERR_TOO_MANY_ITEMS, msg);
         return;
     }
-    if (v->id == CMD_CHECK && absent(cat, &r->argv[1])) {
+    if (v->id == CMD_CHECK && !e && !views_configured(cat, key->p, key->len)) {
         reply_zeros(c, v->multi, n);
         return;
     }

@@ -76,15 +76,6 @@ void resp_reply_call_err(struct conn *c, const struct cmd_call *call, const char
     reply_coded(c, resp_code(call->err), call->msg);
 }
 
-void resp_call_init(struct conn *c, struct cmd_call *call, const struct catalog *cat,
-                    const struct resp_arg *key, size_t n_items)
-{
-    cmd_call_init(call, cat, NULL, n_items, c->loopback,
-                  RC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
-    call->filter = key ? key->p : NULL;
-    call->filter_len = key ? key->len : 0;
-}
-
 /* Whether key is a filter name (base/fname.h): if not, the error that says
  * the rule is replied. Asked before any lookup, so a key no filter can ever
  * have (a stray quote or space in a client's code) is told, not answered 0

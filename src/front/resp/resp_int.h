@@ -42,7 +42,7 @@ struct resp_conn {
      * the input buffer (again: resp_process leaves it there) and is run again
      * once `report` holds the answer to the operation it queued. */
     bool again;
-    json_t *report; /* the answer, for the request run again; NULL: none yet */
+    json_t *report;            /* the answer, for the request run again; NULL: none yet */
     size_t del_next, del_done; /* DEL/UNLINK: the next key to drop, and how many were */
 };
 
@@ -166,10 +166,17 @@ void resp_reply_unknown(struct conn *c, const struct resp_arg *name);
 
 /* resp.c: the RESP code of a command table error. */
 enum resp_err resp_code(enum cmd_err e);
-/* resp.c: a call through the command table for key, and its error replied
- * as RedisBloom's clients expect. */
-void resp_call_init(struct conn *c, struct cmd_call *call, const struct catalog *cat,
-                    const struct resp_arg *key, size_t n_items);
+/* A call through the command table for key (NULL: none), with the
+ * connection's credential; inline, as it is on every BF.EXISTS. */
+static inline void resp_call_init(struct conn *c, struct cmd_call *call, const struct catalog *cat,
+                                  const struct resp_arg *key, size_t n_items)
+{
+    cmd_call_init(call, cat, NULL, n_items, c->loopback,
+                  RC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE);
+    call->filter = key ? key->p : NULL;
+    call->filter_len = key ? key->len : 0;
+}
+/* resp_call.c: a table call's error replied as RedisBloom's clients expect. */
 void resp_reply_call_err(struct conn *c, const struct cmd_call *call, const char *cmd,
                          size_t n_items);
 
