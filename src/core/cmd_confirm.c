@@ -38,7 +38,10 @@ static void confirm_items(const struct cmd_env *env, struct cmd_call *call,
         return;
     }
     /* A batch: the delta answers the keys it knows; the rest ask the table
-     * together, so that each page is read once, in file order. */
+     * together, so that each page is read once, in file order. When the
+     * batch's pages look out of the page cache the kernel is asked for all
+     * of them first (EXACT_BATCH_WILLNEED_AUTO): their reads then overlap
+     * rather than fault one after another on this worker. */
     const struct exact_fp_secret *sec = exact_table_secret(v->xt);
     struct exact_probe p[CONFIRM_BATCH];
     size_t np = 0;
@@ -62,7 +65,7 @@ static void confirm_items(const struct cmd_env *env, struct cmd_call *call,
                 q[j] = p[j];
                 q[j].slot = j; /* answers into ans by place; p keeps the item's */
             }
-            exact_table_confirm(v->xt, q, np, ans, 0);
+            exact_table_confirm(v->xt, q, np, ans, EXACT_BATCH_WILLNEED_AUTO);
             for (size_t j = 0; j < np; j++) {
                 if (!ans[j]) {
                     env->bools[p[j].slot] = false;
