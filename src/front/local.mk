@@ -20,7 +20,7 @@ libparse_la_SOURCES += \
 	%reldir%/line/proto_verbs.h
 libbloomgate_la_SOURCES += \
 	%reldir%/line/line.c %reldir%/line/line_scan.c %reldir%/line/line.h %reldir%/line/line_int.h \
-	%reldir%/line/line_admin.c
+	%reldir%/line/line_admin.c %reldir%/line/line_verbs.c
 
 # HTTP: the API and the authorization endpoint.
 libparse_la_SOURCES += \

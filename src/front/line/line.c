@@ -33,85 +33,6 @@
 
 #define REPLY_BATCH 65536 /* the reply batch holds at least this much */
 #define REPLY_SLACK 1024  /* and an error line (512) or a short reply besides */
-#define CHECK_AHEAD 8     /* one-item CHECKs hashed and prefetched before answered */
-#define TYPE_MEMO 16      /* type= words remembered per worker (line_ctx) */
-#define TYPE_WORD_MAX 24  /* the longest remembered ("type=xmlhttprequest" is 19) */
-
-/* Per connection. */
-struct line_conn {
-    size_t scanned; /* proto_next's resume hint */
-    bool authed;    /* AUTH succeeded on this connection */
-};
-
-/* Per worker: the line protocol's scratch and batches. */
-struct line_worker {
-    /* The worker, its env (proto = STATS_LINE) and the reply batch (net/conn.h),
-     * whose cap is >= PROTO_BOOLS_CAP(scratch_items) + REPLY_SLACK. */
-    struct conn_worker cw;
-    struct proto_token *tokens;
-    /* Counters of the batch, added to the worker's stats by tally_flush (at
-     * the end of line_process and before any request that reads or may wait
-     * on them), so the totals stay exact at every point a client can look. */
-    struct {
-        uint64_t commands, checks, items, hits;
-        unsigned fid; /* the filter fchecks and fhits belong to */
-        uint64_t fchecks, fhits;
-        uint64_t fconfirms, fcaught; /* its exact table's confirmations, false positives caught */
-    } tally;
-    /* The last filter an item command named in this line_process call, in the
-     * catalog it was found in: consecutive requests nearly always name the
-     * same one. Reset on every call, so it never outlives its catalog's grace
-     * period. */
-    const struct catalog *last_cat;
-    const struct fentry *last_e;
-    struct proto_token last_name; /* last_e's name, for proto_check_fast */
-    enum cmd_ring last_ring;      /* how last_e's one-item CHECK is answered (cmd_exact_ring) */
-    /* The path last_e's one-item CHECK takes in line_process, from last_ring
-     * and ahead_fp (ahead_mode): one test a CHECK. */
-    enum { AHEAD_NONE, AHEAD_PLAIN, AHEAD_ANY } last_mode;
-    /* One-item CHECKs of the connection being processed, hashed and their
-     * blocks prefetched, not yet answered: a ring, oldest at ahead_head. They
-     * are the latest requests parsed, so they are answered (in order) before
-     * any other reply is written, and all of them by the end of line_process.
-     * A lone probe waits for its cache line (the filter rarely fits in L2);
-     * CHECK_AHEAD of them overlap those waits, as filter_check_batch does
-     * within an MCHECK. */
-    struct {
-        const struct fentry *e;
-        struct hash128 h;
-    } ahead[CHECK_AHEAD];
-    /* The fingerprint of each slot's item, set only for a CMD_RING_FP filter:
-     * apart from ahead[], whose slots a filter without a table fills. */
-    uint64_t ahead_fps[CHECK_AHEAD];
-    unsigned n_ahead, ahead_head;
-    /* The ring may hold a CHECK of a filter with an exact table
-     * (CMD_RING_FP), so its YES answers are confirmed (ahead_answer_any),
-     * until it is next drained empty. While false, every CHECK in it is of a
-     * filter without one and is answered by inlined code that has no exact
-     * phase at all, which a filter without a table never needs. */
-    bool ahead_fp;
-    /* type= words already read, byte for byte, and the type each names:
-     * adblock_context_word tries every type name and Sec-Fetch-Dest value
-     * in turn, a cost each item paid when a batch gives every item its own
-     * words. A client sends a dozen spellings; a slot holds the last word
-     * hashed to it (len 0: empty). */
-    struct {
-        char word[TYPE_WORD_MAX];
-        size_t len;
-        int type;
-    } type_memo[TYPE_MEMO];
-};
-
-static inline struct line_worker *LW(struct conn *c)
-{
-    return c->fw;
-}
-
-static inline struct line_conn *LC(struct conn *c)
-{
-    return conn_priv(c);
-}
-
 /* The reply batch is the connection layer's (net/conn.h). */
 #define reply_flush conn_reply_flush
 #define reply_room conn_reply_room
@@ -137,19 +58,6 @@ void line_reply_err(struct conn *c, enum proto_err code, const char *msg)
     STAT_ADD(s, errors, 1);
     if ((unsigned)code < STATS_CODE_ERRS)
         STAT_ADD(s, errors_by_code[code], 1);
-}
-
-static void reply_json(struct conn *c, json_t *j)
-{
-    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
-    json_decref(j);
-    if (!s) {
-        reply_err(c, PROTO_ERR_INTERNAL, "cannot encode JSON");
-        return;
-    }
-    if (conn_out_add(c, s, strlen(s)))
-        conn_out_add(c, "\n", 1);
-    free(s);
 }
 
 /* The table's errors as line-protocol codes. */
@@ -191,7 +99,7 @@ enum proto_err line_err(enum cmd_err e)
 
 /* Add the batch's counters to the worker's stats and zero them. Relaxed
  * stores of the owner, as STAT_ADD; see struct line_worker for when. */
-static void tally_flush(struct line_worker *lw)
+void line_tally_flush(struct line_worker *lw)
 {
     struct stats *s = &lw->cw.w->stats->s;
     if (lw->tally.commands)
@@ -219,7 +127,7 @@ static inline void tally_filter(struct line_worker *lw, const struct fentry *e)
 {
     if (lw->tally.fid != e->id) {
         if (lw->tally.fchecks)
-            tally_flush(lw);
+            line_tally_flush(lw);
         lw->tally.fid = e->id;
     }
 }
@@ -513,47 +421,6 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct p
     lw->cw.reply_len += n;
 }
 
-/* A rule as written in its list, as one word of a reply line: its rare
- * spaces and tabs as %20 and %09, and so its '%' as %25 (a rule may hold
- * "%20" itself: EasyList's do). */
-static void out_rule(struct conn *c, const char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        size_t j = i;
-        while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '%')
-            j++;
-        conn_out_add(c, s + i, j - i);
-        if (j < n)
-            conn_out_add(c, s[j] == ' ' ? "%20" : s[j] == '\t' ? "%09" : "%25", 3);
-        i = j + 1;
-    }
-}
-
-/* MATCH on an adblock filter: `MATCH <rule>` (the block rule that
- * decided), `ALLOWED <exception> [<rule>]` (the @@ rule, or allow-list
- * entry, that un-blocked, and the rule it overrode if one matched), or
- * `NO`. Written past the batch (rules may be long; MATCH is a debugging
- * verb). */
-static void match_adblock(struct conn *c, const struct cmd_call *call)
-{
-    reply_flush(c);
-    if (call->except) {
-        conn_out_add(c, "ALLOWED ", 8);
-        out_rule(c, call->except, call->except_len);
-        if (call->match) {
-            conn_out_add(c, " ", 1);
-            out_rule(c, call->match, call->match_len);
-        }
-    } else if (call->match) {
-        conn_out_add(c, "MATCH ", 6);
-        out_rule(c, call->match, call->match_len);
-    } else {
-        conn_out_add(c, "NO", 2);
-    }
-    conn_out_add(c, "\n", 1);
-}
-
 /* MATCH <filter> <item> through the table: `MATCH <key>` (the most specific
  * expression of a host or url filter that is present; an exact filter's
  * item itself) or `NO`. Keys are canonical (escaped, no space) or, for an
@@ -578,7 +445,7 @@ static void verb_match(struct conn *c, const struct catalog *cat, const struct p
     }
     tally_checks(lw, NULL, 1, call.yes);
     if (call.e && call.e->v->ab) {
-        match_adblock(c, &call);
+        line_match_adblock(c, &call);
         return;
     }
     /* An exception decided: `ALLOWED <the allow-list entry>`. */
@@ -599,76 +466,6 @@ static void verb_match(struct conn *c, const struct catalog *cat, const struct p
     memcpy(o + wl, key, kl);
     o[wl + kl] = '\n';
     lw->cw.reply_len += kl + wl + 1;
-}
-
-bool line_authed(struct conn *c)
-{
-    return LC(c)->authed;
-}
-
-static void verb_auth(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                      const struct line_verb *v)
-{
-    (void)v;
-    const char *tok = cat->conf->admin_token;
-    if (!tok) {
-        reply_err(c, PROTO_ERR_AUTH_FAILED, "no admin_token is configured on this server");
-    } else if (util_token_equal(r->arg.p, r->arg.len, tok)) {
-        LC(c)->authed = true;
-        reply_str(c, "OK\n");
-    } else {
-        LC(c)->authed = false;
-        log_warn_limited("AUTH failed from %s", c->peer);
-        reply_err(c, PROTO_ERR_AUTH_FAILED, "wrong token");
-    }
-}
-
-/* INFO [<filter>] through the table, as JSON. */
-static void verb_info(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                      const struct line_verb *v)
-{
-    struct line_worker *lw = LW(c);
-    tally_flush(lw); /* INFO counts every request before it, itself included */
-    struct stats_src src;
-    server_stats_src(c->w->srv, &src);
-    struct cmd_call call;
-    cmd_call_init(&call, cat, NULL, 0, c->loopback, CMD_CRED_NONE);
-    call.filter = r->has_filter ? r->filter.p : NULL;
-    call.filter_len = r->has_filter ? r->filter.len : 0;
-    cmd_run(&lw->cw.env, v->id, &src, &call);
-    if (call.err != CMD_OK)
-        reply_err(c, line_err(call.err), call.msg);
-    else
-        reply_json(c, call.json);
-}
-
-/* FILTERS: the names served, one line. */
-static void verb_names(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                       const struct line_verb *v)
-{
-    (void)r;
-    (void)v;
-    for (size_t i = 0; i < cat->n; i++)
-        if ((i && !conn_out_add(c, " ", 1)) ||
-            !conn_out_add(c, cat->entries[i].name, cat->entries[i].name_len))
-            return;
-    conn_out_add(c, "\n", 1);
-}
-
-/* PING, QUIT: the row's word, and for QUIT the close once it is written. */
-static void verb_word(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                      const struct line_verb *v)
-{
-    (void)cat;
-    (void)r;
-    struct line_worker *lw = LW(c);
-    size_t n = strlen(v->yes);
-    char *o = reply_room(c, n + 1);
-    memcpy(o, v->yes, n);
-    o[n] = '\n';
-    lw->cw.reply_len += n + 1;
-    if (v->closes)
-        c->closing = true;
 }
 
 /* Every verb's row, from proto_verbs.h: indexed by enum proto_cmd. */
@@ -769,7 +566,7 @@ static unsigned line_process(struct conn *c, bool draining)
     }
     ahead_drain(c);
     answered = (unsigned)(lw->tally.commands - before);
-    tally_flush(lw);
+    line_tally_flush(lw);
     reply_flush(c);
     conn_consume(c, off);
     return answered;
