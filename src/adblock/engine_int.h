@@ -169,9 +169,11 @@ struct adblock_engine {
 #define AB_HOST_MAX 256
 #define AB_NO_POS 0xffffu
 #define AB_FROM_MEMO 16
+#define AB_SCAN_PAD 16 /* the lower-casing pass writes whole 16-byte blocks */
+#define AB_MASK_WORDS (AB_URL_MAX / 64 + 2)
 struct ab_req {
-    char url[AB_URL_MAX + 1]; /* lower-cased */
-    const char *orig;         /* as given */
+    char url[AB_URL_MAX + AB_SCAN_PAD]; /* lower-cased */
+    const char *orig;                   /* as given */
     /* for $match-case, made on first use: the URL as a browser hands it on (WHATWG),
      * its scheme and host lower-cased, the rest as given */
     char cased[AB_URL_MAX + 1];
@@ -194,12 +196,19 @@ struct ab_req {
     uint32_t raw[AB_TOKENS_MAX];
     uint16_t last[AB_TOKENS_MAX];
     uint16_t seen[4 * AB_TOKENS_MAX];
+    /* the lower-casing pass's bitmaps, a bit a byte of the URL: token bytes
+     * (adblock_is_token_char), and the bytes that bound a host (`/?#@:`) */
+    uint64_t tokm[AB_MASK_WORDS], spm[AB_MASK_WORDS];
     int type;
     int method;
     bool supported; /* http(s), ws(s), data */
     bool has_from;
     char from_host[AB_HOST_MAX + 1];
     size_t from_host_len;
+    /* the page of the request before, as given (prev_from_len SIZE_MAX: not
+     * kept): a batch's items from one page reuse its host as it is */
+    size_t prev_from_len;
+    char prev_from[256];
     /* the hosts of the pages seen lately (a page's requests come together):
      * the page as given, its host as from_host holds it (host_len 0: none) */
     struct ab_from_memo {
