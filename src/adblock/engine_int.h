@@ -106,7 +106,15 @@ struct ab_index {
     uint32_t *always;
     uint32_t nalways;
     uint32_t entities; /* domain keys that are entities (`name.*`): 0 skips their lookup */
+    /* Beside ids[] and always[], entry for entry (ab_engine_ready; not in the
+     * file; NULL if memory ran out): each rule's types mask and fingerprint
+     * bits (AB_CAND), so that a candidate is turned away before its rule is
+     * read, most of them, without a cache miss on rules[]. */
+    uint32_t *idsx, *alwaysx;
 };
+/* A candidate's types (low 16 bits) and its fingerprint bits (ab_rule.fp). */
+#define AB_CAND(r) ((uint32_t)(r)->types | (uint32_t)(r)->fp[0] << 16 | (uint32_t)(r)->fp[1] << 24)
+#define AB_CAND_ANY 0xffffu /* every type, fingerprint bit 0 (always set) */
 
 enum ab_kind { AB_IMPORTANT, AB_BLOCK, AB_EXCEPT, AB_PAGE, AB_KINDS };
 
@@ -247,7 +255,8 @@ struct ab_page_memo {
 struct adblock_ctx {
     struct ab_req req, page; /* the request; its initiator page as a document */
     struct ab_page_memo pages[AB_PAGE_MEMO];
-    struct ab_rule host_hit; /* a plain host rule that matched, as a rule */
+    struct ab_page_memo *last_page; /* the entry the last lookup used, or NULL */
+    struct ab_rule host_hit;        /* a plain host rule that matched, as a rule */
     pcre2_match_data *md;
 };
 
