@@ -199,9 +199,8 @@ struct ab_req {
     } occ[AB_TOKENS_MAX];
     unsigned ntok;
     uint64_t tbits[4]; /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
-    /* scratch of the passes that cut the URL (here, not on a worker's stack):
-     * its tokens in URL order, and which of them repeat */
-    uint32_t raw[AB_TOKENS_MAX];
+    /* scratch of the pass that cuts the URL (here, not on a worker's stack):
+     * which of its tokens repeat */
     uint16_t last[AB_TOKENS_MAX];
     uint16_t seen[4 * AB_TOKENS_MAX];
     /* the lower-casing pass's bitmaps, a bit a byte of the URL: token bytes

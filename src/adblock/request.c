@@ -187,43 +187,6 @@ static bool has_scheme_sep(const char *s, size_t n)
     return memmem(c + 1, n - i - 1, "://", 3) != NULL;
 }
 
-/* Each token once (the first place it occurs), with the chain of its other
- * places: the matcher looks each bucket up once and tests a candidate at
- * every place its token has. q->raw[0..n): the tokens in URL order. */
-static void dedup_tokens(struct ab_req *q, unsigned n)
-{
-    const uint32_t *raw = q->raw;
-    uint16_t *last = q->last;
-    unsigned cap = 16;
-    while (cap < 2 * n)
-        cap *= 2;
-    memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
-    unsigned nt = 0;
-    memset(q->tbits, 0, sizeof q->tbits);
-    q->tbits[0] = 1; /* the bit of a rule with no token to check */
-    for (unsigned j = 0; j < n; j++) {
-        uint32_t h = raw[j];
-        q->tbits[AB_FP_BIT(h) >> 6] |= 1ull << (AB_FP_BIT(h) & 63);
-        unsigned s = (h * 2654435761u) >> 16 & (cap - 1);
-        for (;; s = (s + 1) & (cap - 1)) {
-            unsigned d = q->seen[s];
-            if (d == 0) {
-                q->seen[s] = (uint16_t)(nt + 1);
-                q->tok[nt] = h;
-                q->first[nt] = (uint16_t)j;
-                last[nt++] = (uint16_t)j;
-                break;
-            }
-            if (q->tok[d - 1] == h) {
-                q->occ[last[d - 1]].next = (uint16_t)j;
-                last[d - 1] = (uint16_t)j;
-                break;
-            }
-        }
-    }
-    q->ntok = nt;
-}
-
 /* Why: one pass over the URL, sixteen bytes a step where the machine has
  * SSE2, that writes it lower-cased into q->url and sets a bit a byte in two
  * bitmaps: token bytes (q->tokm) and the bytes that bound a host (q->spm:
@@ -355,15 +318,34 @@ done:
     *len = (colon < end ? colon : end) - start;
 }
 
-/* The URL's tokens from the token bitmap: each run of token bytes of the
- * lower-cased URL hashed (ab_hash's FNV-1a, the bytes already lower case),
- * with its place, in URL order into q->raw and q->occ. Returns how many. */
-static unsigned cut_tokens(struct ab_req *q, size_t len)
+/* The URL's tokens from the token bitmap, those that start before n: each
+ * run of token bytes of the lower-cased URL hashed (ab_hash's FNV-1a, the
+ * bytes already lower case), and each token kept once (the first place it
+ * occurs) with the chain of its other places, so that the matcher looks each
+ * bucket up once and tests a candidate at every place its token has: the
+ * hashes in q->tok (q->ntok of them), their places in q->first and q->occ,
+ * their fingerprint bits in q->tbits. */
+static void cut_tokens(struct ab_req *q, size_t n)
 {
     const uint64_t *tm = q->tokm;
     const unsigned char *u = (const unsigned char *)q->url;
-    size_t nw = (len + 63) >> 6, pos = 0;
-    unsigned nr = 0;
+    size_t nw = (n + 63) >> 6, pos = 0;
+    /* runs start where a bit is set and the one before is not: at most that
+     * many tokens, and a set of twice as many slots for their hashes */
+    unsigned runs = 0;
+    uint64_t carry = 0;
+    for (size_t w = 0; w < nw; w++) {
+        runs += (unsigned)__builtin_popcountll(tm[w] & ~(tm[w] << 1 | carry));
+        carry = tm[w] >> 63;
+    }
+    unsigned cap = 16;
+    while (cap < 2 * runs)
+        cap *= 2;
+    memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
+    memset(q->tbits, 0, sizeof q->tbits);
+    q->tbits[0] = 1; /* the bit of a rule with no token to check */
+    uint16_t *last = q->last;
+    unsigned nr = 0, nt = 0;
     for (;;) {
         size_t w = pos >> 6;
         if (w >= nw)
@@ -371,10 +353,12 @@ static unsigned cut_tokens(struct ab_req *q, size_t len)
         uint64_t m = tm[w] & (~0ull << (pos & 63));
         while (m == 0) {
             if (++w >= nw)
-                return nr;
+                goto done;
             m = tm[w];
         }
         size_t start = (w << 6) + (size_t)__builtin_ctzll(m);
+        if (start >= n)
+            break;
         uint64_t z = ~tm[w] & (~0ull << (start & 63));
         while (z == 0)
             z = ~tm[++w]; /* the word after the last is 0 (scan_url) */
@@ -382,12 +366,30 @@ static unsigned cut_tokens(struct ab_req *q, size_t len)
         uint32_t h = AB_HASH_SEED;
         for (size_t k = start; k < end; k++)
             h = (h ^ u[k]) * 16777619u;
-        q->occ[nr].pos = (uint16_t)start;
-        q->occ[nr].next = AB_NO_POS;
-        q->raw[nr++] = ab_hash_fix(h);
+        h = ab_hash_fix(h);
+        unsigned j = nr++;
+        q->occ[j].pos = (uint16_t)start;
+        q->occ[j].next = AB_NO_POS;
+        q->tbits[AB_FP_BIT(h) >> 6] |= 1ull << (AB_FP_BIT(h) & 63);
+        for (unsigned s = (h * 2654435761u) >> 16 & (cap - 1);; s = (s + 1) & (cap - 1)) {
+            unsigned d = q->seen[s];
+            if (d == 0) {
+                q->seen[s] = (uint16_t)(nt + 1);
+                q->tok[nt] = h;
+                q->first[nt] = (uint16_t)j;
+                last[nt++] = (uint16_t)j;
+                break;
+            }
+            if (q->tok[d - 1] == h) {
+                q->occ[last[d - 1]].next = (uint16_t)j;
+                last[d - 1] = (uint16_t)j;
+                break;
+            }
+        }
         pos = end;
     }
-    return nr;
+done:
+    q->ntok = nt;
 }
 
 /* The initiator's host into q->from_host (lower case, its trailing dot
@@ -471,7 +473,6 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->strict_party = -1;
     q->from_ent_len = -2;
     q->host_ent_len = -2;
-    unsigned nr = cut_tokens(q, len);
     const char *u = q->url;
     q->supported = false;
     size_t n = len;
@@ -488,15 +489,13 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
              * (none crosses it: a comma is no token byte) */
             n = (size_t)(comma - u);
             find_host_bits(q, u, n, &ho, &hl);
-            while (nr > 0 && q->occ[nr - 1].pos >= n)
-                nr--;
         }
     }
     q->len = n;
     q->host_off = ho;
     q->host_len = hl;
+    cut_tokens(q, n);
     q->url[n] = 0;
-    dedup_tokens(q, nr);
     q->first[q->ntok] = AB_NO_POS;
     q->tok[q->ntok++] = ab_type_token((unsigned)q->type);
     /* a batch's items from one page: the host found for the item before */

@@ -11,7 +11,8 @@
 #   tests/bench/ab_cg.sh BUILD_DIR DIR [LINES] [CASE ...]
 # Defaults: LINES 400, cases url-mcheck ads-mcheck. FN=func to count another
 # function; OUT=dir keeps each case's callgrind.out.CASE there (for
-# callgrind_annotate).
+# callgrind_annotate); VG_OPTS adds valgrind options, e.g. VG_OPTS='--cache-sim=yes
+# --LL=524288,8,64' for simulated cache misses (then printed per item too).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=$(cd "${1:?usage: ab_cg.sh BUILD_DIR DIR [LINES] [CASE ...]}" && pwd)
@@ -49,7 +50,8 @@ filter urls {
 }
 CONF
     head -n "$lines" "$D/$c.txt" >"$tmp/req.txt"
-    valgrind --tool=callgrind --collect-atstart=no --toggle-collect="$fn" \
+    # shellcheck disable=SC2086
+    valgrind --tool=callgrind ${VG_OPTS:-} --collect-atstart=no --toggle-collect="$fn" \
         --callgrind-out-file="$tmp/cg.$c" "$B/bloomgated" -c "$tmp/bg.conf" 2>"$tmp/vg.log" &
     vp=$!
     wait_port "$port" "$vp" 120 || { cat "$tmp/vg.log" >&2; exit 1; }
@@ -88,9 +90,17 @@ PY
     kill -INT "$vp"
     wait "$vp" || true
     vp=
-    ir=$(callgrind_annotate "$tmp/cg.$c" 2>/dev/null |
-        awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    tot=$(callgrind_annotate "$tmp/cg.$c" 2>/dev/null | grep 'PROGRAM TOTALS')
+    ir=$(awk '{ gsub(",", "", $1); print $1 }' <<<"$tot")
     printf '%-16s %s: %s instructions / %s items = %s an item\n' "$c" "$fn" "$ir" "$items" \
         "$(awk -v a="$ir" -v b="$items" 'BEGIN { printf "%.0f", a / b }')"
+    # with --cache-sim: every event's count per item, as callgrind names them
+    ev=$(grep -m1 '^Events recorded:' < <(callgrind_annotate "$tmp/cg.$c" 2>/dev/null) | cut -d: -f2)
+    if [ "$(wc -w <<<"$ev")" -gt 1 ]; then
+        awk -v ev="$ev" -v t="$tot" -v n="$items" 'BEGIN {
+            split(ev, e, " "); gsub(",", "", t); split(t, v, " "); s = ""
+            for (i = 1; i in e; i++) s = s sprintf(" %s %.1f", e[i], v[i] / n)
+            print "  per item:" s }'
+    fi
     [ -n "${OUT:-}" ] && cp "$tmp/cg.$c" "$OUT/callgrind.out.$c"
 done
