@@ -85,12 +85,15 @@ uint32_t ab_hash_back(const char *s, size_t n)
 
 unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max)
 {
-    /* backwards, a label suffix is complete when its dot comes next */
-    uint32_t h = AB_HASH_SEED; /* ab_hash_step without the fold: already lower case */
+    /* backwards, a label suffix is complete when its dot comes next; the
+     * last byte is taken first, as a dot there ends no suffix */
+    if (n == 0)
+        return 0;
+    uint32_t h = (AB_HASH_SEED ^ (unsigned char)host[n - 1]) * 16777619u; /* already lower case */
     unsigned k = 0;
-    for (size_t i = n; i > 0; i--) {
+    for (size_t i = n - 1; i > 0; i--) {
         unsigned char c = (unsigned char)host[i - 1];
-        if (c == '.' && i < n) {
+        if (c == '.') {
             if (k == max)
                 return k;
             out[k] = ab_hash_fix(h);
@@ -98,7 +101,7 @@ unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *a
         }
         h = (h ^ c) * 16777619u;
     }
-    if (n > 0 && k < max) {
+    if (k < max) {
         out[k] = ab_hash_fix(h);
         at[k++] = 0;
     }

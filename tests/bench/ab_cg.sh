@@ -98,7 +98,7 @@ PY
     ev=$(grep -m1 '^Events recorded:' < <(callgrind_annotate "$tmp/cg.$c" 2>/dev/null) | cut -d: -f2)
     if [ "$(wc -w <<<"$ev")" -gt 1 ]; then
         awk -v ev="$ev" -v t="$tot" -v n="$items" 'BEGIN {
-            split(ev, e, " "); gsub(",", "", t); split(t, v, " "); s = ""
+            split(ev, e, " "); gsub(",", "", t); gsub(/\([^)]*\)/, "", t); split(t, v, " "); s = ""
             for (i = 1; i in e; i++) s = s sprintf(" %s %.1f", e[i], v[i] / n)
             print "  per item:" s }'
     fi
