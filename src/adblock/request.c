@@ -333,16 +333,10 @@ static void cut_tokens(struct ab_req *q, size_t n)
     const uint64_t *tm = q->tokm;
     const unsigned char *u = (const unsigned char *)q->url;
     size_t nw = (n + 63) >> 6, pos = 0;
-    /* runs start where a bit is set and the one before is not: at most that
-     * many tokens, and a set of twice as many slots for their hashes */
-    unsigned runs = 0;
-    uint64_t carry = 0;
-    for (size_t w = 0; w < nw; w++) {
-        runs += (unsigned)__builtin_popcountll(tm[w] & ~(tm[w] << 1 | carry));
-        carry = tm[w] >> 63;
-    }
+    /* a set of twice as many slots as there can be tokens (a token and the
+     * byte after it take two bytes) */
     unsigned cap = 16;
-    while (cap < 2 * runs)
+    while (cap < n + 2)
         cap *= 2;
     memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
     memset(q->tbits, 0, sizeof q->tbits);
@@ -367,7 +361,14 @@ static void cut_tokens(struct ab_req *q, size_t n)
             z = ~tm[++w]; /* the word after the last is 0 (scan_url) */
         size_t end = (w << 6) + (size_t)__builtin_ctzll(z);
         uint32_t h = AB_HASH_SEED;
-        for (size_t k = start; k < end; k++)
+        size_t k = start;
+        for (; k + 4 <= end; k += 4) {
+            h = (h ^ u[k]) * 16777619u;
+            h = (h ^ u[k + 1]) * 16777619u;
+            h = (h ^ u[k + 2]) * 16777619u;
+            h = (h ^ u[k + 3]) * 16777619u;
+        }
+        for (; k < end; k++)
             h = (h ^ u[k]) * 16777619u;
         h = ab_hash_fix(h);
         unsigned j = nr++;
