@@ -669,17 +669,6 @@ void ab_engine_ready(struct adblock_engine *e)
         for (uint32_t i = 0; x->alwaysx && i < x->nalways; i++)
             x->alwaysx[i] = AB_CAND(&e->rules[x->always[i]]);
     }
-    uint32_t min_dots = UINT32_MAX;
-    for (uint32_t s = 0; s < e->hosts.cap && min_dots > 0; s++) {
-        if (e->hosts.tags[s] == 0)
-            continue;
-        uint32_t d = 0;
-        for (const char *p = e->pool + 2 + (e->hosts.vals[s] & AB_H_OFF); *p && *p != '^'; p++)
-            d += *p == '.';
-        if (d < min_dots)
-            min_dots = d;
-    }
-    e->hosts_min_dots = min_dots == UINT32_MAX ? 0 : min_dots;
     e->psl = psl_latest(NULL);
     e->psl_owned = e->psl != NULL;
     if (e->psl == NULL)

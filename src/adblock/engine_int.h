@@ -161,10 +161,6 @@ struct adblock_engine {
      * request's host, so a request looks up each of its suffixes. */
     struct ab_htable hosts;
     uint32_t nhosts;
-    /* The fewest dots in a host rule's host (ab_engine_ready; not in the
-     * file): a label suffix of a request's host with fewer (`com` when no
-     * rule is `||com^`) equals no rule's host and is not looked up. */
-    uint32_t hosts_min_dots;
     pcre2_code **regexes;
     uint32_t nregexes;
     const psl_ctx_t *psl;

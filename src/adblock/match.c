@@ -496,19 +496,17 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
     const struct ab_htable *t = &e->hosts;
     uint32_t slot[AB_HOST_MAX];
     uint32_t m = ab_req_host_hashes(q);
-    /* suffix j holds j dots: those with fewer than every rule's host cannot match */
-    uint32_t j0 = e->hosts_min_dots < m ? e->hosts_min_dots : m;
-    for (uint32_t j = j0; j < m; j++) {
+    for (uint32_t j = 0; j < m; j++) {
         slot[j] = ab_host_slot(q->hs[j], t->cap);
         __builtin_prefetch(&t->tags[slot[j]]);
     }
-    for (uint32_t j = j0; j < m; j++) {
+    for (uint32_t j = 0; j < m; j++) {
         uint32_t s = tag_scan(t, slot[j], ab_host_tag(q->hs[j]));
         slot[j] = s;
         if (s != UINT32_MAX)
             __builtin_prefetch(&t->vals[s]);
     }
-    for (uint32_t j = j0; j < m; j++) {
+    for (uint32_t j = 0; j < m; j++) {
         if (slot[j] == UINT32_MAX)
             continue;
         uint8_t tag = ab_host_tag(q->hs[j]), g;
