@@ -22,6 +22,7 @@ shift 2
 [ $# -gt 0 ] && shift
 cases=${*:-url-mcheck ads-mcheck}
 fn=${FN:-conn_read_cb}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh" # free_port, wait_port
 command -v valgrind >/dev/null || { echo "ab_cg.sh: needs valgrind" >&2; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-abcg.XXXXXX")

@@ -26,6 +26,7 @@ shift 4
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
 cases=${*:-url-mcheck ads-mcheck}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh" # free_port, wait_port
 command -v jq >/dev/null || { echo "ab_net_pair.sh: needs jq" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-abpair.XXXXXX")
@@ -95,6 +96,7 @@ for c in $cases; do
     b=$(med "$c" B)
     printf '  %-16s A %6s   B %6s   B / A %.3f\n' "$c" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')"
 done
+# shellcheck disable=SC2086 # the cases, one a word
 set -- $cases
 if [ "$#" -ge 2 ]; then
     echo "  ratio $2 / $1 (server CPU per item): A $(awk -v x="$(med "$2" A)" -v y="$(med "$1" A)" \
