@@ -517,7 +517,7 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         set_from(q, from, from_len);
     }
     q->prev_from_len = from_len <= sizeof q->prev_from ? from_len : SIZE_MAX;
-    if (q->prev_from_len != SIZE_MAX)
+    if (q->prev_from_len != SIZE_MAX && from_len > 0)
         memcpy(q->prev_from, from, from_len);
     return true;
 }
