@@ -86,7 +86,7 @@ bool ab_table_build(struct ab_table *t, struct pairs *p, uint32_t **ids, size_t 
     for (size_t i = 0; i < p->n; i++)
         if (i == 0 || (p->v[i] >> 32) != (p->v[i - 1] >> 32))
             groups++;
-    t->cap = (uint32_t)(groups + groups / 4 + 1);
+    t->cap = (uint32_t)(2 * groups + 1);
     t->slots = calloc(t->cap, sizeof *t->slots);
     uint64_t nbits = 64;
     while (nbits < groups * 16)

@@ -631,16 +631,43 @@ static uint64_t ab_engine_id(void)
     return next++;
 }
 
+/* The candidates' types and fingerprints beside the ids of the buckets of
+ * table t (struct ab_index.idsx): a count at ids[v], then its rule ids. */
+static void cand_fill(const struct adblock_engine *e, const struct ab_table *t, const uint32_t *ids,
+                      uint32_t *idsx)
+{
+    for (uint32_t s = 0; s < t->cap; s++) {
+        uint32_t v = t->slots[s].val;
+        if (t->slots[s].key == 0 || (v & AB_ONE))
+            continue;
+        for (uint32_t i = 0; i < ids[v]; i++)
+            idsx[v + 1 + i] = AB_CAND(&e->rules[ids[v + 1 + i]]);
+    }
+}
+
 void ab_engine_ready(struct adblock_engine *e)
 {
     for (int k = 0; k < AB_KINDS; k++) {
-        struct ab_table *t = &e->idx[k].tok;
+        struct ab_index *x = &e->idx[k];
+        struct ab_table *t = &x->tok;
         memset(t->fp, 0, sizeof t->fp);
         for (uint32_t s = 0; s < t->cap; s++) {
             uint32_t h = t->slots[s].key;
             if (h != 0)
                 t->fp[AB_FP_BIT(h) >> 6] |= 1ull << (AB_FP_BIT(h) & 63);
         }
+        /* an entry no bucket reaches keeps AB_CAND_ANY: its rule is read */
+        x->idsx = x->nids ? malloc((size_t)x->nids * sizeof *x->idsx) : NULL;
+        x->alwaysx = x->nalways ? malloc((size_t)x->nalways * sizeof *x->alwaysx) : NULL;
+        if (x->idsx) {
+            for (uint32_t i = 0; i < x->nids; i++)
+                x->idsx[i] = AB_CAND_ANY;
+            cand_fill(e, &x->tok, x->ids, x->idsx);
+            cand_fill(e, &x->dom, x->ids, x->idsx);
+            cand_fill(e, &x->to, x->ids, x->idsx);
+        }
+        for (uint32_t i = 0; x->alwaysx && i < x->nalways; i++)
+            x->alwaysx[i] = AB_CAND(&e->rules[x->always[i]]);
     }
     e->psl = psl_latest(NULL);
     e->psl_owned = e->psl != NULL;
@@ -658,6 +685,10 @@ void adblock_engine_free(struct adblock_engine *e)
     free(e->regexes);
     if (e->psl_owned)
         psl_free((psl_ctx_t *)e->psl);
+    for (int k = 0; k < AB_KINDS; k++) {
+        free(e->idx[k].idsx);
+        free(e->idx[k].alwaysx);
+    }
     if (e->blob) {
         free(e->blob);
         free(e);

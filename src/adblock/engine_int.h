@@ -106,7 +106,15 @@ struct ab_index {
     uint32_t *always;
     uint32_t nalways;
     uint32_t entities; /* domain keys that are entities (`name.*`): 0 skips their lookup */
+    /* Beside ids[] and always[], entry for entry (ab_engine_ready; not in the
+     * file; NULL if memory ran out): each rule's types mask and fingerprint
+     * bits (AB_CAND), so that a candidate is turned away before its rule is
+     * read, most of them, without a cache miss on rules[]. */
+    uint32_t *idsx, *alwaysx;
 };
+/* A candidate's types (low 16 bits) and its fingerprint bits (ab_rule.fp). */
+#define AB_CAND(r) ((uint32_t)(r)->types | (uint32_t)(r)->fp[0] << 16 | (uint32_t)(r)->fp[1] << 24)
+#define AB_CAND_ANY 0xffffu /* every type, fingerprint bit 0 (always set) */
 
 enum ab_kind { AB_IMPORTANT, AB_BLOCK, AB_EXCEPT, AB_PAGE, AB_KINDS };
 
@@ -169,9 +177,11 @@ struct adblock_engine {
 #define AB_HOST_MAX 256
 #define AB_NO_POS 0xffffu
 #define AB_FROM_MEMO 16
+#define AB_SCAN_PAD 16 /* the lower-casing pass writes whole 16-byte blocks */
+#define AB_MASK_WORDS (AB_URL_MAX / 64 + 2)
 struct ab_req {
-    char url[AB_URL_MAX + 1]; /* lower-cased */
-    const char *orig;         /* as given */
+    char url[AB_URL_MAX + AB_SCAN_PAD]; /* lower-cased */
+    const char *orig;                   /* as given */
     /* for $match-case, made on first use: the URL as a browser hands it on (WHATWG),
      * its scheme and host lower-cased, the rest as given */
     char cased[AB_URL_MAX + 1];
@@ -189,17 +199,23 @@ struct ab_req {
     } occ[AB_TOKENS_MAX];
     unsigned ntok;
     uint64_t tbits[4]; /* bit AB_FP_BIT(h) of each token's hash h, and bit 0 */
-    /* scratch of the passes that cut the URL (here, not on a worker's stack):
-     * its tokens in URL order, and which of them repeat */
-    uint32_t raw[AB_TOKENS_MAX];
+    /* scratch of the pass that cuts the URL (here, not on a worker's stack):
+     * which of its tokens repeat */
     uint16_t last[AB_TOKENS_MAX];
     uint16_t seen[4 * AB_TOKENS_MAX];
+    /* the lower-casing pass's bitmaps, a bit a byte of the URL: token bytes
+     * (adblock_is_token_char), and the bytes that bound a host (`/?#@:`) */
+    uint64_t tokm[AB_MASK_WORDS], spm[AB_MASK_WORDS];
     int type;
     int method;
     bool supported; /* http(s), ws(s), data */
     bool has_from;
     char from_host[AB_HOST_MAX + 1];
     size_t from_host_len;
+    /* the page of the request before, as given (prev_from_len SIZE_MAX: not
+     * kept): a batch's items from one page reuse its host as it is */
+    size_t prev_from_len;
+    char prev_from[256];
     /* the hosts of the pages seen lately (a page's requests come together):
      * the page as given, its host as from_host holds it (host_len 0: none) */
     struct ab_from_memo {
@@ -238,7 +254,8 @@ struct ab_page_memo {
 struct adblock_ctx {
     struct ab_req req, page; /* the request; its initiator page as a document */
     struct ab_page_memo pages[AB_PAGE_MEMO];
-    struct ab_rule host_hit; /* a plain host rule that matched, as a rule */
+    struct ab_page_memo *last_page; /* the entry the last lookup used, or NULL */
+    struct ab_rule host_hit;        /* a plain host rule that matched, as a rule */
     pcre2_match_data *md;
 };
 

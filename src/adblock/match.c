@@ -333,9 +333,27 @@ static inline const uint32_t *table_get(const struct ab_table *t, const uint32_t
     }
 }
 
+/* The rules l[0..n) in order, the first that matches. lx, when given, holds
+ * each one's types and fingerprint (struct ab_index.idsx): a candidate of
+ * another type or without a token it needs is passed on those alone, so
+ * that only the few left read their rule (and miss the cache for it). */
 static const struct ab_rule *try_list(const struct adblock_engine *e, struct adblock_ctx *c,
-                                      struct ab_req *q, const uint32_t *l, uint32_t n, int ti)
+                                      struct ab_req *q, const uint32_t *l, const uint32_t *lx,
+                                      uint32_t n, int ti)
 {
+    if (lx) {
+        uint32_t tb = 1u << q->type;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t p = lx[i], f0 = p >> 16 & 255, f1 = p >> 24;
+            if (!(p & tb) ||
+                !((q->tbits[f0 >> 6] >> (f0 & 63)) & (q->tbits[f1 >> 6] >> (f1 & 63)) & 1))
+                continue;
+            const struct ab_rule *r = &e->rules[l[i]];
+            if (rule_matches(e, c, q, r, ti))
+                return r;
+        }
+        return NULL;
+    }
     /* the rules are fetched before the first is tested, so their cache
      * misses overlap instead of following one another (their texts are not:
      * most candidates stop at their fingerprint) */
@@ -347,6 +365,14 @@ static const struct ab_rule *try_list(const struct adblock_engine *e, struct adb
             return r;
     }
     return NULL;
+}
+
+/* The entries of x->idsx beside the list l that table_get gave (NULL for
+ * its single rule, or when there are none). */
+static inline const uint32_t *cand_of(const struct ab_index *x, const uint32_t *l,
+                                      const uint32_t *one)
+{
+    return l == one || x->idsx == NULL ? NULL : x->idsx + (l - x->ids);
 }
 
 /* Bits of a bitmap small enough (8 KB at most: it stays in the cache) not
@@ -377,7 +403,7 @@ static const struct ab_rule *find_tokens(const struct adblock_engine *e, struct 
             continue;
         uint32_t n, one;
         const uint32_t *l = table_get(t, x->ids, h, &n, &one);
-        const struct ab_rule *r = l ? try_list(e, c, q, l, n, (int)i) : NULL;
+        const struct ab_rule *r = l ? try_list(e, c, q, l, cand_of(x, l, &one), n, (int)i) : NULL;
         if (r)
             return r;
     }
@@ -401,7 +427,7 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
         unsigned m = ab_req_from_hashes(q);
         for (unsigned j = 0; j < m; j++) {
             l = table_get(&x->dom, x->ids, q->fs[j], &n, &one);
-            if (l && (r = try_list(e, c, q, l, n, -1)))
+            if (l && (r = try_list(e, c, q, l, cand_of(x, l, &one), n, -1)))
                 return r;
         }
         if (x->entities && q->from_ent_len == -2)
@@ -411,7 +437,7 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
                 : 0;
         for (unsigned j = 0; j < m; j++) {
             l = table_get(&x->dom, x->ids, ab_hash_fix(hs[j] ^ 0x5bd1e995u), &n, &one);
-            if (l && (r = try_list(e, c, q, l, n, -1)))
+            if (l && (r = try_list(e, c, q, l, cand_of(x, l, &one), n, -1)))
                 return r;
         }
     }
@@ -419,11 +445,11 @@ static const struct ab_rule *find(const struct adblock_engine *e, struct adblock
         unsigned m = ab_req_host_hashes(q);
         for (unsigned j = 0; j < m; j++) {
             l = table_get(&x->to, x->ids, q->hs[j], &n, &one);
-            if (l && (r = try_list(e, c, q, l, n, -1)))
+            if (l && (r = try_list(e, c, q, l, cand_of(x, l, &one), n, -1)))
                 return r;
         }
     }
-    return try_list(e, c, q, x->always, x->nalways, -1);
+    return try_list(e, c, q, x->always, x->alwaysx, x->nalways, -1);
 }
 
 /* The first slot from s on whose tag is tag, or UINT32_MAX when an empty
@@ -511,8 +537,12 @@ static const struct ab_rule *find_hosts(const struct adblock_engine *e, struct a
 static const struct ab_rule *page_exception(const struct adblock_engine *e, struct adblock_ctx *c,
                                             const char *from, size_t n)
 {
+    struct ab_page_memo *m = c->last_page; /* a batch's items from one page */
+    if (m && m->engine == e->id && m->len == n && memcmp(m->from, from, n) == 0)
+        return m->rule == UINT32_MAX ? NULL : &e->rules[m->rule];
     uint32_t h = ab_memo_hash(from, n);
-    struct ab_page_memo *m = &c->pages[h % AB_PAGE_MEMO];
+    m = &c->pages[h % AB_PAGE_MEMO];
+    c->last_page = n <= sizeof m->from ? m : NULL;
     if (m->engine == e->id && m->hash == h && m->len == n && n <= sizeof m->from &&
         memcmp(m->from, from, n) == 0)
         return m->rule == UINT32_MAX ? NULL : &e->rules[m->rule];

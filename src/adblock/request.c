@@ -5,6 +5,9 @@
 
 #include <string.h>
 #include <strings.h>
+#if defined(__SSE2__) && !defined(AB_SCALAR_SCAN)
+#include <emmintrin.h>
+#endif
 
 #include "adblock/engine_int.h"
 #include "adblock/rule.h"
@@ -82,12 +85,15 @@ uint32_t ab_hash_back(const char *s, size_t n)
 
 unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *at, unsigned max)
 {
-    /* backwards, a label suffix is complete when its dot comes next */
-    uint32_t h = AB_HASH_SEED; /* ab_hash_step without the fold: already lower case */
+    /* backwards, a label suffix is complete when its dot comes next; the
+     * last byte is taken first, as a dot there ends no suffix */
+    if (n == 0)
+        return 0;
+    uint32_t h = (AB_HASH_SEED ^ (unsigned char)host[n - 1]) * 16777619u; /* already lower case */
     unsigned k = 0;
-    for (size_t i = n; i > 0; i--) {
+    for (size_t i = n - 1; i > 0; i--) {
         unsigned char c = (unsigned char)host[i - 1];
-        if (c == '.' && i < n) {
+        if (c == '.') {
             if (k == max)
                 return k;
             out[k] = ab_hash_fix(h);
@@ -95,7 +101,7 @@ unsigned ab_suffix_hashes(const char *host, size_t n, uint32_t *out, uint32_t *a
         }
         h = (h ^ c) * 16777619u;
     }
-    if (n > 0 && k < max) {
+    if (k < max) {
         out[k] = ab_hash_fix(h);
         at[k++] = 0;
     }
@@ -184,25 +190,194 @@ static bool has_scheme_sep(const char *s, size_t n)
     return memmem(c + 1, n - i - 1, "://", 3) != NULL;
 }
 
-/* Each token once (the first place it occurs), with the chain of its other
- * places: the matcher looks each bucket up once and tests a candidate at
- * every place its token has. q->raw[0..n): the tokens in URL order. */
-static void dedup_tokens(struct ab_req *q, unsigned n)
+/* Why: one pass over the URL, sixteen bytes a step where the machine has
+ * SSE2, that writes it lower-cased into q->url and sets a bit a byte in two
+ * bitmaps: token bytes (q->tokm) and the bytes that bound a host (q->spm:
+ * `/?#@:`). Every later step reads the bitmaps instead of classing bytes one
+ * by one: the host is found from the few bits of spm, the tokens are the
+ * runs of tokm. Bits past len are 0. Defining AB_SCALAR_SCAN builds the
+ * byte loop (what a machine without SSE2 runs) where SSE2 is, to check it
+ * gives the same verdicts. */
+static void scan_url(struct ab_req *q, const char *url, size_t len)
 {
-    const uint32_t *raw = q->raw;
-    uint16_t *last = q->last;
+    uint64_t *tm = q->tokm, *sm = q->spm;
+    size_t i = 0;
+#if defined(__SSE2__) && !defined(AB_SCALAR_SCAN)
+    const __m128i a1 = _mm_set1_epi8('A' - 1), z1 = _mm_set1_epi8('Z' + 1);
+    const __m128i la1 = _mm_set1_epi8('a' - 1), lz1 = _mm_set1_epi8('z' + 1);
+    const __m128i d1 = _mm_set1_epi8('0' - 1), d2 = _mm_set1_epi8('9' + 1);
+    const __m128i zero = _mm_setzero_si128(), bit5 = _mm_set1_epi8(0x20);
+    const __m128i sl = _mm_set1_epi8('/'), qm = _mm_set1_epi8('?'), hs = _mm_set1_epi8('#');
+    const __m128i at = _mm_set1_epi8('@'), co = _mm_set1_epi8(':');
+    for (; i < len; i += 16) {
+        __m128i b;
+        if (len - i >= 16) {
+            b = _mm_loadu_si128((const __m128i *)(const void *)(url + i));
+        } else { /* the tail, zero-padded: a NUL is no token and no bound */
+            char t[16] = {0};
+            memcpy(t, url + i, len - i);
+            b = _mm_loadu_si128((const __m128i *)(const void *)t);
+        }
+        /* signed compares: bytes of 0x80 and above are negative, so they
+         * fall in no range below and are told by the sign alone */
+        __m128i up = _mm_and_si128(_mm_cmpgt_epi8(b, a1), _mm_cmplt_epi8(b, z1));
+        __m128i lo = _mm_and_si128(_mm_cmpgt_epi8(b, la1), _mm_cmplt_epi8(b, lz1));
+        __m128i dg = _mm_and_si128(_mm_cmpgt_epi8(b, d1), _mm_cmplt_epi8(b, d2));
+        __m128i tk = _mm_or_si128(_mm_or_si128(up, lo), _mm_or_si128(dg, _mm_cmplt_epi8(b, zero)));
+        __m128i sp =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, sl), _mm_cmpeq_epi8(b, qm)),
+                         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, hs), _mm_cmpeq_epi8(b, at)),
+                                      _mm_cmpeq_epi8(b, co)));
+        _mm_storeu_si128((__m128i *)(void *)(q->url + i), _mm_add_epi8(b, _mm_and_si128(up, bit5)));
+        uint64_t tb = (uint64_t)(unsigned)_mm_movemask_epi8(tk) << (i & 63);
+        uint64_t sb = (uint64_t)(unsigned)_mm_movemask_epi8(sp) << (i & 63);
+        if ((i & 63) == 0) {
+            tm[i >> 6] = tb;
+            sm[i >> 6] = sb;
+        } else {
+            tm[i >> 6] |= tb;
+            sm[i >> 6] |= sb;
+        }
+    }
+#else
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)url[i];
+        unsigned k = byte_class[c];
+        uint64_t bit = 1ull << (i & 63);
+        if ((i & 63) == 0)
+            tm[i >> 6] = sm[i >> 6] = 0;
+        q->url[i] = (char)lower_of(c);
+        if (k & C_TOKEN)
+            tm[i >> 6] |= bit;
+        if (k & (C_STOP | C_AT | C_COLON))
+            sm[i >> 6] |= bit;
+    }
+#endif
+    /* the word the next bit would go in, cleared, so that a scan that
+     * reaches len reads zeroes: the bitmaps hold (len + 63) / 64 words
+     * and one more */
+    if ((len & 63) == 0)
+        tm[len >> 6] = sm[len >> 6] = 0;
+}
+
+/* find_host's answer for u[0..n) (n at most the scanned length), from the
+ * bounds bitmap of scan_url: the same rules (the first `:` ends the scheme,
+ * slashes after it skipped, the last `@` starts the host, the first `:` after
+ * it ends it, `/?#` end the authority), read from the few set bits. */
+static void find_host_bits(const struct ab_req *q, const char *u, size_t n, size_t *off,
+                           size_t *len)
+{
+    const uint64_t *sm = q->spm;
+    size_t nw = (n + 63) >> 6, w = 0;
+    uint64_t m = nw ? sm[0] : 0;
+    size_t i = 0, state = 0; /* 0: looking for the scheme's ':' */
+    size_t start = 0, end = n, colon = SIZE_MAX;
+    for (;;) {
+        while (m == 0) {
+            if (++w >= nw)
+                goto done;
+            m = sm[w];
+        }
+        size_t p = (w << 6) + (size_t)__builtin_ctzll(m);
+        m &= m - 1;
+        if (p >= n)
+            goto done;
+        if (state == 0) {
+            if (u[p] != ':')
+                continue;
+            i = p + 1;
+            while (i < n && u[i] == '/')
+                i++;
+            start = i;
+            state = 1;
+            continue;
+        }
+        if (p < i)
+            continue; /* the slashes after the scheme */
+        unsigned k = byte_class[(unsigned char)u[p]];
+        if (k & C_STOP) {
+            end = p;
+            goto done;
+        }
+        if (k & C_AT) {
+            start = p + 1;
+            colon = SIZE_MAX;
+        } else if (colon == SIZE_MAX) {
+            colon = p;
+        }
+    }
+done:
+    if (state == 0) { /* no ':' at all: the authority from the start */
+        find_host(u, n, off, len);
+        return;
+    }
+    if (start < end && u[start] == '[') {
+        size_t k = start + 1;
+        while (k < end && u[k] != ']')
+            k++;
+        *off = start + 1;
+        *len = k - start - 1;
+        return;
+    }
+    *off = start;
+    *len = (colon < end ? colon : end) - start;
+}
+
+/* The URL's tokens from the token bitmap, those that start before n: each
+ * run of token bytes of the lower-cased URL hashed (ab_hash's FNV-1a, the
+ * bytes already lower case), and each token kept once (the first place it
+ * occurs) with the chain of its other places, so that the matcher looks each
+ * bucket up once and tests a candidate at every place its token has: the
+ * hashes in q->tok (q->ntok of them), their places in q->first and q->occ,
+ * their fingerprint bits in q->tbits. */
+static void cut_tokens(struct ab_req *q, size_t n)
+{
+    const uint64_t *tm = q->tokm;
+    const unsigned char *u = (const unsigned char *)q->url;
+    size_t nw = (n + 63) >> 6, pos = 0;
+    /* a set of twice as many slots as there can be tokens (a token and the
+     * byte after it take two bytes) */
     unsigned cap = 16;
-    while (cap < 2 * n)
+    while (cap < n + 2)
         cap *= 2;
     memset(q->seen, 0, cap * sizeof *q->seen); /* 1 + index in tok[], 0: empty */
-    unsigned nt = 0;
     memset(q->tbits, 0, sizeof q->tbits);
     q->tbits[0] = 1; /* the bit of a rule with no token to check */
-    for (unsigned j = 0; j < n; j++) {
-        uint32_t h = raw[j];
+    uint16_t *last = q->last;
+    unsigned nr = 0, nt = 0;
+    for (;;) {
+        size_t w = pos >> 6;
+        if (w >= nw)
+            break;
+        uint64_t m = tm[w] & (~0ull << (pos & 63));
+        while (m == 0) {
+            if (++w >= nw)
+                goto done;
+            m = tm[w];
+        }
+        size_t start = (w << 6) + (size_t)__builtin_ctzll(m);
+        if (start >= n)
+            break;
+        uint64_t z = ~tm[w] & (~0ull << (start & 63));
+        while (z == 0)
+            z = ~tm[++w]; /* the word after the last is 0 (scan_url) */
+        size_t end = (w << 6) + (size_t)__builtin_ctzll(z);
+        uint32_t h = AB_HASH_SEED;
+        size_t k = start;
+        for (; k + 4 <= end; k += 4) {
+            h = (h ^ u[k]) * 16777619u;
+            h = (h ^ u[k + 1]) * 16777619u;
+            h = (h ^ u[k + 2]) * 16777619u;
+            h = (h ^ u[k + 3]) * 16777619u;
+        }
+        for (; k < end; k++)
+            h = (h ^ u[k]) * 16777619u;
+        h = ab_hash_fix(h);
+        unsigned j = nr++;
+        q->occ[j].pos = (uint16_t)start;
+        q->occ[j].next = AB_NO_POS;
         q->tbits[AB_FP_BIT(h) >> 6] |= 1ull << (AB_FP_BIT(h) & 63);
-        unsigned s = (h * 2654435761u) >> 16 & (cap - 1);
-        for (;; s = (s + 1) & (cap - 1)) {
+        for (unsigned s = (h * 2654435761u) >> 16 & (cap - 1);; s = (s + 1) & (cap - 1)) {
             unsigned d = q->seen[s];
             if (d == 0) {
                 q->seen[s] = (uint16_t)(nt + 1);
@@ -217,24 +392,75 @@ static void dedup_tokens(struct ab_req *q, unsigned n)
                 break;
             }
         }
+        pos = end;
     }
+done:
     q->ntok = nt;
+}
+
+/* The initiator's host into q->from_host (lower case, its trailing dot
+ * gone; none for a page without one), through the memo of recent pages.
+ * from_len > 0. */
+static void set_from(struct ab_req *q, const char *from, size_t from_len)
+{
+    q->has_from = false;
+    q->from_host_len = 0;
+    struct ab_from_memo *m = NULL;
+    uint32_t fh = 0;
+    if (from_len <= sizeof m->from) {
+        fh = ab_memo_hash(from, from_len);
+        m = &q->from_memo[fh % AB_FROM_MEMO];
+        if (m->len == from_len && m->hash == fh && memcmp(m->from, from, from_len) == 0) {
+            memcpy(q->from_host, m->host, m->host_len);
+            q->from_host[m->host_len] = 0;
+            q->from_host_len = m->host_len;
+            q->has_from = m->host_len > 0;
+            return;
+        }
+    }
+    size_t fo = 0, fl = 0, fn = from_len;
+    /* a bare host name is accepted as the page too */
+    if (!has_scheme_sep(from, fn)) {
+        while (fl < fn && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
+            fl++;
+    } else {
+        find_host(from, fn, &fo, &fl);
+    }
+    if (fl > 1 && from[fo + fl - 1] == '.')
+        fl--; /* the page's host, as a fully qualified name: the same host */
+    if (fl > 0 && fl <= AB_HOST_MAX) {
+        for (size_t i = 0; i < fl; i++)
+            q->from_host[i] = (char)lower_of((unsigned char)from[fo + i]);
+        q->from_host[fl] = 0;
+        q->from_host_len = fl;
+        q->has_from = true;
+    }
+    if (m != NULL && q->from_host_len <= sizeof m->host) {
+        m->hash = fh;
+        m->len = (uint16_t)from_len;
+        memcpy(m->from, from, from_len);
+        m->host_len = (uint16_t)q->from_host_len;
+        memcpy(m->host, q->from_host, q->from_host_len);
+    }
 }
 
 /* Why: lower-case and tokenise the URL once, so every candidate rule compares
  * bytes and every bucket is found by one hash of a token; the host is found
- * once, on the bytes as given (its bounds do not depend on case). */
+ * once, from the bounds the same pass marks (their places do not depend on
+ * case). */
 bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const char *from,
                  size_t from_len, int method)
 {
     if (len > AB_URL_MAX)
         return false;
+    size_t ho, hl;
+    scan_url(q, url, len);
+    find_host_bits(q, q->url, len, &ho, &hl);
     /* `https://host./` names the same host as `https://host/` (a fully qualified
      * name): the dot goes, so `||host^` sees the separator after the host, as the
      * reference engine and the naive matcher read it. The copy goes where the
-     * $match-case form would (it is made from this one when asked). */
-    size_t ho, hl;
-    find_host(url, len, &ho, &hl);
+     * $match-case form would (it is made from this one when asked), and is
+     * scanned again (rare). */
     if (hl > 1 && url[ho + hl - 1] == '.' && memmem(url, ho, "://", 3) != NULL &&
         (ho == 0 || url[ho - 1] != '[')) {
         memcpy(q->cased, url, ho + hl - 1);
@@ -242,6 +468,7 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
         url = q->cased;
         len--;
         hl--;
+        scan_url(q, url, len);
     }
     q->orig = url;
     q->cased_ready = false;
@@ -252,31 +479,6 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
     q->strict_party = -1;
     q->from_ent_len = -2;
     q->host_ent_len = -2;
-    /* tokens in one pass over the whole URL (a data: URL drops some after) */
-    uint32_t *raw = q->raw;
-    unsigned nr = 0;
-    char *out = q->url;
-    for (size_t i = 0; i < len;) {
-        unsigned char b = (unsigned char)url[i];
-        if (!token_of(b)) {
-            out[i++] = (char)b; /* every upper-case letter is a token byte */
-            continue;
-        }
-        /* a run of token bytes: lower-cased and hashed in one go */
-        size_t start = i;
-        uint32_t h = AB_HASH_SEED;
-        do {
-            unsigned char c = lower_of(b);
-            out[i] = (char)c;
-            h = (h ^ c) * 16777619u;
-            if (++i == len)
-                break;
-            b = (unsigned char)url[i];
-        } while (token_of(b));
-        q->occ[nr].pos = (uint16_t)start;
-        q->occ[nr].next = AB_NO_POS;
-        raw[nr++] = ab_hash_fix(h);
-    }
     const char *u = q->url;
     q->supported = false;
     size_t n = len;
@@ -292,59 +494,31 @@ bool ab_req_init(struct ab_req *q, const char *url, size_t len, int type, const 
             /* only the media type is matched: the tokens after the comma go
              * (none crosses it: a comma is no token byte) */
             n = (size_t)(comma - u);
-            find_host(u, n, &ho, &hl);
-            while (nr > 0 && q->occ[nr - 1].pos >= n)
-                nr--;
+            find_host_bits(q, u, n, &ho, &hl);
         }
     }
     q->len = n;
     q->host_off = ho;
     q->host_len = hl;
+    cut_tokens(q, n);
     q->url[n] = 0;
-    dedup_tokens(q, nr);
     q->first[q->ntok] = AB_NO_POS;
     q->tok[q->ntok++] = ab_type_token((unsigned)q->type);
-    q->has_from = false;
-    q->from_host_len = 0;
-    if (from != NULL && from_len > 0) {
-        struct ab_from_memo *m = NULL;
-        uint32_t fh = 0;
-        if (from_len <= sizeof m->from) {
-            fh = ab_memo_hash(from, from_len);
-            m = &q->from_memo[fh % AB_FROM_MEMO];
-            if (m->len == from_len && m->hash == fh && memcmp(m->from, from, from_len) == 0) {
-                memcpy(q->from_host, m->host, m->host_len);
-                q->from_host[m->host_len] = 0;
-                q->from_host_len = m->host_len;
-                q->has_from = m->host_len > 0;
-                return true;
-            }
-        }
-        size_t fo = 0, fl = 0, fn = from_len;
-        /* a bare host name is accepted as the page too */
-        if (!has_scheme_sep(from, fn)) {
-            while (fl < fn && from[fl] != '/' && from[fl] != ':' && from[fl] != '?')
-                fl++;
-        } else {
-            find_host(from, fn, &fo, &fl);
-        }
-        if (fl > 1 && from[fo + fl - 1] == '.')
-            fl--; /* the page's host, as a fully qualified name: the same host */
-        if (fl > 0 && fl <= AB_HOST_MAX) {
-            for (size_t i = 0; i < fl; i++)
-                q->from_host[i] = (char)lower_of((unsigned char)from[fo + i]);
-            q->from_host[fl] = 0;
-            q->from_host_len = fl;
-            q->has_from = true;
-        }
-        if (m != NULL && q->from_host_len <= sizeof m->host) {
-            m->hash = fh;
-            m->len = (uint16_t)from_len;
-            memcpy(m->from, from, from_len);
-            m->host_len = (uint16_t)q->from_host_len;
-            memcpy(m->host, q->from_host, q->from_host_len);
-        }
+    /* a batch's items from one page: the host found for the item before */
+    if (from == NULL)
+        from_len = 0;
+    if (from_len == q->prev_from_len &&
+        (from_len == 0 || memcmp(from, q->prev_from, from_len) == 0))
+        return true;
+    if (from_len == 0) {
+        q->has_from = false;
+        q->from_host_len = 0;
+    } else {
+        set_from(q, from, from_len);
     }
+    q->prev_from_len = from_len <= sizeof q->prev_from ? from_len : SIZE_MAX;
+    if (q->prev_from_len != SIZE_MAX && from_len > 0)
+        memcpy(q->prev_from, from, from_len);
     return true;
 }
 

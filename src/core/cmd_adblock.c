@@ -39,8 +39,7 @@ static const char *with_scheme(const char *item, size_t len, size_t *out_len)
  * apply without one. At most 2 x ADBLOCK_TYPE_COUNT matches, for the
  * rare filter that asks. Worker threads. */
 static int match_any(const struct adblock_engine *ab, struct adblock_ctx *x,
-                     struct adblock_request *r, struct adblock_verdict *v, char *err,
-                     size_t errlen)
+                     struct adblock_request *r, struct adblock_verdict *v, char *err, size_t errlen)
 {
     static const char other[] = "https://bloomgate-any-context.invalid/";
     struct adblock_verdict first;
@@ -61,11 +60,18 @@ static int match_any(const struct adblock_engine *ab, struct adblock_ctx *x,
     return 0;
 }
 
+/* What a call's items share, read once a call rather than once an item:
+ * whether the host tier holds anything, whether the allow-list does. */
+struct ab_call {
+    bool tier, allow;
+};
+
 /* Item i: the verdict, its rule and exception kept for the reply of a
  * one-item call, and handed to call->named when the front asked. A URL the
  * engine cannot read (over its length limit) fails the request, as a url
  * filter's does: answering NO would let it walk past. */
-static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t i)
+static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t i,
+                        const struct ab_call *ac)
 {
     const struct fversion *v = call->e->v;
     const struct cmd_ctx *c = call->item_ctx ? &call->item_ctx[i] : &call->ctx;
@@ -86,7 +92,7 @@ static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t
     bool block = vd.block;
     /* The tier answers only what no rule of the lists decided: an exception
      * of the lists that matched keeps the request passing. */
-    if (!block && !x && filter_items(v->f) > 0) {
+    if (!block && !x && ac->tier) {
         const char *hm;
         size_t hl;
         char why[8];
@@ -96,7 +102,7 @@ static int adblock_item(const struct cmd_env *env, struct cmd_call *call, size_t
             mlen = hl;
         }
     }
-    if (block && allow_any(v->allow)) {
+    if (block && ac->allow) {
         const char *em;
         size_t el;
         if (cmd_host_excepted(v, k->data, k->len, &em, &el) == 1) {
@@ -133,8 +139,10 @@ int cmd_adblock_check(const struct cmd_env *env, struct cmd_call *call)
         snprintf(call->msg, sizeof(call->msg), "no matcher scratch on this thread");
         return -1;
     }
+    const struct fversion *v = call->e->v;
+    struct ab_call ac = {filter_items(v->f) > 0, allow_any(v->allow)};
     for (size_t i = 0; i < call->n_items; i++)
-        if (adblock_item(env, call, i) != 0)
+        if (adblock_item(env, call, i, &ac) != 0)
             return -1;
     return 0;
 }

@@ -37,7 +37,7 @@ EXTRA_DIST += \
 	%reldir%/dnsbl_bench.sh \
 	%reldir%/lib.sh %reldir%/scale.sh \
 	%reldir%/squid_helper.sh \
-	%reldir%/window.sh %reldir%/ab.sh %reldir%/exact_net.sh \
+	%reldir%/window.sh %reldir%/ab.sh %reldir%/ab_cg.sh %reldir%/ab_net_pair.sh %reldir%/exact_net.sh \
 	%reldir%/cost_split.sh %reldir%/cg_pipelined.sh %reldir%/cg_lockstep.sh \
 	%reldir%/adblock_net.sh %reldir%/bloomd_front.sh \
 	%reldir%/autocreate.py %reldir%/created_restart.sh \
