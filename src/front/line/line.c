@@ -421,6 +421,47 @@ static void verb_items(struct conn *c, const struct catalog *cat, const struct p
     lw->cw.reply_len += n;
 }
 
+/* A rule as written in its list, as one word of a reply line: its rare
+ * spaces and tabs as %20 and %09, and so its '%' as %25 (a rule may hold
+ * "%20" itself: EasyList's do). */
+static void out_rule(struct conn *c, const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '%')
+            j++;
+        conn_out_add(c, s + i, j - i);
+        if (j < n)
+            conn_out_add(c, s[j] == ' ' ? "%20" : s[j] == '\t' ? "%09" : "%25", 3);
+        i = j + 1;
+    }
+}
+
+/* MATCH on an adblock filter: `MATCH <rule>` (the block rule that
+ * decided), `ALLOWED <exception> [<rule>]` (the @@ rule, or allow-list
+ * entry, that un-blocked, and the rule it overrode if one matched), or
+ * `NO`. Written past the batch (rules may be long; MATCH is a debugging
+ * verb). */
+static void match_adblock(struct conn *c, const struct cmd_call *call)
+{
+    reply_flush(c);
+    if (call->except) {
+        conn_out_add(c, "ALLOWED ", 8);
+        out_rule(c, call->except, call->except_len);
+        if (call->match) {
+            conn_out_add(c, " ", 1);
+            out_rule(c, call->match, call->match_len);
+        }
+    } else if (call->match) {
+        conn_out_add(c, "MATCH ", 6);
+        out_rule(c, call->match, call->match_len);
+    } else {
+        conn_out_add(c, "NO", 2);
+    }
+    conn_out_add(c, "\n", 1);
+}
+
 /* MATCH <filter> <item> through the table: `MATCH <key>` (the most specific
  * expression of a host or url filter that is present; an exact filter's
  * item itself) or `NO`. Keys are canonical (escaped, no space) or, for an
@@ -445,7 +486,7 @@ static void verb_match(struct conn *c, const struct catalog *cat, const struct p
     }
     tally_checks(lw, NULL, 1, call.yes);
     if (call.e && call.e->v->ab) {
-        line_match_adblock(c, &call);
+        match_adblock(c, &call);
         return;
     }
     /* An exception decided: `ALLOWED <the allow-list entry>`. */

@@ -67,7 +67,7 @@ static void reload_answer(struct conn *c, json_t *report, const void *note)
 }
 
 void verb_reload(struct conn *c, const struct catalog *cat, const struct proto_request *r,
-                        const struct line_verb *v)
+                 const struct line_verb *v)
 {
     (void)r;
     (void)v;
@@ -81,7 +81,6 @@ void verb_reload(struct conn *c, const struct catalog *cat, const struct proto_r
     else if (!conn_reload(c, reload_answer, NULL, 0))
         reply_err(c, PROTO_ERR_INTERNAL, "out of memory: the reload was not started");
 }
-
 
 /* An admin operation is over: `OK`, or `ERR <code> <message>`. */
 static void admin_answer(struct conn *c, json_t *report, const void *note)

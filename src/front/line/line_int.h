@@ -95,8 +95,6 @@ static inline struct line_conn *LC(struct conn *c)
 
 /* Add the batch's counters to the worker's stats and zero them. */
 void line_tally_flush(struct line_worker *lw);
-/* MATCH on an adblock filter: its reply line, written past the batch. */
-void line_match_adblock(struct conn *c, const struct cmd_call *call);
 
 /* Append to c's reply batch: a literal reply, and `ERR <code> <msg>`
  * (counted per code). */

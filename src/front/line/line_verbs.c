@@ -1,5 +1,5 @@
 /* The line protocol's verbs outside the item path (line_int.h): AUTH,
- * INFO, FILTERS, PING and QUIT, and the reply of MATCH on an adblock filter.
+ * INFO, FILTERS, PING and QUIT.
  * Rows of proto_verbs.h like line.c's, kept apart so that line.c holds the
  * request loop and the lookups. Worker thread that owns the connection. */
 #include "config.h"
@@ -23,47 +23,6 @@ static void reply_json(struct conn *c, json_t *j)
     if (conn_out_add(c, s, strlen(s)))
         conn_out_add(c, "\n", 1);
     free(s);
-}
-
-/* A rule as written in its list, as one word of a reply line: its rare
- * spaces and tabs as %20 and %09, and so its '%' as %25 (a rule may hold
- * "%20" itself: EasyList's do). */
-static void out_rule(struct conn *c, const char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        size_t j = i;
-        while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '%')
-            j++;
-        conn_out_add(c, s + i, j - i);
-        if (j < n)
-            conn_out_add(c, s[j] == ' ' ? "%20" : s[j] == '\t' ? "%09" : "%25", 3);
-        i = j + 1;
-    }
-}
-
-/* MATCH on an adblock filter: `MATCH <rule>` (the block rule that
- * decided), `ALLOWED <exception> [<rule>]` (the @@ rule, or allow-list
- * entry, that un-blocked, and the rule it overrode if one matched), or
- * `NO`. Written past the batch (rules may be long; MATCH is a debugging
- * verb). */
-void line_match_adblock(struct conn *c, const struct cmd_call *call)
-{
-    conn_reply_flush(c);
-    if (call->except) {
-        conn_out_add(c, "ALLOWED ", 8);
-        out_rule(c, call->except, call->except_len);
-        if (call->match) {
-            conn_out_add(c, " ", 1);
-            out_rule(c, call->match, call->match_len);
-        }
-    } else if (call->match) {
-        conn_out_add(c, "MATCH ", 6);
-        out_rule(c, call->match, call->match_len);
-    } else {
-        conn_out_add(c, "NO", 2);
-    }
-    conn_out_add(c, "\n", 1);
 }
 
 bool line_authed(struct conn *c)
