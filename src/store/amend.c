@@ -78,8 +78,8 @@ static int words_apply(struct fversion *v, enum journal_op op, const struct filt
 {
     char why[256];
     for (size_t i = 0; i < n; i++) {
-        int rc = words_delta_apply(v->wd, words_op(op), keys[i].data, keys[i].len, why,
-                                   sizeof(why));
+        int rc =
+            words_delta_apply(v->wd, words_op(op), keys[i].data, keys[i].len, why, sizeof(why));
         if (changed)
             changed[i] = rc > 0;
     }

@@ -47,9 +47,9 @@ struct words_view {
 struct words_delta {
     const struct words_matcher *base;
     size_t max;
-    pthread_mutex_t mu;       /* the parser b (words_delta_check runs outside the writer) */
-    struct words_builder *b;  /* the list's settings and tables: parses items, compiles dm */
-    struct wd_ent *ents;      /* added words and exceptions */
+    pthread_mutex_t mu;      /* the parser b (words_delta_check runs outside the writer) */
+    struct words_builder *b; /* the list's settings and tables: parses items, compiles dm */
+    struct wd_ent *ents;     /* added words and exceptions */
     size_t nents, capents;
     struct wd_ent *bexc; /* the list's exceptions, their symbols (compiled into dm) */
     size_t nbexc;
@@ -633,8 +633,8 @@ static int wd_match_cmp(const struct words_match *a, const struct words_match *b
  * before a match, their furthest end against the match's end. rep may be m
  * itself: the sweep reads ahead of every write (all of m up to i starts at
  * or before m[i], so r passes i before m[i] is written over). */
-static size_t wd_filter(struct words_match *m, size_t n, const struct words_match *rep,
-                        size_t nrep, const struct words_view *v, bool base)
+static size_t wd_filter(struct words_match *m, size_t n, const struct words_match *rep, size_t nrep,
+                        const struct words_view *v, bool base)
 {
     size_t r = 0, k = 0, reach = 0;
     bool any = false;

@@ -52,13 +52,13 @@ static size_t pseudo_word(char *p)
 }
 
 static const char *const g_english[] = {
-    "the",   "of",    "and",  "to",    "in",    "is",    "you",   "that",  "it",   "he",
-    "was",   "for",   "on",   "are",   "as",    "with",  "his",   "they",  "at",   "be",
-    "this",  "have",  "from", "or",    "one",   "had",   "by",    "word",  "but",  "not",
-    "what",  "all",   "were", "we",    "when",  "your",  "can",   "said",  "there", "use",
-    "an",    "each",  "which", "she",  "do",    "how",   "their", "if",    "will", "up",
-    "other", "about", "out",  "many",  "then",  "them",  "these", "so",    "some", "her",
-    "would", "make",  "like", "him",   "into",  "time",  "has",   "look",  "two",  "more"};
+    "the",   "of",    "and",   "to",   "in",   "is",   "you",   "that", "it",    "he",
+    "was",   "for",   "on",    "are",  "as",   "with", "his",   "they", "at",    "be",
+    "this",  "have",  "from",  "or",   "one",  "had",  "by",    "word", "but",   "not",
+    "what",  "all",   "were",  "we",   "when", "your", "can",   "said", "there", "use",
+    "an",    "each",  "which", "she",  "do",   "how",  "their", "if",   "will",  "up",
+    "other", "about", "out",   "many", "then", "them", "these", "so",   "some",  "her",
+    "would", "make",  "like",  "him",  "into", "time", "has",   "look", "two",   "more"};
 #define NENGLISH (sizeof g_english / sizeof g_english[0])
 
 /* Whether a pseudo-word is an English word of the comments. */
@@ -92,7 +92,6 @@ static char *make_list(size_t words, size_t *len)
     *len = n;
     return list;
 }
-
 
 static void make_comment(char *t, size_t len)
 {

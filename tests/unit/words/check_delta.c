@@ -17,8 +17,8 @@
 
 /* Letters that normalise to one symbol each (the delta's exceptions cover
  * in bytes, the list's in symbols: the same where a segment is one symbol). */
-static const char *const g_letters[] = {"a", "b", "c", "A", "\xc3\xa9" /* é */,
-                                        "\xe6\x88\x90" /* 成 */, "\xe4\xba\xba" /* 人 */};
+static const char *const g_letters[] = {
+    "a", "b", "c", "A", "\xc3\xa9" /* é */, "\xe6\x88\x90" /* 成 */, "\xe4\xba\xba" /* 人 */};
 static const char *const g_other[] = {".", " ", "  ", "\xe2\x80\x8b", "-", "\xff", "1"};
 #define NL (sizeof g_letters / sizeof g_letters[0])
 #define NO (sizeof g_other / sizeof g_other[0])
@@ -290,8 +290,7 @@ static void found(const struct words_matcher *m, const struct words_delta *d, co
     bool capped;
     struct words_scratch *sc = words_scratch_new();
     const struct words_view *v = words_delta_view(d);
-    ck_assert_int_eq(
-        words_view_scan(m, v, sc, text, strlen(text), buf, 64, 64, &n, &capped), 0);
+    ck_assert_int_eq(words_view_scan(m, v, sc, text, strlen(text), buf, 64, 64, &n, &capped), 0);
     words_scratch_free(sc);
     out[0] = '\0';
     for (size_t i = 0; i < n; i++) {
@@ -396,9 +395,8 @@ START_TEST(test_cap_after_removal)
     bool capped;
     struct words_scratch *sc = words_scratch_new();
     const char *text = "a a a a a b b";
-    ck_assert_int_eq(words_view_scan(m, words_delta_view(d), sc, text, strlen(text), buf, 8, 1,
-                                     &n, &capped),
-                     0);
+    ck_assert_int_eq(
+        words_view_scan(m, words_delta_view(d), sc, text, strlen(text), buf, 8, 1, &n, &capped), 0);
     ck_assert_uint_eq(n, 1);
     ck_assert_uint_eq(buf[0].start, 10);
     ck_assert(capped);
