@@ -8,6 +8,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +408,67 @@ START_TEST(test_cap_after_removal)
 }
 END_TEST
 
+/* Scans on several threads while one thread changes the delta: each scan
+ * reads one published view whole (the listed word always found, an added
+ * one with its own text), never a view being built. Retired views are
+ * freed at the end (the daemon frees them after a grace period). */
+struct race {
+    const struct words_matcher *m;
+    struct words_delta *d;
+    atomic_bool stop;
+    atomic_size_t scans;
+};
+
+static void *race_reader(void *arg)
+{
+    struct race *r = arg;
+    struct words_scratch *sc = words_scratch_new();
+    static _Thread_local struct words_match buf[3 * 16];
+    const char *text = "ass w1 w2 w3 w4 w5 w6 w7";
+    while (!atomic_load(&r->stop)) {
+        const struct words_view *v = words_delta_view(r->d);
+        size_t n;
+        bool capped;
+        ck_assert_int_eq(words_view_scan(r->m, v, sc, text, strlen(text), buf, 16, 16, &n, &capped),
+                         0);
+        ck_assert_uint_ge(n, 1);
+        ck_assert_uint_eq(buf[0].start, 0);
+        for (size_t i = 0; i < n; i++) {
+            size_t wl;
+            const char *w = words_view_word(r->m, v, buf[i].word, &wl);
+            ck_assert_uint_eq(wl, buf[i].end - buf[i].start);
+            ck_assert(memcmp(w, text + buf[i].start, wl) == 0);
+        }
+        atomic_fetch_add(&r->scans, 1);
+    }
+    words_scratch_free(sc);
+    return NULL;
+}
+
+START_TEST(test_scans_while_changed)
+{
+    struct words_matcher *m = compile("ass\n");
+    char err[256], why[160], w[8];
+    struct race r = {m, words_delta_new(m, 100, err, sizeof err), false, 0};
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, race_reader, &r), 0);
+    for (int k = 0; k < 300; k++) {
+        snprintf(w, sizeof w, "w%d", 1 + k % 7);
+        enum words_delta_op op = k % 3 == 2 ? WORDS_DELTA_REMOVE : WORDS_DELTA_ADD;
+        ck_assert_int_ge(words_delta_apply(r.d, op, w, strlen(w), why, sizeof why), 0);
+        ck_assert_int_eq(words_delta_publish(r.d, err, sizeof err), 0);
+    }
+    atomic_store(&r.stop, true);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_uint_gt(atomic_load(&r.scans), 0);
+    words_view_free_list(words_delta_take_retired(r.d));
+    words_delta_free(r.d);
+    words_matcher_free(m);
+}
+END_TEST
+
 static Suite *words_delta_suite(void)
 {
     Suite *s = suite_create("words_delta");
@@ -413,6 +476,7 @@ static Suite *words_delta_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_rules);
     tcase_add_test(tc, test_cap_after_removal);
+    tcase_add_test(tc, test_scans_while_changed);
     tcase_add_test(tc, test_against_rebuilt);
     suite_add_tcase(s, tc);
     return s;
