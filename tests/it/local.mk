@@ -49,8 +49,7 @@ check_PROGRAMS += %reldir%/check_privileges
 %canon_reldir%_check_privileges_LDADD = $(IT_LIBS)
 check_PROGRAMS += %reldir%/check_output_budget
 %canon_reldir%_check_output_budget_LDADD = $(IT_LIBS)
-# A word list built by the real tool, scanned over the line protocol and HTTP,
-# and changed at run time (ADD, REMOVE, ALLOW) across a restart and a SIGHUP.
+# A word list built by the real tool, scanned over the line protocol and HTTP.
 check_PROGRAMS += %reldir%/check_words
 %canon_reldir%_check_words_LDADD = $(IT_LIBS)
 # Real public word lists (tests/words/, installed by scripts/deps.sh) built
@@ -60,6 +59,7 @@ check_PROGRAMS += %reldir%/check_wordlists
 	$(OPENCC_CFLAGS)
 %canon_reldir%_check_wordlists_LDADD = $(IT_LIBS) $(JANSSON_LIBS) $(UTF8PROC_LIBS) $(OPENCC_LIBS)
 EXTRA_DIST += tests/words/package.json tests/words/package-lock.json tests/words/README.md
+# A word list changed at run time (ADD, REMOVE, ALLOW) across a restart and a SIGHUP.
 check_PROGRAMS += %reldir%/check_words_delta
 %canon_reldir%_check_words_delta_LDADD = $(IT_LIBS)
 # The real bloomgate-squid against the real daemon.
