@@ -85,6 +85,7 @@ struct conf_filter {
     unsigned words_zh;         /* traditional Chinese folded to simplified */
     unsigned words_whole_word; /* whole-word matching of space-separated scripts */
     char *words_skip;          /* the skip set, as words.md writes it; NULL: not given */
+    unsigned words_delta_max;  /* entries ADD and ALLOW may add at run time (words/delta.h) */
 };
 
 /* What the gate does with an add that would bring a fixed-size filter (no

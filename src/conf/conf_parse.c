@@ -524,9 +524,9 @@ static int close_filter(struct parser *p)
                     "filter \"%s\": \"max_memory\" bounds a growing filter; it needs \"growth on\"",
                     f->name);
 
-    /* A words filter takes no run-time changes (SCAN only): no journal
-     * unless one is named. */
-    if (!f->journal_off && f->journal == NULL && f->keys != CONF_KEYS_WORDS) {
+    /* Every filter's run-time changes are journaled (a words filter's ADD,
+     * REMOVE, ALLOW of words too). */
+    if (!f->journal_off && f->journal == NULL) {
         if (f->file != NULL) {
             f->journal = concat(f->file, ".journal");
         } else {

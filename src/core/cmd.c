@@ -45,11 +45,13 @@ static void items_run(const struct cmd_env *env, struct cmd_call *call, bool mut
 {
     const struct fentry *e = call->e;
     size_t n = call->n_items;
-    if (e->v->words && cmd_words_refuse(e, call) != 0)
-        return;
     /* The one branch on the kind: exact filters take the paths below, as
      * they always have. */
-    if (e->v->ab && !mutate) {
+    if (e->v->words) {
+        /* A word list answers SCAN, and takes its words' changes here. */
+        if (!mutate ? cmd_words_refuse(e, call) != 0 : cmd_words_mutate(env, call, op) != 0)
+            return;
+    } else if (e->v->ab && !mutate) {
         if (cmd_adblock_check(env, call) != 0)
             return;
     } else if (e->v->f->keys != FILTER_KEYS_EXACT) {

@@ -84,6 +84,7 @@ struct cmd_ctx {
 struct adblock_ctx;
 struct words_scratch;
 struct words_match;
+struct words_view;
 
 /* An adblock check of several items names each item's answer here, as a
  * one-item call names its own in match and except: yes, the block rule (the
@@ -107,7 +108,8 @@ struct cmd_env {
     size_t scratch_items;
     enum stats_proto proto; /* which fstats column the items count in */
     struct words_scratch *ws; /* a SCAN's scratch (words.h) */
-    struct words_match *wm;   /* a SCAN's matches: CONF_SCAN_MATCHES_MAX entries */
+    struct words_match *wm;   /* a SCAN's matches: 3 * CONF_SCAN_MATCHES_MAX entries (a
+                                 list with run-time changes scans twice, words/delta.h) */
 };
 
 /* One command: what the front parsed, and what the handler answers. Set up
@@ -152,6 +154,7 @@ struct cmd_call {
     const char *text;
     size_t text_len;
     const struct words_match *matches;
+    const struct words_view *wview; /* the run-time changes the matches were found with */
     size_t n_matches;
     bool capped;
 };

@@ -64,9 +64,16 @@ int cmd_keyed_check_confirmed(const struct cmd_env *env, struct cmd_call *call,
  * env->wm; CMD_ERR_WRONG_KIND on any other filter. */
 void cmd_words_scan(const struct cmd_env *env, const struct stats_src *src, struct cmd_call *call);
 
-/* The item commands (CHECK, MATCH, ADD, ALLOW, UNALLOW, REMOVE) on a
- * words filter: refused with CMD_ERR_WRONG_KIND (-1), since a word list
- * answers SCAN only; 0 on any other filter. */
+/* The lookups (CHECK, MCHECK, MATCH) on a words filter: refused with
+ * CMD_ERR_WRONG_KIND (-1), since a word list answers SCAN; 0 on any other
+ * filter. */
 int cmd_words_refuse(const struct fentry *e, struct cmd_call *call);
+
+/* ADD, REMOVE, ALLOW, UNALLOW (op) on a words filter: each item's %XX
+ * escapes decoded, read as the list reads a line (a bad one refuses the
+ * request before anything is journaled), then through the gate into the
+ * list's delta (words/delta.h). Answers in env->bools. 0, or -1 with
+ * call->err set. */
+int cmd_words_mutate(const struct cmd_env *env, struct cmd_call *call, enum journal_op op);
 
 #endif

@@ -201,7 +201,8 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
         return -1;
     }
     struct journal *j = atomic_load(&e->st->journal);
-    if (op == JOURNAL_OP_ADD &&
+    /* A word list's own limit (words_delta_max) was amend_admit's. */
+    if (op == JOURNAL_OP_ADD && !e->v->words &&
         (no_room(e, keys, n, err, errlen) || past_capacity(b, e, keys, n, err, errlen)))
         return -1;
     if (j && record(b, e, j, op, t, keys, n, err, errlen) != 0)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "adblock/adblock.h"
+#include "words/delta.h"
 #include "words/words.h"
 #include "base/clock.h"
 #include "base/util.h"
@@ -196,8 +197,22 @@ json_t *views_filter_json(const struct fentry *e)
     json_object_set_new(o, "file", v->file ? json_string(v->file) : json_null());
     if (v->ab)
         json_object_set_new(o, "adblock", views_adblock_json(v->ab));
-    if (v->words)
-        json_object_set_new(o, "words", views_words_json(v->words));
+    if (v->words) {
+        json_t *w = views_words_json(v->words);
+        if (v->wd) { /* the run-time changes (words/delta.h) */
+            struct words_delta_counts dc;
+            words_delta_counts(v->wd, &dc);
+            json_t *d = json_object();
+            json_object_set_new(d, "words", json_integer((json_int_t)dc.words));
+            json_object_set_new(d, "exceptions", json_integer((json_int_t)dc.exceptions));
+            json_object_set_new(d, "removed", json_integer((json_int_t)dc.removed));
+            json_object_set_new(d, "entries", json_integer((json_int_t)(dc.words + dc.exceptions)));
+            json_object_set_new(d, "max", json_integer((json_int_t)dc.max));
+            json_object_set_new(d, "memory_bytes", json_integer((json_int_t)dc.memory));
+            json_object_set_new(w, "delta", d);
+        }
+        json_object_set_new(o, "words", w);
+    }
     /* What a shipper compares with `bloomgate info FILE` to know this
      * replica serves the file it sent: the header checksum, which covers
      * every shard's checksum and so the whole content (runtime adds do not

@@ -51,7 +51,7 @@ struct worker {
     struct cmd_ctx *ctxs;   /* scratch_items entries: per-item request contexts */
     struct adblock_ctx *ab; /* the Adblock matcher's scratch */
     struct words_scratch *ws; /* a SCAN's scratch (words.h) */
-    struct words_match *wm;   /* a SCAN's matches: CONF_SCAN_MATCHES_MAX */
+    struct words_match *wm;   /* a SCAN's matches: 3 * CONF_SCAN_MATCHES_MAX (words_view_scan) */
     size_t scratch_items; /* sized for max_items at start (restart-only) */
 };
 

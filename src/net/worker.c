@@ -231,7 +231,7 @@ static int worker_init(struct server *srv, unsigned t, size_t items, char *err, 
     w->ctxs = calloc(items, sizeof(*w->ctxs));
     w->ab = adblock_ctx_new();
     w->ws = words_scratch_new();
-    w->wm = calloc(CONF_SCAN_MATCHES_MAX, sizeof(*w->wm));
+    w->wm = calloc(3 * CONF_SCAN_MATCHES_MAX, sizeof(*w->wm)); /* words_view_scan */
     w->base = event_base_new();
     w->inbox_mu_ok = pthread_mutex_init(&w->inbox_mu, NULL) == 0;
     w->inbox_ev = w->base ? event_new(w->base, -1, 0, inbox_cb, w) : NULL;

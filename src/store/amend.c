@@ -16,6 +16,7 @@
 #include "exact/delta.h"
 #include "store/allow.h"
 #include "url/lists.h"
+#include "words/delta.h"
 
 #define ALLOW_LINE_MAX JOURNAL_MAX_ITEM /* the longest exact item an allow file may hold */
 
@@ -60,8 +61,44 @@ static int apply_one(struct fversion *v, enum journal_op op, const struct filter
     return rc != 0 ? oom(err, errlen) : 0;
 }
 
+static enum words_delta_op words_op(enum journal_op op)
+{
+    return op == JOURNAL_OP_ALLOW     ? WORDS_DELTA_ALLOW
+           : op == JOURNAL_OP_UNALLOW ? WORDS_DELTA_UNALLOW
+           : op == JOURNAL_OP_REMOVE  ? WORDS_DELTA_REMOVE
+                                      : WORDS_DELTA_ADD;
+}
+
+/* A words filter's mutation: each item into the list's delta (an item the
+ * delta cannot read changes nothing: a worker refused it before it was
+ * journaled, so only a replay onto a list built with other settings meets
+ * one), then one publish for the scans. */
+static int words_apply(struct fversion *v, enum journal_op op, const struct filter_key *keys,
+                       size_t n, bool *changed, bool publish, char *err, size_t errlen)
+{
+    char why[256];
+    for (size_t i = 0; i < n; i++) {
+        int rc =
+            words_delta_apply(v->wd, words_op(op), keys[i].data, keys[i].len, why, sizeof(why));
+        if (changed)
+            changed[i] = rc > 0;
+    }
+    if (publish && words_delta_publish(v->wd, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+int amend_words_publish(struct fversion *v, char *err, size_t errlen)
+{
+    return v->wd ? words_delta_publish(v->wd, err, errlen) : 0;
+}
+
 int amend_admit(struct fversion *v, enum journal_op op, size_t n, char *err, size_t errlen)
 {
+    if (v->wd)
+        return words_delta_admit(v->wd, words_op(op), n, err, errlen);
     struct filter_grow *g = op == JOURNAL_OP_ADD ? grow_of(v->f) : NULL;
     return g ? grow_admit(g, n, err, errlen) : 0;
 }
@@ -100,6 +137,8 @@ static int apply_bits(struct fversion *v, enum journal_op op, int64_t time_ms,
 int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
                    const struct filter_key *keys, size_t n, bool *changed, char *err, size_t errlen)
 {
+    if (v->wd)
+        return words_apply(v, op, keys, n, changed, true, err, errlen);
     if (apply_bits(v, op, time_ms, keys, n, changed, err, errlen) != 0)
         return -1;
     if (v->xd && (op == JOURNAL_OP_ADD || op == JOURNAL_OP_REMOVE))
@@ -147,6 +186,14 @@ int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void
                       size_t len)
 {
     struct fversion *v = ctx;
+    /* A word list's items are published once, after the replay
+     * (amend_words_publish), not one compile per item. */
+    if (v->wd) {
+        struct filter_key k = {item, len};
+        char err[64];
+        (void)time_ms;
+        return words_apply(v, op, &k, 1, NULL, false, err, sizeof(err));
+    }
     /* A windowed filter's add without a time was written before the filter
      * had a window: it lies in no window, so it is not replayed. */
     if (op == JOURNAL_OP_ADD && v->f->ring && time_ms == JOURNAL_NO_TIME)

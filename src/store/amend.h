@@ -37,6 +37,10 @@ int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
                    const struct filter_key *keys, size_t n, bool *changed, char *err,
                    size_t errlen);
 
+/* A words filter's changes applied without a publish (a replay's) made
+ * visible to scans: 0, or -1 on no memory. The replaying thread. */
+int amend_words_publish(struct fversion *v, char *err, size_t errlen);
+
 /* A journal_op_fn that applies each record's item to the version ctx: what a
  * replay hands journal_replay_ops. */
 int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,

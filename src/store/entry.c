@@ -25,6 +25,8 @@ int64_t entry_replay(struct journal *j, struct fversion *v, uint64_t from, uint6
                       char *err, size_t errlen)
 {
     int64_t n = journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
+    if (n > 0 && amend_words_publish(v, err, errlen) != 0)
+        return -1;
     /* A growing filter replayed near a boundary: its next sub-filter is
      * planned now, not by the first add after the load. */
     struct filter_grow *g = grow_of(v->f);

@@ -13,6 +13,7 @@
 #include "bloom/ring.h"
 #include "store/allow.h"
 #include "store/journal.h"
+#include "words/delta.h"
 
 /* The allow tables workers have outgrown: detached from every served
  * version, freed after one grace period (no worker can still be probing
@@ -36,6 +37,25 @@ static void reclaim_allow_tables(struct registry *reg)
     allow_free_tables(all);
 }
 
+/* The views of word lists' deltas that changes replaced (words/delta.h):
+ * freed after one grace period, as the allow tables are. */
+static void reclaim_word_views(struct registry *reg)
+{
+    const struct catalog *c = registry_read(reg);
+    struct words_view *all = NULL, **tail = &all;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!c->entries[i].v->wd)
+            continue;
+        *tail = words_delta_take_retired(c->entries[i].v->wd);
+        while (*tail)
+            tail = words_view_next_retired(*tail);
+    }
+    if (!all)
+        return;
+    registry_synchronize(reg);
+    words_view_free_list(all);
+}
+
 void housekeep_tick(struct housekeep *h)
 {
     const struct catalog *c = registry_read(h->reg);
@@ -57,5 +77,6 @@ void housekeep_tick(struct housekeep *h)
             grow_prepare(g);
     }
     reclaim_allow_tables(h->reg);
+    reclaim_word_views(h->reg);
     registry_reclaim(h->reg); /* what deferred publishes left (filters made at run time) */
 }

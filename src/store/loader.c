@@ -23,6 +23,7 @@
 #include "bloom/grow.h"
 #include "bloom/fusedelta.h"
 #include "bloom/ring.h"
+#include "words/delta.h"
 #include "words/words.h"
 
 /* The plan of the empty filter a block with no file (or a missing one) gets:
@@ -356,6 +357,12 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
     }
     v->ab = ab;
     v->words = words;
+    /* Its run-time changes start empty; the journal's replay fills them. */
+    if (words && !(v->wd = words_delta_new(words, cf->words_delta_max, why, sizeof(why)))) {
+        snprintf(err, errlen, "filter %s: the word list's delta: %s", cf->name, why);
+        fversion_free(v);
+        return NULL;
+    }
     v->ab_any = ab && cf->context == CONF_CONTEXT_ANY;
     v->refuse_full = cf->full == CONF_FULL_REFUSE;
     if (!ab && cf->context == CONF_CONTEXT_ANY)

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "adblock/adblock.h"
+#include "words/delta.h"
 #include "words/words.h"
 #include "base/util.h"
 #include "exact/delta.h"
@@ -336,6 +337,7 @@ void fversion_free(struct fversion *v)
     adblock_engine_free(v->ab);
     exact_delta_free(v->xd); /* before its table */
     exact_table_close(v->xt);
+    words_delta_free(v->wd); /* before its list */
     words_matcher_free(v->words);
     allow_free(v->allow);
     free(v->allow_file);

@@ -49,6 +49,7 @@ struct fversion {
     struct exact_table *xt;
     struct exact_delta *xd; /* the table's run-time changes (ADD, REMOVE); NULL without xt */
     struct words_matcher *words; /* the compiled word list of a words filter, or NULL */
+    struct words_delta *wd;      /* its run-time changes (words/delta.h); NULL without words */
 };
 
 struct journal;
@@ -58,6 +59,7 @@ struct adblock_engine;
 struct exact_table;
 struct exact_delta;
 struct words_matcher;
+struct words_delta;
 
 /* What belongs to a filter name rather than to one loaded version: its
  * journal and its reload history. Lives while the name is served. */

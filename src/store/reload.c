@@ -159,7 +159,8 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
             return v->file != NULL || errno != ENOENT; /* vanished, or unreadable */
         if (!v->file || strcmp(v->file, cf->file) != 0 ||
             (old_cf && (old_cf->delta_capacity != cf->delta_capacity ||
-                        old_cf->context != cf->context || old_cf->full != cf->full)))
+                        old_cf->context != cf->context || old_cf->full != cf->full ||
+                        old_cf->words_delta_max != cf->words_delta_max)))
             return true;
         int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         return st.st_dev != v->dev || st.st_ino != v->ino || st.st_size != v->size ||

@@ -12,5 +12,6 @@ libwords_la_SOURCES = \
 	%reldir%/list.c \
 	%reldir%/build.c \
 	%reldir%/scan.c \
-	%reldir%/serial.c
+	%reldir%/serial.c \
+	%reldir%/delta.c %reldir%/delta.h
 libwords_la_LIBADD = $(UTF8PROC_LIBS) $(OPENCC_LIBS)

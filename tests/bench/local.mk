@@ -20,6 +20,9 @@ noinst_PROGRAMS += %reldir%/bench_url
 # A word list's build and scan on one core (docs/benchmarks.md, "Word lists").
 noinst_PROGRAMS += %reldir%/bench_words
 %canon_reldir%_bench_words_LDADD = libwords.la
+# A word list's run-time change: the list rebuilt against the delta beside it.
+noinst_PROGRAMS += %reldir%/bench_words_delta
+%canon_reldir%_bench_words_delta_LDADD = libwords.la
 # The exact table against LMDB (docs/benchmarks.md, "Exact table"): LMDB is
 # linked by this program alone (scripts/deps.sh installs liblmdb-dev), never
 # by what ships, so it is built on request only (`make tests/bench/bench_exact`):

@@ -5,7 +5,7 @@
  * full-width word, one with symbols or a zero-width space inside, a
  * traditional Chinese spelling and a decomposed accent each point at their
  * own bytes); exceptions; the mask option; the cap on matches and the limit
- * on text size; the other verbs refused on a words filter and SCAN refused
+ * on text size; the lookups refused on a words filter and SCAN refused
  * on another kind; INFO; a rebuilt list swapped in on SIGHUP; and a config
  * whose words_* setting disagrees with the file refused, by --check-config
  * as by start-up. */
@@ -222,7 +222,7 @@ START_TEST(test_limits_and_kinds)
     /* Other verbs on a words filter, SCAN on another kind. */
     r = dh_cmd(c, "CHECK bad fuck");
     ck_assert_msg(strncmp(r, "ERR wrong_kind ", 15) == 0 && strstr(r, "SCAN"), "%s", r);
-    r = dh_cmd(c, "ADD bad fuck");
+    r = dh_cmd(c, "MATCH bad fuck");
     ck_assert_msg(strncmp(r, "ERR wrong_kind ", 15) == 0, "%s", r);
     r = dh_cmd(c, "SCAN ex a");
     ck_assert_msg(strncmp(r, "ERR wrong_kind ", 15) == 0 && strstr(r, "exact"), "%s", r);

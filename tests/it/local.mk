@@ -59,6 +59,9 @@ check_PROGRAMS += %reldir%/check_wordlists
 	$(OPENCC_CFLAGS)
 %canon_reldir%_check_wordlists_LDADD = $(IT_LIBS) $(JANSSON_LIBS) $(UTF8PROC_LIBS) $(OPENCC_LIBS)
 EXTRA_DIST += tests/words/package.json tests/words/package-lock.json tests/words/README.md
+# A word list changed at run time (ADD, REMOVE, ALLOW) across a restart and a SIGHUP.
+check_PROGRAMS += %reldir%/check_words_delta
+%canon_reldir%_check_words_delta_LDADD = $(IT_LIBS)
 # The real bloomgate-squid against the real daemon.
 check_PROGRAMS += %reldir%/check_squid
 %canon_reldir%_check_squid_LDADD = $(IT_LIBS)

@@ -57,6 +57,8 @@ check_PROGRAMS += %reldir%/words/check_words
 # The automaton against a naive matcher on random lists and texts.
 check_PROGRAMS += %reldir%/words/check_naive
 %canon_reldir%_words_check_naive_LDADD = $(WORDS_TEST_LIBS)
+check_PROGRAMS += %reldir%/words/check_delta
+%canon_reldir%_words_check_delta_LDADD = $(WORDS_TEST_LIBS)
 # exact/: the exact table's archive, with the base helpers it stands on.
 EXACT_TEST_LIBS = libexact.la libbase.la $(CHECK_LIBS)
 check_PROGRAMS += %reldir%/exact/check_table

@@ -1,0 +1,692 @@
+/* words/delta: run-time changes beside a compiled list (delta.h).
+ *
+ * Why a delta scanned beside the list rather than the list rebuilt: a
+ * rebuild of a 50,000-word list takes far longer than a request may hold a
+ * worker, and a background rebuild would leave a window in which an
+ * acknowledged ADD is not found (docs/benchmarks.md, "Word lists: run-time
+ * changes"). The delta is small, so it is compiled again on every change.
+ *
+ * What a view holds: the compiled list's words removed (a bitmap over its
+ * word ids) and a small matcher `dm` of the added words, with the list's
+ * own exceptions compiled in as exceptions (so they cover the added words
+ * as they cover the listed ones), and the added exceptions compiled as
+ * plain words without boundaries, marked `report`: their occurrences come
+ * back from the scan and every match they cover is dropped, the list's
+ * and the added ones alike. Writer: one thread at a time (delta.h). */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "words/delta.h"
+#include "words/list_int.h"
+
+/* One entry of the delta: an added word, or an added exception (WP_EXC). */
+struct wd_ent {
+    uint32_t *cps; /* the normalised symbols (code points) */
+    uint32_t n;
+    uint32_t flags; /* WP_* | WL_*, as the list parser set them */
+    char *text;     /* as added, syntax removed (what a match reports) */
+    uint32_t tlen;
+};
+
+struct words_view {
+    struct words_view *next_retired;
+    struct words_matcher *dm; /* added words and exceptions; NULL: none */
+    uint8_t *report;          /* [words_count(dm)]: an added exception's occurrence */
+    size_t nreports;
+    uint64_t *removed; /* bitmap over the list's word ids; NULL: none removed */
+    size_t nremoved;
+    uint32_t nbase; /* the list's word count: ids from here are dm's */
+    size_t memory;
+};
+
+struct words_delta {
+    const struct words_matcher *base;
+    size_t max;
+    pthread_mutex_t mu;      /* the parser b (words_delta_check runs outside the writer) */
+    struct words_builder *b; /* the list's settings and tables: parses items, compiles dm */
+    struct wd_ent *ents;     /* added words and exceptions */
+    size_t nents, capents;
+    struct wd_ent *bexc; /* the list's exceptions, their symbols (compiled into dm) */
+    size_t nbexc;
+    uint64_t *removed; /* [words/64] the list's words removed */
+    size_t nremoved;
+    bool dirty; /* changed since the last publish */
+    _Atomic(struct words_view *) view;
+    pthread_mutex_t ret_mu; /* guards retired */
+    struct words_view *retired;
+    _Atomic size_t c_words, c_exc, c_removed, c_mem;
+};
+
+static void wd_view_free(struct words_view *v)
+{
+    if (v == NULL)
+        return;
+    words_matcher_free(v->dm);
+    free(v->report);
+    free(v->removed);
+    free(v);
+}
+
+struct words_view **words_view_next_retired(struct words_view *v)
+{
+    return &v->next_retired;
+}
+
+void words_view_free_list(struct words_view *v)
+{
+    while (v) {
+        struct words_view *next = v->next_retired;
+        wd_view_free(v);
+        v = next;
+    }
+}
+
+static void wd_ent_free(struct wd_ent *e)
+{
+    free(e->cps);
+    free(e->text);
+}
+
+/* A builder with the list's settings and normalisation table, copied from
+ * the matcher: an item is normalised exactly as the list was (the Chinese
+ * pairs come from the list, so no OpenCC is needed here). */
+static struct words_builder *wd_builder(const struct words_matcher *m, char *err, size_t errlen)
+{
+    struct words_builder *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        goto oom;
+    b->opts = m->opts;
+    b->skip = strdup(m->skip ? m->skip : WORDS_SKIP_DEFAULT);
+    if (b->skip == NULL)
+        goto oom;
+    b->opts.skip = b->skip;
+    b->opts.opencc_config = NULL;
+    b->norm.nfkc = m->norm.nfkc;
+    b->norm.zh = m->norm.zh;
+    if (wn_parse_skip(&b->norm, b->skip, err, errlen) != 0)
+        goto fail;
+    if (m->norm.nt2s) {
+        b->norm.t2s = malloc(m->norm.nt2s * 2 * sizeof *b->norm.t2s);
+        if (b->norm.t2s == NULL)
+            goto oom;
+        memcpy(b->norm.t2s, m->norm.t2s, m->norm.nt2s * 2 * sizeof *b->norm.t2s);
+        b->norm.nt2s = m->norm.nt2s;
+    }
+    b->norm.bmp = malloc(0x10000 * sizeof *b->norm.bmp);
+    if (b->norm.bmp == NULL)
+        goto oom;
+    memcpy(b->norm.bmp, m->norm.bmp, 0x10000 * sizeof *b->norm.bmp);
+    return b;
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    words_builder_free(b);
+    return NULL;
+}
+
+/* The pattern of m whose symbols are cps (the trie's goto edges, no failure
+ * links): its index, or -1 when m lists no such entry. */
+static long wd_lookup(const struct words_matcher *m, const uint32_t *cps, uint32_t n)
+{
+    uint32_t st = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = words_symbol(m, cps[i]);
+        if (c == 0)
+            return -1;
+        uint32_t a = m->st[st].first, b = m->st[st + 1].first, next = 0;
+        for (; a < b; a++)
+            if (m->edges[a].sym == c) {
+                next = m->edges[a].tgt;
+                break;
+            }
+        if (next == 0)
+            return -1;
+        st = next;
+    }
+    return m->st[st].out ? (long)m->st[st].out - 1 : -1;
+}
+
+/* The list's exceptions with their symbols, from its trie: a walk from the
+ * root that keeps the path. Once per delta. */
+static int wd_base_exceptions(struct words_delta *d)
+{
+    const struct words_matcher *m = d->base;
+    size_t cap = 0;
+    for (uint32_t p = 0; p < m->npat; p++)
+        cap += (m->pats[p].flags & WP_EXC) != 0;
+    d->bexc = calloc(cap ? cap : 1, sizeof *d->bexc);
+    if (d->bexc == NULL)
+        return -1;
+    uint32_t state[WORDS_MAX_SYMBOLS + 2], edge[WORDS_MAX_SYMBOLS + 2], path[WORDS_MAX_SYMBOLS + 1];
+    int depth = 0;
+    state[0] = 0;
+    edge[0] = m->st[0].first;
+    while (depth >= 0) {
+        uint32_t s = state[depth];
+        if (edge[depth] >= m->st[s + 1].first || depth > WORDS_MAX_SYMBOLS) {
+            depth--;
+            continue;
+        }
+        uint32_t t = m->edges[edge[depth]].tgt, sym = m->edges[edge[depth]].sym;
+        edge[depth]++;
+        if (sym == 0 || sym > m->nsym || t == 0 || t >= m->nstates)
+            continue; /* a loaded matcher's edges are checked; keep the walk safe */
+        path[depth] = m->alpha[sym - 1];
+        uint32_t o = m->st[t].out;
+        if (o && o <= m->npat && (m->pats[o - 1].flags & WP_EXC) && d->nbexc < cap) {
+            struct wd_ent *e = &d->bexc[d->nbexc];
+            size_t wl;
+            const char *w = words_word(m, m->pats[o - 1].word, &wl);
+            e->n = (uint32_t)depth + 1;
+            e->cps = malloc(e->n * sizeof *e->cps);
+            e->text = malloc(wl ? wl : 1);
+            if (e->cps == NULL || e->text == NULL) {
+                wd_ent_free(e);
+                return -1;
+            }
+            memcpy(e->cps, path, e->n * sizeof *e->cps);
+            memcpy(e->text, w, wl);
+            e->tlen = (uint32_t)wl;
+            e->flags = WP_EXC;
+            d->nbexc++;
+        }
+        if (depth + 1 <= WORDS_MAX_SYMBOLS) {
+            depth++;
+            state[depth] = t;
+            edge[depth] = m->st[t].first;
+        }
+    }
+    return 0;
+}
+
+struct words_delta *words_delta_new(const struct words_matcher *base, size_t max, char *err,
+                                    size_t errlen)
+{
+    struct words_delta *d = calloc(1, sizeof *d);
+    if (d == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    d->base = base;
+    d->max = max;
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_mutex_init(&d->ret_mu, NULL);
+    d->removed = calloc(base->nwords / 64 + 1, sizeof *d->removed);
+    if (d->removed == NULL || !(d->b = wd_builder(base, err, errlen)) ||
+        wd_base_exceptions(d) != 0) {
+        if (d->removed == NULL || d->b)
+            snprintf(err, errlen, "out of memory");
+        words_delta_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void words_delta_free(struct words_delta *d)
+{
+    if (d == NULL)
+        return;
+    wd_view_free(atomic_load(&d->view));
+    words_view_free_list(d->retired);
+    for (size_t i = 0; i < d->nents; i++)
+        wd_ent_free(&d->ents[i]);
+    for (size_t i = 0; i < d->nbexc; i++)
+        wd_ent_free(&d->bexc[i]);
+    free(d->ents);
+    free(d->bexc);
+    free(d->removed);
+    words_builder_free(d->b);
+    pthread_mutex_destroy(&d->mu);
+    pthread_mutex_destroy(&d->ret_mu);
+    free(d);
+}
+
+/* Parses item as op reads it into d->b (one entry, b->ents[0]), under
+ * d->mu: 0, or -1 with why. An exception is an `@@` line: ALLOW and
+ * UNALLOW give the phrase, the parser is handed `@@` + it. */
+static int wd_parse(struct words_delta *d, enum words_delta_op op, const char *item, size_t len,
+                    char *why, size_t whylen)
+{
+    struct words_builder *b = d->b;
+    bool exc = op == WORDS_DELTA_ALLOW || op == WORDS_DELTA_UNALLOW;
+    if (len > WORDS_MAX_LINE) {
+        snprintf(why, whylen, "longer than %d bytes", WORDS_MAX_LINE);
+        return -1;
+    }
+    if (memchr(item, '\n', len) || memchr(item, '\r', len)) {
+        snprintf(why, whylen, "a line break: an entry is one line of the list");
+        return -1;
+    }
+    char line[WORDS_MAX_LINE + 2];
+    size_t ll = 0;
+    if (exc) {
+        line[0] = line[1] = '@';
+        ll = 2;
+    }
+    memcpy(line + ll, item, len);
+    ll += len;
+    words_builder_clear(b);
+    char err[128];
+    if (words_builder_add_line(b, line, ll, err, sizeof err) != 0) {
+        snprintf(why, whylen, "%s", err);
+        return -1;
+    }
+    if (b->sum.rejects) {
+        snprintf(why, whylen, "%s", b->sum.first[0].reason);
+        return -1;
+    }
+    if (b->nents != 1) {
+        snprintf(why, whylen, "nothing listed (a blank, or a comment: write `\\#` for a `#`)");
+        return -1;
+    }
+    if (!exc && (b->ents[0].flags & WP_EXC)) {
+        snprintf(why, whylen, "an exception: %s takes words; ALLOW and UNALLOW take exceptions",
+                 op == WORDS_DELTA_ADD ? "ADD" : "REMOVE");
+        return -1;
+    }
+    return 0;
+}
+
+int words_delta_check(struct words_delta *d, enum words_delta_op op, const char *item, size_t len,
+                      char *why, size_t whylen)
+{
+    pthread_mutex_lock(&d->mu);
+    int rc = wd_parse(d, op, item, len, why, whylen);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+int words_delta_admit(const struct words_delta *d, enum words_delta_op op, size_t n, char *why,
+                      size_t whylen)
+{
+    if (op == WORDS_DELTA_REMOVE || op == WORDS_DELTA_UNALLOW || d->nents + n <= d->max)
+        return 0;
+    snprintf(why, whylen,
+             "the word list's run-time delta holds %zu entries of its %zu (words_delta_max), "
+             "and this asks for %zu more: add them to the list and rebuild it (bloomgate build "
+             "--format words), or raise words_delta_max",
+             d->nents, d->max, n);
+    return -1;
+}
+
+/* The delta entry with these symbols, or -1. Linear: the delta is small and
+ * changed rarely. */
+static long wd_find(const struct words_delta *d, const uint32_t *cps, uint32_t n)
+{
+    for (size_t i = 0; i < d->nents; i++)
+        if (d->ents[i].n == n && memcmp(d->ents[i].cps, cps, n * sizeof *cps) == 0)
+            return (long)i;
+    return -1;
+}
+
+static void wd_drop(struct words_delta *d, size_t i)
+{
+    wd_ent_free(&d->ents[i]);
+    d->ents[i] = d->ents[--d->nents];
+}
+
+/* The parsed entry (b->ents[0]) stored at slot i (a new one when i is
+ * nents). 0, or -1 on no memory. */
+static int wd_store(struct words_delta *d, size_t i)
+{
+    const struct wl_ent *pe = &d->b->ents[0];
+    struct wd_ent e = {malloc(pe->cp_len * sizeof *e.cps), pe->cp_len, pe->flags,
+                       malloc(pe->text_len ? pe->text_len : 1), pe->text_len};
+    if (e.cps == NULL || e.text == NULL) {
+        wd_ent_free(&e);
+        return -1;
+    }
+    memcpy(e.cps, d->b->cps + pe->cp_off, e.n * sizeof *e.cps);
+    memcpy(e.text, d->b->text + pe->text_off, e.tlen);
+    if (i == d->nents) {
+        if (d->nents == d->capents) {
+            size_t c = d->capents ? d->capents * 2 : 16;
+            struct wd_ent *ne = realloc(d->ents, c * sizeof *ne);
+            if (ne == NULL) {
+                wd_ent_free(&e);
+                return -1;
+            }
+            d->ents = ne;
+            d->capents = c;
+        }
+        d->nents++;
+    } else {
+        wd_ent_free(&d->ents[i]);
+    }
+    d->ents[i] = e;
+    return 0;
+}
+
+static bool wd_removed(const struct words_delta *d, uint32_t w)
+{
+    return (d->removed[w / 64] >> (w % 64)) & 1;
+}
+
+static void wd_set_removed(struct words_delta *d, uint32_t w, bool on)
+{
+    if (wd_removed(d, w) == on)
+        return;
+    d->removed[w / 64] ^= 1ull << (w % 64);
+    d->nremoved += on ? 1 : (size_t)-1;
+}
+
+#define WD_ENDS (WP_START | WP_END)
+
+/* The rules, with the list's for equal entries (docs/words.md): an
+ * exception wins over a word of the same normalised text; a word the list
+ * holds with the same `*` ends is the list's (an ADD brings it back if it
+ * was removed), with other ends it is replaced by the one added. Under
+ * d->mu, the item parsed into b->ents[0]. */
+static int wd_apply(struct words_delta *d, enum words_delta_op op)
+{
+    const struct wl_ent *pe = &d->b->ents[0];
+    const uint32_t *cps = d->b->cps + pe->cp_off;
+    const struct words_matcher *m = d->base;
+    long p = wd_lookup(m, cps, pe->cp_len);
+    const struct words_pat *bp = p >= 0 ? &m->pats[p] : NULL;
+    bool bexc = bp && (bp->flags & WP_EXC);
+    long i = wd_find(d, cps, pe->cp_len);
+    bool dexc = i >= 0 && (d->ents[i].flags & WP_EXC);
+    switch (op) {
+    case WORDS_DELTA_ADD:
+        if (bexc || dexc)
+            return 0; /* an exception of that text wins */
+        if (bp && (bp->flags & WD_ENDS) == (pe->flags & WD_ENDS)) {
+            bool was = wd_removed(d, bp->word);
+            wd_set_removed(d, bp->word, false);
+            if (i >= 0)
+                wd_drop(d, (size_t)i);
+            return was || i >= 0;
+        }
+        if (bp)
+            wd_set_removed(d, bp->word, true);
+        if (i >= 0 && (d->ents[i].flags & WD_ENDS) == (pe->flags & WD_ENDS))
+            return 0;
+        return wd_store(d, i >= 0 ? (size_t)i : d->nents) != 0 ? -1 : 1;
+    case WORDS_DELTA_REMOVE: {
+        bool changed = false;
+        if (bp && !bexc && !wd_removed(d, bp->word)) {
+            wd_set_removed(d, bp->word, true);
+            changed = true;
+        }
+        if (i >= 0 && !dexc) {
+            wd_drop(d, (size_t)i);
+            changed = true;
+        }
+        return changed;
+    }
+    case WORDS_DELTA_ALLOW:
+        if (bexc || dexc)
+            return 0;
+        return wd_store(d, i >= 0 ? (size_t)i : d->nents) != 0 ? -1 : 1;
+    case WORDS_DELTA_UNALLOW:
+        if (!dexc)
+            return 0;
+        wd_drop(d, (size_t)i);
+        return 1;
+    }
+    return 0;
+}
+
+int words_delta_apply(struct words_delta *d, enum words_delta_op op, const char *item, size_t len,
+                      char *why, size_t whylen)
+{
+    pthread_mutex_lock(&d->mu);
+    int rc = wd_parse(d, op, item, len, why, whylen);
+    if (rc == 0) {
+        rc = wd_apply(d, op);
+        if (rc < 0)
+            snprintf(why, whylen, "out of memory for the word list's delta");
+        if (rc > 0)
+            d->dirty = true;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+/* An entry into the builder as it is, flags given (no parsing: its symbols
+ * are the delta's). */
+static int wd_push(struct words_builder *b, const struct wd_ent *e, uint32_t flags)
+{
+    if (b->nents == b->capents) {
+        size_t c = b->capents ? b->capents * 2 : 64;
+        struct wl_ent *ne = realloc(b->ents, c * sizeof *ne);
+        if (ne == NULL)
+            return -1;
+        b->ents = ne, b->capents = c;
+    }
+    if (b->ncps + e->n > b->capcps) {
+        size_t c = b->capcps ? b->capcps : 256;
+        while (c < b->ncps + e->n)
+            c *= 2;
+        uint32_t *nc = realloc(b->cps, c * sizeof *nc);
+        uint8_t *nl = realloc(b->cls, c);
+        if (nc)
+            b->cps = nc;
+        if (nl)
+            b->cls = nl;
+        if (nc == NULL || nl == NULL)
+            return -1;
+        b->capcps = b->capcls = c;
+    }
+    if (b->ntext + e->tlen > b->captext) {
+        size_t c = b->captext ? b->captext : 256;
+        while (c < b->ntext + e->tlen)
+            c *= 2;
+        char *nt = realloc(b->text, c);
+        if (nt == NULL)
+            return -1;
+        b->text = nt, b->captext = c;
+    }
+    struct wl_ent *w = &b->ents[b->nents];
+    *w = (struct wl_ent){b->ncps, b->ntext, e->n, e->tlen, flags, (uint32_t)b->nents};
+    memcpy(b->cps + b->ncps, e->cps, e->n * sizeof *e->cps);
+    memset(b->cls + b->ncps, 0, e->n);
+    memcpy(b->text + b->ntext, e->text, e->tlen);
+    b->ncps += e->n, b->ntext += e->tlen, b->nents++;
+    return 0;
+}
+
+/* The view of the delta as it is: dm compiled from the added entries (and
+ * the list's exceptions, when there are added words for them to cover).
+ * Under d->mu. */
+static struct words_view *wd_view(struct words_delta *d, char *err, size_t errlen)
+{
+    struct words_view *v = calloc(1, sizeof *v);
+    if (v == NULL)
+        goto oom;
+    v->nbase = d->base->nwords;
+    v->nremoved = d->nremoved;
+    if (d->nremoved) {
+        size_t nw = d->base->nwords / 64 + 1;
+        v->removed = malloc(nw * sizeof *v->removed);
+        if (v->removed == NULL)
+            goto oom;
+        memcpy(v->removed, d->removed, nw * sizeof *v->removed);
+    }
+    size_t nwords = 0;
+    for (size_t i = 0; i < d->nents; i++)
+        nwords += !(d->ents[i].flags & WP_EXC);
+    if (d->nents) {
+        struct words_builder *b = d->b;
+        words_builder_clear(b);
+        for (size_t i = 0; nwords && i < d->nbexc; i++)
+            if (wd_push(b, &d->bexc[i], WP_EXC) != 0)
+                goto oom;
+        /* An added exception as a plain word (its occurrences reported),
+         * with no boundary, as an exception checks none. */
+        for (size_t i = 0; i < d->nents; i++) {
+            uint32_t fl = d->ents[i].flags & WP_EXC ? 0 : d->ents[i].flags & WD_ENDS;
+            if (wd_push(b, &d->ents[i], fl) != 0)
+                goto oom;
+        }
+        if (!(v->dm = words_builder_compile(b, err, errlen)))
+            goto fail;
+        v->report = calloc(v->dm->nwords ? v->dm->nwords : 1, 1);
+        if (v->report == NULL)
+            goto oom;
+        for (size_t i = 0; i < d->nents; i++) {
+            if (!(d->ents[i].flags & WP_EXC))
+                continue;
+            long p = wd_lookup(v->dm, d->ents[i].cps, d->ents[i].n);
+            if (p >= 0 && !(v->dm->pats[p].flags & WP_EXC) && v->dm->pats[p].word < v->dm->nwords &&
+                !v->report[v->dm->pats[p].word]) {
+                v->report[v->dm->pats[p].word] = 1;
+                v->nreports++;
+            }
+        }
+        v->memory = words_memory(v->dm) + v->dm->nwords;
+    }
+    v->memory += sizeof *v + (v->removed ? (d->base->nwords / 64 + 1) * 8 : 0);
+    return v;
+oom:
+    snprintf(err, errlen, "out of memory compiling the word list's delta");
+fail:
+    wd_view_free(v);
+    return NULL;
+}
+
+int words_delta_publish(struct words_delta *d, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&d->mu);
+    if (!d->dirty) {
+        pthread_mutex_unlock(&d->mu);
+        return 0;
+    }
+    struct words_view *v = NULL;
+    if (d->nents || d->nremoved) {
+        v = wd_view(d, err, errlen);
+        if (v == NULL) {
+            pthread_mutex_unlock(&d->mu);
+            return -1;
+        }
+    }
+    size_t nw = 0;
+    for (size_t i = 0; i < d->nents; i++)
+        nw += !(d->ents[i].flags & WP_EXC);
+    atomic_store(&d->c_words, nw);
+    atomic_store(&d->c_exc, d->nents - nw);
+    atomic_store(&d->c_removed, d->nremoved);
+    atomic_store(&d->c_mem, v ? v->memory : 0);
+    d->dirty = false;
+    pthread_mutex_unlock(&d->mu);
+    struct words_view *old = atomic_exchange_explicit(&d->view, v, memory_order_acq_rel);
+    if (old) {
+        pthread_mutex_lock(&d->ret_mu);
+        old->next_retired = d->retired;
+        d->retired = old;
+        pthread_mutex_unlock(&d->ret_mu);
+    }
+    return 0;
+}
+
+const struct words_view *words_delta_view(const struct words_delta *d)
+{
+    return atomic_load_explicit(&d->view, memory_order_acquire);
+}
+
+void words_delta_counts(const struct words_delta *d, struct words_delta_counts *c)
+{
+    c->words = atomic_load(&d->c_words);
+    c->exceptions = atomic_load(&d->c_exc);
+    c->removed = atomic_load(&d->c_removed);
+    c->memory = atomic_load(&d->c_mem);
+    c->max = d->max;
+}
+
+struct words_view *words_delta_take_retired(struct words_delta *d)
+{
+    pthread_mutex_lock(&d->ret_mu);
+    struct words_view *v = d->retired;
+    d->retired = NULL;
+    pthread_mutex_unlock(&d->ret_mu);
+    return v;
+}
+
+const char *words_view_word(const struct words_matcher *base, const struct words_view *v,
+                            uint32_t id, size_t *len)
+{
+    if (v && v->dm && id >= v->nbase)
+        return words_word(v->dm, id - v->nbase, len);
+    return words_word(base, id, len);
+}
+
+static int wd_match_cmp(const struct words_match *a, const struct words_match *b)
+{
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return a->word < b->word ? -1 : a->word > b->word;
+}
+
+/* Drops from m[0..n) (sorted by start) the matches an added exception's
+ * occurrence covers (the entries of rep[0..nrep), sorted by start, that
+ * v->report marks), and the list's words removed; the delta's matches
+ * (base false) lose their reports and take ids past the list's. Returns
+ * how many are left, compacted in place. A sweep: the reports starting at or
+ * before a match, their furthest end against the match's end. rep may be m
+ * itself: the sweep reads ahead of every write (all of m up to i starts at
+ * or before m[i], so r passes i before m[i] is written over). */
+static size_t wd_filter(struct words_match *m, size_t n, const struct words_match *rep, size_t nrep,
+                        const struct words_view *v, bool base)
+{
+    size_t r = 0, k = 0, reach = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        for (; r < nrep && rep[r].start <= m[i].start; r++) {
+            if (!v->report[rep[r].word] || (any && rep[r].end <= reach))
+                continue;
+            reach = rep[r].end;
+            any = true;
+        }
+        uint32_t w = m[i].word;
+        if ((any && reach >= m[i].end) || (!base && v->report[w]))
+            continue;
+        if (base && v->removed && w < v->nbase && ((v->removed[w / 64] >> (w % 64)) & 1))
+            continue;
+        struct words_match x = m[i];
+        if (!base)
+            x.word += v->nbase;
+        m[k++] = x;
+    }
+    return k;
+}
+
+int words_view_scan(const struct words_matcher *base, const struct words_view *v,
+                    struct words_scratch *s, const char *text, size_t len, struct words_match *buf,
+                    size_t cap, size_t max, size_t *n, bool *capped)
+{
+    if (max > cap)
+        max = cap;
+    if (v == NULL)
+        return words_scan(base, s, text, len, buf, max, n, capped);
+    struct words_match *a = buf + cap, *b = buf + 2 * cap;
+    size_t na = 0, nb = 0;
+    bool ca = false, cb = false;
+    /* The list's matches may lose some to the delta: ask for all that fit. */
+    bool lose = v->nremoved || v->nreports;
+    if (words_scan(base, s, text, len, a, lose ? cap : max, &na, &ca) != 0)
+        return -1;
+    if (v->dm && words_scan(v->dm, s, text, len, b, cap, &nb, &cb) != 0)
+        return -1;
+    /* The list's matches first: b's reports are read until b is compacted. */
+    na = wd_filter(a, na, b, v->nreports ? nb : 0, v, true);
+    size_t nw = v->dm ? wd_filter(b, nb, b, v->nreports ? nb : 0, v, false) : 0;
+    const struct words_match *w = b;
+    size_t i = 0, j = 0, k = 0;
+    while ((i < na || j < nw) && k < max) {
+        if (j == nw || (i < na && wd_match_cmp(&a[i], &w[j]) <= 0))
+            buf[k++] = a[i++];
+        else
+            buf[k++] = w[j++];
+    }
+    *n = k;
+    *capped = ca || cb || i < na || j < nw;
+    return 0;
+}
