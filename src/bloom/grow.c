@@ -128,6 +128,37 @@ struct filter *grow_filter_create(const struct filter_plan *first, double fpr, u
     return head;
 }
 
+struct filter *grow_filter_adopt(enum filter_layout layout, uint64_t capacity, double fpr,
+                                 uint64_t seed, uint64_t max_bytes, struct filter **subs,
+                                 const struct filter_plan *plans, unsigned n, char *err,
+                                 size_t errlen)
+{
+    struct filter_grow *g = n >= 1 && n <= GROW_MAX_SUBS ? calloc(1, sizeof(*g)) : NULL;
+    struct filter *head = g ? calloc(1, sizeof(*head)) : NULL;
+    if (!head) {
+        snprintf(err, errlen, n < 1 || n > GROW_MAX_SUBS ? "%u sub-filters" : "out of memory",
+                 n);
+        for (unsigned i = 0; i < n; i++)
+            filter_free(subs[i]);
+        free(g);
+        return NULL;
+    }
+    g->layout = layout;
+    g->capacity = capacity;
+    g->fpr = fpr;
+    g->seed = seed;
+    atomic_init(&g->max_bytes, max_bytes);
+    pthread_mutex_init(&g->mu, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        g->sub[i] = subs[i];
+        g->plan[i] = plans[i];
+        g->planned[i] = true;
+    }
+    atomic_init(&g->n, n);
+    filter_comp_head(head, g->sub[0], capacity, fpr, g, &grow_ops);
+    return head;
+}
+
 void grow_free(struct filter_grow *g)
 {
     if (!g)

@@ -75,6 +75,17 @@ struct filter *grow_filter_create(const struct filter_plan *first, double fpr, u
                                   uint64_t max_bytes, char *err, size_t errlen);
 void grow_free(struct filter_grow *g);
 
+/* A growing filter made of sub-filters already filled (a checkpoint read
+ * back, bloom/grow_file.h): subs[0..n) become its own (freed with it, or
+ * here on failure), sub i made from plans[i], the plan grow_plan(layout,
+ * capacity, fpr, i) made, all of seed `seed`: the caller has checked that.
+ * The plans are kept, not made again (a blocked plan's model is slow).
+ * NULL with err. The loading thread. */
+struct filter *grow_filter_adopt(enum filter_layout layout, uint64_t capacity, double fpr,
+                                 uint64_t seed, uint64_t max_bytes, struct filter **subs,
+                                 const struct filter_plan *plans, unsigned n, char *err,
+                                 size_t errlen);
+
 /* The growing filter behind head, or NULL when head is not one. */
 struct filter_grow *grow_of(const struct filter *head);
 
