@@ -590,12 +590,60 @@ START_TEST(test_growing_sigkill_fsync_always)
 }
 END_TEST
 
+/* A removal and an exception live only in memory and the journal: a
+ * filter holding them is synced by FLUSH but not checkpointed (cutting its
+ * journal would bring the removed item back after a restart). A damaged
+ * checkpoint is refused at start-up naming the file, the other filters
+ * served. */
+START_TEST(test_amends_and_bad_checkpoint)
+{
+    struct dh_daemon *d = dh_new();
+    write_conf(d, "");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "CREATE p capacity=1000", "OK");
+    DH_EXPECT(c, "CREATE q capacity=100 growth=on", "OK");
+    DH_EXPECT(c, "MADD p x y", "NEW NEW");
+    DH_EXPECT(c, "REMOVE p x", "REMOVED");
+    DH_EXPECT(c, "MADD q x y", "NEW NEW");
+    DH_EXPECT(c, "ALLOW q y", "NEW");
+    DH_EXPECT(c, "FLUSH", "OK");
+    ck_assert_int_eq(state_files(d), 4); /* two blocks, two journals: no checkpoint */
+    dh_close(c);
+    dh_restart(d);
+    c = dh_connect(d);
+    DH_EXPECT(c, "MCHECK p x y", "NO YES");
+    DH_EXPECT(c, "MCHECK q x y", "YES NO");
+    /* Without them, a growing filter is checkpointed; damaged, it is not
+     * served and the log names the file. */
+    DH_EXPECT(c, "CREATE g capacity=100 growth=on", "OK");
+    DH_EXPECT(c, "MADD g a b", "NEW NEW");
+    DH_EXPECT(c, "FLUSH g", "OK");
+    dh_close(c);
+    unsigned long top;
+    ck_assert_int_eq(grow_checkpoints(d, &top), 1);
+    dh_stop_ok(d);
+    char path[4096], rel[64];
+    snprintf(rel, sizeof(rel), "state/c%08lu.bloom", top);
+    dh_path(d, rel, path);
+    ck_assert_int_eq(truncate(path, 100), 0);
+    dh_start(d, NULL);
+    c = dh_connect(d);
+    DH_EXPECT(c, "FILTERS", "cfg p q");
+    DH_EXPECT(c, "MCHECK p x y", "NO YES");
+    dh_close(c);
+    ck_assert_msg(dh_log_contains(d, path), "the log does not name %s", path);
+    dh_finish(d);
+}
+END_TEST
+
 static Suite *created_suite(void)
 {
     Suite *s = suite_create("created");
     const TTest *tests[] = {test_lifecycle_and_restart, test_limits, test_reload_keeps_them,
                             test_sigkill_fsync_always, test_drop_while_checking, test_http,
-                            test_growing_checkpoint, test_growing_sigkill_fsync_always, NULL};
+                            test_growing_checkpoint, test_growing_sigkill_fsync_always,
+                            test_amends_and_bad_checkpoint, NULL};
     dh_add_case(s, "created", 300, tests);
     return s;
 }
