@@ -182,8 +182,7 @@ struct parsed {
 static int check_fixed(const char *path, int fd, uint64_t size, unsigned char *fixed,
                        struct parsed *p, char *err, size_t errlen)
 {
-    if (size < 8 || util_pread_all(fd, fixed, 8, 0) != 0 ||
-        memcmp(fixed, GROW_FILE_MAGIC, 8) != 0)
+    if (size < 8 || util_pread_all(fd, fixed, 8, 0) != 0 || memcmp(fixed, GROW_FILE_MAGIC, 8) != 0)
         return util_fail(err, errlen, "%s: not a growing filter's checkpoint (%s)", path,
                          size < 8 ? "too short" : "wrong magic");
     if (size < GROW_FILE_FIXED || util_pread_all(fd, fixed, GROW_FILE_FIXED, 0) != 0)
@@ -200,8 +199,10 @@ static int check_fixed(const char *path, int fd, uint64_t size, unsigned char *f
     uint64_t table = GROW_FILE_FIXED + (uint64_t)n * GROW_FILE_SUB_ENTRY;
     unsigned char sub[GROW_MAX_SUBS * GROW_FILE_SUB_ENTRY];
     if (size < table || util_pread_all(fd, sub, table - GROW_FILE_FIXED, GROW_FILE_FIXED) != 0)
-        return util_fail(err, errlen, "%s: truncated: %llu bytes, shorter than its %u sub-filters' "
-                         "table", path, (unsigned long long)size, n);
+        return util_fail(err, errlen,
+                         "%s: truncated: %llu bytes, shorter than its %u sub-filters' "
+                         "table",
+                         path, (unsigned long long)size, n);
     uint64_t shards = 0;
     for (unsigned i = 0; i < n; i++) {
         uint32_t s = le_get32(sub + (size_t)i * GROW_FILE_SUB_ENTRY + SUB_SHARDS);
@@ -217,9 +218,10 @@ static int check_fixed(const char *path, int fd, uint64_t size, unsigned char *f
                          path, (unsigned long long)le_get64(fixed + OFF_HEADER_BYTES),
                          (unsigned long long)p->header_bytes);
     if (p->header_bytes > size)
-        return util_fail(err, errlen, "%s: truncated: %llu bytes, shorter than its %llu-byte "
-                         "header", path, (unsigned long long)size,
-                         (unsigned long long)p->header_bytes);
+        return util_fail(err, errlen,
+                         "%s: truncated: %llu bytes, shorter than its %llu-byte "
+                         "header",
+                         path, (unsigned long long)size, (unsigned long long)p->header_bytes);
     return 0;
 }
 
@@ -236,8 +238,10 @@ static int check_values(const char *path, const unsigned char *h, uint64_t size,
     in->fpr = le_getf64(h + OFF_FPR);
     in->seed = le_get64(h + OFF_SEED);
     if (in->layout != FILTER_BLOCKED && in->layout != FILTER_CLASSIC)
-        return util_fail(err, errlen, "%s: corrupt header: layout %u (a growing filter is "
-                         "blocked or classic)", path, (unsigned)in->layout);
+        return util_fail(err, errlen,
+                         "%s: corrupt header: layout %u (a growing filter is "
+                         "blocked or classic)",
+                         path, (unsigned)in->layout);
     if (keys > FILTER_KEYS_URL)
         return util_fail(err, errlen, "%s: corrupt header: key kind %u", path, keys);
     in->keys = (enum filter_keys)keys;
@@ -262,28 +266,32 @@ static int check_values(const char *path, const unsigned char *h, uint64_t size,
         if (in->capacity > (FILTER_MAX_CAPACITY >> i) || pl->capacity != in->capacity << i ||
             pl->fpr_target != ldexp(in->fpr, -(int)(i + 1)) || !zero ||
             !(pl->fpr_expected >= 0 && pl->fpr_expected <= 1))
-            return util_fail(err, errlen, "%s: corrupt header: sub-filter %u is not the one growth "
-                             "makes (capacity %llu at %g)", path, i,
-                             (unsigned long long)pl->capacity, pl->fpr_target);
+            return util_fail(err, errlen,
+                             "%s: corrupt header: sub-filter %u is not the one growth "
+                             "makes (capacity %llu at %g)",
+                             path, i, (unsigned long long)pl->capacity, pl->fpr_target);
         if (filter_plan_validate(pl, why, sizeof(why)) != 0)
             return util_fail(err, errlen, "%s: corrupt header: sub-filter %u: %s", path, i, why);
         uint64_t items = 0;
         for (uint32_t j = 0; j < pl->shard_count; j++, nshard++) {
-            const unsigned char *s = h + GROW_FILE_FIXED +
-                                     (size_t)in->subs * GROW_FILE_SUB_ENTRY +
+            const unsigned char *s = h + GROW_FILE_FIXED + (size_t)in->subs * GROW_FILE_SUB_ENTRY +
                                      nshard * GROW_FILE_SHARD_ENTRY;
             uint64_t *t = &p->shard[nshard * 3];
             t[0] = le_get64(s);
             t[1] = le_get64(s + 8);
             t[2] = le_get64(s + 16);
             if (t[0] > pl->bits_per_shard || t[1] > pl->bits_per_shard)
-                return util_fail(err, errlen, "%s: corrupt header: sub-filter %u shard %u counts "
-                                 "out of range", path, i, j);
+                return util_fail(err, errlen,
+                                 "%s: corrupt header: sub-filter %u shard %u counts "
+                                 "out of range",
+                                 path, i, j);
             items += t[0];
         }
         if (items != p->sub_items[i])
-            return util_fail(err, errlen, "%s: corrupt header: sub-filter %u's shards hold %llu "
-                             "items, its entry says %llu", path, i, (unsigned long long)items,
+            return util_fail(err, errlen,
+                             "%s: corrupt header: sub-filter %u's shards hold %llu "
+                             "items, its entry says %llu",
+                             path, i, (unsigned long long)items,
                              (unsigned long long)p->sub_items[i]);
         in->items += items;
         payload += filter_plan_bytes(pl); /* each at most 1 TiB: no overflow */
@@ -292,8 +300,7 @@ static int check_values(const char *path, const unsigned char *h, uint64_t size,
     if (size != p->header_bytes + payload)
         return util_fail(err, errlen, "%s: %s: %llu bytes, the header says %llu", path,
                          size < p->header_bytes + payload ? "truncated" : "trailing bytes",
-                         (unsigned long long)size,
-                         (unsigned long long)(p->header_bytes + payload));
+                         (unsigned long long)size, (unsigned long long)(p->header_bytes + payload));
     return 0;
 }
 
@@ -313,9 +320,10 @@ static int open_parse(const char *path, struct parsed *p, char *err, size_t errl
     uint64_t size = (uint64_t)st.st_size;
     unsigned char fixed[GROW_FILE_FIXED], *h = NULL;
     int rc = check_fixed(path, fd, size, fixed, p, err, errlen);
-    uint64_t shards = rc ? 0 : (p->header_bytes - GROW_FILE_FIXED -
-                                (uint64_t)p->info.subs * GROW_FILE_SUB_ENTRY) /
-                                   GROW_FILE_SHARD_ENTRY;
+    uint64_t shards =
+        rc ? 0
+           : (p->header_bytes - GROW_FILE_FIXED - (uint64_t)p->info.subs * GROW_FILE_SUB_ENTRY) /
+                 GROW_FILE_SHARD_ENTRY;
     if (rc == 0 && (!(h = malloc(p->header_bytes)) || !(p->shard = malloc(shards * 24 + 1))))
         rc = util_fail(err, errlen, "%s: out of memory reading the header", path);
     if (rc == 0 && util_pread_all(fd, h, p->header_bytes, 0) != 0)
@@ -360,8 +368,8 @@ static int read_shard(const char *path, int fd, uint64_t off, struct filter *f, 
     for (uint64_t done = 0; done < bytes;) {
         size_t n = bytes - done < CHUNK ? (size_t)(bytes - done) : CHUNK;
         if (util_pread_all(fd, dst + done, n, (off_t)(off + done)) != 0)
-            return util_fail(err, errlen, "%s: sub-filter %u shard %u: read failed: %s", path,
-                             sub, j, errno ? util_errno_text(errno) : "end of file");
+            return util_fail(err, errlen, "%s: sub-filter %u shard %u: read failed: %s", path, sub,
+                             j, errno ? util_errno_text(errno) : "end of file");
         XXH3_64bits_update(&st, dst + done, n);
         const uint64_t *w = (const uint64_t *)(const void *)(dst + done);
         for (size_t x = 0; x < n / 8; x++)
@@ -369,11 +377,15 @@ static int read_shard(const char *path, int fd, uint64_t off, struct filter *f, 
         done += n;
     }
     if (XXH3_64bits_digest(&st) != t[2])
-        return util_fail(err, errlen, "%s: sub-filter %u shard %u: checksum mismatch (corrupt "
-                         "payload)", path, sub, j);
+        return util_fail(err, errlen,
+                         "%s: sub-filter %u shard %u: checksum mismatch (corrupt "
+                         "payload)",
+                         path, sub, j);
     if (bits != t[1])
-        return util_fail(err, errlen, "%s: sub-filter %u shard %u: set-bit count does not match "
-                         "the header", path, sub, j);
+        return util_fail(err, errlen,
+                         "%s: sub-filter %u shard %u: set-bit count does not match "
+                         "the header",
+                         path, sub, j);
     atomic_store(&f->shards[j].items, t[0]);
     atomic_store(&f->shards[j].bits_set, bits);
     return 0;
@@ -411,9 +423,8 @@ struct filter *grow_file_load(const char *path, uint64_t max_bytes, char *err, s
             filter_free(subs[--made]);
         return NULL;
     }
-    struct filter *head = grow_filter_adopt(p.info.layout, p.info.capacity, p.info.fpr,
-                                            p.info.seed, max_bytes, subs, p.plan, made, why,
-                                            sizeof(why));
+    struct filter *head = grow_filter_adopt(p.info.layout, p.info.capacity, p.info.fpr, p.info.seed,
+                                            max_bytes, subs, p.plan, made, why, sizeof(why));
     if (!head) {
         snprintf(err, errlen, "%s: %s", path, why);
         return NULL;

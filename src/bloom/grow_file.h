@@ -15,8 +15,8 @@
 
 #define GROW_FILE_MAGIC "BLOOMGW\x1a"
 #define GROW_FILE_VERSION 1u
-#define GROW_FILE_FIXED 64u     /* the fixed header */
-#define GROW_FILE_SUB_ENTRY 64u /* one sub-filter's plan and counts */
+#define GROW_FILE_FIXED 64u       /* the fixed header */
+#define GROW_FILE_SUB_ENTRY 64u   /* one sub-filter's plan and counts */
 #define GROW_FILE_SHARD_ENTRY 24u /* one shard's items, bits set, XXH3-64 */
 
 /* What a file's header says, checked (grow_file_info). */

@@ -72,8 +72,8 @@ __attribute__((no_sanitize("coverage"))) static void seal(unsigned char *b, size
         uint32_t s = le_get32(e + 4);
         uint64_t bytes = le_get64(e + 32) / 8, items = 0;
         for (uint32_t j = 0; j < s; j++, sh++) {
-            unsigned char *t = b + GROW_FILE_FIXED + subs * GROW_FILE_SUB_ENTRY +
-                               sh * GROW_FILE_SHARD_ENTRY;
+            unsigned char *t =
+                b + GROW_FILE_FIXED + subs * GROW_FILE_SUB_ENTRY + sh * GROW_FILE_SHARD_ENTRY;
             items += le_get64(t);
             if (bytes > n || off > n - bytes)
                 continue;
