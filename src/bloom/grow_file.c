@@ -120,7 +120,7 @@ static unsigned char *header_make(const struct filter *head, struct filter_grow 
         le_put32(e + SUB_SHARDS, s->shard_count);
         le_put64(e + SUB_CAPACITY, s->capacity);
         put_f64(e + SUB_FPR, s->fpr_target);
-        put_f64(e + SUB_FPR_EXPECTED, g->plan[i].fpr_expected);
+        put_f64(e + SUB_FPR_EXPECTED, g->fpr_expected[i]);
         le_put64(e + SUB_BITS, s->bits_per_shard);
         le_put64(e + SUB_ITEMS, items);
     }
