@@ -30,19 +30,31 @@ int grow_plan(enum filter_layout layout, uint64_t capacity, double fpr, unsigned
     return filter_plan_make(layout, capacity << i, p, 0, out, err, errlen);
 }
 
-/* The plan of sub-filter i, made once. Under g->mu, or before the filter
- * is shared. */
+/* Whether sub-filter i's plan is kept. Under g->mu. */
+static bool planned(const struct filter_grow *g, unsigned i)
+{
+    return g->ahead[i % GROW_AHEAD].made && g->ahead[i % GROW_AHEAD].i == i;
+}
+
+static void keep_plan(struct filter_grow *g, unsigned i, const struct filter_plan *p)
+{
+    g->ahead[i % GROW_AHEAD].i = i;
+    g->ahead[i % GROW_AHEAD].plan = *p;
+    g->ahead[i % GROW_AHEAD].made = true;
+}
+
+/* The plan of sub-filter i, kept for the next call. Under g->mu, or before
+ * the filter is shared. */
 static int plan_of(struct filter_grow *g, unsigned i, struct filter_plan *out, char *err,
                    size_t errlen)
 {
-    if (i < GROW_MAX_SUBS && g->planned[i]) {
-        *out = g->plan[i];
+    if (planned(g, i)) {
+        *out = g->ahead[i % GROW_AHEAD].plan;
         return 0;
     }
     if (grow_plan(g->layout, g->capacity, g->fpr, i, out, err, errlen) != 0)
         return -1;
-    g->plan[i] = *out;
-    g->planned[i] = true;
+    keep_plan(g, i, out);
     return 0;
 }
 
@@ -53,7 +65,7 @@ void grow_prepare(struct filter_grow *g)
     pthread_mutex_lock(&g->mu);
     unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
     const struct filter *a = g->sub[m - 1];
-    bool need = m < GROW_MAX_SUBS && !g->planned[m] && filter_items(a) >= a->capacity / 2;
+    bool need = m < GROW_MAX_SUBS && !planned(g, m) && filter_items(a) >= a->capacity / 2;
     pthread_mutex_unlock(&g->mu);
     if (!need)
         return;
@@ -62,8 +74,7 @@ void grow_prepare(struct filter_grow *g)
     if (grow_plan(g->layout, g->capacity, g->fpr, m, &p, err, sizeof(err)) != 0)
         return; /* grow_admit says why when an add needs it */
     pthread_mutex_lock(&g->mu);
-    g->plan[m] = p;
-    g->planned[m] = true;
+    keep_plan(g, m, &p);
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -80,6 +91,7 @@ static int grow_next(struct filter_grow *g, char *err, size_t errlen)
     if (!s)
         return -1;
     g->sub[m] = s;
+    g->fpr_expected[m] = plan.fpr_expected;
     atomic_store_explicit(&g->n, m + 1, memory_order_release);
     return 0;
 }
@@ -117,13 +129,41 @@ struct filter *grow_filter_create(const struct filter_plan *first, double fpr, u
     atomic_init(&g->max_bytes, max_bytes);
     atomic_init(&g->n, 0);
     pthread_mutex_init(&g->mu, NULL);
-    g->plan[0] = *first;
-    g->planned[0] = true;
+    keep_plan(g, 0, first);
     if (grow_next(g, err, errlen) != 0) {
         grow_free(g);
         free(head);
         return NULL;
     }
+    filter_comp_head(head, g->sub[0], capacity, fpr, g, &grow_ops);
+    return head;
+}
+
+struct filter *grow_filter_adopt(enum filter_layout layout, uint64_t capacity, double fpr,
+                                 uint64_t seed, uint64_t max_bytes, struct filter **subs,
+                                 const struct filter_plan *plans, unsigned n, char *err,
+                                 size_t errlen)
+{
+    struct filter_grow *g = n >= 1 && n <= GROW_MAX_SUBS ? calloc(1, sizeof(*g)) : NULL;
+    struct filter *head = g ? calloc(1, sizeof(*head)) : NULL;
+    if (!head) {
+        snprintf(err, errlen, n < 1 || n > GROW_MAX_SUBS ? "%u sub-filters" : "out of memory", n);
+        for (unsigned i = 0; i < n; i++)
+            filter_free(subs[i]);
+        free(g);
+        return NULL;
+    }
+    g->layout = layout;
+    g->capacity = capacity;
+    g->fpr = fpr;
+    g->seed = seed;
+    atomic_init(&g->max_bytes, max_bytes);
+    pthread_mutex_init(&g->mu, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        g->sub[i] = subs[i];
+        g->fpr_expected[i] = plans[i].fpr_expected;
+    }
+    atomic_init(&g->n, n);
     filter_comp_head(head, g->sub[0], capacity, fpr, g, &grow_ops);
     return head;
 }

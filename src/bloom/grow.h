@@ -34,6 +34,7 @@
 #include "bloom/filter.h"
 
 #define GROW_MAX_SUBS 40 /* 2^40 times the first capacity: past FILTER_MAX_CAPACITY */
+#define GROW_AHEAD 4     /* plans kept for the next sub-filters */
 
 struct filter_grow {
     enum filter_layout layout;
@@ -44,10 +45,19 @@ struct filter_grow {
     _Atomic unsigned n;         /* sub-filters made; sub[0..n) are readable */
     struct filter *sub[GROW_MAX_SUBS];
     pthread_mutex_t mu; /* adds, growth, the plans */
-    /* Plans made so far (a blocked plan costs ~0.1 s of the exact model:
-     * made once, ahead of need by grow_prepare, not on every add). */
-    struct filter_plan plan[GROW_MAX_SUBS];
-    bool planned[GROW_MAX_SUBS];
+    /* Plans of the next sub-filters (a blocked plan costs ~0.1 s of the
+     * exact model: made once, ahead of need by grow_prepare, not on every
+     * add): sub-filter i's in slot i % GROW_AHEAD, since only the next few
+     * are ever wanted, and a slot taken by another is made again. A few
+     * slots and not one per sub-filter: every created filter carries this. */
+    struct {
+        unsigned i; /* the sub-filter the plan is for */
+        bool made;  /* plan holds it */
+        struct filter_plan plan;
+    } ahead[GROW_AHEAD];
+    /* Each sub-filter's model rate at capacity (its plan's), made when it
+     * was: its checkpoint keeps it (bloom/grow_file.h). */
+    double fpr_expected[GROW_MAX_SUBS];
     /* Each sub-filter's estimated rate and the bits_set + 1 it was made at
      * (the blocked estimate costs milliseconds; a full sub-filter's never
      * changes). Any thread; a race stores the same value twice. */
@@ -74,6 +84,18 @@ int grow_plan(enum filter_layout layout, uint64_t capacity, double fpr, unsigned
 struct filter *grow_filter_create(const struct filter_plan *first, double fpr, uint64_t seed,
                                   uint64_t max_bytes, char *err, size_t errlen);
 void grow_free(struct filter_grow *g);
+
+/* A growing filter made of sub-filters already filled (a checkpoint read
+ * back, bloom/grow_file.h): subs[0..n) become its own (freed with it, or
+ * here on failure), sub i made from plans[i], the plan grow_plan(layout,
+ * capacity, fpr, i) made, all of seed `seed`: the caller has checked that.
+ * Their model rates are kept, not made again (a blocked plan's model is
+ * slow).
+ * NULL with err. The loading thread. */
+struct filter *grow_filter_adopt(enum filter_layout layout, uint64_t capacity, double fpr,
+                                 uint64_t seed, uint64_t max_bytes, struct filter **subs,
+                                 const struct filter_plan *plans, unsigned n, char *err,
+                                 size_t errlen);
 
 /* The growing filter behind head, or NULL when head is not one. */
 struct filter_grow *grow_of(const struct filter *head);

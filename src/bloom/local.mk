@@ -11,6 +11,7 @@ libbloom_la_SOURCES = \
 	%reldir%/ring.c %reldir%/ring.h \
 	%reldir%/counting.c %reldir%/counting.h \
 	%reldir%/grow.c %reldir%/grow.h \
+	%reldir%/grow_file.c %reldir%/grow_file.h \
 	%reldir%/fuse.c %reldir%/fuse.h \
 	%reldir%/fuse_build.c %reldir%/fuse_build.h \
 	%reldir%/fusedelta.c %reldir%/fusedelta.h \

@@ -507,9 +507,12 @@ static int close_filter(struct parser *p)
         return fail(p, f->line, "filter \"%s\": %s", f->name, wmsg);
     /* A growing filter (bloom/grow.h) is filled at run time and never
      * expires: a built file's size is fixed, and a ring of slices would
-     * need each slice to grow on its own. */
+     * need each slice to grow on its own. Its "file", when named, is its
+     * checkpoint (bloom/grow_file.h, written for a filter created at run
+     * time), never a built filter file: the load refuses one. So it still
+     * needs a capacity, to start empty from. */
     unsigned gline = seen_line(p, "growth") ? seen_line(p, "growth") : f->line;
-    if (f->growth && f->file)
+    if (f->growth && f->file && f->capacity == 0)
         return fail(p, gline, "filter \"%s\": \"growth on\" is for a filter filled at run time "
                               "(\"capacity\"); a built \"file\" has a fixed size", f->name);
     if (f->growth && f->window)

@@ -20,6 +20,9 @@
 #include "base/util.h"
 #include "bloom/filter.h"
 #include "bloom/format.h"
+#include "bloom/grow.h"
+#include "bloom/grow_file.h"
+#include "store/allow.h"
 #include "store/journal.h"
 #include "store/loader.h"
 #include "store/created_int.h"
@@ -432,26 +435,43 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
     return NULL;
 }
 
-/* Whether e's bits can be written as a filter file and loaded back as they
- * are: a plain blocked or classic filter (not growing, windowed, counting or
- * fuse). */
+/* Whether e's filter can be written as a file and loaded back as it is: a
+ * plain blocked or classic filter (a filter file), or a growing one (its
+ * checkpoint file, bloom/grow_file.h); not a windowed, counting or fuse one
+ * (docs/created.md says why). */
 static bool checkpointable(const struct fentry *e)
 {
     const struct filter *f = e->v->f;
-    return e->created && !f->comp && (f->layout == FILTER_BLOCKED || f->layout == FILTER_CLASSIC);
+    return e->created && (grow_of(f) || (!f->comp && (f->layout == FILTER_BLOCKED ||
+                                                      f->layout == FILTER_CLASSIC)));
 }
 
-/* A checkpoint of created filter e: its bits written as a filter file under a
- * new base, with a new empty journal, so a restart loads the file and
- * replays only what came after instead of every add ever made. Adds wait
- * (the filter's mutation lock) from the file's write to the journal's swap,
- * and the new block is durable before the swap: a crash before it leaves the
- * old block and journal, complete; after it, the new ones. Then the old base's
- * files go. 0, or -1 with why. */
+/* Exceptions and removals are hashes in the version's allow set, which no
+ * file holds: only the journal's records bring them back, so a filter that
+ * has any keeps its journal whole. Under st->mut_mu (no mutation runs). */
+static bool holds_amends(const struct fentry *e)
+{
+    return allow_count(e->v->allow, ALLOW_EXCEPT) || allow_count(e->v->allow, ALLOW_REMOVED);
+}
+
+/* A checkpoint of created filter e: its filter written as a file (a filter
+ * file, or a growing filter's checkpoint) under a new base, with a new empty
+ * journal, so a restart loads the file and replays only what came after
+ * instead of every add ever made. Adds wait (the filter's mutation lock)
+ * from the file's write to the journal's swap, so each acknowledged add is
+ * in exactly one of the file and the new journal. The order makes any crash
+ * safe: the file is durable (fsync, rename, directory fsync), then the new
+ * journal is made, then the new block naming both is durable, and only
+ * then is the old journal left: a crash before the block leaves the old
+ * block and journal, complete (the new files are orphans start-up
+ * removes); after it, the new ones. Then the old base's files go. 0, 1 when
+ * it was not taken (exceptions or removals held: *why_not says so), or -1
+ * with why. */
 static int checkpoint(struct registry *reg, const struct fentry *e, char *err, size_t errlen)
 {
     struct fstate *st = e->st;
     const char *dir = registry_read(reg)->conf->state_dir;
+    bool grows = grow_of(e->v->f) != NULL;
     char base[BASE_MAX], path[BASE_MAX + 16], journal[BASE_MAX + 16], file[BASE_MAX + 16];
     char text[BLOCK_MAX];
     snprintf(base, sizeof(base), "%s/c%08llu", dir, (unsigned long long)++reg->created_seq);
@@ -471,10 +491,18 @@ static int checkpoint(struct registry *reg, const struct fentry *e, char *err, s
     double t0 = util_now();
     uint64_t was_bytes = 0;
     pthread_mutex_lock(&st->mut_mu);
+    if (holds_amends(e)) {
+        pthread_mutex_unlock(&st->mut_mu);
+        free_cf(cf);
+        snprintf(err, errlen, "it holds exceptions or removals, which only its journal keeps");
+        return 1;
+    }
     struct journal *j = NULL, *was = atomic_load(&st->journal);
     was_bytes = was ? journal_end(was) : 0;
-    if (format_write(e->v->f, file, 1, err, errlen) != 0 ||
-        !(j = entry_open_journal(cf, err, errlen)) || write_block(cf, path, err, errlen) != 0) {
+    int wrc = grows ? grow_file_write(e->v->f, file, err, errlen)
+                    : format_write(e->v->f, file, 1, err, errlen);
+    if (wrc != 0 || !(j = entry_open_journal(cf, err, errlen)) ||
+        write_block(cf, path, err, errlen) != 0) {
         pthread_mutex_unlock(&st->mut_mu);
         entry_close_journal(j);
         unlink(journal);
@@ -499,13 +527,16 @@ void created_tick(struct registry *reg)
     for (size_t i = 0; i < cur->n; i++) {
         const struct fentry *e = &cur->entries[i];
         struct journal *j = e->created ? atomic_load(&e->st->journal) : NULL;
-        if (!j || !checkpointable(e) ||
+        if (!j || !checkpointable(e) || holds_amends(e) ||
             journal_end(j) < cur->conf->checkpoint_bytes + 4 * filter_bytes(e->v->f))
             continue;
         char err[1024];
-        if (checkpoint(reg, e, err, sizeof(err)) != 0)
+        int rc = checkpoint(reg, e, err, sizeof(err));
+        if (rc < 0)
             log_error("filter %s: checkpoint failed: %s; the journal keeps growing", e->name,
                       err);
+        else if (rc > 0)
+            log_warn_limited("filter %s: not checkpointed: %s", e->name, err);
     }
 }
 
@@ -531,11 +562,15 @@ static const char *op_flush(struct registry *reg, const struct reload_op *op, ch
             util_fail(err, errlen, "filter %s: journal: %s", e->name, why);
             return "failed";
         }
-        if (checkpointable(e) && journal_end(j) > JOURNAL_HEADER_BYTES &&
-            checkpoint(reg, e, why, sizeof(why)) != 0) {
+        int rc = checkpointable(e) && journal_end(j) > JOURNAL_HEADER_BYTES
+                     ? checkpoint(reg, e, why, sizeof(why))
+                     : 0;
+        if (rc < 0) {
             util_fail(err, errlen, "filter %s: checkpoint: %s", e->name, why);
             return "failed";
         }
+        if (rc > 0)
+            log_info("filter %s: synced, not checkpointed: %s", e->name, why);
     }
     return NULL;
 }

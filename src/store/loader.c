@@ -21,6 +21,7 @@
 #include "base/seam.h"
 #include "base/util.h"
 #include "bloom/grow.h"
+#include "bloom/grow_file.h"
 #include "bloom/fusedelta.h"
 #include "bloom/ring.h"
 #include "words/delta.h"
@@ -214,6 +215,14 @@ int loader_check_filter(const struct conf_filter *cf, char *err, size_t errlen)
     }
     struct format_info fi;
     char why[1024];
+    if (cf->growth) { /* the file is a checkpoint of the growing filter */
+        struct grow_file_info gi;
+        if (grow_file_info(cf->file, &gi, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "filter %s: %s", cf->name, why);
+            return -1;
+        }
+        return 0;
+    }
     if (format_read_info(cf->file, &fi, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: %s", cf->name, why);
         return -1;
@@ -279,7 +288,21 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
                      cf->name, cf->file, (unsigned long long)cf->capacity);
         }
     }
-    if (have_file) {
+    if (have_file && cf->growth) {
+        /* A growing filter's file is its checkpoint (store/created.c): every
+         * sub-filter as it was, its adds since in the journal. */
+        if (!(f = grow_file_load(cf->file, cf->max_memory, why, sizeof(why)))) {
+            snprintf(err, errlen, "filter %s: %s", cf->name, why);
+            return NULL;
+        }
+        if (cf->keys != CONF_KEYS_FILE && (int)cf->keys - 1 != (int)f->keys) {
+            snprintf(err, errlen, "filter %s: file %s holds %s keys, but the config says keys %s",
+                     cf->name, cf->file, format_keys_name(f->keys), conf_keys_name(cf->keys));
+            filter_free(f);
+            return NULL;
+        }
+        file = cf->file;
+    } else if (have_file) {
         f = format_load(cf->file, threads, why, sizeof(why));
         if (!f) {
             snprintf(err, errlen, "filter %s: %s", cf->name, why);
@@ -370,7 +393,8 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
                  cf->name, format_keys_name(f->keys));
     /* The exact table the file names, if any: a file that names one is
      * served with it or not at all (a YES it cannot confirm stays a guess). */
-    if (have_file && xtable_attach(v, cf->file, file_checksum, why, sizeof(why)) != 0) {
+    if (have_file && !cf->growth &&
+        xtable_attach(v, cf->file, file_checksum, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: %s", cf->name, why);
         fversion_free(v);
         return NULL;

@@ -5,11 +5,20 @@
 # by MADD (1000 a line, pipelined), stopped and started again (the journal
 # replayed: "before"); then FLUSH writes the checkpoint, and the next restart
 # loads the file ("after"). Prints the times the daemon logs from start to
-# ready, and the journal and file sizes. Usage:
-#   tests/bench/created_restart.sh BUILD_DIR [N]
+# ready, and the journal and file sizes. KIND `grow` makes r a growing
+# filter with RedisBloom's defaults instead (what BF.ADD auto-creates:
+# `capacity=100 fpr=0.01 growth=on`), whose checkpoint is a growing
+# filter's file (bloom/grow_file.h). Usage:
+#   tests/bench/created_restart.sh BUILD_DIR [N] [plain|grow]
 set -eu
-B=${1:?usage: $0 BUILD_DIR [N]}
+B=${1:?usage: $0 BUILD_DIR [N] [plain|grow]}
 N=${2:-10000000}
+KIND=${3:-plain}
+case $KIND in
+plain) OPTS="capacity=$N fpr=0.0001 fsync=no" ;;
+grow) OPTS="capacity=100 fpr=0.01 growth=on fsync=no" ;;
+*) echo "$0: KIND is plain or grow" >&2; exit 2 ;;
+esac
 PY=/usr/bin/python3
 T=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-restart.XXXXXX")
 PID=
@@ -33,14 +42,14 @@ start() {
 }
 stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }
 start
-$PY - "$PORT" "$N" <<'PYEOF'
+$PY - "$PORT" "$N" "$OPTS" <<'PYEOF'
 import socket, sys
-port, n = int(sys.argv[1]), int(sys.argv[2])
+port, n, opts = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 s = socket.create_connection(("127.0.0.1", port))
 f = s.makefile("rb")
 def cmd(line):
     s.sendall(line.encode() + b"\n"); return f.readline().decode().strip()
-assert cmd("CREATE r capacity=%d fpr=0.0001 fsync=no" % n) == "OK"
+assert cmd("CREATE r " + opts) == "OK"
 B, W = 1000, 64
 sent = got = 0
 lines = (n + B - 1) // B
@@ -71,5 +80,5 @@ import socket; s=socket.create_connection(('127.0.0.1',$PORT)); f=s.makefile('rb
 s.sendall(b'MCHECK r item-0 item-$((N - 1)) nope\n'); print('after the checkpoint: check', f.readline().decode().strip())"
 stop
 grep -E "replayed|checkpoint" "$T/log" | sed 's/^/  log: /'
-printf 'adds %d; journal %d bytes; restart before the checkpoint %.2f s; checkpoint file %d bytes; restart after %.2f s\n' \
-    "$N" "$J" "$before" "$F" "$after"
+printf '%s: adds %d; journal %d bytes; restart before the checkpoint %.2f s; checkpoint file %d bytes; restart after %.2f s\n' \
+    "$KIND" "$N" "$J" "$before" "$F" "$after"

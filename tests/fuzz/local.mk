@@ -29,7 +29,7 @@ FUZZ_HARNESSES += fuzz_bloomd
 FUZZ_HARNESSES += fuzz_allow
 FUZZ_HARNESSES += fuzz_adblock_rule fuzz_adblock_match fuzz_adblock_load
 FUZZ_HARNESSES += fuzz_words_list fuzz_words_scan fuzz_words_load fuzz_words_delta
-FUZZ_HARNESSES += fuzz_created fuzz_resp_bf
+FUZZ_HARNESSES += fuzz_created fuzz_resp_bf fuzz_grow_file
 FUZZ_HARNESSES += fuzz_exact_table fuzz_exact_ref
 FUZZ_CC = clang
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -32,6 +32,8 @@ check_PROGRAMS += %reldir%/bloom/check_ring
 %canon_reldir%_bloom_check_ring_SOURCES = %reldir%/bloom/check_ring.c $(TEST_CLOCK)
 check_PROGRAMS += %reldir%/bloom/check_grow
 %canon_reldir%_bloom_check_grow_LDADD = $(BLOOM_TEST_LIBS)
+check_PROGRAMS += %reldir%/bloom/check_grow_file
+%canon_reldir%_bloom_check_grow_file_LDADD = $(BLOOM_TEST_LIBS)
 check_PROGRAMS += %reldir%/bloom/check_format
 %canon_reldir%_bloom_check_format_LDADD = $(BLOOM_TEST_LIBS)
 
