@@ -285,7 +285,8 @@ int cmd_keyed_check_confirmed(const struct cmd_env *env, struct cmd_call *call,
 
 /* The mutation through the gate: 0, or -1 with call->err set: a REMOVE a
  * counting filter refused (an item it does not hold: bad_item names it),
- * or a journal that refused the record. Worker threads. */
+ * a limit of the filter's (`limit`), or a journal that refused the record.
+ * Worker threads. */
 int cmd_mutate_refused(const struct cmd_env *env, struct cmd_call *call, enum journal_op op,
                        size_t n)
 {
@@ -297,6 +298,8 @@ int cmd_mutate_refused(const struct cmd_env *env, struct cmd_call *call, enum jo
     if (rc == GATE_REFUSED) {
         call->err = CMD_ERR_BAD_ITEM;
         call->bad_item = bad + 1;
+    } else if (rc == GATE_LIMIT) {
+        call->err = CMD_ERR_LIMIT;
     } else {
         call->err = CMD_ERR_UNAVAILABLE;
     }

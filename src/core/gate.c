@@ -198,7 +198,7 @@ static int mutate_locked(struct gate_batch *b, const struct fentry *e, enum jour
     if (amend_admit(e->v, op, n, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: add refused: %s", e->name, why);
         log_error_limited("filter %s: add refused: %s", e->name, why);
-        return -1;
+        return GATE_LIMIT;
     }
     struct journal *j = atomic_load(&e->st->journal);
     /* A word list's own limit (words_delta_max) was amend_admit's. */

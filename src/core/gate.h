@@ -45,6 +45,10 @@ int gate_mutate(struct gate_batch *b, const struct fentry *e, enum journal_op op
  * before anything is journaled or changed: GATE_REFUSED, *refused (may be
  * NULL) the index of the first such item, err naming it and why. */
 #define GATE_REFUSED (-2)
+/* A configured limit of the filter refused the request before anything was
+ * journaled (a growing filter's max_memory, a word list's words_delta_max):
+ * GATE_LIMIT, err naming the limit. Every other failure is -1. */
+#define GATE_LIMIT (-3)
 int gate_mutate_ex(struct gate_batch *b, const struct fentry *e, enum journal_op op,
                    const struct filter_key *keys, size_t n, bool *changed, size_t *refused,
                    char *err, size_t errlen);

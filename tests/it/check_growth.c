@@ -108,7 +108,8 @@ START_TEST(test_grow_restart_reload_limit)
         n += PER_REQ;
         ck_assert_msg(n < 1000000, "never refused");
     }
-    ck_assert_msg(strstr(got, "filter g: add refused: max_memory 65536 bytes reached: holds ") &&
+    ck_assert_msg(strncmp(got, "ERR limit ", 10) == 0 &&
+                      strstr(got, "filter g: add refused: max_memory 65536 bytes reached: holds ") &&
                       strstr(got, " items in "),
                   "%s", got);
     ck_assert_int_ge(n, 10000); /* 10x the first capacity fitted */

@@ -112,7 +112,7 @@ START_TEST(test_changes_seen_and_kept)
                   "%s", r);
     /* The limit: 8 entries; two more fit, a request for four does not. */
     r = dh_cmd(c, "MADD bad w1 w2 w3 w4");
-    ck_assert_msg(strncmp(r, "ERR internal ", 13) == 0 && strstr(r, "words_delta_max"), "%s", r);
+    ck_assert_msg(strncmp(r, "ERR limit ", 10) == 0 && strstr(r, "words_delta_max"), "%s", r);
     ck_assert_str_eq(dh_cmd(c, "SCAN bad w1"), "CLEAN");
     ck_assert_str_eq(dh_cmd(c, "MADD bad w1 w2"), "NEW NEW");
     /* A restart replays the journal. */
