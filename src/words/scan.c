@@ -136,26 +136,51 @@ static void ws_flush(const struct words_matcher *m, struct words_scratch *s, uin
     s->nhits = j;
 }
 
-/* Any thread, with its own scratch. For each normalised symbol: settle the
- * end boundary of the hits ending just before it, record it in the ring,
- * step the automaton, follow the output links (exceptions kill the pending
- * hits they cover; words become pending hits once their start boundary
- * holds), then give the hits nothing can change any more. */
-int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
-               struct words_match *out, size_t max, size_t *n, bool *capped)
+/* A clean point: a byte where an exact run may start (or stop) with nothing
+ * before it looked at, giving the symbols a run over the whole text would
+ * give from there: the text's start, or an ASCII letter after ASCII
+ * whitespace or a skipped ASCII character (the letter's symbol starts a word
+ * either way, so whatever came before cannot change it or what follows). */
+static inline bool ws_clean(const struct words_fast *f, const unsigned char *p, size_t x)
 {
-    struct ws_out o = {out, max, 0, false};
-    *n = 0;
-    *capped = false;
-    if (ws_ring_fit(s, (size_t)m->maxlen + 2) != 0)
-        return -1;
+    return x == 0 || (f->cls[p[x]] == WF_WORD && f->cls[p[x - 1]] >= WF_SPACE);
+}
+
+/* The exact scan from byte `from` (a clean point): for each normalised
+ * symbol, settle the end boundary of the hits ending just before it, record
+ * it in the ring, step the automaton, follow the output links (exceptions
+ * kill the pending hits they cover; words become pending hits once their
+ * start boundary holds), then give the hits nothing can change any more.
+ * With `stop` set it ends at the first clean point after `past` where the
+ * automaton is at its root with nothing pending and ASCII text follows (the
+ * skip can take over); *end is where it ended (len: the text's end). *pushed:
+ * a word hit was found (even one an exception later killed). -1: memory. */
+static int ws_exact(const struct words_matcher *m, struct words_scratch *s, const char *text,
+                    size_t len, size_t from, size_t past, bool stop, struct ws_out *o,
+                    bool *pushed, size_t *end)
+{
+    const unsigned char *tp = (const unsigned char *)text;
+    const struct words_fast *f = &m->fast;
     s->nhits = 0;
-    wn_iter_init(&s->it, &m->norm, text, len);
+    *pushed = false;
+    wn_iter_init_at(&s->it, &m->norm, text, len, from);
     uint32_t st = 0;
     uint64_t p = 0;
-    for (unsigned nb; !o.capped && (nb = wn_batch(&s->it)) != 0;) {
-        for (unsigned bi = 0; bi < nb && !o.capped; bi++) {
+    for (unsigned nb; !o->capped && (nb = wn_batch(&s->it)) != 0;) {
+        for (unsigned bi = 0; bi < nb && !o->capped; bi++) {
             const struct wn_sym sym = s->it.out[bi];
+            if (stop && st == 0 && s->nhits == 0 && sym.os > past && ws_clean(f, tp, sym.os)) {
+                /* Worth stopping only when a stretch of ASCII follows:
+                 * otherwise the skip would hand back at once. */
+                size_t lim = len - sym.os > 128 ? sym.os + 128 : len, i = sym.os;
+                while (i < lim && tp[i] < 0x80)
+                    i++;
+                if (i == lim) {
+                    *end = sym.os;
+                    return 0;
+                }
+                past = i; /* not before that byte */
+            }
             bool word_here = sym.cls == WN_WORD && !sym.soft;
             if (s->nhits) {
                 for (size_t i = 0; i < s->nhits; i++) {
@@ -203,18 +228,147 @@ int words_scan(const struct words_matcher *m, struct words_scratch *s, const cha
                     s->hits = nh;
                     s->caphits = c2;
                 }
+                *pushed = true;
                 s->hits[s->nhits++] =
                     (struct ws_hit){start,  p,        s->ring[start & s->rmask].os,
                                     sym.oe, pt->word, (uint8_t)((pt->flags & WP_END) != 0),
                                     0};
             }
             if (s->nhits)
-                ws_flush(m, s, p, &o);
+                ws_flush(m, s, p, o);
             p++;
         }
     }
-    if (!o.capped)
-        ws_flush(m, s, UINT64_MAX, &o);
+    if (!o->capped)
+        ws_flush(m, s, UINT64_MAX, o);
+    s->nhits = 0;
+    *end = len;
+    return 0;
+}
+
+/* The key of an ASCII word: its folded bytes and its length; the Bloom
+ * filter's bits for it, all in one 64-bit word. */
+#define WF_SEED 0xcbf29ce484222325ull
+#define WF_MUL 0x100000001b3ull
+
+static inline uint64_t wf_final(uint64_t h, size_t n)
+{
+    h ^= n;
+    h *= 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+static inline bool wf_maybe(const struct words_fast *f, uint64_t k)
+{
+    uint64_t bits = 1ull << (k & 63) | 1ull << (k >> 6 & 63) | 1ull << (k >> 12 & 63);
+    return (f->bloom[(k >> 18) & f->bmask] & bits) == bits;
+}
+
+/* The skip: from pos (a clean point), the first place an exact run must
+ * look at, as a clean point at or before it; len when there is none. Only
+ * ASCII is read. A listed word that could begin at an ASCII byte needs a word
+ * boundary before it (words_fast.on), so only word starts are tried: a run
+ * of ASCII letters w followed by a space or the end (after skipped
+ * characters, if any) can begin a listed word only if w is the whole first
+ * word of an entry (the Bloom filter); anything else (letters joined over a
+ * skipped character, a single letter whose space may be dropped, a byte
+ * that is not plain ASCII) goes to the exact run. */
+static size_t ws_skip(const struct words_fast *f, const unsigned char *p, size_t pos, size_t len)
+{
+    size_t i = pos, last = pos; /* last: the last clean point seen */
+    while (i < len) {
+        uint8_t c = f->cls[p[i]];
+        if (c != WF_WORD) {
+            if (c == WF_E)
+                return last;
+            i++;
+            continue;
+        }
+        /* A word starts at i: a clean point. */
+        last = i;
+        if (f->hard[p[i]])
+            return i;
+        uint64_t h = WF_SEED;
+        size_t j = i;
+        do
+            h = (h ^ f->fold[p[j]]) * WF_MUL;
+        while (++j < len && f->cls[p[j]] == WF_WORD);
+        size_t l = j - i;
+        if (j < len) {
+            c = f->cls[p[j]];
+            size_t k = j;
+            if (c == WF_SKIP) {
+                while (++k < len && f->cls[p[k]] == WF_SKIP)
+                    ;
+                c = k < len ? f->cls[p[k]] : WF_SPACE;
+            }
+            if (c != WF_SPACE)
+                return i; /* joined to what follows, or not plain ASCII */
+            /* A space after one letter may be dropped (f u c k): only when
+             * the letter after it stands alone too. */
+            if (l == 1 && f->space_skip && k < len &&
+                !(k + 2 < len && f->cls[p[k + 1]] == WF_WORD && f->cls[p[k + 2]] == WF_WORD))
+                return i;
+            j = k;
+        }
+        if (wf_maybe(f, wf_final(h, l)))
+            return i;
+        i = j;
+    }
+    return len;
+}
+
+/* Where an exact run must start to see every exception that could cover a
+ * word found at or after cand: at least the longest exception's length in
+ * symbols before it (each letter in [pos, cand) is one symbol: the skip saw
+ * only plain ASCII there), at a clean point, never before pos. */
+static size_t ws_rewind(const struct words_matcher *m, const unsigned char *p, size_t pos,
+                        size_t cand)
+{
+    const struct words_fast *f = &m->fast;
+    size_t need = m->maxexc, got = 0, r = cand;
+    while (r > pos && (got < need || !ws_clean(f, p, r))) {
+        r--;
+        got += f->cls[p[r]] == WF_WORD;
+    }
+    return r;
+}
+
+/* Any thread, with its own scratch. Plain ASCII is skipped word by word
+ * (ws_skip); what the skip cannot rule out goes through the exact scan,
+ * from the word it stopped at, until the automaton is back at its root. A
+ * run that finds a word is made again from far enough back to see the
+ * exceptions that could cover it, so the matches are those of one exact
+ * run over the whole text. */
+int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
+               struct words_match *out, size_t max, size_t *n, bool *capped)
+{
+    struct ws_out o = {out, max, 0, false};
+    *n = 0;
+    *capped = false;
+    if (ws_ring_fit(s, (size_t)m->maxlen + 2) != 0)
+        return -1;
+    const unsigned char *tp = (const unsigned char *)text;
+    bool fast = m->fast.on;
+    size_t pos = 0;
+    while (pos < len && !o.capped) {
+        size_t cand = fast ? ws_skip(&m->fast, tp, pos, len) : pos;
+        if (cand >= len)
+            break;
+        size_t n0 = o.n, end;
+        bool pushed;
+        if (ws_exact(m, s, text, len, cand, cand, fast, &o, &pushed, &end) != 0)
+            return -1;
+        if (pushed && m->maxexc) {
+            size_t r = ws_rewind(m, tp, pos, cand);
+            if (r < cand) {
+                o.n = n0, o.capped = false;
+                if (ws_exact(m, s, text, len, r, cand, fast, &o, &pushed, &end) != 0)
+                    return -1;
+            }
+        }
+        pos = end;
+    }
     s->nhits = 0;
     qsort(out, o.n, sizeof *out, ws_cmp);
     *n = o.n;
@@ -250,4 +404,94 @@ size_t words_mask(const char *text, size_t len, const struct words_match *mm, si
         i += l;
     }
     return o;
+}
+
+void words_fast_free(struct words_matcher *m)
+{
+    free(m->fast.bloom);
+    m->fast.bloom = NULL;
+}
+
+/* Builder or loader thread, once the automaton is packed and the norm table
+ * made: the skip's byte classes from the table, then every listed word's
+ * symbols from a walk of the trie. The skip is off when a word that needs no
+ * boundary before it could begin at an ASCII letter or a space (whole-word
+ * matching off, or a `*` start): every byte would have to be tried. */
+int words_fast_init(struct words_matcher *m)
+{
+    struct words_fast *f = &m->fast;
+    words_fast_free(m);
+    memset(f, 0, sizeof *f);
+    f->space_skip = m->norm.space_skip;
+    bool wordsym[128] = {false}; /* a WF_WORD byte folds to it */
+    for (unsigned b = 0; b < 0x80; b++) {
+        uint32_t e = m->norm.bmp[b], cp = e & WN_T_CP;
+        unsigned cls = e >> WN_T_CLS_SHIFT & 7;
+        if (!(e & WN_T_SIMPLE))
+            continue;
+        if (cls == WN_WORD && cp < 0x80)
+            f->cls[b] = WF_WORD, f->fold[b] = (uint8_t)cp, wordsym[cp] = true;
+        else if (cls == WN_SPACE)
+            f->cls[b] = WF_SPACE;
+        else if (cls == WN_SKIP)
+            f->cls[b] = WF_SKIP;
+    }
+    size_t words = 64;
+    while (words * 4 < (size_t)m->npat) /* 16 bits a word at least */
+        words *= 2;
+    f->bloom = calloc(words, sizeof *f->bloom);
+    uint32_t *stack = malloc(((size_t)m->maxlen + 1) * 2 * sizeof *stack);
+    if (f->bloom == NULL || stack == NULL) {
+        free(stack);
+        words_fast_free(m);
+        return -1;
+    }
+    f->bmask = (uint32_t)(words - 1);
+    f->on = true;
+    uint32_t path[WORDS_MAX_SYMBOLS + 1];
+    /* Depth-first: stack[2d] the state at depth d, stack[2d + 1] its next edge. */
+    size_t d = 0;
+    stack[0] = 0, stack[1] = m->st[0].first;
+    for (;;) {
+        uint32_t st = stack[2 * d], e = stack[2 * d + 1];
+        if (e < m->st[st + 1].first && d < m->maxlen) {
+            stack[2 * d + 1] = e + 1;
+            uint32_t v = m->edges[e].tgt;
+            path[d] = m->alpha[m->edges[e].sym - 1];
+            d++;
+            stack[2 * d] = v, stack[2 * d + 1] = m->st[v].first;
+            if (m->st[v].out == 0)
+                continue;
+            const struct words_pat *pt = &m->pats[m->st[v].out - 1];
+            uint32_t cp0 = path[0];
+            bool ascii0 = cp0 == WN_SPACE_CP || (cp0 < 0x80 && wordsym[cp0]);
+            if ((pt->flags & WP_EXC) || !ascii0)
+                continue; /* an exception, or only a byte the skip leaves starts it */
+            if (!(pt->flags & WP_START)) {
+                f->on = false;
+                continue;
+            }
+            if (!(pt->flags & WP_END))
+                for (unsigned b = 0; b < 0x80; b++)
+                    if (f->cls[b] == WF_WORD && f->fold[b] == cp0)
+                        f->hard[b] = 1;
+            size_t k = 0;
+            uint64_t h = WF_SEED;
+            while (k < d && path[k] < 0x80 && wordsym[path[k]])
+                h = (h ^ path[k++]) * WF_MUL;
+            if (k == d || path[k] == WN_SPACE_CP) {
+                uint64_t key = wf_final(h, k);
+                f->bloom[(key >> 18) & f->bmask] |=
+                    1ull << (key & 63) | 1ull << (key >> 6 & 63) | 1ull << (key >> 12 & 63);
+            }
+            continue;
+        }
+        if (d == 0)
+            break;
+        d--;
+    }
+    free(stack);
+    if (!f->on)
+        words_fast_free(m);
+    return 0;
 }
