@@ -6,6 +6,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "words/words_int.h"
 
@@ -246,16 +249,35 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
     return 0;
 }
 
-/* The key of an ASCII word: its folded bytes and its length; the Bloom
- * filter's bits for it, all in one 64-bit word. */
+/* The key of an ASCII word: its folded bytes in 8-byte chunks (little-endian,
+ * the last one zero-padded, two at least) and its length; the Bloom filter's
+ * bits for it, all in one 64-bit word. */
 #define WF_SEED 0xcbf29ce484222325ull
-#define WF_MUL 0x100000001b3ull
+#define WF_MUL 0x9e3779b97f4a7c15ull
 
-static inline uint64_t wf_final(uint64_t h, size_t n)
+static inline uint64_t wf_key2(uint64_t c0, uint64_t c1, size_t n)
 {
+    uint64_t h = (WF_SEED ^ c0) * WF_MUL;
+    h = (h ^ (h >> 29) ^ c1) * WF_MUL;
     h ^= n;
-    h *= 0x9e3779b97f4a7c15ull;
+    h *= 0xff51afd7ed558ccdull;
     return h ^ (h >> 32);
+}
+
+/* The key of folded bytes s[0..n), any n (the long way; the skip's short
+ * way gives the same for n <= 16). */
+static uint64_t wf_key(const uint8_t *s, size_t n)
+{
+    uint64_t c[2] = {0, 0}, h = 0;
+    size_t at = 0;
+    do {
+        c[0] = c[1] = 0;
+        for (size_t i = 0; i < 16 && at + i < n; i++)
+            c[i / 8] |= (uint64_t)s[at + i] << (8 * (i % 8));
+        h = wf_key2(c[0] ^ h, c[1], n);
+        at += 16;
+    } while (at < n);
+    return h;
 }
 
 static inline bool wf_maybe(const struct words_fast *f, uint64_t k)
@@ -263,6 +285,90 @@ static inline bool wf_maybe(const struct words_fast *f, uint64_t k)
     uint64_t bits = 1ull << (k & 63) | 1ull << (k >> 6 & 63) | 1ull << (k >> 12 & 63);
     return (f->bloom[(k >> 18) & f->bmask] & bits) == bits;
 }
+
+/* One word at i (f->cls[p[i]] == WF_WORD), the plain way: 1 when an exact
+ * run must look at it, else 0 with *next where the skip goes on. */
+static int ws_word(const struct words_fast *f, const unsigned char *p, size_t i, size_t len,
+                   size_t *next)
+{
+    if (f->hard[p[i]])
+        return 1;
+    uint8_t w[WORDS_MAX_SYMBOLS];
+    size_t j = i;
+    do {
+        if (j - i < WORDS_MAX_SYMBOLS)
+            w[j - i] = f->fold[p[j]];
+    } while (++j < len && f->cls[p[j]] == WF_WORD);
+    size_t l = j - i;
+    if (j < len) {
+        uint8_t c = f->cls[p[j]];
+        size_t k = j;
+        if (c == WF_SKIP) {
+            while (++k < len && f->cls[p[k]] == WF_SKIP)
+                ;
+            c = k < len ? f->cls[p[k]] : WF_SPACE;
+        }
+        if (c != WF_SPACE)
+            return 1; /* joined to what follows, or not plain ASCII */
+        /* A space after one letter may be dropped (f u c k): only when the
+         * letter after it stands alone too. */
+        if (l == 1 && f->space_skip && k < len &&
+            !(k + 2 < len && f->cls[p[k + 1]] == WF_WORD && f->cls[p[k + 2]] == WF_WORD))
+            return 1;
+        j = k;
+    }
+    *next = j;
+    /* No entry's first word is longer than an entry. */
+    return l <= WORDS_MAX_SYMBOLS && wf_maybe(f, wf_key(w, l));
+}
+
+#ifdef __SSE2__
+/* The same over a 16-byte window, for the usual byte classes (f->simd:
+ * letters and digits, whitespace, the rest of printable ASCII skipped):
+ * masks of the window's classes instead of a byte at a time. i + 32 <= len.
+ * -1: the word is too long for the window (the plain way takes it). */
+static inline int ws_word16(const struct words_fast *f, const unsigned char *p, size_t i,
+                            size_t *next)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+    __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+                                  _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1)));
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                  _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    __m128i sp = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                              _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(8)),
+                                            _mm_cmplt_epi8(v, _mm_set1_epi8(14))));
+    __m128i print = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ')),
+                                  _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+    unsigned wm = (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
+    unsigned spm = (unsigned)_mm_movemask_epi8(sp);
+    unsigned skm = (unsigned)_mm_movemask_epi8(print) & ~wm;
+    unsigned l = (unsigned)__builtin_ctz(~wm);
+    if (l >= 16)
+        return -1;
+    if (f->hard[p[i]])
+        return 1;
+    unsigned k = l;
+    if (skm >> l & 1) {
+        k = l + (unsigned)__builtin_ctz(~(skm >> l));
+        if (k >= 16)
+            return 1;
+    }
+    if (!(spm >> k & 1))
+        return 1; /* joined to what follows, or not plain ASCII */
+    if (l == 1 && f->space_skip && (wm >> (k + 1) & 3) != 3)
+        return 1;
+    *next = i + k;
+    uint64_t c0, c1;
+    memcpy(&c0, p + i, 8);
+    memcpy(&c1, p + i + 8, 8);
+    c0 |= f->orfold, c1 |= f->orfold;
+    c0 &= l >= 8 ? ~0ull : (1ull << (8 * l)) - 1;
+    c1 &= l <= 8 ? 0 : (1ull << (8 * (l - 8))) - 1;
+    return wf_maybe(f, wf_key2(c0, c1, l));
+}
+#endif
 
 /* The skip: from pos (a clean point), the first place an exact run must
  * look at, as a clean point at or before it; len when there is none. Only
@@ -286,34 +392,17 @@ static size_t ws_skip(const struct words_fast *f, const unsigned char *p, size_t
         }
         /* A word starts at i: a clean point. */
         last = i;
-        if (f->hard[p[i]])
+        size_t next;
+        int r = -1;
+#ifdef __SSE2__
+        if (f->simd && i + 32 <= len)
+            r = ws_word16(f, p, i, &next);
+#endif
+        if (r < 0)
+            r = ws_word(f, p, i, len, &next);
+        if (r)
             return i;
-        uint64_t h = WF_SEED;
-        size_t j = i;
-        do
-            h = (h ^ f->fold[p[j]]) * WF_MUL;
-        while (++j < len && f->cls[p[j]] == WF_WORD);
-        size_t l = j - i;
-        if (j < len) {
-            c = f->cls[p[j]];
-            size_t k = j;
-            if (c == WF_SKIP) {
-                while (++k < len && f->cls[p[k]] == WF_SKIP)
-                    ;
-                c = k < len ? f->cls[p[k]] : WF_SPACE;
-            }
-            if (c != WF_SPACE)
-                return i; /* joined to what follows, or not plain ASCII */
-            /* A space after one letter may be dropped (f u c k): only when
-             * the letter after it stands alone too. */
-            if (l == 1 && f->space_skip && k < len &&
-                !(k + 2 < len && f->cls[p[k + 1]] == WF_WORD && f->cls[p[k + 2]] == WF_WORD))
-                return i;
-            j = k;
-        }
-        if (wf_maybe(f, wf_final(h, l)))
-            return i;
-        i = j;
+        i = next;
     }
     return len;
 }
@@ -436,6 +525,20 @@ int words_fast_init(struct words_matcher *m)
         else if (cls == WN_SKIP)
             f->cls[b] = WF_SKIP;
     }
+    /* The usual classes (the default skip set): the 16-byte window applies,
+     * and folding is setting bit 5 of a letter (NFKC's case folding) or
+     * nothing (NFKC off). */
+    f->simd = true;
+    f->orfold = m->norm.nfkc ? 0x2020202020202020ull : 0;
+    for (unsigned b = 0; b < 0x80; b++) {
+        bool alnum = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
+        uint8_t want = alnum                            ? WF_WORD
+                       : b == ' ' || (b >= 9 && b <= 13) ? WF_SPACE
+                       : b > ' ' && b < 0x7f             ? WF_SKIP
+                                                         : WF_E;
+        if (f->cls[b] != want || (alnum && f->fold[b] != (b | (f->orfold & 0xff))))
+            f->simd = false;
+    }
     size_t words = 64;
     while (words * 4 < (size_t)m->npat) /* 16 bits a word at least */
         words *= 2;
@@ -476,11 +579,11 @@ int words_fast_init(struct words_matcher *m)
                     if (f->cls[b] == WF_WORD && f->fold[b] == cp0)
                         f->hard[b] = 1;
             size_t k = 0;
-            uint64_t h = WF_SEED;
+            uint8_t w[WORDS_MAX_SYMBOLS];
             while (k < d && path[k] < 0x80 && wordsym[path[k]])
-                h = (h ^ path[k++]) * WF_MUL;
+                w[k] = (uint8_t)path[k], k++;
             if (k == d || path[k] == WN_SPACE_CP) {
-                uint64_t key = wf_final(h, k);
+                uint64_t key = wf_key(w, k);
                 f->bloom[(key >> 18) & f->bmask] |=
                     1ull << (key & 63) | 1ull << (key >> 6 & 63) | 1ull << (key >> 12 & 63);
             }

@@ -51,6 +51,8 @@ struct words_edge {
 struct words_fast {
     bool on;
     bool space_skip;
+    bool simd;       /* the usual classes: the 16-byte window (scan.c, ws_word16) */
+    uint64_t orfold; /* what folds a letter there, in each byte */
     uint8_t cls[256];
     uint8_t fold[256];
     uint8_t hard[256];
