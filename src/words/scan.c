@@ -6,7 +6,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
+#if defined(__SSE2__) && defined(__x86_64__)
+#define WS_SSE2 1
 #include <emmintrin.h>
 #endif
 
@@ -257,11 +258,8 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
 
 static inline uint64_t wf_key2(uint64_t c0, uint64_t c1, size_t n)
 {
-    uint64_t h = (WF_SEED ^ c0) * WF_MUL;
-    h = (h ^ (h >> 29) ^ c1) * WF_MUL;
-    h ^= n;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 32);
+    uint64_t h = ((c0 ^ WF_SEED) * WF_MUL) ^ ((c1 + n) * 0xff51afd7ed558ccdull);
+    return h ^ (h >> 29);
 }
 
 /* The key of folded bytes s[0..n), any n (the long way; the skip's short
@@ -280,10 +278,18 @@ static uint64_t wf_key(const uint8_t *s, size_t n)
     return h;
 }
 
+/* Two probes of a bit array; f->bmask + 1 64-bit words. */
 static inline bool wf_maybe(const struct words_fast *f, uint64_t k)
 {
-    uint64_t bits = 1ull << (k & 63) | 1ull << (k >> 6 & 63) | 1ull << (k >> 12 & 63);
-    return (f->bloom[(k >> 18) & f->bmask] & bits) == bits;
+    uint64_t a = k & ((uint64_t)f->bmask << 6 | 63), b = (k >> 32) & ((uint64_t)f->bmask << 6 | 63);
+    return (f->bloom[a >> 6] >> (a & 63) & f->bloom[b >> 6] >> (b & 63) & 1) != 0;
+}
+
+static void wf_add(struct words_fast *f, uint64_t k)
+{
+    uint64_t a = k & ((uint64_t)f->bmask << 6 | 63), b = (k >> 32) & ((uint64_t)f->bmask << 6 | 63);
+    f->bloom[a >> 6] |= 1ull << (a & 63);
+    f->bloom[b >> 6] |= 1ull << (b & 63);
 }
 
 /* One word at i (f->cls[p[i]] == WF_WORD), the plain way: 1 when an exact
@@ -322,50 +328,48 @@ static int ws_word(const struct words_fast *f, const unsigned char *p, size_t i,
     return l <= WORDS_MAX_SYMBOLS && wf_maybe(f, wf_key(w, l));
 }
 
-#ifdef __SSE2__
+#ifdef WS_SSE2
 /* The same over a 16-byte window, for the usual byte classes (f->simd:
- * letters and digits, whitespace, the rest of printable ASCII skipped):
- * masks of the window's classes instead of a byte at a time. i + 32 <= len.
- * -1: the word is too long for the window (the plain way takes it). */
+ * letters and digits, whitespace, the rest of printable ASCII skipped): the
+ * word's length from a mask of the window's letters, its key from the
+ * window's bytes. i + 32 <= len. -1: the word is too long for the window
+ * (the plain way takes it). */
 static inline int ws_word16(const struct words_fast *f, const unsigned char *p, size_t i,
                             size_t *next)
 {
+    static const int8_t keep[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                    -1, -1, -1, -1, -1, 0,  0,  0,  0,  0,  0,
+                                    0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
     __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
     __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-    __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
-                                  _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1)));
-    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
-                                  _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-    __m128i sp = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                              _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(8)),
-                                            _mm_cmplt_epi8(v, _mm_set1_epi8(14))));
-    __m128i print = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ')),
-                                  _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+    /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
+    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(low, _mm_set1_epi8((char)(0x80 - 'a'))),
+                                   _mm_set1_epi8((char)(0x80 + 26)));
+    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
+                                   _mm_set1_epi8((char)(0x80 + 10)));
     unsigned wm = (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
-    unsigned spm = (unsigned)_mm_movemask_epi8(sp);
-    unsigned skm = (unsigned)_mm_movemask_epi8(print) & ~wm;
     unsigned l = (unsigned)__builtin_ctz(~wm);
     if (l >= 16)
         return -1;
     if (f->hard[p[i]])
         return 1;
-    unsigned k = l;
-    if (skm >> l & 1) {
-        k = l + (unsigned)__builtin_ctz(~(skm >> l));
-        if (k >= 16)
-            return 1;
+    size_t k = i + l;
+    uint8_t c = f->cls[p[k]];
+    if (c == WF_SKIP) {
+        while (f->cls[p[++k]] == WF_SKIP) /* ends: p[i + 31] is no WF_SKIP or is read last */
+            if (k == i + 31)
+                return 1;
+        c = f->cls[p[k]];
     }
-    if (!(spm >> k & 1))
+    if (c != WF_SPACE)
         return 1; /* joined to what follows, or not plain ASCII */
-    if (l == 1 && f->space_skip && (wm >> (k + 1) & 3) != 3)
+    if (l == 1 && f->space_skip && (k - i + 2 >= 16 || (wm >> (k - i + 1) & 3) != 3))
         return 1;
-    *next = i + k;
-    uint64_t c0, c1;
-    memcpy(&c0, p + i, 8);
-    memcpy(&c1, p + i + 8, 8);
-    c0 |= f->orfold, c1 |= f->orfold;
-    c0 &= l >= 8 ? ~0ull : (1ull << (8 * l)) - 1;
-    c1 &= l <= 8 ? 0 : (1ull << (8 * (l - 8))) - 1;
+    *next = k;
+    __m128i w = _mm_and_si128(f->orfold ? low : v,
+                              _mm_loadu_si128((const __m128i *)(keep + 16 - l)));
+    uint64_t c0 = (uint64_t)_mm_cvtsi128_si64(w);
+    uint64_t c1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(w, w));
     return wf_maybe(f, wf_key2(c0, c1, l));
 }
 #endif
@@ -382,6 +386,9 @@ static inline int ws_word16(const struct words_fast *f, const unsigned char *p, 
 static size_t ws_skip(const struct words_fast *f, const unsigned char *p, size_t pos, size_t len)
 {
     size_t i = pos, last = pos; /* last: the last clean point seen */
+#ifdef WS_SSE2
+    size_t simd_end = f->simd && len >= 32 ? len - 31 : 0; /* i + 32 <= len */
+#endif
     while (i < len) {
         uint8_t c = f->cls[p[i]];
         if (c != WF_WORD) {
@@ -394,8 +401,8 @@ static size_t ws_skip(const struct words_fast *f, const unsigned char *p, size_t
         last = i;
         size_t next;
         int r = -1;
-#ifdef __SSE2__
-        if (f->simd && i + 32 <= len)
+#ifdef WS_SSE2
+        if (i < simd_end)
             r = ws_word16(f, p, i, &next);
 #endif
         if (r < 0)
@@ -432,13 +439,22 @@ static size_t ws_rewind(const struct words_matcher *m, const unsigned char *p, s
 int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
                struct words_match *out, size_t max, size_t *n, bool *capped)
 {
+    return words_scan_how(m, s, text, len, out, max, n, capped, m->fast.on);
+}
+
+/* words_scan with the skip on or off: the fuzz harness and the bench compare
+ * the two. Any thread. */
+int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const char *text,
+                   size_t len, struct words_match *out, size_t max, size_t *n, bool *capped,
+                   bool skip)
+{
     struct ws_out o = {out, max, 0, false};
     *n = 0;
     *capped = false;
     if (ws_ring_fit(s, (size_t)m->maxlen + 2) != 0)
         return -1;
     const unsigned char *tp = (const unsigned char *)text;
-    bool fast = m->fast.on;
+    bool fast = skip && m->fast.on;
     size_t pos = 0;
     while (pos < len && !o.capped) {
         size_t cand = fast ? ws_skip(&m->fast, tp, pos, len) : pos;
@@ -583,9 +599,7 @@ int words_fast_init(struct words_matcher *m)
             while (k < d && path[k] < 0x80 && wordsym[path[k]])
                 w[k] = (uint8_t)path[k], k++;
             if (k == d || path[k] == WN_SPACE_CP) {
-                uint64_t key = wf_key(w, k);
-                f->bloom[(key >> 18) & f->bmask] |=
-                    1ull << (key & 63) | 1ull << (key >> 6 & 63) | 1ull << (key >> 12 & 63);
+                wf_add(f, wf_key(w, k));
             }
             continue;
         }

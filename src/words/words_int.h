@@ -105,5 +105,10 @@ uint32_t words_symbol(const struct words_matcher *m, uint32_t cp);
  * -1 when memory runs out. words_fast_free frees what it holds. */
 int words_fast_init(struct words_matcher *m);
 void words_fast_free(struct words_matcher *m);
+/* words_scan with the ASCII skip on (when the list allows it) or off: one
+ * exact run over the whole text. The results are the same (tests, fuzz). */
+int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const char *text,
+                   size_t len, struct words_match *out, size_t max, size_t *n, bool *capped,
+                   bool skip);
 
 #endif
