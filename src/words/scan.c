@@ -150,6 +150,21 @@ static inline bool ws_clean(const struct words_fast *f, const unsigned char *p, 
     return x == 0 || (f->cls[p[x]] == WF_WORD && f->cls[p[x - 1]] >= WF_SPACE);
 }
 
+/* The first byte >= 0x80 in p[i..lim), or lim. */
+static size_t ws_ascii_to(const unsigned char *p, size_t i, size_t lim)
+{
+#ifdef WS_SSE2
+    for (; i + 16 <= lim; i += 16) {
+        unsigned hi = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
+        if (hi)
+            return i + (unsigned)__builtin_ctz(hi);
+    }
+#endif
+    while (i < lim && p[i] < 0x80)
+        i++;
+    return i;
+}
+
 /* The exact scan from byte `from` (a clean point): for each normalised
  * symbol, settle the end boundary of the hits ending just before it, record
  * it in the ring, step the automaton, follow the output links (exceptions
@@ -176,9 +191,8 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
             if (stop && st == 0 && s->nhits == 0 && sym.os > past && ws_clean(f, tp, sym.os)) {
                 /* Worth stopping only when a stretch of ASCII follows:
                  * otherwise the skip would hand back at once. */
-                size_t lim = len - sym.os > 128 ? sym.os + 128 : len, i = sym.os;
-                while (i < lim && tp[i] < 0x80)
-                    i++;
+                size_t lim = len - sym.os > 128 ? sym.os + 128 : len;
+                size_t i = ws_ascii_to(tp, sym.os, lim);
                 if (i == lim) {
                     *end = sym.os;
                     return 0;
