@@ -397,7 +397,7 @@ void wn_iter_init(struct wn_iter *it, const struct wn_norm *n, const char *text,
     it->run = 0;
     it->nraw = it->nout = it->iout = 0;
     it->carry = 0;
-    it->lim = 32;
+    it->lim = 16;
     it->out = it->raw;
 }
 
