@@ -175,8 +175,8 @@ static size_t ws_ascii_to(const unsigned char *p, size_t i, size_t lim)
  * skip can take over); *end is where it ended (len: the text's end). *pushed:
  * a word hit was found (even one an exception later killed). -1: memory. */
 static int ws_exact(const struct words_matcher *m, struct words_scratch *s, const char *text,
-                    size_t len, size_t from, size_t past, bool stop, struct ws_out *o,
-                    bool *pushed, size_t *end)
+                    size_t len, size_t from, size_t past, bool stop, struct ws_out *o, bool *pushed,
+                    size_t *end)
 {
     const unsigned char *tp = (const unsigned char *)text;
     const struct words_fast *f = &m->fast;
@@ -351,9 +351,8 @@ static int ws_word(const struct words_fast *f, const unsigned char *p, size_t i,
 static inline int ws_word16(const struct words_fast *f, const unsigned char *p, size_t i,
                             size_t *next)
 {
-    static const int8_t keep[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                    -1, -1, -1, -1, -1, 0,  0,  0,  0,  0,  0,
-                                    0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+    static const int8_t keep[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
     __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
     __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
     /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
@@ -380,8 +379,8 @@ static inline int ws_word16(const struct words_fast *f, const unsigned char *p, 
     if (l == 1 && f->space_skip && (k - i + 2 >= 16 || (wm >> (k - i + 1) & 3) != 3))
         return 1;
     *next = k;
-    __m128i w = _mm_and_si128(f->orfold ? low : v,
-                              _mm_loadu_si128((const __m128i *)(keep + 16 - l)));
+    __m128i w =
+        _mm_and_si128(f->orfold ? low : v, _mm_loadu_si128((const __m128i *)(keep + 16 - l)));
     uint64_t c0 = (uint64_t)_mm_cvtsi128_si64(w);
     uint64_t c1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(w, w));
     return wf_maybe(f, wf_key2(c0, c1, l));
@@ -562,7 +561,7 @@ int words_fast_init(struct words_matcher *m)
     f->orfold = m->norm.nfkc ? 0x2020202020202020ull : 0;
     for (unsigned b = 0; b < 0x80; b++) {
         bool alnum = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
-        uint8_t want = alnum                            ? WF_WORD
+        uint8_t want = alnum                             ? WF_WORD
                        : b == ' ' || (b >= 9 && b <= 13) ? WF_SPACE
                        : b > ' ' && b < 0x7f             ? WF_SKIP
                                                          : WF_E;

@@ -191,8 +191,8 @@ static void one_list(void)
                 if (o.whole_word && !x->star_s && x->cls[0] == WN_WORD && s > 0 && !t.soft[s] &&
                     t.cls[s - 1] == WN_WORD)
                     continue;
-                if (o.whole_word && !x->star_e && x->cls[x->n - 1] == WN_WORD && e + 1 < t.n && !t.soft[e + 1] &&
-                    t.cls[e + 1] == WN_WORD)
+                if (o.whole_word && !x->star_e && x->cls[x->n - 1] == WN_WORD && e + 1 < t.n &&
+                    !t.soft[e + 1] && t.cls[e + 1] == WN_WORD)
                     continue;
                 bool covered = false;
                 for (size_t j = 0; j < ne && !covered; j++) {
