@@ -37,6 +37,7 @@ void words_matcher_free(struct words_matcher *m)
     if (m == NULL)
         return;
     wn_free(&m->norm);
+    words_fast_free(m);
     free(m->skip);
     free(m->alpha);
     free(m->bmpsym);
@@ -88,7 +89,13 @@ int words_matcher_finish(struct words_matcher *m, char *err, size_t errlen)
     for (uint32_t i = 0; i < m->nsym; i++)
         if (m->alpha[i] < 0x10000)
             m->bmpsym[m->alpha[i]] = i + 1;
-    return wn_build_table(&m->norm, err, errlen);
+    if (wn_build_table(&m->norm, err, errlen) != 0)
+        return -1;
+    if (words_fast_init(m) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 /* Builder or loader thread, once the separate arrays are final (checked, for
@@ -380,6 +387,11 @@ struct words_matcher *words_builder_compile(struct words_builder *b, char *err, 
         return NULL;
     }
     memcpy(m->norm.bmp, b->norm.bmp, 0x10000 * sizeof *m->norm.bmp);
+    if (words_fast_init(m) != 0) {
+        snprintf(err, errlen, "out of memory");
+        words_matcher_free(m);
+        return NULL;
+    }
     return m;
 oom:
     snprintf(err, errlen, "out of memory");
@@ -420,5 +432,6 @@ size_t words_memory(const struct words_matcher *m)
     size_t w = (size_t)m->nsym * 2 + 1 + 0x10000 * 2 + (size_t)m->nedges * 2 +
                (size_t)m->nstates * 5 + 1 + (size_t)m->nwords * 2 + 1 + m->norm.nt2s * 2;
     return sizeof *m + 4 * w + (size_t)m->npat * sizeof *m->pats + m->woff[m->nwords] +
-           m->norm.nranges * sizeof *m->norm.ranges;
+           m->norm.nranges * sizeof *m->norm.ranges +
+           (m->fast.bloom ? ((size_t)m->fast.bmask + 1) * 8 : 0);
 }

@@ -397,7 +397,15 @@ void wn_iter_init(struct wn_iter *it, const struct wn_norm *n, const char *text,
     it->run = 0;
     it->nraw = it->nout = it->iout = 0;
     it->carry = 0;
+    it->lim = 16;
     it->out = it->raw;
+}
+
+void wn_iter_init_at(struct wn_iter *it, const struct wn_norm *n, const char *text, size_t len,
+                     size_t pos)
+{
+    wn_iter_init(it, n, text, len);
+    it->pos = pos < len ? pos : len;
 }
 
 /* The fill's state in locals (the compiler cannot keep fields of *it in
@@ -446,7 +454,8 @@ static void wn_fill(struct wn_iter *it)
      * again (most of a CJK text's decoding was done twice). */
     size_t next_pos = SIZE_MAX, next_l = 0;
     uint32_t next_cp = 0;
-    while (f.nr < WN_BATCH && pos < len) {
+    unsigned lim = it->lim;
+    while (f.nr < lim && pos < len) {
         unsigned char c = p[pos];
         if (c < 0x80 && (pos + 1 == len || p[pos + 1] < 0x80)) {
             uint32_t e = bmp[c];
@@ -571,6 +580,8 @@ unsigned wn_batch(struct wn_iter *it)
             return 0;
         }
         wn_fill(it);
+        if (it->lim < WN_BATCH)
+            it->lim *= 2;
         wn_resolve(it);
         if (it->nout)
             return it->nout;

@@ -73,6 +73,8 @@ struct wn_iter {
     unsigned run;         /* WORD symbols since the last boundary */
     unsigned nraw, nout, iout;
     unsigned carry;     /* raw[carry..nraw) wait for the next batch */
+    unsigned lim;       /* raw symbols a fill stops at: doubles up to WN_BATCH, so
+                           that a scan that stops early has not normalised far ahead */
     struct wn_sym *out; /* the batch given: raw[0..nout), resolved in place */
     struct wn_sym raw[WN_BATCH + WN_SEG_MAX];
 };
@@ -87,6 +89,10 @@ void wn_free(struct wn_norm *n);
 int wn_load_t2s(struct wn_norm *n, const char *config, char *err, size_t errlen);
 
 void wn_iter_init(struct wn_iter *it, const struct wn_norm *n, const char *text, size_t len);
+/* The same, starting at byte pos of text (offsets stay the text's). pos must
+ * begin a segment: what came before it is not looked at. */
+void wn_iter_init_at(struct wn_iter *it, const struct wn_norm *n, const char *text, size_t len,
+                     size_t pos);
 /* Normalises the next batch into it->out[0..it->nout): 0 at the end of the
  * text, else a count > 0. */
 unsigned wn_batch(struct wn_iter *it);

@@ -6,6 +6,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && defined(__x86_64__)
+#define WS_SSE2 1
+#include <emmintrin.h>
+#endif
 
 #include "words/words_int.h"
 
@@ -136,26 +140,65 @@ static void ws_flush(const struct words_matcher *m, struct words_scratch *s, uin
     s->nhits = j;
 }
 
-/* Any thread, with its own scratch. For each normalised symbol: settle the
- * end boundary of the hits ending just before it, record it in the ring,
- * step the automaton, follow the output links (exceptions kill the pending
- * hits they cover; words become pending hits once their start boundary
- * holds), then give the hits nothing can change any more. */
-int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
-               struct words_match *out, size_t max, size_t *n, bool *capped)
+/* A clean point: a byte where an exact run may start (or stop) with nothing
+ * before it looked at, giving the symbols a run over the whole text would
+ * give from there: the text's start, or an ASCII letter after ASCII
+ * whitespace or a skipped ASCII character (the letter's symbol starts a word
+ * either way, so whatever came before cannot change it or what follows). */
+static inline bool ws_clean(const struct words_fast *f, const unsigned char *p, size_t x)
 {
-    struct ws_out o = {out, max, 0, false};
-    *n = 0;
-    *capped = false;
-    if (ws_ring_fit(s, (size_t)m->maxlen + 2) != 0)
-        return -1;
+    return x == 0 || (f->cls[p[x]] == WF_WORD && f->cls[p[x - 1]] >= WF_SPACE);
+}
+
+/* The first byte >= 0x80 in p[i..lim), or lim. */
+static size_t ws_ascii_to(const unsigned char *p, size_t i, size_t lim)
+{
+#ifdef WS_SSE2
+    for (; i + 16 <= lim; i += 16) {
+        unsigned hi = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
+        if (hi)
+            return i + (unsigned)__builtin_ctz(hi);
+    }
+#endif
+    while (i < lim && p[i] < 0x80)
+        i++;
+    return i;
+}
+
+/* The exact scan from byte `from` (a clean point): for each normalised
+ * symbol, settle the end boundary of the hits ending just before it, record
+ * it in the ring, step the automaton, follow the output links (exceptions
+ * kill the pending hits they cover; words become pending hits once their
+ * start boundary holds), then give the hits nothing can change any more.
+ * With `stop` set it ends at the first clean point after `past` where the
+ * automaton is at its root with nothing pending and ASCII text follows (the
+ * skip can take over); *end is where it ended (len: the text's end). *pushed:
+ * a word hit was found (even one an exception later killed). -1: memory. */
+static int ws_exact(const struct words_matcher *m, struct words_scratch *s, const char *text,
+                    size_t len, size_t from, size_t past, bool stop, struct ws_out *o, bool *pushed,
+                    size_t *end)
+{
+    const unsigned char *tp = (const unsigned char *)text;
+    const struct words_fast *f = &m->fast;
     s->nhits = 0;
-    wn_iter_init(&s->it, &m->norm, text, len);
+    *pushed = false;
+    wn_iter_init_at(&s->it, &m->norm, text, len, from);
     uint32_t st = 0;
     uint64_t p = 0;
-    for (unsigned nb; !o.capped && (nb = wn_batch(&s->it)) != 0;) {
-        for (unsigned bi = 0; bi < nb && !o.capped; bi++) {
+    for (unsigned nb; !o->capped && (nb = wn_batch(&s->it)) != 0;) {
+        for (unsigned bi = 0; bi < nb && !o->capped; bi++) {
             const struct wn_sym sym = s->it.out[bi];
+            if (stop && st == 0 && s->nhits == 0 && sym.os > past && ws_clean(f, tp, sym.os)) {
+                /* Worth stopping only when a stretch of ASCII follows:
+                 * otherwise the skip would hand back at once. */
+                size_t lim = len - sym.os > 128 ? sym.os + 128 : len;
+                size_t i = ws_ascii_to(tp, sym.os, lim);
+                if (i == lim) {
+                    *end = sym.os;
+                    return 0;
+                }
+                past = i; /* not before that byte */
+            }
             bool word_here = sym.cls == WN_WORD && !sym.soft;
             if (s->nhits) {
                 for (size_t i = 0; i < s->nhits; i++) {
@@ -203,18 +246,247 @@ int words_scan(const struct words_matcher *m, struct words_scratch *s, const cha
                     s->hits = nh;
                     s->caphits = c2;
                 }
+                *pushed = true;
                 s->hits[s->nhits++] =
                     (struct ws_hit){start,  p,        s->ring[start & s->rmask].os,
                                     sym.oe, pt->word, (uint8_t)((pt->flags & WP_END) != 0),
                                     0};
             }
             if (s->nhits)
-                ws_flush(m, s, p, &o);
+                ws_flush(m, s, p, o);
             p++;
         }
     }
-    if (!o.capped)
-        ws_flush(m, s, UINT64_MAX, &o);
+    if (!o->capped)
+        ws_flush(m, s, UINT64_MAX, o);
+    s->nhits = 0;
+    *end = len;
+    return 0;
+}
+
+/* The key of an ASCII word: its folded bytes in 8-byte chunks (little-endian,
+ * the last one zero-padded, two at least) and its length; the Bloom filter's
+ * bits for it, all in one 64-bit word. */
+#define WF_SEED 0xcbf29ce484222325ull
+#define WF_MUL 0x9e3779b97f4a7c15ull
+
+static inline uint64_t wf_key2(uint64_t c0, uint64_t c1, size_t n)
+{
+    uint64_t h = ((c0 ^ WF_SEED) * WF_MUL) ^ ((c1 + n) * 0xff51afd7ed558ccdull);
+    return h ^ (h >> 29);
+}
+
+/* The key of folded bytes s[0..n), any n (the long way; the skip's short
+ * way gives the same for n <= 16). */
+static uint64_t wf_key(const uint8_t *s, size_t n)
+{
+    uint64_t c[2] = {0, 0}, h = 0;
+    size_t at = 0;
+    do {
+        c[0] = c[1] = 0;
+        for (size_t i = 0; i < 16 && at + i < n; i++)
+            c[i / 8] |= (uint64_t)s[at + i] << (8 * (i % 8));
+        h = wf_key2(c[0] ^ h, c[1], n);
+        at += 16;
+    } while (at < n);
+    return h;
+}
+
+/* Two probes of a bit array; f->bmask + 1 64-bit words. */
+static inline bool wf_maybe(const struct words_fast *f, uint64_t k)
+{
+    uint64_t a = k & ((uint64_t)f->bmask << 6 | 63), b = (k >> 32) & ((uint64_t)f->bmask << 6 | 63);
+    return (f->bloom[a >> 6] >> (a & 63) & f->bloom[b >> 6] >> (b & 63) & 1) != 0;
+}
+
+static void wf_add(struct words_fast *f, uint64_t k)
+{
+    uint64_t a = k & ((uint64_t)f->bmask << 6 | 63), b = (k >> 32) & ((uint64_t)f->bmask << 6 | 63);
+    f->bloom[a >> 6] |= 1ull << (a & 63);
+    f->bloom[b >> 6] |= 1ull << (b & 63);
+}
+
+/* One word at i (f->cls[p[i]] == WF_WORD), the plain way: 1 when an exact
+ * run must look at it, else 0 with *next where the skip goes on. */
+static int ws_word(const struct words_fast *f, const unsigned char *p, size_t i, size_t len,
+                   size_t *next)
+{
+    if (f->hard[p[i]])
+        return 1;
+    uint8_t w[WORDS_MAX_SYMBOLS];
+    size_t j = i;
+    do {
+        if (j - i < WORDS_MAX_SYMBOLS)
+            w[j - i] = f->fold[p[j]];
+    } while (++j < len && f->cls[p[j]] == WF_WORD);
+    size_t l = j - i;
+    if (j < len) {
+        uint8_t c = f->cls[p[j]];
+        size_t k = j;
+        if (c == WF_SKIP) {
+            while (++k < len && f->cls[p[k]] == WF_SKIP)
+                ;
+            c = k < len ? f->cls[p[k]] : WF_SPACE;
+        }
+        if (c != WF_SPACE)
+            return 1; /* joined to what follows, or not plain ASCII */
+        /* A space after one letter may be dropped (f u c k): only when the
+         * letter after it stands alone too. */
+        if (l == 1 && f->space_skip && k < len &&
+            !(k + 2 < len && f->cls[p[k + 1]] == WF_WORD && f->cls[p[k + 2]] == WF_WORD))
+            return 1;
+        j = k;
+    }
+    *next = j;
+    /* No entry's first word is longer than an entry. */
+    return l <= WORDS_MAX_SYMBOLS && wf_maybe(f, wf_key(w, l));
+}
+
+#ifdef WS_SSE2
+/* The same over a 16-byte window, for the usual byte classes (f->simd:
+ * letters and digits, whitespace, the rest of printable ASCII skipped): the
+ * word's length from a mask of the window's letters, its key from the
+ * window's bytes. i + 32 <= len. -1: the word is too long for the window
+ * (the plain way takes it). */
+static inline int ws_word16(const struct words_fast *f, const unsigned char *p, size_t i,
+                            size_t *next)
+{
+    static const int8_t keep[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+    __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+    __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
+    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(low, _mm_set1_epi8((char)(0x80 - 'a'))),
+                                   _mm_set1_epi8((char)(0x80 + 26)));
+    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
+                                   _mm_set1_epi8((char)(0x80 + 10)));
+    unsigned wm = (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
+    unsigned l = (unsigned)__builtin_ctz(~wm);
+    if (l >= 16)
+        return -1;
+    if (f->hard[p[i]])
+        return 1;
+    size_t k = i + l;
+    uint8_t c = f->cls[p[k]];
+    if (c == WF_SKIP) {
+        while (f->cls[p[++k]] == WF_SKIP) /* ends: p[i + 31] is no WF_SKIP or is read last */
+            if (k == i + 31)
+                return 1;
+        c = f->cls[p[k]];
+    }
+    if (c != WF_SPACE)
+        return 1; /* joined to what follows, or not plain ASCII */
+    if (l == 1 && f->space_skip && (k - i + 2 >= 16 || (wm >> (k - i + 1) & 3) != 3))
+        return 1;
+    *next = k;
+    __m128i w =
+        _mm_and_si128(f->orfold ? low : v, _mm_loadu_si128((const __m128i *)(keep + 16 - l)));
+    uint64_t c0 = (uint64_t)_mm_cvtsi128_si64(w);
+    uint64_t c1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(w, w));
+    return wf_maybe(f, wf_key2(c0, c1, l));
+}
+#endif
+
+/* The skip: from pos (a clean point), the first place an exact run must
+ * look at, as a clean point at or before it; len when there is none. Only
+ * ASCII is read. A listed word that could begin at an ASCII byte needs a word
+ * boundary before it (words_fast.on), so only word starts are tried: a run
+ * of ASCII letters w followed by a space or the end (after skipped
+ * characters, if any) can begin a listed word only if w is the whole first
+ * word of an entry (the Bloom filter); anything else (letters joined over a
+ * skipped character, a single letter whose space may be dropped, a byte
+ * that is not plain ASCII) goes to the exact run. */
+static size_t ws_skip(const struct words_fast *f, const unsigned char *p, size_t pos, size_t len)
+{
+    size_t i = pos, last = pos; /* last: the last clean point seen */
+#ifdef WS_SSE2
+    size_t simd_end = f->simd && len >= 32 ? len - 31 : 0; /* i + 32 <= len */
+#endif
+    while (i < len) {
+        uint8_t c = f->cls[p[i]];
+        if (c != WF_WORD) {
+            if (c == WF_E)
+                return last;
+            i++;
+            continue;
+        }
+        /* A word starts at i: a clean point. */
+        last = i;
+        size_t next;
+        int r = -1;
+#ifdef WS_SSE2
+        if (i < simd_end)
+            r = ws_word16(f, p, i, &next);
+#endif
+        if (r < 0)
+            r = ws_word(f, p, i, len, &next);
+        if (r)
+            return i;
+        i = next;
+    }
+    return len;
+}
+
+/* Where an exact run must start to see every exception that could cover a
+ * word found at or after cand: at least the longest exception's length in
+ * symbols before it (each letter in [pos, cand) is one symbol: the skip saw
+ * only plain ASCII there), at a clean point, never before pos. */
+static size_t ws_rewind(const struct words_matcher *m, const unsigned char *p, size_t pos,
+                        size_t cand)
+{
+    const struct words_fast *f = &m->fast;
+    size_t need = m->maxexc, got = 0, r = cand;
+    while (r > pos && (got < need || !ws_clean(f, p, r))) {
+        r--;
+        got += f->cls[p[r]] == WF_WORD;
+    }
+    return r;
+}
+
+/* Any thread, with its own scratch. Plain ASCII is skipped word by word
+ * (ws_skip); what the skip cannot rule out goes through the exact scan,
+ * from the word it stopped at, until the automaton is back at its root. A
+ * run that finds a word is made again from far enough back to see the
+ * exceptions that could cover it, so the matches are those of one exact
+ * run over the whole text. */
+int words_scan(const struct words_matcher *m, struct words_scratch *s, const char *text, size_t len,
+               struct words_match *out, size_t max, size_t *n, bool *capped)
+{
+    return words_scan_how(m, s, text, len, out, max, n, capped, m->fast.on);
+}
+
+/* words_scan with the skip on or off: the fuzz harness and the bench compare
+ * the two. Any thread. */
+int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const char *text,
+                   size_t len, struct words_match *out, size_t max, size_t *n, bool *capped,
+                   bool skip)
+{
+    struct ws_out o = {out, max, 0, false};
+    *n = 0;
+    *capped = false;
+    if (ws_ring_fit(s, (size_t)m->maxlen + 2) != 0)
+        return -1;
+    const unsigned char *tp = (const unsigned char *)text;
+    bool fast = skip && m->fast.on;
+    size_t pos = 0;
+    while (pos < len && !o.capped) {
+        size_t cand = fast ? ws_skip(&m->fast, tp, pos, len) : pos;
+        if (cand >= len)
+            break;
+        size_t n0 = o.n, end;
+        bool pushed;
+        if (ws_exact(m, s, text, len, cand, cand, fast, &o, &pushed, &end) != 0)
+            return -1;
+        if (pushed && m->maxexc) {
+            size_t r = ws_rewind(m, tp, pos, cand);
+            if (r < cand) {
+                o.n = n0, o.capped = false;
+                if (ws_exact(m, s, text, len, r, cand, fast, &o, &pushed, &end) != 0)
+                    return -1;
+            }
+        }
+        pos = end;
+    }
     s->nhits = 0;
     qsort(out, o.n, sizeof *out, ws_cmp);
     *n = o.n;
@@ -250,4 +522,106 @@ size_t words_mask(const char *text, size_t len, const struct words_match *mm, si
         i += l;
     }
     return o;
+}
+
+void words_fast_free(struct words_matcher *m)
+{
+    free(m->fast.bloom);
+    m->fast.bloom = NULL;
+}
+
+/* Builder or loader thread, once the automaton is packed and the norm table
+ * made: the skip's byte classes from the table, then every listed word's
+ * symbols from a walk of the trie. The skip is off when a word that needs no
+ * boundary before it could begin at an ASCII letter or a space (whole-word
+ * matching off, or a `*` start): every byte would have to be tried. */
+int words_fast_init(struct words_matcher *m)
+{
+    struct words_fast *f = &m->fast;
+    words_fast_free(m);
+    memset(f, 0, sizeof *f);
+    f->space_skip = m->norm.space_skip;
+    bool wordsym[128] = {false}; /* a WF_WORD byte folds to it */
+    for (unsigned b = 0; b < 0x80; b++) {
+        uint32_t e = m->norm.bmp[b], cp = e & WN_T_CP;
+        unsigned cls = e >> WN_T_CLS_SHIFT & 7;
+        if (!(e & WN_T_SIMPLE))
+            continue;
+        if (cls == WN_WORD && cp < 0x80)
+            f->cls[b] = WF_WORD, f->fold[b] = (uint8_t)cp, wordsym[cp] = true;
+        else if (cls == WN_SPACE)
+            f->cls[b] = WF_SPACE;
+        else if (cls == WN_SKIP)
+            f->cls[b] = WF_SKIP;
+    }
+    /* The usual classes (the default skip set): the 16-byte window applies,
+     * and folding is setting bit 5 of a letter (NFKC's case folding) or
+     * nothing (NFKC off). */
+    f->simd = true;
+    f->orfold = m->norm.nfkc ? 0x2020202020202020ull : 0;
+    for (unsigned b = 0; b < 0x80; b++) {
+        bool alnum = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
+        uint8_t want = alnum                             ? WF_WORD
+                       : b == ' ' || (b >= 9 && b <= 13) ? WF_SPACE
+                       : b > ' ' && b < 0x7f             ? WF_SKIP
+                                                         : WF_E;
+        if (f->cls[b] != want || (alnum && f->fold[b] != (b | (f->orfold & 0xff))))
+            f->simd = false;
+    }
+    size_t words = 64;
+    while (words * 4 < (size_t)m->npat) /* 16 bits a word at least */
+        words *= 2;
+    f->bloom = calloc(words, sizeof *f->bloom);
+    uint32_t *stack = malloc(((size_t)m->maxlen + 1) * 2 * sizeof *stack);
+    if (f->bloom == NULL || stack == NULL) {
+        free(stack);
+        words_fast_free(m);
+        return -1;
+    }
+    f->bmask = (uint32_t)(words - 1);
+    f->on = true;
+    uint32_t path[WORDS_MAX_SYMBOLS + 1];
+    /* Depth-first: stack[2d] the state at depth d, stack[2d + 1] its next edge. */
+    size_t d = 0;
+    stack[0] = 0, stack[1] = m->st[0].first;
+    for (;;) {
+        uint32_t st = stack[2 * d], e = stack[2 * d + 1];
+        if (e < m->st[st + 1].first && d < m->maxlen) {
+            stack[2 * d + 1] = e + 1;
+            uint32_t v = m->edges[e].tgt;
+            path[d] = m->alpha[m->edges[e].sym - 1];
+            d++;
+            stack[2 * d] = v, stack[2 * d + 1] = m->st[v].first;
+            if (m->st[v].out == 0)
+                continue;
+            const struct words_pat *pt = &m->pats[m->st[v].out - 1];
+            uint32_t cp0 = path[0];
+            bool ascii0 = cp0 == WN_SPACE_CP || (cp0 < 0x80 && wordsym[cp0]);
+            if ((pt->flags & WP_EXC) || !ascii0)
+                continue; /* an exception, or only a byte the skip leaves starts it */
+            if (!(pt->flags & WP_START)) {
+                f->on = false;
+                continue;
+            }
+            if (!(pt->flags & WP_END))
+                for (unsigned b = 0; b < 0x80; b++)
+                    if (f->cls[b] == WF_WORD && f->fold[b] == cp0)
+                        f->hard[b] = 1;
+            size_t k = 0;
+            uint8_t w[WORDS_MAX_SYMBOLS];
+            while (k < d && path[k] < 0x80 && wordsym[path[k]])
+                w[k] = (uint8_t)path[k], k++;
+            if (k == d || path[k] == WN_SPACE_CP) {
+                wf_add(f, wf_key(w, k));
+            }
+            continue;
+        }
+        if (d == 0)
+            break;
+        d--;
+    }
+    free(stack);
+    if (!f->on)
+        words_fast_free(m);
+    return 0;
 }

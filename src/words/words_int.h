@@ -33,6 +33,33 @@ struct words_edge {
     uint32_t sym, tgt;
 };
 
+/* The ASCII skip (scan.c, docs/design.md "Word lists"): byte classes as the
+ * skip reads them, WF_E for any byte it leaves to the exact scan (not ASCII,
+ * a control, a kept punctuation mark, an ASCII letter that does not fold to
+ * one ASCII symbol). */
+#define WF_E 0
+#define WF_WORD 1
+#define WF_SPACE 2
+#define WF_SKIP 3
+
+/* What the skip needs: made from the automaton by words_fast_init. on: every
+ * listed word that an ASCII byte could start needs a word boundary before it
+ * (whole-word matching), so only word starts are tried. The Bloom filter holds
+ * the ASCII first word (the symbols before the first space) of every word
+ * whose next symbol is a space or its end; hard[b]: a word starting with byte
+ * b always goes to the exact scan (an entry with a `*` end starts with it). */
+struct words_fast {
+    bool on;
+    bool space_skip;
+    bool simd;       /* the usual classes: the 16-byte window (scan.c, ws_word16) */
+    uint64_t orfold; /* what folds a letter there, in each byte */
+    uint8_t cls[256];
+    uint8_t fold[256];
+    uint8_t hard[256];
+    uint64_t *bloom; /* [bmask + 1] blocked: a key's bits in one 64-bit word */
+    uint32_t bmask;
+};
+
 /* Aho-Corasick in compact arrays: the states' edges sorted by symbol, in one
  * array (CSR: first[s] .. first[s+1]); the root's row dense over the
  * alphabet, as the scan is at the root for most of a clean text. A symbol is
@@ -65,6 +92,7 @@ struct words_matcher {
     uint32_t *woff;   /* [nwords + 1] into wtext */
     uint32_t *wflags; /* [nwords] WP_EXC */
     char *wtext;
+    struct words_fast fast; /* derived by words_fast_init, never stored */
 };
 
 /* Packs the separate arrays into st[] and edges[] and frees them. */
@@ -73,5 +101,14 @@ int words_matcher_pack(struct words_matcher *m);
  * words_matcher_pack. */
 int words_matcher_finish(struct words_matcher *m, char *err, size_t errlen);
 uint32_t words_symbol(const struct words_matcher *m, uint32_t cp);
+/* Derives m->fast from the packed automaton and the norm table (scan.c);
+ * -1 when memory runs out. words_fast_free frees what it holds. */
+int words_fast_init(struct words_matcher *m);
+void words_fast_free(struct words_matcher *m);
+/* words_scan with the ASCII skip on (when the list allows it) or off: one
+ * exact run over the whole text. The results are the same (tests, fuzz). */
+int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const char *text,
+                   size_t len, struct words_match *out, size_t max, size_t *n, bool *capped,
+                   bool skip);
 
 #endif
