@@ -211,7 +211,8 @@ START_TEST(test_empty_and_tiny)
 END_TEST
 
 /* A batch of present and absent keys in random order answers as one lookup
- * at a time does, with and without WILLNEED, and names each page once. */
+ * at a time does, with and without WILLNEED (or its AUTO test), and names
+ * each page once. */
 START_TEST(test_batch_equals_single)
 {
     char path[4200], err[512];
@@ -225,7 +226,7 @@ START_TEST(test_batch_equals_single)
         struct exact_probe *p = malloc(N * sizeof(*p));
         bool *out = malloc(N), *single = malloc(N);
         uint64_t rng = 7;
-        for (unsigned flags = 0; flags <= EXACT_BATCH_WILLNEED; flags++) {
+        for (unsigned flags = 0; flags <= EXACT_BATCH_WILLNEED_AUTO; flags++) {
             for (size_t i = 0; i < N; i++) {
                 uint64_t r = tu_rand(&rng);
                 size_t n = key_of(keys[i], r % 100000, r & 1 ? "key-" : "absent-");
