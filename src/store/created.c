@@ -296,10 +296,15 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
              (unsigned long long)++reg->created_seq);
     snprintf(path, sizeof(path), "%s.conf", base);
     snprintf(journal, sizeof(journal), "%s.journal", base);
-    if (op_text(op, journal, text, sizeof(text), err, errlen) != 0)
+    /* A name bloomd's clear put on the shelf: its files, its old options
+     * (as bloomd's create finds a filter's files on disk). */
+    struct conf_filter *cf = NULL;
+    int adopted = created_adopt(conf->state_dir, op->name, base, &cf, err, errlen);
+    if (adopted < 0)
+        return "failed";
+    if (!adopted && op_text(op, journal, text, sizeof(text), err, errlen) != 0)
         return "bad_option";
-    struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
-    if (!cf)
+    if (!adopted && !(cf = parse_block(text, strlen(text), path, err, errlen)))
         return "bad_option";
     struct fentry e;
     memset(&e, 0, sizeof(e));
@@ -332,12 +337,18 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
     e.created = true;
     next->entries[next->n++] = e;
     registry_publish_deferred(reg, next);
+    if (adopted) /* served from base now: the shelf's copy goes */
+        created_shelf_forget(conf->state_dir, op->name);
     return NULL;
 fail:
     fversion_free(e.v);
     if (e.st)
         registry_release_id(reg, e.id); /* closes the journal it opened */
     unlink(journal);
+    if (adopted) { /* a link: the shelf keeps the filter */
+        snprintf(path, sizeof(path), "%s.bloom", base);
+        unlink(path);
+    }
     free_cf(cf);
     return code;
 }
@@ -586,6 +597,8 @@ static const char *op_name(enum reload_op_kind k)
         return "clear";
     case RELOAD_OP_FLUSH:
         return "flush";
+    case RELOAD_OP_SHELVE:
+        return "shelve";
     default:
         return "reload";
     }
@@ -609,6 +622,9 @@ json_t *created_run(struct registry *reg, unsigned threads, const struct reload_
     case RELOAD_OP_FLUSH:
         code = op_flush(reg, op, err, sizeof(err));
         break;
+    case RELOAD_OP_SHELVE:
+        code = created_shelve(reg, op, err, sizeof(err));
+        break;
     default:
         snprintf(err, sizeof(err), "not an operation on a filter");
         break;
@@ -625,7 +641,10 @@ json_t *created_run(struct registry *reg, unsigned threads, const struct reload_
         log_warn_limited("%s %s refused: %s", op_name(op->kind), op->name, err);
     } else if (!existed && op->kind != RELOAD_OP_FLUSH) {
         log_info("filter %s: %s", op->name,
-                 op->kind == RELOAD_OP_CREATE ? "created" : op->kind == RELOAD_OP_DROP ? "dropped" : "cleared");
+                 op->kind == RELOAD_OP_CREATE   ? "created"
+                 : op->kind == RELOAD_OP_DROP   ? "dropped"
+                 : op->kind == RELOAD_OP_SHELVE ? "cleared (its files kept for a create)"
+                                                : "cleared");
     }
     return r;
 }

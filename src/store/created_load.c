@@ -200,6 +200,7 @@ int created_load_all(struct registry *reg, const struct conf *conf, unsigned thr
         served++;
     }
     free(f);
+    created_shelf_tidy(c, conf->state_dir);
     if (served)
         log_info("%zu filter(s) created at run time served from %s", served, conf->state_dir);
     return 0;

@@ -86,6 +86,10 @@ struct fstate {
      * first published, never changed after. */
     struct conf_filter *created;
     char *created_base;
+    /* bloomd's close (front/bloomd): set by close, unset by the bloomd
+     * front's next access to the filter; RELOAD_OP_SHELVE (bloomd's clear)
+     * takes only a closed filter. Nothing else reads it: the bits stay. */
+    atomic_bool closed;
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */

@@ -20,6 +20,7 @@ enum reload_op_kind {
     RELOAD_OP_DROP,   /* stop serving it and remove its files */
     RELOAD_OP_CLEAR,  /* empty it: a new version, a new journal */
     RELOAD_OP_FLUSH,  /* sync its journal (or every one's, name empty) to disk */
+    RELOAD_OP_SHELVE, /* bloomd's clear: stop serving a closed one, keep its files for a create */
 };
 
 #define RELOAD_OP_MAX_OPTS 16

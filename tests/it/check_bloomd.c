@@ -114,14 +114,17 @@ START_TEST(test_commands)
            "Client Error: Must provide filter name\nClient Error: Command not supported\n"
            "Client Error: Command not supported\nClient Error: Command not supported\n");
     /* create's name and options are bloomd's; without state_dir nothing is
-     * made; a config filter is not dropped; clear is not served. */
+     * made; a config filter is neither dropped nor cleared, closed or not. */
     expect(c,
            "create a\tb\ncreate f capacity=5\ncreate f capacity=20000\ndrop foobar\n"
-           "drop nope\nclear foobar\n",
+           "drop nope\nclear foobar\nclose foobar\nclear foobar\nclear nope\n",
            "Client Error: Bad filter name\nClient Error: Bad arguments\n"
            "Client Error: filters are created only with state_dir in the config\n"
            "Client Error: filter foobar is defined in the config: remove it there and reload\n"
-           "Filter does not exist\nClient Error: Command not supported\n");
+           "Filter does not exist\n"
+           "Client Error: filter foobar is defined in the config: it cannot be cleared\nDone\n"
+           "Client Error: filter foobar is defined in the config: it cannot be cleared\n"
+           "Filter does not exist\n");
     /* A CRLF client is served the same. */
     expect(c, "c foobar test\r\nm foobar test nope\r\n", "Yes\nYes No\n");
     dh_close(l);
@@ -260,6 +263,56 @@ START_TEST(test_create_drop)
 }
 END_TEST
 
+/* bloomd's close and clear (docs/bloomd.md): clear takes only a closed
+ * filter, any access of this front reopens it; a cleared filter is gone from
+ * the namespace, across a restart too, until a create (of any front) adopts
+ * its files with their contents and options; once adopted the shelf is
+ * empty, so a drop and a create make a new, empty filter. */
+START_TEST(test_close_clear)
+{
+    struct dh_daemon *d = start("state_dir @DIR@/state");
+    struct dh_conn *c = bconnect(d);
+    expect(c, "create cf capacity=20000\nb cf k1 k2\nclear cf\nclose cf\nc cf k1\nclear cf\n",
+           "Done\nYes Yes\nFilter is not proxied. Close it first.\nDone\nYes\n"
+           "Filter is not proxied. Close it first.\n");
+    expect(c, "close cf\n", "Done\n");
+    ck_assert_int_eq(info_value(c, "cf", "capacity"), 20000); /* info reopens it too */
+    expect(c, "clear cf\nclose cf\nlist cf\n",
+           "Filter is not proxied. Close it first.\nDone\nSTART\n");
+    const char *l = dh_read_line(c, T_MS);
+    ck_assert_msg(l && strncmp(l, "cf 0.000100", 11) == 0, "%s", l ? l : "(none)");
+    expect(c, "", "END\n");
+    expect(c, "clear cf\nlist cf\nc cf k1\nclear cf\ndrop cf\nclose cf\n",
+           "Done\nSTART\nEND\nFilter does not exist\nFilter does not exist\n"
+           "Filter does not exist\nFilter does not exist\n");
+    dh_close(c);
+    /* A restart does not serve it; a create of the line protocol adopts it,
+     * with its adds and its capacity, not the options asked. */
+    dh_restart(d);
+    c = bconnect(d);
+    expect(c, "list cf\nc cf k1\n", "START\nEND\nFilter does not exist\n");
+    struct dh_conn *lc = dh_connect(d);
+    DH_EXPECT(lc, "CREATE cf capacity=500", "OK");
+    DH_EXPECT(lc, "MCHECK cf k1 k2 k3", "YES YES NO");
+    dh_close(lc);
+    ck_assert_int_eq(info_value(c, "cf", "capacity"), 20000);
+    /* Adopted, it lasts a restart as any created filter; adds after the
+     * adoption too. */
+    expect(c, "s cf k3\n", "Yes\n");
+    dh_close(c);
+    dh_restart(d);
+    c = bconnect(d);
+    expect(c, "m cf k1 k2 k3 k4\n", "Yes Yes Yes No\n");
+    /* Cleared, then created again at once (bloomd's create). */
+    expect(c, "close cf\nclear cf\ncreate cf\nm cf k1 k3 k4\n",
+           "Done\nDone\nDone\nYes Yes No\n");
+    /* The shelf was emptied by the adoption: drop and create make it anew. */
+    expect(c, "drop cf\ncreate cf\nc cf k1\n", "Done\nDone\nNo\n");
+    dh_close(c);
+    dh_finish(d);
+}
+END_TEST
+
 /* Its counters show in the line protocol's INFO, under their own protocol. */
 START_TEST(test_counted)
 {
@@ -282,7 +335,8 @@ int main(void)
 {
     Suite *s = suite_create("bloomd");
     const TTest *tests[] = {test_commands, test_pipelining, test_limits, test_auth,
-                            test_growing,  test_counted,    test_create_drop, NULL};
+                            test_growing,  test_counted,    test_create_drop, test_close_clear,
+                            NULL};
     dh_add_case(s, "bloomd", 120, tests);
     return dh_run_suite(s);
 }

@@ -130,6 +130,15 @@ static void reply_call_err(struct conn *c, const struct cmd_call *call, enum blo
     }
 }
 
+/* An access of bloomd's (check, set, multi, bulk, info, flush) to a closed
+ * filter: bloomd pages it back in, so it is no longer closed and clear
+ * refuses it again (docs/bloomd.md). */
+static void fault_in(const struct fentry *e)
+{
+    if (e && atomic_load_explicit(&e->st->closed, memory_order_relaxed))
+        atomic_store(&e->st->closed, false);
+}
+
 /* check, multi, set, bulk: the keys through the table (CHECK or ADD), the
  * answers as bloomd's Yes/No words: a check's Yes is "found", a set's Yes
  * is "new" (bloomd's set_hits), as ADD's NEW. */
@@ -149,6 +158,7 @@ static void verb_keys(struct conn *c, const struct catalog *cat, const struct bl
         reply_call_err(c, &call, r->verb, n);
         return;
     }
+    fault_in(call.e);
     size_t cap = BLOOMD_BOOLS_CAP(n);
     conn_reply_used(c, bloomd_format_bools(conn_reply_room(c, cap), cap, bw->cw.env.bools, n));
 }
@@ -260,6 +270,7 @@ static void verb_info(struct conn *c, const struct catalog *cat, const struct bl
         reply_fail(c, BLOOMD_NOT_EXIST);
         return;
     }
+    fault_in(call.e);
     struct figures fig;
     if (!figures_of(c, cat, call.e, &fig)) {
         reply_fail(c, BLOOMD_INTERNAL);
@@ -299,10 +310,12 @@ static void verb_info(struct conn *c, const struct catalog *cat, const struct bl
 static void verb_flush(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
                        const struct bloomd_verb_row *v)
 {
-    if (r->has_filter && !catalog_find(cat, r->filter.p, r->filter.len)) {
+    const struct fentry *e = r->has_filter ? catalog_find(cat, r->filter.p, r->filter.len) : NULL;
+    if (r->has_filter && !e) {
         reply_fail(c, BLOOMD_NOT_EXIST);
         return;
     }
+    fault_in(e);
     reply_str(c, BLOOMD_DONE);
 }
 
@@ -326,8 +339,9 @@ static void verb_auth(struct conn *c, const struct catalog *cat, const struct bl
     reply_client_error(c, "wrong token");
 }
 
-/* create or drop is over (the reload thread's report): bloomd's words.
- * Done; Exists for a name served; Filter does not exist; a refusal of
+/* create, drop or clear is over (the reload thread's report): bloomd's
+ * words. Done; Exists for a name served; Filter does not exist; Filter is
+ * not proxied (clear of a filter not closed); a refusal of
  * bloomgate's own (a config filter, a limit, a bad option) as a Client
  * Error naming it; Internal Error when the disk refused. */
 static void admin_answer(struct conn *c, json_t *report, const void *note)
@@ -336,6 +350,13 @@ static void admin_answer(struct conn *c, json_t *report, const void *note)
     conn_reply_flush(c);
     const char *msg;
     enum cmd_err e = cmd_admin_outcome(report, &msg);
+    const char *code = json_string_value(json_object_get(report, "code"));
+    if (code && strcmp(code, "not_closed") == 0) {
+        reply_fail(c, BLOOMD_NOT_PROXIED);
+        json_decref(report);
+        conn_reply_flush(c);
+        return;
+    }
     switch (e) {
     case CMD_OK:
         reply_str(c, json_is_true(json_object_get(report, "existed")) ? BLOOMD_EXISTS
@@ -361,40 +382,40 @@ static void admin_answer(struct conn *c, json_t *report, const void *note)
 }
 
 /* create, drop, close, clear: filters made at run time (docs/created.md).
- * create and drop are operations of the reload thread (conn_admin), answered
- * when done, the connection reading nothing meanwhile; the name and options
- * are copied into the operation (r's tokens point into c->in). bloomd's
- * in_memory is taken and ignored: every bloomgate filter is in memory, its
- * journal on disk. */
+ * create, drop and clear are operations of the reload thread (conn_admin),
+ * answered when done, the connection reading nothing meanwhile; the name
+ * and options are copied into the operation (r's tokens point into c->in).
+ * close only marks the filter (struct fstate's closed), which clear needs.
+ * bloomd's in_memory is taken and ignored: every bloomgate filter is in
+ * memory, its journal on disk. */
 void bloomd_admin(struct conn *c, const struct catalog *cat, const struct bloomd_request *r,
                   const struct bloomd_verb_row *v)
 {
     (void)v;
     if (r->verb == BLOOMD_CLOSE) {
         /* bloomd unmaps the filter and keeps it listed; a check pages it
-         * back in. bloomgate keeps every served filter mapped, so close
-         * has nothing to do but say whether the filter exists. */
-        if (!catalog_find(cat, r->filter.p, r->filter.len))
+         * back in. bloomgate keeps its bits in memory and only marks it
+         * closed, until the next access of this front (fault_in). */
+        const struct fentry *e = catalog_find(cat, r->filter.p, r->filter.len);
+        if (!e) {
             reply_fail(c, BLOOMD_NOT_EXIST);
-        else
-            reply_str(c, BLOOMD_DONE);
-        return;
-    }
-    if (r->verb != BLOOMD_CREATE && r->verb != BLOOMD_DROP) {
-        /* bloomd's clear forgets a closed filter and keeps its files for a
-         * later create to find: no such state here (docs/bloomd.md). */
-        reply_client_error(c, BLOOMD_MSG_NOT_SUPPORTED);
+            return;
+        }
+        atomic_store(&e->st->closed, true);
+        reply_str(c, BLOOMD_DONE);
         return;
     }
     if (cmd_authorize(cat->conf, c->loopback, BC(c)->authed ? CMD_CRED_GOOD : CMD_CRED_NONE) !=
         CMD_OK) {
-        reply_client_error(c, "create and drop need auth <token> (or a loopback client without "
-                              "admin_token)");
+        reply_client_error(c, "create, drop and clear need auth <token> (or a loopback client "
+                              "without admin_token)");
         return;
     }
     struct reload_op op;
     memset(&op, 0, sizeof(op));
-    op.kind = r->verb == BLOOMD_CREATE ? RELOAD_OP_CREATE : RELOAD_OP_DROP;
+    op.kind = r->verb == BLOOMD_CREATE  ? RELOAD_OP_CREATE
+              : r->verb == BLOOMD_CLEAR ? RELOAD_OP_SHELVE
+                                        : RELOAD_OP_DROP;
     if (r->filter.len > FNAME_MAX || !fname_valid(r->filter.p, r->filter.len)) {
         reply_client_error(c, BLOOMD_MSG_BAD_FILTER_NAME);
         return;
