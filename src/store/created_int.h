@@ -9,8 +9,8 @@
 #include "store/registry.h"
 #include "store/reload_op.h"
 
-#define CREATED_BLOCK_MAX 4096     /* a created filter's config block */
-#define CREATED_BASE_MAX PATH_MAX  /* state_dir/cN */
+#define CREATED_BLOCK_MAX 4096    /* a created filter's config block */
+#define CREATED_BASE_MAX PATH_MAX /* state_dir/cN */
 
 /* Remove base's files (.conf first: without it the rest is an orphan). */
 void created_remove_files(const char *base);
@@ -23,8 +23,8 @@ const char *created_shelve(struct registry *reg, const struct reload_op *op, cha
 /* A create of name: if the shelf holds its files, link them under base and
  * give the block naming them (*out, owned). 1 adopted, 0 nothing shelved,
  * -1 with why. */
-int created_adopt(const char *dir, const char *name, const char *base,
-                  struct conf_filter **out, char *err, size_t errlen);
+int created_adopt(const char *dir, const char *name, const char *base, struct conf_filter **out,
+                  char *err, size_t errlen);
 /* Remove name's slot from the shelf (adopted, or stale). */
 void created_shelf_forget(const char *dir, const char *name);
 /* Start-up: a name served from the state directory has no slot (the

@@ -93,8 +93,7 @@ const char *created_shelve(struct registry *reg, const struct reload_op *op, cha
         return "unknown_filter";
     }
     if (!e->st->created) {
-        snprintf(err, errlen, "filter %s is defined in the config: it cannot be cleared",
-                 op->name);
+        snprintf(err, errlen, "filter %s is defined in the config: it cannot be cleared", op->name);
         return "configured";
     }
     if (!atomic_load(&e->st->closed)) {
@@ -185,8 +184,8 @@ static int slot_block(const char *slot, char *text, size_t len, size_t *tlen, ch
     return rc;
 }
 
-int created_adopt(const char *dir, const char *name, const char *base,
-                  struct conf_filter **out, char *err, size_t errlen)
+int created_adopt(const char *dir, const char *name, const char *base, struct conf_filter **out,
+                  char *err, size_t errlen)
 {
     *out = NULL;
     char slot[CREATED_BASE_MAX + 16], leaf[64], text[CREATED_BLOCK_MAX];
@@ -203,8 +202,7 @@ int created_adopt(const char *dir, const char *name, const char *base,
         created_free_cf(old);
         return -1;
     }
-    char from[CREATED_BASE_MAX + 300], journal[CREATED_BASE_MAX + 16],
-        file[CREATED_BASE_MAX + 16];
+    char from[CREATED_BASE_MAX + 300], journal[CREATED_BASE_MAX + 16], file[CREATED_BASE_MAX + 16];
     snprintf(journal, sizeof(journal), "%s.journal", base);
     snprintf(file, sizeof(file), "%s.bloom", base);
     snprintf(from, sizeof(from), "%s/%s.journal", slot, leaf);
