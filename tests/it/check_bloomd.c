@@ -419,9 +419,9 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("bloomd");
-    const TTest *tests[] = {test_commands, test_pipelining, test_limits, test_auth,
-                            test_growing,  test_counted,    test_create_drop, test_close_clear,
-                            test_clear_crash, NULL};
+    const TTest *tests[] = {
+        test_commands, test_pipelining,  test_limits,      test_auth,        test_growing,
+        test_counted,  test_create_drop, test_close_clear, test_clear_crash, NULL};
     dh_add_case(s, "bloomd", 120, tests);
     return dh_run_suite(s);
 }
