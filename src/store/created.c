@@ -599,6 +599,8 @@ static const char *op_name(enum reload_op_kind k)
         return "flush";
     case RELOAD_OP_SHELVE:
         return "shelve";
+    case RELOAD_OP_BARRIER:
+        return "barrier";
     default:
         return "reload";
     }
@@ -625,6 +627,9 @@ json_t *created_run(struct registry *reg, unsigned threads, const struct reload_
     case RELOAD_OP_SHELVE:
         code = created_shelve(reg, op, err, sizeof(err));
         break;
+    case RELOAD_OP_BARRIER:
+        code = NULL; /* its answer is that the operations before it are done */
+        break;
     default:
         snprintf(err, sizeof(err), "not an operation on a filter");
         break;
@@ -639,7 +644,7 @@ json_t *created_run(struct registry *reg, unsigned threads, const struct reload_
         json_object_set_new(r, "code", json_string(code));
         json_object_set_new(r, "error", json_string(err));
         log_warn_limited("%s %s refused: %s", op_name(op->kind), op->name, err);
-    } else if (!existed && op->kind != RELOAD_OP_FLUSH) {
+    } else if (!existed && op->kind != RELOAD_OP_FLUSH && op->kind != RELOAD_OP_BARRIER) {
         log_info("filter %s: %s", op->name,
                  op->kind == RELOAD_OP_CREATE   ? "created"
                  : op->kind == RELOAD_OP_DROP   ? "dropped"

@@ -21,6 +21,7 @@ enum reload_op_kind {
     RELOAD_OP_CLEAR,  /* empty it: a new version, a new journal */
     RELOAD_OP_FLUSH,  /* sync its journal (or every one's, name empty) to disk */
     RELOAD_OP_SHELVE, /* bloomd's clear: stop serving a closed one, keep its files for a create */
+    RELOAD_OP_BARRIER, /* nothing: answered once every operation queued before it is */
 };
 
 #define RELOAD_OP_MAX_OPTS 16

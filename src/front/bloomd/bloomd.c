@@ -30,6 +30,10 @@
 struct bloomd_conn {
     size_t scanned; /* bloomd_next's resume hint */
     bool authed;    /* `auth <token>` succeeded on this connection */
+    /* The request at the head of the input named a filter not served and
+     * waits for the operations queued before it (again: leave it in the
+     * input; waited: it has, so its next run answers what it finds). */
+    bool again, waited;
 };
 
 /* Per worker. */
@@ -139,6 +143,34 @@ static void fault_in(const struct fentry *e)
         atomic_store(&e->st->closed, false);
 }
 
+/* The barrier's answer: the request that waited runs again (the
+ * connection layer resumes processing its input). Worker thread. */
+static void barrier_done(struct conn *c, json_t *report, const void *note)
+{
+    (void)note;
+    json_decref(report);
+    BC(c)->waited = true;
+}
+
+/* A key command naming a filter not served, on a server that makes filters
+ * at run time: wait for the operations queued before it (a barrier on the
+ * reload thread) and run it again, so a create another connection sent
+ * first is served by then, as bloomd's synchronous create would be. Once a
+ * request: false when it has waited already (answer "Filter does not
+ * exist") or nothing could be queued. Worker thread. */
+static bool wait_for_creates(struct conn *c, const struct catalog *cat)
+{
+    if (BC(c)->waited || !cat->conf->state_dir)
+        return false;
+    struct reload_op op;
+    memset(&op, 0, sizeof(op));
+    op.kind = RELOAD_OP_BARRIER;
+    if (!conn_admin(c, &op, barrier_done, NULL, 0))
+        return false;
+    BC(c)->again = true;
+    return true;
+}
+
 /* check, multi, set, bulk: the keys through the table (CHECK or ADD), the
  * answers as bloomd's Yes/No words: a check's Yes is "found", a set's Yes
  * is "new" (bloomd's set_hits), as ADD's NEW. */
@@ -154,6 +186,8 @@ static void verb_keys(struct conn *c, const struct catalog *cat, const struct bl
     struct cmd_call call;
     call_init(c, &call, cat, r, n);
     cmd_run(&bw->cw.env, v->id, NULL, &call);
+    if (call.err == CMD_ERR_UNKNOWN_FILTER && wait_for_creates(c, cat))
+        return;
     if (call.err != CMD_OK) {
         reply_call_err(c, &call, r->verb, n);
         return;
@@ -470,6 +504,11 @@ static size_t one_request(struct conn *c, char *p, size_t n, void *arg)
         return used;
     case BLOOMD_REQUEST:
         bloomd_verbs[req.verb].run(c, a->cat, &req, &bloomd_verbs[req.verb]);
+        if (BC(c)->again) { /* it waits, and runs again from the input */
+            BC(c)->again = false;
+            return 0;
+        }
+        BC(c)->waited = false;
         return used;
     }
     return used;
