@@ -264,6 +264,18 @@ static bool held_in(struct filter_grow *g, unsigned m, struct hash128 h)
     return false;
 }
 
+/* held_in for an item being added, most likely new (absent from every
+ * sub-filter): filter_first_present's test settles an absent key on its
+ * first few bits, where filter_check_hash computes all k of every
+ * sub-filter. The same answer. Under g->mu. */
+static bool held_in_adding(struct filter_grow *g, unsigned m, struct hash128 h)
+{
+    for (unsigned i = m; i-- > 0;)
+        if (filter_first_present(g->sub[i], &h, 1) == 0)
+            return true;
+    return false;
+}
+
 /* One add under g->mu: nothing if a sub-filter holds the item already (it
  * must not fill the newest twice), else into the newest, made first when
  * the newest is full. A sub-filter that cannot be made (out of memory) is
@@ -271,7 +283,7 @@ static bool held_in(struct filter_grow *g, unsigned m, struct hash128 h)
 static bool add_locked(struct filter_grow *g, struct hash128 h)
 {
     unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
-    if (held_in(g, m, h))
+    if (held_in_adding(g, m, h))
         return false;
     struct filter *a = g->sub[m - 1];
     if (g->newest_items >= a->capacity) {
