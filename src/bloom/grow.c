@@ -9,6 +9,8 @@
 #include <string.h>
 
 #define CHUNK 16 /* keys hashed and prefetched together in a batched check */
+#define AHEAD 16       /* a batched add's ring: keys hashed and prefetched ahead of their add */
+#define AHEAD_LINES 32 /* lines a batched add keeps in flight, over all sub-filters */
 
 static const struct filter_comp_ops grow_ops;
 
@@ -65,7 +67,7 @@ void grow_prepare(struct filter_grow *g)
     pthread_mutex_lock(&g->mu);
     unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
     const struct filter *a = g->sub[m - 1];
-    bool need = m < GROW_MAX_SUBS && !planned(g, m) && filter_items(a) >= a->capacity / 2;
+    bool need = m < GROW_MAX_SUBS && !planned(g, m) && g->newest_items >= a->capacity / 2;
     pthread_mutex_unlock(&g->mu);
     if (!need)
         return;
@@ -92,6 +94,7 @@ static int grow_next(struct filter_grow *g, char *err, size_t errlen)
         return -1;
     g->sub[m] = s;
     g->fpr_expected[m] = plan.fpr_expected;
+    g->newest_items = 0; /* filter_create's is empty */
     atomic_store_explicit(&g->n, m + 1, memory_order_release);
     return 0;
 }
@@ -163,6 +166,7 @@ struct filter *grow_filter_adopt(enum filter_layout layout, uint64_t capacity, d
         g->sub[i] = subs[i];
         g->fpr_expected[i] = plans[i].fpr_expected;
     }
+    g->newest_items = filter_items(subs[n - 1]);
     atomic_init(&g->n, n);
     filter_comp_head(head, g->sub[0], capacity, fpr, g, &grow_ops);
     return head;
@@ -218,7 +222,7 @@ int grow_admit(struct filter_grow *g, size_t n, char *err, size_t errlen)
     pthread_mutex_lock(&g->mu);
     unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
     const struct filter *a = g->sub[m - 1];
-    uint64_t held = filter_items(a);
+    uint64_t held = g->newest_items;
     uint64_t room = held < a->capacity ? a->capacity - held : 0;
     uint64_t max = atomic_load_explicit(&g->max_bytes, memory_order_relaxed);
     uint64_t used = bytes_of(g, m);
@@ -260,6 +264,18 @@ static bool held_in(struct filter_grow *g, unsigned m, struct hash128 h)
     return false;
 }
 
+/* held_in for an item being added, most likely new (absent from every
+ * sub-filter): filter_first_present's test settles an absent key on its
+ * first few bits, where filter_check_hash computes all k of every
+ * sub-filter. The same answer. Under g->mu. */
+static bool held_in_adding(struct filter_grow *g, unsigned m, struct hash128 h)
+{
+    for (unsigned i = m; i-- > 0;)
+        if (filter_first_present(g->sub[i], &h, 1) == 0)
+            return true;
+    return false;
+}
+
 /* One add under g->mu: nothing if a sub-filter holds the item already (it
  * must not fill the newest twice), else into the newest, made first when
  * the newest is full. A sub-filter that cannot be made (out of memory) is
@@ -267,15 +283,27 @@ static bool held_in(struct filter_grow *g, unsigned m, struct hash128 h)
 static bool add_locked(struct filter_grow *g, struct hash128 h)
 {
     unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
-    if (held_in(g, m, h))
+    if (held_in_adding(g, m, h))
         return false;
     struct filter *a = g->sub[m - 1];
-    if (filter_items(a) >= a->capacity) {
+    if (g->newest_items >= a->capacity) {
         char err[256];
         if (grow_next(g, err, sizeof(err)) == 0)
             a = g->sub[m];
     }
-    return filter_add_hash(a, h);
+    if (!filter_add_hash(a, h))
+        return false;
+    g->newest_items++; /* a's items just grew by one: filter_add_hash said new */
+    return true;
+}
+
+/* Prefetch the line h reads first in every sub-filter made: the newest for
+ * writing (a new item is set there), the older for reading. Under g->mu. */
+static inline void prefetch_subs(struct filter_grow *g, unsigned m, struct hash128 h)
+{
+    __builtin_prefetch(filter_first_line(g->sub[m - 1], h), 1, 0);
+    for (unsigned j = 0; j + 1 < m; j++)
+        __builtin_prefetch(filter_first_line(g->sub[j], h), 0, 0);
 }
 
 /* ---- what a head's filter_* calls reach (struct filter_comp_ops) ---- */
@@ -289,14 +317,38 @@ static bool ops_add_hash(void *c, struct hash128 h)
     return fresh;
 }
 
-/* The adding thread: in order, since the order decides the boundaries. */
+/* The adding thread (journal replay, MADD): one add_locked per key in
+ * order, since the order decides the boundaries, and each sees the adds
+ * before it (a key repeated in the batch is held at its second add, a
+ * sub-filter made mid-batch is probed for the keys after). A fresh key
+ * tests every sub-filter, one miss each: the keys are hashed a few ahead
+ * and their lines in every sub-filter prefetched, so the misses of the
+ * sub-filters and of the next keys overlap. The distance keeps about
+ * AHEAD_LINES lines in flight. The prefetches are hints only: a sub-filter
+ * made mid-batch is probed all the same, its lines not prefetched. */
 static void ops_add_batch(void *c, const struct filter *head, const struct filter_key *keys,
                           size_t n, bool *added)
 {
     struct filter_grow *g = c;
+    struct hash128 ring[AHEAD];
     pthread_mutex_lock(&g->mu);
+    unsigned m = atomic_load_explicit(&g->n, memory_order_relaxed);
+    size_t d = AHEAD_LINES / m;
+    d = d < 2 ? 2 : d > AHEAD ? AHEAD : d;
+    size_t ahead = n < d ? n : d;
+    for (size_t i = 0; i < ahead; i++) {
+        ring[i] = filter_hash(head, keys[i].data, keys[i].len);
+        prefetch_subs(g, m, ring[i]);
+    }
     for (size_t i = 0; i < n; i++) {
-        bool fresh = add_locked(g, filter_hash(head, keys[i].data, keys[i].len));
+        struct hash128 h = ring[i % AHEAD];
+        if (i + d < n) {
+            m = atomic_load_explicit(&g->n, memory_order_relaxed);
+            struct hash128 next = filter_hash(head, keys[i + d].data, keys[i + d].len);
+            prefetch_subs(g, m, next);
+            ring[(i + d) % AHEAD] = next;
+        }
+        bool fresh = add_locked(g, h);
         if (added)
             added[i] = fresh;
     }

@@ -43,6 +43,10 @@ struct filter_grow {
     uint64_t seed;     /* every sub-filter's: an item is hashed once */
     _Atomic uint64_t max_bytes; /* 0: no bound */
     _Atomic unsigned n;         /* sub-filters made; sub[0..n) are readable */
+    /* filter_items(sub[n - 1]), kept under mu by every add and growth (no
+     * other writer adds to a sub-filter) rather than summed over its shards
+     * on each add. */
+    uint64_t newest_items;
     struct filter *sub[GROW_MAX_SUBS];
     pthread_mutex_t mu; /* adds, growth, the plans */
     /* Plans of the next sub-filters (a blocked plan costs ~0.1 s of the

@@ -4,7 +4,9 @@
  * not grow it; the same seed and the same adds make the same sub-filters
  * (what a journal replay relies on); grow_admit refuses what max_memory has
  * no room for while the adds themselves never refuse; a check running
- * while sub-filters are added never misses an item added before it. */
+ * while sub-filters are added never misses an item added before it; adds in
+ * batches (repeats inside a batch, growths inside a batch) answer and fill
+ * exactly as the same adds one at a time. */
 #include "config.h"
 
 #include <check.h>
@@ -288,6 +290,103 @@ START_TEST(test_check_while_growing)
 }
 END_TEST
 
+/* The running count of the newest sub-filter's items is its shards' sum. */
+static void assert_count_honest(struct filter *f)
+{
+    struct filter_grow *g = grow_of(f);
+    ck_assert_uint_eq(g->newest_items, filter_items(g->sub[grow_count(g) - 1]));
+}
+
+/* The same keys added one at a time into a and in batches into b (sizes
+ * 1 to 300, each with keys repeated inside it and keys of earlier batches,
+ * spanning growths): the same answer to every add, the same sub-filters
+ * after every batch, item for item, and the same answers to checks. */
+static void batch_same_as_single(enum filter_layout layout)
+{
+    enum { KEYS = 40000, MAXB = 300 };
+    struct filter *a = make(layout, 100, 0.01, 0x5eed, 0);
+    struct filter *b = make(layout, 100, 0.01, 0x5eed, 0);
+    struct filter_grow *ga = grow_of(a), *gb = grow_of(b);
+    static char buf[MAXB][24];
+    struct filter_key keys[MAXB];
+    bool added[MAXB];
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    long next = 0, dups = 0, grew_inside = 0;
+    while (next < KEYS) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t n = 1 + (size_t)(x % MAXB);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            long id;
+            if (i > 0 && x % 8 == 0) { /* a key of this batch again */
+                size_t j = (size_t)(x >> 8) % i;
+                memcpy(buf[i], buf[j], sizeof(buf[i]));
+                keys[i] = (struct filter_key){buf[i], keys[j].len};
+                dups++;
+                continue;
+            }
+            id = x % 8 == 1 && next > 0 ? (long)((x >> 8) % (uint64_t)next) : next++;
+            keys[i] = (struct filter_key){buf[i], (size_t)snprintf(buf[i], 24, "k-%ld", id)};
+        }
+        unsigned before = grow_count(gb);
+        bool got[MAXB];
+        for (size_t i = 0; i < n; i++) {
+            added[i] = filter_add(a, keys[i].data, keys[i].len);
+            got[i] = !added[i]; /* the batch must set every answer */
+        }
+        filter_add_batch(b, keys, n, got);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(got[i] == added[i], "add %zu of a batch of %zu differs", i, n);
+        grew_inside += grow_count(gb) > before;
+        ck_assert_uint_eq(grow_count(ga), grow_count(gb));
+        ck_assert_uint_eq(filter_items(a), filter_items(b));
+        assert_count_honest(a);
+        assert_count_honest(b);
+    }
+    ck_assert_uint_ge(grow_count(ga), 8);
+    ck_assert_int_gt(dups, 1000);
+    ck_assert_int_gt(grew_inside, 4);
+    for (unsigned i = 0; i < grow_count(ga); i++) {
+        struct grow_sub_info p, q;
+        grow_sub_info(ga, i, &p);
+        grow_sub_info(gb, i, &q);
+        ck_assert_uint_eq(p.items, q.items);
+        ck_assert_uint_eq(p.bits_set, q.bits_set);
+        ck_assert_uint_eq(p.capacity, q.capacity);
+    }
+    /* every key added, and as many absent ones: the same answers */
+    for (long base = 0; base < 2 * KEYS; base += MAXB) {
+        size_t n = 0;
+        for (; n < MAXB; n++)
+            keys[n] = (struct filter_key){
+                buf[n], (size_t)snprintf(buf[n], 24, base + (long)n < KEYS ? "k-%ld" : "z-%ld",
+                                         base + (long)n)};
+        bool pa[MAXB], pb[MAXB];
+        filter_check_batch(a, keys, n, pa);
+        filter_check_batch(b, keys, n, pb);
+        for (size_t i = 0; i < n; i++) {
+            ck_assert(pa[i] == pb[i]);
+            ck_assert(pb[i] == filter_check(b, keys[i].data, keys[i].len));
+            if (base + (long)i < KEYS)
+                ck_assert(pb[i]);
+        }
+    }
+    filter_free(a);
+    filter_free(b);
+}
+
+START_TEST(test_batch_same_as_single_blocked)
+{
+    batch_same_as_single(FILTER_BLOCKED);
+}
+END_TEST
+
+START_TEST(test_batch_same_as_single_classic)
+{
+    batch_same_as_single(FILTER_CLASSIC);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("grow");
@@ -299,6 +398,8 @@ int main(void)
     tcase_add_test(tc, test_same_seed_same_filters);
     tcase_add_test(tc, test_max_memory);
     tcase_add_test(tc, test_check_while_growing);
+    tcase_add_test(tc, test_batch_same_as_single_blocked);
+    tcase_add_test(tc, test_batch_same_as_single_classic);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

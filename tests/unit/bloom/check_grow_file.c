@@ -110,6 +110,8 @@ START_TEST(test_round_trip)
     struct filter *g = grow_file_load(path, 0, err, sizeof(err));
     ck_assert_msg(g != NULL, "%s", err);
     same_subs(f, g);
+    struct filter_grow *gg = grow_of(g); /* the newest's running count, read back */
+    ck_assert_uint_eq(gg->newest_items, filter_items(gg->sub[grow_count(gg) - 1]));
     ck_assert_int_eq(same_answers(f, g, "in", 3000), 3000);
     same_answers(f, g, "out", 20000);
     /* The growth state came back: the next adds make the same sub-filters
