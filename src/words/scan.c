@@ -409,6 +409,17 @@ static inline void ws_cls16(const unsigned char *p, unsigned *w, unsigned *sp, u
     *sk = (unsigned)_mm_movemask_epi8(print) & ~*w;
 }
 
+/* The first n <= 8 bytes of a 64-bit word, as a mask. */
+static const uint64_t ws_bytes[9] = {0,
+                                     0xffull,
+                                     0xffffull,
+                                     0xffffffull,
+                                     0xffffffffull,
+                                     0xffffffffffull,
+                                     0xffffffffffffull,
+                                     0xffffffffffffffull,
+                                     ~0ull};
+
 /* The first n <= 64 bits set, as a mask. */
 static inline uint64_t ws_low(unsigned n)
 {
@@ -444,19 +455,16 @@ static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t 
             K |= (uint64_t)sk << (16 * q);
         }
         uint64_t E = ~(W | S | K);
+        /* Only the words before the block's first other byte are tried: the
+         * gap that holds it hands back at the last word start. */
+        unsigned e0 = E ? (unsigned)__builtin_ctzll(E) : 64;
         /* p[i] never continues a word already looked at: i is a clean point,
          * whitespace, or a byte after a gap. */
-        uint64_t starts = W & ~(W << 1);
+        uint64_t starts = W & ~(W << 1) & ws_low(e0);
         size_t next_i = i + 64;
         while (starts) {
             unsigned o = (unsigned)__builtin_ctzll(starts);
             starts &= starts - 1;
-            /* Everything before o since the last word is a gap: the words
-             * taken and their trailers hold no other byte. */
-            if (E & ws_low(o)) {
-                *ret = *last;
-                return 1;
-            }
             size_t w = i + o;
             *last = w;
             if (f->hard[p[w]]) {
@@ -468,44 +476,36 @@ static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t 
             unsigned ks = o + l; /* then the skipped bytes after it, if any */
             if (ks < 64)
                 ks += (unsigned)__builtin_ctzll(~(K >> ks)); /* ks >= 1: a bit is set */
-            bool inside = l < 16 && ks < 62 && ks - o < 31;
-            if (inside && !(S >> ks & 1)) {
-                *ret = w; /* joined to what follows, or not plain ASCII */
-                return 1;
-            }
-            if (inside && l == 1 && f->space_skip && (W >> (ks + 1) & 3) != 3) {
-                *ret = w;
-                return 1;
-            }
-            if (!inside) {
-                size_t nx;
-                int r = ws_word16(f, p, w, &nx);
-                if (r < 0)
-                    r = ws_word(f, p, w, len, &nx);
-                if (r) {
+            if (l < 16 && ks < 62) {
+                /* The word, what follows it and the two bytes after are in
+                 * the block: ws_word16's decision from the masks. */
+                if (!(S >> ks & 1) || (l == 1 && f->space_skip && (W >> (ks + 1) & 3) != 3)) {
+                    *ret = w; /* joined, not plain ASCII, or a letter alone */
+                    return 1;
+                }
+                uint64_t c0 = (ws_ld64(p + w) | f->orfold) & ws_bytes[l < 8 ? l : 8];
+                uint64_t c1 = (ws_ld64(p + w + 8) | f->orfold) & ws_bytes[l > 8 ? l - 8 : 0];
+                if (wf_maybe(f, wf_key2(c0, c1, l))) {
                     *ret = w;
                     return 1;
                 }
-                if (nx >= i + 64) {
-                    next_i = nx;
-                    E = 0; /* the rest of the block is that word's */
-                    break;
-                }
-                starts &= ~ws_low((unsigned)(nx - i));
                 continue;
             }
-            uint64_t c0 = ws_ld64(p + w) | f->orfold, c1 = 0;
-            if (l < 8) {
-                c0 &= ws_low(8 * l);
-            } else if (l > 8) {
-                c1 = (ws_ld64(p + w + 8) | f->orfold) & ws_low(8 * (l - 8));
-            }
-            if (wf_maybe(f, wf_key2(c0, c1, l))) {
+            size_t nx;
+            int r = ws_word16(f, p, w, &nx);
+            if (r < 0)
+                r = ws_word(f, p, w, len, &nx);
+            if (r) {
                 *ret = w;
                 return 1;
             }
+            if (nx >= i + 64) {
+                next_i = nx; /* the rest of the block is that word's: no other byte */
+                break;
+            }
+            starts &= ~ws_low((unsigned)(nx - i));
         }
-        if (E) {
+        if (e0 < 64) {
             *ret = *last;
             return 1;
         }
