@@ -444,7 +444,11 @@ static inline uint64_t ws_ld64(const unsigned char *p)
 static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t len, size_t *at,
                      size_t *last, size_t *ret)
 {
-    size_t i = *at;
+    size_t i = *at, lastw = *last;
+    /* Locals: stores through the out pointers may not alias them. */
+    const uint64_t orfold = f->orfold, *bloom = f->bloom;
+    const uint64_t amask = (uint64_t)f->bmask << 6 | 63;
+    const bool space_skip = f->space_skip;
     while (i + 96 <= len) {
         uint64_t W = 0, S = 0, K = 0;
         for (unsigned q = 0; q < 4; q++) {
@@ -466,7 +470,7 @@ static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t 
             unsigned o = (unsigned)__builtin_ctzll(starts);
             starts &= starts - 1;
             size_t w = i + o;
-            *last = w;
+            lastw = w;
             if (f->hard[p[w]]) {
                 *ret = w;
                 return 1;
@@ -479,17 +483,23 @@ static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t 
             if (l < 16 && ks < 62) {
                 /* The word, what follows it and the two bytes after are in
                  * the block: ws_word16's decision from the masks. */
-                if (!(S >> ks & 1) || (l == 1 && f->space_skip && (W >> (ks + 1) & 3) != 3)) {
+                if (!(S >> ks & 1) || (l == 1 && space_skip && (W >> (ks + 1) & 3) != 3)) {
                     *ret = w; /* joined, not plain ASCII, or a letter alone */
                     return 1;
                 }
-                uint64_t c0 = (ws_ld64(p + w) | f->orfold) & ws_bytes[l < 8 ? l : 8];
-                uint64_t c1 = (ws_ld64(p + w + 8) | f->orfold) & ws_bytes[l > 8 ? l - 8 : 0];
-                if (wf_maybe(f, wf_key2(c0, c1, l))) {
+                uint64_t c0 = (ws_ld64(p + w) | orfold) & ws_bytes[l < 8 ? l : 8];
+                uint64_t c1 = (ws_ld64(p + w + 8) | orfold) & ws_bytes[l > 8 ? l - 8 : 0];
+                uint64_t k = wf_key2(c0, c1, l), a = k & amask, b = (k >> 32) & amask;
+                if (bloom[a >> 6] >> (a & 63) & bloom[b >> 6] >> (b & 63) & 1) {
                     *ret = w;
                     return 1;
                 }
                 continue;
+            }
+            if (o > 0) {
+                next_i = w; /* the next block starts at this word */
+                e0 = 64;    /* and sees the gap after it again */
+                break;
             }
             size_t nx;
             int r = ws_word16(f, p, w, &nx);
@@ -506,12 +516,13 @@ static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t 
             starts &= ~ws_low((unsigned)(nx - i));
         }
         if (e0 < 64) {
-            *ret = *last;
+            *ret = lastw;
             return 1;
         }
         i = next_i;
     }
     *at = i;
+    *last = lastw;
     return 0;
 }
 #endif
