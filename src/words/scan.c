@@ -437,10 +437,11 @@ static inline uint64_t ws_ld64(const unsigned char *p)
  * a block's letters, whitespace, skipped and other bytes are made once (four
  * 16-byte loads), the word starts walked as bits; a word whose length and
  * what follows it lie in the block is decided from the masks and its key made
- * from its bytes, exactly as ws_word16 decides it; any other word goes to
- * ws_word16 (and ws_word). Stops before the last 96 bytes: *at is where the
- * byte loop goes on, *last the last clean point seen. Returns 1 when an exact
- * run must start at *ret. */
+ * from its bytes, as ws_word16 decides it; a word the block cannot decide
+ * starts the next block, and one too long for that goes to ws_word16 (and
+ * ws_word). Stops before the last 96 bytes: *at is where the word-at-a-time
+ * loop goes on, *last the last clean point seen. Returns 1 when an exact run
+ * must start at *ret. Any thread (read-only on f). */
 static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t len, size_t *at,
                      size_t *last, size_t *ret)
 {
