@@ -387,6 +387,147 @@ static inline int ws_word16(const struct words_fast *f, const unsigned char *p, 
 }
 #endif
 
+#ifdef WS_SSE2
+/* The byte classes of p[0..16) for the usual classes (f->simd) as bit masks:
+ * letters and digits, whitespace, other printable ASCII (skipped). */
+static inline void ws_cls16(const unsigned char *p, unsigned *w, unsigned *sp, unsigned *sk)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
+    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(low, _mm_set1_epi8((char)(0x80 - 'a'))),
+                                   _mm_set1_epi8((char)(0x80 + 26)));
+    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
+                                   _mm_set1_epi8((char)(0x80 + 10)));
+    __m128i ctl = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 9))),
+                                 _mm_set1_epi8((char)(0x80 + 5)));
+    __m128i blank = _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+    __m128i print = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 0x21))),
+                                   _mm_set1_epi8((char)(0x80 + 0x7f - 0x21)));
+    *w = (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
+    *sp = (unsigned)_mm_movemask_epi8(blank);
+    *sk = (unsigned)_mm_movemask_epi8(print) & ~*w;
+}
+
+/* The first n <= 8 bytes of a 64-bit word, as a mask. */
+static const uint64_t ws_bytes[9] = {0,
+                                     0xffull,
+                                     0xffffull,
+                                     0xffffffull,
+                                     0xffffffffull,
+                                     0xffffffffffull,
+                                     0xffffffffffffull,
+                                     0xffffffffffffffull,
+                                     ~0ull};
+
+/* The first n <= 64 bits set, as a mask. */
+static inline uint64_t ws_low(unsigned n)
+{
+    return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
+static inline uint64_t ws_ld64(const unsigned char *p)
+{
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+    return x;
+}
+
+/* The skip over 64-byte blocks, for the usual classes (f->simd): the masks of
+ * a block's letters, whitespace, skipped and other bytes are made once (four
+ * 16-byte loads), the word starts walked as bits; a word whose length and
+ * what follows it lie in the block is decided from the masks and its key made
+ * from its bytes, as ws_word16 decides it; a word the block cannot decide
+ * starts the next block, and one too long for that goes to ws_word16 (and
+ * ws_word). Stops before the last 96 bytes: *at is where the word-at-a-time
+ * loop goes on, *last the last clean point seen. Returns 1 when an exact run
+ * must start at *ret. Any thread (read-only on f). */
+static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t len, size_t *at,
+                     size_t *last, size_t *ret)
+{
+    size_t i = *at, lastw = *last;
+    /* Locals: stores through the out pointers may not alias them. */
+    const uint64_t orfold = f->orfold, *bloom = f->bloom;
+    const uint64_t amask = (uint64_t)f->bmask << 6 | 63;
+    const bool space_skip = f->space_skip;
+    while (i + 96 <= len) {
+        uint64_t W = 0, S = 0, K = 0;
+        for (unsigned q = 0; q < 4; q++) {
+            unsigned w, sp, sk;
+            ws_cls16(p + i + 16 * q, &w, &sp, &sk);
+            W |= (uint64_t)w << (16 * q);
+            S |= (uint64_t)sp << (16 * q);
+            K |= (uint64_t)sk << (16 * q);
+        }
+        uint64_t E = ~(W | S | K);
+        /* Only the words before the block's first other byte are tried: the
+         * gap that holds it hands back at the last word start. */
+        unsigned e0 = E ? (unsigned)__builtin_ctzll(E) : 64;
+        /* p[i] never continues a word already looked at: i is a clean point,
+         * whitespace, or a byte after a gap. */
+        uint64_t starts = W & ~(W << 1) & ws_low(e0);
+        size_t next_i = i + 64;
+        while (starts) {
+            unsigned o = (unsigned)__builtin_ctzll(starts);
+            starts &= starts - 1;
+            size_t w = i + o;
+            lastw = w;
+            if (f->hard[p[w]]) {
+                *ret = w;
+                return 1;
+            }
+            uint64_t nw = ~(W >> o);
+            unsigned l = nw ? (unsigned)__builtin_ctzll(nw) : 64; /* o + l <= 64 */
+            unsigned ks = o + l; /* then the skipped bytes after it, if any */
+            if (ks < 64)
+                ks += (unsigned)__builtin_ctzll(~(K >> ks)); /* ks >= 1: a bit is set */
+            if (l < 16 && ks < 62) {
+                /* The word, what follows it and the two bytes after are in
+                 * the block: ws_word16's decision from the masks. */
+                if (!(S >> ks & 1) || (l == 1 && space_skip && (W >> (ks + 1) & 3) != 3)) {
+                    *ret = w; /* joined, not plain ASCII, or a letter alone */
+                    return 1;
+                }
+                uint64_t c0 = (ws_ld64(p + w) | orfold) & ws_bytes[l < 8 ? l : 8];
+                uint64_t c1 = (ws_ld64(p + w + 8) | orfold) & ws_bytes[l > 8 ? l - 8 : 0];
+                uint64_t k = wf_key2(c0, c1, l), a = k & amask, b = (k >> 32) & amask;
+                if (bloom[a >> 6] >> (a & 63) & bloom[b >> 6] >> (b & 63) & 1) {
+                    *ret = w;
+                    return 1;
+                }
+                continue;
+            }
+            if (o > 0) {
+                next_i = w; /* the next block starts at this word */
+                e0 = 64;    /* and sees the gap after it again */
+                break;
+            }
+            size_t nx;
+            int r = ws_word16(f, p, w, &nx);
+            if (r < 0)
+                r = ws_word(f, p, w, len, &nx);
+            if (r) {
+                *ret = w;
+                return 1;
+            }
+            if (nx >= i + 64) {
+                next_i = nx; /* the rest of the block is that word's: no other byte */
+                break;
+            }
+            starts &= ~ws_low((unsigned)(nx - i));
+        }
+        if (e0 < 64) {
+            *ret = lastw;
+            return 1;
+        }
+        i = next_i;
+    }
+    *at = i;
+    *last = lastw;
+    return 0;
+}
+#endif
+
 /* The skip: from pos (a clean point), the first place an exact run must
  * look at, as a clean point at or before it; len when there is none. Only
  * ASCII is read. A listed word that could begin at an ASCII byte needs a word
@@ -401,6 +542,11 @@ static size_t ws_skip(const struct words_fast *f, const unsigned char *p, size_t
     size_t i = pos, last = pos; /* last: the last clean point seen */
 #ifdef WS_SSE2
     size_t simd_end = f->simd && len >= 32 ? len - 31 : 0; /* i + 32 <= len */
+    if (f->simd) {
+        size_t ret;
+        if (ws_skip64(f, p, len, &i, &last, &ret))
+            return ret;
+    }
 #endif
     while (i < len) {
         uint8_t c = f->cls[p[i]];
