@@ -51,9 +51,33 @@ static uint32_t rnd(uint32_t n)
 #define NAL (sizeof g_aletters / sizeof g_aletters[0])
 #define NAO (sizeof g_aother / sizeof g_aother[0])
 
+/* A word of the ASCII round's texts that no entry holds (entries are made
+ * of g_aletters): 1 to 20 letters of e..z, sometimes capitalised, then a
+ * separator. Most words of real text are such words, and only they let the
+ * skip (ws_skip64's 64-byte blocks, its words of 16 letters or more) pass
+ * text by; without them nearly every word could start an entry and went to
+ * the exact scan. */
+static void rnd_filler(char *buf, size_t cap)
+{
+    static const char fl[] = "efghijklmnopqrstuvwxyz";
+    char w[24];
+    size_t n = 1 + rnd(rnd(4) == 0 ? 20 : 8);
+    for (size_t i = 0; i < n; i++)
+        w[i] = fl[rnd(sizeof fl - 1)];
+    if (rnd(6) == 0)
+        w[0] = (char)(w[0] - 'a' + 'A');
+    w[n] = '\0';
+    strncat(buf, w, cap - strlen(buf) - 1);
+    strncat(buf, g_aother[rnd(NAO)], cap - strlen(buf) - 1);
+}
+
 static void rnd_piece(char *buf, size_t cap, bool letter_only, bool text)
 {
     const char *p;
+    if (g_ascii && text && rnd(3) == 0) {
+        rnd_filler(buf, cap);
+        return;
+    }
     if (g_ascii && (!text || rnd(30) != 0)) {
         p = letter_only || rnd(5) < 3 ? g_aletters[rnd(NAL)] : g_aother[rnd(NAO)];
         strncat(buf, p, cap - strlen(buf) - 1);
@@ -174,7 +198,10 @@ static void one_list(void)
         /* One text in five long enough to cross normalisation batches. */
         static char text[8192];
         text[0] = '\0';
-        size_t pieces = round % 5 == 0 ? rnd(1200) : round % 7 == 1 ? rnd(2) : rnd(40);
+        size_t pieces = round % 5 == 0              ? rnd(1200)
+                        : g_ascii && round % 3 == 0 ? 100 + rnd(500)
+                        : round % 7 == 1            ? rnd(2)
+                                                    : rnd(40);
         for (size_t k = 0; k < pieces; k++)
             rnd_piece(text, sizeof text, false, true);
         size_t len = strlen(text);
