@@ -115,68 +115,13 @@ static int op_text(const struct reload_op *op, const char *journal, char *buf, s
     return 0;
 }
 
-/* conf_parse's "PATH:LINE: reason" without the PATH:LINE the client never
- * wrote. */
-static const char *reason_of(const char *msg, const char *path)
-{
-    size_t pl = strlen(path);
-    if (strncmp(msg, path, pl) != 0 || msg[pl] != ':')
-        return msg;
-    const char *p = msg + pl + 1;
-    while (*p >= '0' && *p <= '9')
-        p++;
-    return strncmp(p, ": ", 2) == 0 ? p + 2 : msg;
-}
-
-/* One filter block (a CREATE's, or a state file's) parsed into an owned
- * conf_filter; NULL with why. path names it in messages. */
-static struct conf_filter *parse_block(const char *text, size_t len, const char *path,
-                                       char *err, size_t errlen)
-{
-    char why[1024];
-    struct conf *c = conf_parse(text, len, path, why, sizeof(why));
-    if (!c) {
-        snprintf(err, errlen, "%s", reason_of(why, path));
-        return NULL;
-    }
-    struct conf_filter *cf = NULL;
-    if (c->n_filters != 1 || c->filters[0].allow || !c->filters[0].journal)
-        snprintf(err, errlen, "%s: not one filter block with a journal and no allow-list", path);
-    else if (!(cf = malloc(sizeof(*cf))))
-        snprintf(err, errlen, "out of memory");
-    else {
-        *cf = c->filters[0];
-        c->n_filters = 0; /* cf owns its strings now */
-    }
-    conf_free(c);
-    return cf;
-}
-
-static void free_cf(struct conf_filter *cf)
-{
-    if (cf)
-        conf_filter_clear(cf);
-    free(cf);
-}
-
-void created_free_cf(struct conf_filter *cf)
-{
-    free_cf(cf);
-}
-
-struct conf_filter *created_parse_block(const char *text, size_t len, const char *path, char *err,
-                                        size_t errlen)
-{
-    return parse_block(text, len, path, err, errlen);
-}
-
 struct conf_filter *created_parse_op(const struct reload_op *op, const char *journal, char *err,
                                      size_t errlen)
 {
     char text[BLOCK_MAX];
     if (op_text(op, journal, text, sizeof(text), err, errlen) != 0)
         return NULL;
-    return parse_block(text, strlen(text), "(create)", err, errlen);
+    return created_parse_block(text, strlen(text), "(create)", err, errlen);
 }
 
 /* Write cf's block to path atomically (fsync, rename, fsync the directory):
@@ -199,20 +144,6 @@ static int write_block(const struct conf_filter *cf, const char *path, char *err
         return -1;
     }
     return util_commit_file(fd, tmp, path, err, errlen);
-}
-
-/* Remove base's files (.conf first: without it the rest is an orphan). */
-void created_remove_files(const char *base)
-{
-    static const char *const sfx[] = {".conf", ".journal", ".bloom"};
-    char path[BASE_MAX + 16];
-    for (size_t i = 0; i < sizeof(sfx) / sizeof(*sfx); i++) {
-        snprintf(path, sizeof(path), "%s%s", base, sfx[i]);
-        if (unlink(path) != 0 && errno != ENOENT)
-            log_warn("%s: cannot remove: %s", path, util_errno_text(errno));
-        if (i == 0)
-            util_fsync_dir_of(path, NULL, 0);
-    }
 }
 
 /* The served catalog with room for `extra` more entries, sharing its
@@ -261,7 +192,7 @@ static void replace_block(struct registry *reg, struct fstate *st, struct conf_f
     if (old_base)
         created_remove_files(old_base);
     free(old_base);
-    free_cf(old_cf);
+    created_free_cf(old_cf);
 }
 
 static const char *op_create(struct registry *reg, unsigned threads, const struct reload_op *op,
@@ -304,7 +235,7 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
         return "failed";
     if (!adopted && op_text(op, journal, text, sizeof(text), err, errlen) != 0)
         return "bad_option";
-    if (!adopted && !(cf = parse_block(text, strlen(text), path, err, errlen)))
+    if (!adopted && !(cf = created_parse_block(text, strlen(text), path, err, errlen)))
         return "bad_option";
     struct fentry e;
     memset(&e, 0, sizeof(e));
@@ -349,7 +280,7 @@ fail:
         snprintf(path, sizeof(path), "%s.bloom", base);
         unlink(path);
     }
-    free_cf(cf);
+    created_free_cf(cf);
     return code;
 }
 
@@ -412,7 +343,7 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
         snprintf(err, errlen, "its options do not fit a block");
         return "failed";
     }
-    struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
+    struct conf_filter *cf = created_parse_block(text, strlen(text), path, err, errlen);
     if (!cf)
         return "failed";
     struct journal *j = entry_open_journal(cf, err, errlen);
@@ -427,7 +358,7 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
         fversion_free(v);
         entry_close_journal(j);
         unlink(journal);
-        free_cf(cf);
+        created_free_cf(cf);
         return "failed";
     }
     /* As a reload swaps a journal (reload.c, publish_pending): from here on
@@ -496,7 +427,7 @@ static int checkpoint(struct registry *reg, const struct fentry *e, char *err, s
         snprintf(err, errlen, "its options do not fit a block");
         return -1;
     }
-    struct conf_filter *cf = parse_block(text, strlen(text), path, err, errlen);
+    struct conf_filter *cf = created_parse_block(text, strlen(text), path, err, errlen);
     if (!cf)
         return -1;
     double t0 = util_now();
@@ -504,7 +435,7 @@ static int checkpoint(struct registry *reg, const struct fentry *e, char *err, s
     pthread_mutex_lock(&st->mut_mu);
     if (holds_amends(e)) {
         pthread_mutex_unlock(&st->mut_mu);
-        free_cf(cf);
+        created_free_cf(cf);
         snprintf(err, errlen, "it holds exceptions or removals, which only its journal keeps");
         return 1;
     }
@@ -518,7 +449,7 @@ static int checkpoint(struct registry *reg, const struct fentry *e, char *err, s
         entry_close_journal(j);
         unlink(journal);
         unlink(file);
-        free_cf(cf);
+        created_free_cf(cf);
         return -1;
     }
     atomic_store(&st->journal, j);

@@ -14,6 +14,6 @@ libbloomgate_la_SOURCES += \
 	%reldir%/registry.c %reldir%/registry.h \
 	%reldir%/reload.c %reldir%/reload.h %reldir%/reload_int.h \
 	%reldir%/reloader.c %reldir%/created.c %reldir%/created.h \
-	%reldir%/created_load.c %reldir%/created_shelf.c %reldir%/created_int.h \
+	%reldir%/created_load.c %reldir%/created_shelf.c %reldir%/created_block.c %reldir%/created_int.h \
 	%reldir%/entry.c %reldir%/entry.h %reldir%/reload_op.h \
 	%reldir%/housekeep.c %reldir%/housekeep.h

@@ -58,21 +58,6 @@ void words_matcher_free(struct words_matcher *m)
     free(m);
 }
 
-uint32_t words_symbol(const struct words_matcher *m, uint32_t cp)
-{
-    if (cp < 0x10000)
-        return m->bmpsym[cp];
-    size_t lo = 0, hi = m->nsym;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->alpha[mid] < cp)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->nsym && m->alpha[lo] == cp ? (uint32_t)lo + 1 : 0;
-}
-
 /* The parts a load derives rather than reads: the root's dense row and the
  * BMP symbol table (from the alphabet and the root's edges, checked by the
  * loader before), and the normalisation table. */

@@ -65,6 +65,23 @@ static int ws_ring_fit(struct words_scratch *s, size_t need)
     return 0;
 }
 
+/* A code point's symbol: the BMP's from the table, the rest by binary
+ * search of the alphabet; 0 for one no entry holds. Any thread. */
+uint32_t words_symbol(const struct words_matcher *m, uint32_t cp)
+{
+    if (cp < 0x10000)
+        return m->bmpsym[cp];
+    size_t lo = 0, hi = m->nsym;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->alpha[mid] < cp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->nsym && m->alpha[lo] == cp ? (uint32_t)lo + 1 : 0;
+}
+
 /* One transition, following failure links: the root's row is dense, other
  * states' edges are few and sorted. Terminates: a link is always shallower
  * (the loader checks it). */
