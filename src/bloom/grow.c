@@ -99,6 +99,18 @@ static int grow_next(struct filter_grow *g, char *err, size_t errlen)
     return 0;
 }
 
+/* The settings of a new growing filter's state, and its lock. */
+static void grow_init(struct filter_grow *g, enum filter_layout layout, uint64_t capacity,
+                      double fpr, uint64_t seed, uint64_t max_bytes)
+{
+    g->layout = layout;
+    g->capacity = capacity;
+    g->fpr = fpr;
+    g->seed = seed;
+    atomic_init(&g->max_bytes, max_bytes);
+    pthread_mutex_init(&g->mu, NULL);
+}
+
 struct filter *grow_filter_create(const struct filter_plan *first, double fpr, uint64_t seed,
                                   uint64_t max_bytes, char *err, size_t errlen)
 {
@@ -125,13 +137,8 @@ struct filter *grow_filter_create(const struct filter_plan *first, double fpr, u
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    g->layout = layout;
-    g->capacity = capacity;
-    g->fpr = fpr;
-    g->seed = seed;
-    atomic_init(&g->max_bytes, max_bytes);
+    grow_init(g, layout, capacity, fpr, seed, max_bytes);
     atomic_init(&g->n, 0);
-    pthread_mutex_init(&g->mu, NULL);
     keep_plan(g, 0, first);
     if (grow_next(g, err, errlen) != 0) {
         grow_free(g);
@@ -156,12 +163,7 @@ struct filter *grow_filter_adopt(enum filter_layout layout, uint64_t capacity, d
         free(g);
         return NULL;
     }
-    g->layout = layout;
-    g->capacity = capacity;
-    g->fpr = fpr;
-    g->seed = seed;
-    atomic_init(&g->max_bytes, max_bytes);
-    pthread_mutex_init(&g->mu, NULL);
+    grow_init(g, layout, capacity, fpr, seed, max_bytes);
     for (unsigned i = 0; i < n; i++) {
         g->sub[i] = subs[i];
         g->fpr_expected[i] = plans[i].fpr_expected;
