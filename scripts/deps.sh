@@ -27,7 +27,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # npm packages the tests use, each folder pinned by its package-lock.json, into
 # that folder's node_modules: only when it is missing or the lockfile changed since.
 #   tests/adblock: the reference Adblock engine (@ghostery/adblocker);
-#   tests/words: real public word lists (tests/words/README.md).
+#   tests/words: real public word lists (tests/words/README.md);
+#   tests/bloomd_client: bloomd's NodeJS driver (npm bloomd), tests/it/bloomd_client_test.sh.
 npm_ci_dir() {
     local dir=$here/$1 stamp=$here/$1/node_modules/.bloomgate-lock
     [ -f "$dir/package-lock.json" ] || return 0
@@ -42,6 +43,7 @@ npm_ci_dir() {
 npm_ci() {
     npm_ci_dir tests/adblock
     npm_ci_dir tests/words
+    npm_ci_dir tests/bloomd_client
 }
 missing=()
 for p in "${pkgs[@]}"; do
