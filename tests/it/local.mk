@@ -78,6 +78,11 @@ it_scripts += %reldir%/resp_cli_test.sh %reldir%/resp_python_test.sh %reldir%/re
 # bloomd's own integration tests against the bloomd front (exit 77 without python3-pytest).
 it_scripts += %reldir%/bloomd_integ_test.sh
 EXTRA_DIST += %reldir%/bloomd_integ
+# bloomd's NodeJS driver (npm bloomd, tests/bloomd_client/) against the bloomd
+# front (exit 77 without node or its node_modules).
+it_scripts += %reldir%/bloomd_client_test.sh
+EXTRA_DIST += tests/bloomd_client/package.json tests/bloomd_client/package-lock.json \
+	tests/bloomd_client/client_test.js
 # Real Squid (Debian's) in front of a local upstream; exit 77 without squid.
 it_scripts += %reldir%/squid_test.sh %reldir%/squid_adblock_test.sh
 TESTS += $(it_scripts)
