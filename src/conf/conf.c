@@ -223,16 +223,38 @@ void conf_filter_clear(struct conf_filter *f)
     memset(f, 0, sizeof(*f));
 }
 
+/* s as the inside of a quoted config string: `"` and `\\` escaped, the
+ * only escapes the parser reads. -1 if out is short. */
+static int quote_into(char *out, size_t cap, const char *s)
+{
+    size_t o = 0;
+    for (; *s; s++) {
+        if (o + 3 > cap)
+            return -1;
+        if (*s == '"' || *s == '\\')
+            out[o++] = '\\';
+        out[o++] = *s;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
 /* A created filter's block as config text (store/created.c writes it to
  * the state directory and reads it back with conf_parse): every option an
  * empty filter has, so the file alone says what the filter is. The name and
- * journal are quoted: a name is never a `"` or `\\` (base/fname.h), and the
- * journal path is the state directory's. Any thread. -1 if len is short. */
+ * journal are quoted: a name is never a `"` or `\\` (base/fname.h); the
+ * paths are escaped (quote_into). Any thread. -1 if len is short. */
 int conf_filter_text(const struct conf_filter *f, char *buf, size_t len)
 {
-    char mm[40] = "", win[80] = "", keys[32] = "", file[4200] = "";
+    char mm[40] = "", win[80] = "", keys[32] = "", file[8400] = "";
+    char jq[8200], fq[8200];
+    /* Paths come from the config's state_dir (or a file option): quoted as
+     * the parser reads them, whatever bytes they hold. */
+    if (quote_into(jq, sizeof(jq), f->journal ? f->journal : "") != 0 ||
+        (f->file && quote_into(fq, sizeof(fq), f->file) != 0))
+        return -1;
     if (f->file)
-        snprintf(file, sizeof(file), "  file \"%s\"\n", f->file);
+        snprintf(file, sizeof(file), "  file \"%s\"\n", fq);
     if (f->max_memory)
         snprintf(mm, sizeof(mm), "  max_memory %llu\n", (unsigned long long)f->max_memory);
     if (f->window)
@@ -245,8 +267,7 @@ int conf_filter_text(const struct conf_filter *f, char *buf, size_t len)
                      f->name, (unsigned long long)f->capacity, f->fpr,
                      conf_enum_name(conf_layouts, (int)f->layout), keys,
                      f->growth ? "on" : "off", mm, win, conf_enum_name(conf_fulls, (int)f->full),
-                     conf_enum_name(conf_fsyncs, (int)f->fsync), file,
-                     f->journal ? f->journal : "");
+                     conf_enum_name(conf_fsyncs, (int)f->fsync), file, jq);
     return n < 0 || (size_t)n >= len ? -1 : n;
 }
 

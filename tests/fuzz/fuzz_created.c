@@ -34,7 +34,7 @@ static void same(const struct conf_filter *a, const struct conf_filter *b)
 
 static void round_trip(const struct conf_filter *cf)
 {
-    char err[1024], text[8192];
+    char err[1024], text[24576];
     FUZZ_CHECK(cf->journal && cf->journal[0] == '/' && !cf->allow,
                "not a filter with a journal and no allow-list");
     FUZZ_CHECK(!cf->file || cf->file[0] == '/', "file not absolute");
