@@ -418,5 +418,5 @@ size_t words_memory(const struct words_matcher *m)
                (size_t)m->nstates * 5 + 1 + (size_t)m->nwords * 2 + 1 + m->norm.nt2s * 2;
     return sizeof *m + 4 * w + (size_t)m->npat * sizeof *m->pats + m->woff[m->nwords] +
            m->norm.nranges * sizeof *m->norm.ranges +
-           (m->fast.bloom ? ((size_t)m->fast.bmask + 1) * 8 : 0);
+           (m->fast.bloom ? ((size_t)8 << (64 - m->fast.bshift)) : 0);
 }

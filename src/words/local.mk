@@ -12,6 +12,7 @@ libwords_la_SOURCES = \
 	%reldir%/list.c \
 	%reldir%/build.c \
 	%reldir%/scan.c \
+	%reldir%/skip.c \
 	%reldir%/serial.c \
 	%reldir%/delta.c %reldir%/delta.h
 libwords_la_LIBADD = $(UTF8PROC_LIBS) $(OPENCC_LIBS)

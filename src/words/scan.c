@@ -190,10 +190,12 @@ static size_t ws_ascii_to(const unsigned char *p, size_t i, size_t lim)
  * With `stop` set it ends at the first clean point after `past` where the
  * automaton is at its root with nothing pending and ASCII text follows (the
  * skip can take over); *end is where it ended (len: the text's end). *pushed:
- * a word hit was found (even one an exception later killed). -1: memory. */
+ * a word hit was found (even one an exception later killed); with `quit`
+ * set the run ends there, *end not set (the caller runs again from further
+ * back). -1: memory. */
 static int ws_exact(const struct words_matcher *m, struct words_scratch *s, const char *text,
-                    size_t len, size_t from, size_t past, bool stop, struct ws_out *o, bool *pushed,
-                    size_t *end)
+                    size_t len, size_t from, size_t past, bool stop, bool quit, struct ws_out *o,
+                    bool *pushed, size_t *end)
 {
     const unsigned char *tp = (const unsigned char *)text;
     const struct words_fast *f = &m->fast;
@@ -264,6 +266,10 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
                     s->caphits = c2;
                 }
                 *pushed = true;
+                if (quit) {
+                    s->nhits = 0;
+                    return 0;
+                }
                 s->hits[s->nhits++] =
                     (struct ws_hit){start,  p,        s->ring[start & s->rmask].os,
                                     sym.oe, pt->word, (uint8_t)((pt->flags & WP_END) != 0),
@@ -279,315 +285,6 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
     s->nhits = 0;
     *end = len;
     return 0;
-}
-
-/* The key of an ASCII word: its folded bytes in 8-byte chunks (little-endian,
- * the last one zero-padded, two at least) and its length; the Bloom filter's
- * bits for it, all in one 64-bit word. */
-#define WF_SEED 0xcbf29ce484222325ull
-#define WF_MUL 0x9e3779b97f4a7c15ull
-
-static inline uint64_t wf_key2(uint64_t c0, uint64_t c1, size_t n)
-{
-    uint64_t h = ((c0 ^ WF_SEED) * WF_MUL) ^ ((c1 + n) * 0xff51afd7ed558ccdull);
-    return h ^ (h >> 29);
-}
-
-/* The key of folded bytes s[0..n), any n (the long way; the skip's short
- * way gives the same for n <= 16). */
-static uint64_t wf_key(const uint8_t *s, size_t n)
-{
-    uint64_t c[2] = {0, 0}, h = 0;
-    size_t at = 0;
-    do {
-        c[0] = c[1] = 0;
-        for (size_t i = 0; i < 16 && at + i < n; i++)
-            c[i / 8] |= (uint64_t)s[at + i] << (8 * (i % 8));
-        h = wf_key2(c[0] ^ h, c[1], n);
-        at += 16;
-    } while (at < n);
-    return h;
-}
-
-/* Two probes of a bit array; f->bmask + 1 64-bit words. */
-static inline bool wf_maybe(const struct words_fast *f, uint64_t k)
-{
-    uint64_t a = k & ((uint64_t)f->bmask << 6 | 63), b = (k >> 32) & ((uint64_t)f->bmask << 6 | 63);
-    return (f->bloom[a >> 6] >> (a & 63) & f->bloom[b >> 6] >> (b & 63) & 1) != 0;
-}
-
-static void wf_add(struct words_fast *f, uint64_t k)
-{
-    uint64_t a = k & ((uint64_t)f->bmask << 6 | 63), b = (k >> 32) & ((uint64_t)f->bmask << 6 | 63);
-    f->bloom[a >> 6] |= 1ull << (a & 63);
-    f->bloom[b >> 6] |= 1ull << (b & 63);
-}
-
-/* One word at i (f->cls[p[i]] == WF_WORD), the plain way: 1 when an exact
- * run must look at it, else 0 with *next where the skip goes on. */
-static int ws_word(const struct words_fast *f, const unsigned char *p, size_t i, size_t len,
-                   size_t *next)
-{
-    if (f->hard[p[i]])
-        return 1;
-    uint8_t w[WORDS_MAX_SYMBOLS];
-    size_t j = i;
-    do {
-        if (j - i < WORDS_MAX_SYMBOLS)
-            w[j - i] = f->fold[p[j]];
-    } while (++j < len && f->cls[p[j]] == WF_WORD);
-    size_t l = j - i;
-    if (j < len) {
-        uint8_t c = f->cls[p[j]];
-        size_t k = j;
-        if (c == WF_SKIP) {
-            while (++k < len && f->cls[p[k]] == WF_SKIP)
-                ;
-            c = k < len ? f->cls[p[k]] : WF_SPACE;
-        }
-        if (c != WF_SPACE)
-            return 1; /* joined to what follows, or not plain ASCII */
-        /* A space after one letter may be dropped (f u c k): only when the
-         * letter after it stands alone too. */
-        if (l == 1 && f->space_skip && k < len &&
-            !(k + 2 < len && f->cls[p[k + 1]] == WF_WORD && f->cls[p[k + 2]] == WF_WORD))
-            return 1;
-        j = k;
-    }
-    *next = j;
-    /* No entry's first word is longer than an entry. */
-    return l <= WORDS_MAX_SYMBOLS && wf_maybe(f, wf_key(w, l));
-}
-
-#ifdef WS_SSE2
-/* The same over a 16-byte window, for the usual byte classes (f->simd:
- * letters and digits, whitespace, the rest of printable ASCII skipped): the
- * word's length from a mask of the window's letters, its key from the
- * window's bytes. i + 32 <= len. -1: the word is too long for the window
- * (the plain way takes it). */
-static inline int ws_word16(const struct words_fast *f, const unsigned char *p, size_t i,
-                            size_t *next)
-{
-    static const int8_t keep[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
-    __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-    __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-    /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
-    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(low, _mm_set1_epi8((char)(0x80 - 'a'))),
-                                   _mm_set1_epi8((char)(0x80 + 26)));
-    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
-                                   _mm_set1_epi8((char)(0x80 + 10)));
-    unsigned wm = (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
-    unsigned l = (unsigned)__builtin_ctz(~wm);
-    if (l >= 16)
-        return -1;
-    if (f->hard[p[i]])
-        return 1;
-    size_t k = i + l;
-    uint8_t c = f->cls[p[k]];
-    if (c == WF_SKIP) {
-        while (f->cls[p[++k]] == WF_SKIP) /* ends: p[i + 31] is no WF_SKIP or is read last */
-            if (k == i + 31)
-                return 1;
-        c = f->cls[p[k]];
-    }
-    if (c != WF_SPACE)
-        return 1; /* joined to what follows, or not plain ASCII */
-    if (l == 1 && f->space_skip && (k - i + 2 >= 16 || (wm >> (k - i + 1) & 3) != 3))
-        return 1;
-    *next = k;
-    __m128i w =
-        _mm_and_si128(f->orfold ? low : v, _mm_loadu_si128((const __m128i *)(keep + 16 - l)));
-    uint64_t c0 = (uint64_t)_mm_cvtsi128_si64(w);
-    uint64_t c1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(w, w));
-    return wf_maybe(f, wf_key2(c0, c1, l));
-}
-#endif
-
-#ifdef WS_SSE2
-/* The byte classes of p[0..16) for the usual classes (f->simd) as bit masks:
- * letters and digits, whitespace, other printable ASCII (skipped). */
-static inline void ws_cls16(const unsigned char *p, unsigned *w, unsigned *sp, unsigned *sk)
-{
-    __m128i v = _mm_loadu_si128((const __m128i *)p);
-    __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-    /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
-    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(low, _mm_set1_epi8((char)(0x80 - 'a'))),
-                                   _mm_set1_epi8((char)(0x80 + 26)));
-    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
-                                   _mm_set1_epi8((char)(0x80 + 10)));
-    __m128i ctl = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 9))),
-                                 _mm_set1_epi8((char)(0x80 + 5)));
-    __m128i blank = _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
-    __m128i print = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 0x21))),
-                                   _mm_set1_epi8((char)(0x80 + 0x7f - 0x21)));
-    *w = (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
-    *sp = (unsigned)_mm_movemask_epi8(blank);
-    *sk = (unsigned)_mm_movemask_epi8(print) & ~*w;
-}
-
-/* The first n <= 8 bytes of a 64-bit word, as a mask. */
-static const uint64_t ws_bytes[9] = {0,
-                                     0xffull,
-                                     0xffffull,
-                                     0xffffffull,
-                                     0xffffffffull,
-                                     0xffffffffffull,
-                                     0xffffffffffffull,
-                                     0xffffffffffffffull,
-                                     ~0ull};
-
-/* The first n <= 64 bits set, as a mask. */
-static inline uint64_t ws_low(unsigned n)
-{
-    return n >= 64 ? ~0ull : (1ull << n) - 1;
-}
-
-static inline uint64_t ws_ld64(const unsigned char *p)
-{
-    uint64_t x;
-    memcpy(&x, p, sizeof x);
-    return x;
-}
-
-/* The skip over 64-byte blocks, for the usual classes (f->simd): the masks of
- * a block's letters, whitespace, skipped and other bytes are made once (four
- * 16-byte loads), the word starts walked as bits; a word whose length and
- * what follows it lie in the block is decided from the masks and its key made
- * from its bytes, as ws_word16 decides it; a word the block cannot decide
- * starts the next block, and one too long for that goes to ws_word16 (and
- * ws_word). Stops before the last 96 bytes: *at is where the word-at-a-time
- * loop goes on, *last the last clean point seen. Returns 1 when an exact run
- * must start at *ret. Any thread (read-only on f). */
-static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t len, size_t *at,
-                     size_t *last, size_t *ret)
-{
-    size_t i = *at, lastw = *last;
-    /* Locals: stores through the out pointers may not alias them. */
-    const uint64_t orfold = f->orfold, *bloom = f->bloom;
-    const uint64_t amask = (uint64_t)f->bmask << 6 | 63;
-    const bool space_skip = f->space_skip;
-    while (i + 96 <= len) {
-        uint64_t W = 0, S = 0, K = 0;
-        for (unsigned q = 0; q < 4; q++) {
-            unsigned w, sp, sk;
-            ws_cls16(p + i + 16 * q, &w, &sp, &sk);
-            W |= (uint64_t)w << (16 * q);
-            S |= (uint64_t)sp << (16 * q);
-            K |= (uint64_t)sk << (16 * q);
-        }
-        uint64_t E = ~(W | S | K);
-        /* Only the words before the block's first other byte are tried: the
-         * gap that holds it hands back at the last word start. */
-        unsigned e0 = E ? (unsigned)__builtin_ctzll(E) : 64;
-        /* p[i] never continues a word already looked at: i is a clean point,
-         * whitespace, or a byte after a gap. */
-        uint64_t starts = W & ~(W << 1) & ws_low(e0);
-        size_t next_i = i + 64;
-        while (starts) {
-            unsigned o = (unsigned)__builtin_ctzll(starts);
-            starts &= starts - 1;
-            size_t w = i + o;
-            lastw = w;
-            if (f->hard[p[w]]) {
-                *ret = w;
-                return 1;
-            }
-            uint64_t nw = ~(W >> o);
-            unsigned l = nw ? (unsigned)__builtin_ctzll(nw) : 64; /* o + l <= 64 */
-            unsigned ks = o + l; /* then the skipped bytes after it, if any */
-            if (ks < 64)
-                ks += (unsigned)__builtin_ctzll(~(K >> ks)); /* ks >= 1: a bit is set */
-            if (l < 16 && ks < 62) {
-                /* The word, what follows it and the two bytes after are in
-                 * the block: ws_word16's decision from the masks. */
-                if (!(S >> ks & 1) || (l == 1 && space_skip && (W >> (ks + 1) & 3) != 3)) {
-                    *ret = w; /* joined, not plain ASCII, or a letter alone */
-                    return 1;
-                }
-                uint64_t c0 = (ws_ld64(p + w) | orfold) & ws_bytes[l < 8 ? l : 8];
-                uint64_t c1 = (ws_ld64(p + w + 8) | orfold) & ws_bytes[l > 8 ? l - 8 : 0];
-                uint64_t k = wf_key2(c0, c1, l), a = k & amask, b = (k >> 32) & amask;
-                if (bloom[a >> 6] >> (a & 63) & bloom[b >> 6] >> (b & 63) & 1) {
-                    *ret = w;
-                    return 1;
-                }
-                continue;
-            }
-            if (o > 0) {
-                next_i = w; /* the next block starts at this word */
-                e0 = 64;    /* and sees the gap after it again */
-                break;
-            }
-            size_t nx;
-            int r = ws_word16(f, p, w, &nx);
-            if (r < 0)
-                r = ws_word(f, p, w, len, &nx);
-            if (r) {
-                *ret = w;
-                return 1;
-            }
-            if (nx >= i + 64) {
-                next_i = nx; /* the rest of the block is that word's: no other byte */
-                break;
-            }
-            starts &= ~ws_low((unsigned)(nx - i));
-        }
-        if (e0 < 64) {
-            *ret = lastw;
-            return 1;
-        }
-        i = next_i;
-    }
-    *at = i;
-    *last = lastw;
-    return 0;
-}
-#endif
-
-/* The skip: from pos (a clean point), the first place an exact run must
- * look at, as a clean point at or before it; len when there is none. Only
- * ASCII is read. A listed word that could begin at an ASCII byte needs a word
- * boundary before it (words_fast.on), so only word starts are tried: a run
- * of ASCII letters w followed by a space or the end (after skipped
- * characters, if any) can begin a listed word only if w is the whole first
- * word of an entry (the Bloom filter); anything else (letters joined over a
- * skipped character, a single letter whose space may be dropped, a byte
- * that is not plain ASCII) goes to the exact run. */
-static size_t ws_skip(const struct words_fast *f, const unsigned char *p, size_t pos, size_t len)
-{
-    size_t i = pos, last = pos; /* last: the last clean point seen */
-#ifdef WS_SSE2
-    size_t simd_end = f->simd && len >= 32 ? len - 31 : 0; /* i + 32 <= len */
-    if (f->simd) {
-        size_t ret;
-        if (ws_skip64(f, p, len, &i, &last, &ret))
-            return ret;
-    }
-#endif
-    while (i < len) {
-        uint8_t c = f->cls[p[i]];
-        if (c != WF_WORD) {
-            if (c == WF_E)
-                return last;
-            i++;
-            continue;
-        }
-        /* A word starts at i: a clean point. */
-        last = i;
-        size_t next;
-        int r = -1;
-#ifdef WS_SSE2
-        if (i < simd_end)
-            r = ws_word16(f, p, i, &next);
-#endif
-        if (r < 0)
-            r = ws_word(f, p, i, len, &next);
-        if (r)
-            return i;
-        i = next;
-    }
-    return len;
 }
 
 /* Where an exact run must start to see every exception that could cover a
@@ -607,7 +304,7 @@ static size_t ws_rewind(const struct words_matcher *m, const unsigned char *p, s
 }
 
 /* Any thread, with its own scratch. Plain ASCII is skipped word by word
- * (ws_skip); what the skip cannot rule out goes through the exact scan,
+ * (words_skip); what the skip cannot rule out goes through the exact scan,
  * from the word it stopped at, until the automaton is back at its root. A
  * run that finds a word is made again from far enough back to see the
  * exceptions that could cover it, so the matches are those of one exact
@@ -633,21 +330,18 @@ int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const
     bool fast = skip && m->fast.on;
     size_t pos = 0;
     while (pos < len && !o.capped) {
-        size_t cand = fast ? ws_skip(&m->fast, tp, pos, len) : pos;
+        size_t cand = fast ? words_skip(&m->fast, tp, pos, len) : pos;
         if (cand >= len)
             break;
-        size_t n0 = o.n, end;
+        size_t end;
         bool pushed;
-        if (ws_exact(m, s, text, len, cand, cand, fast, &o, &pushed, &end) != 0)
+        /* From further back only when a word is found: most runs find none. */
+        size_t r = fast && m->maxexc ? ws_rewind(m, tp, pos, cand) : cand;
+        if (ws_exact(m, s, text, len, cand, cand, fast, r < cand, &o, &pushed, &end) != 0)
             return -1;
-        if (pushed && m->maxexc) {
-            size_t r = ws_rewind(m, tp, pos, cand);
-            if (r < cand) {
-                o.n = n0, o.capped = false;
-                if (ws_exact(m, s, text, len, r, cand, fast, &o, &pushed, &end) != 0)
-                    return -1;
-            }
-        }
+        if (pushed && r < cand &&
+            ws_exact(m, s, text, len, r, cand, fast, false, &o, &pushed, &end) != 0)
+            return -1;
         pos = end;
     }
     s->nhits = 0;
@@ -685,106 +379,4 @@ size_t words_mask(const char *text, size_t len, const struct words_match *mm, si
         i += l;
     }
     return o;
-}
-
-void words_fast_free(struct words_matcher *m)
-{
-    free(m->fast.bloom);
-    m->fast.bloom = NULL;
-}
-
-/* Builder or loader thread, once the automaton is packed and the norm table
- * made: the skip's byte classes from the table, then every listed word's
- * symbols from a walk of the trie. The skip is off when a word that needs no
- * boundary before it could begin at an ASCII letter or a space (whole-word
- * matching off, or a `*` start): every byte would have to be tried. */
-int words_fast_init(struct words_matcher *m)
-{
-    struct words_fast *f = &m->fast;
-    words_fast_free(m);
-    memset(f, 0, sizeof *f);
-    f->space_skip = m->norm.space_skip;
-    bool wordsym[128] = {false}; /* a WF_WORD byte folds to it */
-    for (unsigned b = 0; b < 0x80; b++) {
-        uint32_t e = m->norm.bmp[b], cp = e & WN_T_CP;
-        unsigned cls = e >> WN_T_CLS_SHIFT & 7;
-        if (!(e & WN_T_SIMPLE))
-            continue;
-        if (cls == WN_WORD && cp < 0x80)
-            f->cls[b] = WF_WORD, f->fold[b] = (uint8_t)cp, wordsym[cp] = true;
-        else if (cls == WN_SPACE)
-            f->cls[b] = WF_SPACE;
-        else if (cls == WN_SKIP)
-            f->cls[b] = WF_SKIP;
-    }
-    /* The usual classes (the default skip set): the 16-byte window applies,
-     * and folding is setting bit 5 of a letter (NFKC's case folding) or
-     * nothing (NFKC off). */
-    f->simd = true;
-    f->orfold = m->norm.nfkc ? 0x2020202020202020ull : 0;
-    for (unsigned b = 0; b < 0x80; b++) {
-        bool alnum = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
-        uint8_t want = alnum                             ? WF_WORD
-                       : b == ' ' || (b >= 9 && b <= 13) ? WF_SPACE
-                       : b > ' ' && b < 0x7f             ? WF_SKIP
-                                                         : WF_E;
-        if (f->cls[b] != want || (alnum && f->fold[b] != (b | (f->orfold & 0xff))))
-            f->simd = false;
-    }
-    size_t words = 64;
-    while (words * 4 < (size_t)m->npat) /* 16 bits a word at least */
-        words *= 2;
-    f->bloom = calloc(words, sizeof *f->bloom);
-    uint32_t *stack = malloc(((size_t)m->maxlen + 1) * 2 * sizeof *stack);
-    if (f->bloom == NULL || stack == NULL) {
-        free(stack);
-        words_fast_free(m);
-        return -1;
-    }
-    f->bmask = (uint32_t)(words - 1);
-    f->on = true;
-    uint32_t path[WORDS_MAX_SYMBOLS + 1];
-    /* Depth-first: stack[2d] the state at depth d, stack[2d + 1] its next edge. */
-    size_t d = 0;
-    stack[0] = 0, stack[1] = m->st[0].first;
-    for (;;) {
-        uint32_t st = stack[2 * d], e = stack[2 * d + 1];
-        if (e < m->st[st + 1].first && d < m->maxlen) {
-            stack[2 * d + 1] = e + 1;
-            uint32_t v = m->edges[e].tgt;
-            path[d] = m->alpha[m->edges[e].sym - 1];
-            d++;
-            stack[2 * d] = v, stack[2 * d + 1] = m->st[v].first;
-            if (m->st[v].out == 0)
-                continue;
-            const struct words_pat *pt = &m->pats[m->st[v].out - 1];
-            uint32_t cp0 = path[0];
-            bool ascii0 = cp0 == WN_SPACE_CP || (cp0 < 0x80 && wordsym[cp0]);
-            if ((pt->flags & WP_EXC) || !ascii0)
-                continue; /* an exception, or only a byte the skip leaves starts it */
-            if (!(pt->flags & WP_START)) {
-                f->on = false;
-                continue;
-            }
-            if (!(pt->flags & WP_END))
-                for (unsigned b = 0; b < 0x80; b++)
-                    if (f->cls[b] == WF_WORD && f->fold[b] == cp0)
-                        f->hard[b] = 1;
-            size_t k = 0;
-            uint8_t w[WORDS_MAX_SYMBOLS];
-            while (k < d && path[k] < 0x80 && wordsym[path[k]])
-                w[k] = (uint8_t)path[k], k++;
-            if (k == d || path[k] == WN_SPACE_CP) {
-                wf_add(f, wf_key(w, k));
-            }
-            continue;
-        }
-        if (d == 0)
-            break;
-        d--;
-    }
-    free(stack);
-    if (!f->on)
-        words_fast_free(m);
-    return 0;
 }

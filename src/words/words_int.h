@@ -51,13 +51,15 @@ struct words_edge {
 struct words_fast {
     bool on;
     bool space_skip;
-    bool simd;       /* the usual classes: the 16-byte window (scan.c, ws_word16) */
+    bool simd;       /* the usual classes: 64-byte blocks of SSE2 masks (skip.c) */
+    bool anyhard;    /* some hard[b] is set */
+    bool bmi2;       /* the CPU has BMI1 and BMI2: the skip's faster copy (tests may clear it) */
     uint64_t orfold; /* what folds a letter there, in each byte */
     uint8_t cls[256];
     uint8_t fold[256];
     uint8_t hard[256];
-    uint64_t *bloom; /* [bmask + 1] blocked: a key's bits in one 64-bit word */
-    uint32_t bmask;
+    uint64_t *bloom; /* [1 << (64 - bshift)], blocked: a key's bits in one 64-bit word */
+    unsigned bshift;
 };
 
 /* Aho-Corasick in compact arrays: the states' edges sorted by symbol, in one
@@ -105,6 +107,10 @@ uint32_t words_symbol(const struct words_matcher *m, uint32_t cp);
  * -1 when memory runs out. words_fast_free frees what it holds. */
 int words_fast_init(struct words_matcher *m);
 void words_fast_free(struct words_matcher *m);
+/* The skip (skip.c): from pos, a clean point, where an exact run must start
+ * (a clean point at or before the first place a listed word could begin),
+ * len when nowhere. Any thread. */
+size_t words_skip(const struct words_fast *f, const unsigned char *p, size_t pos, size_t len);
 /* words_scan with the ASCII skip on (when the list allows it) or off: one
  * exact run over the whole text. The results are the same (tests, fuzz). */
 int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const char *text,
