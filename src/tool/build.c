@@ -122,33 +122,45 @@ static inline void exact_put(struct worker *w, const void *key, size_t len)
     }
 }
 
-/* Append one rejects-file line for a rejected list line:
- * SOURCE:OFFSET<TAB>REASON<TAB>WHY<TAB>LINE (the line is the last field, so
- * `cut -f4-` gives the rules back, tabs and all). False when out of memory. */
-static bool rej_append(struct worker *w, const struct chunk_origin *o, uint64_t off,
-                       const struct lists_line *ll, const char *line, size_t len)
+/* Shared with the words build (tool/build_words.c), so every format's
+ * rejects file has one shape. The why is one field: a tab or line end in it
+ * (a words reason quotes the line) becomes a space. */
+bool build_reject_append(char **buf, size_t *len, size_t *cap, const char *input, uint64_t offset,
+                         const char *reason, const char *why, const char *line, size_t n)
 {
-    char head[512];
-    int hn =
-        snprintf(head, sizeof(head), "%s:%llu\t%s\t%s\t", o->name,
-                 (unsigned long long)(o->offset + off), lists_reason_name(ll->reason), ll->why);
+    char clean[256], head[512];
+    size_t k = 0;
+    for (; why[k] && k < sizeof(clean) - 1; k++)
+        clean[k] = why[k] == '\t' || why[k] == '\n' || why[k] == '\r' ? ' ' : why[k];
+    clean[k] = '\0';
+    int hn = snprintf(head, sizeof(head), "%s:%llu\t%s\t%s\t", input, (unsigned long long)offset,
+                      reason, clean);
     if (hn < 0)
         return false;
     size_t h = (size_t)hn < sizeof(head) ? (size_t)hn : sizeof(head) - 1;
-    size_t need = w->rej_len + h + len + 1;
-    if (need > w->rej_cap) {
-        size_t cap = need * 2;
-        char *nb = realloc(w->rej, cap);
+    size_t need = *len + h + n + 1;
+    if (need > *cap) {
+        size_t c = need * 2;
+        char *nb = realloc(*buf, c);
         if (!nb)
             return false;
-        w->rej = nb;
-        w->rej_cap = cap;
+        *buf = nb;
+        *cap = c;
     }
-    memcpy(w->rej + w->rej_len, head, h);
-    memcpy(w->rej + w->rej_len + h, line, len);
-    w->rej_len += h + len;
-    w->rej[w->rej_len++] = '\n';
+    memcpy(*buf + *len, head, h);
+    memcpy(*buf + *len + h, line, n);
+    *len += h + n;
+    (*buf)[(*len)++] = '\n';
     return true;
+}
+
+/* Append one rejects-file line for a rejected list line. False when out of
+ * memory. Worker threads (the buffer is the worker's). */
+static bool rej_append(struct worker *w, const struct chunk_origin *o, uint64_t off,
+                       const struct lists_line *ll, const char *line, size_t len)
+{
+    return build_reject_append(&w->rej, &w->rej_len, &w->rej_cap, o->name, o->offset + off,
+                               lists_reason_name(ll->reason), ll->why, line, len);
 }
 
 /* Sets the bits of h now and counts it as new where it was. */

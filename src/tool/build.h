@@ -91,6 +91,14 @@ struct build_result {
     uint64_t exact_runs;    /* --exact: sorted runs spilled (0: sorted in memory) */
 };
 
+/* One line of a rejects file (--rejects), the same for every format:
+ * INPUT:OFFSET<TAB>REASON<TAB>WHY<TAB>LINE, OFFSET the line's first byte in
+ * INPUT, the line last so that `cut -f4-` gives the lines back, tabs and
+ * all. Appended to the caller's growing buffer *buf (*len bytes used of
+ * *cap). False when out of memory. Any thread. */
+bool build_reject_append(char **buf, size_t *len, size_t *cap, const char *input, uint64_t offset,
+                         const char *reason, const char *why, const char *line, size_t n);
+
 int build_run(const struct build_opts *opts, struct build_result *res, char *err, size_t errlen);
 
 /* A filter file whose point is its section (an Adblock engine, a word list):

@@ -7,6 +7,7 @@
 
 #include "tool/build_words.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +28,62 @@ static void print_rejects(const struct words_summary *s, size_t from, const char
                 s->first[i].reason);
 }
 
+/* --rejects FILE: every rejected line, in the shape of the other formats'
+ * rejects files (build_reject_append), gathered per input. */
+struct rej_sink {
+    FILE *f;           /* NULL: not asked for */
+    const char *input; /* the input being added, as the file names it */
+    const char *text;  /* its text: a line's offset is its distance from here */
+    char *buf;
+    size_t len, cap;
+    bool oom;
+};
+
+/* words_reject_fn: one rejects-file line for a line of r->input. Main thread. */
+static void rej_line(void *ctx, size_t line, enum words_reject reason, const char *why,
+                     const char *text, size_t len)
+{
+    struct rej_sink *r = ctx;
+    (void)line; /* the offset names the line, as for the other formats */
+    if (!r->oom &&
+        !build_reject_append(&r->buf, &r->len, &r->cap, r->input, (uint64_t)(text - r->text),
+                             words_reject_name(reason), why, text, len))
+        r->oom = true;
+}
+
+/* The rejects of the input just added, written out: 0, or -1 with err. */
+static int rej_flush(struct rej_sink *r, const char *path, char *err, size_t errlen)
+{
+    if (!r->f)
+        return 0;
+    bool ok = !r->oom && fwrite(r->buf, 1, r->len, r->f) == r->len;
+    r->len = 0;
+    if (!ok)
+        snprintf(err, errlen, "%s: writing the rejects file failed: %s", path,
+                 r->oom ? "out of memory" : strerror(errno));
+    return ok ? 0 : -1;
+}
+
 /* The lists, compiled: NULL with err. Rejected lines go to stderr as they
- * are found (the first WORDS_REJECTS_KEPT), each with its input and line. */
+ * are found (the first WORDS_REJECTS_KEPT), each with its input and line,
+ * and every one to o->rejects when asked. */
 static struct words_matcher *compile_lists(const struct build_opts *o, const struct words_opts *w,
                                            struct words_summary *sum, char *err, size_t errlen)
 {
-    struct words_builder *b = words_builder_new(w, err, errlen);
-    if (!b)
+    struct rej_sink rej = {0};
+    if (o->rejects && !(rej.f = fopen(o->rejects, "we"))) {
+        snprintf(err, errlen, "%s: cannot write the rejects file: %s", o->rejects, strerror(errno));
         return NULL;
+    }
+    struct words_builder *b = words_builder_new(w, err, errlen);
+    struct words_matcher *m = NULL;
+    if (!b)
+        goto out;
+    if (rej.f)
+        words_builder_on_reject(b, rej_line, &rej);
     static const char *const std_in[] = {"-"};
     const char *const *in = o->n_inputs ? o->inputs : std_in;
     size_t n_in = o->n_inputs ? o->n_inputs : 1;
-    struct words_matcher *m = NULL;
     for (size_t i = 0; i < n_in; i++) {
         size_t len, before = words_builder_summary(b)->nkept;
         err[0] = '\0';
@@ -46,6 +91,8 @@ static struct words_matcher *compile_lists(const struct build_opts *o, const str
         if (!text)
             goto out;
         char why[512];
+        rej.input = strcmp(in[i], "-") == 0 ? "stdin" : in[i];
+        rej.text = text;
         int rc = words_builder_add(b, text, len, why, sizeof(why));
         free(text);
         if (rc != 0) {
@@ -53,12 +100,21 @@ static struct words_matcher *compile_lists(const struct build_opts *o, const str
             goto out;
         }
         print_rejects(words_builder_summary(b), before, in[i]);
+        if (rej_flush(&rej, o->rejects, err, errlen) != 0)
+            goto out;
     }
     m = words_builder_compile(b, err, errlen);
     if (m)
         *sum = *words_builder_summary(b);
 out:
     words_builder_free(b);
+    if (rej.f && fclose(rej.f) != 0 && m) {
+        snprintf(err, errlen, "%s: writing the rejects file failed: %s", o->rejects,
+                 strerror(errno));
+        words_matcher_free(m);
+        m = NULL;
+    }
+    free(rej.buf);
     return m;
 }
 
@@ -69,7 +125,7 @@ int build_words_main(const struct build_opts *o, const struct words_opts *w, boo
     if (o->n_journals)
         return tool_usage_error("build: --journal holds exact items; a words filter takes "
                                 "word lists");
-    struct words_summary s;
+    struct words_summary s = {0};
     struct words_matcher *m = compile_lists(o, w, &s, err, sizeof(err));
     if (!m)
         return tool_runtime_error(err);
@@ -97,7 +153,9 @@ int build_words_main(const struct build_opts *o, const struct words_opts *w, boo
         printf("lines: %zu read; words: %zu (%zu phrases, %zu substrings), %zu exceptions; "
                "%zu duplicates after normalisation; %zu rejected\n",
                s.lines, s.words, s.phrases, s.substrings, s.exceptions, s.duplicates, s.rejects);
-        if (s.rejects > s.nkept)
+        if (o->rejects && s.rejects)
+            printf("rejects: every one written to %s\n", o->rejects);
+        else if (s.rejects > s.nkept)
             printf("rejects: the first %zu are named above, on stderr\n", s.nkept);
         printf("settings: nfkc %s, zh %s, whole_word %s, skip \"%s\"\n", mo->nfkc ? "on" : "off",
                mo->zh ? "on" : "off", mo->whole_word ? "on" : "off",

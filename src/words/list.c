@@ -72,18 +72,40 @@ const struct words_summary *words_builder_summary(const struct words_builder *b)
     return &b->sum;
 }
 
-__attribute__((format(printf, 2, 3))) static void wl_reject(struct words_builder *b,
-                                                            const char *fmt, ...)
+const char *words_reject_name(enum words_reject r)
 {
+    static const char *const names[WORDS_REJ_COUNT] = {
+        [WORDS_REJ_LINE_TOO_LONG] = "line-too-long",   [WORDS_REJ_INVALID_UTF8] = "invalid-utf8",
+        [WORDS_REJ_EXCEPTION_STAR] = "exception-star", [WORDS_REJ_NOTHING] = "nothing-listed",
+        [WORDS_REJ_WORD_TOO_LONG] = "word-too-long",   [WORDS_REJ_ONLY_SKIPPED] = "only-skipped",
+    };
+    return (unsigned)r < WORDS_REJ_COUNT ? names[r] : "unknown";
+}
+
+void words_builder_on_reject(struct words_builder *b, words_reject_fn fn, void *ctx)
+{
+    b->on_reject = fn;
+    b->on_reject_ctx = ctx;
+}
+
+/* Counts the line being added as a reject: kept in the summary while there
+ * is room, and told to on_reject whatever the count. */
+__attribute__((format(printf, 3, 4))) static void
+wl_reject(struct words_builder *b, enum words_reject reason, const char *fmt, ...)
+{
+    char why[sizeof b->sum.first[0].reason];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
     b->sum.rejects++;
     if (b->sum.nkept < WORDS_REJECTS_KEPT) {
         size_t i = b->sum.nkept++;
         b->sum.first[i].line = b->line;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(b->sum.first[i].reason, sizeof b->sum.first[i].reason, fmt, ap);
-        va_end(ap);
+        memcpy(b->sum.first[i].reason, why, sizeof why);
     }
+    if (b->on_reject)
+        b->on_reject(b->on_reject_ctx, b->line, reason, why, b->raw, b->raw_len);
 }
 
 static int wl_grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -113,6 +135,8 @@ int words_builder_add_line(struct words_builder *b, const char *line, size_t len
 {
     b->line++;
     b->sum.lines++;
+    b->raw = line;
+    b->raw_len = len;
     while (len && wl_blank(line[0]))
         line++, len--;
     while (len && wl_blank(line[len - 1]))
@@ -120,14 +144,14 @@ int words_builder_add_line(struct words_builder *b, const char *line, size_t len
     if (len == 0 || line[0] == '#')
         return 0;
     if (len > WORDS_MAX_LINE) {
-        wl_reject(b, "line longer than %d bytes", WORDS_MAX_LINE);
+        wl_reject(b, WORDS_REJ_LINE_TOO_LONG, "line longer than %d bytes", WORDS_MAX_LINE);
         return 0;
     }
     for (size_t i = 0; i < len;) {
         uint32_t cp;
         size_t l = wn_decode((const unsigned char *)line + i, len - i, &cp);
         if (l == 0) {
-            wl_reject(b, "invalid UTF-8 at byte %zu", i);
+            wl_reject(b, WORDS_REJ_INVALID_UTF8, "invalid UTF-8 at byte %zu", i);
             return 0;
         }
         i += l;
@@ -149,11 +173,12 @@ int words_builder_add_line(struct words_builder *b, const char *line, size_t len
     while (len && wl_blank(line[len - 1]))
         len--;
     if ((flags & WP_EXC) && (star_start || star_end)) {
-        wl_reject(b, "an exception takes no `*`: it never checks boundaries");
+        wl_reject(b, WORDS_REJ_EXCEPTION_STAR,
+                  "an exception takes no `*`: it never checks boundaries");
         return 0;
     }
     if (len == 0) {
-        wl_reject(b, "nothing listed");
+        wl_reject(b, WORDS_REJ_NOTHING, "nothing listed");
         return 0;
     }
     if (b->opts.whole_word && !(flags & WP_EXC)) {
@@ -180,11 +205,13 @@ int words_builder_add_line(struct words_builder *b, const char *line, size_t len
         cls[n++] = s.cls;
     }
     if (too_long) {
-        wl_reject(b, "longer than %d characters after normalisation", WORDS_MAX_SYMBOLS);
+        wl_reject(b, WORDS_REJ_WORD_TOO_LONG, "longer than %d characters after normalisation",
+                  WORDS_MAX_SYMBOLS);
         return 0;
     }
     if (n == 0) {
-        wl_reject(b, "`%.*s` is only skipped characters", (int)(len > 40 ? 40 : len), line);
+        wl_reject(b, WORDS_REJ_ONLY_SKIPPED, "`%.*s` is only skipped characters",
+                  (int)(len > 40 ? 40 : len), line);
         return 0;
     }
     /* A boundary is checked only where the word has a letter that needs one. */

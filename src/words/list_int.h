@@ -22,6 +22,10 @@ struct words_builder {
     struct wn_norm norm;
     struct words_summary sum;
     size_t line;
+    words_reject_fn on_reject; /* NULL: rejects are only counted (and the first kept) */
+    void *on_reject_ctx;
+    const char *raw; /* the line being added, as given (for on_reject) */
+    size_t raw_len;
     struct wl_ent *ents;
     size_t nents, capents;
     uint32_t *cps;

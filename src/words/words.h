@@ -47,9 +47,34 @@ struct words_builder;
 struct words_matcher;
 struct words_scratch;
 
+/* Why a list line was rejected (docs/words.md, "List format"). */
+enum words_reject {
+    WORDS_REJ_LINE_TOO_LONG,  /* over WORDS_MAX_LINE bytes */
+    WORDS_REJ_INVALID_UTF8,   /* not UTF-8 */
+    WORDS_REJ_EXCEPTION_STAR, /* @@ with a * end */
+    WORDS_REJ_NOTHING,        /* nothing left once the syntax is removed (`@@` alone) */
+    WORDS_REJ_WORD_TOO_LONG,  /* over WORDS_MAX_SYMBOLS after normalisation */
+    WORDS_REJ_ONLY_SKIPPED,   /* only skipped characters */
+    WORDS_REJ_COUNT
+};
+
+/* The reason's short name, for a rejects file: "invalid-utf8" and so on. */
+const char *words_reject_name(enum words_reject r);
+
+/* Told of every rejected line as it is found (the summary keeps only the
+ * first WORDS_REJECTS_KEPT): its 1-based line number, the reason and its
+ * text, and the line as given to words_builder_add_line (nothing trimmed;
+ * words_builder_add gives it without its LF, a pointer into its text). On
+ * the builder's thread. */
+typedef void (*words_reject_fn)(void *ctx, size_t line, enum words_reject reason, const char *why,
+                                const char *text, size_t len);
+
 /* Any thread; the builder is owned by one thread at a time. NULL with the
  * reason in err (a bad skip set, OpenCC's config missing when zh is on). */
 struct words_builder *words_builder_new(const struct words_opts *o, char *err, size_t errlen);
+/* fn (NULL: none) is called with ctx for each line rejected from now on;
+ * kept by words_builder_clear. */
+void words_builder_on_reject(struct words_builder *b, words_reject_fn fn, void *ctx);
 /* Adds list text (many lines). Bad lines are counted as rejects, not errors;
  * -1 only when memory runs out. */
 int words_builder_add(struct words_builder *b, const char *text, size_t len, char *err,

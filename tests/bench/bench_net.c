@@ -421,7 +421,7 @@ static struct {
     uint64_t *off;    /* n + 1 start offsets */
     uint8_t *present; /* n x items: was item j of request r present? */
     size_t n;
-    uint32_t *n_items; /* --replay: the items of request r (present: all 0) */
+    uint32_t *n_items; /* --replay: the items of request r (present: all 0); REPLAY_SCAN */
     size_t replayed;   /* --replay: the file's requests */
 } pool;
 
@@ -506,11 +506,20 @@ static void pool_build(void)
     free(arena);
 }
 
+/* pool.n_items of a SCAN: one item (its text), answered on one line by
+ * CLEAN or FOUND <n> <word> <start> <end> ..., however many words it holds. */
+#define REPLAY_SCAN UINT32_MAX
+
 /* Words of a line-protocol request that are items: every word after the
  * verb and the filter but the context words (type=, from=, method=, in any
- * case), which the server reads as the request's context, not as items. */
+ * case), which the server reads as the request's context, not as items.
+ * A SCAN (verb in any case) is REPLAY_SCAN: its text is one item. */
 static unsigned replay_items(const char *p, const char *end)
 {
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (end - p > 4 && strncasecmp(p, "SCAN", 4) == 0 && (p[4] == ' ' || p[4] == '\t'))
+        return REPLAY_SCAN;
     unsigned words = 0, items = 0;
     while (p < end) {
         while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
@@ -532,11 +541,12 @@ static unsigned replay_items(const char *p, const char *end)
 
 /* --replay FILE: the pool is the file's non-empty lines, each one request
  * sent byte for byte (a line-protocol CHECK, MCHECK or MATCH, its context
- * words included), repeated until there are at least max(pipeline + 1, 64)
- * requests. Each request's items are counted here, so that its reply is
- * judged by its count of answers; requests may differ in size. What is
- * present is not known: every item counts as absent, so false_positives is
- * the number of YES answers. */
+ * words included, or a SCAN), repeated until there are at least
+ * max(pipeline + 1, 64) requests. Each request's items are counted here, so
+ * that its reply is judged by its count of answers (a SCAN's by its one
+ * CLEAN or FOUND); requests may differ in size. What is present is not
+ * known: every item counts as absent, so false_positives is the number of
+ * YES answers (FOUND for a SCAN). */
 static void pool_replay(void)
 {
     FILE *f = fopen(o.replay, "r");
@@ -559,9 +569,9 @@ static void pool_replay(void)
         if (len == 0)
             continue;
         unsigned k = replay_items(line, line + len);
-        if (k == 0 || k > MAX_ITEMS)
+        if (k == 0 || (k > MAX_ITEMS && k != REPLAY_SCAN))
             die("--replay %s: line %zu has %u items (1 to %u)", o.replay, lines, k, MAX_ITEMS);
-        most = k > most ? k : most;
+        most = k > most && k != REPLAY_SCAN ? k : most;
         if (n + 1 >= cap_req) {
             cap_req *= 2;
             off = realloc(off, cap_req * sizeof(*off));
@@ -1047,10 +1057,35 @@ static ssize_t parse_redis(struct thread *t, const char *b, size_t len, const ui
     return (ssize_t)off;
 }
 
+/* --replay: the reply to a SCAN, one line: CLEAN (a NO) or FOUND <n>[+]
+ * and the matches (a YES), or an ERR. */
+static ssize_t parse_scan(struct thread *t, const char *b, size_t len)
+{
+    const char *nl = memchr(b, '\n', len);
+    if (!nl)
+        return len > IN_MAX / 2 ? -1 : 0;
+    size_t ll = (size_t)(nl - b);
+    char ex[80];
+    if (ll >= 3 && memcmp(b, "ERR", 3) == 0) {
+        t->s.error_replies++;
+        complain(t, "error reply: %s", excerpt(b, ll, ex, sizeof(ex)));
+    } else if (ll == 5 && memcmp(b, "CLEAN", 5) == 0) {
+        judge(&t->s, false, false);
+    } else if (ll > 6 && memcmp(b, "FOUND ", 6) == 0 && b[6] >= '0' && b[6] <= '9') {
+        judge(&t->s, false, true);
+    } else {
+        t->s.malformed++;
+        complain(t, "not a SCAN reply: %s", excerpt(b, ll, ex, sizeof(ex)));
+    }
+    return (ssize_t)ll + 1;
+}
+
 static ssize_t parse_reply(struct thread *t, const char *b, size_t len, uint64_t req)
 {
     if (pool.n_items) /* --replay: nothing is known present */
-        return parse_line(t, b, len, pool.present, pool.n_items[req]);
+        return pool.n_items[req] == REPLAY_SCAN
+                   ? parse_scan(t, b, len)
+                   : parse_line(t, b, len, pool.present, pool.n_items[req]);
     const uint8_t *want = pool.present + req * o.items;
     switch (o.kind) {
     case K_LINE:
@@ -1749,7 +1784,8 @@ static const char usage_text[] =
     "  --replay FILE      with --proto line: send FILE's lines as the requests, as\n"
     "                     written (context words too), cyclically; each line's items\n"
     "                     are counted (--items is ignored); no item counts as\n"
-    "                     present, so false_positives is the YES answers (yes_share)\n";
+    "                     present, so false_positives is the YES answers (yes_share);\n"
+    "                     a SCAN line is one item, its CLEAN a NO, its FOUND a YES\n";
 
 static void usage(const char *why)
 {

@@ -21,6 +21,9 @@
 #include "lib/daemon_harness.h"
 #include "lib/http_client.h"
 #include "lib/line_client.h"
+#include "words/words.h"
+
+#define WORDS_LINE_OVER (WORDS_MAX_LINE + 10) /* a list line over the limit */
 
 #define LIST "fuck\nass\n@@class\n# a comment\n成人\n@@成人牙刷\n赌博\ncafé\n"
 
@@ -261,6 +264,124 @@ START_TEST(test_sighup_swap)
 }
 END_TEST
 
+/* A whole file, NUL-terminated (malloc'ed); its length in *len. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s: cannot open", path);
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            buf = realloc(buf, cap *= 2);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* build --format words --rejects FILE: every rejected line of every input
+ * (more of them than the eight the summary names on stderr), in the order
+ * read, each as INPUT:OFFSET, the reason, why, the line as read: the shape
+ * of the other formats' rejects files. Offsets are found by the test as it
+ * writes the lists. */
+START_TEST(test_rejects_file)
+{
+    char long_word[140], long_line[WORDS_LINE_OVER + 1];
+    memset(long_word, 'a', sizeof(long_word) - 1); /* 139 letters: over 128 */
+    long_word[sizeof(long_word) - 1] = '\0';
+    memset(long_line, 'x', sizeof(long_line) - 1); /* over 4096 bytes */
+    long_line[sizeof(long_line) - 1] = '\0';
+    /* Each list: its lines and the reason each is rejected for (NULL: kept). */
+    static const struct {
+        const char *line, *reason;
+    } a_lines[] = {{"fuck", NULL},
+                   {"bad\xffword", "invalid-utf8"},
+                   {"# a comment", NULL},
+                   {"...", "only-skipped"},
+                   {"", NULL},
+                   {NULL, "word-too-long"}, /* long_word */
+                   {"@@", "nothing-listed"},
+                   {"成人", NULL},
+                   {NULL, "line-too-long"}, /* long_line */
+                   {"@@*foo", "exception-star"},
+                   {"caf\xc3", "invalid-utf8"},
+                   {"\xe3\x80\x82\xe3\x80\x82", "only-skipped"}, /* 。。 */
+                   {"*", "nothing-listed"},
+                   {"ass", NULL}},
+      b_lines[] = {{"赌博", NULL}, {"@@ \r", "nothing-listed"}, {"zzyzx\r", NULL}};
+    struct dh_daemon *d = dh_new();
+    char expect[16384] = "", path[2][DH_PATH_MAX];
+    size_t nrej = 0;
+    for (int f = 0; f < 2; f++) {
+        size_t n = f ? sizeof(b_lines) / sizeof(b_lines[0]) : sizeof(a_lines) / sizeof(a_lines[0]);
+        char list[16384] = "";
+        for (size_t i = 0; i < n; i++) {
+            const char *line = f ? b_lines[i].line : a_lines[i].line;
+            const char *reason = f ? b_lines[i].reason : a_lines[i].reason;
+            if (!line)
+                line = strcmp(reason, "word-too-long") == 0 ? long_word : long_line;
+            size_t off = strlen(list);
+            if (reason) {
+                /* the why is the reason's text: not checked here, past the second tab */
+                snprintf(expect + strlen(expect), sizeof(expect) - strlen(expect),
+                         "%s:%zu\t%s\t\t%s\n", f ? "b.txt" : "a.txt", off, reason, line);
+                nrej++;
+            }
+            ck_assert_uint_lt(off + strlen(line) + 1, sizeof(list));
+            strcat(strcat(list, line), "\n");
+        }
+        dh_write_file(d, f ? "b.txt" : "a.txt", list, strlen(list));
+        dh_path(d, f ? "b.txt" : "a.txt", path[f]);
+    }
+    ck_assert_uint_gt(nrej, WORDS_REJECTS_KEPT);
+    char out[DH_PATH_MAX], rej[DH_PATH_MAX], log[DH_PATH_MAX];
+    dh_path(d, "bad.bloom", out);
+    dh_path(d, "bad.rejects", rej);
+    dh_path(d, "build.log", log);
+    const char *argv[] = {dh_tool_path(), "build", "--format", "words", "-o", out,
+                          "--rejects",    rej,     path[0],    path[1], NULL};
+    ck_assert_msg(dh_run(argv, log, 60000) == 0, "build --rejects failed; see %s", log);
+    size_t len;
+    char *got = read_all(rej, &len), *summary = read_all(log, &len);
+    char count[64];
+    snprintf(count, sizeof(count), "%zu rejected", nrej);
+    ck_assert_msg(strstr(summary, count) && strstr(summary, rej), "%s", summary);
+    /* Line by line: the input (the path as given, then the offset), the
+     * reason, a why, then the line exactly; the whys dropped from got to
+     * compare with expect. */
+    char *p = got, *w = expect;
+    size_t lines = 0;
+    while (*p) {
+        char *nl = strchr(p, '\n'), *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL,
+             *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
+        ck_assert_msg(nl && t3 && t3 < nl && t3 > t2 + 1, "rejects line %zu: %.80s", lines, p);
+        const char *wnl = strchr(w, '\n');
+        ck_assert_msg(wnl != NULL, "more rejects than wanted: %.80s", p);
+        /* path[f] ends in the name expect holds: compare from the name on */
+        const char *slash = memrchr(p, '/', (size_t)(t1 - p));
+        ck_assert_msg(slash && strncmp(p, path[0], (size_t)(slash - p)) == 0, "%.80s", p);
+        size_t head = (size_t)(t2 - slash - 1), tail = (size_t)(nl - t3);
+        ck_assert_msg(head + 1 + tail == (size_t)(wnl - w) && memcmp(slash + 1, w, head + 1) == 0 &&
+                          memcmp(t3, w + head + 1, tail) == 0,
+                      "rejects line %zu:\n got    %.*s\n wanted %.*s", lines, (int)(nl - p), p,
+                      (int)(wnl - w), w);
+        w = (char *)wnl + 1;
+        p = nl + 1;
+        lines++;
+    }
+    ck_assert_msg(*w == '\0', "rejects file ends after %zu of %zu lines", lines, nrej);
+    free(got);
+    free(summary);
+    dh_free(d);
+}
+END_TEST
+
 /* `bloomgated --check-config` on d's config: its status, its output in out. */
 static int check_config(struct dh_daemon *d, char *out, size_t cap)
 {
@@ -314,9 +435,13 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("words");
-    const TTest *const tests[] = {test_line_offsets,        test_http_offsets_and_mask,
-                                  test_limits_and_kinds,    test_sighup_swap,
-                                  test_settings_must_agree, NULL};
+    const TTest *const tests[] = {test_line_offsets,
+                                  test_http_offsets_and_mask,
+                                  test_limits_and_kinds,
+                                  test_sighup_swap,
+                                  test_settings_must_agree,
+                                  test_rejects_file,
+                                  NULL};
     dh_add_case(s, "words", 300, tests);
     return dh_run_suite(s);
 }
