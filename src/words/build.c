@@ -38,6 +38,7 @@ void words_matcher_free(struct words_matcher *m)
         return;
     wn_free(&m->norm);
     words_fast_free(m);
+    free(m->reach);
     free(m->skip);
     free(m->alpha);
     free(m->bmpsym);
@@ -76,7 +77,7 @@ int words_matcher_finish(struct words_matcher *m, char *err, size_t errlen)
             m->bmpsym[m->alpha[i]] = i + 1;
     if (wn_build_table(&m->norm, err, errlen) != 0)
         return -1;
-    if (words_fast_init(m) != 0) {
+    if (words_fast_init(m) != 0 || words_reach_init(m) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -372,7 +373,7 @@ struct words_matcher *words_builder_compile(struct words_builder *b, char *err, 
         return NULL;
     }
     memcpy(m->norm.bmp, b->norm.bmp, 0x10000 * sizeof *m->norm.bmp);
-    if (words_fast_init(m) != 0) {
+    if (words_fast_init(m) != 0 || words_reach_init(m) != 0) {
         snprintf(err, errlen, "out of memory");
         words_matcher_free(m);
         return NULL;
@@ -418,5 +419,5 @@ size_t words_memory(const struct words_matcher *m)
                (size_t)m->nstates * 5 + 1 + (size_t)m->nwords * 2 + 1 + m->norm.nt2s * 2;
     return sizeof *m + 4 * w + (size_t)m->npat * sizeof *m->pats + m->woff[m->nwords] +
            m->norm.nranges * sizeof *m->norm.ranges +
-           (m->fast.bloom ? ((size_t)8 << (64 - m->fast.bshift)) : 0);
+           (m->fast.bloom ? ((size_t)8 << (64 - m->fast.bshift)) : 0) + (size_t)m->npat * 2;
 }

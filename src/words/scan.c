@@ -25,6 +25,7 @@ struct ws_hit {
     size_t os, oe;
     uint32_t word;
     uint8_t need_end, dead;
+    uint8_t fwd; /* the reach of the exceptions containing its word (m->reach) */
 };
 
 struct words_scratch {
@@ -146,7 +147,7 @@ static void ws_flush(const struct words_matcher *m, struct words_scratch *s, uin
         struct ws_hit *h = &s->hits[i];
         if (p == UINT64_MAX)
             h->need_end = 0; /* the end of the text is a boundary */
-        bool final = h->dead || (!h->need_end && (m->maxexc == 0 || p >= h->s + m->maxexc - 1));
+        bool final = h->dead || (!h->need_end && (p == UINT64_MAX || p + 1 >= h->s + h->fwd));
         if (!final) {
             s->hits[j++] = *h;
             continue;
@@ -189,18 +190,17 @@ static size_t ws_ascii_to(const unsigned char *p, size_t i, size_t lim)
  * start boundary holds), then give the hits nothing can change any more.
  * With `stop` set it ends at the first clean point after `past` where the
  * automaton is at its root with nothing pending and ASCII text follows (the
- * skip can take over); *end is where it ended (len: the text's end). *pushed:
- * a word hit was found (even one an exception later killed); with `quit`
- * set the run ends there, *end not set (the caller runs again from further
- * back). -1: memory. */
+ * skip can take over); *end is where it ended (len: the text's end). With
+ * `quit` set, at a word that an exception starting before `from` could
+ * cover (m->reach) the run ends with *end SIZE_MAX: the caller runs again
+ * from further back. -1: memory. */
 static int ws_exact(const struct words_matcher *m, struct words_scratch *s, const char *text,
                     size_t len, size_t from, size_t past, bool stop, bool quit, struct ws_out *o,
-                    bool *pushed, size_t *end)
+                    size_t *end)
 {
     const unsigned char *tp = (const unsigned char *)text;
     const struct words_fast *f = &m->fast;
     s->nhits = 0;
-    *pushed = false;
     wn_iter_init_at(&s->it, &m->norm, text, len, from);
     uint32_t st = 0;
     uint64_t p = 0;
@@ -265,15 +265,21 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
                     s->hits = nh;
                     s->caphits = c2;
                 }
-                *pushed = true;
-                if (quit) {
+                const uint8_t *reach = m->reach[pt - m->pats];
+                if (quit && start < reach[0]) {
+                    /* An exception could cover it from before the run. */
                     s->nhits = 0;
+                    *end = SIZE_MAX;
                     return 0;
                 }
-                s->hits[s->nhits++] =
-                    (struct ws_hit){start,  p,        s->ring[start & s->rmask].os,
-                                    sym.oe, pt->word, (uint8_t)((pt->flags & WP_END) != 0),
-                                    0};
+                s->hits[s->nhits++] = (struct ws_hit){start,
+                                                      p,
+                                                      s->ring[start & s->rmask].os,
+                                                      sym.oe,
+                                                      pt->word,
+                                                      (uint8_t)((pt->flags & WP_END) != 0),
+                                                      0,
+                                                      reach[1]};
             }
             if (s->nhits)
                 ws_flush(m, s, p, o);
@@ -333,15 +339,17 @@ int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const
         size_t cand = fast ? words_skip(&m->fast, tp, pos, len) : pos;
         if (cand >= len)
             break;
-        size_t end;
-        bool pushed;
-        /* From further back only when a word is found: most runs find none. */
+        size_t end, n0 = o.n;
+        /* From further back only when a word an exception could cover from
+         * before cand is found: most runs find none. */
         size_t r = fast && m->maxexc ? ws_rewind(m, tp, pos, cand) : cand;
-        if (ws_exact(m, s, text, len, cand, cand, fast, r < cand, &o, &pushed, &end) != 0)
+        if (ws_exact(m, s, text, len, cand, cand, fast, r < cand, &o, &end) != 0)
             return -1;
-        if (pushed && r < cand &&
-            ws_exact(m, s, text, len, r, cand, fast, false, &o, &pushed, &end) != 0)
-            return -1;
+        if (end == SIZE_MAX) {
+            o.n = n0, o.capped = false; /* what the first run gave, it gives again */
+            if (ws_exact(m, s, text, len, r, cand, fast, false, &o, &end) != 0)
+                return -1;
+        }
         pos = end;
     }
     s->nhits = 0;
@@ -379,4 +387,59 @@ size_t words_mask(const char *text, size_t len, const struct words_match *mm, si
         i += l;
     }
     return o;
+}
+
+/* Builder or loader thread, once the automaton is packed: each exception's
+ * symbols walked through the automaton (a depth-first walk of the trie
+ * gives them), and every word found in it, wherever its boundaries, noted
+ * with how much of the exception lies before its start and from it on. A
+ * hit of a word no exception contains is final once its end boundary is
+ * known, and needs no run from further back. */
+int words_reach_init(struct words_matcher *m)
+{
+    free(m->reach);
+    m->reach = calloc(m->npat ? m->npat : 1, sizeof *m->reach);
+    if (m->reach == NULL)
+        return -1;
+    if (m->maxexc == 0)
+        return 0;
+    uint32_t *stack = malloc(((size_t)m->maxlen + 1) * 2 * sizeof *stack);
+    if (stack == NULL)
+        return -1;
+    uint32_t path[WORDS_MAX_SYMBOLS + 1];
+    /* stack[2d] the state at depth d, stack[2d + 1] its next edge. */
+    size_t d = 0;
+    stack[0] = 0, stack[1] = m->st[0].first;
+    for (;;) {
+        uint32_t st = stack[2 * d], e = stack[2 * d + 1];
+        if (e < m->st[st + 1].first && d < m->maxlen && d < WORDS_MAX_SYMBOLS) {
+            stack[2 * d + 1] = e + 1;
+            uint32_t v = m->edges[e].tgt;
+            path[d++] = m->edges[e].sym;
+            stack[2 * d] = v, stack[2 * d + 1] = m->st[v].first;
+            if (m->st[v].out == 0 || !(m->pats[m->st[v].out - 1].flags & WP_EXC))
+                continue;
+            uint32_t a = 0;
+            for (size_t j = 0; j < d; j++) {
+                a = ws_step(m, a, path[j]);
+                for (uint32_t t = m->st[a].out ? a : m->st[a].dict; t; t = m->st[t].dict) {
+                    const struct words_pat *pt = &m->pats[m->st[t].out - 1];
+                    if ((pt->flags & WP_EXC) || pt->len > j + 1)
+                        continue;
+                    size_t k = j + 1 - pt->len;
+                    uint8_t *r = m->reach[pt - m->pats];
+                    if (k > r[0])
+                        r[0] = (uint8_t)k;
+                    if (d - k > r[1])
+                        r[1] = (uint8_t)(d - k);
+                }
+            }
+            continue;
+        }
+        if (d == 0)
+            break;
+        d--;
+    }
+    free(stack);
+    return 0;
 }

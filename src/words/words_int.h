@@ -95,6 +95,10 @@ struct words_matcher {
     uint32_t *wflags; /* [nwords] WP_EXC */
     char *wtext;
     struct words_fast fast; /* derived by words_fast_init, never stored */
+    /* [npat] derived by words_reach_init: for a word, the most symbols an
+     * exception containing it holds before its start ([0]) and from its start
+     * on ([1]); 0, 0 when none contains it. */
+    uint8_t (*reach)[2];
 };
 
 /* Packs the separate arrays into st[] and edges[] and frees them. */
@@ -107,6 +111,8 @@ uint32_t words_symbol(const struct words_matcher *m, uint32_t cp);
  * -1 when memory runs out. words_fast_free frees what it holds. */
 int words_fast_init(struct words_matcher *m);
 void words_fast_free(struct words_matcher *m);
+/* Derives m->reach (scan.c); -1 when memory runs out. */
+int words_reach_init(struct words_matcher *m);
 /* The skip (skip.c): from pos, a clean point, where an exact run must start
  * (a clean point at or before the first place a listed word could begin),
  * len when nowhere. Any thread. */
