@@ -282,6 +282,27 @@ int main(int argc, char **argv)
     bench_norm("mixed", m, t, mb << 20);
     bench_text("mixed", m, s, t, mb << 20);
     free(t);
+    /* WORDS_BENCH_TEXT=FILE: a real text too (docs/benchmarks.md says which). */
+    const char *tf = getenv("WORDS_BENCH_TEXT");
+    if (tf) {
+        FILE *f = fopen(tf, "rb");
+        if (f == NULL) {
+            perror(tf);
+            return 1;
+        }
+        fseek(f, 0, SEEK_END);
+        long tl = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        t = malloc(tl > 0 ? (size_t)tl : 1);
+        if (t == NULL || tl <= 0 || fread(t, 1, (size_t)tl, f) != (size_t)tl) {
+            fprintf(stderr, "bench_words: cannot read %s\n", tf);
+            return 1;
+        }
+        fclose(f);
+        bench_norm("file", m, t, (size_t)tl);
+        bench_text("file", m, s, t, (size_t)tl);
+        free(t);
+    }
     words_scratch_free(s);
     words_matcher_free(m);
     free(blob);
