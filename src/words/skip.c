@@ -97,6 +97,58 @@ static int ws_word(const struct words_fast *f, const unsigned char *p, size_t i,
     return l <= WORDS_MAX_SYMBOLS && wf_maybe(f, wf_key(w, l));
 }
 
+/* A group at i: a word and the words joined to it over skipped bytes
+ * (`don't`, `third-party`, `e.g.`), up to whitespace or the end. The
+ * normaliser drops the skipped bytes and leaves a soft boundary, so a listed
+ * word may begin at each of its runs of letters and end at the end of any
+ * run: each such stretch of letters is tried against the Bloom filter.
+ * 1 when an exact run must look at it (a probe says maybe, an E byte, more
+ * than WS_RUNS runs, a last lone letter whose space may be dropped, a
+ * letter starting an entry with a `*` end); else 0 with *next the byte
+ * after it. Any thread. */
+#define WS_RUNS 4
+
+static int ws_group(const struct words_fast *f, const unsigned char *p, size_t i, size_t len,
+                    size_t *next)
+{
+    uint8_t w[WORDS_MAX_SYMBOLS];
+    size_t rs[WS_RUNS], re[WS_RUNS], k = 0, nb = 0, j = i;
+    bool in = false;
+    for (; j < len; j++) {
+        uint8_t c = f->cls[p[j]];
+        if (c == WF_WORD) {
+            if (!in) {
+                if (k == WS_RUNS || f->hard[p[j]])
+                    return 1;
+                rs[k] = nb, in = true;
+            }
+            if (nb == WORDS_MAX_SYMBOLS)
+                return 1; /* longer than any entry: the exact run is cheap to write */
+            w[nb++] = f->fold[p[j]];
+        } else if (c == WF_SKIP) {
+            if (in)
+                re[k++] = nb, in = false;
+        } else {
+            break;
+        }
+    }
+    if (in)
+        re[k++] = nb;
+    if (j < len && f->cls[p[j]] == WF_E)
+        return 1;
+    if (k == 0)
+        return 1; /* not a word: cannot be, the caller starts at a letter */
+    if (re[k - 1] - rs[k - 1] == 1 && f->space_skip && j < len &&
+        !(j + 2 < len && f->cls[p[j + 1]] == WF_WORD && f->cls[p[j + 2]] == WF_WORD))
+        return 1;
+    for (size_t a = 0; a < k; a++)
+        for (size_t b = a; b < k; b++)
+            if (wf_maybe(f, wf_key(w + rs[a], re[b] - rs[a])))
+                return 1;
+    *next = j;
+    return 0;
+}
+
 #ifdef WS_SSE2
 /* The byte classes of p[0..16) for the usual classes (f->simd) as bit masks:
  * letters and digits, whitespace, other printable ASCII (skipped). */
@@ -201,6 +253,8 @@ WS_INLINE uint64_t ws_ld64(const unsigned char *p)
 #define WS_NONE (-1) /* nothing in the block needs an exact run */
 #define WS_LAST (-2) /* one must start at the last word start before the block */
 #define WS_LONG (-3) /* *o starts a word longer than the two blocks: the plain way */
+#define WS_GROUP (-4)     /* *o starts a group of joined words: ws_group */
+#define WS_GROUPLAST (-5) /* the last word start before the block starts one */
 
 /* One 64-byte block q[0..64) with its classes c and the next block's n (the
  * bytes q[64..128), readable: a word's key reads 16 bytes from its start).
@@ -223,21 +277,35 @@ WS_INLINE int ws_block(const struct words_fast *f, const unsigned char *q, struc
     uint64_t wend = W & ~(W >> 1 | n.w << 63);
     uint64_t x = wend << 1, lo = x + K;
     uint64_t cy = (wend >> 63) | (lo < x), hi = n.k + cy;
-    uint64_t bad_lo = lo & ~K & ~S, bad_hi = hi & ~n.k & ~n.s;
+    /* A landing on a letter joins two words (cont: the second one's start);
+     * on anything but whitespace or a letter, a problem. */
+    uint64_t cont = lo & ~K & W, joinhi = hi & ~n.k & n.w;
+    uint64_t bad_lo = lo & ~K & ~S & ~W, bad_hi = hi & ~n.k & ~n.s & ~n.w;
     if (cy && hi < n.k)
         bad_hi |= 1ull << 63; /* skipped bytes past the two blocks */
     if (f->space_skip) {
+        /* A lone letter's landing (a joined one's is its group's). */
         uint64_t one = starts & wend, xs = one << 1, slo = xs + K;
         uint64_t scy = (one >> 63) | (slo < xs), shi = n.k + scy;
         uint64_t g_lo = S & (W >> 1 | n.w << 63) & (W >> 2 | n.w << 62);
         uint64_t g_hi = n.s & n.w >> 1 & n.w >> 2;
-        bad_lo |= slo & ~K & ~g_lo;
-        bad_hi |= shi & ~n.k & ~g_hi;
+        bad_lo |= slo & ~K & ~g_lo & ~W;
+        bad_hi |= shi & ~n.k & ~g_hi & ~n.w;
         if (scy && shi < n.k)
             bad_hi |= 1ull << 63;
     }
     uint64_t prob = bad_lo | ~(W | S | K);
     unsigned P = prob ? (unsigned)__builtin_ctzll(prob) : bad_hi ? 64 : 128;
+    int G = WS_NONE; /* the first group's start, when it comes before P */
+    if (cont | joinhi) {
+        /* The word before the first joined start (or the block's last
+         * word, joined into the next block) starts a group. */
+        uint64_t before = cont ? starts & ws_low((unsigned)__builtin_ctzll(cont)) : starts;
+        int gs = before ? 63 - __builtin_clzll(before) : WS_GROUPLAST;
+        unsigned gp = gs >= 0 ? (unsigned)gs : 0;
+        if (gp < P)
+            P = gp, G = gs;
+    }
     starts &= ws_low(P);
     *hs = starts ? 63 - __builtin_clzll(starts) : -1;
     const uint64_t orfold = f->orfold, *bloom = f->bloom, nw1 = n.w << 1;
@@ -258,6 +326,10 @@ WS_INLINE int ws_block(const struct words_fast *f, const unsigned char *q, struc
         uint64_t k = wf_key1(c0, l), b = wf_bits(k);
         if ((bloom[k >> bshift] & b) == b)
             return (int)o;
+    }
+    if (G != WS_NONE) {
+        *lo_ = (unsigned)(G >= 0 ? G : 0);
+        return G >= 0 ? WS_GROUP : WS_GROUPLAST;
     }
     if (P == 128)
         return WS_NONE;
@@ -310,14 +382,14 @@ restart:;
     }
     return 0;
 found:
-    if (r == WS_LONG) {
-        size_t w = i + lo, nx;
-        if (ws_word(f, p, w, len, &nx)) {
+    if (r == WS_LONG || r == WS_GROUP || r == WS_GROUPLAST) {
+        size_t w = r == WS_GROUPLAST ? lastw : i + lo, nx;
+        if (r == WS_LONG ? ws_word(f, p, w, len, &nx) : ws_group(f, p, w, len, &nx)) {
             *ret = w;
             return 1;
         }
         lastw = w;
-        i = nx; /* whitespace, or the end */
+        i = nx; /* whitespace, or the end: read from there, afresh */
         goto restart;
     }
     *ret = r == WS_LAST ? lastw : i + (size_t)r;

@@ -308,7 +308,8 @@ START_TEST(test_block_edges)
     static char list[256] = "xab\ncd ef\nq\nlong\n@@zz xab\n";
     static const char *const probes[] = {
         "xa.b ",  "xa. b ",      "x a b ",  "xab ",  "xa.b.",  "cd ef ", "cd.ef ",
-        "q r ",   "a q b ",      "xa'b ",   "xa\xc3\xa9" "b ", "zz xab ", "long ", "lon.g "};
+        "q r ",   "a q b ",      "xa'b ",   "xa\xc3\xa9" "b ", "zz xab ", "long ", "lon.g ",
+        "mn'q r ", "q'mn ", "a.q.b ", "mn-xa-b-cd ", "mno'pq-rs ", "e.q. x", "cd'ef gh "};
     const size_t np = sizeof probes / sizeof probes[0];
     /* And an entry of 100 letters: a word longer than the two blocks the
      * skip sees at once (the probe below). */
