@@ -225,7 +225,7 @@ WS_INLINE uint64_t ws_low(unsigned n)
     return n >= 64 ? ~0ull : (1ull << n) - 1;
 }
 
-/* x with its bits from n up cleared (n < 256), in one instruction: called
+/* x with its bits from n up cleared (n <= 64; BZHI reads n modulo 256), in one instruction: called
  * only from the BMI2 copy of the skip (inlined there, dead code elsewhere). */
 __attribute__((target("bmi2"))) static inline uint64_t ws_bzhi(uint64_t x, unsigned n)
 {
@@ -322,7 +322,7 @@ WS_INLINE int ws_block(const struct words_fast *f, const unsigned char *q, struc
         }
         unsigned l = (unsigned)__builtin_ctzll(wl);
         uint64_t c0 = ws_ld64(q + o) | orfold;
-        c0 = bmi ? ws_bzhi(c0, 8 * l) : c0 & ws_bytes[l < 8 ? l : 8];
+        c0 = bmi ? ws_bzhi(c0, l < 8 ? 8 * l : 64) : c0 & ws_bytes[l < 8 ? l : 8];
         uint64_t k = wf_key1(c0, l), b = wf_bits(k);
         if ((bloom[k >> bshift] & b) == b)
             return (int)o;

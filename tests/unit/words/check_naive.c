@@ -305,20 +305,26 @@ END_TEST
  * mask shifted the wrong way would lose a match. */
 START_TEST(test_block_edges)
 {
-    static char list[256] = "xab\ncd ef\nq\nlong\n@@zz xab\n";
+    static char list[320] = "xab\ncd ef\nq\nlong\n@@zz xab\n";
     static const char *const probes[] = {
         "xa.b ",  "xa. b ",      "x a b ",  "xab ",  "xa.b.",  "cd ef ", "cd.ef ",
         "q r ",   "a q b ",      "xa'b ",   "xa\xc3\xa9" "b ", "zz xab ", "long ", "lon.g ",
         "mn'q r ", "q'mn ", "a.q.b ", "mn-xa-b-cd ", "mno'pq-rs ", "e.q. x", "cd'ef gh "};
     const size_t np = sizeof probes / sizeof probes[0];
-    /* And an entry of 100 letters: a word longer than the two blocks the
-     * skip sees at once (the probe below). */
-    static char vword[102];
+    /* And an entry of 100 letters, a word longer than the two blocks the
+     * skip sees at once, and one of 35 (a key's mask made for lengths past
+     * 8, 32 and 64: the probes below). */
+    static char vword[102], uword[37];
     memset(vword, 'v', 100);
     vword[100] = ' ';
+    memset(uword, 'u', 35);
+    uword[35] = ' ';
     size_t ll = strlen(list);
     memcpy(list + ll, vword, 100);
     memcpy(list + ll + 100, "\n", 2);
+    ll = strlen(list);
+    memcpy(list + ll, uword, 35);
+    memcpy(list + ll + 35, "\n", 2);
     char err[256];
     struct words_opts o;
     words_opts_default(&o);
@@ -332,8 +338,8 @@ START_TEST(test_block_edges)
     struct words_scratch *sc = words_scratch_new();
     const bool bmi2 = m->fast.bmi2;
     static char text[640];
-    /* Three more: a run of skipped bytes longer than a block between two
-     * letters of "xab", a word longer than two blocks, and the long entry. */
+    /* More: a run of skipped bytes longer than a block between two letters
+     * of "xab", a word longer than two blocks, and the long entries. */
     static char runk[100], longw[200];
     memset(runk, '\'', sizeof runk - 1);
     memcpy(runk, "xa", 2);
@@ -341,8 +347,9 @@ START_TEST(test_block_edges)
     memset(longw, 'k', sizeof longw - 1);
     longw[sizeof longw - 2] = ' ';
     size_t hits = 0;
-    for (size_t pi = 0; pi < np + 3; pi++) {
-        const char *probe = pi < np ? probes[pi] : pi == np ? runk : pi == np + 1 ? longw : vword;
+    const char *more[] = {runk, longw, vword, uword};
+    for (size_t pi = 0; pi < np + 4; pi++) {
+        const char *probe = pi < np ? probes[pi] : more[pi - np];
         for (size_t at = 0; at < 200; at++) {
             size_t n;
             for (n = 0; n < at; n++) /* filler: six-letter words, spaces */
