@@ -336,6 +336,15 @@ WS_INLINE int ws_block(const struct words_fast *f, const unsigned char *q, struc
     return *hs >= 0 ? *hs : WS_LAST;
 }
 
+/* The last t < 128 bytes of a text copied into buf (192 bytes), padded
+ * with spaces: blocks there read whole vectors and a key 8 bytes on. */
+WS_INLINE const unsigned char *ws_tail(unsigned char *buf, const unsigned char *p, size_t t)
+{
+    memcpy(buf, p, t);
+    memset(buf + t, ' ', 192 - t);
+    return buf;
+}
+
 /* The skip over 64-byte blocks, for the usual classes (f->simd), from pos (a
  * clean point) to the end: the last block or two are copied into a buffer
  * padded with spaces (the end of the text reads as whitespace, as the plain
@@ -353,32 +362,24 @@ WS_INLINE int ws_skip64_at(const struct words_fast *f, const unsigned char *p, s
     unsigned lo;
 restart:;
     uint64_t cin = 0;
-    struct ws_blk c = i + 128 <= len ? WS_CLS(p + i) : (struct ws_blk){0, 0, 0};
-    for (; i + 128 <= len; i += 64) {
-        struct ws_blk n = WS_CLS(p + i + 64);
-        r = ws_block(f, p + i, c, n, cin, hard, bmi, &hs, &lo);
+    /* q: the block's bytes, in the text or, for the last ones, in buf. */
+    if (i >= len)
+        return 0;
+    bool intext = i + 128 <= len;
+    const unsigned char *q = intext ? p + i : ws_tail(buf, p + i, len - i);
+    struct ws_blk c = WS_CLS(q);
+    while (i < len) {
+        struct ws_blk n = WS_CLS(q + 64);
+        r = ws_block(f, q, c, n, cin, hard, bmi, &hs, &lo);
         if (r != WS_NONE)
             goto found;
         if (hs >= 0)
             lastw = i + (size_t)hs;
         cin = c.w >> 63;
-        c = n;
-    }
-    if (i < len) {
-        size_t t = len - i;
-        memcpy(buf, p + i, t);
-        memset(buf + t, ' ', sizeof buf - t);
-        c = WS_CLS(buf);
-        for (size_t b = 0; b < t; b += 64, i += 64) {
-            struct ws_blk n = WS_CLS(buf + b + 64);
-            r = ws_block(f, buf + b, c, n, cin, hard, bmi, &hs, &lo);
-            if (r != WS_NONE)
-                goto found;
-            if (hs >= 0)
-                lastw = i + (size_t)hs;
-            cin = c.w >> 63;
-            c = n;
-        }
+        c = n; /* the next block's bytes: in the text, i + 128 <= len before */
+        i += 64, q += 64;
+        if (intext && i + 128 > len && i < len)
+            q = ws_tail(buf, p + i, len - i), intext = false;
     }
     return 0;
 found:
