@@ -68,6 +68,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(words_scan_how(g_m2, g_s, t, len, c, max, &nc, &capc, false) == 0, "scan failed");
     FUZZ_CHECK(na == nc && capa == capc && memcmp(a, c, na * sizeof a[0]) == 0,
                "the skip and one exact run differ");
+    /* The skip's portable copy, where the CPU took the AVX2 and BMI2 one. */
+    if (g_m2->fast.bmi2) {
+        g_m2->fast.bmi2 = false;
+        int rc = words_scan_how(g_m2, g_s, t, len, a, max, &na, &capa, true);
+        g_m2->fast.bmi2 = true;
+        FUZZ_CHECK(rc == 0, "scan failed");
+        FUZZ_CHECK(na == nc && capa == capc && memcmp(a, c, na * sizeof a[0]) == 0,
+                   "the skip's two copies differ");
+    }
     char *out = malloc(len ? len : 1);
     FUZZ_CHECK(words_mask(t, len, a, na, '*', true, out) == len, "per-byte mask length");
     FUZZ_CHECK(words_mask(t, len, a, na, '*', false, out) <= len, "mask grew");
