@@ -150,6 +150,7 @@ START_TEST(test_rejects_written)
     char err[1024] = "";
     ck_assert_msg(format_read_info(out, &fi, err, sizeof(err)) == 0, "%s", err);
     struct adblock_engine *e = build_adblock_load(out, &fi, err, sizeof(err));
+    format_info_free(&fi);
     ck_assert_msg(e != NULL, "%s", err);
     const struct adblock_summary *s = adblock_engine_summary(e);
     ck_assert_uint_eq(s->lines,
