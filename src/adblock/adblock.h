@@ -98,6 +98,37 @@ enum adblock_class {
 };
 const char *adblock_class_name(enum adblock_class c);
 
+/* Why a line is ADBLOCK_CLASS_REJECTED, named for a rejects file
+ * (docs/url-matching.md, "Lines not served"). */
+#define ADBLOCK_REJECTS(X)                                                                         \
+    X(LINE_TOO_LONG, "line-too-long")       /* over ADBLOCK_LINE_MAX bytes */                      \
+    X(WHITE_SPACE, "white-space")           /* a blank inside a plain pattern */                   \
+    X(BAD_REGEX, "bad-regex")               /* PCRE2 does not compile the /regex/ */               \
+    X(EMPTY_OPTIONS, "empty-options")       /* a `$` with nothing after it */                      \
+    X(UNKNOWN_OPTION, "unknown-option")     /* an option neither engine knows */                   \
+    X(NOT_NEGATABLE, "not-negatable")       /* `~important`, `~domain=`, ... */                    \
+    X(NEEDS_VALUE, "needs-value")           /* `domain=` and the like, empty */                    \
+    X(TAKES_NO_VALUE, "takes-no-value")     /* `script=1` */                                       \
+    X(BAD_DOMAIN_LIST, "bad-domain-list")   /* an empty entry, a byte no host has */               \
+    X(TOO_MANY_DOMAINS, "too-many-domains") /* more domain-list options than a rule keeps */       \
+    X(UNKNOWN_METHOD, "unknown-method")     /* `method=fly` */                                     \
+    X(NO_METHOD_LEFT, "no-method-left")     /* `method=get|~get` */                                \
+    X(NO_TYPE_LEFT, "no-type-left")         /* `script,~script` */
+
+enum adblock_reject {
+#define ADBLOCK_X(name, text) ADBLOCK_REJ_##name,
+    ADBLOCK_REJECTS(ADBLOCK_X)
+#undef ADBLOCK_X
+        ADBLOCK_REJ_COUNT
+};
+const char *adblock_reject_name(enum adblock_reject r);
+
+/* Why the engine does not serve a line of class c, or NULL when no rejects
+ * file should name it: network rules (served), comments and cosmetic filters
+ * (not network rules: every network engine leaves them to the page). For
+ * REJECTED a line's own reason says more (adblock_builder_on_reject). Pure. */
+const char *adblock_unserved_why(enum adblock_class c);
+
 /* What a build read: lines per class, and the network rules by kind. */
 struct adblock_summary {
     uint64_t lines;
@@ -115,6 +146,16 @@ struct adblock_builder;
 /* A builder collects lists; adblock_builder_finish compiles them. */
 struct adblock_builder *adblock_builder_new(void);
 void adblock_builder_free(struct adblock_builder *b);
+/* Told of every line the engine will not serve, as adblock_builder_add
+ * reads it: those of class REJECTED, reason its adblock_reject_name and why
+ * what was wrong (`unknown option `frobnicate``); and those of a class a
+ * gateway cannot act on (adblock_unserved_why not NULL), reason the class's
+ * name. line is the line as given, without its LF (nothing trimmed), a
+ * pointer into the text being added. On the builder's thread. */
+typedef void (*adblock_reject_fn)(void *ctx, const char *reason, const char *why, const char *line,
+                                  size_t len);
+/* fn (NULL: none) is called with ctx for each such line added from now on. */
+void adblock_builder_on_reject(struct adblock_builder *b, adblock_reject_fn fn, void *ctx);
 /* Add a list's text (any line ending). Lines that are not network rules are
  * counted, never an error; -1 only when memory runs out or the list is too big
  * for the compiled form (offsets are 32-bit). */

@@ -47,6 +47,8 @@ struct adblock_builder {
     size_t set_cap;
     struct adblock_summary sum;
     bool failed;
+    adblock_reject_fn on_reject; /* NULL: lines not served are only counted */
+    void *on_reject_ctx;
 };
 
 struct adblock_builder *adblock_builder_new(void)
@@ -181,6 +183,27 @@ static int keep(struct adblock_builder *b, const struct adblock_rule *r)
     return 0;
 }
 
+void adblock_builder_on_reject(struct adblock_builder *b, adblock_reject_fn fn, void *ctx)
+{
+    b->on_reject = fn;
+    b->on_reject_ctx = ctx;
+}
+
+/* Tells on_reject of a line the engine will not serve (adblock.h says which),
+ * the line as given, so that the caller can name it by its offset. Builder's
+ * thread. */
+static void tell_unserved(const struct adblock_builder *b, const struct adblock_rule *r,
+                          const char *line, size_t n)
+{
+    const char *why = adblock_unserved_why(r->cls);
+    if (b->on_reject == NULL || why == NULL)
+        return;
+    if (r->cls == ADBLOCK_CLASS_REJECTED)
+        b->on_reject(b->on_reject_ctx, adblock_reject_name(r->reason), r->why, line, n);
+    else
+        b->on_reject(b->on_reject_ctx, adblock_class_name(r->cls), why, line, n);
+}
+
 int adblock_builder_add(struct adblock_builder *b, const char *text, size_t len, char *err,
                         size_t errlen)
 {
@@ -195,6 +218,7 @@ int adblock_builder_add(struct adblock_builder *b, const char *text, size_t len,
         if (c == ADBLOCK_CLASS_REJECTED && b->sum.first_reject[0] == 0)
             snprintf(b->sum.first_reject, sizeof b->sum.first_reject, "%s: %.*s", r.why,
                      (int)(r.len > 100 ? 100 : r.len), r.line);
+        tell_unserved(b, &r, text + i, end - i);
         if (c == ADBLOCK_CLASS_NETWORK && keep(b, &r) < 0) {
             b->failed = true;
             snprintf(err, errlen, "out of memory (or over 4 GiB of rules) at list line %llu",

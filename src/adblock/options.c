@@ -124,8 +124,10 @@ bool adblock_option_known(const char *s, size_t n)
     return opt_find(s, n) != NULL;
 }
 
-static enum adblock_class reject(struct adblock_rule *r, const char *what, const char *s, size_t n)
+static enum adblock_class reject(struct adblock_rule *r, enum adblock_reject reason,
+                                 const char *what, const char *s, size_t n)
 {
+    r->reason = reason;
     snprintf(r->why, sizeof r->why, "%s `%.*s`", what, (int)(n > 60 ? 60 : n), s);
     return ADBLOCK_CLASS_REJECTED;
 }
@@ -142,7 +144,7 @@ static uint16_t parse_methods(const char *v, size_t n, struct adblock_rule *r)
         bool not = j > i && v[i] == '~';
         int m = adblock_method_parse(v + i + not, j - i - not );
         if (m < 0) {
-            reject(r, "unknown method", v + i, j - i);
+            reject(r, ADBLOCK_REJ_UNKNOWN_METHOD, "unknown method", v + i, j - i);
             return 0;
         }
         if (not )
@@ -154,7 +156,7 @@ static uint16_t parse_methods(const char *v, size_t n, struct adblock_rule *r)
     uint16_t all = (1u << ADBLOCK_METHOD_COUNT) - 1;
     uint16_t mask = (pos ? pos : all) & ~neg;
     if (mask == 0)
-        reject(r, "no method left in", v, n);
+        reject(r, ADBLOCK_REJ_NO_METHOD_LEFT, "no method left in", v, n);
     return mask;
 }
 
@@ -195,7 +197,7 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
     bool popup = false, hide = false, typed = false;
     size_t i = off;
     if (i >= n)
-        return reject(r, "empty option list after", "$", 1);
+        return reject(r, ADBLOCK_REJ_EMPTY_OPTIONS, "empty option list after", "$", 1);
     while (i <= n) {
         size_t start = i, j = i, eq = 0;
         while (j < n && s[j] != ',') {
@@ -213,15 +215,18 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
         size_t vlen = eq ? j - eq - 1 : 0;
         const struct opt_row *o = opt_find(name, nlen);
         if (o == NULL)
-            return reject(r, "unknown option", s + start, j - start);
+            return reject(r, ADBLOCK_REJ_UNKNOWN_OPTION, "unknown option", s + start, j - start);
         if (not &&!o->negatable)
-            return reject(r, "option cannot be negated:", s + start, j - start);
+            return reject(r, ADBLOCK_REJ_NOT_NEGATABLE, "option cannot be negated:", s + start,
+                          j - start);
         bool takes = o->kind == O_DOMAIN || o->kind == O_METHOD ||
                      (o->kind == O_REDIRECT && strcmp(o->name, "mp4") && strcmp(o->name, "empty"));
         if (takes && (val == NULL || vlen == 0))
-            return reject(r, "option needs a value:", s + start, j - start);
+            return reject(r, ADBLOCK_REJ_NEEDS_VALUE, "option needs a value:", s + start,
+                          j - start);
         if (!takes && val != NULL && o->kind != O_CLASS && o->kind != O_NOOP)
-            return reject(r, "option takes no value:", s + start, j - start);
+            return reject(r, ADBLOCK_REJ_TAKES_NO_VALUE, "option takes no value:", s + start,
+                          j - start);
         switch (o->kind) {
         case O_TYPE:
             typed = true;
@@ -251,9 +256,11 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
             break;
         case O_DOMAIN:
             if (!domains_ok(val, vlen))
-                return reject(r, "bad domain list in", s + start, j - start);
+                return reject(r, ADBLOCK_REJ_BAD_DOMAIN_LIST, "bad domain list in", s + start,
+                              j - start);
             if (r->ndom == ADBLOCK_RULE_DOMS)
-                return reject(r, "too many domain options:", s + start, j - start);
+                return reject(r, ADBLOCK_REJ_TOO_MANY_DOMAINS,
+                              "too many domain options:", s + start, j - start);
             r->dom[r->ndom].kind = (enum adblock_dom_kind)o->arg;
             r->dom[r->ndom].off = (size_t)(val - s);
             r->dom[r->ndom].len = vlen;
@@ -302,7 +309,7 @@ enum adblock_class adblock_options_parse(struct adblock_rule *r, size_t off)
     else
         r->types = pos & neg;
     if (r->types == 0)
-        return reject(r, "no request type left in", s + off, n - off);
+        return reject(r, ADBLOCK_REJ_NO_TYPE_LEFT, "no request type left in", s + off, n - off);
     (void)typed;
     return ADBLOCK_CLASS_NETWORK;
 }

@@ -22,6 +22,40 @@ const char *adblock_class_name(enum adblock_class c)
     return (unsigned)c < ADBLOCK_CLASS_COUNT ? class_names[c] : "unknown";
 }
 
+static const char *const reject_names[] = {
+#define ADBLOCK_X(name, text) text,
+    ADBLOCK_REJECTS(ADBLOCK_X)
+#undef ADBLOCK_X
+};
+
+const char *adblock_reject_name(enum adblock_reject r)
+{
+    return (unsigned)r < ADBLOCK_REJ_COUNT ? reject_names[r] : "unknown";
+}
+
+/* The table of docs/url-matching.md ("Classes counted, never blocking"), one
+ * line each: what a rejects file says beside the class's name. */
+const char *adblock_unserved_why(enum adblock_class c)
+{
+    static const char *const why[ADBLOCK_CLASS_COUNT] = {
+        [ADBLOCK_CLASS_HOSTS] = "a hosts-file line, not Adblock syntax (build it with --format "
+                                "hosts)",
+        [ADBLOCK_CLASS_REDIRECT_RULE] = "redirects only what another rule blocks",
+        [ADBLOCK_CLASS_CSP] = "sets a response header (Content-Security-Policy)",
+        [ADBLOCK_CLASS_REMOVEPARAM] = "rewrites the URL",
+        [ADBLOCK_CLASS_HEADER] = "matches response headers",
+        [ADBLOCK_CLASS_REPLACE] = "rewrites the response body",
+        [ADBLOCK_CLASS_PERMISSIONS] = "sets a response header (Permissions-Policy)",
+        [ADBLOCK_CLASS_POPUP] = "a new window, not a request a gateway sees",
+        [ADBLOCK_CLASS_TRANSFORM] = "rewrites the URL",
+        [ADBLOCK_CLASS_PAGE_HIDING] = "turns cosmetic filtering off on a page",
+        [ADBLOCK_CLASS_CNAME] = "the browser's CNAME uncloaking",
+        [ADBLOCK_CLASS_IPADDRESS] = "needs the address the host resolved to",
+        [ADBLOCK_CLASS_REJECTED] = "not understood",
+    };
+    return (unsigned)c < ADBLOCK_CLASS_COUNT ? why[c] : NULL;
+}
+
 static bool is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
@@ -64,8 +98,10 @@ static bool is_hosts_line(const char *s, size_t n)
     return memchr(s, '.', i) != NULL || memchr(s, ':', i) != NULL;
 }
 
-static enum adblock_class reject(struct adblock_rule *r, const char *why)
+static enum adblock_class reject(struct adblock_rule *r, enum adblock_reject reason,
+                                 const char *why)
 {
+    r->reason = reason;
     snprintf(r->why, sizeof r->why, "%s", why);
     r->cls = ADBLOCK_CLASS_REJECTED;
     return r->cls;
@@ -155,7 +191,7 @@ enum adblock_class adblock_rule_parse(const char *line, size_t n, struct adblock
         return r->cls;
     }
     if (n > ADBLOCK_LINE_MAX)
-        return reject(r, "line too long");
+        return reject(r, ADBLOCK_REJ_LINE_TOO_LONG, "line too long");
     size_t start = 0;
     if (n >= 2 && line[0] == '@' && line[1] == '@') {
         r->exception = true;
@@ -178,6 +214,7 @@ enum adblock_class adblock_rule_parse(const char *line, size_t n, struct adblock
         r->pat_end = end - 1;
         if (adblock_regex_check(line + r->pat_off, r->pat_end - r->pat_off, r->match_case, r->why,
                                 sizeof r->why) < 0) {
+            r->reason = ADBLOCK_REJ_BAD_REGEX;
             r->cls = ADBLOCK_CLASS_REJECTED;
             return r->cls;
         }
@@ -186,7 +223,7 @@ enum adblock_class adblock_rule_parse(const char *line, size_t n, struct adblock
     }
     for (size_t i = start; i < end; i++)
         if (is_space((unsigned char)line[i]))
-            return reject(r, "white space in a pattern");
+            return reject(r, ADBLOCK_REJ_WHITE_SPACE, "white space in a pattern");
     if (end > start && line[end - 1] == '|') {
         r->anchor |= ADBLOCK_ANCHOR_END;
         end--;

@@ -37,7 +37,8 @@ enum adblock_dom_kind {
 
 struct adblock_rule {
     enum adblock_class cls;
-    char why[160]; /* for ADBLOCK_CLASS_REJECTED: the reason, with the option */
+    enum adblock_reject reason; /* for ADBLOCK_CLASS_REJECTED: the reason's kind */
+    char why[160];              /* for ADBLOCK_CLASS_REJECTED: the reason, with the option */
     const char *line;
     size_t len;              /* the line, trimmed: the text a verdict names */
     bool exception;          /* @@ */

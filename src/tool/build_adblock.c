@@ -61,14 +61,61 @@ char *build_read_whole(const char *path, size_t *len, char *err, size_t errlen)
     return buf;
 }
 
-/* The lists, compiled: NULL with err. */
-static struct adblock_engine *compile_lists(const struct build_opts *o, char *err, size_t errlen)
+/* --rejects FILE: every line the engine will not serve, in the shape of the
+ * other formats' rejects files (build_reject_append), gathered per input and
+ * written in the order read. */
+struct rej_sink {
+    FILE *f;           /* NULL: not asked for */
+    const char *input; /* the input being added, as the file names it */
+    const char *text;  /* its text: a line's offset is its distance from here */
+    char *buf;
+    size_t len, cap;
+    uint64_t lines; /* written, all inputs */
+    bool oom;
+};
+
+/* adblock_reject_fn: one rejects-file line for a line of r->input. Main
+ * thread. */
+static void rej_line(void *ctx, const char *reason, const char *why, const char *line, size_t n)
 {
+    struct rej_sink *r = ctx;
+    if (!r->oom && !build_reject_append(&r->buf, &r->len, &r->cap, r->input,
+                                        (uint64_t)(line - r->text), reason, why, line, n))
+        r->oom = true;
+    r->lines++;
+}
+
+/* The rejects of the input just added, written out: 0, or -1 with err. */
+static int rej_flush(struct rej_sink *r, const char *path, char *err, size_t errlen)
+{
+    if (!r->f)
+        return 0;
+    bool ok = !r->oom && fwrite(r->buf, 1, r->len, r->f) == r->len;
+    r->len = 0;
+    if (!ok)
+        snprintf(err, errlen, "%s: writing the rejects file failed: %s", path,
+                 r->oom ? "out of memory" : strerror(errno));
+    return ok ? 0 : -1;
+}
+
+/* The lists, compiled: NULL with err. With o->rejects, every line not
+ * served goes there too, and *rejected counts them. */
+static struct adblock_engine *compile_lists(const struct build_opts *o, uint64_t *rejected,
+                                            char *err, size_t errlen)
+{
+    struct rej_sink rej = {0};
+    if (o->rejects && !(rej.f = fopen(o->rejects, "we"))) {
+        snprintf(err, errlen, "%s: cannot write the rejects file: %s", o->rejects, strerror(errno));
+        return NULL;
+    }
+    struct adblock_engine *e = NULL;
     struct adblock_builder *b = adblock_builder_new();
     if (!b) {
         snprintf(err, errlen, "out of memory");
-        return NULL;
+        goto out;
     }
+    if (rej.f)
+        adblock_builder_on_reject(b, rej_line, &rej);
     static const char *const std_in[] = {"-"};
     const char *const *in = o->n_inputs ? o->inputs : std_in;
     size_t n_in = o->n_inputs ? o->n_inputs : 1;
@@ -76,21 +123,31 @@ static struct adblock_engine *compile_lists(const struct build_opts *o, char *er
         size_t len;
         err[0] = '\0';
         char *text = build_read_whole(in[i], &len, err, errlen);
-        if (!text) {
-            adblock_builder_free(b);
-            return NULL;
-        }
+        if (!text)
+            goto out;
         char why[512];
+        rej.input = strcmp(in[i], "-") == 0 ? "stdin" : in[i];
+        rej.text = text;
         int rc = adblock_builder_add(b, text, len, why, sizeof(why));
         free(text);
         if (rc != 0) {
             snprintf(err, errlen, "%s: %s", in[i], why);
-            adblock_builder_free(b);
-            return NULL;
+            goto out;
         }
+        if (rej_flush(&rej, o->rejects, err, errlen) != 0)
+            goto out;
     }
-    struct adblock_engine *e = adblock_builder_finish(b, err, errlen);
+    e = adblock_builder_finish(b, err, errlen);
+out:
     adblock_builder_free(b);
+    if (rej.f && fclose(rej.f) != 0 && e) {
+        snprintf(err, errlen, "%s: writing the rejects file failed: %s", o->rejects,
+                 strerror(errno));
+        adblock_engine_free(e);
+        e = NULL;
+    }
+    free(rej.buf);
+    *rejected = rej.lines;
     return e;
 }
 
@@ -123,7 +180,8 @@ int build_adblock_main(const struct build_opts *o, bool quiet)
     if (o->n_journals)
         return tool_usage_error("build: --journal holds exact items; an adblock filter takes "
                                 "lists (its run-time adds are hosts, kept by the daemon)");
-    struct adblock_engine *e = compile_lists(o, err, sizeof(err));
+    uint64_t rejected = 0;
+    struct adblock_engine *e = compile_lists(o, &rejected, err, sizeof(err));
     if (!e)
         return tool_runtime_error(err);
     double t_compile = util_now() - t0;
@@ -149,6 +207,9 @@ int build_adblock_main(const struct build_opts *o, bool quiet)
                                     adblock_engine_summary(e)->exceptions),
                util_human_bytes(len, hb, sizeof(hb)), t_compile);
         print_summary(adblock_engine_summary(e));
+        if (o->rejects)
+            printf("rejects: %llu lines not served written to %s\n", (unsigned long long)rejected,
+                   o->rejects);
         printf("host tier for run-time adds: capacity %llu at fpr %g, %s, empty\n",
                (unsigned long long)plan.capacity, plan.fpr_target,
                util_human_bytes(filter_plan_bytes(&plan), hb, sizeof(hb)));

@@ -420,8 +420,9 @@ static const struct tool_opt build_opts[] = {
     {"--zh on|off", "words: traditional Chinese read as simplified (default on)"},
     {"--whole-word on|off", "words: words of space-separated scripts match whole (default on)"},
     {"--skip SET", "words: characters skipped between letters (default \"P S Cf space\")"},
-    {"-r, --rejects FILE", "write each rejected line to FILE with its reason (words too: "
-                           "every one, not only those named on stderr)"},
+    {"-r, --rejects FILE", "write each rejected line to FILE with its reason (words: every "
+                           "one, not only those named on stderr; adblock: every line not "
+                           "served, comments and cosmetic filters aside)"},
     {"--exact[=fp|keys]", "also write FILE.exact, every key's fingerprint (or the keys): "
                           "the daemon confirms each YES in it"},
     {"--exact-memory B", "memory the exact table's sort may hold, e.g. 256M (default 1G)"},

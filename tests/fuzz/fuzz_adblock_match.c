@@ -4,7 +4,8 @@
  * build never fails on any list, that a verdict names a rule exactly when it
  * blocks or an exception un-blocks, that a named rule is the text of one of
  * the list's lines, and that the engine serialised and loaded back gives the
- * same verdicts. Build: `make fuzz`. */
+ * same verdicts; that the reject hook is told of every line not served, each
+ * a whole line, in order. Build: `make fuzz`. */
 #include "config.h"
 
 #include <stdint.h>
@@ -28,6 +29,28 @@ static int is_line_of(const char *list, size_t len, const char *t, size_t n)
     return 0;
 }
 
+/* What the builder's reject hook was told: each line must be a whole line
+ * of the list, after the previous one. */
+struct told {
+    const char *list, *next; /* the list; where the next line may start */
+    size_t len;
+    uint64_t lines;
+};
+
+static void on_reject(void *ctx, const char *reason, const char *why, const char *line, size_t n)
+{
+    struct told *t = ctx;
+    FUZZ_CHECK(reason[0] != 0 && strcmp(reason, "unknown") != 0 && why[0] != 0,
+               "reject without a reason (%s: %s)", reason, why);
+    FUZZ_CHECK(line >= t->next && line + n <= t->list + t->len, "rejected line out of order");
+    FUZZ_CHECK((line == t->list || line[-1] == '\n') &&
+                   (line + n == t->list + t->len || line[n] == '\n') &&
+                   memchr(line, '\n', n) == NULL,
+               "rejected `%.*s` is not a whole line", (int)n, line);
+    t->next = line + n;
+    t->lines++;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (g_c == NULL && (g_c = adblock_ctx_new()) == NULL)
@@ -45,10 +68,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     memcpy(list, s, list_len);
+    struct told told = {list, list, list_len, 0};
+    adblock_builder_on_reject(b, on_reject, &told);
     FUZZ_CHECK(adblock_builder_add(b, list, list_len, err, sizeof err) == 0, "add: %s", err);
     struct adblock_engine *e = adblock_builder_finish(b, err, sizeof err);
     adblock_builder_free(b);
     FUZZ_CHECK(e != NULL, "finish: %s", err);
+    const struct adblock_summary *sum = adblock_engine_summary(e);
+    uint64_t unserved = 0;
+    for (int c = 0; c < ADBLOCK_CLASS_COUNT; c++)
+        if (adblock_unserved_why((enum adblock_class)c))
+            unserved += sum->by_class[c];
+    FUZZ_CHECK(told.lines == unserved, "%llu lines told of, %llu not served",
+               (unsigned long long)told.lines, (unsigned long long)unserved);
     void *blob = NULL;
     size_t blob_len = 0;
     FUZZ_CHECK(adblock_engine_serialize(e, &blob, &blob_len, err, sizeof err) == 0, "serialize: %s",

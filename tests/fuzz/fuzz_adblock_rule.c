@@ -41,8 +41,10 @@ static void check_line(const char *s, size_t n)
     FUZZ_CHECK(c == r.cls && (unsigned)c < ADBLOCK_CLASS_COUNT, "class %d", (int)c);
     FUZZ_CHECK(strcmp(adblock_class_name(c), "unknown") != 0, "unnamed class %d", (int)c);
     FUZZ_CHECK(r.line >= s && r.line + r.len <= s + n, "trimmed line outside the input");
-    if (c == ADBLOCK_CLASS_REJECTED)
+    if (c == ADBLOCK_CLASS_REJECTED) {
         FUZZ_CHECK(r.why[0] != 0, "a rejection without a reason");
+        FUZZ_CHECK((unsigned)r.reason < ADBLOCK_REJ_COUNT, "reason %d", (int)r.reason);
+    }
     if (c != ADBLOCK_CLASS_NETWORK)
         return;
     FUZZ_CHECK(r.pat_off <= r.pat_end && r.pat_end <= r.len, "pattern %zu..%zu of %zu", r.pat_off,

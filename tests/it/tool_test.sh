@@ -305,6 +305,38 @@ contains "$T/err" "larger --capacity" "fuse over capacity message"
 expect 2 "layout unknown" -- "$BG" build --layout xor -o "$T/x.bloom" "$SAMPLE"
 contains "$T/err" "blocked, classic or fuse" "layout message"
 
+# --- build --format adblock --rejects: every line the compiled engine does not
+# serve, in the order read, with its byte offset; served rules, duplicates,
+# comments and cosmetic filters are not in it
+printf '%s\n' '[Adblock Plus 2.0]' '! Title: rejects' '||ads.example^' 'example.com##.banner' \
+    'example.com#@#.ad' '||a.example^$frobnicate' '/ad(/' '' '||ads.example^' \
+    '0.0.0.0 evil.example' '||b.example^$popup' '||c.example^$script,~script' \
+    '||d.example^$csp=script-src none' '||e d.example^' '@@||f.example^$generichide' >"$T/ab.txt"
+expect 0 "build adblock rejects" -- "$BG" build --seed 3 --format adblock --rejects "$T/ab.rej" -o "$T/ab.bloom" "$T/ab.txt"
+contains "$T/out" "rejects: 8 lines not served written to $T/ab.rej" "adblock summary rejects"
+want=""
+while IFS=$'\t' read -r reason line; do
+    off=$(grep -b -x -F -- "$line" "$T/ab.txt" | head -1 | cut -d: -f1)
+    want+="$T/ab.txt:$off"$'\t'"$reason"$'\t'"$line"$'\n'
+done <<'EOF'
+unknown-option	||a.example^$frobnicate
+bad-regex	/ad(/
+hosts	0.0.0.0 evil.example
+popup	||b.example^$popup
+no-type-left	||c.example^$script,~script
+csp	||d.example^$csp=script-src none
+white-space	||e d.example^
+page-hiding	@@||f.example^$generichide
+EOF
+[ "$(cut -f1,2,4 "$T/ab.rej")" = "${want%$'\n'}" ] && ok || bad "adblock rejects file: $(cat "$T/ab.rej")"
+[ -z "$(awk -F'\t' 'NF < 4 || $3 == ""' "$T/ab.rej")" ] && ok || bad "adblock rejects without a why"
+"$BG" build --quiet --format adblock --rejects "$T/ab2.rej" -o "$T/ab2.bloom" - <"$T/ab.txt"
+[ "$(cut -f1 "$T/ab2.rej" | sed 's/:[0-9]*$//' | sort -u)" = stdin ] && ok || bad "stdin rejects: $(cat "$T/ab2.rej")"
+[ "$(cut -f2- "$T/ab2.rej")" = "$(cut -f2- "$T/ab.rej")" ] && ok || bad "stdin rejects differ"
+expect 1 "adblock rejects unwritable" -- "$BG" build --quiet --format adblock --rejects "$T/no/dir/r" -o "$T/ab3.bloom" "$T/ab.txt"
+contains "$T/err" "rejects file" "adblock rejects unwritable message"
+[ ! -e "$T/ab3.bloom" ] && ok || bad "a failed adblock build left an output file"
+
 # --- build --exact: the table beside the filter; info, verify and check use it
 seq 1 3000 | sed 's/^/listed-/' >"$T/xl.txt"
 seq 1 3000 | sed 's/^/absent-/' >"$T/xa.txt"

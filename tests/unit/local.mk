@@ -128,6 +128,7 @@ check_PROGRAMS += %reldir%/front/check_bloomd_proto
 check_PROGRAMS += %reldir%/tool/check_build
 check_PROGRAMS += %reldir%/tool/check_build_fuse
 check_PROGRAMS += %reldir%/tool/check_build_exact
+check_PROGRAMS += %reldir%/tool/check_build_adblock
 %canon_reldir%_tool_check_build_fuse_SOURCES = %reldir%/tool/check_build_fuse.c $(SEAMS)
 
 # squid/: the helper's archive, and the adblock archive the test alone links to

@@ -200,19 +200,60 @@ START_TEST(test_unenforceable)
 }
 END_TEST
 
+/* A rejected line and the reason a rejects file names. */
+#define REJ(line, rej)                                                                             \
+    do {                                                                                           \
+        IS(line, ADBLOCK_CLASS_REJECTED);                                                          \
+        ck_assert_msg(g_r.reason == (rej), "%s: %s, not %s (%s)", line,                            \
+                      adblock_reject_name(g_r.reason), adblock_reject_name(rej), g_r.why);         \
+    } while (0)
+
 START_TEST(test_rejections)
 {
-    IS("||a.example^$frobnicate", ADBLOCK_CLASS_REJECTED);
+    REJ("||a.example^$frobnicate", ADBLOCK_REJ_UNKNOWN_OPTION);
     ck_assert_msg(strstr(g_r.why, "frobnicate") != NULL, "%s", g_r.why);
-    IS("||a.example^$~important", ADBLOCK_CLASS_REJECTED);
-    IS("||a.example^$", ADBLOCK_CLASS_REJECTED);
-    IS("||a.example^$script=1", ADBLOCK_CLASS_REJECTED);
-    IS("||a b^", ADBLOCK_CLASS_REJECTED);
+    REJ("||a.example^$~important", ADBLOCK_REJ_NOT_NEGATABLE);
+    REJ("||a.example^$", ADBLOCK_REJ_EMPTY_OPTIONS);
+    REJ("||a.example^$script=1", ADBLOCK_REJ_TAKES_NO_VALUE);
+    REJ("||a.example^$domain=", ADBLOCK_REJ_NEEDS_VALUE);
+    REJ("||a.example^$domain=a||b", ADBLOCK_REJ_BAD_DOMAIN_LIST);
+    REJ("||a.example^$method=fly", ADBLOCK_REJ_UNKNOWN_METHOD);
+    REJ("||a.example^$method=get|~get", ADBLOCK_REJ_NO_METHOD_LEFT);
+    REJ("||a.example^$script,~script", ADBLOCK_REJ_NO_TYPE_LEFT);
+    REJ("||a.example^$domain=a,domain=b,domain=c,domain=d,domain=e,domain=f,domain=g,"
+        "domain=h,domain=i",
+        ADBLOCK_REJ_TOO_MANY_DOMAINS);
+    REJ("/ad(/", ADBLOCK_REJ_BAD_REGEX);
+    REJ("||a b^", ADBLOCK_REJ_WHITE_SPACE);
     char *big = malloc(ADBLOCK_LINE_MAX + 10);
     memset(big, 'a', ADBLOCK_LINE_MAX + 9);
     big[ADBLOCK_LINE_MAX + 9] = 0;
-    IS(big, ADBLOCK_CLASS_REJECTED);
+    REJ(big, ADBLOCK_REJ_LINE_TOO_LONG);
     free(big);
+    /* Each reason its own name, for a rejects file. */
+    for (int i = 0; i < ADBLOCK_REJ_COUNT; i++) {
+        const char *n = adblock_reject_name((enum adblock_reject)i);
+        ck_assert_msg(strcmp(n, "unknown") != 0 && strchr(n, ' ') == NULL, "%d: %s", i, n);
+        for (int k = 0; k < i; k++)
+            ck_assert_str_ne(n, adblock_reject_name((enum adblock_reject)k));
+    }
+    ck_assert_str_eq(adblock_reject_name(ADBLOCK_REJ_COUNT), "unknown");
+}
+END_TEST
+
+/* Which classes a rejects file names: every line not served, but not the
+ * comments and cosmetic filters a network engine leaves alone. */
+START_TEST(test_unserved)
+{
+    for (int c = 0; c < ADBLOCK_CLASS_COUNT; c++) {
+        bool left_out =
+            c == ADBLOCK_CLASS_NETWORK || c == ADBLOCK_CLASS_COMMENT || c == ADBLOCK_CLASS_COSMETIC;
+        const char *why = adblock_unserved_why((enum adblock_class)c);
+        ck_assert_msg((why == NULL) == left_out, "%s: %s", adblock_class_name(c),
+                      why ? why : "left out");
+        ck_assert(why == NULL || why[0] != '\0');
+    }
+    ck_assert_ptr_null(adblock_unserved_why(ADBLOCK_CLASS_COUNT));
 }
 END_TEST
 
@@ -228,6 +269,7 @@ static Suite *adblock_rule_suite(void)
     tcase_add_test(tc, test_options);
     tcase_add_test(tc, test_unenforceable);
     tcase_add_test(tc, test_rejections);
+    tcase_add_test(tc, test_unserved);
     suite_add_tcase(s, tc);
     return s;
 }
