@@ -299,8 +299,12 @@ int main(int argc, char **argv)
             return 1;
         }
         fclose(f);
-        bench_norm("file", m, t, (size_t)tl);
-        bench_text("file", m, s, t, (size_t)tl);
+        /* Named by the file's base name, up to its first dot. */
+        const char *base = strrchr(tf, '/') ? strrchr(tf, '/') + 1 : tf;
+        char name[16];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
+        bench_norm(name, m, t, (size_t)tl);
+        bench_text(name, m, s, t, (size_t)tl);
         free(t);
     }
     words_scratch_free(s);
