@@ -266,6 +266,14 @@ int main(int argc, char **argv)
            m->nstates, m->nedges, m->nsym, m->st[1].first, fan1, fan8, fanmore, fanmax);
     /* WORDS_BENCH_DUMP=DIR: the list and the texts written there, for the
      * peer (tests/bench/words_peer.py). */
+    /* WORDS_BENCH_PORTABLE=1: the skip's copy for any x86-64 (SSE2), where
+     * the CPU would take the AVX2 and BMI2 one. */
+    if (getenv("WORDS_BENCH_PORTABLE"))
+        m->fast.bmi2 = false;
+    printf("skip: %s\n", !m->fast.on     ? "off"
+                         : m->fast.bmi2 ? "AVX2 and BMI2 copy"
+                         : m->fast.simd ? "SSE2 copy"
+                                        : "a byte at a time");
     const char *dump = getenv("WORDS_BENCH_DUMP");
     struct words_scratch *s = words_scratch_new();
     char *t = make_text(mb << 20, false);
