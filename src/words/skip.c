@@ -250,9 +250,9 @@ WS_INLINE uint64_t ws_ld64(const unsigned char *p)
     return x;
 }
 
-#define WS_NONE (-1) /* nothing in the block needs an exact run */
-#define WS_LAST (-2) /* one must start at the last word start before the block */
-#define WS_LONG (-3) /* *o starts a word longer than the two blocks: the plain way */
+#define WS_NONE (-1)      /* nothing in the block needs an exact run */
+#define WS_LAST (-2)      /* one must start at the last word start before the block */
+#define WS_LONG (-3)      /* *o starts a word longer than the two blocks: the plain way */
 #define WS_GROUP (-4)     /* *o starts a group of joined words: ws_group */
 #define WS_GROUPLAST (-5) /* the last word start before the block starts one */
 
@@ -269,8 +269,7 @@ WS_INLINE uint64_t ws_ld64(const unsigned char *p)
  * last word start before the first problem (WS_LAST: none in the block), or
  * WS_NONE, or WS_LONG; *hs is the block's last word start tried (-1: none). */
 WS_INLINE int ws_block(const struct words_fast *f, const unsigned char *q, struct ws_blk c,
-                           struct ws_blk n, uint64_t cin, bool hard, bool bmi, int *hs,
-                           unsigned *lo_)
+                       struct ws_blk n, uint64_t cin, bool hard, bool bmi, int *hs, unsigned *lo_)
 {
     const uint64_t W = c.w, S = c.s, K = c.k;
     uint64_t starts = W & ~(W << 1 | cin);
@@ -406,8 +405,9 @@ static int ws_skip64(const struct words_fast *f, const unsigned char *p, size_t 
 
 /* Lists with no `*` end (no hard letters) only. */
 __attribute__((target("avx2,bmi,bmi2"))) static int ws_skip64_bmi2(const struct words_fast *f,
-                                                               const unsigned char *p, size_t len,
-                                                               size_t pos, size_t *ret)
+                                                                   const unsigned char *p,
+                                                                   size_t len, size_t pos,
+                                                                   size_t *ret)
 {
     return ws_skip64_at(f, p, len, pos, ret, false, true);
 }
@@ -427,7 +427,8 @@ size_t words_skip(const struct words_fast *f, const unsigned char *p, size_t pos
 #ifdef WS_SSE2
     if (f->simd) {
         size_t ret;
-        int r = f->bmi2 && !f->anyhard ? ws_skip64_bmi2(f, p, len, pos, &ret) : ws_skip64(f, p, len, pos, &ret);
+        int r = f->bmi2 && !f->anyhard ? ws_skip64_bmi2(f, p, len, pos, &ret)
+                                       : ws_skip64(f, p, len, pos, &ret);
         return r ? ret : len;
     }
 #endif

@@ -306,10 +306,28 @@ END_TEST
 START_TEST(test_block_edges)
 {
     static char list[320] = "xab\ncd ef\nq\nlong\n@@zz xab\n";
-    static const char *const probes[] = {
-        "xa.b ",  "xa. b ",      "x a b ",  "xab ",  "xa.b.",  "cd ef ", "cd.ef ",
-        "q r ",   "a q b ",      "xa'b ",   "xa\xc3\xa9" "b ", "zz xab ", "long ", "lon.g ",
-        "mn'q r ", "q'mn ", "a.q.b ", "mn-xa-b-cd ", "mno'pq-rs ", "e.q. x", "cd'ef gh "};
+    static const char *const probes[] = {"xa.b ",
+                                         "xa. b ",
+                                         "x a b ",
+                                         "xab ",
+                                         "xa.b.",
+                                         "cd ef ",
+                                         "cd.ef ",
+                                         "q r ",
+                                         "a q b ",
+                                         "xa'b ",
+                                         "xa\xc3\xa9"
+                                         "b ",
+                                         "zz xab ",
+                                         "long ",
+                                         "lon.g ",
+                                         "mn'q r ",
+                                         "q'mn ",
+                                         "a.q.b ",
+                                         "mn-xa-b-cd ",
+                                         "mno'pq-rs ",
+                                         "e.q. x",
+                                         "cd'ef gh "};
     const size_t np = sizeof probes / sizeof probes[0];
     /* And an entry of 100 letters, a word longer than the two blocks the
      * skip sees at once, and one of 35 (a key's mask made for lengths past
@@ -370,8 +388,8 @@ START_TEST(test_block_edges)
                 ck_assert_int_eq(words_scan_how(m, sc, text, n, c, 64, &nc, &capc, false), 0);
                 bool same = na == nc;
                 for (size_t i = 0; same && i < na; i++)
-                    same = a[i].start == c[i].start && a[i].end == c[i].end &&
-                           a[i].word == c[i].word;
+                    same =
+                        a[i].start == c[i].start && a[i].end == c[i].end && a[i].word == c[i].word;
                 ck_assert_msg(same,
                               "probe %zu at %zu (copy %d): %zu matches with the skip, %zu without",
                               pi, at, copy, na, nc);
