@@ -61,7 +61,7 @@ static int apply_one(struct fversion *v, enum journal_op op, const struct filter
     return rc != 0 ? oom(err, errlen) : 0;
 }
 
-static enum words_delta_op words_op(enum journal_op op)
+enum words_delta_op amend_words_op(enum journal_op op)
 {
     return op == JOURNAL_OP_ALLOW     ? WORDS_DELTA_ALLOW
            : op == JOURNAL_OP_UNALLOW ? WORDS_DELTA_UNALLOW
@@ -78,8 +78,8 @@ static int words_apply(struct fversion *v, enum journal_op op, const struct filt
 {
     char why[256];
     for (size_t i = 0; i < n; i++) {
-        int rc =
-            words_delta_apply(v->wd, words_op(op), keys[i].data, keys[i].len, why, sizeof(why));
+        int rc = words_delta_apply(v->wd, amend_words_op(op), keys[i].data, keys[i].len, why,
+                                   sizeof(why));
         if (changed)
             changed[i] = rc > 0;
     }
@@ -98,7 +98,7 @@ int amend_words_publish(struct fversion *v, char *err, size_t errlen)
 int amend_admit(struct fversion *v, enum journal_op op, size_t n, char *err, size_t errlen)
 {
     if (v->wd)
-        return words_delta_admit(v->wd, words_op(op), n, err, errlen);
+        return words_delta_admit(v->wd, amend_words_op(op), n, err, errlen);
     struct filter_grow *g = op == JOURNAL_OP_ADD ? grow_of(v->f) : NULL;
     return g ? grow_admit(g, n, err, errlen) : 0;
 }

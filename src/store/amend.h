@@ -14,6 +14,7 @@
 #include "bloom/filter.h"
 #include "store/journal.h"
 #include "store/registry.h"
+#include "words/delta.h"
 
 /* Apply op to the n keys (a host or url filter's keys canonical already) of
  * v. changed[i] (changed may be NULL) says whether key i changed what v
@@ -40,6 +41,10 @@ int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
 /* A words filter's changes applied without a publish (a replay's) made
  * visible to scans: 0, or -1 on no memory. The replaying thread. */
 int amend_words_publish(struct fversion *v, char *err, size_t errlen);
+
+/* The word-list delta's op for a journal record's: what a words filter's
+ * replay applies, and `bloomgate build --journal` for a words file. */
+enum words_delta_op amend_words_op(enum journal_op op);
 
 /* A journal_op_fn that applies each record's item to the version ctx: what a
  * replay hands journal_replay_ops. */

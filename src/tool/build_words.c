@@ -15,8 +15,11 @@
 #include "base/util.h"
 #include "core/views.h"
 #include "bloom/format.h"
+#include "store/amend.h"
+#include "store/journal.h"
 #include "tool/build_adblock.h"
 #include "tool/cli.h"
+#include "words/delta.h"
 
 #define TIER_CAPACITY 1024 /* the unused Bloom part: the smallest plan worth a name */
 
@@ -118,15 +121,72 @@ out:
     return m;
 }
 
+/* --journal: a words filter's journals replayed onto the compiled lists as
+ * the daemon replays them (into a delta over the list: store/amend.c's op
+ * for each record), then the list compiled again with the changes in it. */
+struct jfold {
+    struct words_delta *d;
+    uint64_t items, changed, unread;
+    char why[256]; /* the first item the list's settings could not read */
+};
+
+/* journal_op_fn: one record's item. Main thread. */
+static int jfold_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item, size_t len)
+{
+    struct jfold *j = ctx;
+    char why[256];
+    (void)time_ms;
+    j->items++;
+    int rc = words_delta_apply(j->d, amend_words_op(op), item, len, why, sizeof(why));
+    if (rc > 0)
+        j->changed++;
+    if (rc < 0 && j->unread++ == 0)
+        snprintf(j->why, sizeof(j->why), "%s", why);
+    return 0;
+}
+
+/* The list m with the journals of o in it: a new matcher (m is freed), *sum
+ * its counts, *j what the journals held. NULL with err (m freed). A torn
+ * tail is left out with a warning, as for the other kinds. */
+static struct words_matcher *fold_journals(const struct build_opts *o, struct words_matcher *m,
+                                           struct words_summary *sum, struct jfold *j, char *err,
+                                           size_t errlen)
+{
+    struct words_matcher *out = NULL;
+    if (!(j->d = words_delta_new(m, SIZE_MAX, err, errlen)))
+        goto done;
+    for (size_t i = 0; i < o->n_journals; i++) {
+        struct journal_scan js;
+        if (journal_read_file_ops(o->journals[i], jfold_item, j, &js, err, errlen) < 0)
+            goto done;
+        if (js.torn_at != JOURNAL_NO_TEAR)
+            fprintf(stderr, "bloomgate: %s: torn tail at offset %llu (%llu bytes: %s) left out\n",
+                    o->journals[i], (unsigned long long)js.torn_at,
+                    (unsigned long long)js.torn_bytes, js.torn_why);
+    }
+    out = words_delta_fold(j->d, sum, err, errlen);
+done:
+    words_delta_free(j->d);
+    j->d = NULL;
+    words_matcher_free(m);
+    return out;
+}
+
 int build_words_main(const struct build_opts *o, const struct words_opts *w, bool quiet)
 {
     char err[1024] = "", why[512];
     double t0 = util_now();
-    if (o->n_journals)
-        return tool_usage_error("build: --journal holds exact items; a words filter takes "
-                                "word lists");
     struct words_summary s = {0};
+    struct jfold j = {0};
     struct words_matcher *m = compile_lists(o, w, &s, err, sizeof(err));
+    if (m && o->n_journals) {
+        struct words_summary lists = s;
+        m = fold_journals(o, m, &s, &j, err, sizeof(err));
+        /* What the lists' lines were stays the lists' (the fold's builder
+         * read none). */
+        s.lines = lists.lines, s.rejects = lists.rejects, s.nkept = lists.nkept;
+        memcpy(s.first, lists.first, sizeof(s.first));
+    }
     if (!m)
         return tool_runtime_error(err);
     double t_compile = util_now() - t0;
@@ -153,6 +213,11 @@ int build_words_main(const struct build_opts *o, const struct words_opts *w, boo
         printf("lines: %zu read; words: %zu (%zu phrases, %zu substrings), %zu exceptions; "
                "%zu duplicates after normalisation; %zu rejected\n",
                s.lines, s.words, s.phrases, s.substrings, s.exceptions, s.duplicates, s.rejects);
+        if (o->n_journals)
+            printf("journals: %llu items, %llu changed the list%s%s\n", (unsigned long long)j.items,
+                   (unsigned long long)j.changed,
+                   j.unread ? "; unreadable with the list's settings, left out: " : "",
+                   j.unread ? j.why : "");
         if (o->rejects && s.rejects)
             printf("rejects: every one written to %s\n", o->rejects);
         else if (s.rejects > s.nkept)

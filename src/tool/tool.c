@@ -426,7 +426,8 @@ static const struct tool_opt build_opts[] = {
     {"--exact[=fp|keys]", "also write FILE.exact, every key's fingerprint (or the keys): "
                           "the daemon confirms each YES in it"},
     {"--exact-memory B", "memory the exact table's sort may hold, e.g. 256M (default 1G)"},
-    {"-j, --journal J", "also add every item of journal J, exact bytes (repeatable)"},
+    {"-j, --journal J", "also add every item of journal J, exact bytes; a words journal's changes "
+                        "(repeatable)"},
     {"-n, --capacity N", "items to size for, e.g. 50M or 1e9 (default: the items in the input)"},
     {"-p, --fpr P", "target false-positive rate at capacity (default 0.0001)"},
     {"-l, --layout L", "blocked (default: one cache line per lookup), classic, or fuse "

@@ -690,3 +690,83 @@ int words_view_scan(const struct words_matcher *base, const struct words_view *v
     *capped = ca || cb || i < na || j < nw;
     return 0;
 }
+
+/* Each pattern of m with its symbols (code points), from a walk of its trie
+ * that keeps the path: fn(ctx, pattern index, path, length); a non-zero
+ * return stops the walk and is returned. */
+typedef int wd_pat_fn(void *ctx, uint32_t p, const uint32_t *path, uint32_t n);
+
+static int wd_each_pattern(const struct words_matcher *m, wd_pat_fn *fn, void *ctx)
+{
+    uint32_t state[WORDS_MAX_SYMBOLS + 2], edge[WORDS_MAX_SYMBOLS + 2], path[WORDS_MAX_SYMBOLS + 1];
+    int depth = 0;
+    state[0] = 0;
+    edge[0] = m->st[0].first;
+    while (depth >= 0) {
+        uint32_t s = state[depth];
+        if (edge[depth] >= m->st[s + 1].first || depth > WORDS_MAX_SYMBOLS) {
+            depth--;
+            continue;
+        }
+        uint32_t t = m->edges[edge[depth]].tgt, sym = m->edges[edge[depth]].sym;
+        edge[depth]++;
+        if (sym == 0 || sym > m->nsym || t == 0 || t >= m->nstates)
+            continue; /* a loaded matcher's edges are checked; keep the walk safe */
+        path[depth] = m->alpha[sym - 1];
+        uint32_t o = m->st[t].out;
+        if (o && o <= m->npat) {
+            int rc = fn(ctx, o - 1, path, (uint32_t)depth + 1);
+            if (rc)
+                return rc;
+        }
+        if (depth + 1 <= WORDS_MAX_SYMBOLS) {
+            depth++;
+            state[depth] = t;
+            edge[depth] = m->st[t].first;
+        }
+    }
+    return 0;
+}
+
+/* wd_pat_fn for words_delta_fold: a listed entry into the builder, unless
+ * the delta removed it. */
+static int wd_fold_pat(void *ctx, uint32_t p, const uint32_t *path, uint32_t n)
+{
+    struct words_delta *d = ctx;
+    const struct words_pat *pt = &d->base->pats[p];
+    if (!(pt->flags & WP_EXC) && pt->word < d->base->nwords && wd_removed(d, pt->word))
+        return 0;
+    size_t wl;
+    const char *w = words_word(d->base, pt->word, &wl);
+    uint32_t fl = pt->flags & (WP_EXC | WD_ENDS);
+    for (uint32_t i = 0; i < n && !(fl & WP_EXC); i++)
+        fl |= path[i] == WN_SPACE_CP ? WL_PHRASE : 0;
+    if (!(fl & WP_EXC) && (fl & WD_ENDS) != WD_ENDS)
+        fl |= WL_SUBSTR;
+    struct wd_ent e = {(uint32_t *)path, n, fl, (char *)w, (uint32_t)wl};
+    return wd_push(d->b, &e, fl) != 0 ? -1 : 0;
+}
+
+struct words_matcher *words_delta_fold(struct words_delta *d, struct words_summary *sum, char *err,
+                                       size_t errlen)
+{
+    pthread_mutex_lock(&d->mu);
+    struct words_builder *b = d->b;
+    struct words_matcher *m = NULL;
+    words_builder_clear(b);
+    if (wd_each_pattern(d->base, wd_fold_pat, d) != 0)
+        goto oom;
+    for (size_t i = 0; i < d->nents; i++)
+        if (wd_push(b, &d->ents[i], d->ents[i].flags) != 0)
+            goto oom;
+    if ((m = words_builder_compile(b, err, errlen)) && sum)
+        *sum = *words_builder_summary(b);
+    words_builder_clear(b);
+    pthread_mutex_unlock(&d->mu);
+    return m;
+oom:
+    words_builder_clear(b);
+    pthread_mutex_unlock(&d->mu);
+    snprintf(err, errlen, "out of memory folding the word list's delta");
+    return NULL;
+}

@@ -87,6 +87,15 @@ struct words_view **words_view_next_retired(struct words_view *v);
 int words_view_scan(const struct words_matcher *base, const struct words_view *v,
                     struct words_scratch *s, const char *text, size_t len, struct words_match *buf,
                     size_t cap, size_t max, size_t *n, bool *capped);
+/* The list with the delta's changes in it, compiled with the list's own
+ * settings: every listed entry the delta has not removed, then every entry
+ * it added (an added exception as an exception); the list's rules for equal
+ * entries decide as in a list file. What `bloomgate build --journal` writes
+ * for a words filter. *sum (may be NULL): the new list's counts (no lines
+ * read). NULL with err. The writer's thread. */
+struct words_matcher *words_delta_fold(struct words_delta *d, struct words_summary *sum, char *err,
+                                       size_t errlen);
+
 /* A match's word as listed or added (v NULL: base's words_word). */
 const char *words_view_word(const struct words_matcher *base, const struct words_view *v,
                             uint32_t id, size_t *len);

@@ -3,8 +3,9 @@
  * by the next SCAN on the same connection; an added word normalised as the
  * list was; a listed word removed; an added exception covering a listed
  * word; bad items refused; the words_delta_max limit; INFO's delta; and
- * every acknowledged change kept by a restart (the journal replayed) and by
- * a SIGHUP that swaps in a rebuilt list (replayed onto it). */
+ * every acknowledged change kept by a restart (the journal replayed), by
+ * a SIGHUP that swaps in a rebuilt list (replayed onto it), and by the
+ * journal folded into a new file by `bloomgate build --journal`. */
 #include "config.h"
 
 #include <check.h>
@@ -131,6 +132,37 @@ START_TEST(test_changes_seen_and_kept)
     }
     ck_assert_str_eq(r, "FOUND 1 newword 0 7");
     expect_changed(c);
+    /* Made permanent: the journal folded into a new file by the tool, the
+     * journal retired, and a daemon on that file alone finds the same. */
+    dh_stop_ok(d);
+    char in[DH_PATH_MAX], out[DH_PATH_MAX], jn[DH_PATH_MAX], old[DH_PATH_MAX], log[DH_PATH_MAX];
+    dh_path(d, "words.txt", in);
+    dh_path(d, "folded.bloom", out);
+    dh_path(d, "bad.bloom.journal", jn);
+    dh_path(d, "retired.journal", old);
+    dh_path(d, "fold.log", log);
+    const char *argv[] = {dh_tool_path(), "build", "--format", "words", "-o", out,
+                          "--journal",    jn,      in,         NULL};
+    int st = dh_run(argv, log, 60000);
+    ck_assert_msg(st == 0, "bloomgate build --journal failed (status %d); see %s", st, log);
+    char summary[4096] = "";
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    summary[fread(summary, 1, sizeof summary - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(summary, "journals: ") && strstr(summary, " changed the list") &&
+                      !strstr(summary, "unreadable"),
+                  "%s", summary);
+    dh_path(d, "bad.bloom", in);
+    ck_assert_int_eq(rename(jn, old), 0);
+    ck_assert_int_eq(rename(out, in), 0);
+    dh_start(d, NULL);
+    c = dh_connect(d);
+    expect_changed(c);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad w2"), "FOUND 1 w2 0 2");
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad newword"), "FOUND 1 newword 0 7");
+    r = dh_cmd(c, "INFO bad");
+    ck_assert_msg(strstr(r, "\"entries\":0"), "the folded list has no delta: %s", r);
     dh_finish(d);
 }
 END_TEST

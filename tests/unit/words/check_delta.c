@@ -1,7 +1,8 @@
 /* words/delta: a list's run-time changes scanned beside it. The reference
  * is the list rebuilt with the changes in it (the engine check_naive holds
  * to the naive matcher): random lists, random ADD, REMOVE, ALLOW and UNALLOW,
- * random texts, and both must find the same words at the same offsets.
+ * random texts, and both must find the same words at the same offsets, as
+ * must the delta folded into a list (words_delta_fold).
  * Then the rules one by one: normalisation of an added word as the list's,
  * REMOVE of a listed word, ALLOW covering a listed word, the limit, the
  * counts, the retired views. */
@@ -186,6 +187,10 @@ static void compare(const struct words_matcher *base, struct words_delta *d, con
                     const char *ops, struct words_scratch *sc)
 {
     struct words_matcher *ref = compile(list);
+    /* And the delta folded into a list of its own (build --journal's). */
+    char err[256];
+    struct words_matcher *fold = words_delta_fold(d, NULL, err, sizeof err);
+    ck_assert_msg(fold != NULL, "%s", err);
     static struct words_match buf[3 * NMAX], mm[NMAX];
     static char want[65536], got[65536];
     for (int t = 0; t < 20; t++) {
@@ -209,7 +214,13 @@ static void compare(const struct words_matcher *base, struct words_delta *d, con
         for (size_t i = 1; i < n2; i++) /* sorted by start, then end */
             ck_assert(buf[i - 1].start < buf[i].start ||
                       (buf[i - 1].start == buf[i].start && buf[i - 1].end <= buf[i].end));
+        ck_assert_int_eq(words_scan(fold, sc, text, len, mm, NMAX, &n1, &c1), 0);
+        render(fold, NULL, mm, n1, got, sizeof got);
+        ck_assert_msg(strcmp(want, got) == 0,
+                      "list rebuilt:\n%s\nops: %s\ntext: [%s]\nrebuilt: %s\nfolded:  %s", list, ops,
+                      text, want, got);
     }
+    words_matcher_free(fold);
     words_matcher_free(ref);
 }
 
