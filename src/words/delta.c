@@ -22,23 +22,15 @@
 #include <string.h>
 
 #include "words/delta.h"
+#include "words/delta_int.h"
 #include "words/list_int.h"
-
-/* One entry of the delta: an added word, or an added exception (WP_EXC). */
-struct wd_ent {
-    uint32_t *cps; /* the normalised symbols (code points) */
-    uint32_t n;
-    uint32_t flags; /* WP_* | WL_*, as the list parser set them */
-    char *text;     /* as added, syntax removed (what a match reports) */
-    uint32_t tlen;
-};
 
 struct words_view {
     struct words_view *next_retired;
-    struct words_matcher *dm; /* added words and exceptions; NULL: none */
-    uint8_t *report;          /* [words_count(dm)]: an added exception's occurrence */
-    size_t nreports;
-    uint64_t *removed; /* bitmap over the list's word ids; NULL: none removed */
+    struct words_matcher *dm; /* added words and the list's exceptions; NULL: none */
+    struct wd_pre pre;        /* rules dm out for most texts (delta_pre.c) */
+    struct words_matcher *de; /* added exceptions, their occurrences reported; NULL: none */
+    uint64_t *removed;        /* bitmap over the list's word ids; NULL: none removed */
     size_t nremoved;
     uint32_t nbase; /* the list's word count: ids from here are dm's */
     size_t memory;
@@ -67,7 +59,8 @@ static void wd_view_free(struct words_view *v)
     if (v == NULL)
         return;
     words_matcher_free(v->dm);
-    free(v->report);
+    wd_pre_free(&v->pre);
+    words_matcher_free(v->de);
     free(v->removed);
     free(v);
 }
@@ -492,9 +485,12 @@ static int wd_push(struct words_builder *b, const struct wd_ent *e, uint32_t fla
     return 0;
 }
 
-/* The view of the delta as it is: dm compiled from the added entries (and
- * the list's exceptions, when there are added words for them to cover).
- * Under d->mu. */
+/* The view of the delta as it is: dm compiled from the added words (with
+ * the list's exceptions, to cover them), de from the added exceptions, as
+ * plain words with no boundary (an exception checks none), whose
+ * occurrences are reported. Two matchers, so that de, which needs the exact
+ * scan of every symbol, is scanned only when there is a match it could
+ * cover, and dm keeps the ASCII skip and its pre-check. Under d->mu. */
 static struct words_view *wd_view(struct words_delta *d, char *err, size_t errlen)
 {
     struct words_view *v = calloc(1, sizeof *v);
@@ -512,35 +508,29 @@ static struct words_view *wd_view(struct words_delta *d, char *err, size_t errle
     size_t nwords = 0;
     for (size_t i = 0; i < d->nents; i++)
         nwords += !(d->ents[i].flags & WP_EXC);
-    if (d->nents) {
-        struct words_builder *b = d->b;
+    struct words_builder *b = d->b;
+    if (nwords) {
         words_builder_clear(b);
-        for (size_t i = 0; nwords && i < d->nbexc; i++)
+        for (size_t i = 0; i < d->nbexc; i++)
             if (wd_push(b, &d->bexc[i], WP_EXC) != 0)
                 goto oom;
-        /* An added exception as a plain word (its occurrences reported),
-         * with no boundary, as an exception checks none. */
-        for (size_t i = 0; i < d->nents; i++) {
-            uint32_t fl = d->ents[i].flags & WP_EXC ? 0 : d->ents[i].flags & WD_ENDS;
-            if (wd_push(b, &d->ents[i], fl) != 0)
+        for (size_t i = 0; i < d->nents; i++)
+            if (!(d->ents[i].flags & WP_EXC) && wd_push(b, &d->ents[i], d->ents[i].flags & WD_ENDS))
                 goto oom;
-        }
         if (!(v->dm = words_builder_compile(b, err, errlen)))
             goto fail;
-        v->report = calloc(v->dm->nwords ? v->dm->nwords : 1, 1);
-        if (v->report == NULL)
+        if (wd_pre_build(&v->pre, &d->base->fast, d->ents, d->nents) != 0)
             goto oom;
-        for (size_t i = 0; i < d->nents; i++) {
-            if (!(d->ents[i].flags & WP_EXC))
-                continue;
-            long p = wd_lookup(v->dm, d->ents[i].cps, d->ents[i].n);
-            if (p >= 0 && !(v->dm->pats[p].flags & WP_EXC) && v->dm->pats[p].word < v->dm->nwords &&
-                !v->report[v->dm->pats[p].word]) {
-                v->report[v->dm->pats[p].word] = 1;
-                v->nreports++;
-            }
-        }
-        v->memory = words_memory(v->dm) + v->dm->nwords;
+        v->memory += words_memory(v->dm) + wd_pre_memory(&v->pre);
+    }
+    if (nwords < d->nents) {
+        words_builder_clear(b);
+        for (size_t i = 0; i < d->nents; i++)
+            if ((d->ents[i].flags & WP_EXC) && wd_push(b, &d->ents[i], 0) != 0)
+                goto oom;
+        if (!(v->de = words_builder_compile(b, err, errlen)))
+            goto fail;
+        v->memory += words_memory(v->de);
     }
     v->memory += sizeof *v + (v->removed ? (d->base->nwords / 64 + 1) * 8 : 0);
     return v;
@@ -626,13 +616,11 @@ static int wd_match_cmp(const struct words_match *a, const struct words_match *b
 }
 
 /* Drops from m[0..n) (sorted by start) the matches an added exception's
- * occurrence covers (the entries of rep[0..nrep), sorted by start, that
- * v->report marks), and the list's words removed; the delta's matches
- * (base false) lose their reports and take ids past the list's. Returns
- * how many are left, compacted in place. A sweep: the reports starting at or
- * before a match, their furthest end against the match's end. rep may be m
- * itself: the sweep reads ahead of every write (all of m up to i starts at
- * or before m[i], so r passes i before m[i] is written over). */
+ * occurrence covers (rep[0..nrep), sorted by start), and the list's words
+ * removed; the delta's matches (base false) take ids past the list's.
+ * Returns how many are left, compacted in place. A sweep: the occurrences
+ * starting at or before a match, their furthest end against the match's
+ * end. */
 static size_t wd_filter(struct words_match *m, size_t n, const struct words_match *rep, size_t nrep,
                         const struct words_view *v, bool base)
 {
@@ -640,13 +628,13 @@ static size_t wd_filter(struct words_match *m, size_t n, const struct words_matc
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         for (; r < nrep && rep[r].start <= m[i].start; r++) {
-            if (!v->report[rep[r].word] || (any && rep[r].end <= reach))
+            if (any && rep[r].end <= reach)
                 continue;
             reach = rep[r].end;
             any = true;
         }
         uint32_t w = m[i].word;
-        if ((any && reach >= m[i].end) || (!base && v->report[w]))
+        if (any && reach >= m[i].end)
             continue;
         if (base && v->removed && w < v->nbase && ((v->removed[w / 64] >> (w % 64)) & 1))
             continue;
@@ -658,6 +646,8 @@ static size_t wd_filter(struct words_match *m, size_t n, const struct words_matc
     return k;
 }
 
+/* Any thread. The list's scan, then dm's where the pre-check cannot rule
+ * its words out, then de's where there is a match to cover. */
 int words_view_scan(const struct words_matcher *base, const struct words_view *v,
                     struct words_scratch *s, const char *text, size_t len, struct words_match *buf,
                     size_t cap, size_t max, size_t *n, bool *capped)
@@ -666,18 +656,20 @@ int words_view_scan(const struct words_matcher *base, const struct words_view *v
         max = cap;
     if (v == NULL)
         return words_scan(base, s, text, len, buf, max, n, capped);
-    struct words_match *a = buf + cap, *b = buf + 2 * cap;
-    size_t na = 0, nb = 0;
-    bool ca = false, cb = false;
+    struct words_match *a = buf + cap, *b = buf + 2 * cap, *r = buf;
+    size_t na = 0, nb = 0, nr = 0;
+    bool ca = false, cb = false, cr = false;
     /* The list's matches may lose some to the delta: ask for all that fit. */
-    bool lose = v->nremoved || v->nreports;
+    bool lose = v->nremoved || v->de;
     if (words_scan(base, s, text, len, a, lose ? cap : max, &na, &ca) != 0)
         return -1;
-    if (v->dm && words_scan(v->dm, s, text, len, b, cap, &nb, &cb) != 0)
+    if (v->dm && wd_pre_maybe(&v->pre, &base->fast, text, len) &&
+        words_scan(v->dm, s, text, len, b, cap, &nb, &cb) != 0)
         return -1;
-    /* The list's matches first: b's reports are read until b is compacted. */
-    na = wd_filter(a, na, b, v->nreports ? nb : 0, v, true);
-    size_t nw = v->dm ? wd_filter(b, nb, b, v->nreports ? nb : 0, v, false) : 0;
+    if (v->de && (na || nb) && words_scan(v->de, s, text, len, r, cap, &nr, &cr) != 0)
+        return -1;
+    na = wd_filter(a, na, r, nr, v, true);
+    size_t nw = wd_filter(b, nb, r, nr, v, false);
     const struct words_match *w = b;
     size_t i = 0, j = 0, k = 0;
     while ((i < na || j < nw) && k < max) {
@@ -687,6 +679,6 @@ int words_view_scan(const struct words_matcher *base, const struct words_view *v
             buf[k++] = w[j++];
     }
     *n = k;
-    *capped = ca || cb || i < na || j < nw;
+    *capped = ca || cb || cr || i < na || j < nw;
     return 0;
 }

@@ -13,5 +13,5 @@ libwords_la_SOURCES = \
 	%reldir%/build.c \
 	%reldir%/scan.c \
 	%reldir%/serial.c \
-	%reldir%/delta.c %reldir%/delta.h
+	%reldir%/delta.c %reldir%/delta.h %reldir%/delta_int.h %reldir%/delta_pre.c
 libwords_la_LIBADD = $(UTF8PROC_LIBS) $(OPENCC_LIBS)

@@ -1,0 +1,46 @@
+/* words/delta: what the delta's two files share (delta.c, delta_pre.c): an
+ * entry of the delta, and the pre-check that rules out the added words for
+ * a plain ASCII text without scanning it with the delta's matcher. Built by
+ * the writer with a view, immutable after; any thread reads it. */
+#ifndef BLOOMGATE_WORDS_DELTA_INT_H
+#define BLOOMGATE_WORDS_DELTA_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "words/words_int.h"
+
+/* One entry of the delta: an added word, or an added exception (WP_EXC). */
+struct wd_ent {
+    uint32_t *cps; /* the normalised symbols (code points) */
+    uint32_t n;
+    uint32_t flags; /* WP_* | WL_*, as the list parser set them */
+    char *text;     /* as added, syntax removed (what a match reports) */
+    uint32_t tlen;
+};
+
+/* The pre-check (delta_pre.c): the added words' first words (their symbols
+ * before the first space) as hashed keys, so that one pass over a plain
+ * ASCII text's bytes tells whether any could occur in it. */
+struct wd_pre {
+    bool always;     /* an added word it cannot rule out: every text is scanned */
+    uint32_t maxf;   /* the longest whole first word in keys, letters */
+    uint64_t lens;   /* bit l - 1: a whole first word of l letters (64: or more) */
+    uint64_t *keys;  /* [kmask + 1] first words to be met whole, 0: empty */
+    uint64_t *pkeys; /* [pmask + 1] first words of `*`-ended words (met as a prefix) */
+    uint32_t kmask, pmask;
+    uint32_t npl;                         /* lengths in plens */
+    uint8_t plens[WORDS_MAX_SYMBOLS + 1]; /* the lengths of pkeys' words, ascending */
+};
+
+/* Makes p from the delta's entries (the added exceptions are passed over)
+ * with the list's byte classes f. 0, or -1 on no memory. Writer. */
+int wd_pre_build(struct wd_pre *p, const struct words_fast *f, const struct wd_ent *ents, size_t n);
+void wd_pre_free(struct wd_pre *p);
+size_t wd_pre_memory(const struct wd_pre *p);
+/* Whether an added word could occur in text: false only when it cannot (a
+ * plain ASCII text none of whose words is a key). Any thread. */
+bool wd_pre_maybe(const struct wd_pre *p, const struct words_fast *f, const char *text, size_t len);
+
+#endif
