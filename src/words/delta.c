@@ -666,7 +666,8 @@ int words_view_scan(const struct words_matcher *base, const struct words_view *v
     if (v->dm && wd_pre_maybe(&v->pre, &base->fast, text, len) &&
         words_scan(v->dm, s, text, len, b, cap, &nb, &cb) != 0)
         return -1;
-    if (v->de && (na || nb) && words_scan(v->de, s, text, len, r, cap, &nr, &cr) != 0)
+    if (v->de && (na || nb) &&
+        wd_reports(v->de, &base->fast, s, text, len, a, na, b, nb, r, cap, &nr, &cr) != 0)
         return -1;
     na = wd_filter(a, na, r, nr, v, true);
     size_t nw = wd_filter(b, nb, r, nr, v, false);

@@ -43,4 +43,14 @@ size_t wd_pre_memory(const struct wd_pre *p);
  * plain ASCII text none of whose words is a key). Any thread. */
 bool wd_pre_maybe(const struct wd_pre *p, const struct words_fast *f, const char *text, size_t len);
 
+/* The added exceptions' occurrences (de's matches) that could cover one of
+ * the matches a[0..na) and b[0..nb): de scanned only in windows around
+ * them where the text there is plain ASCII, else over the whole text.
+ * r[0..*nr), sorted by start, at most cap. -1: the scratch cannot grow. Any
+ * thread, with its scratch. */
+int wd_reports(const struct words_matcher *de, const struct words_fast *f, struct words_scratch *s,
+               const char *text, size_t len, const struct words_match *a, size_t na,
+               const struct words_match *b, size_t nb, struct words_match *r, size_t cap,
+               size_t *nr, bool *capped);
+
 #endif

@@ -374,3 +374,106 @@ bool wd_pre_maybe(const struct wd_pre *p, const struct words_fast *f, const char
 #endif
     return wp_bytes(p, f, (const unsigned char *)text, len);
 }
+
+/* The window around a match [ms, me) in which every added exception's
+ * occurrence that could cover it lies, when the text there is plain ASCII
+ * (false: it is not, scan the whole text). An occurrence covering the match
+ * has at most need symbols, one of them in the match, so it starts after
+ * the need-th letter before ms and ends before the need-th letter after me
+ * (*safe: an ASCII letter is one symbol). The window starts at a clean
+ * point (scan.c: a run from there gives the symbols a run over the whole
+ * text gives) and ends at one; only the symbols just before its end (a
+ * space that could be dropped) may differ from the whole run's, and no
+ * occurrence ending by *safe holds them. */
+static bool wp_window(const struct words_fast *f, const unsigned char *t, size_t len, size_t ms,
+                      size_t me, size_t need, size_t *ws, size_t *we, size_t *safe)
+{
+#define WP_CLEAN(x) ((x) == 0 || (f->cls[t[x]] == WF_WORD && f->cls[t[(x)-1]] >= WF_SPACE))
+    size_t x = ms, got = 0;
+    while (x > 0 && (got < need || !WP_CLEAN(x))) {
+        uint8_t c = f->cls[t[--x]];
+        if (c == WF_E)
+            return false;
+        got += c == WF_WORD;
+    }
+    *ws = x;
+    size_t y = me;
+    for (got = 0; y < len && got < need; y++) {
+        uint8_t c = f->cls[t[y]];
+        if (c == WF_E)
+            return false;
+        got += c == WF_WORD;
+    }
+    *safe = y;
+    while (y < len && !WP_CLEAN(y)) {
+        if (f->cls[t[y]] == WF_E)
+            return false;
+        y++;
+    }
+    if (y == len)
+        *safe = len;
+    *we = y;
+    return true;
+#undef WP_CLEAN
+}
+
+#define WP_WINMAX 32
+
+/* Any thread, with its scratch. */
+int wd_reports(const struct words_matcher *de, const struct words_fast *f, struct words_scratch *s,
+               const char *text, size_t len, const struct words_match *a, size_t na,
+               const struct words_match *b, size_t nb, struct words_match *r, size_t cap,
+               size_t *nr, bool *capped)
+{
+    const unsigned char *t = (const unsigned char *)text;
+    size_t ws[WP_WINMAX], we[WP_WINMAX], sf[WP_WINMAX], nw = 0;
+    bool whole = na + nb > WP_WINMAX;
+    for (size_t i = 0; !whole && i < na + nb; i++) {
+        const struct words_match *m = i < na ? &a[i] : &b[i - na];
+        size_t x, y, z;
+        if (!wp_window(f, t, len, m->start, m->end, de->maxlen, &x, &y, &z)) {
+            whole = true;
+            break;
+        }
+        /* In order of start, overlapping ones merged (ends grow with starts). */
+        size_t k = nw;
+        while (k > 0 && ws[k - 1] > x)
+            k--;
+        memmove(ws + k + 1, ws + k, (nw - k) * sizeof *ws);
+        memmove(we + k + 1, we + k, (nw - k) * sizeof *we);
+        memmove(sf + k + 1, sf + k, (nw - k) * sizeof *sf);
+        ws[k] = x, we[k] = y, sf[k] = z, nw++;
+    }
+    size_t m = 0, bytes = 0;
+    for (size_t i = 0; !whole && i < nw; i++) {
+        if (m > 0 && ws[i] <= we[m - 1]) {
+            if (we[i] > we[m - 1])
+                we[m - 1] = we[i];
+            if (sf[i] > sf[m - 1])
+                sf[m - 1] = sf[i];
+            continue;
+        }
+        ws[m] = ws[i], we[m] = we[i], sf[m] = sf[i], m++;
+    }
+    for (size_t i = 0; !whole && i < m; i++)
+        bytes += we[i] - ws[i];
+    if (whole || bytes > len / 2)
+        return words_scan(de, s, text, len, r, cap, nr, capped);
+    *nr = 0;
+    *capped = false;
+    for (size_t i = 0; i < m; i++) {
+        size_t n;
+        bool c;
+        if (words_scan(de, s, text + ws[i], we[i] - ws[i], r + *nr, cap - *nr, &n, &c) != 0)
+            return -1;
+        *capped |= c;
+        size_t at = *nr; /* the window's occurrences from here, kept ones compacted */
+        for (size_t j = 0; j < n; j++) {
+            struct words_match o = r[at + j];
+            o.start += ws[i], o.end += ws[i];
+            if (o.end <= sf[i])
+                r[(*nr)++] = o;
+        }
+    }
+    return 0;
+}

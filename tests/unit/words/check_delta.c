@@ -217,12 +217,17 @@ static void compare(const struct words_matcher *base, struct words_delta *d, con
     static char want[65536], got[65536];
     for (int t = 0; t < 20; t++) {
         char text[2048] = "";
-        bool ascii = rnd(2);
-        size_t pieces = ascii && rnd(2) ? rnd(400) : rnd(60);
+        /* Random pieces; or the model's keys among ASCII ones, so that
+         * exceptions often cover words (the added ones are scanned only in
+         * windows around the matches of a plain text). */
+        unsigned kind = rnd(3);
+        bool ascii = kind > 0;
+        size_t pieces = kind == 1 && rnd(2) ? rnd(400) : rnd(60);
         for (size_t k = 0; k < pieces; k++) {
-            const char *p = ascii    ? g_ascii[rnd(NA - (rnd(8) != 0))]
-                            : rnd(3) ? g_letters[rnd(NL)]
-                                     : g_other[rnd(NO)];
+            const char *p = kind == 2 && g_nm && rnd(3) == 0 ? g_m[rnd((uint32_t)g_nm)].key
+                            : ascii                          ? g_ascii[rnd(NA - (rnd(8) != 0))]
+                            : rnd(3)                         ? g_letters[rnd(NL)]
+                                                             : g_other[rnd(NO)];
             strncat(text, p, sizeof text - strlen(text) - 1);
         }
         size_t len = strlen(text), n1, n2;
