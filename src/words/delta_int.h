@@ -27,6 +27,8 @@ struct wd_pre {
     bool always;     /* an added word it cannot rule out: every text is scanned */
     uint32_t maxf;   /* the longest whole first word in keys, letters */
     uint64_t lens;   /* bit l - 1: a whole first word of l letters (64: or more) */
+    uint32_t minf;   /* the shortest first word in keys or pkeys (UINT32_MAX: none) */
+    bool space_skip; /* the list's: a space between single letters may be dropped */
     uint64_t *keys;  /* [kmask + 1] first words to be met whole, 0: empty */
     uint64_t *pkeys; /* [pmask + 1] first words of `*`-ended words (met as a prefix) */
     uint32_t kmask, pmask;

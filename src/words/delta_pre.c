@@ -103,6 +103,8 @@ size_t wd_pre_memory(const struct wd_pre *p)
 int wd_pre_build(struct wd_pre *p, const struct words_fast *f, const struct wd_ent *ents, size_t n)
 {
     memset(p, 0, sizeof *p);
+    p->minf = UINT32_MAX;
+    p->space_skip = f->space_skip;
     bool wordsym[128] = {false};
     for (unsigned b = 0; b < 0x80; b++)
         if (f->cls[b] == WF_WORD)
@@ -151,12 +153,15 @@ int wd_pre_build(struct wd_pre *p, const struct words_fast *f, const struct wd_e
             wp_put(p->keys, p->kmask, wp_hash(w, k));
             if (k > p->maxf)
                 p->maxf = k;
+            if (k < p->minf)
+                p->minf = k;
             p->lens |= 1ull << ((k < 64 ? k : 64) - 1);
         }
     }
     for (unsigned l = 1; l <= WORDS_MAX_SYMBOLS; l++)
         if (plen[l])
             p->plens[p->npl++] = (uint8_t)l;
+    p->minf = p->npl && p->plens[0] < p->minf ? p->plens[0] : p->minf;
     (void)npk;
     return 0;
 }
@@ -280,14 +285,68 @@ static inline bool wp_piece(const struct wd_pre *p, const struct words_fast *f,
     return wp_token(p, s, l, pc, 1);
 }
 
+/* The positions o of x where x[o .. o + n) are all set (bits past 63 clear). */
+static inline uint64_t wp_runs(uint64_t x, unsigned n)
+{
+    if (n > 64)
+        return 0;
+    for (unsigned k = 1; k < n && x;) {
+        unsigned d = k < n - k ? k : n - k;
+        x &= x >> d;
+        k += d;
+    }
+    return x;
+}
+
+/* Whether two pieces in a row (starts ps) are single letters (single), the
+ * first of them possibly the last block's last piece (carry == 1). */
+static inline bool wp_singles(uint64_t ps, uint64_t single, unsigned carry)
+{
+    if (carry == 1 && (single & ps & -ps))
+        return true;
+    for (uint64_t l = single; l; l &= l - 1) {
+        unsigned o = (unsigned)__builtin_ctzll(l);
+        uint64_t nx = ps & ~(~0ull >> (63 - o)); /* the starts after o */
+        if (nx & single & -nx)
+            return true;
+    }
+    return false;
+}
+
+/* A block with no token being gathered: which of its piece starts need the
+ * piece by piece way. The block's tokens are T's runs, less its first `done`
+ * bytes (read already: the rest of the last block's last piece, and the
+ * skipped bytes after it). A token shorter, skipped bytes included, than
+ * every key (so are all its runs of pieces) needs nothing: only the pieces of
+ * longer tokens, and of the token that runs on past the block, are looked
+ * at; all of them when two single letters follow each other somewhere (the
+ * piece by piece way tells whether a space between them is dropped). */
+static inline uint64_t wp_block(const struct wd_pre *p, uint64_t T, uint64_t ps, uint64_t single,
+                                size_t done, unsigned carry)
+{
+    if (p->space_skip && single && wp_singles(ps, single, carry))
+        return ps;
+    uint64_t Tn = done >= 64 ? 0 : T & (~0ull << done);
+    /* the token that runs past the block starts after its last whitespace */
+    unsigned tz = 64;
+    if (Tn >> 63)
+        tz = ~T ? 64 - (unsigned)__builtin_clzll(~T) : 0;
+    uint64_t reg = tz < 64 ? (1ull << tz) - 1 : ~0ull, in = Tn & reg;
+    uint64_t first = in & ~(in << 1) & wp_runs(in, p->minf);
+    uint64_t long_tokens = in & ~(in + first); /* the runs starting at first */
+    return ps & (long_tokens | ~reg);
+}
+
 /* The same decisions as wp_bytes for the usual classes (f->simd): a 64-byte
  * block's letters, whitespace and other bytes as masks (any other byte:
- * true), its pieces walked as bits. A piece the block shows whitespace after,
- * with no token being gathered, is a token alone (nearly every word): its
+ * true), the pieces wp_block leaves walked as bits. A piece the block shows
+ * whitespace after, with no token being gathered, is a token alone: its
  * length from the mask, and only a length some key has makes a key. Any
  * other piece (joined to the next over skipped bytes, or running past the
  * block) takes the byte-wise way: its length and what follows it read from
- * the text, its letters gathered into the token. */
+ * the text, its letters gathered into the token. Whether the piece before a
+ * token's first is a single letter comes from the masks (carry: the last
+ * block's last piece, 1 a single letter, 2 longer, 0 none). */
 static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const unsigned char *t,
                     size_t len)
 {
@@ -301,7 +360,9 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
     const __m128i fold = _mm_set1_epi8((char)(f->orfold & 0xff));
     uint8_t s[WP_TOKMAX + 24];
     uint16_t pc[WP_PIECEMAX];
-    size_t nl = 0, np = 0, last = 0; /* the token being gathered, the last token's last piece */
+    size_t nl = 0, np = 0; /* the token being gathered */
+    size_t done = 0;       /* the piece by piece way has read the text up to here */
+    unsigned carry = 0;
     uint64_t prevw = 0;
     for (size_t i = 0; i < len; i += 64) {
         const unsigned char *q = i + 64 <= len ? t + i : tail + (i - tb);
@@ -315,20 +376,25 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
         }
         if (E)
             return true;
-        uint64_t K = ~(W | S), starts = W & ~(W << 1 | prevw);
-        prevw = W >> 63;
+        uint64_t K = ~(W | S), ps = W & ~(W << 1 | prevw), single = ps & ~(W >> 1);
+        if ((ps >> 63) && i + 64 < len && f->cls[t[i + 64]] == WF_WORD)
+            single &= ~(1ull << 63); /* a piece going on past the block */
+        uint64_t starts = np ? ps : wp_block(p, ~S, ps, single, done > i ? done - i : 0, carry);
         while (starts) {
             unsigned o = (unsigned)__builtin_ctzll(starts);
             starts &= starts - 1;
             unsigned l = (unsigned)__builtin_ctzll(~(W >> o)); /* o + l <= 64 */
             /* the end of the skipped bytes after it (K >> e's top bits are 0) */
             unsigned e = o + l, ke = e < 64 ? e + (unsigned)__builtin_ctzll(~(K >> e)) : 64;
+            /* a token's first piece after a single letter */
+            bool after1 = false;
+            if (np == 0 && p->space_skip) {
+                uint64_t before = ps & ((1ull << o) - 1);
+                after1 = before ? single >> (63 - __builtin_clzll(before)) & 1 : carry == 1;
+            }
             if (np == 0 && ke < 64 && (S >> ke & 1)) {
-                if (f->space_skip) {
-                    if (last == 1 && l == 1)
-                        return true;
-                    last = l;
-                }
+                if (after1 && l == 1)
+                    return true;
                 if ((want >> (l - 1) & 1) && wp_piece(p, f, t, len, i + o, l))
                     return true;
                 continue;
@@ -336,9 +402,12 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
             size_t x = i + o, n = l;
             while (x + n < len && f->cls[t[x + n]] == WF_WORD)
                 n++;
+            if (after1 && n == 1)
+                return true;
             size_t k = x + n;
             while (k < len && f->cls[t[k]] == WF_SKIP)
                 k++;
+            done = k;
             bool joined = k < len && f->cls[t[k]] == WF_WORD;
             if (np == WP_PIECEMAX || nl + n > WP_TOKMAX)
                 return true;
@@ -353,11 +422,16 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
                 s[nl + j] = f->fold[t[x + j]];
             nl += n;
             if (!joined) {
-                if (wp_end(p, f, s, nl, pc, np, &last))
+                if (wp_token(p, s, nl, pc, np))
                     return true;
                 nl = np = 0;
             }
         }
+        if (ps)
+            carry = single >> (63 - __builtin_clzll(ps)) & 1 ? 1 : 2;
+        else if (W)
+            carry = 2; /* the rest of a longer piece */
+        prevw = W >> 63;
     }
     return false;
 }

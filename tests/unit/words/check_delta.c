@@ -508,6 +508,53 @@ START_TEST(test_scans_while_changed)
 }
 END_TEST
 
+/* The pre-check's edges, each a text in which an added word occurs only
+ * where a piece by piece decision finds it: single letters whose space is
+ * dropped (`c a.b` reads `cab`, a token of two pieces after a single letter;
+ * `c a b`), a word joined over a skipped character (`ca.b`), a long word
+ * (`cabab` as a prefix of a `*`-ended word), at every offset across the
+ * first 64-byte block's end (what one block tells the next). Compared with
+ * the list rebuilt with the words in it. */
+START_TEST(test_precheck_edges)
+{
+    static const char *const tails[] = {"c a.b zz", "c a b zz",    "zz c a.b",
+                                        "ca.b zz",  "zz cababab,", "zz c.a b"};
+    struct words_matcher *base = compile("zz\n");
+    struct words_matcher *ref = compile("zz\ncab\ncabab*\n");
+    char err[256], why[160];
+    struct words_delta *d = words_delta_new(base, 16, err, sizeof err);
+    ck_assert_int_eq(words_delta_apply(d, WORDS_DELTA_ADD, "cab", 3, why, sizeof why), 1);
+    ck_assert_int_eq(words_delta_apply(d, WORDS_DELTA_ADD, "cabab*", 6, why, sizeof why), 1);
+    ck_assert_int_eq(words_delta_publish(d, err, sizeof err), 0);
+    const struct words_view *v = words_delta_view(d);
+    struct words_scratch *sc = words_scratch_new();
+    static struct words_match buf[3 * 64], mm[64];
+    static char want[4096], got[4096];
+    for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
+        for (size_t k = 0; k < 140; k++) {
+            char text[256] = "";
+            for (size_t j = 0; j + 4 <= k; j += 4)
+                strcat(text, "ddd ");
+            while (strlen(text) < k)
+                strcat(text, " ");
+            strcat(text, tails[t]);
+            size_t len = strlen(text), n1, n2;
+            bool c1, c2;
+            ck_assert_int_eq(words_scan(ref, sc, text, len, mm, 64, &n1, &c1), 0);
+            ck_assert_int_eq(words_view_scan(base, v, sc, text, len, buf, 64, 64, &n2, &c2), 0);
+            ck_assert_uint_gt(n1, 0);
+            render(ref, NULL, mm, n1, want, sizeof want);
+            render(base, v, buf, n2, got, sizeof got);
+            ck_assert_msg(strcmp(want, got) == 0, "text [%s]: rebuilt %s, delta %s", text, want,
+                          got);
+        }
+    words_scratch_free(sc);
+    words_delta_free(d);
+    words_matcher_free(ref);
+    words_matcher_free(base);
+}
+END_TEST
+
 static Suite *words_delta_suite(void)
 {
     Suite *s = suite_create("words_delta");
@@ -517,6 +564,7 @@ static Suite *words_delta_suite(void)
     tcase_add_test(tc, test_cap_after_removal);
     tcase_add_test(tc, test_scans_while_changed);
     tcase_add_test(tc, test_against_rebuilt);
+    tcase_add_test(tc, test_precheck_edges);
     suite_add_tcase(s, tc);
     return s;
 }
