@@ -7,12 +7,17 @@
  * changes"). The delta is small, so it is compiled again on every change.
  *
  * What a view holds: the compiled list's words removed (a bitmap over its
- * word ids) and a small matcher `dm` of the added words, with the list's
- * own exceptions compiled in as exceptions (so they cover the added words
- * as they cover the listed ones), and the added exceptions compiled as
- * plain words without boundaries, marked `report`: their occurrences come
- * back from the scan and every match they cover is dropped, the list's
- * and the added ones alike. Writer: one thread at a time (delta.h). */
+ * word ids); a small matcher `dm` of the added words, with the list's own
+ * exceptions compiled in as exceptions (so they cover the added words as
+ * they cover the listed ones), and its pre-check (delta_pre.c: the added
+ * words' first words, looked up word by word in a plain ASCII text, so
+ * that dm scans only the texts it could find something in); and a matcher
+ * `de` of the added exceptions, compiled as plain words without boundaries:
+ * their occurrences are reported and every match they cover is dropped, the
+ * list's and the added ones alike. de is apart because it checks no
+ * boundary, which turns the ASCII skip off: it is scanned only when there
+ * is a match, and then only around the matches. Writer: one thread at a
+ * time (delta.h). */
 #include "config.h"
 
 #include <pthread.h>
@@ -646,11 +651,21 @@ static size_t wd_filter(struct words_match *m, size_t n, const struct words_matc
     return k;
 }
 
-/* Any thread. The list's scan, then dm's where the pre-check cannot rule
- * its words out, then de's where there is a match to cover. */
 int words_view_scan(const struct words_matcher *base, const struct words_view *v,
                     struct words_scratch *s, const char *text, size_t len, struct words_match *buf,
                     size_t cap, size_t max, size_t *n, bool *capped)
+{
+    return words_view_scan_how(base, v, s, text, len, buf, cap, max, n, capped, true);
+}
+
+/* Any thread. The list's scan, then dm's where the pre-check cannot rule
+ * its words out, then de's where there is a match to cover, around it
+ * (spare false: dm and de over every text, whole: what the tests and the
+ * fuzz harness compare with). */
+int words_view_scan_how(const struct words_matcher *base, const struct words_view *v,
+                        struct words_scratch *s, const char *text, size_t len,
+                        struct words_match *buf, size_t cap, size_t max, size_t *n, bool *capped,
+                        bool spare)
 {
     if (max > cap)
         max = cap;
@@ -663,10 +678,12 @@ int words_view_scan(const struct words_matcher *base, const struct words_view *v
     bool lose = v->nremoved || v->de;
     if (words_scan(base, s, text, len, a, lose ? cap : max, &na, &ca) != 0)
         return -1;
-    if (v->dm && wd_pre_maybe(&v->pre, &base->fast, text, len) &&
+    if (v->dm && (!spare || wd_pre_maybe(&v->pre, &base->fast, text, len)) &&
         words_scan(v->dm, s, text, len, b, cap, &nb, &cb) != 0)
         return -1;
-    if (v->de && (na || nb) &&
+    if (v->de && !spare && words_scan(v->de, s, text, len, r, cap, &nr, &cr) != 0)
+        return -1;
+    if (v->de && spare && (na || nb) &&
         wd_reports(v->de, &base->fast, s, text, len, a, na, b, nb, r, cap, &nr, &cr) != 0)
         return -1;
     na = wd_filter(a, na, r, nr, v, true);

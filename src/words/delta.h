@@ -87,6 +87,13 @@ struct words_view **words_view_next_retired(struct words_view *v);
 int words_view_scan(const struct words_matcher *base, const struct words_view *v,
                     struct words_scratch *s, const char *text, size_t len, struct words_match *buf,
                     size_t cap, size_t max, size_t *n, bool *capped);
+/* words_view_scan with its shortcuts (spare: the added words scanned only
+ * where a pre-check cannot rule them out, the added exceptions only around
+ * the matches) or without them: the same results (tests, fuzz). */
+int words_view_scan_how(const struct words_matcher *base, const struct words_view *v,
+                        struct words_scratch *s, const char *text, size_t len,
+                        struct words_match *buf, size_t cap, size_t max, size_t *n, bool *capped,
+                        bool spare);
 /* A match's word as listed or added (v NULL: base's words_word). */
 const char *words_view_word(const struct words_matcher *base, const struct words_view *v,
                             uint32_t id, size_t *len);
