@@ -318,12 +318,15 @@ static inline bool wp_singles(uint64_t ps, uint64_t single, unsigned carry)
  * bytes (read already: the rest of the last block's last piece, and the
  * skipped bytes after it). A token shorter, skipped bytes included, than
  * every key (so are all its runs of pieces) needs nothing: only the pieces of
- * longer tokens, and of the token that runs on past the block, are looked
- * at; all of them when two single letters follow each other somewhere (the
- * piece by piece way tells whether a space between them is dropped). */
+ * longer tokens are looked at, and the token that runs on past the block is
+ * left to the next block, made to start with it (*adv: how far the next
+ * block is; the whole block when that token is all of it). All of the
+ * pieces when two single letters follow each other somewhere (the piece by
+ * piece way tells whether a space between them is dropped). */
 static inline uint64_t wp_block(const struct wd_pre *p, uint64_t T, uint64_t ps, uint64_t single,
-                                size_t done, unsigned carry)
+                                size_t done, unsigned carry, unsigned *adv)
 {
+    *adv = 64;
     if (p->space_skip && single && wp_singles(ps, single, carry))
         return ps;
     uint64_t Tn = done >= 64 ? 0 : T & (~0ull << done);
@@ -334,6 +337,10 @@ static inline uint64_t wp_block(const struct wd_pre *p, uint64_t T, uint64_t ps,
     uint64_t reg = tz < 64 ? (1ull << tz) - 1 : ~0ull, in = Tn & reg;
     uint64_t first = in & ~(in << 1) & wp_runs(in, p->minf);
     uint64_t long_tokens = in & ~(in + first); /* the runs starting at first */
+    if (tz > 0 && tz < 64) {
+        *adv = tz;
+        return ps & long_tokens;
+    }
     return ps & (long_tokens | ~reg);
 }
 
@@ -364,7 +371,7 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
     size_t done = 0;       /* the piece by piece way has read the text up to here */
     unsigned carry = 0;
     uint64_t prevw = 0;
-    for (size_t i = 0; i < len; i += 64) {
+    for (size_t i = 0, adv = 64; i < len; i += adv) {
         const unsigned char *q = i + 64 <= len ? t + i : tail + (i - tb);
         uint64_t W = 0, S = 0, E = 0;
         for (unsigned k = 0; k < 4; k++) {
@@ -379,7 +386,9 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
         uint64_t K = ~(W | S), ps = W & ~(W << 1 | prevw), single = ps & ~(W >> 1);
         if ((ps >> 63) && i + 64 < len && f->cls[t[i + 64]] == WF_WORD)
             single &= ~(1ull << 63); /* a piece going on past the block */
-        uint64_t starts = np ? ps : wp_block(p, ~S, ps, single, done > i ? done - i : 0, carry);
+        unsigned a = 64;
+        uint64_t starts = np ? ps : wp_block(p, ~S, ps, single, done > i ? done - i : 0, carry, &a);
+        adv = a;
         while (starts) {
             unsigned o = (unsigned)__builtin_ctzll(starts);
             starts &= starts - 1;
@@ -427,11 +436,12 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
                 nl = np = 0;
             }
         }
-        if (ps)
-            carry = single >> (63 - __builtin_clzll(ps)) & 1 ? 1 : 2;
-        else if (W)
+        uint64_t upto = a < 64 ? (1ull << a) - 1 : ~0ull, seen = ps & upto;
+        if (seen)
+            carry = single >> (63 - __builtin_clzll(seen)) & 1 ? 1 : 2;
+        else if (W & upto)
             carry = 2; /* the rest of a longer piece */
-        prevw = W >> 63;
+        prevw = a < 64 ? 0 : W >> 63;
     }
     return false;
 }

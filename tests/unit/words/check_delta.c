@@ -511,20 +511,22 @@ END_TEST
 /* The pre-check's edges, each a text in which an added word occurs only
  * where a piece by piece decision finds it: single letters whose space is
  * dropped (`c a.b` reads `cab`, a token of two pieces after a single letter;
- * `c a b`), a word joined over a skipped character (`ca.b`), a long word
+ * `c a b`; `c a.bb`, its last piece longer), a word joined over a skipped character (`ca.b`), a
+ * long word
  * (`cabab` as a prefix of a `*`-ended word), at every offset across the
  * first 64-byte block's end (what one block tells the next). Compared with
  * the list rebuilt with the words in it. */
 START_TEST(test_precheck_edges)
 {
-    static const char *const tails[] = {"c a.b zz", "c a b zz",    "zz c a.b",
-                                        "ca.b zz",  "zz cababab,", "zz c.a b"};
+    static const char *const tails[] = {"c a.b zz",    "c a b zz", "zz c a.b", "ca.b zz",
+                                        "zz cababab,", "zz c.a b", "c a.bb zz"};
     struct words_matcher *base = compile("zz\n");
-    struct words_matcher *ref = compile("zz\ncab\ncabab*\n");
+    struct words_matcher *ref = compile("zz\ncab\ncabab*\ncabb\n");
     char err[256], why[160];
     struct words_delta *d = words_delta_new(base, 16, err, sizeof err);
     ck_assert_int_eq(words_delta_apply(d, WORDS_DELTA_ADD, "cab", 3, why, sizeof why), 1);
     ck_assert_int_eq(words_delta_apply(d, WORDS_DELTA_ADD, "cabab*", 6, why, sizeof why), 1);
+    ck_assert_int_eq(words_delta_apply(d, WORDS_DELTA_ADD, "cabb", 4, why, sizeof why), 1);
     ck_assert_int_eq(words_delta_publish(d, err, sizeof err), 0);
     const struct words_view *v = words_delta_view(d);
     struct words_scratch *sc = words_scratch_new();
