@@ -33,7 +33,8 @@
 struct words_view {
     struct words_view *next_retired;
     struct words_matcher *dm; /* added words and the list's exceptions; NULL: none */
-    struct wd_pre pre;        /* rules dm out for most texts (delta_pre.c) */
+    uint32_t *dmap;    /* [dm words] a revived listed word's id in the list, else UINT32_MAX */
+    struct wd_pre pre; /* rules dm out for most texts (delta_pre.c) */
     struct words_matcher *de; /* added exceptions, their occurrences reported; NULL: none */
     uint64_t *removed;        /* bitmap over the list's word ids; NULL: none removed */
     size_t nremoved;
@@ -64,6 +65,7 @@ static void wd_view_free(struct words_view *v)
     if (v == NULL)
         return;
     words_matcher_free(v->dm);
+    free(v->dmap);
     wd_pre_free(&v->pre);
     words_matcher_free(v->de);
     free(v->removed);
@@ -127,25 +129,27 @@ fail:
     return NULL;
 }
 
-/* The pattern of m whose symbols are cps (the trie's goto edges, no failure
- * links): its index, or -1 when m lists no such entry. */
+/* The trie's goto edge of state st on code point cp (no failure links):
+ * the next state, 0 when there is none. */
+static uint32_t wd_goto(const struct words_matcher *m, uint32_t st, uint32_t cp)
+{
+    uint32_t c = words_symbol(m, cp);
+    if (c == 0)
+        return 0;
+    for (uint32_t a = m->st[st].first, b = m->st[st + 1].first; a < b; a++)
+        if (m->edges[a].sym == c)
+            return m->edges[a].tgt;
+    return 0;
+}
+
+/* The pattern of m whose symbols are cps: its index, or -1 when m lists no
+ * such entry. */
 static long wd_lookup(const struct words_matcher *m, const uint32_t *cps, uint32_t n)
 {
     uint32_t st = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t c = words_symbol(m, cps[i]);
-        if (c == 0)
+    for (uint32_t i = 0; i < n; i++)
+        if ((st = wd_goto(m, st, cps[i])) == 0)
             return -1;
-        uint32_t a = m->st[st].first, b = m->st[st + 1].first, next = 0;
-        for (; a < b; a++)
-            if (m->edges[a].sym == c) {
-                next = m->edges[a].tgt;
-                break;
-            }
-        if (next == 0)
-            return -1;
-        st = next;
-    }
     return m->st[st].out ? (long)m->st[st].out - 1 : -1;
 }
 
@@ -191,6 +195,7 @@ static int wd_base_exceptions(struct words_delta *d)
             memcpy(e->text, w, wl);
             e->tlen = (uint32_t)wl;
             e->flags = WP_EXC;
+            e->word = m->pats[o - 1].word;
             d->nbexc++;
         }
         if (depth + 1 <= WORDS_MAX_SYMBOLS) {
@@ -333,8 +338,8 @@ static void wd_drop(struct words_delta *d, size_t i)
 static int wd_store(struct words_delta *d, size_t i)
 {
     const struct wl_ent *pe = &d->b->ents[0];
-    struct wd_ent e = {malloc(pe->cp_len * sizeof *e.cps), pe->cp_len, pe->flags,
-                       malloc(pe->text_len ? pe->text_len : 1), pe->text_len};
+    struct wd_ent e = {malloc(pe->cp_len * sizeof *e.cps),      pe->cp_len,   pe->flags,
+                       malloc(pe->text_len ? pe->text_len : 1), pe->text_len, 0};
     if (e.cps == NULL || e.text == NULL) {
         wd_ent_free(&e);
         return -1;
@@ -386,8 +391,10 @@ static int wd_apply(struct words_delta *d, enum words_delta_op op)
     const uint32_t *cps = d->b->cps + pe->cp_off;
     const struct words_matcher *m = d->base;
     long p = wd_lookup(m, cps, pe->cp_len);
-    const struct words_pat *bp = p >= 0 ? &m->pats[p] : NULL;
-    bool bexc = bp && (bp->flags & WP_EXC);
+    const struct words_pat *bp = p >= 0 && !(m->pats[p].flags & WP_EXC) ? &m->pats[p] : NULL;
+    /* a listed exception, and whether UNALLOW turned it off */
+    const struct words_pat *be = p >= 0 && (m->pats[p].flags & WP_EXC) ? &m->pats[p] : NULL;
+    bool boff = be && wd_removed(d, be->word), bexc = be && !boff;
     long i = wd_find(d, cps, pe->cp_len);
     bool dexc = i >= 0 && (d->ents[i].flags & WP_EXC);
     switch (op) {
@@ -408,7 +415,7 @@ static int wd_apply(struct words_delta *d, enum words_delta_op op)
         return wd_store(d, i >= 0 ? (size_t)i : d->nents) != 0 ? -1 : 1;
     case WORDS_DELTA_REMOVE: {
         bool changed = false;
-        if (bp && !bexc && !wd_removed(d, bp->word)) {
+        if (bp && !wd_removed(d, bp->word)) {
             wd_set_removed(d, bp->word, true);
             changed = true;
         }
@@ -419,10 +426,20 @@ static int wd_apply(struct words_delta *d, enum words_delta_op op)
         return changed;
     }
     case WORDS_DELTA_ALLOW:
+        if (boff) { /* the listed one back, over a word added with its text */
+            wd_set_removed(d, be->word, false);
+            if (i >= 0)
+                wd_drop(d, (size_t)i);
+            return 1;
+        }
         if (bexc || dexc)
             return 0;
         return wd_store(d, i >= 0 ? (size_t)i : d->nents) != 0 ? -1 : 1;
     case WORDS_DELTA_UNALLOW:
+        if (bexc) { /* a listed one: off until ALLOW or a rebuild */
+            wd_set_removed(d, be->word, true);
+            return 1;
+        }
         if (!dexc)
             return 0;
         wd_drop(d, (size_t)i);
@@ -490,6 +507,77 @@ static int wd_push(struct words_builder *b, const struct wd_ent *e, uint32_t fla
     return 0;
 }
 
+/* The added words (copies of the entries, sharing their memory), then the
+ * listed words that occur inside a listed exception UNALLOW turned off (any
+ * run of its symbols that is a listed word, boundaries aside), not removed,
+ * each once: compiled into dm, they are found where the exception hid them
+ * from the list's scan (and, found elsewhere too, given once). *rev is the
+ * caller's to free. 0, or -1 on no memory. Under d->mu. */
+static int wd_revive(const struct words_delta *d, struct wd_ent **rev, size_t nwords, size_t *nrev)
+{
+    const struct words_matcher *m = d->base;
+    size_t cap = nwords + 16, n = 0;
+    struct wd_ent *r = malloc(cap * sizeof *r);
+    uint64_t *seen = calloc(m->nwords / 64 + 1, sizeof *seen);
+    if (r == NULL || seen == NULL)
+        goto oom;
+    for (size_t i = 0; i < d->nents; i++)
+        if (!(d->ents[i].flags & WP_EXC))
+            r[n++] = d->ents[i];
+    for (size_t x = 0; x < d->nbexc; x++) {
+        const struct wd_ent *e = &d->bexc[x];
+        if (!wd_removed(d, e->word))
+            continue;
+        for (uint32_t i = 0; i < e->n; i++)
+            for (uint32_t j = i, st = 0; j < e->n && (st = wd_goto(m, st, e->cps[j])) != 0; j++) {
+                uint32_t o = m->st[st].out;
+                if (o == 0 || o > m->npat)
+                    continue;
+                const struct words_pat *pt = &m->pats[o - 1];
+                uint32_t w = pt->word;
+                if ((pt->flags & WP_EXC) || w >= m->nwords || wd_removed(d, w) ||
+                    (seen[w / 64] >> (w % 64) & 1))
+                    continue;
+                seen[w / 64] |= 1ull << (w % 64);
+                if (n == cap) {
+                    struct wd_ent *nr = realloc(r, (cap *= 2) * sizeof *r);
+                    if (nr == NULL)
+                        goto oom;
+                    r = nr;
+                }
+                size_t tl;
+                const char *t = words_word(m, w, &tl);
+                r[n++] = (struct wd_ent){(uint32_t *)e->cps + i, j - i + 1, pt->flags, (char *)t,
+                                         (uint32_t)tl,           w};
+            }
+    }
+    free(seen);
+    *rev = r;
+    *nrev = n - nwords;
+    return 0;
+oom:
+    free(r);
+    free(seen);
+    return -1;
+}
+
+/* v->dmap: the listed word id of each dm word that is a revived listed one
+ * (rev[0..n)), so that its matches carry the list's id. 0, or -1. */
+static int wd_map(struct words_view *v, const struct wd_ent *rev, size_t n)
+{
+    v->dmap = malloc((v->dm->nwords ? v->dm->nwords : 1) * sizeof *v->dmap);
+    if (v->dmap == NULL)
+        return -1;
+    for (uint32_t i = 0; i < v->dm->nwords; i++)
+        v->dmap[i] = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        long p = wd_lookup(v->dm, rev[i].cps, rev[i].n);
+        if (p >= 0 && !(v->dm->pats[p].flags & WP_EXC) && v->dm->pats[p].word < v->dm->nwords)
+            v->dmap[v->dm->pats[p].word] = rev[i].word;
+    }
+    return 0;
+}
+
 /* The view of the delta as it is: dm compiled from the added words (with
  * the list's exceptions, to cover them), de from the added exceptions, as
  * plain words with no boundary (an exception checks none), whose
@@ -510,24 +598,32 @@ static struct words_view *wd_view(struct words_delta *d, char *err, size_t errle
             goto oom;
         memcpy(v->removed, d->removed, nw * sizeof *v->removed);
     }
-    size_t nwords = 0;
+    size_t nwords = 0, nrev = 0;
     for (size_t i = 0; i < d->nents; i++)
         nwords += !(d->ents[i].flags & WP_EXC);
+    struct wd_ent *rev = NULL; /* the added words, then the listed ones revived */
+    if (wd_revive(d, &rev, nwords, &nrev) != 0)
+        goto oom;
     struct words_builder *b = d->b;
-    if (nwords) {
+    if (nwords + nrev) {
         words_builder_clear(b);
         for (size_t i = 0; i < d->nbexc; i++)
-            if (wd_push(b, &d->bexc[i], WP_EXC) != 0)
-                goto oom;
-        for (size_t i = 0; i < d->nents; i++)
-            if (!(d->ents[i].flags & WP_EXC) && wd_push(b, &d->ents[i], d->ents[i].flags & WD_ENDS))
-                goto oom;
-        if (!(v->dm = words_builder_compile(b, err, errlen)))
+            if (!wd_removed(d, d->bexc[i].word) && wd_push(b, &d->bexc[i], WP_EXC) != 0)
+                goto oom_rev;
+        for (size_t i = 0; i < nwords + nrev; i++)
+            if (wd_push(b, &rev[i], rev[i].flags & WD_ENDS) != 0)
+                goto oom_rev;
+        if (!(v->dm = words_builder_compile(b, err, errlen))) {
+            free(rev);
             goto fail;
-        if (wd_pre_build(&v->pre, &d->base->fast, d->ents, d->nents) != 0)
-            goto oom;
-        v->memory += words_memory(v->dm) + wd_pre_memory(&v->pre);
+        }
+        if (wd_pre_build(&v->pre, &d->base->fast, rev, nwords + nrev) != 0)
+            goto oom_rev;
+        if (nrev && wd_map(v, rev + nwords, nrev) != 0)
+            goto oom_rev;
+        v->memory += words_memory(v->dm) + wd_pre_memory(&v->pre) + v->dm->nwords * 4;
     }
+    free(rev);
     if (nwords < d->nents) {
         words_builder_clear(b);
         for (size_t i = 0; i < d->nents; i++)
@@ -539,6 +635,8 @@ static struct words_view *wd_view(struct words_delta *d, char *err, size_t errle
     }
     v->memory += sizeof *v + (v->removed ? (d->base->nwords / 64 + 1) * 8 : 0);
     return v;
+oom_rev:
+    free(rev);
 oom:
     snprintf(err, errlen, "out of memory compiling the word list's delta");
 fail:
@@ -622,7 +720,9 @@ static int wd_match_cmp(const struct words_match *a, const struct words_match *b
 
 /* Drops from m[0..n) (sorted by start) the matches an added exception's
  * occurrence covers (rep[0..nrep), sorted by start), and the list's words
- * removed; the delta's matches (base false) take ids past the list's.
+ * removed; the delta's matches (base false) take ids past the list's, but
+ * a revived listed word's take its id in the list (v->dmap), and lose it
+ * when it is removed.
  * Returns how many are left, compacted in place. A sweep: the occurrences
  * starting at or before a match, their furthest end against the match's
  * end. */
@@ -641,11 +741,12 @@ static size_t wd_filter(struct words_match *m, size_t n, const struct words_matc
         uint32_t w = m[i].word;
         if (any && reach >= m[i].end)
             continue;
-        if (base && v->removed && w < v->nbase && ((v->removed[w / 64] >> (w % 64)) & 1))
+        bool listed = base || (v->dmap && v->dmap[w] != UINT32_MAX);
+        w = base ? w : listed ? v->dmap[w] : w + v->nbase;
+        if (listed && v->removed && w < v->nbase && ((v->removed[w / 64] >> (w % 64)) & 1))
             continue;
         struct words_match x = m[i];
-        if (!base)
-            x.word += v->nbase;
+        x.word = w;
         m[k++] = x;
     }
     return k;
@@ -691,10 +792,11 @@ int words_view_scan_how(const struct words_matcher *base, const struct words_vie
     const struct words_match *w = b;
     size_t i = 0, j = 0, k = 0;
     while ((i < na || j < nw) && k < max) {
-        if (j == nw || (i < na && wd_match_cmp(&a[i], &w[j]) <= 0))
-            buf[k++] = a[i++];
-        else
-            buf[k++] = w[j++];
+        const struct words_match *x =
+            j == nw || (i < na && wd_match_cmp(&a[i], &w[j]) <= 0) ? &a[i++] : &w[j++];
+        /* a revived listed word found where the list found it too: once */
+        if (k == 0 || wd_match_cmp(&buf[k - 1], x) != 0)
+            buf[k++] = *x;
     }
     *n = k;
     *capped = ca || cb || cr || i < na || j < nw;

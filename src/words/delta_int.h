@@ -18,6 +18,7 @@ struct wd_ent {
     uint32_t flags; /* WP_* | WL_*, as the list parser set them */
     char *text;     /* as added, syntax removed (what a match reports) */
     uint32_t tlen;
+    uint32_t word; /* a listed exception's (delta.c's bexc): its word id in the list */
 };
 
 /* The pre-check (delta_pre.c): the added words' first words (their symbols

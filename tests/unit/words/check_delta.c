@@ -91,6 +91,7 @@ struct mentry {
     char key[32];
     int base_kind, base_ends; /* as listed: M_WORD with ends (1 start *, 2 end *) or M_EXC */
     bool base_removed;
+    bool base_off;              /* a listed exception UNALLOW turned off */
     int delta_kind, delta_ends; /* added at run time */
 };
 static struct mentry g_m[MK];
@@ -129,7 +130,7 @@ static int eff_ends(const char *key, int ends)
 static void model_apply(enum words_delta_op op, const char *key, int ends)
 {
     struct mentry *e = mfind(key);
-    bool exc = e->base_kind == M_EXC || e->delta_kind == M_EXC;
+    bool exc = (e->base_kind == M_EXC && !e->base_off) || e->delta_kind == M_EXC;
     switch (op) {
     case WORDS_DELTA_ADD:
         if (exc)
@@ -151,12 +152,18 @@ static void model_apply(enum words_delta_op op, const char *key, int ends)
             e->delta_kind = M_NONE;
         break;
     case WORDS_DELTA_ALLOW:
-        if (!exc)
+        if (e->base_kind == M_EXC && e->base_off) {
+            e->base_off = false; /* the listed one back: it wins over an added word */
+            e->delta_kind = M_NONE;
+        } else if (!exc) {
             e->delta_kind = M_EXC;
+        }
         break;
     case WORDS_DELTA_UNALLOW:
         if (e->delta_kind == M_EXC)
             e->delta_kind = M_NONE;
+        else if (e->base_kind == M_EXC)
+            e->base_off = true;
         break;
     }
 }
@@ -172,7 +179,7 @@ static void model_list(char *out, size_t cap)
             line_of(line, sizeof line, e->key, e->base_ends);
             strncat(strncat(out, line, cap - strlen(out) - 1), "\n", cap - strlen(out) - 1);
         }
-        if (e->base_kind == M_EXC || e->delta_kind == M_EXC) {
+        if ((e->base_kind == M_EXC && !e->base_off) || e->delta_kind == M_EXC) {
             snprintf(line, sizeof line, "@@%.31s\n", e->key);
             strncat(out, line, cap - strlen(out) - 1);
         }
@@ -400,11 +407,25 @@ START_TEST(test_rules)
     ck_assert_uint_eq(c.removed, 0);
     ck_assert_uint_eq(c.max, 4);
     ck_assert_uint_gt(c.memory, 0);
-    /* UNALLOW drops an added exception, not a listed one. */
+    /* UNALLOW drops an added exception, and turns a listed one off until an
+     * ALLOW brings it back: the words inside it are found again, the listed
+     * ones once (成人 found by the list elsewhere in the text, and by the
+     * delta). */
     ck_assert_int_eq(change(d, WORDS_DELTA_UNALLOW, "bad ass"), 1);
-    ck_assert_int_eq(change(d, WORDS_DELTA_UNALLOW, "成人牙刷"), 0);
     found(m, d, "bad ass", got, sizeof got);
     ck_assert_str_eq(got, "\xef\xbc\xa2\xef\xbd\x81\xef\xbd\x84@0-3 ass@4-7");
+    found(m, d, "成人牙刷 成人", got, sizeof got);
+    ck_assert_str_eq(got, "成人@13-19");
+    ck_assert_int_eq(change(d, WORDS_DELTA_UNALLOW, "成人牙刷"), 1);
+    ck_assert_int_eq(change(d, WORDS_DELTA_UNALLOW, "成人牙刷"), 0);
+    found(m, d, "成人牙刷 成人", got, sizeof got);
+    ck_assert_str_eq(got, "成人@0-6 牙刷@6-12 成人@13-19"); /* 牙刷 added above */
+    words_delta_counts(d, &c);
+    ck_assert_uint_eq(c.removed, 1);
+    ck_assert_int_eq(change(d, WORDS_DELTA_ALLOW, "成人牙刷"), 1);
+    ck_assert_int_eq(change(d, WORDS_DELTA_ALLOW, "成人牙刷"), 0);
+    found(m, d, "成人牙刷 成人", got, sizeof got);
+    ck_assert_str_eq(got, "成人@13-19");
     /* Bad items: refused with a reason, nothing changed. */
     ck_assert_int_eq(words_delta_check(d, WORDS_DELTA_ADD, "...", 3, why, sizeof why), -1);
     ck_assert_int_eq(words_delta_check(d, WORDS_DELTA_ADD, "a\xff", 2, why, sizeof why), -1);
