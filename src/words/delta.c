@@ -7,12 +7,17 @@
  * changes"). The delta is small, so it is compiled again on every change.
  *
  * What a view holds: the compiled list's words removed (a bitmap over its
- * word ids) and a small matcher `dm` of the added words, with the list's
- * own exceptions compiled in as exceptions (so they cover the added words
- * as they cover the listed ones), and the added exceptions compiled as
- * plain words without boundaries, marked `report`: their occurrences come
- * back from the scan and every match they cover is dropped, the list's
- * and the added ones alike. Writer: one thread at a time (delta.h). */
+ * word ids); a small matcher `dm` of the added words, with the list's own
+ * exceptions compiled in as exceptions (so they cover the added words as
+ * they cover the listed ones), and its pre-check (delta_pre.c: the added
+ * words' first words, looked up word by word in a plain ASCII text, so
+ * that dm scans only the texts it could find something in); and a matcher
+ * `de` of the added exceptions, compiled as plain words without boundaries:
+ * their occurrences are reported and every match they cover is dropped, the
+ * list's and the added ones alike. de is apart because it checks no
+ * boundary, which turns the ASCII skip off: it is scanned only when there
+ * is a match, and then only around the matches. Writer: one thread at a
+ * time (delta.h). */
 #include "config.h"
 
 #include <pthread.h>
@@ -22,52 +27,30 @@
 #include <string.h>
 
 #include "words/delta.h"
+#include "words/delta_int.h"
 #include "words/list_int.h"
-
-/* One entry of the delta: an added word, or an added exception (WP_EXC). */
-struct wd_ent {
-    uint32_t *cps; /* the normalised symbols (code points) */
-    uint32_t n;
-    uint32_t flags; /* WP_* | WL_*, as the list parser set them */
-    char *text;     /* as added, syntax removed (what a match reports) */
-    uint32_t tlen;
-};
 
 struct words_view {
     struct words_view *next_retired;
-    struct words_matcher *dm; /* added words and exceptions; NULL: none */
-    uint8_t *report;          /* [words_count(dm)]: an added exception's occurrence */
-    size_t nreports;
-    uint64_t *removed; /* bitmap over the list's word ids; NULL: none removed */
+    struct words_matcher *dm; /* added words and the list's exceptions; NULL: none */
+    uint32_t *dmap;    /* [dm words] a revived listed word's id in the list, else UINT32_MAX */
+    struct wd_pre pre; /* rules dm out for most texts (delta_pre.c) */
+    struct words_matcher *de; /* added exceptions, their occurrences reported; NULL: none */
+    uint64_t *removed;        /* bitmap over the list's word ids; NULL: none removed */
     size_t nremoved;
     uint32_t nbase; /* the list's word count: ids from here are dm's */
     size_t memory;
 };
 
-struct words_delta {
-    const struct words_matcher *base;
-    size_t max;
-    pthread_mutex_t mu;      /* the parser b (words_delta_check runs outside the writer) */
-    struct words_builder *b; /* the list's settings and tables: parses items, compiles dm */
-    struct wd_ent *ents;     /* added words and exceptions */
-    size_t nents, capents;
-    struct wd_ent *bexc; /* the list's exceptions, their symbols (compiled into dm) */
-    size_t nbexc;
-    uint64_t *removed; /* [words/64] the list's words removed */
-    size_t nremoved;
-    bool dirty; /* changed since the last publish */
-    _Atomic(struct words_view *) view;
-    pthread_mutex_t ret_mu; /* guards retired */
-    struct words_view *retired;
-    _Atomic size_t c_words, c_exc, c_removed, c_mem;
-};
 
 static void wd_view_free(struct words_view *v)
 {
     if (v == NULL)
         return;
     words_matcher_free(v->dm);
-    free(v->report);
+    free(v->dmap);
+    wd_pre_free(&v->pre);
+    words_matcher_free(v->de);
     free(v->removed);
     free(v);
 }
@@ -129,39 +112,33 @@ fail:
     return NULL;
 }
 
-/* The pattern of m whose symbols are cps (the trie's goto edges, no failure
- * links): its index, or -1 when m lists no such entry. */
+/* The trie's goto edge of state st on code point cp (no failure links):
+ * the next state, 0 when there is none. */
+static uint32_t wd_goto(const struct words_matcher *m, uint32_t st, uint32_t cp)
+{
+    uint32_t c = words_symbol(m, cp);
+    if (c == 0)
+        return 0;
+    for (uint32_t a = m->st[st].first, b = m->st[st + 1].first; a < b; a++)
+        if (m->edges[a].sym == c)
+            return m->edges[a].tgt;
+    return 0;
+}
+
+/* The pattern of m whose symbols are cps: its index, or -1 when m lists no
+ * such entry. */
 static long wd_lookup(const struct words_matcher *m, const uint32_t *cps, uint32_t n)
 {
     uint32_t st = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t c = words_symbol(m, cps[i]);
-        if (c == 0)
+    for (uint32_t i = 0; i < n; i++)
+        if ((st = wd_goto(m, st, cps[i])) == 0)
             return -1;
-        uint32_t a = m->st[st].first, b = m->st[st + 1].first, next = 0;
-        for (; a < b; a++)
-            if (m->edges[a].sym == c) {
-                next = m->edges[a].tgt;
-                break;
-            }
-        if (next == 0)
-            return -1;
-        st = next;
-    }
     return m->st[st].out ? (long)m->st[st].out - 1 : -1;
 }
 
-/* The list's exceptions with their symbols, from its trie: a walk from the
- * root that keeps the path. Once per delta. */
-static int wd_base_exceptions(struct words_delta *d)
+/* delta_int.h. A walk of the trie from the root that keeps the path. */
+int wd_each_pattern(const struct words_matcher *m, wd_pat_fn *fn, void *ctx)
 {
-    const struct words_matcher *m = d->base;
-    size_t cap = 0;
-    for (uint32_t p = 0; p < m->npat; p++)
-        cap += (m->pats[p].flags & WP_EXC) != 0;
-    d->bexc = calloc(cap ? cap : 1, sizeof *d->bexc);
-    if (d->bexc == NULL)
-        return -1;
     uint32_t state[WORDS_MAX_SYMBOLS + 2], edge[WORDS_MAX_SYMBOLS + 2], path[WORDS_MAX_SYMBOLS + 1];
     int depth = 0;
     state[0] = 0;
@@ -178,22 +155,10 @@ static int wd_base_exceptions(struct words_delta *d)
             continue; /* a loaded matcher's edges are checked; keep the walk safe */
         path[depth] = m->alpha[sym - 1];
         uint32_t o = m->st[t].out;
-        if (o && o <= m->npat && (m->pats[o - 1].flags & WP_EXC) && d->nbexc < cap) {
-            struct wd_ent *e = &d->bexc[d->nbexc];
-            size_t wl;
-            const char *w = words_word(m, m->pats[o - 1].word, &wl);
-            e->n = (uint32_t)depth + 1;
-            e->cps = malloc(e->n * sizeof *e->cps);
-            e->text = malloc(wl ? wl : 1);
-            if (e->cps == NULL || e->text == NULL) {
-                wd_ent_free(e);
-                return -1;
-            }
-            memcpy(e->cps, path, e->n * sizeof *e->cps);
-            memcpy(e->text, w, wl);
-            e->tlen = (uint32_t)wl;
-            e->flags = WP_EXC;
-            d->nbexc++;
+        if (o && o <= m->npat) {
+            int rc = fn(ctx, o - 1, path, (uint32_t)depth + 1);
+            if (rc)
+                return rc;
         }
         if (depth + 1 <= WORDS_MAX_SYMBOLS) {
             depth++;
@@ -202,6 +167,46 @@ static int wd_base_exceptions(struct words_delta *d)
         }
     }
     return 0;
+}
+
+/* wd_pat_fn for wd_base_exceptions: a listed exception with its symbols. */
+static int wd_bexc_pat(void *ctx, uint32_t p, const uint32_t *path, uint32_t n)
+{
+    struct words_delta *d = ctx;
+    const struct words_matcher *m = d->base;
+    if (!(m->pats[p].flags & WP_EXC))
+        return 0;
+    struct wd_ent *e = &d->bexc[d->nbexc];
+    size_t wl;
+    const char *w = words_word(m, m->pats[p].word, &wl);
+    e->n = n;
+    e->cps = malloc(e->n * sizeof *e->cps);
+    e->text = malloc(wl ? wl : 1);
+    if (e->cps == NULL || e->text == NULL) {
+        wd_ent_free(e);
+        return -1;
+    }
+    memcpy(e->cps, path, e->n * sizeof *e->cps);
+    memcpy(e->text, w, wl);
+    e->tlen = (uint32_t)wl;
+    e->flags = WP_EXC;
+    e->word = m->pats[p].word;
+    d->nbexc++;
+    return 0;
+}
+
+/* The list's exceptions with their symbols, from its trie. Once per delta. */
+static int wd_base_exceptions(struct words_delta *d)
+{
+    const struct words_matcher *m = d->base;
+    size_t cap = 0;
+    for (uint32_t p = 0; p < m->npat; p++)
+        cap += (m->pats[p].flags & WP_EXC) != 0;
+    d->bexc = calloc(cap ? cap : 1, sizeof *d->bexc);
+    if (d->bexc == NULL)
+        return -1;
+    /* A pattern is one state's: the walk meets at most cap exceptions. */
+    return wd_each_pattern(m, wd_bexc_pat, d) != 0 ? -1 : 0;
 }
 
 struct words_delta *words_delta_new(const struct words_matcher *base, size_t max, char *err,
@@ -335,8 +340,8 @@ static void wd_drop(struct words_delta *d, size_t i)
 static int wd_store(struct words_delta *d, size_t i)
 {
     const struct wl_ent *pe = &d->b->ents[0];
-    struct wd_ent e = {malloc(pe->cp_len * sizeof *e.cps), pe->cp_len, pe->flags,
-                       malloc(pe->text_len ? pe->text_len : 1), pe->text_len};
+    struct wd_ent e = {malloc(pe->cp_len * sizeof *e.cps),      pe->cp_len,   pe->flags,
+                       malloc(pe->text_len ? pe->text_len : 1), pe->text_len, 0};
     if (e.cps == NULL || e.text == NULL) {
         wd_ent_free(&e);
         return -1;
@@ -362,7 +367,7 @@ static int wd_store(struct words_delta *d, size_t i)
     return 0;
 }
 
-static bool wd_removed(const struct words_delta *d, uint32_t w)
+bool wd_removed(const struct words_delta *d, uint32_t w)
 {
     return (d->removed[w / 64] >> (w % 64)) & 1;
 }
@@ -375,8 +380,6 @@ static void wd_set_removed(struct words_delta *d, uint32_t w, bool on)
     d->nremoved += on ? 1 : (size_t)-1;
 }
 
-#define WD_ENDS (WP_START | WP_END)
-
 /* The rules, with the list's for equal entries (docs/words.md): an
  * exception wins over a word of the same normalised text; a word the list
  * holds with the same `*` ends is the list's (an ADD brings it back if it
@@ -388,8 +391,10 @@ static int wd_apply(struct words_delta *d, enum words_delta_op op)
     const uint32_t *cps = d->b->cps + pe->cp_off;
     const struct words_matcher *m = d->base;
     long p = wd_lookup(m, cps, pe->cp_len);
-    const struct words_pat *bp = p >= 0 ? &m->pats[p] : NULL;
-    bool bexc = bp && (bp->flags & WP_EXC);
+    const struct words_pat *bp = p >= 0 && !(m->pats[p].flags & WP_EXC) ? &m->pats[p] : NULL;
+    /* a listed exception, and whether UNALLOW turned it off */
+    const struct words_pat *be = p >= 0 && (m->pats[p].flags & WP_EXC) ? &m->pats[p] : NULL;
+    bool boff = be && wd_removed(d, be->word), bexc = be && !boff;
     long i = wd_find(d, cps, pe->cp_len);
     bool dexc = i >= 0 && (d->ents[i].flags & WP_EXC);
     switch (op) {
@@ -410,7 +415,7 @@ static int wd_apply(struct words_delta *d, enum words_delta_op op)
         return wd_store(d, i >= 0 ? (size_t)i : d->nents) != 0 ? -1 : 1;
     case WORDS_DELTA_REMOVE: {
         bool changed = false;
-        if (bp && !bexc && !wd_removed(d, bp->word)) {
+        if (bp && !wd_removed(d, bp->word)) {
             wd_set_removed(d, bp->word, true);
             changed = true;
         }
@@ -421,10 +426,20 @@ static int wd_apply(struct words_delta *d, enum words_delta_op op)
         return changed;
     }
     case WORDS_DELTA_ALLOW:
+        if (boff) { /* the listed one back, over a word added with its text */
+            wd_set_removed(d, be->word, false);
+            if (i >= 0)
+                wd_drop(d, (size_t)i);
+            return 1;
+        }
         if (bexc || dexc)
             return 0;
         return wd_store(d, i >= 0 ? (size_t)i : d->nents) != 0 ? -1 : 1;
     case WORDS_DELTA_UNALLOW:
+        if (bexc) { /* a listed one: off until ALLOW or a rebuild */
+            wd_set_removed(d, be->word, true);
+            return 1;
+        }
         if (!dexc)
             return 0;
         wd_drop(d, (size_t)i);
@@ -451,7 +466,7 @@ int words_delta_apply(struct words_delta *d, enum words_delta_op op, const char 
 
 /* An entry into the builder as it is, flags given (no parsing: its symbols
  * are the delta's). */
-static int wd_push(struct words_builder *b, const struct wd_ent *e, uint32_t flags)
+int wd_push(struct words_builder *b, const struct wd_ent *e, uint32_t flags)
 {
     if (b->nents == b->capents) {
         size_t c = b->capents ? b->capents * 2 : 64;
@@ -492,9 +507,83 @@ static int wd_push(struct words_builder *b, const struct wd_ent *e, uint32_t fla
     return 0;
 }
 
-/* The view of the delta as it is: dm compiled from the added entries (and
- * the list's exceptions, when there are added words for them to cover).
- * Under d->mu. */
+/* The added words (copies of the entries, sharing their memory), then the
+ * listed words that occur inside a listed exception UNALLOW turned off (any
+ * run of its symbols that is a listed word, boundaries aside), not removed,
+ * each once: compiled into dm, they are found where the exception hid them
+ * from the list's scan (and, found elsewhere too, given once). *rev is the
+ * caller's to free. 0, or -1 on no memory. Under d->mu. */
+static int wd_revive(const struct words_delta *d, struct wd_ent **rev, size_t nwords, size_t *nrev)
+{
+    const struct words_matcher *m = d->base;
+    size_t cap = nwords + 16, n = 0;
+    struct wd_ent *r = malloc(cap * sizeof *r);
+    uint64_t *seen = calloc(m->nwords / 64 + 1, sizeof *seen);
+    if (r == NULL || seen == NULL)
+        goto oom;
+    for (size_t i = 0; i < d->nents; i++)
+        if (!(d->ents[i].flags & WP_EXC))
+            r[n++] = d->ents[i];
+    for (size_t x = 0; x < d->nbexc; x++) {
+        const struct wd_ent *e = &d->bexc[x];
+        if (!wd_removed(d, e->word))
+            continue;
+        for (uint32_t i = 0; i < e->n; i++)
+            for (uint32_t j = i, st = 0; j < e->n && (st = wd_goto(m, st, e->cps[j])) != 0; j++) {
+                uint32_t o = m->st[st].out;
+                if (o == 0 || o > m->npat)
+                    continue;
+                const struct words_pat *pt = &m->pats[o - 1];
+                uint32_t w = pt->word;
+                if ((pt->flags & WP_EXC) || w >= m->nwords || wd_removed(d, w) ||
+                    (seen[w / 64] >> (w % 64) & 1))
+                    continue;
+                seen[w / 64] |= 1ull << (w % 64);
+                if (n == cap) {
+                    struct wd_ent *nr = realloc(r, (cap *= 2) * sizeof *r);
+                    if (nr == NULL)
+                        goto oom;
+                    r = nr;
+                }
+                size_t tl;
+                const char *t = words_word(m, w, &tl);
+                r[n++] = (struct wd_ent){(uint32_t *)e->cps + i, j - i + 1, pt->flags, (char *)t,
+                                         (uint32_t)tl,           w};
+            }
+    }
+    free(seen);
+    *rev = r;
+    *nrev = n - nwords;
+    return 0;
+oom:
+    free(r);
+    free(seen);
+    return -1;
+}
+
+/* v->dmap: the listed word id of each dm word that is a revived listed one
+ * (rev[0..n)), so that its matches carry the list's id. 0, or -1. */
+static int wd_map(struct words_view *v, const struct wd_ent *rev, size_t n)
+{
+    v->dmap = malloc((v->dm->nwords ? v->dm->nwords : 1) * sizeof *v->dmap);
+    if (v->dmap == NULL)
+        return -1;
+    for (uint32_t i = 0; i < v->dm->nwords; i++)
+        v->dmap[i] = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        long p = wd_lookup(v->dm, rev[i].cps, rev[i].n);
+        if (p >= 0 && !(v->dm->pats[p].flags & WP_EXC) && v->dm->pats[p].word < v->dm->nwords)
+            v->dmap[v->dm->pats[p].word] = rev[i].word;
+    }
+    return 0;
+}
+
+/* The view of the delta as it is: dm compiled from the added words (with
+ * the list's exceptions, to cover them), de from the added exceptions, as
+ * plain words with no boundary (an exception checks none), whose
+ * occurrences are reported. Two matchers, so that de, which needs the exact
+ * scan of every symbol, is scanned only when there is a match it could
+ * cover, and dm keeps the ASCII skip and its pre-check. Under d->mu. */
 static struct words_view *wd_view(struct words_delta *d, char *err, size_t errlen)
 {
     struct words_view *v = calloc(1, sizeof *v);
@@ -509,41 +598,45 @@ static struct words_view *wd_view(struct words_delta *d, char *err, size_t errle
             goto oom;
         memcpy(v->removed, d->removed, nw * sizeof *v->removed);
     }
-    size_t nwords = 0;
+    size_t nwords = 0, nrev = 0;
     for (size_t i = 0; i < d->nents; i++)
         nwords += !(d->ents[i].flags & WP_EXC);
-    if (d->nents) {
-        struct words_builder *b = d->b;
+    struct wd_ent *rev = NULL; /* the added words, then the listed ones revived */
+    if (wd_revive(d, &rev, nwords, &nrev) != 0)
+        goto oom;
+    struct words_builder *b = d->b;
+    if (nwords + nrev) {
         words_builder_clear(b);
-        for (size_t i = 0; nwords && i < d->nbexc; i++)
-            if (wd_push(b, &d->bexc[i], WP_EXC) != 0)
-                goto oom;
-        /* An added exception as a plain word (its occurrences reported),
-         * with no boundary, as an exception checks none. */
-        for (size_t i = 0; i < d->nents; i++) {
-            uint32_t fl = d->ents[i].flags & WP_EXC ? 0 : d->ents[i].flags & WD_ENDS;
-            if (wd_push(b, &d->ents[i], fl) != 0)
-                goto oom;
-        }
-        if (!(v->dm = words_builder_compile(b, err, errlen)))
+        for (size_t i = 0; i < d->nbexc; i++)
+            if (!wd_removed(d, d->bexc[i].word) && wd_push(b, &d->bexc[i], WP_EXC) != 0)
+                goto oom_rev;
+        for (size_t i = 0; i < nwords + nrev; i++)
+            if (wd_push(b, &rev[i], rev[i].flags & WD_ENDS) != 0)
+                goto oom_rev;
+        if (!(v->dm = words_builder_compile(b, err, errlen))) {
+            free(rev);
             goto fail;
-        v->report = calloc(v->dm->nwords ? v->dm->nwords : 1, 1);
-        if (v->report == NULL)
-            goto oom;
-        for (size_t i = 0; i < d->nents; i++) {
-            if (!(d->ents[i].flags & WP_EXC))
-                continue;
-            long p = wd_lookup(v->dm, d->ents[i].cps, d->ents[i].n);
-            if (p >= 0 && !(v->dm->pats[p].flags & WP_EXC) && v->dm->pats[p].word < v->dm->nwords &&
-                !v->report[v->dm->pats[p].word]) {
-                v->report[v->dm->pats[p].word] = 1;
-                v->nreports++;
-            }
         }
-        v->memory = words_memory(v->dm) + v->dm->nwords;
+        if (wd_pre_build(&v->pre, &d->base->fast, rev, nwords + nrev) != 0)
+            goto oom_rev;
+        if (nrev && wd_map(v, rev + nwords, nrev) != 0)
+            goto oom_rev;
+        v->memory += words_memory(v->dm) + wd_pre_memory(&v->pre) + v->dm->nwords * 4;
+    }
+    free(rev);
+    if (nwords < d->nents) {
+        words_builder_clear(b);
+        for (size_t i = 0; i < d->nents; i++)
+            if ((d->ents[i].flags & WP_EXC) && wd_push(b, &d->ents[i], 0) != 0)
+                goto oom;
+        if (!(v->de = words_builder_compile(b, err, errlen)))
+            goto fail;
+        v->memory += words_memory(v->de);
     }
     v->memory += sizeof *v + (v->removed ? (d->base->nwords / 64 + 1) * 8 : 0);
     return v;
+oom_rev:
+    free(rev);
 oom:
     snprintf(err, errlen, "out of memory compiling the word list's delta");
 fail:
@@ -626,13 +719,13 @@ static int wd_match_cmp(const struct words_match *a, const struct words_match *b
 }
 
 /* Drops from m[0..n) (sorted by start) the matches an added exception's
- * occurrence covers (the entries of rep[0..nrep), sorted by start, that
- * v->report marks), and the list's words removed; the delta's matches
- * (base false) lose their reports and take ids past the list's. Returns
- * how many are left, compacted in place. A sweep: the reports starting at or
- * before a match, their furthest end against the match's end. rep may be m
- * itself: the sweep reads ahead of every write (all of m up to i starts at
- * or before m[i], so r passes i before m[i] is written over). */
+ * occurrence covers (rep[0..nrep), sorted by start), and the list's words
+ * removed; the delta's matches (base false) take ids past the list's, but
+ * a revived listed word's take its id in the list (v->dmap), and lose it
+ * when it is removed.
+ * Returns how many are left, compacted in place. A sweep: the occurrences
+ * starting at or before a match, their furthest end against the match's
+ * end. */
 static size_t wd_filter(struct words_match *m, size_t n, const struct words_match *rep, size_t nrep,
                         const struct words_view *v, bool base)
 {
@@ -640,19 +733,20 @@ static size_t wd_filter(struct words_match *m, size_t n, const struct words_matc
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         for (; r < nrep && rep[r].start <= m[i].start; r++) {
-            if (!v->report[rep[r].word] || (any && rep[r].end <= reach))
+            if (any && rep[r].end <= reach)
                 continue;
             reach = rep[r].end;
             any = true;
         }
         uint32_t w = m[i].word;
-        if ((any && reach >= m[i].end) || (!base && v->report[w]))
+        if (any && reach >= m[i].end)
             continue;
-        if (base && v->removed && w < v->nbase && ((v->removed[w / 64] >> (w % 64)) & 1))
+        bool listed = base || (v->dmap && v->dmap[w] != UINT32_MAX);
+        w = base ? w : listed ? v->dmap[w] : w + v->nbase;
+        if (listed && v->removed && w < v->nbase && ((v->removed[w / 64] >> (w % 64)) & 1))
             continue;
         struct words_match x = m[i];
-        if (!base)
-            x.word += v->nbase;
+        x.word = w;
         m[k++] = x;
     }
     return k;
@@ -662,111 +756,49 @@ int words_view_scan(const struct words_matcher *base, const struct words_view *v
                     struct words_scratch *s, const char *text, size_t len, struct words_match *buf,
                     size_t cap, size_t max, size_t *n, bool *capped)
 {
+    return words_view_scan_how(base, v, s, text, len, buf, cap, max, n, capped, true);
+}
+
+/* Any thread. The list's scan, then dm's where the pre-check cannot rule
+ * its words out, then de's where there is a match to cover, around it
+ * (spare false: dm and de over every text, whole: what the tests and the
+ * fuzz harness compare with). */
+int words_view_scan_how(const struct words_matcher *base, const struct words_view *v,
+                        struct words_scratch *s, const char *text, size_t len,
+                        struct words_match *buf, size_t cap, size_t max, size_t *n, bool *capped,
+                        bool spare)
+{
     if (max > cap)
         max = cap;
     if (v == NULL)
         return words_scan(base, s, text, len, buf, max, n, capped);
-    struct words_match *a = buf + cap, *b = buf + 2 * cap;
-    size_t na = 0, nb = 0;
-    bool ca = false, cb = false;
+    struct words_match *a = buf + cap, *b = buf + 2 * cap, *r = buf;
+    size_t na = 0, nb = 0, nr = 0;
+    bool ca = false, cb = false, cr = false;
     /* The list's matches may lose some to the delta: ask for all that fit. */
-    bool lose = v->nremoved || v->nreports;
+    bool lose = v->nremoved || v->de;
     if (words_scan(base, s, text, len, a, lose ? cap : max, &na, &ca) != 0)
         return -1;
-    if (v->dm && words_scan(v->dm, s, text, len, b, cap, &nb, &cb) != 0)
+    if (v->dm && (!spare || wd_pre_maybe(&v->pre, &base->fast, text, len)) &&
+        words_scan(v->dm, s, text, len, b, cap, &nb, &cb) != 0)
         return -1;
-    /* The list's matches first: b's reports are read until b is compacted. */
-    na = wd_filter(a, na, b, v->nreports ? nb : 0, v, true);
-    size_t nw = v->dm ? wd_filter(b, nb, b, v->nreports ? nb : 0, v, false) : 0;
+    if (v->de && !spare && words_scan(v->de, s, text, len, r, cap, &nr, &cr) != 0)
+        return -1;
+    if (v->de && spare && (na || nb) &&
+        wd_reports(v->de, &base->fast, s, text, len, a, na, b, nb, r, cap, &nr, &cr) != 0)
+        return -1;
+    na = wd_filter(a, na, r, nr, v, true);
+    size_t nw = wd_filter(b, nb, r, nr, v, false);
     const struct words_match *w = b;
     size_t i = 0, j = 0, k = 0;
     while ((i < na || j < nw) && k < max) {
-        if (j == nw || (i < na && wd_match_cmp(&a[i], &w[j]) <= 0))
-            buf[k++] = a[i++];
-        else
-            buf[k++] = w[j++];
+        const struct words_match *x =
+            j == nw || (i < na && wd_match_cmp(&a[i], &w[j]) <= 0) ? &a[i++] : &w[j++];
+        /* a revived listed word found where the list found it too: once */
+        if (k == 0 || wd_match_cmp(&buf[k - 1], x) != 0)
+            buf[k++] = *x;
     }
     *n = k;
-    *capped = ca || cb || i < na || j < nw;
+    *capped = ca || cb || cr || i < na || j < nw;
     return 0;
-}
-
-/* Each pattern of m with its symbols (code points), from a walk of its trie
- * that keeps the path: fn(ctx, pattern index, path, length); a non-zero
- * return stops the walk and is returned. */
-typedef int wd_pat_fn(void *ctx, uint32_t p, const uint32_t *path, uint32_t n);
-
-static int wd_each_pattern(const struct words_matcher *m, wd_pat_fn *fn, void *ctx)
-{
-    uint32_t state[WORDS_MAX_SYMBOLS + 2], edge[WORDS_MAX_SYMBOLS + 2], path[WORDS_MAX_SYMBOLS + 1];
-    int depth = 0;
-    state[0] = 0;
-    edge[0] = m->st[0].first;
-    while (depth >= 0) {
-        uint32_t s = state[depth];
-        if (edge[depth] >= m->st[s + 1].first || depth > WORDS_MAX_SYMBOLS) {
-            depth--;
-            continue;
-        }
-        uint32_t t = m->edges[edge[depth]].tgt, sym = m->edges[edge[depth]].sym;
-        edge[depth]++;
-        if (sym == 0 || sym > m->nsym || t == 0 || t >= m->nstates)
-            continue; /* a loaded matcher's edges are checked; keep the walk safe */
-        path[depth] = m->alpha[sym - 1];
-        uint32_t o = m->st[t].out;
-        if (o && o <= m->npat) {
-            int rc = fn(ctx, o - 1, path, (uint32_t)depth + 1);
-            if (rc)
-                return rc;
-        }
-        if (depth + 1 <= WORDS_MAX_SYMBOLS) {
-            depth++;
-            state[depth] = t;
-            edge[depth] = m->st[t].first;
-        }
-    }
-    return 0;
-}
-
-/* wd_pat_fn for words_delta_fold: a listed entry into the builder, unless
- * the delta removed it. */
-static int wd_fold_pat(void *ctx, uint32_t p, const uint32_t *path, uint32_t n)
-{
-    struct words_delta *d = ctx;
-    const struct words_pat *pt = &d->base->pats[p];
-    if (!(pt->flags & WP_EXC) && pt->word < d->base->nwords && wd_removed(d, pt->word))
-        return 0;
-    size_t wl;
-    const char *w = words_word(d->base, pt->word, &wl);
-    uint32_t fl = pt->flags & (WP_EXC | WD_ENDS);
-    for (uint32_t i = 0; i < n && !(fl & WP_EXC); i++)
-        fl |= path[i] == WN_SPACE_CP ? WL_PHRASE : 0;
-    if (!(fl & WP_EXC) && (fl & WD_ENDS) != WD_ENDS)
-        fl |= WL_SUBSTR;
-    struct wd_ent e = {(uint32_t *)path, n, fl, (char *)w, (uint32_t)wl};
-    return wd_push(d->b, &e, fl) != 0 ? -1 : 0;
-}
-
-struct words_matcher *words_delta_fold(struct words_delta *d, struct words_summary *sum, char *err,
-                                       size_t errlen)
-{
-    pthread_mutex_lock(&d->mu);
-    struct words_builder *b = d->b;
-    struct words_matcher *m = NULL;
-    words_builder_clear(b);
-    if (wd_each_pattern(d->base, wd_fold_pat, d) != 0)
-        goto oom;
-    for (size_t i = 0; i < d->nents; i++)
-        if (wd_push(b, &d->ents[i], d->ents[i].flags) != 0)
-            goto oom;
-    if ((m = words_builder_compile(b, err, errlen)) && sum)
-        *sum = *words_builder_summary(b);
-    words_builder_clear(b);
-    pthread_mutex_unlock(&d->mu);
-    return m;
-oom:
-    words_builder_clear(b);
-    pthread_mutex_unlock(&d->mu);
-    snprintf(err, errlen, "out of memory folding the word list's delta");
-    return NULL;
 }

@@ -21,7 +21,7 @@ enum words_delta_op {
     WORDS_DELTA_ADD,     /* a word or phrase, list syntax (`*` ends, `\` escape) */
     WORDS_DELTA_REMOVE,  /* a word, listed or added: it no longer matches */
     WORDS_DELTA_ALLOW,   /* an exception phrase, as an `@@` line without its `@@` */
-    WORDS_DELTA_UNALLOW, /* an exception added by ALLOW dropped */
+    WORDS_DELTA_UNALLOW, /* an exception added by ALLOW dropped, or a listed one turned off */
 };
 
 struct words_delta;
@@ -65,7 +65,7 @@ const struct words_view *words_delta_view(const struct words_delta *d);
 struct words_delta_counts {
     size_t words;      /* words added (not in the list, or with other `*` ends) */
     size_t exceptions; /* exception phrases added */
-    size_t removed;    /* words of the compiled list removed */
+    size_t removed;    /* entries of the compiled list removed (words) or turned off (exceptions) */
     size_t max;        /* entries it may hold */
     size_t memory;     /* bytes of its compiled view */
 };
@@ -79,7 +79,8 @@ void words_view_free_list(struct words_view *v);
 struct words_view **words_view_next_retired(struct words_view *v);
 
 /* words_scan of base with the view's changes: the list's matches less the
- * removed words, with the added words' matches, less every match an added
+ * removed words, with the added words' matches and the listed words a
+ * listed exception turned off no longer hides, less every match an added
  * exception covers (in bytes of the text: [start, end) inside one of its
  * occurrences). buf holds 3 * cap matches; the answer is buf[0..*n), at
  * most max (<= cap), sorted by start, *capped when there were more. Match
@@ -96,6 +97,13 @@ int words_view_scan(const struct words_matcher *base, const struct words_view *v
 struct words_matcher *words_delta_fold(struct words_delta *d, struct words_summary *sum, char *err,
                                        size_t errlen);
 
+/* words_view_scan with its shortcuts (spare: the added words scanned only
+ * where a pre-check cannot rule them out, the added exceptions only around
+ * the matches) or without them: the same results (tests, fuzz). */
+int words_view_scan_how(const struct words_matcher *base, const struct words_view *v,
+                        struct words_scratch *s, const char *text, size_t len,
+                        struct words_match *buf, size_t cap, size_t max, size_t *n, bool *capped,
+                        bool spare);
 /* A match's word as listed or added (v NULL: base's words_word). */
 const char *words_view_word(const struct words_matcher *base, const struct words_view *v,
                             uint32_t id, size_t *len);

@@ -5,7 +5,8 @@
  * publish, then the scan of 1 KiB comments with the delta beside the list,
  * at several delta sizes. WORDS made-up entries (default 50,000), as
  * bench_words makes them; comments of English-like prose (few matches).
- * Prints figures; asserts nothing. tests/bench/bench_words_delta [WORDS] */
+ * Prints figures; asserts nothing. tests/bench/bench_words_delta [WORDS]
+ * [MODE DELTA]: one pass of one case, for callgrind (main says how). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -130,6 +131,35 @@ static double scan_ns(const struct words_matcher *m, const struct words_view *v,
     return (cpu() - t0) * 1e9 / (double)(rounds * NCOMMENTS);
 }
 
+/* A delta of n new words (one in ten a phrase), published. */
+static struct words_delta *make_delta(const struct words_matcher *m, size_t n)
+{
+    char err[256], w[128];
+    struct words_delta *d = words_delta_new(m, 100000, err, sizeof err);
+    if (d == NULL)
+        exit(1);
+    for (size_t i = 0; i < n; i++) {
+        size_t l = pseudo_word(w);
+        l += (size_t)sprintf(w + l, "q%zu", i); /* new: not listed, not added */
+        if (i % 10 == 9) {
+            w[l++] = ' ';
+            l += pseudo_word(w + l);
+        }
+        words_delta_apply(d, WORDS_DELTA_ADD, w, l, err, sizeof err);
+    }
+    words_delta_publish(d, err, sizeof err);
+    return d;
+}
+
+/* The change the bench makes after the words: one exception, one removal. */
+static void more_changes(struct words_delta *d, const char *list)
+{
+    char err[256];
+    words_delta_apply(d, WORDS_DELTA_ALLOW, "the word", 8, err, sizeof err);
+    words_delta_apply(d, WORDS_DELTA_REMOVE, list, strcspn(list, "\n"), err, sizeof err);
+    words_delta_publish(d, err, sizeof err);
+}
+
 int main(int argc, char **argv)
 {
     size_t words = argc > 1 ? strtoul(argv[1], NULL, 10) : 50000;
@@ -168,6 +198,24 @@ int main(int argc, char **argv)
         make_comment(g_comments[i], CLEN);
     struct words_scratch *s = words_scratch_new();
     size_t found;
+    if (argc > 3) {
+        /* One pass of one case, for an instruction count of words_view_scan
+         * (callgrind --toggle-collect=words_view_scan): MODE 0 the list
+         * alone, 1 a delta of DELTA words, 2 with one exception and one
+         * removal more. */
+        int mode = atoi(argv[2]);
+        struct words_delta *d = mode ? make_delta(m, strtoul(argv[3], NULL, 10)) : NULL;
+        if (mode == 2)
+            more_changes(d, list);
+        double ns = scan_ns(m, d ? words_delta_view(d) : NULL, s, 1, &found);
+        printf("mode %d: %.0f ns per comment (CPU), %zu matches\n", mode, ns, found);
+        words_delta_free(d);
+        words_scratch_free(s);
+        words_matcher_free(m);
+        words_builder_free(b);
+        free(list);
+        return 0;
+    }
     double base_ns = scan_ns(m, NULL, s, 8, &found);
     printf("scan of 1 KiB comments, the list alone: %.0f ns per comment (CPU), %zu matches\n",
            base_ns, found);
@@ -175,18 +223,8 @@ int main(int argc, char **argv)
      * exception, then one removal. */
     static const size_t sizes[] = {1, 10, 100, 1000, 10000};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-        struct words_delta *d = words_delta_new(m, 100000, err, sizeof err);
+        struct words_delta *d = make_delta(m, sizes[k]);
         char w[128];
-        for (size_t i = 0; i < sizes[k]; i++) {
-            size_t n = pseudo_word(w);
-            n += (size_t)sprintf(w + n, "q%zu", i); /* new: not listed, not added */
-            if (i % 10 == 9) {
-                w[n++] = ' ';
-                n += pseudo_word(w + n);
-            }
-            words_delta_apply(d, WORDS_DELTA_ADD, w, n, err, sizeof err);
-        }
-        words_delta_publish(d, err, sizeof err);
         /* One more change and its publish: what an ADD request pays. */
         double tp = 1e9;
         for (int r = 0; r < 5; r++) {
@@ -200,9 +238,7 @@ int main(int argc, char **argv)
         }
         size_t rounds = 4;
         double add_ns = scan_ns(m, words_delta_view(d), s, rounds, &found);
-        words_delta_apply(d, WORDS_DELTA_ALLOW, "the word", 8, err, sizeof err);
-        words_delta_apply(d, WORDS_DELTA_REMOVE, list, strcspn(list, "\n"), err, sizeof err);
-        words_delta_publish(d, err, sizeof err);
+        more_changes(d, list);
         size_t found2;
         double all_ns = scan_ns(m, words_delta_view(d), s, rounds, &found2);
         struct words_delta_counts c;

@@ -6,8 +6,10 @@
  * once; each input starts a fresh delta over it. Checks a bad item is
  * refused by check and apply alike, the matches are inside the text, sorted,
  * at most the cap, their words resolvable, never a word the delta removed
- * (REMOVE'd and not added back in the same input), and that the retired
- * views free. Build: `make fuzz`. */
+ * (REMOVE'd and not added back in the same input), the same matches as
+ * the scan without its shortcuts (the added words scanned over every text,
+ * the added exceptions over all of it), and that the retired views free.
+ * Build: `make fuzz`. */
 #include "config.h"
 
 #include <stdint.h>
@@ -37,7 +39,20 @@ static void scan(struct words_delta *d, const char *t, size_t len, size_t max)
     /* Not n == max when capped: the list's scan may stop at the buffer's
      * size, then lose matches to the delta (removed, covered). */
     FUZZ_CHECK(n <= max, "cap");
-    (void)capped;
+    /* The same without the shortcuts (the added words' pre-check, the added
+     * exceptions' windows), when neither stopped at the cap. */
+    static struct words_match all[3 * CAP];
+    size_t n2;
+    bool capped2;
+    FUZZ_CHECK(words_view_scan_how(g_m, v, g_s, t, len, all, CAP, max, &n2, &capped2, false) == 0,
+               "scan failed");
+    if (!capped && !capped2) {
+        FUZZ_CHECK(n == n2, "%zu matches, %zu without the shortcuts", n, n2);
+        for (size_t i = 0; i < n; i++)
+            FUZZ_CHECK(buf[i].start == all[i].start && buf[i].end == all[i].end &&
+                           buf[i].word == all[i].word,
+                       "match %zu differs without the shortcuts", i);
+    }
     for (size_t i = 0; i < n; i++) {
         FUZZ_CHECK(buf[i].start < buf[i].end && buf[i].end <= len, "match out of the text");
         FUZZ_CHECK(i == 0 || buf[i - 1].start <= buf[i].start, "not sorted");

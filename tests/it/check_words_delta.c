@@ -1,5 +1,6 @@
 /* A served word list's run-time changes, through the real daemon: ADD,
- * MADD, REMOVE, ALLOW, UNALLOW on the line protocol and over HTTP, each seen
+ * MADD, REMOVE, ALLOW, UNALLOW (of an added and of a listed exception) on
+ * the line protocol and over HTTP, each seen
  * by the next SCAN on the same connection; an added word normalised as the
  * list was; a listed word removed; an added exception covering a listed
  * word; bad items refused; the words_delta_max limit; INFO's delta; and
@@ -19,7 +20,7 @@
 #include "lib/http_client.h"
 #include "lib/line_client.h"
 
-#define LIST "fuck\nass\n@@class\n成人\n@@成人牙刷\n"
+#define LIST "fuck\nass\n@@class\n@@kick ass\n成人\n@@成人牙刷\n"
 
 static void build(struct dh_daemon *d, const char *list)
 {
@@ -64,6 +65,8 @@ static void expect_changed(struct dh_conn *c)
     /* The space between two Chinese letters is dropped: 刷牙刷 is one run,
      * yet the exception covers only the first 牙刷. */
     ck_assert_str_eq(dh_cmd(c, "SCAN bad 买成人牙刷 牙刷"), "FOUND 1 牙刷 16 22");
+    /* A listed exception turned off: the listed word inside it is found. */
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad kick ass"), "FOUND 1 ass 5 8");
 }
 
 START_TEST(test_changes_seen_and_kept)
@@ -79,6 +82,9 @@ START_TEST(test_changes_seen_and_kept)
     ck_assert_str_eq(dh_cmd(c, "ADD bad ASS"), "EXISTS");
     /* A listed word removed; an exception added covers a listed word. */
     ck_assert_str_eq(dh_cmd(c, "REMOVE bad fuck nope"), "REMOVED ABSENT");
+    /* UNALLOW of a listed exception turns it off until an ALLOW or a rebuild. */
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad kick ass"), "CLEAN");
+    ck_assert_str_eq(dh_cmd(c, "UNALLOW bad kick%20ass kick%20ass"), "REMOVED ABSENT");
     ck_assert_str_eq(dh_cmd(c, "ALLOW bad hello%20ass"), "NEW");
     /* A phrase: %20 is a space; the list's exception covers an added word. */
     ck_assert_str_eq(dh_cmd(c, "MADD bad two%20words 牙刷"), "NEW NEW");
@@ -108,7 +114,7 @@ START_TEST(test_changes_seen_and_kept)
     r = dh_cmd(c, "INFO bad");
     const char *dl = strstr(r, "\"delta\":{");
     ck_assert_msg(dl && strstr(dl, "\"words\":4") && strstr(dl, "\"exceptions\":1") &&
-                      strstr(dl, "\"removed\":1") && strstr(dl, "\"entries\":5") &&
+                      strstr(dl, "\"removed\":2") && strstr(dl, "\"entries\":5") &&
                       strstr(dl, "\"max\":8"),
                   "%s", r);
     /* The limit: 8 entries; two more fit, a request for four does not. */
