@@ -24,12 +24,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__) && defined(__x86_64__)
-#define WP_SSE2 1
-#include <emmintrin.h>
-#endif
-
+#include "words/cls.h"
 #include "words/delta_int.h"
+#ifdef WORDS_CLS_SSE2
+#define WP_SSE2 1
+#endif
 
 #define WP_TOKMAX 256 /* letters of a token looked at; longer: the scan */
 #define WP_PIECEMAX 32
@@ -243,22 +242,12 @@ static bool wp_bytes(const struct wd_pre *p, const struct words_fast *f, const u
 /* The letters (and digits) of 16 bytes as a bit mask, and their whitespace
  * and other bytes (not ASCII, a control, DEL): the classes f->simd says
  * hold (the rest of printable ASCII is skipped). */
-static inline unsigned wp_cls16(__m128i v, unsigned *space, unsigned *other)
+static inline unsigned wp_cls16(const unsigned char *q, unsigned *space, unsigned *other)
 {
-    __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-    /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
-    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(low, _mm_set1_epi8((char)(0x80 - 'a'))),
-                                   _mm_set1_epi8((char)(0x80 + 26)));
-    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
-                                   _mm_set1_epi8((char)(0x80 + 10)));
-    __m128i ctl = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 9))),
-                                 _mm_set1_epi8((char)(0x80 + 5)));
-    __m128i blank = _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
-    __m128i print = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 0x20))),
-                                   _mm_set1_epi8((char)(0x80 + 0x7f - 0x20)));
-    *space = (unsigned)_mm_movemask_epi8(blank);
-    *other = ~(unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, print)) & 0xffff;
-    return (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
+    unsigned w, sk;
+    words_cls16(q, &w, space, &sk);
+    *other = ~(w | *space | sk) & 0xffff;
+    return w;
 }
 
 /* A token of one piece, t[x..x+l): whether it is a key or has one of the
@@ -376,8 +365,7 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
         uint64_t W = 0, S = 0, E = 0;
         for (unsigned k = 0; k < 4; k++) {
             unsigned sp, o;
-            __m128i v = _mm_loadu_si128((const __m128i *)(q + 16 * k));
-            W |= (uint64_t)wp_cls16(v, &sp, &o) << (16 * k);
+            W |= (uint64_t)wp_cls16(q + 16 * k, &sp, &o) << (16 * k);
             S |= (uint64_t)sp << (16 * k);
             E |= (uint64_t)o << (16 * k);
         }

@@ -12,7 +12,7 @@ libwords_la_SOURCES = \
 	%reldir%/list.c \
 	%reldir%/build.c \
 	%reldir%/scan.c \
-	%reldir%/skip.c \
+	%reldir%/skip.c %reldir%/cls.h \
 	%reldir%/serial.c \
 	%reldir%/delta.c %reldir%/delta.h %reldir%/delta_int.h %reldir%/delta_pre.c \
 	%reldir%/fold.c

@@ -7,13 +7,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__) && defined(__x86_64__)
+#include "words/cls.h"
+#include "words/words_int.h"
+#ifdef WORDS_CLS_SSE2
 #define WS_SSE2 1
-#include <emmintrin.h>
 #include <immintrin.h>
 #endif
-
-#include "words/words_int.h"
 
 /* The key of an ASCII word: its first 8 folded bytes as a little-endian
  * 64-bit word (zero-padded) and its length, one multiply. The skip loads
@@ -150,27 +149,6 @@ static int ws_group(const struct words_fast *f, const unsigned char *p, size_t i
 }
 
 #ifdef WS_SSE2
-/* The byte classes of p[0..16) for the usual classes (f->simd) as bit masks:
- * letters and digits, whitespace, other printable ASCII (skipped). */
-WS_INLINE void ws_cls16(const unsigned char *p, unsigned *w, unsigned *sp, unsigned *sk)
-{
-    __m128i v = _mm_loadu_si128((const __m128i *)p);
-    __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-    /* x - lo < n, unsigned, as a signed compare after adding 0x80 - lo */
-    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(low, _mm_set1_epi8((char)(0x80 - 'a'))),
-                                   _mm_set1_epi8((char)(0x80 + 26)));
-    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - '0'))),
-                                   _mm_set1_epi8((char)(0x80 + 10)));
-    __m128i ctl = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 9))),
-                                 _mm_set1_epi8((char)(0x80 + 5)));
-    __m128i blank = _mm_or_si128(ctl, _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
-    __m128i print = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 0x21))),
-                                   _mm_set1_epi8((char)(0x80 + 0x7f - 0x21)));
-    *w = (unsigned)_mm_movemask_epi8(_mm_or_si128(alpha, digit));
-    *sp = (unsigned)_mm_movemask_epi8(blank);
-    *sk = (unsigned)_mm_movemask_epi8(print) & ~*w;
-}
-
 /* A 64-byte block's classes as bit masks: letters, whitespace, skipped. */
 struct ws_blk {
     uint64_t w, s, k;
@@ -181,7 +159,7 @@ WS_INLINE struct ws_blk ws_cls64(const unsigned char *p)
     struct ws_blk b = {0, 0, 0};
     for (unsigned q = 0; q < 4; q++) {
         unsigned w, sp, sk;
-        ws_cls16(p + 16 * q, &w, &sp, &sk);
+        words_cls16(p + 16 * q, &w, &sp, &sk);
         b.w |= (uint64_t)w << (16 * q);
         b.s |= (uint64_t)sp << (16 * q);
         b.k |= (uint64_t)sk << (16 * q);
