@@ -380,7 +380,8 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
         while (starts) {
             unsigned o = (unsigned)__builtin_ctzll(starts);
             starts &= starts - 1;
-            unsigned l = (unsigned)__builtin_ctzll(~(W >> o)); /* o + l <= 64 */
+            uint64_t nw = ~(W >> o); /* 0 when the block is all letters from o = 0 */
+            unsigned l = nw ? (unsigned)__builtin_ctzll(nw) : 64 - o; /* o + l <= 64 */
             /* the end of the skipped bytes after it (K >> e's top bits are 0) */
             unsigned e = o + l, ke = e < 64 ? e + (unsigned)__builtin_ctzll(~(K >> e)) : 64;
             /* a token's first piece after a single letter */

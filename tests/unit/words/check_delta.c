@@ -550,8 +550,17 @@ END_TEST
  * the list rebuilt with the words in it. */
 START_TEST(test_precheck_edges)
 {
-    static const char *const tails[] = {"c a.b zz",    "c a b zz", "zz c a.b", "ca.b zz",
-                                        "zz cababab,", "zz c.a b", "c a.bb zz"};
+    /* The last: a word of 70 letters, a whole block of letters from its
+     * first byte. */
+    static const char *const tails[] = {
+        "c a.b zz",
+        "c a b zz",
+        "zz c a.b",
+        "ca.b zz",
+        "zz cababab,",
+        "zz c.a b",
+        "c a.bb zz",
+        "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc cab zz"};
     struct words_matcher *base = compile("zz\n");
     struct words_matcher *ref = compile("zz\ncab\ncabab*\ncabb\n");
     char err[256], why[160];
@@ -566,7 +575,7 @@ START_TEST(test_precheck_edges)
     static char want[4096], got[4096];
     for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++)
         for (size_t k = 0; k < 140; k++) {
-            char text[256] = "";
+            char text[320] = "";
             for (size_t j = 0; j + 4 <= k; j += 4)
                 strcat(text, "ddd ");
             while (strlen(text) < k)
