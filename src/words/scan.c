@@ -207,7 +207,12 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
     for (unsigned nb; !o->capped && (nb = wn_batch(&s->it)) != 0;) {
         for (unsigned bi = 0; bi < nb && !o->capped; bi++) {
             const struct wn_sym sym = s->it.out[bi];
-            if (stop && st == 0 && s->nhits == 0 && sym.os > past && ws_clean(f, tp, sym.os)) {
+            /* With quit set the run began without the text before it: its
+             * automaton at the root does not rule out an exception begun
+             * there until maxexc symbols have passed, and the next run
+             * looks back no further than this one's end. */
+            if (stop && st == 0 && s->nhits == 0 && sym.os > past && (!quit || p >= m->maxexc) &&
+                ws_clean(f, tp, sym.os)) {
                 /* Worth stopping only when a stretch of ASCII follows:
                  * otherwise the skip would hand back at once. */
                 size_t lim = len - sym.os > 128 ? sym.os + 128 : len;

@@ -403,6 +403,56 @@ START_TEST(test_block_edges)
 }
 END_TEST
 
+/* An exact run started at the skip's stop (cand) with a rewind point before
+ * it sees nothing of the text before cand: its automaton at the root there
+ * does not say that no exception is under way, so it must not stop (and
+ * hand a later word to a run that may not look back past the stop) before
+ * an exception begun before cand has ended. Each case: an exception that
+ * starts before the skip's stop and covers a word found after the first
+ * run could stop; the skip (both copies) must give what one exact run
+ * gives: nothing. */
+START_TEST(test_exception_before_run)
+{
+    static const char *const cases[][2] = {
+        {"a\n@@b ya\n", "eb y a"},    /* a lone letter's space dropped */
+        {"@@d 1ab\nab\n", "ed 1'ab"}, /* a group joined over a skipped byte */
+        {"c\n@@dbac abc\n", "dbac ab-c"},
+        {"bb\n@@bb c bb\n", "ebb c  bb"},
+        {"a1*\n@@a ababc 1\n1\n", "ea ababc 1"},
+        {"@@d ac\nc\n", "ed a c"},
+    };
+    struct words_scratch *sc = words_scratch_new();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[256];
+        struct words_opts o;
+        words_opts_default(&o);
+        struct words_builder *b = words_builder_new(&o, err, sizeof err);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(words_builder_add(b, cases[i][0], strlen(cases[i][0]), err, sizeof err),
+                         0);
+        struct words_matcher *m = words_builder_compile(b, err, sizeof err);
+        ck_assert_ptr_nonnull(m);
+        words_builder_free(b);
+        ck_assert(m->fast.on);
+        const bool bmi2 = m->fast.bmi2;
+        const char *t = cases[i][1];
+        struct words_match a[8], c[8];
+        size_t na, nc;
+        bool capa, capc;
+        ck_assert_int_eq(words_scan_how(m, sc, t, strlen(t), c, 8, &nc, &capc, false), 0);
+        ck_assert_uint_eq(nc, 0); /* the exception covers the word */
+        for (int copy = 0; copy < 2; copy++) {
+            m->fast.bmi2 = bmi2 && copy == 0;
+            ck_assert_int_eq(words_scan_how(m, sc, t, strlen(t), a, 8, &na, &capa, true), 0);
+            ck_assert_msg(na == nc, "case %zu (copy %d): %zu matches with the skip, %zu without", i,
+                          copy, na, nc);
+        }
+        words_matcher_free(m);
+    }
+    words_scratch_free(sc);
+}
+END_TEST
+
 static Suite *words_naive_suite(void)
 {
     Suite *s = suite_create("words_naive");
@@ -411,6 +461,7 @@ static Suite *words_naive_suite(void)
     tcase_add_test(tc, test_against_naive);
     tcase_add_test(tc, test_ascii_against_naive);
     tcase_add_test(tc, test_block_edges);
+    tcase_add_test(tc, test_exception_before_run);
     suite_add_tcase(s, tc);
     return s;
 }
