@@ -230,12 +230,12 @@ WS_INLINE uint64_t ws_ld64(const unsigned char *p)
 
 #define WS_NONE (-1)      /* nothing in the block needs an exact run */
 #define WS_LAST (-2)      /* one must start at the last word start before the block */
-#define WS_LONG (-3)      /* *o starts a word longer than the two blocks: the plain way */
+#define WS_LONG (-3)      /* *o starts a word of 64 letters or more: the plain way */
 #define WS_GROUP (-4)     /* *o starts a group of joined words: ws_group */
 #define WS_GROUPLAST (-5) /* the last word start before the block starts one */
 
 /* One 64-byte block q[0..64) with its classes c and the next block's n (the
- * bytes q[64..128), readable: a word's key reads 16 bytes from its start).
+ * bytes q[64..128), readable: a word's key reads 8 bytes from its start).
  * cin: q[-1] is a letter of a word already tried. Every word starting in the
  * block before its first problem is tried; the problems are a byte the skip
  * leaves (E: not plain ASCII), and a word that does not land on whitespace
@@ -243,9 +243,13 @@ WS_INLINE uint64_t ws_ld64(const unsigned char *p)
  * is a lone letter not followed, past the space, by two letters (the space
  * may be dropped). Landings: X + K carries each word end's bit through the
  * run of skipped bytes after it to the first byte past them, over 128 bits.
+ * A word joined to the next starts a group (ws_group tries it whole).
  * Returns the offset of the first word the Bloom filter may hold, else the
  * last word start before the first problem (WS_LAST: none in the block), or
- * WS_NONE, or WS_LONG; *hs is the block's last word start tried (-1: none). */
+ * WS_NONE; or WS_LONG (a word of 64 letters or more) or WS_GROUP with *lo_
+ * its start, WS_GROUPLAST when the group's first word starts before the
+ * block (the caller's last start). *hs: the block's last word start tried
+ * (-1: none). */
 WS_INLINE int ws_block(const struct words_fast *f, const unsigned char *q, struct ws_blk c,
                        struct ws_blk n, uint64_t cin, bool hard, bool bmi, int *hs, unsigned *lo_)
 {
@@ -327,8 +331,9 @@ WS_INLINE const unsigned char *ws_tail(unsigned char *buf, const unsigned char *
  * padded with spaces (the end of the text reads as whitespace, as the plain
  * way reads it). Returns 1 with *ret where an exact run must start (a clean
  * point), 0 when none must. Any thread (read-only on f). Compiled twice
- * (below): for any x86-64, and with BMI1 and BMI2 (shifts by a register
- * without moving the count, count-trailing-zeros in one instruction). */
+ * (below): for any x86-64 (SSE2), and with AVX2, BMI1 and BMI2 (32-byte
+ * classes, shifts by a register without moving the count,
+ * count-trailing-zeros and BZHI in one instruction). */
 WS_INLINE int ws_skip64_at(const struct words_fast *f, const unsigned char *p, size_t len,
                            size_t pos, size_t *ret, bool hard, bool bmi)
 {

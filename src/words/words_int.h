@@ -1,5 +1,6 @@
 /* words: the compiled matcher's layout, shared by the compiler (build.c),
- * the scan (scan.c), the serialiser and loader (serial.c) and the tests.
+ * the scan (scan.c, skip.c), the serialiser and loader (serial.c) and the
+ * tests.
  * Immutable once made: any thread reads it. */
 #ifndef BLOOMGATE_WORDS_INT_H
 #define BLOOMGATE_WORDS_INT_H
@@ -33,7 +34,7 @@ struct words_edge {
     uint32_t sym, tgt;
 };
 
-/* The ASCII skip (scan.c, docs/design.md "Word lists"): byte classes as the
+/* The ASCII skip (skip.c, docs/design.md "Word lists"): byte classes as the
  * skip reads them, WF_E for any byte it leaves to the exact scan (not ASCII,
  * a control, a kept punctuation mark, an ASCII letter that does not fold to
  * one ASCII symbol). */
@@ -107,7 +108,7 @@ int words_matcher_pack(struct words_matcher *m);
  * words_matcher_pack. */
 int words_matcher_finish(struct words_matcher *m, char *err, size_t errlen);
 uint32_t words_symbol(const struct words_matcher *m, uint32_t cp);
-/* Derives m->fast from the packed automaton and the norm table (scan.c);
+/* Derives m->fast from the packed automaton and the norm table (skip.c);
  * -1 when memory runs out. words_fast_free frees what it holds. */
 int words_fast_init(struct words_matcher *m);
 void words_fast_free(struct words_matcher *m);

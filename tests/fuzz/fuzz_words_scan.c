@@ -21,8 +21,10 @@ static const char g_list[] = "fuck\nass\n*hole\ncunt*\nblow job\n成人\n@@成�
                              "@@class\n*a*\nＡＢＣ\n@@a b\ncafé\nx y z\n";
 /* No `*` start: the ASCII skip is on for it (words_fast.on), and its scans
  * must be those of one exact run. */
+/* `a` and `@@b ya`: an exception that may begin before where an exact run
+ * starts (a run that stopped too soon let `eb y a` report `a`). */
 static const char g_list2[] = "fuck\nass\ncunt*\nblow job\n成人\n@@成人牙刷\n@@class act\n"
-                              "ＡＢＣ\n@@a b\ncafé\nx y z\nab\nto be\n@@glass\n";
+                              "ＡＢＣ\n@@a b\ncafé\nx y z\nab\nto be\n@@glass\na\n@@b ya\n";
 
 static struct words_matcher *compile(const char *list, size_t len)
 {
