@@ -352,7 +352,9 @@ static bool wp_simd(const struct wd_pre *p, const struct words_fast *f, const un
     memset(tail, ' ', sizeof tail);
     memcpy(tail, t + tb, len - tb);
     /* bit l - 1: a piece of l letters could be a key or have a key's prefix */
-    uint64_t want = p->lens | (p->npl ? ~0ull << (p->plens[0] - 1) : 0);
+    uint64_t want = p->lens | (!p->npl             ? 0
+                               : p->plens[0] <= 64 ? ~0ull << (p->plens[0] - 1)
+                                                   : 1ull << 63); /* bit 63: 64 or more */
     const __m128i fold = _mm_set1_epi8((char)(f->orfold & 0xff));
     uint8_t s[WP_TOKMAX + 24];
     uint16_t pc[WP_PIECEMAX];

@@ -193,10 +193,12 @@ static size_t ws_ascii_to(const unsigned char *p, size_t i, size_t lim)
  * skip can take over); *end is where it ended (len: the text's end). With
  * `quit` set, at a word that an exception starting before `from` could
  * cover (m->reach) the run ends with *end SIZE_MAX: the caller runs again
- * from further back. -1: memory. */
+ * from further back. A word starting before byte `keep` is not given (an
+ * earlier run, which ended there with nothing pending, gave it or not).
+ * -1: memory. */
 static int ws_exact(const struct words_matcher *m, struct words_scratch *s, const char *text,
-                    size_t len, size_t from, size_t past, bool stop, bool quit, struct ws_out *o,
-                    size_t *end)
+                    size_t len, size_t from, size_t past, size_t keep, bool stop, bool quit,
+                    struct ws_out *o, size_t *end)
 {
     const unsigned char *tp = (const unsigned char *)text;
     const struct words_fast *f = &m->fast;
@@ -207,12 +209,7 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
     for (unsigned nb; !o->capped && (nb = wn_batch(&s->it)) != 0;) {
         for (unsigned bi = 0; bi < nb && !o->capped; bi++) {
             const struct wn_sym sym = s->it.out[bi];
-            /* With quit set the run began without the text before it: its
-             * automaton at the root does not rule out an exception begun
-             * there until maxexc symbols have passed, and the next run
-             * looks back no further than this one's end. */
-            if (stop && st == 0 && s->nhits == 0 && sym.os > past && (!quit || p >= m->maxexc) &&
-                ws_clean(f, tp, sym.os)) {
+            if (stop && st == 0 && s->nhits == 0 && sym.os > past && ws_clean(f, tp, sym.os)) {
                 /* Worth stopping only when a stretch of ASCII follows:
                  * otherwise the skip would hand back at once. */
                 size_t lim = len - sym.os > 128 ? sym.os + 128 : len;
@@ -255,8 +252,8 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
                         exc_s = start;
                     continue;
                 }
-                if (exc_s <= start)
-                    continue;
+                if (exc_s <= start || s->ring[start & s->rmask].os < keep)
+                    continue; /* covered, or an earlier run's to give */
                 if (pt->flags & WP_START) {
                     const struct ws_ring *first = &s->ring[start & s->rmask];
                     if (start > 0 && !first->soft && s->ring[(start - 1) & s->rmask].cls == WN_WORD)
@@ -300,14 +297,17 @@ static int ws_exact(const struct words_matcher *m, struct words_scratch *s, cons
 
 /* Where an exact run must start to see every exception that could cover a
  * word found at or after cand: at least the longest exception's length in
- * symbols before it (each letter in [pos, cand) is one symbol: the skip saw
- * only plain ASCII there), at a clean point, never before pos. */
-static size_t ws_rewind(const struct words_matcher *m, const unsigned char *p, size_t pos,
-                        size_t cand)
+ * symbols before it (at most one symbol a letter: whitespace runs and
+ * skipped bytes between count for nothing here), at a clean point. It may
+ * be before where the last run ended: an exception can begin before a run
+ * that ended at its root (that run started without the text before it).
+ * The walk back stops after maxexc letters, so a text's rewinds cost at
+ * most maxexc times its length. */
+static size_t ws_rewind(const struct words_matcher *m, const unsigned char *p, size_t cand)
 {
     const struct words_fast *f = &m->fast;
     size_t need = m->maxexc, got = 0, r = cand;
-    while (r > pos && (got < need || !ws_clean(f, p, r))) {
+    while (r > 0 && (got < need || !ws_clean(f, p, r))) {
         r--;
         got += f->cls[p[r]] == WF_WORD;
     }
@@ -347,12 +347,12 @@ int words_scan_how(const struct words_matcher *m, struct words_scratch *s, const
         size_t end, n0 = o.n;
         /* From further back only when a word an exception could cover from
          * before cand is found: most runs find none. */
-        size_t r = fast && m->maxexc ? ws_rewind(m, tp, pos, cand) : cand;
-        if (ws_exact(m, s, text, len, cand, cand, fast, r < cand, &o, &end) != 0)
+        size_t r = fast && m->maxexc ? ws_rewind(m, tp, cand) : cand;
+        if (ws_exact(m, s, text, len, cand, cand, 0, fast, r < cand, &o, &end) != 0)
             return -1;
         if (end == SIZE_MAX) {
             o.n = n0, o.capped = false; /* what the first run gave, it gives again */
-            if (ws_exact(m, s, text, len, r, cand, fast, false, &o, &end) != 0)
+            if (ws_exact(m, s, text, len, r, cand, pos, fast, false, &o, &end) != 0)
                 return -1;
         }
         pos = end;
