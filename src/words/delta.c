@@ -3,7 +3,7 @@
  * Why a delta scanned beside the list rather than the list rebuilt: a
  * rebuild of a 50,000-word list takes far longer than a request may hold a
  * worker, and a background rebuild would leave a window in which an
- * acknowledged ADD is not found (docs/benchmarks.md, "Word lists: run-time
+ * acknowledged ADD is not found (docs/benchmarks.md, "Run-time
  * changes"). The delta is small, so it is compiled again on every change.
  *
  * What a view holds: the compiled list's words removed (a bitmap over its

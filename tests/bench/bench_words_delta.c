@@ -1,5 +1,5 @@
 /* bench_words_delta: what a run-time change to a word list costs, the two
- * ways issue 29 names (docs/benchmarks.md, "Word lists: run-time changes"):
+ * ways issue 29 names (docs/benchmarks.md, "Run-time changes"):
  * the whole list compiled again (what a rebuild and swap would pay per
  * change), against the delta beside it (words/delta.h): a change and its
  * publish, then the scan of 1 KiB comments with the delta beside the list,

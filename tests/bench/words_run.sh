@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # words_run.sh: issue 29's word-list figures in one run (docs/benchmarks.md,
-# "Word lists: the figures in one run"): the in-process scan of 100 MB of
+# "The figures in one run", under "Word lists"): the in-process scan of 100 MB of
 # each generated text with the 50,000-entry list (bench_words, which also
 # prints the list's build and memory), the same list and texts through the
 # peer (Debian's python3-ahocorasick, tests/bench/words_peer.py), a real
