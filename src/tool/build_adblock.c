@@ -16,86 +16,21 @@
 #include "adblock/adblock.h"
 #include "base/util.h"
 #include "bloom/format.h"
+#include "tool/build_lists.h"
 #include "tool/cli.h"
 
-#define LIST_MAX (1ull << 31) /* a list larger than this is refused (offsets are 32-bit) */
-
-char *build_read_whole(const char *path, size_t *len, char *err, size_t errlen)
-{
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!fp) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
-            char *nb = cap < LIST_MAX ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                snprintf(err, errlen, "%s: %s", path,
-                         cap < LIST_MAX ? "out of memory" : "larger than 2 GiB");
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) {
-            if (ferror(fp)) {
-                snprintf(err, errlen, "%s: read failed: %s", path, strerror(errno));
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-    }
-    if (!buf && n == 0 && !err[0])
-        snprintf(err, errlen, "%s: out of memory", path);
-    if (fp != stdin)
-        fclose(fp);
-    *len = n;
-    return buf;
-}
-
-/* --rejects FILE: every line the engine will not serve, in the shape of the
- * other formats' rejects files (build_reject_append), gathered per input and
- * written in the order read. */
-struct rej_sink {
-    FILE *f;           /* NULL: not asked for */
-    const char *input; /* the input being added, as the file names it */
-    const char *text;  /* its text: a line's offset is its distance from here */
-    char *buf;
-    size_t len, cap;
-    uint64_t lines; /* written, all inputs */
-    bool oom;
-};
-
-/* adblock_reject_fn: one rejects-file line for a line of r->input. Main
- * thread. */
+/* adblock_reject_fn: a line not served, into the rejects file. */
 static void rej_line(void *ctx, const char *reason, const char *why, const char *line, size_t n)
 {
-    struct rej_sink *r = ctx;
-    if (!r->oom && !build_reject_append(&r->buf, &r->len, &r->cap, r->input,
-                                        (uint64_t)(line - r->text), reason, why, line, n))
-        r->oom = true;
-    r->lines++;
+    build_rej_line(ctx, reason, why, line, n);
 }
 
-/* The rejects of the input just added, written out: 0, or -1 with err. */
-static int rej_flush(struct rej_sink *r, const char *path, char *err, size_t errlen)
+/* build_add_fn: one input's rules into the builder. */
+static int add_input(void *ctx, const char *input, const char *text, size_t len, char *why,
+                     size_t whylen)
 {
-    if (!r->f)
-        return 0;
-    bool ok = !r->oom && fwrite(r->buf, 1, r->len, r->f) == r->len;
-    r->len = 0;
-    if (!ok)
-        snprintf(err, errlen, "%s: writing the rejects file failed: %s", path,
-                 r->oom ? "out of memory" : strerror(errno));
-    return ok ? 0 : -1;
+    (void)input;
+    return adblock_builder_add(ctx, text, len, why, whylen);
 }
 
 /* The lists, compiled: NULL with err. With o->rejects, every line not
@@ -103,50 +38,22 @@ static int rej_flush(struct rej_sink *r, const char *path, char *err, size_t err
 static struct adblock_engine *compile_lists(const struct build_opts *o, uint64_t *rejected,
                                             char *err, size_t errlen)
 {
-    struct rej_sink rej = {0};
-    if (o->rejects && !(rej.f = fopen(o->rejects, "we"))) {
-        snprintf(err, errlen, "%s: cannot write the rejects file: %s", o->rejects, strerror(errno));
-        return NULL;
-    }
+    struct build_rej rej = {0};
     struct adblock_engine *e = NULL;
     struct adblock_builder *b = adblock_builder_new();
     if (!b) {
         snprintf(err, errlen, "out of memory");
-        goto out;
+        return NULL;
     }
-    if (rej.f)
+    if (o->rejects)
         adblock_builder_on_reject(b, rej_line, &rej);
-    static const char *const std_in[] = {"-"};
-    const char *const *in = o->n_inputs ? o->inputs : std_in;
-    size_t n_in = o->n_inputs ? o->n_inputs : 1;
-    for (size_t i = 0; i < n_in; i++) {
-        size_t len;
-        err[0] = '\0';
-        char *text = build_read_whole(in[i], &len, err, errlen);
-        if (!text)
-            goto out;
-        char why[512];
-        rej.input = strcmp(in[i], "-") == 0 ? "stdin" : in[i];
-        rej.text = text;
-        int rc = adblock_builder_add(b, text, len, why, sizeof(why));
-        free(text);
-        if (rc != 0) {
-            snprintf(err, errlen, "%s: %s", in[i], why);
-            goto out;
-        }
-        if (rej_flush(&rej, o->rejects, err, errlen) != 0)
-            goto out;
-    }
-    e = adblock_builder_finish(b, err, errlen);
-out:
+    if (build_each_input(o, &rej, add_input, b, err, errlen) == 0)
+        e = adblock_builder_finish(b, err, errlen);
     adblock_builder_free(b);
-    if (rej.f && fclose(rej.f) != 0 && e) {
-        snprintf(err, errlen, "%s: writing the rejects file failed: %s", o->rejects,
-                 strerror(errno));
+    if (build_rej_close(&rej, e != NULL, err, errlen) != 0) {
         adblock_engine_free(e);
         e = NULL;
     }
-    free(rej.buf);
     *rejected = rej.lines;
     return e;
 }

@@ -24,9 +24,4 @@ int build_adblock_main(const struct build_opts *o, bool quiet);
 struct adblock_engine *build_adblock_load(const char *path, const struct format_info *fi, char *err,
                                           size_t errlen);
 
-/* The whole of one input ("-" is stdin) into a malloc'd buffer, at most
- * 2 GiB (offsets in the compiled forms are 32-bit): NULL with err. The word
- * lists' build reads its inputs with it too. */
-char *build_read_whole(const char *path, size_t *len, char *err, size_t errlen);
-
 #endif

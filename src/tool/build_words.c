@@ -18,6 +18,7 @@
 #include "store/amend.h"
 #include "store/journal.h"
 #include "tool/build_adblock.h"
+#include "tool/build_lists.h"
 #include "tool/cli.h"
 #include "words/delta.h"
 
@@ -31,40 +32,25 @@ static void print_rejects(const struct words_summary *s, size_t from, const char
                 s->first[i].reason);
 }
 
-/* --rejects FILE: every rejected line, in the shape of the other formats'
- * rejects files (build_reject_append), gathered per input. */
-struct rej_sink {
-    FILE *f;           /* NULL: not asked for */
-    const char *input; /* the input being added, as the file names it */
-    const char *text;  /* its text: a line's offset is its distance from here */
-    char *buf;
-    size_t len, cap;
-    bool oom;
-};
-
-/* words_reject_fn: one rejects-file line for a line of r->input. Main thread. */
+/* words_reject_fn: a rejected line, into the rejects file. */
 static void rej_line(void *ctx, size_t line, enum words_reject reason, const char *why,
                      const char *text, size_t len)
 {
-    struct rej_sink *r = ctx;
     (void)line; /* the offset names the line, as for the other formats */
-    if (!r->oom &&
-        !build_reject_append(&r->buf, &r->len, &r->cap, r->input, (uint64_t)(text - r->text),
-                             words_reject_name(reason), why, text, len))
-        r->oom = true;
+    build_rej_line(ctx, words_reject_name(reason), why, text, len);
 }
 
-/* The rejects of the input just added, written out: 0, or -1 with err. */
-static int rej_flush(struct rej_sink *r, const char *path, char *err, size_t errlen)
+/* build_add_fn: one input's lines into the builder, its rejects named on
+ * stderr (the first WORDS_REJECTS_KEPT of the build). */
+static int add_input(void *ctx, const char *input, const char *text, size_t len, char *why,
+                     size_t whylen)
 {
-    if (!r->f)
-        return 0;
-    bool ok = !r->oom && fwrite(r->buf, 1, r->len, r->f) == r->len;
-    r->len = 0;
-    if (!ok)
-        snprintf(err, errlen, "%s: writing the rejects file failed: %s", path,
-                 r->oom ? "out of memory" : strerror(errno));
-    return ok ? 0 : -1;
+    struct words_builder *b = ctx;
+    size_t before = words_builder_summary(b)->nkept;
+    if (words_builder_add(b, text, len, why, whylen) != 0)
+        return -1;
+    print_rejects(words_builder_summary(b), before, input);
+    return 0;
 }
 
 /* The lists, compiled: NULL with err. Rejected lines go to stderr as they
@@ -73,51 +59,21 @@ static int rej_flush(struct rej_sink *r, const char *path, char *err, size_t err
 static struct words_matcher *compile_lists(const struct build_opts *o, const struct words_opts *w,
                                            struct words_summary *sum, char *err, size_t errlen)
 {
-    struct rej_sink rej = {0};
-    if (o->rejects && !(rej.f = fopen(o->rejects, "we"))) {
-        snprintf(err, errlen, "%s: cannot write the rejects file: %s", o->rejects, strerror(errno));
-        return NULL;
-    }
+    struct build_rej rej = {0};
     struct words_builder *b = words_builder_new(w, err, errlen);
     struct words_matcher *m = NULL;
     if (!b)
-        goto out;
-    if (rej.f)
+        return NULL;
+    if (o->rejects)
         words_builder_on_reject(b, rej_line, &rej);
-    static const char *const std_in[] = {"-"};
-    const char *const *in = o->n_inputs ? o->inputs : std_in;
-    size_t n_in = o->n_inputs ? o->n_inputs : 1;
-    for (size_t i = 0; i < n_in; i++) {
-        size_t len, before = words_builder_summary(b)->nkept;
-        err[0] = '\0';
-        char *text = build_read_whole(in[i], &len, err, errlen);
-        if (!text)
-            goto out;
-        char why[512];
-        rej.input = strcmp(in[i], "-") == 0 ? "stdin" : in[i];
-        rej.text = text;
-        int rc = words_builder_add(b, text, len, why, sizeof(why));
-        free(text);
-        if (rc != 0) {
-            snprintf(err, errlen, "%s: %s", in[i], why);
-            goto out;
-        }
-        print_rejects(words_builder_summary(b), before, in[i]);
-        if (rej_flush(&rej, o->rejects, err, errlen) != 0)
-            goto out;
-    }
-    m = words_builder_compile(b, err, errlen);
-    if (m)
+    if (build_each_input(o, &rej, add_input, b, err, errlen) == 0 &&
+        (m = words_builder_compile(b, err, errlen)))
         *sum = *words_builder_summary(b);
-out:
     words_builder_free(b);
-    if (rej.f && fclose(rej.f) != 0 && m) {
-        snprintf(err, errlen, "%s: writing the rejects file failed: %s", o->rejects,
-                 strerror(errno));
+    if (build_rej_close(&rej, m != NULL, err, errlen) != 0) {
         words_matcher_free(m);
         m = NULL;
     }
-    free(rej.buf);
     return m;
 }
 

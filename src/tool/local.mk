@@ -7,6 +7,7 @@ libbloomgate_la_SOURCES += \
 	%reldir%/build_exact.c %reldir%/build_exact.h \
 	%reldir%/build_fuse.c %reldir%/build_fuse.h \
 	%reldir%/build_adblock.c %reldir%/build_adblock.h \
+	%reldir%/build_lists.c %reldir%/build_lists.h \
 	%reldir%/build_words.c %reldir%/build_words.h \
 	%reldir%/jdump.c \
 	%reldir%/tool.c %reldir%/tool.h %reldir%/info.c \
