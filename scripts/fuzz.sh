@@ -11,6 +11,9 @@
 # other), never into the tree. A crash, leak, timeout or broken invariant stops
 # the run with exit status 1 and the path of the input that caused it.
 # FUZZ_FLAGS adds libFuzzer flags to every run (e.g. FUZZ_FLAGS=-jobs=2).
+# FUZZ_SEED fixes libFuzzer's random seed, so a run follows the same path every
+# time and differs only in where the clock stops it (CI sets it: a CI run that
+# fails fails again; the search for new inputs is the long runs' job).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-60}
@@ -62,6 +65,7 @@ for h in "${harnesses[@]}"; do
         read -r -a extra <"$top/tests/fuzz/$h.options"
         args+=("${extra[@]}")
     fi
+    [ -n "${FUZZ_SEED:-}" ] && args+=(-seed="$FUZZ_SEED")
     # shellcheck disable=SC2206
     args+=(${FUZZ_FLAGS:-})
     dirs=("$corpus")
@@ -82,6 +86,9 @@ for h in "${harnesses[@]}"; do
         if [ -n "$artifact" ]; then
             echo "fuzz.sh: crashing input: $artifact" >&2
             echo "fuzz.sh: reproduce with: $bin $artifact" >&2
+            # The input itself, for a log read where the file is gone (CI).
+            echo "fuzz.sh: the input ($(wc -c <"$artifact") bytes, first 4 KiB):" >&2
+            head -c 4096 "$artifact" | od -An -tx1 -v >&2 || true
         fi
         exit 1
     fi

@@ -41,6 +41,11 @@ struct conf_filter *created_parse_block(const char *text, size_t len, const char
     struct conf_filter *cf = NULL;
     if (c->n_filters != 1 || c->filters[0].allow || !c->filters[0].journal)
         snprintf(err, errlen, "%s: not one filter block with a journal and no allow-list", path);
+    else if (c->filters[0].capacity == 0)
+        /* Every block we write has one; without it a checkpoint's block
+         * would be written back as "capacity 0", which no start-up reads. */
+        snprintf(err, errlen, "%s: filter %s has no capacity (a created filter needs one)", path,
+                 c->filters[0].name);
     else if (!(cf = malloc(sizeof(*cf))))
         snprintf(err, errlen, "out of memory");
     else {

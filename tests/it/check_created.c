@@ -637,13 +637,70 @@ START_TEST(test_amends_and_bad_checkpoint)
 }
 END_TEST
 
+/* Drop the "  capacity N" line from every state block in the directory. */
+static int strip_capacity(struct dh_daemon *d)
+{
+    char dir[4096], path[8192], text[8192];
+    dh_path(d, "state", dir);
+    DIR *dp = opendir(dir);
+    ck_assert_ptr_nonnull(dp);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        size_t l = strlen(de->d_name);
+        if (de->d_name[0] != 'c' || l < 6 || strcmp(de->d_name + l - 5, ".conf") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t got = fread(text, 1, sizeof(text) - 1, f);
+        fclose(f);
+        text[got] = '\0';
+        char *cap = strstr(text, "\n  capacity ");
+        ck_assert_ptr_nonnull(cap);
+        char *eol = strchr(cap + 1, '\n');
+        memmove(cap, eol, strlen(eol) + 1);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+        n++;
+    }
+    closedir(dp);
+    return n;
+}
+
+/* A state block edited by hand to have no capacity is not served, and the
+ * log says why: its checkpoint would be written back as a block that no
+ * start-up reads (fuzz_created found it). */
+START_TEST(test_block_without_capacity)
+{
+    struct dh_daemon *d = dh_new();
+    write_conf(d, "");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    DH_EXPECT(c, "CREATE h capacity=1000", "OK");
+    DH_EXPECT(c, "MADD h a b", "NEW NEW");
+    DH_EXPECT(c, "FLUSH h", "OK");
+    dh_close(c);
+    dh_stop_ok(d);
+    ck_assert_int_eq(strip_capacity(d), 1);
+    dh_start(d, NULL);
+    c = dh_connect(d);
+    DH_EXPECT(c, "FILTERS", "cfg");
+    dh_close(c);
+    ck_assert(dh_log_contains(d, "filter h has no capacity (a created filter needs one)"));
+    dh_finish(d);
+}
+END_TEST
+
 static Suite *created_suite(void)
 {
     Suite *s = suite_create("created");
     const TTest *tests[] = {test_lifecycle_and_restart, test_limits, test_reload_keeps_them,
                             test_sigkill_fsync_always, test_drop_while_checking, test_http,
                             test_growing_checkpoint, test_growing_sigkill_fsync_always,
-                            test_amends_and_bad_checkpoint, NULL};
+                            test_amends_and_bad_checkpoint, test_block_without_capacity, NULL};
     dh_add_case(s, "created", 300, tests);
     return s;
 }
