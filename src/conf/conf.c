@@ -128,6 +128,7 @@ const struct directive conf_directives[] = {
     ENUM(  "words_whole_word", FILTER, words_whole_word, conf_words_flags, NULL,           F_RELOAD),
     STRING("words_skip",       FILTER, words_skip,                1,       1024,      F_RELOAD),
     INT(   "words_delta_max",  FILTER, words_delta_max,  "10000", 0,       1000000,   F_RELOAD),
+    INT(   "words_fold_after", FILTER, words_fold_after, "60",    0,       86400,     F_RELOAD),
 
     /* The mail fronts (conf_fronts.c checks a block once it is closed). */
     ADDR(  "listen",           DNSBL,  fr.listen,                                     0),

@@ -86,6 +86,7 @@ struct conf_filter {
     unsigned words_whole_word; /* whole-word matching of space-separated scripts */
     char *words_skip;          /* the skip set, as words.md writes it; NULL: not given */
     unsigned words_delta_max;  /* entries ADD and ALLOW may add at run time (words/delta.h) */
+    unsigned words_fold_after; /* seconds a change waits to be folded in (0: never) */
 };
 
 /* What the gate does with an add that would bring a fixed-size filter (no

@@ -211,6 +211,16 @@ json_t *views_filter_json(const struct fentry *e)
             json_object_set_new(d, "memory_bytes", json_integer((json_int_t)dc.memory));
             json_object_set_new(w, "delta", d);
         }
+        /* The list served is the file's with the journal's changes folded
+         * in (store/wordsfold.h): when, how long, how many changes. */
+        json_t *fo = json_null();
+        if (v->folded_at) {
+            fo = json_object();
+            json_object_set_new(fo, "at", json_integer((json_int_t)v->folded_at));
+            json_object_set_new(fo, "seconds", json_real(v->fold_seconds));
+            json_object_set_new(fo, "changes", json_integer((json_int_t)v->folded_changes));
+        }
+        json_object_set_new(w, "folded", fo);
         json_object_set_new(o, "words", w);
     }
     /* What a shipper compares with `bloomgate info FILE` to know this

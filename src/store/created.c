@@ -146,22 +146,6 @@ static int write_block(const struct conf_filter *cf, const char *path, char *err
     return util_commit_file(fd, tmp, path, err, errlen);
 }
 
-/* The served catalog with room for `extra` more entries, sharing its
- * config (registry_publish hands it on). */
-static struct catalog *catalog_copy(const struct catalog *cur, size_t extra)
-{
-    struct catalog *c = calloc(1, sizeof(*c));
-    if (!c || !(c->entries = malloc((cur->n + extra + 1) * sizeof(*c->entries)))) {
-        free(c);
-        return NULL;
-    }
-    if (cur->n)
-        memcpy(c->entries, cur->entries, cur->n * sizeof(*c->entries));
-    c->n = cur->n;
-    c->conf = cur->conf;
-    return c;
-}
-
 /* The entry of a created filter called name; NULL with the code and why. */
 static const struct fentry *find_created(const struct catalog *cur, const char *name,
                                          const char **code, char *err, size_t errlen)
@@ -254,7 +238,7 @@ static const char *op_create(struct registry *reg, unsigned threads, const struc
         code = "limit";
         goto fail;
     }
-    struct catalog *next = catalog_copy(cur, 1);
+    struct catalog *next = registry_catalog_copy(cur, 1);
     if (!next || write_block(cf, path, err, errlen) != 0) {
         if (!next)
             snprintf(err, errlen, "out of memory");
@@ -295,7 +279,7 @@ static const char *op_drop(struct registry *reg, const struct reload_op *op, cha
     char base[BASE_MAX] = "";
     if (e->st->created_base)
         snprintf(base, sizeof(base), "%s", e->st->created_base);
-    struct catalog *next = catalog_copy(cur, 0);
+    struct catalog *next = registry_catalog_copy(cur, 0);
     if (!next) {
         snprintf(err, errlen, "out of memory");
         return "failed";
@@ -349,7 +333,7 @@ static const char *op_clear(struct registry *reg, unsigned threads, const struct
     struct journal *j = entry_open_journal(cf, err, errlen);
     struct fversion *v =
         j ? loader_load_filter_seed(cf, threads, entry_filter_seed(cf, j), err, errlen) : NULL;
-    struct catalog *next = v ? catalog_copy(cur, 0) : NULL;
+    struct catalog *next = v ? registry_catalog_copy(cur, 0) : NULL;
     if (!v || !next || write_block(cf, path, err, errlen) != 0) {
         if (v && !next)
             snprintf(err, errlen, "out of memory");

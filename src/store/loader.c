@@ -448,6 +448,8 @@ struct idle_load {
     uint64_t seed;
     char *err;
     size_t errlen;
+    loader_then_fn *then; /* NULL: the load alone */
+    void *ctx;
     struct fversion *v;
 };
 
@@ -468,6 +470,10 @@ static void *idle_load_main(void *arg)
                  strerror(errno));
     seam_loader_idle();
     l->v = loader_load_filter_seed(l->cf, l->threads, l->seed, l->err, l->errlen);
+    if (l->v && l->then && l->then(l->v, l->ctx, l->err, l->errlen) != 0) {
+        fversion_free(l->v);
+        l->v = NULL;
+    }
     return NULL;
 }
 
@@ -480,18 +486,35 @@ static void *idle_load_main(void *arg)
  * 19's 15) two reloads of four had requests of 150-260 ms, none with nice
  * 19: most likely a starved loader holding a lock a worker needed.
  * Reload thread. */
-struct fversion *loader_load_filter_idle(const struct conf_filter *cf, unsigned threads,
-                                         uint64_t seed, char *err, size_t errlen)
+struct fversion *loader_load_filter_idle_then(const struct conf_filter *cf, unsigned threads,
+                                              uint64_t seed, loader_then_fn *then, void *ctx,
+                                              char *err, size_t errlen)
 {
-    struct idle_load l = {
-        .cf = cf, .threads = threads, .seed = seed, .err = err, .errlen = errlen};
+    struct idle_load l = {.cf = cf,
+                          .threads = threads,
+                          .seed = seed,
+                          .err = err,
+                          .errlen = errlen,
+                          .then = then,
+                          .ctx = ctx};
     pthread_t tid;
     int rc = pthread_create(&tid, NULL, idle_load_main, &l);
     if (rc != 0) {
         log_warn("filter %s: loading on the reload thread at normal priority (no thread: %s)",
                  cf->name, strerror(rc));
-        return loader_load_filter_seed(cf, threads, seed, err, errlen);
+        l.v = loader_load_filter_seed(cf, threads, seed, err, errlen);
+        if (l.v && then && then(l.v, ctx, err, errlen) != 0) {
+            fversion_free(l.v);
+            l.v = NULL;
+        }
+        return l.v;
     }
     pthread_join(tid, NULL);
     return l.v;
+}
+
+struct fversion *loader_load_filter_idle(const struct conf_filter *cf, unsigned threads,
+                                         uint64_t seed, char *err, size_t errlen)
+{
+    return loader_load_filter_idle_then(cf, threads, seed, NULL, NULL, err, errlen);
 }

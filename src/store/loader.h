@@ -29,6 +29,13 @@ struct fversion *loader_load_filter_seed(const struct conf_filter *cf, unsigned 
  * no worker to yield to, calls loader_load_filter. */
 struct fversion *loader_load_filter_idle(const struct conf_filter *cf, unsigned threads,
                                          uint64_t seed, char *err, size_t errlen);
+/* The same, then then(v, ctx, err, errlen) on the same low-priority thread
+ * (a word list's fold: the journal replayed and compiled in); a -1 from it
+ * frees v and gives NULL with its err. */
+typedef int loader_then_fn(struct fversion *v, void *ctx, char *err, size_t errlen);
+struct fversion *loader_load_filter_idle_then(const struct conf_filter *cf, unsigned threads,
+                                              uint64_t seed, loader_then_fn *then, void *ctx,
+                                              char *err, size_t errlen);
 
 /* What loading would check, without loading: the file's header and key kind,
  * or (no file, or a missing one with a capacity) the empty filter's sizing.

@@ -16,4 +16,5 @@ libbloomgate_la_SOURCES += \
 	%reldir%/reloader.c %reldir%/created.c %reldir%/created.h \
 	%reldir%/created_load.c %reldir%/created_shelf.c %reldir%/created_block.c %reldir%/created_int.h \
 	%reldir%/entry.c %reldir%/entry.h %reldir%/reload_op.h \
-	%reldir%/housekeep.c %reldir%/housekeep.h
+	%reldir%/housekeep.c %reldir%/housekeep.h \
+	%reldir%/wordsfold.c %reldir%/wordsfold.h

@@ -313,6 +313,20 @@ void registry_release_id(struct registry *reg, unsigned id)
     }
 }
 
+struct catalog *registry_catalog_copy(const struct catalog *cur, size_t extra)
+{
+    struct catalog *c = calloc(1, sizeof(*c));
+    if (!c || !(c->entries = malloc((cur->n + extra + 1) * sizeof(*c->entries)))) {
+        free(c);
+        return NULL;
+    }
+    if (cur->n)
+        memcpy(c->entries, cur->entries, cur->n * sizeof(*c->entries));
+    c->n = cur->n;
+    c->conf = cur->conf;
+    return c;
+}
+
 struct fversion *fversion_new(struct filter *f, const char *file)
 {
     struct fversion *v = calloc(1, sizeof(*v));

@@ -50,6 +50,12 @@ struct fversion {
     struct exact_delta *xd; /* the table's run-time changes (ADD, REMOVE); NULL without xt */
     struct words_matcher *words; /* the compiled word list of a words filter, or NULL */
     struct words_delta *wd;      /* its run-time changes (words/delta.h); NULL without words */
+    /* Set when words is the file's list with the journal's changes folded
+     * in (store/wordsfold.h): when, how long the fold took, and how many
+     * changes the delta held (words, exceptions and removals). */
+    int64_t folded_at; /* unix seconds; 0: not folded */
+    double fold_seconds;
+    uint64_t folded_changes;
 };
 
 struct journal;
@@ -90,6 +96,10 @@ struct fstate {
      * front's next access to the filter; RELOAD_OP_SHELVE (bloomd's clear)
      * takes only a closed filter. Nothing else reads it: the bits stay. */
     atomic_bool closed;
+    /* Reload thread only (store/wordsfold.h): when the tick first saw this
+     * name's word-list delta hold changes (util_now; 0 = empty), and after
+     * a fold that failed, the time before which it is not tried again. */
+    double wd_since, wd_retry;
     pthread_mutex_t mu;        /* guards the fields below (reload thread writes, INFO reads) */
     int64_t last_reload_at;    /* unix seconds of the last reload that looked at it; 0 = none */
     char last_status[16];      /* "loaded", "reloaded", "unchanged", "failed" */
@@ -206,5 +216,9 @@ void fversion_free(struct fversion *v);
 double fversion_estimated_fpr(struct fversion *v);
 
 void catalog_free(struct catalog *c); /* the array and the conf, not the versions */
+/* Writer side: the served catalog cur with room for `extra` more entries,
+ * sharing its versions and its config (registry_publish hands the config
+ * on): what a publish of one changed entry starts from. NULL on no memory. */
+struct catalog *registry_catalog_copy(const struct catalog *cur, size_t extra);
 
 #endif

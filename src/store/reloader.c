@@ -19,6 +19,7 @@
 #include "base/util.h"
 #include "store/created.h"
 #include "store/housekeep.h"
+#include "store/wordsfold.h"
 #include "store/reload.h"
 #include "store/reload_int.h"
 
@@ -133,6 +134,7 @@ static void *reloader_main(void *arg)
                 pthread_mutex_unlock(&r->mu);
                 housekeep_tick(&r->hk);
                 created_tick(r->reg);
+                wordsfold_tick(r->reg, r->threads);
                 log_limit_flush(0); /* what rate-limited lines suppressed, once a second */
                 pthread_mutex_lock(&r->mu);
             }

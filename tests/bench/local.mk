@@ -44,4 +44,4 @@ EXTRA_DIST += \
 	%reldir%/cost_split.sh %reldir%/cg_pipelined.sh %reldir%/cg_lockstep.sh \
 	%reldir%/adblock_net.sh %reldir%/bloomd_front.sh \
 	%reldir%/autocreate.py %reldir%/created_restart.sh \
-	%reldir%/words_http.sh %reldir%/words_http.lua %reldir%/words_run.sh
+	%reldir%/words_http.sh %reldir%/words_http.lua %reldir%/words_run.sh %reldir%/words_fold.sh

@@ -6,11 +6,15 @@
  * word; bad items refused; the words_delta_max limit; INFO's delta; and
  * every acknowledged change kept by a restart (the journal replayed), by
  * a SIGHUP that swaps in a rebuilt list (replayed onto it), and by the
- * journal folded into a new file by `bloomgate build --journal`. */
+ * journal folded into a new file by `bloomgate build --journal`; and the
+ * daemon's own folds (store/wordsfold.h) while a client adds without pause. */
 #include "config.h"
 
 #include <check.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +44,8 @@ static struct dh_daemon *start(void)
     build(d, LIST);
     dh_write_config(d, "threads 2\n"
                        "http_listen 127.0.0.1:0\n"
-                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 8\n}\n");
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 8\n"
+                       " words_fold_after 0\n}\n"); /* the delta as it is: never folded */
     dh_start(d, NULL);
     return d;
 }
@@ -173,10 +178,142 @@ START_TEST(test_changes_seen_and_kept)
 }
 END_TEST
 
+/* INFO bad's generation, and whether its words.folded is set with an empty
+ * delta (no words, exceptions or removals). */
+static long info_fold(struct dh_conn *c, bool *folded)
+{
+    const char *r = dh_cmd(c, "INFO bad");
+    json_error_t je;
+    json_t *o = json_loads(r, 0, &je);
+    ck_assert_msg(o != NULL, "INFO is not JSON (%s): %s", je.text, r);
+    json_t *w = json_object_get(o, "words"), *d = json_object_get(w, "delta");
+    long gen = (long)json_integer_value(json_object_get(o, "generation"));
+    *folded = json_is_object(json_object_get(w, "folded")) &&
+              json_integer_value(json_object_get(d, "entries")) == 0 &&
+              json_integer_value(json_object_get(d, "removed")) == 0;
+    json_decref(o);
+    return gen;
+}
+
+/* Polls INFO until the list is folded at a generation above `above` (with
+ * its delta empty, when `empty`); that generation. */
+static long wait_folded(struct dh_conn *c, long above, bool empty)
+{
+    bool folded = false;
+    long gen = 0;
+    for (int i = 0; i < 300; i++) { /* 30 s */
+        gen = info_fold(c, &folded);
+        if ((folded || !empty) && gen > above)
+            return gen;
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    }
+    ck_abort_msg("not folded above generation %ld in 30 s (generation %ld)", above, gen);
+    return 0;
+}
+
+/* A client that adds fwN and at once scans for it, until told to stop. */
+struct f_writer {
+    int port;
+    atomic_bool stop;
+    atomic_long acked; /* fw0 .. fw(acked-1) were added and found */
+    char fail[256];
+};
+
+static void *f_main(void *arg)
+{
+    struct f_writer *w = arg;
+    char err[128], want[64];
+    struct dh_conn *c = dh_connect_port(w->port, err, sizeof(err));
+    if (!c) {
+        snprintf(w->fail, sizeof(w->fail), "connect: %s", err);
+        return NULL;
+    }
+    for (long i = 0; !atomic_load(&w->stop); i++) {
+        const char *l = dh_sendf(c, "ADD bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS)
+                                                              : NULL;
+        if (!l || strcmp(l, "NEW") != 0) {
+            snprintf(w->fail, sizeof(w->fail), "ADD fw%ld: %s", i, l ? l : "no answer");
+            break;
+        }
+        int n = snprintf(want, sizeof(want), "FOUND 1 fw%ld 0 ", i);
+        l = dh_sendf(c, "SCAN bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS) : NULL;
+        if (!l || strncmp(l, want, (size_t)n) != 0) {
+            snprintf(w->fail, sizeof(w->fail), "SCAN fw%ld after its ADD: %s", i,
+                     l ? l : "no answer");
+            break;
+        }
+        atomic_store(&w->acked, i + 1);
+    }
+    dh_close(c);
+    return NULL;
+}
+
+/* Every fwN the writer acknowledged is found. */
+static void expect_written(struct dh_conn *c, long n)
+{
+    char cmd[64], want[64];
+    for (long i = 0; i < n; i++) {
+        snprintf(cmd, sizeof(cmd), "SCAN bad fw%ld", i);
+        snprintf(want, sizeof(want), "FOUND 1 fw%ld 0 %d", i, snprintf(NULL, 0, "fw%ld", i));
+        ck_assert_str_eq(dh_cmd(c, cmd), want);
+    }
+}
+
+/* The daemon's own fold (words_fold_after 1): the changes are compiled into
+ * the list within seconds, INFO says so with the delta empty, and every
+ * change is still seen; while a client adds and scans without pause across
+ * three more folds, each add is seen by its next scan and by a scan after
+ * them all; a restart (the file and the whole journal) finds the same. */
+START_TEST(test_daemon_folds)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100000\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    bool folded;
+    long gen = info_fold(c, &folded);
+    ck_assert(!folded);
+    DH_EXPECT(c, "ADD bad zzyzx", "NEW");
+    DH_EXPECT(c, "REMOVE bad fuck", "REMOVED");
+    DH_EXPECT(c, "UNALLOW bad kick%20ass", "REMOVED");
+    DH_EXPECT(c, "ALLOW bad hello%20ass", "NEW");
+    DH_EXPECT(c, "MADD bad two%20words 牙刷 *hole", "NEW NEW NEW");
+    expect_changed(c);
+    gen = wait_folded(c, gen, true);
+    expect_changed(c);
+    /* Folded in, a change is an entry of the list like a listed one. */
+    DH_EXPECT(c, "ADD bad zzyzx", "EXISTS");
+    DH_EXPECT(c, "REMOVE bad fuck", "ABSENT");
+
+    struct f_writer w = {.port = dh_port(d, 0)};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, f_main, &w), 0);
+    long g = gen;
+    for (int k = 0; k < 3 && !w.fail[0]; k++)
+        g = wait_folded(c, g, false); /* adds go on meanwhile */
+    atomic_store(&w.stop, true);
+    pthread_join(t, NULL);
+    ck_assert_msg(!w.fail[0], "%s", w.fail);
+    long n = atomic_load(&w.acked);
+    fprintf(stderr, "test_daemon_folds: %ld adds across %ld folds\n", n, g - gen);
+    expect_written(c, n);
+    expect_changed(c);
+    dh_close(c);
+    dh_restart(d);
+    c = dh_connect(d);
+    expect_written(c, n);
+    expect_changed(c);
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("words_delta");
-    const TTest *const tests[] = {test_changes_seen_and_kept, NULL};
+    const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds, NULL};
     dh_add_case(s, "words_delta", 300, tests);
     return dh_run_suite(s);
 }
