@@ -71,6 +71,20 @@ struct wd_pre {
     uint8_t plens[WORDS_MAX_SYMBOLS + 1]; /* the lengths of pkeys' words, ascending */
 };
 
+/* A published view of the delta (delta.c makes it, delta_scan.c scans
+ * with it): immutable once published. */
+struct words_view {
+    struct words_view *next_retired;
+    struct words_matcher *dm; /* added words and the list's exceptions; NULL: none */
+    uint32_t *dmap;    /* [dm words] a revived listed word's id in the list, else UINT32_MAX */
+    struct wd_pre pre; /* rules dm out for most texts (delta_pre.c) */
+    struct words_matcher *de; /* added exceptions, their occurrences reported; NULL: none */
+    uint64_t *removed;        /* bitmap over the list's word ids; NULL: none removed */
+    size_t nremoved;
+    uint32_t nbase; /* the list's word count: ids from here are dm's */
+    size_t memory;
+};
+
 /* Makes p from the delta's entries (the added exceptions are passed over)
  * with the list's byte classes f. 0, or -1 on no memory. Writer. */
 int wd_pre_build(struct wd_pre *p, const struct words_fast *f, const struct wd_ent *ents, size_t n);

@@ -14,6 +14,6 @@ libwords_la_SOURCES = \
 	%reldir%/scan.c \
 	%reldir%/skip.c %reldir%/cls.h \
 	%reldir%/serial.c \
-	%reldir%/delta.c %reldir%/delta.h %reldir%/delta_int.h %reldir%/delta_pre.c \
+	%reldir%/delta.c %reldir%/delta.h %reldir%/delta_int.h %reldir%/delta_pre.c %reldir%/delta_scan.c \
 	%reldir%/fold.c
 libwords_la_LIBADD = $(UTF8PROC_LIBS) $(OPENCC_LIBS)
