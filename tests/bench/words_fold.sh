@@ -5,7 +5,8 @@
 # and `words_fold_after 2`, N new words added over the line protocol in
 # batches of 1,000 (MADD), then INFO polled until the list is folded. Prints,
 # for each N, the fold's wall time as INFO gives it (load, journal replay and
-# compile, at the loader's low priority), the daemon's CPU over the fold, its
+# compile, at the loader's low priority), the daemon's CPU over the adds and
+# over the fold (from the last add's answer to the fold seen in INFO), its
 # resident memory before the adds and after the fold, and the 1 KiB comment
 # scan's server CPU on the line protocol before the adds, with the changes in
 # the delta (a second daemon that never folds) and after the fold. Asserts
@@ -87,14 +88,15 @@ PY
 }
 
 # scan_cpu PORT PID: the server's CPU per comment scanned, bench_net
-# replaying the comments (2 connections, 4 in flight each) for 4 s.
+# replaying the comments (2 connections, 4 in flight each) for SCAN_SECONDS
+# (default 8).
 scan_cpu() {
     local t0 t1 out
     "$B/tests/bench/bench_net" --proto line --port "$1" --replay "$tmp/req" \
         --connections 2 --pipeline 4 --duration 1 >/dev/null 2>&1 || true
     t0=$(cpu_ticks "$2")
     out=$("$B/tests/bench/bench_net" --proto line --port "$1" --replay "$tmp/req" \
-        --connections 2 --pipeline 4 --duration 4 2>"$tmp/bench_net.err") ||
+        --connections 2 --pipeline 4 --duration "${SCAN_SECONDS:-8}" 2>"$tmp/bench_net.err") ||
         { echo "${0##*/}: bench_net failed:" >&2; head -5 "$tmp/bench_net.err" >&2; exit 1; }
     t1=$(cpu_ticks "$2")
     ns_per_item $((t1 - t0)) "$(jq -r .commands <<<"$out")"
@@ -111,12 +113,13 @@ for n in "${sizes[@]}"; do
     line "$nport" add "$n"
     t0=$(cpu_ticks "$pid")
     line "$port" add "$n"
-    fo=$(line "$port" fold)
     t1=$(cpu_ticks "$pid")
+    fo=$(line "$port" fold)
+    t2=$(cpu_ticks "$pid")
     delta_ns=$(scan_cpu "$nport" "$npid")
     fold_ns=$(scan_cpu "$port" "$pid")
-    printf '%6d changes: fold %s; daemon CPU over the adds and the fold %s ms;' "$n" "$fo" \
-        "$(((t1 - t0) * 1000 / $(getconf CLK_TCK)))"
+    printf '%6d changes: fold %s; daemon CPU: the adds %s ms, the fold %s ms;' "$n" "$fo" \
+        "$(((t1 - t0) * 1000 / clk))" "$(((t2 - t1) * 1000 / clk))"
     printf ' RSS %d -> %d KiB\n' "$rss0" "$(rss_kb "$pid")"
     printf '        1 KiB comment, server CPU per scan: list %s ns, with the delta %s ns,' \
         "$list_ns" "$delta_ns"
