@@ -300,8 +300,9 @@ int words_delta_admit(const struct words_delta *d, enum words_delta_op op, size_
         return 0;
     snprintf(why, whylen,
              "the word list's run-time delta holds %zu entries of its %zu (words_delta_max), "
-             "and this asks for %zu more: add them to the list and rebuild it (bloomgate build "
-             "--format words), or raise words_delta_max",
+             "and this asks for %zu more: retry once they are folded into the list "
+             "(words_fold_after), build them into the list file (bloomgate build --format "
+             "words), or raise words_delta_max",
              d->nents, d->max, n);
     return -1;
 }
