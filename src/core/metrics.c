@@ -22,7 +22,7 @@
 #include "exact/exact.h"
 #include "store/allow.h"
 #include "store/registry.h"
-
+#include "words/delta.h"
 
 static void family(struct evbuffer *o, const char *name, const char *type, const char *help)
 {
@@ -106,6 +106,37 @@ static void exact_families(struct evbuffer *o, const struct catalog *cat, const 
     }
 }
 
+/* A word list's run-time changes (words/delta.h): what waits in the delta
+ * against its limit, and when the list served last folded them in
+ * (store/wordsfold.h); words filters only. */
+static void words_families(struct evbuffer *o, const struct catalog *cat)
+{
+    static const char *const names[] = {
+        "bloomgate_words_delta_entries", "bloomgate_words_delta_max",
+        "bloomgate_words_delta_removed", "bloomgate_words_folded_timestamp_seconds"};
+    static const char *const helps[] = {
+        "Words and exceptions a word list holds in its run-time delta (against its max)",
+        "The word list's words_delta_max",
+        "Listed words removed and listed exceptions turned off in the delta",
+        "When the list served last folded its run-time changes in (0: never)"};
+    for (int k = 0; k < 4; k++) {
+        family(o, names[k], "gauge", helps[k]);
+        for (size_t i = 0; i < cat->n; i++) {
+            const struct fversion *v = cat->entries[i].v;
+            if (!v->wd)
+                continue;
+            struct words_delta_counts dc;
+            words_delta_counts(v->wd, &dc);
+            uint64_t x = k == 0   ? dc.words + dc.exceptions
+                         : k == 1 ? dc.max
+                         : k == 2 ? dc.removed
+                                  : (uint64_t)v->folded_at;
+            evbuffer_add_printf(o, "%s{filter=\"%s\"} %" PRIu64 "\n", names[k],
+                                cat->entries[i].name, x);
+        }
+    }
+}
+
 /* Per filter gauges, read from the version being served. */
 enum gfield {
     G_ITEMS,
@@ -182,8 +213,8 @@ static void latency_histogram(struct evbuffer *o, const struct stats_src *src)
                             (double)STAT_GET(&l, sum_ns) / 1e9);
         /* The +Inf bucket, not the count field: the two are read at slightly
          * different moments, and Prometheus wants them equal. */
-        evbuffer_add_printf(o, "%s_count{protocol=\"%s\"} %" PRIu64 "\n", name, stats_proto_names[p],
-                            cum);
+        evbuffer_add_printf(o, "%s_count{protocol=\"%s\"} %" PRIu64 "\n", name,
+                            stats_proto_names[p], cum);
     }
 }
 
@@ -208,8 +239,8 @@ static void sub_gauges(struct evbuffer *o, const struct catalog *cat, const char
         for (unsigned j = 0; j < m; j++) {
             /* Read directly: grow_sub_info would also run the rate model. */
             const struct filter *sf = g->sub[j];
-            double v = which == S_CAPACITY    ? (double)sf->capacity
-                       : which == S_ITEMS     ? (double)filter_items(sf)
+            double v = which == S_CAPACITY     ? (double)sf->capacity
+                       : which == S_ITEMS      ? (double)filter_items(sf)
                        : which == S_FPR_TARGET ? sf->fpr_target
                                                : (double)filter_bytes(sf);
             evbuffer_add_printf(o, "%s{filter=\"%s\",sub=\"%u\"} %.17g\n", name,
@@ -243,8 +274,7 @@ static void growth_families(struct evbuffer *o, const struct catalog *cat)
         struct filter_grow *g = grow_of(cat->entries[i].v->f);
         uint64_t max = g ? atomic_load_explicit(&g->max_bytes, memory_order_relaxed) : 0;
         if (max)
-            evbuffer_add_printf(o, "bloomgate_filter_max_memory_bytes{filter=\"%s\"} %" PRIu64
-                                   "\n",
+            evbuffer_add_printf(o, "bloomgate_filter_max_memory_bytes{filter=\"%s\"} %" PRIu64 "\n",
                                 cat->entries[i].name, max);
     }
     sub_gauges(o, cat, "bloomgate_filter_sub_filter_capacity", S_CAPACITY,
@@ -271,6 +301,7 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
                     "Items that were new when added (NEW / true)");
     authz_counters(o, cat, sums);
     exact_families(o, cat, sums);
+    words_families(o, cat);
 
     filter_gauges(o, cat, "bloomgate_filter_items", G_ITEMS,
                   "Items in the filter (adds that set at least one bit)");
@@ -281,7 +312,8 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
     filter_gauges(o, cat, "bloomgate_filter_fpr_target", G_FPR_TARGET,
                   "False-positive rate the filter was sized for at capacity");
     filter_gauges(o, cat, "bloomgate_filter_generation", G_GENERATION,
-                  "1 for the first load, +1 on each reload that replaced the filter");
+                  "1 for the first load, +1 on each reload (or word-list fold) that replaced the "
+                  "filter");
     filter_gauges(o, cat, "bloomgate_filter_loaded_timestamp_seconds", G_LOADED,
                   "When the filter being served was loaded, in unix seconds");
     filter_gauges(o, cat, "bloomgate_filter_load_duration_seconds", G_LOAD_SECONDS,
@@ -298,8 +330,7 @@ static void filter_families(struct evbuffer *o, const struct catalog *cat,
            "1, labelled with the layout of the filter being served");
     for (size_t i = 0; i < cat->n; i++)
         evbuffer_add_printf(o, "bloomgate_filter_layout_info{filter=\"%s\",layout=\"%s\"} 1\n",
-                            cat->entries[i].name,
-                            filter_layout_name(cat->entries[i].v->f->layout));
+                            cat->entries[i].name, filter_layout_name(cat->entries[i].v->f->layout));
     growth_families(o, cat);
 }
 

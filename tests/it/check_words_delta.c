@@ -229,8 +229,8 @@ static void *f_main(void *arg)
         return NULL;
     }
     for (long i = 0; !atomic_load(&w->stop); i++) {
-        const char *l = dh_sendf(c, "ADD bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS)
-                                                              : NULL;
+        const char *l =
+            dh_sendf(c, "ADD bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS) : NULL;
         if (!l || strcmp(l, "NEW") != 0) {
             snprintf(w->fail, sizeof(w->fail), "ADD fw%ld: %s", i, l ? l : "no answer");
             break;
@@ -272,7 +272,7 @@ START_TEST(test_daemon_folds)
 {
     struct dh_daemon *d = dh_new();
     build(d, LIST);
-    dh_write_config(d, "threads 2\n"
+    dh_write_config(d, "threads 2\nhttp_listen 127.0.0.1:0\n"
                        "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100000\n"
                        " words_fold_after 1\n}\n");
     dh_start(d, NULL);
@@ -288,6 +288,20 @@ START_TEST(test_daemon_folds)
     expect_changed(c);
     gen = wait_folded(c, gen, true);
     expect_changed(c);
+    /* /metrics says so too. */
+    struct hc_conn h;
+    struct hc_resp m;
+    ck_assert_int_eq(hc_open(&h, "127.0.0.1", dh_http_port(d, 0)), 0);
+    ck_assert_int_eq(hc_request(&h, "GET", "/metrics", NULL, NULL, 0, &m, DH_TIMEOUT_MS), 0);
+    hc_close(&h);
+    const char *ts = strstr(m.body, "\nbloomgate_words_folded_timestamp_seconds{filter=\"bad\"} ");
+    ck_assert_msg(m.status == 200 &&
+                      strstr(m.body, "\nbloomgate_words_delta_entries{filter=\"bad\"} 0\n") &&
+                      strstr(m.body, "\nbloomgate_words_delta_max{filter=\"bad\"} 100000\n") &&
+                      strstr(m.body, "\nbloomgate_words_delta_removed{filter=\"bad\"} 0\n") && ts &&
+                      strtoll(strchr(ts + 1, '}') + 2, NULL, 10) > 0,
+                  "%d %s", m.status, m.body);
+    hc_resp_free(&m);
     /* Folded in, a change is an entry of the list like a listed one. */
     DH_EXPECT(c, "ADD bad zzyzx", "EXISTS");
     DH_EXPECT(c, "REMOVE bad fuck", "ABSENT");
