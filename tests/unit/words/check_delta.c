@@ -157,6 +157,8 @@ static void model_apply(enum words_delta_op op, const char *key, int ends)
             e->base_off = false; /* the listed one back: it wins over an added word */
             e->delta_kind = M_NONE;
         } else if (!exc) {
+            if (e->base_kind == M_WORD)
+                e->base_removed = true; /* hidden for good, as the list's rule */
             e->delta_kind = M_EXC;
         }
         break;
@@ -455,6 +457,75 @@ START_TEST(test_rules)
 }
 END_TEST
 
+/* One step of test_fold_commutes: an op and its item, or a scan (op -1). */
+struct fstep {
+    int op;
+    const char *item;
+};
+
+/* The daemon folds a delta into its list (store/wordsfold.h) and serves
+ * the changes after it from a new delta over the folded list, where a
+ * restart replays them all onto the file: every later change must answer,
+ * and every scan find, the same either way. For each case: `before` onto a
+ * delta over the list, then folded; `after` onto both. */
+START_TEST(test_fold_commutes)
+{
+    static const struct {
+        const char *list;
+        struct fstep before[4], after[6];
+    } cases[] = {
+        /* An exception allowed over a listed word's text, then dropped. */
+        {"foo\nbar\n",
+         {{WORDS_DELTA_ALLOW, "foo"}, {0, NULL}},
+         {{-1, "foo bar"}, {WORDS_DELTA_UNALLOW, "foo"}, {-1, "foo bar"},
+          {WORDS_DELTA_REMOVE, "foo"}, {WORDS_DELTA_ADD, "foo"}, {-1, "foo bar"}}},
+        {"foo\n",
+         {{WORDS_DELTA_ALLOW, "foo"}, {0, NULL}},
+         {{WORDS_DELTA_REMOVE, "foo"}, {-1, "foo"}, {WORDS_DELTA_UNALLOW, "foo"}, {-1, "foo"}}},
+        /* A listed exception turned off, then on again. */
+        {"ass\n@@kick ass\n",
+         {{WORDS_DELTA_UNALLOW, "kick ass"}, {0, NULL}},
+         {{-1, "kick ass"}, {WORDS_DELTA_ALLOW, "kick ass"}, {-1, "kick ass"},
+          {WORDS_DELTA_UNALLOW, "kick ass"}, {-1, "kick ass"}}},
+        /* A listed word removed, a `*`-ended one replacing a listed word. */
+        {"foo\nbar\n",
+         {{WORDS_DELTA_REMOVE, "foo"}, {WORDS_DELTA_ADD, "bar*"}, {0, NULL}},
+         {{-1, "foo barn"}, {WORDS_DELTA_ADD, "foo"}, {WORDS_DELTA_ADD, "bar"},
+          {-1, "foo barn bar"}, {WORDS_DELTA_REMOVE, "bar"}, {-1, "bar"}}},
+    };
+    char err[256], a[512], b[512];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct words_matcher *m = compile(cases[k].list);
+        struct words_delta *d = words_delta_new(m, 100, err, sizeof err);
+        ck_assert_ptr_nonnull(d);
+        for (const struct fstep *s = cases[k].before; s->item; s++)
+            change(d, (enum words_delta_op)s->op, s->item);
+        struct words_matcher *fm = words_delta_fold(d, NULL, err, sizeof err);
+        ck_assert_msg(fm != NULL, "%s", err);
+        struct words_delta *fd = words_delta_new(fm, 100, err, sizeof err);
+        ck_assert_ptr_nonnull(fd);
+        for (size_t i = 0; i < 6 && cases[k].after[i].item; i++) {
+            const struct fstep *s = &cases[k].after[i];
+            if (s->op < 0) {
+                found(m, d, s->item, a, sizeof a);
+                found(fm, fd, s->item, b, sizeof b);
+                ck_assert_msg(strcmp(a, b) == 0, "case %zu step %zu: scan of '%s': '%s' unfolded, "
+                              "'%s' folded", k, i, s->item, a, b);
+                continue;
+            }
+            int ra = change(d, (enum words_delta_op)s->op, s->item);
+            int rb = change(fd, (enum words_delta_op)s->op, s->item);
+            ck_assert_msg(ra == rb, "case %zu step %zu (op %d '%s'): %d unfolded, %d folded", k,
+                          i, s->op, s->item, ra, rb);
+        }
+        words_delta_free(fd);
+        words_matcher_free(fm);
+        words_delta_free(d);
+        words_matcher_free(m);
+    }
+}
+END_TEST
+
 /* The list's words a client removes may fill what the list's scan
  * returns: the view asks the list for all that fit, then caps. */
 START_TEST(test_cap_after_removal)
@@ -608,6 +679,7 @@ static Suite *words_delta_suite(void)
     tcase_add_test(tc, test_scans_while_changed);
     tcase_add_test(tc, test_against_rebuilt);
     tcase_add_test(tc, test_precheck_edges);
+    tcase_add_test(tc, test_fold_commutes);
     suite_add_tcase(s, tc);
     return s;
 }
