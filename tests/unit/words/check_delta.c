@@ -220,7 +220,8 @@ static void render(const struct words_matcher *m, const struct words_view *v,
 }
 
 static void compare(const struct words_matcher *base, struct words_delta *d, const char *list,
-                    const char *ops, struct words_scratch *sc)
+                    const char *ops, struct words_scratch *sc, const struct words_matcher *fm,
+                    struct words_delta *fd)
 {
     struct words_matcher *ref = compile(list);
     /* And the delta folded into a list of its own (build --journal's). */
@@ -263,6 +264,16 @@ static void compare(const struct words_matcher *base, struct words_delta *d, con
         ck_assert_msg(strcmp(want, got) == 0,
                       "list rebuilt:\n%s\nops: %s\ntext: [%s]\nrebuilt: %s\nfolded:  %s", list, ops,
                       text, want, got);
+        if (!fm)
+            continue;
+        /* The daemon's fold: a list folded part way, the later changes in
+         * a delta over it (store/wordsfold.h), finds the same. */
+        v = words_delta_view(fd);
+        ck_assert_int_eq(words_view_scan(fm, v, sc, text, len, buf, NMAX, NMAX, &n2, &c2), 0);
+        render(fm, v, buf, n2, got, sizeof got);
+        ck_assert_msg(strcmp(want, got) == 0,
+                      "list rebuilt:\n%s\nops: %s\ntext: [%s]\nrebuilt: %s\nfolded part way: %s",
+                      list, ops, text, want, got);
     }
     words_matcher_free(fold);
     words_matcher_free(ref);
@@ -296,6 +307,9 @@ static void one_run(struct words_scratch *sc)
     ck_assert_msg(d != NULL, "%s", err);
     static char ops[16384], mlist[16384];
     snprintf(ops, sizeof ops, "base [%s]; ", list);
+    struct words_matcher *fm = NULL; /* d folded after batch `at`, later changes in fd */
+    struct words_delta *fd = NULL;
+    int at = (int)rnd(5);
     for (int batch = 0; batch < 6; batch++) {
         size_t nops = 1 + rnd(5);
         for (size_t k = 0; k < nops; k++) {
@@ -316,14 +330,27 @@ static void one_run(struct words_scratch *sc)
                 line[0] = 'A';
             model_apply(op, key, ends);
             char why[160];
-            ck_assert_int_ge(words_delta_apply(d, op, line, strlen(line), why, sizeof why), 0);
+            int rc = words_delta_apply(d, op, line, strlen(line), why, sizeof why);
+            ck_assert_int_ge(rc, 0);
             static const char *const names[] = {"ADD", "REMOVE", "ALLOW", "UNALLOW"};
             snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s %s; ", names[op], line);
+            if (fd) /* the same answer (NEW or EXISTS...) after the fold as without it */
+                ck_assert_msg(words_delta_apply(fd, op, line, strlen(line), why, sizeof why) == rc,
+                              "ops: %s: answered %d unfolded", ops, rc);
         }
         ck_assert_int_eq(words_delta_publish(d, err, sizeof err), 0);
+        if (fd)
+            ck_assert_int_eq(words_delta_publish(fd, err, sizeof err), 0);
         model_list(mlist, sizeof mlist);
-        compare(base, d, mlist, ops, sc);
+        compare(base, d, mlist, ops, sc, fm, fd);
+        if (batch == at) {
+            ck_assert_msg((fm = words_delta_fold(d, NULL, err, sizeof err)) != NULL, "%s", err);
+            ck_assert_ptr_nonnull(fd = words_delta_new(fm, 1000, err, sizeof err));
+            snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "(folded) ");
+        }
     }
+    words_delta_free(fd);
+    words_matcher_free(fm);
     words_view_free_list(words_delta_take_retired(d));
     words_delta_free(d);
     words_matcher_free(base);
