@@ -504,21 +504,32 @@ START_TEST(test_fold_commutes)
         /* An exception allowed over a listed word's text, then dropped. */
         {"foo\nbar\n",
          {{WORDS_DELTA_ALLOW, "foo"}, {0, NULL}},
-         {{-1, "foo bar"}, {WORDS_DELTA_UNALLOW, "foo"}, {-1, "foo bar"},
-          {WORDS_DELTA_REMOVE, "foo"}, {WORDS_DELTA_ADD, "foo"}, {-1, "foo bar"}}},
+         {{-1, "foo bar"},
+          {WORDS_DELTA_UNALLOW, "foo"},
+          {-1, "foo bar"},
+          {WORDS_DELTA_REMOVE, "foo"},
+          {WORDS_DELTA_ADD, "foo"},
+          {-1, "foo bar"}}},
         {"foo\n",
          {{WORDS_DELTA_ALLOW, "foo"}, {0, NULL}},
          {{WORDS_DELTA_REMOVE, "foo"}, {-1, "foo"}, {WORDS_DELTA_UNALLOW, "foo"}, {-1, "foo"}}},
         /* A listed exception turned off, then on again. */
         {"ass\n@@kick ass\n",
          {{WORDS_DELTA_UNALLOW, "kick ass"}, {0, NULL}},
-         {{-1, "kick ass"}, {WORDS_DELTA_ALLOW, "kick ass"}, {-1, "kick ass"},
-          {WORDS_DELTA_UNALLOW, "kick ass"}, {-1, "kick ass"}}},
+         {{-1, "kick ass"},
+          {WORDS_DELTA_ALLOW, "kick ass"},
+          {-1, "kick ass"},
+          {WORDS_DELTA_UNALLOW, "kick ass"},
+          {-1, "kick ass"}}},
         /* A listed word removed, a `*`-ended one replacing a listed word. */
         {"foo\nbar\n",
          {{WORDS_DELTA_REMOVE, "foo"}, {WORDS_DELTA_ADD, "bar*"}, {0, NULL}},
-         {{-1, "foo barn"}, {WORDS_DELTA_ADD, "foo"}, {WORDS_DELTA_ADD, "bar"},
-          {-1, "foo barn bar"}, {WORDS_DELTA_REMOVE, "bar"}, {-1, "bar"}}},
+         {{-1, "foo barn"},
+          {WORDS_DELTA_ADD, "foo"},
+          {WORDS_DELTA_ADD, "bar"},
+          {-1, "foo barn bar"},
+          {WORDS_DELTA_REMOVE, "bar"},
+          {-1, "bar"}}},
     };
     char err[256], a[512], b[512];
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -536,14 +547,16 @@ START_TEST(test_fold_commutes)
             if (s->op < 0) {
                 found(m, d, s->item, a, sizeof a);
                 found(fm, fd, s->item, b, sizeof b);
-                ck_assert_msg(strcmp(a, b) == 0, "case %zu step %zu: scan of '%s': '%s' unfolded, "
-                              "'%s' folded", k, i, s->item, a, b);
+                ck_assert_msg(strcmp(a, b) == 0,
+                              "case %zu step %zu: scan of '%s': '%s' unfolded, "
+                              "'%s' folded",
+                              k, i, s->item, a, b);
                 continue;
             }
             int ra = change(d, (enum words_delta_op)s->op, s->item);
             int rb = change(fd, (enum words_delta_op)s->op, s->item);
-            ck_assert_msg(ra == rb, "case %zu step %zu (op %d '%s'): %d unfolded, %d folded", k,
-                          i, s->op, s->item, ra, rb);
+            ck_assert_msg(ra == rb, "case %zu step %zu (op %d '%s'): %d unfolded, %d folded", k, i,
+                          s->op, s->item, ra, rb);
         }
         words_delta_free(fd);
         words_matcher_free(fm);
