@@ -229,8 +229,8 @@ static void *f_main(void *arg)
         return NULL;
     }
     for (long i = 0; !atomic_load(&w->stop); i++) {
-        const char *l = dh_sendf(c, "ADD bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS)
-                                                              : NULL;
+        const char *l =
+            dh_sendf(c, "ADD bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS) : NULL;
         if (!l || strcmp(l, "NEW") != 0) {
             snprintf(w->fail, sizeof(w->fail), "ADD fw%ld: %s", i, l ? l : "no answer");
             break;
@@ -314,10 +314,46 @@ START_TEST(test_daemon_folds)
 }
 END_TEST
 
+/* Folds keep words_delta_max for the changes waiting, but the journal
+ * holds them all, and a restart replays the whole journal into the delta:
+ * more entries than words_delta_max, which must not refuse the next ADD
+ * (the first tick's fold is not waited for). */
+START_TEST(test_restart_past_max)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 4\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    bool folded;
+    long gen = info_fold(c, &folded);
+    char cmd[64], want[64];
+    for (int i = 0; i < 4; i++) { /* 8 words, 2 a fold */
+        snprintf(cmd, sizeof(cmd), "MADD bad r%da r%db", i, i);
+        ck_assert_str_eq(dh_cmd(c, cmd), "NEW NEW");
+        gen = wait_folded(c, gen, true);
+    }
+    dh_close(c);
+    dh_restart(d);
+    c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "ADD bad after1"), "NEW");
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad after1"), "FOUND 1 after1 0 6");
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof(cmd), "SCAN bad r%db", i);
+        snprintf(want, sizeof(want), "FOUND 1 r%db 0 3", i);
+        ck_assert_str_eq(dh_cmd(c, cmd), want);
+    }
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("words_delta");
-    const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds, NULL};
+    const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds,
+                                  test_restart_past_max, NULL};
     dh_add_case(s, "words_delta", 300, tests);
     return dh_run_suite(s);
 }
