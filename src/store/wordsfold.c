@@ -36,6 +36,44 @@ struct fold_ctx {
     uint64_t changes; /* the delta's words, exceptions and removals folded */
 };
 
+int wordsfold_compile(struct fversion *v, size_t max, uint64_t *changes, char *err, size_t errlen)
+{
+    char why[1024];
+    struct words_delta_counts dc;
+    words_delta_counts(v->wd, &dc);
+    *changes = dc.words + dc.exceptions + dc.removed;
+    struct words_matcher *m = words_delta_fold(v->wd, NULL, why, sizeof(why));
+    struct words_delta *d = m ? words_delta_new(m, max, why, sizeof(why)) : NULL;
+    if (!d) {
+        words_matcher_free(m);
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    words_delta_free(v->wd); /* before its list */
+    words_matcher_free(v->words);
+    v->words = m;
+    v->wd = d;
+    return 0;
+}
+
+int wordsfold_loaded(const struct conf_filter *cf, struct fversion *v, char *err, size_t errlen)
+{
+    if (!v->wd || !cf->words_fold_after)
+        return 0;
+    struct words_delta_counts dc;
+    words_delta_counts(v->wd, &dc);
+    if (dc.words + dc.exceptions + dc.removed == 0)
+        return 0;
+    double t0 = util_now();
+    uint64_t changes;
+    if (wordsfold_compile(v, cf->words_delta_max, &changes, err, errlen) != 0)
+        return -1;
+    v->folded_at = util_wall_seconds();
+    v->fold_seconds = util_now() - t0;
+    v->folded_changes = changes;
+    return 0;
+}
+
 /* loader_then_fn, on the loader's low-priority thread: the journal up to its
  * end replayed onto the list just loaded (as a reload does), then the delta
  * compiled into a new list that replaces it, with a new empty delta. */
@@ -48,21 +86,7 @@ static int fold_then(struct fversion *v, void *arg, char *err, size_t errlen)
         snprintf(err, errlen, "journal %s: %s", journal_path(c->j), why);
         return -1;
     }
-    struct words_delta_counts dc;
-    words_delta_counts(v->wd, &dc);
-    c->changes = dc.words + dc.exceptions + dc.removed;
-    struct words_matcher *m = words_delta_fold(v->wd, NULL, why, sizeof(why));
-    struct words_delta *d = m ? words_delta_new(m, c->max, why, sizeof(why)) : NULL;
-    if (!d) {
-        words_matcher_free(m);
-        snprintf(err, errlen, "%s", why);
-        return -1;
-    }
-    words_delta_free(v->wd); /* before its list */
-    words_matcher_free(v->words);
-    v->words = m;
-    v->wd = d;
-    return 0;
+    return wordsfold_compile(v, c->max, &c->changes, err, errlen);
 }
 
 static bool same_file(const struct fversion *a, const struct fversion *b)
