@@ -22,8 +22,8 @@
 
 /* Replay [from, to) of a journal onto a version, every record as the
  * mutation it was (store/amend.c); -1 with err on failure. */
-int64_t entry_replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to, char *err,
-                     size_t errlen)
+int64_t entry_replay(struct journal *j, struct fversion *v, uint64_t from, uint64_t to,
+                      char *err, size_t errlen)
 {
     int64_t n = journal_replay_ops(j, from, to, amend_replay_item, v, err, errlen);
     if (n > 0 && amend_words_publish(v, err, errlen) != 0)
@@ -90,7 +90,7 @@ void entry_set_status(struct fstate *st, const char *status, const char *error)
  * 0, or -1 with err (e->v NULL; the state, if taken, is released by the
  * next publish, which does not hold it). */
 int entry_start(struct registry *reg, const struct conf_filter *cf, unsigned threads,
-                struct fentry *e, char *err, size_t errlen)
+                       struct fentry *e, char *err, size_t errlen)
 {
     bool fresh;
     e->v = NULL;
@@ -135,3 +135,4 @@ int entry_start(struct registry *reg, const struct conf_filter *cf, unsigned thr
     entry_set_status(e->st, "loaded", NULL);
     return 0;
 }
+

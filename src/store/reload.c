@@ -159,9 +159,9 @@ static bool version_stale(const struct fversion *v, const struct conf_filter *cf
         if (stat(cf->file, &st) != 0)
             return v->file != NULL || errno != ENOENT; /* vanished, or unreadable */
         if (!v->file || strcmp(v->file, cf->file) != 0 ||
-            (old_cf &&
-             (old_cf->delta_capacity != cf->delta_capacity || old_cf->context != cf->context ||
-              old_cf->full != cf->full || old_cf->words_delta_max != cf->words_delta_max)))
+            (old_cf && (old_cf->delta_capacity != cf->delta_capacity ||
+                        old_cf->context != cf->context || old_cf->full != cf->full ||
+                        old_cf->words_delta_max != cf->words_delta_max)))
             return true;
         int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         return st.st_dev != v->dev || st.st_ino != v->ino || st.st_size != v->size ||
@@ -196,12 +196,12 @@ struct change {
     const struct fentry *old; /* its entry in the served catalog; NULL if new */
     struct fstate *st;
     unsigned id;
-    bool journal_moved;    /* the journal to use is not the open one (new path, moved aside, off) */
-    struct journal *j;     /* the journal v is replayed from and st will hold; NULL: none */
-    struct journal *new_j; /* opened by this reload: closed if the filter fails */
-    struct fstate *from;   /* j is the journal of this filter, leaving the config */
-    struct fversion *v;    /* the new version */
-    uint64_t end;          /* where the first replay of j stopped */
+    bool journal_moved;     /* the journal to use is not the open one (new path, moved aside, off) */
+    struct journal *j;      /* the journal v is replayed from and st will hold; NULL: none */
+    struct journal *new_j;  /* opened by this reload: closed if the filter fails */
+    struct fstate *from;    /* j is the journal of this filter, leaving the config */
+    struct fversion *v;     /* the new version */
+    uint64_t end;           /* where the first replay of j stopped */
 };
 
 static void warn_restart(void *ctx, const char *msg)
@@ -258,8 +258,8 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
     }
     /* At the lowest priority: the workers serve the old version meanwhile,
      * and a load competing with them for the CPUs raised their p99 ~3x. */
-    if (!(ch->v =
-              loader_load_filter_idle(cf, run->threads, entry_filter_seed(cf, ch->j), err, errlen)))
+    if (!(ch->v = loader_load_filter_idle(cf, run->threads, entry_filter_seed(cf, ch->j), err,
+                                          errlen)))
         return -1;
     ch->end = ch->j ? journal_end(ch->j) : 0;
     char why[1024];
@@ -311,8 +311,8 @@ static int publish_pending(struct run *run, struct change *ch, char *err, size_t
         uint64_t end2 = journal_end(ch->j);
         char why[1024];
         if (entry_replay(ch->j, ch->v, ch->end, end2, why, sizeof(why)) < 0) {
-            snprintf(err, errlen, "filter %s: journal %s: %s", ch->cf->name, journal_path(ch->j),
-                     why);
+            snprintf(err, errlen, "filter %s: journal %s: %s", ch->cf->name,
+                     journal_path(ch->j), why);
             atomic_store(&st->pending, NULL);
             if (ch->from) {
                 atomic_store(&ch->from->leaving, false);
@@ -364,8 +364,8 @@ static void add_entry(struct run *run, struct change *ch)
     e->id = ch->id;
     e->st = ch->st;
     entry_set_status(ch->st, ch->old ? "reloaded" : "loaded", NULL);
-    json_array_append_new(
-        run->arr, status_json(name, ch->old ? "reloaded" : "added", ch->v->generation, NULL));
+    json_array_append_new(run->arr, status_json(name, ch->old ? "reloaded" : "added",
+                                                ch->v->generation, NULL));
     log_info("filter %s: %s, generation %llu", name, ch->old ? "reloaded" : "added",
              (unsigned long long)ch->v->generation);
 }
@@ -390,12 +390,8 @@ static void fail_all(struct registry *reg, json_t *report, json_t *arr, const ch
 static int run_begin(struct run *run, struct registry *reg, unsigned threads, struct conf *conf,
                      json_t *arr)
 {
-    *run = (struct run){.reg = reg,
-                        .threads = threads,
-                        .conf = conf,
-                        .cur = registry_read(reg),
-                        .arr = arr,
-                        .ok = true};
+    *run = (struct run){.reg = reg, .threads = threads, .conf = conf, .cur = registry_read(reg),
+                        .arr = arr, .ok = true};
     /* The filters created at run time stay: room for them too. */
     size_t slots = conf->n_filters + created_count(run->cur);
     if (!slots)
@@ -474,9 +470,8 @@ json_t *reload_run(struct registry *reg, const char *config_path, unsigned threa
         const struct fentry *made = catalog_find(run.cur, cf->name, strlen(cf->name));
         if (made && made->st->created) {
             /* The name belongs to a filter created at run time: it keeps it. */
-            snprintf(err, sizeof(err),
-                     "the name is taken by a filter created at run time "
-                     "(DROP it first)");
+            snprintf(err, sizeof(err), "the name is taken by a filter created at run time "
+                                       "(DROP it first)");
             log_error("reload: filter %s: %s", cf->name, err);
             json_array_append_new(arr, status_json(cf->name, "failed", 0, err));
             run.ok = false;
@@ -503,3 +498,4 @@ json_t *reload_run(struct registry *reg, const char *config_path, unsigned threa
     log_info("reload %s in %.3f s", run.ok ? "done" : "finished with errors", util_now() - t0);
     return report;
 }
+

@@ -229,8 +229,8 @@ static void *f_main(void *arg)
         return NULL;
     }
     for (long i = 0; !atomic_load(&w->stop); i++) {
-        const char *l =
-            dh_sendf(c, "ADD bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS) : NULL;
+        const char *l = dh_sendf(c, "ADD bad fw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS)
+                                                              : NULL;
         if (!l || strcmp(l, "NEW") != 0) {
             snprintf(w->fail, sizeof(w->fail), "ADD fw%ld: %s", i, l ? l : "no answer");
             break;
