@@ -7,7 +7,9 @@
  * every acknowledged change kept by a restart (the journal replayed), by
  * a SIGHUP that swaps in a rebuilt list (replayed onto it), and by the
  * journal folded into a new file by `bloomgate build --journal`; and the
- * daemon's own folds (store/wordsfold.h) while a client adds without pause. */
+ * daemon's own folds (store/wordsfold.h) while a client adds without pause,
+ * a restart after folds with more changes than words_delta_max, and a fold
+ * that fails (the list file gone). */
 #include "config.h"
 
 #include <check.h>
@@ -349,11 +351,61 @@ START_TEST(test_restart_past_max)
 }
 END_TEST
 
+/* How many times needle is in the latest run's log. */
+static int log_count(struct dh_daemon *d, const char *needle)
+{
+    char *l = dh_log_read(d);
+    int n = 0;
+    for (const char *p = l; (p = strstr(p, needle)); p++)
+        n++;
+    free(l);
+    return n;
+}
+
+/* A fold that fails (the list file gone): logged once, not tried again at
+ * once, and the delta keeps serving the changes. */
+START_TEST(test_fold_fails)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    char file[DH_PATH_MAX], away[DH_PATH_MAX];
+    dh_path(d, "bad.bloom", file);
+    dh_path(d, "away.bloom", away);
+    ck_assert_int_eq(rename(file, away), 0);
+    struct dh_conn *c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "NEW");
+    const char *failed = "fold of its run-time changes failed";
+    for (int i = 0; i < 600 && !log_count(d, failed); i++) /* 60 s */
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    ck_assert_int_eq(log_count(d, failed), 1);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzx road"), "FOUND 1 zzyzx 0 5");
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzy"), "NEW");
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzy"), "FOUND 1 zzyzy 0 5");
+    nanosleep(&(struct timespec){3, 0}, NULL); /* three ticks: none tries again */
+    ck_assert_int_eq(log_count(d, failed), 1);
+    bool folded;
+    info_fold(c, &folded);
+    ck_assert(!folded);
+    ck_assert_int_eq(rename(away, file), 0);
+    dh_close(c);
+    dh_restart(d); /* the file back: both changes replayed, and folded at once */
+    c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzx zzyzy"), "FOUND 2 zzyzx 0 5 zzyzy 6 11");
+    info_fold(c, &folded);
+    ck_assert(folded);
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("words_delta");
     const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds,
-                                  test_restart_past_max, NULL};
+                                  test_restart_past_max, test_fold_fails, NULL};
     dh_add_case(s, "words_delta", 300, tests);
     return dh_run_suite(s);
 }
