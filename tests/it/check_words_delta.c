@@ -8,7 +8,8 @@
  * a SIGHUP that swaps in a rebuilt list (replayed onto it), and by the
  * journal folded into a new file by `bloomgate build --journal`; and the
  * daemon's own folds (store/wordsfold.h) while a client adds without pause,
- * a restart after folds with more changes than words_delta_max, and a fold
+ * REMOVE, ADD again, ALLOW and UNALLOW across folds, a restart after folds
+ * with more changes than words_delta_max, and a fold
  * that fails (the list file gone). */
 #include "config.h"
 
@@ -316,6 +317,97 @@ START_TEST(test_daemon_folds)
 }
 END_TEST
 
+/* What m_main does to word mwN, by N % 4, and whether a scan finds it then:
+ * ADD; ADD REMOVE; ADD REMOVE ADD; ADD ALLOW UNALLOW (the exception hides
+ * the word for good, folded or not). */
+static const struct {
+    const char *verb[4], *answer[4];
+    bool found;
+} m_ops[4] = {
+    {{"ADD"}, {"NEW"}, true},
+    {{"ADD", "REMOVE"}, {"NEW", "REMOVED"}, false},
+    {{"ADD", "REMOVE", "ADD"}, {"NEW", "REMOVED", "NEW"}, true},
+    {{"ADD", "ALLOW", "UNALLOW"}, {"NEW", "NEW", "REMOVED"}, false},
+};
+
+/* A client that changes mwN as m_ops says and at once scans for it, until
+ * told to stop: every kind of change meets the folds. */
+static void *m_main(void *arg)
+{
+    struct f_writer *w = arg;
+    char err[128], want[64];
+    struct dh_conn *c = dh_connect_port(w->port, err, sizeof(err));
+    if (!c) {
+        snprintf(w->fail, sizeof(w->fail), "connect: %s", err);
+        return NULL;
+    }
+    for (long i = 0; !atomic_load(&w->stop) && !w->fail[0]; i++) {
+        for (int k = 0; k < 4 && m_ops[i % 4].verb[k] && !w->fail[0]; k++) {
+            const char *verb = m_ops[i % 4].verb[k], *l = NULL;
+            if (dh_sendf(c, "%s bad mw%ld\n", verb, i) == 0)
+                l = dh_read_line(c, DH_TIMEOUT_MS);
+            if (!l || strcmp(l, m_ops[i % 4].answer[k]) != 0)
+                snprintf(w->fail, sizeof(w->fail), "%s mw%ld: %s", verb, i, l ? l : "no answer");
+        }
+        int n = snprintf(want, sizeof(want), "FOUND 1 mw%ld 0 ", i);
+        const char *l = dh_sendf(c, "SCAN bad mw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS)
+                                                                : NULL;
+        if (!w->fail[0] && (!l || (m_ops[i % 4].found ? strncmp(l, want, (size_t)n) != 0
+                                                      : strcmp(l, "CLEAN") != 0)))
+            snprintf(w->fail, sizeof(w->fail), "SCAN mw%ld after its changes: %s", i,
+                     l ? l : "no answer");
+        if (!w->fail[0])
+            atomic_store(&w->acked, i + 1);
+        if (i % 10 == 9) /* a breath, as f_main */
+            nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    }
+    dh_close(c);
+    return NULL;
+}
+
+static void expect_mixed(struct dh_conn *c, long n)
+{
+    char cmd[64], want[64];
+    for (long i = 0; i < n; i++) {
+        snprintf(cmd, sizeof(cmd), "SCAN bad mw%ld", i);
+        snprintf(want, sizeof(want), "FOUND 1 mw%ld 0 %d", i, snprintf(NULL, 0, "mw%ld", i));
+        ck_assert_str_eq(dh_cmd(c, cmd), m_ops[i % 4].found ? want : "CLEAN");
+    }
+}
+
+/* REMOVE, ADD again, ALLOW and UNALLOW of words while folds compile and
+ * publish: each answer and scan as without a fold, and all of them kept by
+ * a restart. */
+START_TEST(test_folds_mixed)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100000\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    bool folded;
+    long gen = info_fold(c, &folded), g = gen;
+    struct f_writer w = {.port = dh_port(d, 0)};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, m_main, &w), 0);
+    for (int k = 0; k < 3 && !w.fail[0]; k++)
+        g = wait_folded(c, g, false);
+    atomic_store(&w.stop, true);
+    pthread_join(t, NULL);
+    ck_assert_msg(!w.fail[0], "%s", w.fail);
+    long n = atomic_load(&w.acked);
+    fprintf(stderr, "test_folds_mixed: %ld words changed across %ld folds\n", n, g - gen);
+    expect_mixed(c, n);
+    dh_close(c);
+    dh_restart(d);
+    c = dh_connect(d);
+    expect_mixed(c, n);
+    dh_finish(d);
+}
+END_TEST
+
 /* Folds keep words_delta_max for the changes waiting, but the journal
  * holds them all, and a restart replays the whole journal into the delta:
  * more entries than words_delta_max, which must not refuse the next ADD
@@ -405,7 +497,8 @@ int main(void)
 {
     Suite *s = suite_create("words_delta");
     const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds,
-                                  test_restart_past_max, test_fold_fails, NULL};
+                                  test_restart_past_max, test_fold_fails,
+                                  test_folds_mixed, NULL};
     dh_add_case(s, "words_delta", 300, tests);
     return dh_run_suite(s);
 }
