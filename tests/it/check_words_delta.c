@@ -9,8 +9,8 @@
  * journal folded into a new file by `bloomgate build --journal`; and the
  * daemon's own folds (store/wordsfold.h) while a client adds without pause,
  * REMOVE, ADD again, ALLOW and UNALLOW across folds, a restart after folds
- * with more changes than words_delta_max, and a fold
- * that fails (the list file gone). */
+ * with more changes than words_delta_max, a fold that fails (the list file
+ * gone), and one that waits for the reload of a rebuilt list file. */
 #include "config.h"
 
 #include <check.h>
@@ -493,12 +493,45 @@ START_TEST(test_fold_fails)
 }
 END_TEST
 
+/* The list file rebuilt but not yet reloaded while changes wait: no fold
+ * (it would serve the new list unasked); the SIGHUP then serves the new
+ * list with the changes replayed onto it and folded in. */
+START_TEST(test_fold_waits_for_reload)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    bool folded;
+    long gen = info_fold(c, &folded);
+    build(d, LIST "newword\n");
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "NEW");
+    ck_assert_str_eq(dh_cmd(c, "REMOVE bad fuck"), "REMOVED");
+    const char *waits = "run-time changes not folded: its file changed";
+    for (int i = 0; i < 600 && !log_count(d, waits); i++) /* 60 s */
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    ck_assert_int_eq(log_count(d, waits), 1);
+    ck_assert_int_eq(info_fold(c, &folded), gen);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad newword zzyzx fuck"), "FOUND 1 zzyzx 8 13");
+    ck_assert_int_eq(dh_signal(d, SIGHUP), 0);
+    long g = wait_folded(c, gen, true);
+    ck_assert_int_gt(g, gen);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad newword zzyzx fuck"),
+                     "FOUND 2 newword 0 7 zzyzx 8 13");
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "EXISTS");
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("words_delta");
     const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds,
                                   test_restart_past_max, test_fold_fails,
-                                  test_folds_mixed, NULL};
+                                  test_folds_mixed, test_fold_waits_for_reload, NULL};
     dh_add_case(s, "words_delta", 300, tests);
     return dh_run_suite(s);
 }
