@@ -526,12 +526,44 @@ START_TEST(test_fold_waits_for_reload)
 }
 END_TEST
 
+/* A filter that takes its kind from its file (no `keys`): the word list
+ * replaced by a file of another kind, not yet reloaded, while changes wait.
+ * The fold loads it, finds it changed and waits for the reload, as for a
+ * rebuilt list; the word list keeps serving. */
+START_TEST(test_fold_file_other_kind)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "NEW");
+    char in[DH_PATH_MAX], out[DH_PATH_MAX], log[DH_PATH_MAX], file[DH_PATH_MAX];
+    dh_write_file(d, "plain.txt", "zzyzx\nother\n", 12);
+    dh_path(d, "plain.txt", in);
+    dh_path(d, "plain.bloom", out);
+    dh_path(d, "plain.log", log);
+    dh_path(d, "bad.bloom", file);
+    const char *argv[] = {dh_tool_path(), "build", "-o", out, in, NULL};
+    ck_assert_int_eq(dh_run(argv, log, 60000), 0);
+    ck_assert_int_eq(rename(out, file), 0);
+    const char *waits = "run-time changes not folded: its file changed";
+    for (int i = 0; i < 600 && !log_count(d, waits); i++) /* 60 s */
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    ck_assert_msg(log_count(d, waits) == 1, "%s", dh_explain(d, "no fold, no crash"));
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzx road"), "FOUND 1 zzyzx 0 5");
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("words_delta");
     const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds,
                                   test_restart_past_max, test_fold_fails,
-                                  test_folds_mixed, test_fold_waits_for_reload, NULL};
+                                  test_folds_mixed, test_fold_waits_for_reload,
+                                  test_fold_file_other_kind, NULL};
     dh_add_case(s, "words_delta", 300, tests);
     return dh_run_suite(s);
 }
