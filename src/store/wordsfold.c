@@ -30,6 +30,7 @@
 
 /* What the loader's thread hands back. */
 struct fold_ctx {
+    const struct fversion *cur; /* the version served */
     struct journal *j;
     size_t max;       /* the filter's words_delta_max */
     uint64_t end;     /* where the replay onto the loaded list stopped */
@@ -74,12 +75,26 @@ int wordsfold_loaded(const struct conf_filter *cf, struct fversion *v, char *err
     return 0;
 }
 
+static bool same_file(const struct fversion *a, const struct fversion *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
+}
+
 /* loader_then_fn, on the loader's low-priority thread: the journal up to its
  * end replayed onto the list just loaded (as a reload does), then the delta
- * compiled into a new list that replaces it, with a new empty delta. */
+ * compiled into a new list that replaces it, with a new empty delta. Not
+ * when the file is not the one served (rebuilt, not yet reloaded): then
+ * fold_one leaves it to the reload, and the file may not even hold a word
+ * list now (a filter whose kind is its file's), with no delta to fold. */
 static int fold_then(struct fversion *v, void *arg, char *err, size_t errlen)
 {
     struct fold_ctx *c = arg;
+    if (!c->cur->file || !v->file || !same_file(v, c->cur))
+        return 0;
+    if (!v->wd) {
+        snprintf(err, errlen, "%s is not a word list", v->file);
+        return -1;
+    }
     char why[1024];
     c->end = journal_end(c->j);
     if (entry_replay(c->j, v, 0, c->end, why, sizeof(why)) < 0) {
@@ -87,11 +102,6 @@ static int fold_then(struct fversion *v, void *arg, char *err, size_t errlen)
         return -1;
     }
     return wordsfold_compile(v, c->max, &c->changes, err, errlen);
-}
-
-static bool same_file(const struct fversion *a, const struct fversion *b)
-{
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
 }
 
 /* Fold entry i of cur, whose config is cf, and publish it. 0; 1 with why
@@ -104,7 +114,7 @@ static int fold_one(struct registry *reg, unsigned threads, const struct catalog
     struct fstate *st = e->st;
     struct journal *j = atomic_load(&st->journal);
     double t0 = util_now();
-    struct fold_ctx c = {.j = j, .max = cf->words_delta_max};
+    struct fold_ctx c = {.cur = e->v, .j = j, .max = cf->words_delta_max};
     struct fversion *v = loader_load_filter_idle_then(cf, threads, entry_filter_seed(cf, j),
                                                       fold_then, &c, err, errlen);
     if (!v)
