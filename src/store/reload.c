@@ -22,6 +22,7 @@
 #include "store/housekeep.h"
 #include "store/journal.h"
 #include "store/loader.h"
+#include "store/wordsfold.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "base/seam.h"
@@ -264,6 +265,10 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
     char why[1024];
     if (ch->j && entry_replay(ch->j, ch->v, 0, ch->end, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, journal_path(ch->j), why);
+        return -1;
+    }
+    if (ch->j && wordsfold_loaded(cf, ch->v, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "filter %s: folding its journal's changes: %s", cf->name, why);
         return -1;
     }
     return 0;

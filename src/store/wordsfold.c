@@ -30,29 +30,21 @@
 
 /* What the loader's thread hands back. */
 struct fold_ctx {
+    const struct fversion *cur; /* the version served */
     struct journal *j;
     size_t max;       /* the filter's words_delta_max */
     uint64_t end;     /* where the replay onto the loaded list stopped */
     uint64_t changes; /* the delta's words, exceptions and removals folded */
 };
 
-/* loader_then_fn, on the loader's low-priority thread: the journal up to its
- * end replayed onto the list just loaded (as a reload does), then the delta
- * compiled into a new list that replaces it, with a new empty delta. */
-static int fold_then(struct fversion *v, void *arg, char *err, size_t errlen)
+int wordsfold_compile(struct fversion *v, size_t max, uint64_t *changes, char *err, size_t errlen)
 {
-    struct fold_ctx *c = arg;
     char why[1024];
-    c->end = journal_end(c->j);
-    if (entry_replay(c->j, v, 0, c->end, why, sizeof(why)) < 0) {
-        snprintf(err, errlen, "journal %s: %s", journal_path(c->j), why);
-        return -1;
-    }
     struct words_delta_counts dc;
     words_delta_counts(v->wd, &dc);
-    c->changes = dc.words + dc.exceptions + dc.removed;
+    *changes = dc.words + dc.exceptions + dc.removed;
     struct words_matcher *m = words_delta_fold(v->wd, NULL, why, sizeof(why));
-    struct words_delta *d = m ? words_delta_new(m, c->max, why, sizeof(why)) : NULL;
+    struct words_delta *d = m ? words_delta_new(m, max, why, sizeof(why)) : NULL;
     if (!d) {
         words_matcher_free(m);
         snprintf(err, errlen, "%s", why);
@@ -65,9 +57,51 @@ static int fold_then(struct fversion *v, void *arg, char *err, size_t errlen)
     return 0;
 }
 
+int wordsfold_loaded(const struct conf_filter *cf, struct fversion *v, char *err, size_t errlen)
+{
+    if (!v->wd || !cf->words_fold_after)
+        return 0;
+    struct words_delta_counts dc;
+    words_delta_counts(v->wd, &dc);
+    if (dc.words + dc.exceptions + dc.removed == 0)
+        return 0;
+    double t0 = util_now();
+    uint64_t changes;
+    if (wordsfold_compile(v, cf->words_delta_max, &changes, err, errlen) != 0)
+        return -1;
+    v->folded_at = util_wall_seconds();
+    v->fold_seconds = util_now() - t0;
+    v->folded_changes = changes;
+    return 0;
+}
+
 static bool same_file(const struct fversion *a, const struct fversion *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
+}
+
+/* loader_then_fn, on the loader's low-priority thread: the journal up to its
+ * end replayed onto the list just loaded (as a reload does), then the delta
+ * compiled into a new list that replaces it, with a new empty delta. Not
+ * when the file is not the one served (rebuilt, not yet reloaded): then
+ * fold_one leaves it to the reload, and the file may not even hold a word
+ * list now (a filter whose kind is its file's), with no delta to fold. */
+static int fold_then(struct fversion *v, void *arg, char *err, size_t errlen)
+{
+    struct fold_ctx *c = arg;
+    if (!c->cur->file || !v->file || !same_file(v, c->cur))
+        return 0;
+    if (!v->wd) {
+        snprintf(err, errlen, "%s is not a word list", v->file);
+        return -1;
+    }
+    char why[1024];
+    c->end = journal_end(c->j);
+    if (entry_replay(c->j, v, 0, c->end, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "journal %s: %s", journal_path(c->j), why);
+        return -1;
+    }
+    return wordsfold_compile(v, c->max, &c->changes, err, errlen);
 }
 
 /* Fold entry i of cur, whose config is cf, and publish it. 0; 1 with why
@@ -80,7 +114,7 @@ static int fold_one(struct registry *reg, unsigned threads, const struct catalog
     struct fstate *st = e->st;
     struct journal *j = atomic_load(&st->journal);
     double t0 = util_now();
-    struct fold_ctx c = {.j = j, .max = cf->words_delta_max};
+    struct fold_ctx c = {.cur = e->v, .j = j, .max = cf->words_delta_max};
     struct fversion *v = loader_load_filter_idle_then(cf, threads, entry_filter_seed(cf, j),
                                                       fold_then, &c, err, errlen);
     if (!v)

@@ -422,6 +422,11 @@ static int wd_apply(struct words_delta *d, enum words_delta_op op)
         }
         if (bexc || dexc)
             return 0;
+        /* A listed word of that text is hidden for good, as a list holding
+         * both lines drops the word: an UNALLOW after does not bring it
+         * back, so the delta means what its fold into the list means. */
+        if (bp)
+            wd_set_removed(d, bp->word, true);
         return wd_store(d, i >= 0 ? (size_t)i : d->nents) != 0 ? -1 : 1;
     case WORDS_DELTA_UNALLOW:
         if (bexc) { /* a listed one: off until ALLOW or a rebuild */

@@ -7,7 +7,10 @@
  * every acknowledged change kept by a restart (the journal replayed), by
  * a SIGHUP that swaps in a rebuilt list (replayed onto it), and by the
  * journal folded into a new file by `bloomgate build --journal`; and the
- * daemon's own folds (store/wordsfold.h) while a client adds without pause. */
+ * daemon's own folds (store/wordsfold.h) while a client adds without pause,
+ * REMOVE, ADD again, ALLOW and UNALLOW across folds, a restart after folds
+ * with more changes than words_delta_max, a fold that fails (the list file
+ * gone), and one that waits for the reload of a rebuilt list file. */
 #include "config.h"
 
 #include <check.h>
@@ -328,10 +331,253 @@ START_TEST(test_daemon_folds)
 }
 END_TEST
 
+/* What m_main does to word mwN, by N % 4, and whether a scan finds it then:
+ * ADD; ADD REMOVE; ADD REMOVE ADD; ADD ALLOW UNALLOW (the exception hides
+ * the word for good, folded or not). */
+static const struct {
+    const char *verb[4], *answer[4];
+    bool found;
+} m_ops[4] = {
+    {{"ADD"}, {"NEW"}, true},
+    {{"ADD", "REMOVE"}, {"NEW", "REMOVED"}, false},
+    {{"ADD", "REMOVE", "ADD"}, {"NEW", "REMOVED", "NEW"}, true},
+    {{"ADD", "ALLOW", "UNALLOW"}, {"NEW", "NEW", "REMOVED"}, false},
+};
+
+/* A client that changes mwN as m_ops says and at once scans for it, until
+ * told to stop: every kind of change meets the folds. */
+static void *m_main(void *arg)
+{
+    struct f_writer *w = arg;
+    char err[128], want[64];
+    struct dh_conn *c = dh_connect_port(w->port, err, sizeof(err));
+    if (!c) {
+        snprintf(w->fail, sizeof(w->fail), "connect: %s", err);
+        return NULL;
+    }
+    for (long i = 0; !atomic_load(&w->stop) && !w->fail[0]; i++) {
+        for (int k = 0; k < 4 && m_ops[i % 4].verb[k] && !w->fail[0]; k++) {
+            const char *verb = m_ops[i % 4].verb[k], *l = NULL;
+            if (dh_sendf(c, "%s bad mw%ld\n", verb, i) == 0)
+                l = dh_read_line(c, DH_TIMEOUT_MS);
+            if (!l || strcmp(l, m_ops[i % 4].answer[k]) != 0)
+                snprintf(w->fail, sizeof(w->fail), "%s mw%ld: %s", verb, i, l ? l : "no answer");
+        }
+        int n = snprintf(want, sizeof(want), "FOUND 1 mw%ld 0 ", i);
+        const char *l = dh_sendf(c, "SCAN bad mw%ld\n", i) == 0 ? dh_read_line(c, DH_TIMEOUT_MS)
+                                                                : NULL;
+        if (!w->fail[0] && (!l || (m_ops[i % 4].found ? strncmp(l, want, (size_t)n) != 0
+                                                      : strcmp(l, "CLEAN") != 0)))
+            snprintf(w->fail, sizeof(w->fail), "SCAN mw%ld after its changes: %s", i,
+                     l ? l : "no answer");
+        if (!w->fail[0])
+            atomic_store(&w->acked, i + 1);
+        if (i % 10 == 9) /* a breath, as f_main */
+            nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    }
+    dh_close(c);
+    return NULL;
+}
+
+static void expect_mixed(struct dh_conn *c, long n)
+{
+    char cmd[64], want[64];
+    for (long i = 0; i < n; i++) {
+        snprintf(cmd, sizeof(cmd), "SCAN bad mw%ld", i);
+        snprintf(want, sizeof(want), "FOUND 1 mw%ld 0 %d", i, snprintf(NULL, 0, "mw%ld", i));
+        ck_assert_str_eq(dh_cmd(c, cmd), m_ops[i % 4].found ? want : "CLEAN");
+    }
+}
+
+/* REMOVE, ADD again, ALLOW and UNALLOW of words while folds compile and
+ * publish: each answer and scan as without a fold, and all of them kept by
+ * a restart. */
+START_TEST(test_folds_mixed)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100000\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    bool folded;
+    long gen = info_fold(c, &folded), g = gen;
+    struct f_writer w = {.port = dh_port(d, 0)};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, m_main, &w), 0);
+    for (int k = 0; k < 3 && !w.fail[0]; k++)
+        g = wait_folded(c, g, false);
+    atomic_store(&w.stop, true);
+    pthread_join(t, NULL);
+    ck_assert_msg(!w.fail[0], "%s", w.fail);
+    long n = atomic_load(&w.acked);
+    fprintf(stderr, "test_folds_mixed: %ld words changed across %ld folds\n", n, g - gen);
+    expect_mixed(c, n);
+    dh_close(c);
+    dh_restart(d);
+    c = dh_connect(d);
+    expect_mixed(c, n);
+    dh_finish(d);
+}
+END_TEST
+
+/* Folds keep words_delta_max for the changes waiting, but the journal
+ * holds them all, and a restart replays the whole journal into the delta:
+ * more entries than words_delta_max, which must not refuse the next ADD
+ * (the first tick's fold is not waited for). */
+START_TEST(test_restart_past_max)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 4\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    bool folded;
+    long gen = info_fold(c, &folded);
+    char cmd[64], want[64];
+    for (int i = 0; i < 4; i++) { /* 8 words, 2 a fold */
+        snprintf(cmd, sizeof(cmd), "MADD bad r%da r%db", i, i);
+        ck_assert_str_eq(dh_cmd(c, cmd), "NEW NEW");
+        gen = wait_folded(c, gen, true);
+    }
+    dh_close(c);
+    dh_restart(d);
+    c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "ADD bad after1"), "NEW");
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad after1"), "FOUND 1 after1 0 6");
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof(cmd), "SCAN bad r%db", i);
+        snprintf(want, sizeof(want), "FOUND 1 r%db 0 3", i);
+        ck_assert_str_eq(dh_cmd(c, cmd), want);
+    }
+    dh_finish(d);
+}
+END_TEST
+
+/* How many times needle is in the latest run's log. */
+static int log_count(struct dh_daemon *d, const char *needle)
+{
+    char *l = dh_log_read(d);
+    int n = 0;
+    for (const char *p = l; (p = strstr(p, needle)); p++)
+        n++;
+    free(l);
+    return n;
+}
+
+/* A fold that fails (the list file gone): logged once, not tried again at
+ * once, and the delta keeps serving the changes. */
+START_TEST(test_fold_fails)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    char file[DH_PATH_MAX], away[DH_PATH_MAX];
+    dh_path(d, "bad.bloom", file);
+    dh_path(d, "away.bloom", away);
+    ck_assert_int_eq(rename(file, away), 0);
+    struct dh_conn *c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "NEW");
+    const char *failed = "fold of its run-time changes failed";
+    for (int i = 0; i < 600 && !log_count(d, failed); i++) /* 60 s */
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    ck_assert_int_eq(log_count(d, failed), 1);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzx road"), "FOUND 1 zzyzx 0 5");
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzy"), "NEW");
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzy"), "FOUND 1 zzyzy 0 5");
+    nanosleep(&(struct timespec){3, 0}, NULL); /* three ticks: none tries again */
+    ck_assert_int_eq(log_count(d, failed), 1);
+    bool folded;
+    info_fold(c, &folded);
+    ck_assert(!folded);
+    ck_assert_int_eq(rename(away, file), 0);
+    dh_close(c);
+    dh_restart(d); /* the file back: both changes replayed, and folded at once */
+    c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzx zzyzy"), "FOUND 2 zzyzx 0 5 zzyzy 6 11");
+    info_fold(c, &folded);
+    ck_assert(folded);
+    dh_finish(d);
+}
+END_TEST
+
+/* The list file rebuilt but not yet reloaded while changes wait: no fold
+ * (it would serve the new list unasked); the SIGHUP then serves the new
+ * list with the changes replayed onto it and folded in. */
+START_TEST(test_fold_waits_for_reload)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n keys words\n words_delta_max 100\n"
+                       " words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    bool folded;
+    long gen = info_fold(c, &folded);
+    build(d, LIST "newword\n");
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "NEW");
+    ck_assert_str_eq(dh_cmd(c, "REMOVE bad fuck"), "REMOVED");
+    const char *waits = "run-time changes not folded: its file changed";
+    for (int i = 0; i < 600 && !log_count(d, waits); i++) /* 60 s */
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    ck_assert_int_eq(log_count(d, waits), 1);
+    ck_assert_int_eq(info_fold(c, &folded), gen);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad newword zzyzx fuck"), "FOUND 1 zzyzx 8 13");
+    ck_assert_int_eq(dh_signal(d, SIGHUP), 0);
+    long g = wait_folded(c, gen, true);
+    ck_assert_int_gt(g, gen);
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad newword zzyzx fuck"),
+                     "FOUND 2 newword 0 7 zzyzx 8 13");
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "EXISTS");
+    dh_finish(d);
+}
+END_TEST
+
+/* A filter that takes its kind from its file (no `keys`): the word list
+ * replaced by a file of another kind, not yet reloaded, while changes wait.
+ * The fold loads it, finds it changed and waits for the reload, as for a
+ * rebuilt list; the word list keeps serving. */
+START_TEST(test_fold_file_other_kind)
+{
+    struct dh_daemon *d = dh_new();
+    build(d, LIST);
+    dh_write_config(d, "threads 2\n"
+                       "filter bad {\n file @DIR@/bad.bloom\n words_fold_after 1\n}\n");
+    dh_start(d, NULL);
+    struct dh_conn *c = dh_connect(d);
+    ck_assert_str_eq(dh_cmd(c, "ADD bad zzyzx"), "NEW");
+    char in[DH_PATH_MAX], out[DH_PATH_MAX], log[DH_PATH_MAX], file[DH_PATH_MAX];
+    dh_write_file(d, "plain.txt", "zzyzx\nother\n", 12);
+    dh_path(d, "plain.txt", in);
+    dh_path(d, "plain.bloom", out);
+    dh_path(d, "plain.log", log);
+    dh_path(d, "bad.bloom", file);
+    const char *argv[] = {dh_tool_path(), "build", "-o", out, in, NULL};
+    ck_assert_int_eq(dh_run(argv, log, 60000), 0);
+    ck_assert_int_eq(rename(out, file), 0);
+    const char *waits = "run-time changes not folded: its file changed";
+    for (int i = 0; i < 600 && !log_count(d, waits); i++) /* 60 s */
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    ck_assert_msg(log_count(d, waits) == 1, "%s", dh_explain(d, "no fold, no crash"));
+    ck_assert_str_eq(dh_cmd(c, "SCAN bad zzyzx road"), "FOUND 1 zzyzx 0 5");
+    dh_finish(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("words_delta");
-    const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds, NULL};
+    const TTest *const tests[] = {test_changes_seen_and_kept, test_daemon_folds,
+                                  test_restart_past_max, test_fold_fails,
+                                  test_folds_mixed, test_fold_waits_for_reload,
+                                  test_fold_file_other_kind, NULL};
     dh_add_case(s, "words_delta", 300, tests);
     return dh_run_suite(s);
 }

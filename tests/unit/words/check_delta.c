@@ -157,6 +157,8 @@ static void model_apply(enum words_delta_op op, const char *key, int ends)
             e->base_off = false; /* the listed one back: it wins over an added word */
             e->delta_kind = M_NONE;
         } else if (!exc) {
+            if (e->base_kind == M_WORD)
+                e->base_removed = true; /* hidden for good, as the list's rule */
             e->delta_kind = M_EXC;
         }
         break;
@@ -218,7 +220,8 @@ static void render(const struct words_matcher *m, const struct words_view *v,
 }
 
 static void compare(const struct words_matcher *base, struct words_delta *d, const char *list,
-                    const char *ops, struct words_scratch *sc)
+                    const char *ops, struct words_scratch *sc, const struct words_matcher *fm,
+                    struct words_delta *fd)
 {
     struct words_matcher *ref = compile(list);
     /* And the delta folded into a list of its own (build --journal's). */
@@ -261,6 +264,16 @@ static void compare(const struct words_matcher *base, struct words_delta *d, con
         ck_assert_msg(strcmp(want, got) == 0,
                       "list rebuilt:\n%s\nops: %s\ntext: [%s]\nrebuilt: %s\nfolded:  %s", list, ops,
                       text, want, got);
+        if (!fm)
+            continue;
+        /* The daemon's fold: a list folded part way, the later changes in
+         * a delta over it (store/wordsfold.h), finds the same. */
+        v = words_delta_view(fd);
+        ck_assert_int_eq(words_view_scan(fm, v, sc, text, len, buf, NMAX, NMAX, &n2, &c2), 0);
+        render(fm, v, buf, n2, got, sizeof got);
+        ck_assert_msg(strcmp(want, got) == 0,
+                      "list rebuilt:\n%s\nops: %s\ntext: [%s]\nrebuilt: %s\nfolded part way: %s",
+                      list, ops, text, want, got);
     }
     words_matcher_free(fold);
     words_matcher_free(ref);
@@ -294,6 +307,9 @@ static void one_run(struct words_scratch *sc)
     ck_assert_msg(d != NULL, "%s", err);
     static char ops[16384], mlist[16384];
     snprintf(ops, sizeof ops, "base [%s]; ", list);
+    struct words_matcher *fm = NULL; /* d folded after batch `at`, later changes in fd */
+    struct words_delta *fd = NULL;
+    int at = (int)rnd(5);
     for (int batch = 0; batch < 6; batch++) {
         size_t nops = 1 + rnd(5);
         for (size_t k = 0; k < nops; k++) {
@@ -314,14 +330,27 @@ static void one_run(struct words_scratch *sc)
                 line[0] = 'A';
             model_apply(op, key, ends);
             char why[160];
-            ck_assert_int_ge(words_delta_apply(d, op, line, strlen(line), why, sizeof why), 0);
+            int rc = words_delta_apply(d, op, line, strlen(line), why, sizeof why);
+            ck_assert_int_ge(rc, 0);
             static const char *const names[] = {"ADD", "REMOVE", "ALLOW", "UNALLOW"};
             snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s %s; ", names[op], line);
+            if (fd) /* the same answer (NEW or EXISTS...) after the fold as without it */
+                ck_assert_msg(words_delta_apply(fd, op, line, strlen(line), why, sizeof why) == rc,
+                              "ops: %s: answered %d unfolded", ops, rc);
         }
         ck_assert_int_eq(words_delta_publish(d, err, sizeof err), 0);
+        if (fd)
+            ck_assert_int_eq(words_delta_publish(fd, err, sizeof err), 0);
         model_list(mlist, sizeof mlist);
-        compare(base, d, mlist, ops, sc);
+        compare(base, d, mlist, ops, sc, fm, fd);
+        if (batch == at) {
+            ck_assert_msg((fm = words_delta_fold(d, NULL, err, sizeof err)) != NULL, "%s", err);
+            ck_assert_ptr_nonnull(fd = words_delta_new(fm, 1000, err, sizeof err));
+            snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "(folded) ");
+        }
     }
+    words_delta_free(fd);
+    words_matcher_free(fm);
     words_view_free_list(words_delta_take_retired(d));
     words_delta_free(d);
     words_matcher_free(base);
@@ -452,6 +481,88 @@ START_TEST(test_rules)
     ck_assert_ptr_null(words_delta_take_retired(d));
     words_delta_free(d);
     words_matcher_free(m);
+}
+END_TEST
+
+/* One step of test_fold_commutes: an op and its item, or a scan (op -1). */
+struct fstep {
+    int op;
+    const char *item;
+};
+
+/* The daemon folds a delta into its list (store/wordsfold.h) and serves
+ * the changes after it from a new delta over the folded list, where a
+ * restart replays them all onto the file: every later change must answer,
+ * and every scan find, the same either way. For each case: `before` onto a
+ * delta over the list, then folded; `after` onto both. */
+START_TEST(test_fold_commutes)
+{
+    static const struct {
+        const char *list;
+        struct fstep before[4], after[6];
+    } cases[] = {
+        /* An exception allowed over a listed word's text, then dropped. */
+        {"foo\nbar\n",
+         {{WORDS_DELTA_ALLOW, "foo"}, {0, NULL}},
+         {{-1, "foo bar"},
+          {WORDS_DELTA_UNALLOW, "foo"},
+          {-1, "foo bar"},
+          {WORDS_DELTA_REMOVE, "foo"},
+          {WORDS_DELTA_ADD, "foo"},
+          {-1, "foo bar"}}},
+        {"foo\n",
+         {{WORDS_DELTA_ALLOW, "foo"}, {0, NULL}},
+         {{WORDS_DELTA_REMOVE, "foo"}, {-1, "foo"}, {WORDS_DELTA_UNALLOW, "foo"}, {-1, "foo"}}},
+        /* A listed exception turned off, then on again. */
+        {"ass\n@@kick ass\n",
+         {{WORDS_DELTA_UNALLOW, "kick ass"}, {0, NULL}},
+         {{-1, "kick ass"},
+          {WORDS_DELTA_ALLOW, "kick ass"},
+          {-1, "kick ass"},
+          {WORDS_DELTA_UNALLOW, "kick ass"},
+          {-1, "kick ass"}}},
+        /* A listed word removed, a `*`-ended one replacing a listed word. */
+        {"foo\nbar\n",
+         {{WORDS_DELTA_REMOVE, "foo"}, {WORDS_DELTA_ADD, "bar*"}, {0, NULL}},
+         {{-1, "foo barn"},
+          {WORDS_DELTA_ADD, "foo"},
+          {WORDS_DELTA_ADD, "bar"},
+          {-1, "foo barn bar"},
+          {WORDS_DELTA_REMOVE, "bar"},
+          {-1, "bar"}}},
+    };
+    char err[256], a[512], b[512];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct words_matcher *m = compile(cases[k].list);
+        struct words_delta *d = words_delta_new(m, 100, err, sizeof err);
+        ck_assert_ptr_nonnull(d);
+        for (const struct fstep *s = cases[k].before; s->item; s++)
+            change(d, (enum words_delta_op)s->op, s->item);
+        struct words_matcher *fm = words_delta_fold(d, NULL, err, sizeof err);
+        ck_assert_msg(fm != NULL, "%s", err);
+        struct words_delta *fd = words_delta_new(fm, 100, err, sizeof err);
+        ck_assert_ptr_nonnull(fd);
+        for (size_t i = 0; i < 6 && cases[k].after[i].item; i++) {
+            const struct fstep *s = &cases[k].after[i];
+            if (s->op < 0) {
+                found(m, d, s->item, a, sizeof a);
+                found(fm, fd, s->item, b, sizeof b);
+                ck_assert_msg(strcmp(a, b) == 0,
+                              "case %zu step %zu: scan of '%s': '%s' unfolded, "
+                              "'%s' folded",
+                              k, i, s->item, a, b);
+                continue;
+            }
+            int ra = change(d, (enum words_delta_op)s->op, s->item);
+            int rb = change(fd, (enum words_delta_op)s->op, s->item);
+            ck_assert_msg(ra == rb, "case %zu step %zu (op %d '%s'): %d unfolded, %d folded", k, i,
+                          s->op, s->item, ra, rb);
+        }
+        words_delta_free(fd);
+        words_matcher_free(fm);
+        words_delta_free(d);
+        words_matcher_free(m);
+    }
 }
 END_TEST
 
@@ -608,6 +719,7 @@ static Suite *words_delta_suite(void)
     tcase_add_test(tc, test_scans_while_changed);
     tcase_add_test(tc, test_against_rebuilt);
     tcase_add_test(tc, test_precheck_edges);
+    tcase_add_test(tc, test_fold_commutes);
     suite_add_tcase(s, tc);
     return s;
 }
