@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/clock.h"
+#include "base/util.h"
 #include "bloom/counting.h"
 #include "bloom/grow.h"
 #include "bloom/ring.h"
@@ -182,8 +183,7 @@ static int apply_bits(struct fversion *v, enum journal_op op, int64_t time_ms,
     return 0;
 }
 
-int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
-                      size_t len)
+int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item, size_t len)
 {
     struct fversion *v = ctx;
     /* A word list's items are published once, after the replay
@@ -281,8 +281,8 @@ int amend_load_allow_file(struct fversion *v, const char *path, char *err, size_
         int c = getc_unlocked(fp);
         if (c != '\n' && c != EOF) {
             if (len == ALLOW_LINE_MAX) {
-                snprintf(err, errlen, "allow file %s:%u: a line longer than %u bytes", path,
-                         lineno, ALLOW_LINE_MAX);
+                snprintf(err, errlen, "allow file %s:%u: a line longer than %u bytes", path, lineno,
+                         ALLOW_LINE_MAX);
                 goto out;
             }
             line[len++] = (char)c;
@@ -307,4 +307,43 @@ out:
     free(line);
     free(l);
     return rc;
+}
+
+int amend_words_fold(struct fversion *v, size_t max, uint64_t *changes, char *err, size_t errlen)
+{
+    char why[1024];
+    struct words_delta_counts dc;
+    words_delta_counts(v->wd, &dc);
+    *changes = dc.words + dc.exceptions + dc.removed;
+    struct words_matcher *m = words_delta_fold(v->wd, NULL, why, sizeof(why));
+    struct words_delta *d = m ? words_delta_new(m, max, why, sizeof(why)) : NULL;
+    if (!d) {
+        words_matcher_free(m);
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    words_delta_free(v->wd); /* before its list */
+    words_matcher_free(v->words);
+    v->words = m;
+    v->wd = d;
+    return 0;
+}
+
+int amend_words_fold_loaded(const struct conf_filter *cf, struct fversion *v, char *err,
+                            size_t errlen)
+{
+    if (!v->wd || !cf->words_fold_after)
+        return 0;
+    struct words_delta_counts dc;
+    words_delta_counts(v->wd, &dc);
+    if (dc.words + dc.exceptions + dc.removed == 0)
+        return 0;
+    double t0 = util_now();
+    uint64_t changes;
+    if (amend_words_fold(v, cf->words_delta_max, &changes, err, errlen) != 0)
+        return -1;
+    v->folded_at = util_wall_seconds();
+    v->fold_seconds = util_now() - t0;
+    v->folded_changes = changes;
+    return 0;
 }

@@ -42,14 +42,28 @@ int amend_apply_at(struct fversion *v, enum journal_op op, int64_t time_ms,
  * visible to scans: 0, or -1 on no memory. The replaying thread. */
 int amend_words_publish(struct fversion *v, char *err, size_t errlen);
 
+/* Compiles v's delta into its list (words_delta_fold), with a new empty
+ * delta of max entries in place of the old; *changes: the words,
+ * exceptions and removals it held. v must not be published yet. 0, or -1
+ * with err (v unchanged). */
+int amend_words_fold(struct fversion *v, size_t max, uint64_t *changes, char *err, size_t errlen);
+
+/* A words filter's version just loaded and replayed from its journal, not
+ * yet published: served folded when cf folds (words_fold_after), so that a
+ * start-up or a reload, which replay the whole journal, begin with an empty
+ * delta; the journal's changes folded as they came may hold more entries
+ * than words_delta_max, which would refuse every ADD until the first tick's
+ * fold. 0 (also when there is nothing to fold), or -1 with err. */
+int amend_words_fold_loaded(const struct conf_filter *cf, struct fversion *v, char *err,
+                            size_t errlen);
+
 /* The word-list delta's op for a journal record's: what a words filter's
  * replay applies, and `bloomgate build --journal` for a words file. */
 enum words_delta_op amend_words_op(enum journal_op op);
 
 /* A journal_op_fn that applies each record's item to the version ctx: what a
  * replay hands journal_replay_ops. */
-int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item,
-                      size_t len);
+int amend_replay_item(void *ctx, enum journal_op op, int64_t time_ms, const void *item, size_t len);
 
 /* Read the allow file path into v's allow set as exceptions, one item per
  * line, as the filter's keys read it: an exact filter takes each line's

@@ -17,7 +17,6 @@
 #include "bloom/grow.h"
 #include "store/amend.h"
 #include "store/journal.h"
-#include "store/wordsfold.h"
 #include "store/loader.h"
 
 /* Replay [from, to) of a journal onto a version, every record as the
@@ -125,7 +124,7 @@ int entry_start(struct registry *reg, const struct conf_filter *cf, unsigned thr
         if (n > 0)
             log_info("filter %s: replayed %lld items from journal %s (%.3f s)", cf->name,
                      (long long)n, cf->journal, util_now() - t0);
-        if (wordsfold_loaded(cf, e->v, why, sizeof(why)) != 0) {
+        if (amend_words_fold_loaded(cf, e->v, why, sizeof(why)) != 0) {
             snprintf(err, errlen, "filter %s: folding its journal's changes: %s", cf->name, why);
             fversion_free(e->v);
             e->v = NULL;

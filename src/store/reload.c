@@ -22,7 +22,6 @@
 #include "store/housekeep.h"
 #include "store/journal.h"
 #include "store/loader.h"
-#include "store/wordsfold.h"
 #include "base/log.h"
 #include "base/notify.h"
 #include "base/seam.h"
@@ -267,7 +266,7 @@ static int load_one(struct run *run, struct change *ch, char *err, size_t errlen
         snprintf(err, errlen, "filter %s: journal %s: %s", cf->name, journal_path(ch->j), why);
         return -1;
     }
-    if (ch->j && wordsfold_loaded(cf, ch->v, why, sizeof(why)) != 0) {
+    if (ch->j && amend_words_fold_loaded(cf, ch->v, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "filter %s: folding its journal's changes: %s", cf->name, why);
         return -1;
     }

@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "conf/conf.h"
+#include "store/amend.h"
 #include "store/entry.h"
 #include "store/journal.h"
 #include "store/loader.h"
@@ -36,44 +37,6 @@ struct fold_ctx {
     uint64_t end;     /* where the replay onto the loaded list stopped */
     uint64_t changes; /* the delta's words, exceptions and removals folded */
 };
-
-int wordsfold_compile(struct fversion *v, size_t max, uint64_t *changes, char *err, size_t errlen)
-{
-    char why[1024];
-    struct words_delta_counts dc;
-    words_delta_counts(v->wd, &dc);
-    *changes = dc.words + dc.exceptions + dc.removed;
-    struct words_matcher *m = words_delta_fold(v->wd, NULL, why, sizeof(why));
-    struct words_delta *d = m ? words_delta_new(m, max, why, sizeof(why)) : NULL;
-    if (!d) {
-        words_matcher_free(m);
-        snprintf(err, errlen, "%s", why);
-        return -1;
-    }
-    words_delta_free(v->wd); /* before its list */
-    words_matcher_free(v->words);
-    v->words = m;
-    v->wd = d;
-    return 0;
-}
-
-int wordsfold_loaded(const struct conf_filter *cf, struct fversion *v, char *err, size_t errlen)
-{
-    if (!v->wd || !cf->words_fold_after)
-        return 0;
-    struct words_delta_counts dc;
-    words_delta_counts(v->wd, &dc);
-    if (dc.words + dc.exceptions + dc.removed == 0)
-        return 0;
-    double t0 = util_now();
-    uint64_t changes;
-    if (wordsfold_compile(v, cf->words_delta_max, &changes, err, errlen) != 0)
-        return -1;
-    v->folded_at = util_wall_seconds();
-    v->fold_seconds = util_now() - t0;
-    v->folded_changes = changes;
-    return 0;
-}
 
 static bool same_file(const struct fversion *a, const struct fversion *b)
 {
@@ -101,7 +64,7 @@ static int fold_then(struct fversion *v, void *arg, char *err, size_t errlen)
         snprintf(err, errlen, "journal %s: %s", journal_path(c->j), why);
         return -1;
     }
-    return wordsfold_compile(v, c->max, &c->changes, err, errlen);
+    return amend_words_fold(v, c->max, &c->changes, err, errlen);
 }
 
 /* Fold entry i of cur, whose config is cf, and publish it. 0; 1 with why
